@@ -1,0 +1,24 @@
+"""The large elementwise expression of an introductory lecture: memory-bound at large sizes."""
+
+import jax.numpy as jnp
+import numpy as np
+
+SIZES = [1_000, 10_000, 100_000, 1_000_000, 10_000_000, 50_000_000]
+
+
+def op_mix(x):
+    """A composition of cos, sin, sqrt and exp, fused by XLA into one pass."""
+    return jnp.cos(x) ** 2 * jnp.sin(3 * x) + jnp.sqrt(jnp.abs(x)) * jnp.exp(-0.5 * x * x)
+
+
+def op_mix_numpy(x):
+    return np.cos(x) ** 2 * np.sin(3 * x) + np.sqrt(np.abs(x)) * np.exp(-0.5 * x * x)
+
+
+def inputs(n: int, dtype: str):
+    return (np.linspace(-4.0, 4.0, n).astype(dtype),)
+
+
+def bytes_moved(n: int, dtype: str) -> int:
+    """One read and one write per element, for achieved GB/s."""
+    return 2 * n * np.dtype(dtype).itemsize

@@ -1,0 +1,49 @@
+"""asv's install step: install the benchmarked commit's wheel with the JAX pins for this machine's backend.
+
+asv runs this with the environment's own Python, from the checkout of the commit being benchmarked, so the
+pins installed are that commit's pins: a JAX upgrade is one commit, and history follows JAX releases.
+Backend: $JAXCI_BACKEND if set (cpu | cuda13), else cuda13 when an NVIDIA GPU is visible, else cpu.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # this commit's jaxci, importable before it is installed
+
+from jaxci.catalogue import CatalogueError, pin_file, read_pins  # noqa: E402
+from jaxci.nvml import gpu_present  # noqa: E402
+
+
+def choose_backend() -> str:
+    explicit = os.environ.get("JAXCI_BACKEND")
+    if explicit:
+        return explicit
+    return "cuda13" if gpu_present() else "cpu"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: install.py WHEEL_FILE", file=sys.stderr)
+        return 2
+    backend = choose_backend()
+    try:
+        pins = read_pins(backend, HERE)
+    except CatalogueError as exc:
+        print(f"jaxci install: {exc}", file=sys.stderr)
+        return 2
+    requirements = pin_file(backend, HERE)
+    print(f"jaxci install: backend {backend}, jax=={pins['jax']} from {requirements}", flush=True)
+    cmd = [sys.executable, "-m", "pip", "install", "-r", str(requirements), f"{argv[0]}[bench,audit]"]
+    result = subprocess.run(cmd)
+    if result.returncode:
+        print(f"jaxci install: installing the {backend} pins from {requirements} failed "
+              f"(pip exit {result.returncode}); is jax=={pins['jax']} available for Python "
+              f"{sys.version_info.major}.{sys.version_info.minor} on this platform?", file=sys.stderr)
+    return result.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,3 @@
+from jaxci.cli import main
+
+raise SystemExit(main())

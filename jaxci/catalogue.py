@@ -1,0 +1,181 @@
+"""The machine catalogue, JAX pins and memory policies in env_matrix/, read into plain data.
+
+Each catalogue figure is `{value, source}` or `{reason}`; here it becomes a `Figure` whose value is
+None when the catalogue gives a reason instead of a sourced number, so nothing downstream can mistake
+a missing figure for a measured or sourced one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxci import REPO_ROOT
+
+BACKENDS = ("cpu", "cuda13")
+
+
+class CatalogueError(ValueError):
+    """A catalogue, pin or policy file is missing, malformed, or does not name what was asked."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    value: object | None
+    source: str | None = None
+    reason: str | None = None
+
+    def __bool__(self) -> bool:  # a figure is "there" only when it has a sourced value
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    description: str
+    runner: str
+    image: str
+    backend: str
+    spot: str
+    bench: bool
+    figures: dict[str, Figure] = field(default_factory=dict)
+
+    def figure(self, key: str) -> Figure:
+        return self.figures.get(key, Figure(None, reason=f"{key} is not in the catalogue"))
+
+    def value(self, key: str):
+        return self.figure(key).value
+
+    @property
+    def has_gpu(self) -> bool:
+        return self.value("gpu_model") not in (None, "none")
+
+    def runs_on_label(self, run_id: str = "${{ github.run_id }}", spot: bool = False) -> str:
+        """The `runs-on` value a workflow uses for this family."""
+        if self.runner == "github":
+            return self.image
+        return f"runs-on={run_id}/family={self.name}/image={self.image}/spot={'true' if spot else 'false'}"
+
+
+def env_matrix_dir() -> Path:
+    """env_matrix/ of this checkout, or the one $JAXCI_ENV_MATRIX names (installed use, e.g. the action)."""
+    explicit = os.environ.get("JAXCI_ENV_MATRIX")
+    candidates = [Path(explicit)] if explicit else [REPO_ROOT / "env_matrix", Path.cwd() / "env_matrix"]
+    for path in candidates:
+        if (path / "machines.toml").is_file():
+            return path
+    raise CatalogueError(
+        "env_matrix/ not found (looked in " + ", ".join(str(p) for p in candidates) +
+        "); run from a checkout of jax-ci-bench or set JAXCI_ENV_MATRIX"
+    )
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise CatalogueError(f"{path}: file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogueError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _figure(path: Path, name: str, key: str, raw) -> Figure:
+    if not isinstance(raw, dict) or not ({"value", "source"} <= raw.keys() or "reason" in raw):
+        raise CatalogueError(f"{path}: machines.{name}.{key} must be {{value, source}} or {{reason}}")
+    if "reason" in raw:
+        return Figure(None, reason=raw["reason"])
+    return Figure(raw["value"], source=raw["source"])
+
+
+_TEXT_KEYS = ("description", "runner", "image", "backend", "spot", "bench")
+
+
+def load_catalogue(directory: Path | None = None) -> dict[str, Machine]:
+    path = (directory or env_matrix_dir()) / "machines.toml"
+    data = _read_toml(path)
+    machines = {}
+    for name, entry in data.get("machines", {}).items():
+        missing = [k for k in _TEXT_KEYS if k not in entry]
+        if missing:
+            raise CatalogueError(f"{path}: machines.{name} lacks {', '.join(missing)}")
+        if entry["backend"] not in BACKENDS:
+            raise CatalogueError(f"{path}: machines.{name}.backend must be one of {BACKENDS}")
+        figures = {k: _figure(path, name, k, v) for k, v in entry.items() if k not in _TEXT_KEYS}
+        machines[name] = Machine(name=name, figures=figures, **{k: entry[k] for k in _TEXT_KEYS})
+    if not machines:
+        raise CatalogueError(f"{path}: no [machines.*] entries")
+    return machines
+
+
+def catalogue_defaults(directory: Path | None = None) -> dict[str, Figure]:
+    path = (directory or env_matrix_dir()) / "machines.toml"
+    data = _read_toml(path)
+    return {k: _figure(path, "defaults", k, v) for k, v in data.get("defaults", {}).items()}
+
+
+def get_machine(name: str, directory: Path | None = None) -> Machine:
+    machines = load_catalogue(directory)
+    if name not in machines:
+        raise CatalogueError(f"unknown machine {name!r}; the catalogue knows: {', '.join(sorted(machines))}")
+    return machines[name]
+
+
+_PIN = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)(\[[A-Za-z0-9_,.-]+\])?==(?P<version>[A-Za-z0-9_.+-]+)$")
+
+
+def pin_file(backend: str, directory: Path | None = None) -> Path:
+    if backend not in BACKENDS:
+        raise CatalogueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    return (directory or env_matrix_dir()) / backend / "requirements.txt"
+
+
+def read_pins(backend: str, directory: Path | None = None) -> dict[str, str]:
+    """Exact pins of one backend's requirements file; anything but `name==version` lines is an error."""
+    path = pin_file(backend, directory)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise CatalogueError(f"{path}: pin file not found") from None
+    pins = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        match = _PIN.match(line)
+        if not match:
+            raise CatalogueError(f"{path}:{lineno}: expected an exact pin 'name==version', got {line!r}")
+        pins[match["name"].lower()] = match["version"]
+    if "jax" not in pins:
+        raise CatalogueError(f"{path}: no jax pin")
+    return pins
+
+
+@dataclass(frozen=True)
+class MemoryPolicy:
+    name: str
+    description: str
+    env: dict[str, str]
+
+    def environment(self, n_kernels: int, budget: float) -> dict[str, str]:
+        """The variables one of n_kernels workers gets; {fraction} becomes budget / n."""
+        fraction = f"{budget / n_kernels:.2f}"
+        return {k: v.replace("{fraction}", fraction) for k, v in self.env.items()}
+
+
+def load_policies(directory: Path | None = None) -> tuple[dict[str, MemoryPolicy], float]:
+    path = (directory or env_matrix_dir()) / "memory_policies.toml"
+    data = _read_toml(path)
+    budget = data.get("budget")
+    if not isinstance(budget, (int, float)) or not 0 < budget <= 1:
+        raise CatalogueError(f"{path}: budget must be a number in (0, 1]")
+    policies = {
+        name: MemoryPolicy(name, p.get("description", ""), {k: str(v) for k, v in p.get("env", {}).items()})
+        for name, p in data.get("policies", {}).items()
+    }
+    if "default" not in policies:
+        raise CatalogueError(f"{path}: a 'default' policy is required")
+    return policies, float(budget)

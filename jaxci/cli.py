@@ -1,0 +1,32 @@
+"""`jaxci COMMAND ...`: a thin dispatcher; each command is a module with `main(argv) -> int`.
+
+Commands are imported only when run, so `jaxci env` in a lecture repository's CI never imports JAX or asv.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "machine": ("jaxci.machine", "register this machine with asv under a catalogue name"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: jaxci COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:10s} {text}" for name, (_, text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"jaxci: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.main(rest)

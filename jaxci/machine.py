@@ -1,0 +1,128 @@
+"""Register this machine with asv under a catalogue name (or a local name), with the facts asv lacks.
+
+asv records arch, CPU string, CPU count, OS and RAM. A benchmark history across runner families also
+needs the GPU model, its memory and driver (NVML), the physical core count and the backend whose pins
+were installed; they go into the same asv machine entry, so asv copies them into results/<name>/machine.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import socket
+import sys
+from pathlib import Path
+
+from jaxci import nvml
+from jaxci.catalogue import CatalogueError, load_catalogue
+
+
+class RegistrationError(ValueError):
+    pass
+
+
+def physical_cores() -> int | None:
+    """Distinct (physical id, core id) pairs in /proc/cpuinfo; None where that is not readable."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    cores, phys = set(), "0"
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "physical id":
+            phys = value
+        elif key == "core id":
+            cores.add((phys, value))
+    return len(cores) or None
+
+
+def backend_for(gpus) -> str:
+    """The pin set to install: JAXCI_BACKEND if set, else cuda13 when a GPU is visible, else cpu."""
+    explicit = os.environ.get("JAXCI_BACKEND")
+    if explicit:
+        return explicit
+    return "cuda13" if gpus else "cpu"
+
+
+def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]:
+    """The asv machine entry for `name` and the warnings to print. Raises RegistrationError."""
+    from asv.machine import Machine  # asv's own defaults for the standard fields
+
+    gpus = nvml.gpus() if gpus is None else gpus
+    catalogue = load_catalogue()
+    warnings = []
+    if local:
+        if name in catalogue:
+            raise RegistrationError(
+                f"{name!r} is a catalogue runner family; a local machine needs its own name "
+                f"(default: local-{socket.gethostname()})")
+    elif name not in catalogue:
+        raise RegistrationError(
+            f"unknown machine {name!r}; the catalogue (env_matrix/machines.toml) knows: "
+            f"{', '.join(sorted(catalogue))}. Use --local for a machine that is not a runner family.")
+    else:
+        entry = catalogue[name]
+        if entry.has_gpu and not gpus:
+            raise RegistrationError(
+                f"{name} has a {entry.value('gpu_model')} in the catalogue but NVML sees no GPU here: "
+                "registering it would mix different hardware under one name")
+        if not entry.has_gpu and gpus:
+            warnings.append(f"{name} is a CPU-only family but NVML sees {gpus[0].name}: gpu params will run")
+
+    info = dict(Machine.get_defaults())
+    info["machine"] = name
+    info["jaxci_kind"] = "local" if local else "catalogue"
+    info["jaxci_backend"] = backend_for(gpus)
+    cores = physical_cores()
+    info["cpu_cores"] = str(cores) if cores else "unknown"
+    info["python"] = platform.python_version()
+    if gpus:
+        first = gpus[0]
+        info["gpu"] = f"{len(gpus)} x {first.name}"
+        info["gpu_memory_mib"] = str(first.memory_mib)
+        info["gpu_driver"] = first.driver
+        info["gpu_compute_capability"] = first.compute_capability or "unknown"
+        warning = nvml.driver_warning(gpus)
+        if warning:
+            warnings.append(warning)
+    else:
+        info["gpu"] = "no GPU"
+    return info, warnings
+
+
+def register(name: str, *, local: bool = False, machine_file: str | None = None, gpus=None) -> dict:
+    from asv.machine import MachineCollection
+
+    info, warnings = machine_info(name, local=local, gpus=gpus)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    MachineCollection.save(name, info, _path=machine_file)
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jaxci machine", description=__doc__.splitlines()[0])
+    parser.add_argument("name", nargs="?", help="catalogue family (env_matrix/machines.toml), or a local name")
+    parser.add_argument("--local", action="store_true",
+                        help="register a machine that is not a runner family (results stay git-ignored)")
+    parser.add_argument("--machine-file", help="asv machine file (default: ~/.asv-machine.json)")
+    parser.add_argument("--list", action="store_true", help="list the catalogue names and exit")
+    args = parser.parse_args(argv)
+    try:
+        if args.list:
+            for name, entry in sorted(load_catalogue().items()):
+                print(f"{name:14s} {entry.description}")
+            return 0
+        name = args.name or (f"local-{socket.gethostname()}" if args.local else None)
+        if not name:
+            parser.error("give a catalogue name, or --local")
+        info = register(name, local=args.local, machine_file=args.machine_file)
+    except (RegistrationError, CatalogueError) as exc:
+        print(f"jaxci machine: {exc}", file=sys.stderr)
+        return 2
+    print(f"registered asv machine {name!r}: {info['cpu']}, {info['num_cpu']} CPUs, {info['gpu']}, "
+          f"backend {info['jaxci_backend']}")
+    return 0
