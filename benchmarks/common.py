@@ -10,6 +10,7 @@ Rules the suites follow (../shared/STYLE.md, DESIGN.md):
 
 from __future__ import annotations
 
+import abc
 import os
 import sys
 from pathlib import Path
@@ -68,7 +69,7 @@ def place(jax, device, tree):
     return jax.block_until_ready(jax.device_put(tree, device))
 
 
-class JaxCase:
+class JaxCase(abc.ABC):
     """A suite's kernel description: subclasses define `build` and, optionally, `is_large`.
 
     `build(*case, dtype)` returns (fn, host_args): a pure function of arrays and NumPy inputs.
@@ -78,8 +79,9 @@ class JaxCase:
     def is_large(self, *case) -> bool:
         return False
 
+    @abc.abstractmethod
     def build(self, *case_and_dtype):
-        raise NotImplementedError
+        """Abstract, which also keeps asv from collecting the base classes as benchmarks."""
 
     def _prepare(self, params):
         *case, dtype, device = params

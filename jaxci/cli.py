@@ -10,6 +10,12 @@ import sys
 
 COMMANDS = {
     "machine": ("jaxci.machine", "register this machine with asv under a catalogue name"),
+    "report": ("jaxci.report.cli", "findings, guidance and the findings page from asv results"),
+    "env": ("jaxci.envadvice", "recommended JAX/XLA environment for N kernels on one device"),
+    "audit": ("jaxci.audit.cli", "which lectures of a repository belong on CPU (static, or --execute)"),
+    "profile": ("jaxci.profile", "device-busy time and launch gaps of the pathological kernels"),
+    "inputs": ("jaxci.workflow_inputs", "validate workflow_dispatch inputs before a label or command is built"),
+    "upgrade-check": ("jaxci.upgrade", "asv continuous between two JAX pins, locally"),
 }
 
 

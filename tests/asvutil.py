@@ -1,0 +1,88 @@
+"""Run stock asv commands on this checkout with every output in a temporary directory.
+
+A copy of asv.conf.json points results_dir, html_dir and env_dir into the temporary directory and HOME
+there too (asv's machine file lives in ~), so tests never touch the committed results/ or the user's files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ASV = str(Path(sys.executable).with_name("asv"))
+
+
+def read_conf(path: Path = REPO / "asv.conf.json") -> dict:
+    """asv.conf.json allows // comments; strip whole-line ones as asv does."""
+    text = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("//"))
+    return json.loads(text)
+
+
+@dataclass
+class AsvSandbox:
+    root: Path
+    repo: Path = REPO
+
+    @property
+    def conf(self) -> Path:
+        return self.root / "asv.conf.json"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def html(self) -> Path:
+        return self.root / "html"
+
+    def write_conf(self) -> "AsvSandbox":
+        conf = read_conf(self.repo / "asv.conf.json")
+        conf.update(repo=str(self.repo), benchmark_dir=str(self.repo / "benchmarks"),
+                    results_dir=str(self.results), html_dir=str(self.html), env_dir=str(self.root / "env"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(json.dumps(conf, indent=2))
+        return self
+
+    def env(self, **extra) -> dict:
+        env = dict(os.environ, HOME=str(self.root), JAXCI_SCALE="ci", **extra)
+        env.pop("JAX_PLATFORMS", None)
+        return env
+
+    def asv(self, *args, check=True, timeout=1800, **extra_env) -> subprocess.CompletedProcess:
+        proc = subprocess.run([ASV, "--config", str(self.conf), *args], cwd=self.repo, env=self.env(**extra_env),
+                              capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode:
+            raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        return proc
+
+    def register(self, name: str = "ci-test") -> str:
+        from jaxci.machine import register
+
+        register(name, local=True, machine_file=str(self.root / ".asv-machine.json"))
+        return name
+
+    def run_existing(self, machine: str, bench: str | None = None, commit: str | None = None, **extra_env):
+        commit = commit or head(self.repo)
+        args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", commit, "--quick",
+                "--machine", machine, "--show-stderr"]
+        if bench:
+            args += ["--bench", bench]
+        return self.asv(*args, **extra_env)
+
+
+def head(repo: Path = REPO) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+FAILED = re.compile(r"^\[\s*[\d.]+%\]\s+···\s+(\S+)\s+failed\s*$", re.M)
+
+
+def failed_benchmarks(log: str) -> list[str]:
+    return FAILED.findall(log)

@@ -1,0 +1,15 @@
+import pytest
+
+from tests.asvutil import AsvSandbox
+
+
+@pytest.fixture(scope="session")
+def ci_run(tmp_path_factory):
+    """The whole suite at CI scale on this interpreter, once per test session (asv run -E existing --quick).
+
+    Tests that read results (the report, skipped-gpu checks) share it instead of running asv again.
+    """
+    box = AsvSandbox(tmp_path_factory.mktemp("asv")).write_conf()
+    machine = box.register("ci-test")
+    proc = box.run_existing(machine)
+    return box, machine, proc.stdout + proc.stderr

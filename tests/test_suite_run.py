@@ -1,0 +1,73 @@
+"""The CI-scale asv run: every suite runs on this interpreter, gpu combinations are n/a on a CPU machine,
+nothing fails, results are saved where asv's API reads them, and asv publish builds the site."""
+
+import math
+
+import pytest
+
+from jaxci.nvml import gpu_present
+from tests.asvutil import failed_benchmarks
+
+pytestmark = pytest.mark.slow
+
+
+def _results(box, machine):
+    from asv.results import iter_results_for_machine
+
+    return list(iter_results_for_machine(str(box.results), machine))
+
+
+def test_asv_check_passes(ci_run):
+    box, _, _ = ci_run
+    proc = box.asv("check", "-E", "existing")
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_no_benchmark_failed(ci_run):
+    _, _, log = ci_run
+    assert failed_benchmarks(log) == [], log[-6000:]
+
+
+def test_results_saved_for_every_suite(ci_run):
+    box, machine, _ = ci_run
+    (results,) = _results(box, machine)
+    suites = {name.split(".")[0] for name in results.get_all_result_keys()}
+    assert {"dense", "elementwise", "loops", "dispatch"} <= suites
+
+
+def product(params):
+    import itertools
+
+    return list(itertools.product(*params))
+
+
+@pytest.mark.skipif(gpu_present(), reason="this machine has a GPU")
+def test_gpu_combinations_are_skipped_not_failed(ci_run):
+    """asv stores a skipped combination as NaN and a failed one as None."""
+    box, machine, _ = ci_run
+    (results,) = _results(box, machine)
+    checked = 0
+    for key in results.get_all_result_keys():
+        params = results.get_result_params(key)
+        for combo, value in zip(product(params), results.get_result_value(key, params)):
+            if "'gpu'" in combo:
+                checked += 1
+                assert value is not None and math.isnan(value), f"{key}{combo}: {value!r} (expected skipped)"
+    assert checked > 0
+
+
+def test_ci_scale_ran_small_cases(ci_run):
+    box, machine, _ = ci_run
+    (results,) = _results(box, machine)
+    key = "dense.Dense.time_warm"
+    params = results.get_result_params(key)
+    values = dict(zip(product(params), results.get_result_value(key, params)))
+    assert values[("'matmul'", "64", "'float64'", "'cpu'")] > 0
+    assert math.isnan(values[("'matmul'", "4096", "'float64'", "'cpu'")])  # large: skipped at CI scale
+
+
+def test_publish_builds_site(ci_run):
+    box, _, _ = ci_run
+    box.asv("publish")
+    assert (box.html / "index.html").is_file()
+    assert (box.html / "graphs").is_dir()
