@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Quick start, command 2: set up and run the tests (what CI runs). Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-venv.sh bench,audit,test
+bash scripts/setup-browser.sh
+exec .venv/bin/python -m pytest "$@"

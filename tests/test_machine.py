@@ -1,0 +1,81 @@
+"""Machine registration: catalogue lookup, unknown names refused, the no-GPU path, GPU facts recorded."""
+
+import json
+
+import pytest
+
+from jaxci import machine
+from jaxci.catalogue import CatalogueError, get_machine, load_catalogue
+from jaxci.nvml import GpuFacts, driver_warning
+
+T4 = GpuFacts(0, "Tesla T4", 15360, "575.57.08", "7.5")
+
+
+def test_catalogue_has_the_required_families_with_sources():
+    cat = load_catalogue()
+    for name in ["g4dn.2xlarge", "g5.2xlarge", "g6.2xlarge", "c7i.2xlarge", "ubuntu-latest"]:
+        entry = cat[name]
+        price = entry.figure("price_per_hour")
+        assert price.value is not None and price.source
+        for figure in entry.figures.values():
+            assert (figure.value is not None and figure.source) or (figure.value is None and figure.reason)
+    assert cat["g4dn.2xlarge"].value("gpu_fp64_tflops") == 0.25
+    assert cat["c7i.2xlarge"].value("cpu_fp64_gflops") is None  # no vendor source: null with a reason
+    assert not cat["c7i.2xlarge"].has_gpu and cat["g6.2xlarge"].has_gpu
+
+
+def test_runs_on_label():
+    t4 = get_machine("g4dn.2xlarge")
+    assert t4.runs_on_label("42") == "runs-on=42/family=g4dn.2xlarge/image=ubuntu24-gpu-x64/spot=false"
+    assert get_machine("ubuntu-latest").runs_on_label("42") == "ubuntu-latest"
+
+
+def test_unknown_name_is_refused_with_the_known_names(tmp_path, capsys):
+    assert machine.main(["g9.mega", "--machine-file", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown machine 'g9.mega'" in err and "g4dn.2xlarge" in err
+    assert not (tmp_path / "m.json").exists()
+    with pytest.raises(CatalogueError, match="g4dn.2xlarge"):
+        get_machine("g9.mega")
+
+
+def test_cpu_family_registers_without_gpu(tmp_path):
+    path = tmp_path / "m.json"
+    info = machine.register("c7i.2xlarge", machine_file=str(path), gpus=())
+    saved = json.loads(path.read_text())["c7i.2xlarge"]
+    assert saved["gpu"] == "no GPU" == info["gpu"]
+    assert saved["jaxci_kind"] == "catalogue" and saved["jaxci_backend"] == "cpu"
+    assert saved["machine"] == "c7i.2xlarge" and int(saved["num_cpu"]) >= 1
+
+
+def test_gpu_family_without_gpu_is_refused(tmp_path):
+    with pytest.raises(machine.RegistrationError, match="NVML sees no GPU"):
+        machine.register("g4dn.2xlarge", machine_file=str(tmp_path / "m.json"), gpus=())
+
+
+def test_gpu_facts_recorded_and_old_driver_warned(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("JAXCI_BACKEND", raising=False)
+    info = machine.register("g4dn.2xlarge", machine_file=str(tmp_path / "m.json"), gpus=(T4,))
+    assert info["gpu"] == "1 x Tesla T4" and info["gpu_memory_mib"] == "15360"
+    assert info["jaxci_backend"] == "cuda13" and info["gpu_driver"] == "575.57.08"
+    assert "older than 580" in capsys.readouterr().err
+    assert driver_warning((GpuFacts(0, "L4", 23034, "580.65.06", "8.9"),)) is None
+
+
+def test_local_machine_kept_apart_from_catalogue(tmp_path):
+    with pytest.raises(machine.RegistrationError, match="catalogue runner family"):
+        machine.register("g4dn.2xlarge", local=True, machine_file=str(tmp_path / "m.json"), gpus=())
+    info = machine.register("local-laptop", local=True, machine_file=str(tmp_path / "m.json"), gpus=())
+    assert info["jaxci_kind"] == "local"
+
+
+def test_local_results_are_git_ignored_and_catalogue_results_are_not():
+    import subprocess
+
+    def ignored(path):
+        return subprocess.run(["git", "check-ignore", "-q", path]).returncode == 0
+
+    assert ignored("results/local-laptop/abc.json")
+    assert ignored("results/ci-test/abc.json")
+    for name in load_catalogue():
+        assert not ignored(f"results/{name}/abc.json"), name
