@@ -2,7 +2,8 @@
 
 Rules the suites follow (../shared/STYLE.md, DESIGN.md):
 - params never change with the environment; a combination this machine cannot run raises
-  NotImplementedError in setup (asv shows n/a): no GPU, or a large case at JAXCI_SCALE=ci;
+  NotImplementedError in setup (asv shows n/a): no GPU, a large case at JAXCI_SCALE=ci, or a device
+  other than JAXCI_ONLY_DEVICE (the GPU smoke run spends scarce GPU time on gpu combinations only);
 - skips are decided before JAX is imported, so a skipped combination costs a bare process start;
 - each benchmark process is fresh (asv spawns), so x64 and JAX_PLATFORMS are set there, before JAX starts;
 - inputs are placed on the device in setup, compilation happens in setup, every timed call blocks.
@@ -37,6 +38,9 @@ def skip_unless_runnable(device: str, *, large: bool = False) -> None:
         raise ValueError(f"device param {device!r}: expected one of {DEVICES}")
     if large and scale() == "ci":
         raise NotImplementedError("large case: skipped at JAXCI_SCALE=ci")
+    only = os.environ.get("JAXCI_ONLY_DEVICE")
+    if only and device != only:
+        raise NotImplementedError(f"JAXCI_ONLY_DEVICE={only}: {device} combination skipped")
     if device == "gpu":
         from jaxci.nvml import gpu_present
 

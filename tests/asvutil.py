@@ -6,7 +6,6 @@ there too (asv's machine file lives in ~), so tests never touch the committed re
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -14,14 +13,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxci.asvconf import write_redirected_conf
+
 REPO = Path(__file__).resolve().parent.parent
 ASV = str(Path(sys.executable).with_name("asv"))
-
-
-def read_conf(path: Path = REPO / "asv.conf.json") -> dict:
-    """asv.conf.json allows // comments; strip whole-line ones as asv does."""
-    text = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("//"))
-    return json.loads(text)
 
 
 @dataclass
@@ -42,11 +37,7 @@ class AsvSandbox:
         return self.root / "html"
 
     def write_conf(self) -> "AsvSandbox":
-        conf = read_conf(self.repo / "asv.conf.json")
-        conf.update(repo=str(self.repo), benchmark_dir=str(self.repo / "benchmarks"),
-                    results_dir=str(self.results), html_dir=str(self.html), env_dir=str(self.root / "env"))
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.conf.write_text(json.dumps(conf, indent=2))
+        write_redirected_conf(self.root, self.repo)
         return self
 
     def env(self, **extra) -> dict:
