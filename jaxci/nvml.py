@@ -92,3 +92,99 @@ def driver_warning(facts: tuple[GpuFacts, ...]) -> str | None:
         return (f"NVIDIA driver {driver} is older than {MIN_DRIVER_CUDA13}, which jax[cuda13] needs: "
                 f"the GPU backend will not start; use an image with a newer driver")
     return None
+
+
+class MemorySampler:
+    """GPU memory in use, sampled every `interval_s` seconds in a background thread of the parent.
+
+    The kind of timeline that diagnosed incident 3 (0 -> 11,305 -> 14,727 -> 3,427 MiB). Each sample is
+    {"t": seconds since start, "used_mib": [per GPU], "processes": {pid: MiB}}; per-process figures are
+    whatever NVML reports (absent in some containers). Without NVML or a GPU it records nothing and
+    `available` is False.
+    """
+
+    def __init__(self, interval_s: float = 0.5):
+        if interval_s <= 0:
+            raise ValueError(f"MemorySampler interval_s must be > 0, got {interval_s!r}")
+        self.interval_s = interval_s
+        self.samples: list[dict] = []
+        self.available = False
+        self._stop = None
+        self._thread = None
+
+    def start(self) -> "MemorySampler":
+        import threading
+
+        nvml = _nvml()
+        if nvml is None:
+            return self
+        try:
+            handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
+        except Exception:
+            handles = []
+        if not handles:
+            _shutdown(nvml)
+            return self
+        self.available = True
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(nvml, handles), name="nvml-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self, nvml, handles, t: float) -> dict:
+        used, processes = [], {}
+        for handle in handles:
+            used.append(round(nvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20, 1))
+            try:
+                for proc in nvml.nvmlDeviceGetComputeRunningProcesses(handle):
+                    if proc.usedGpuMemory is not None:
+                        processes[proc.pid] = processes.get(proc.pid, 0) + round(proc.usedGpuMemory / 2**20, 1)
+            except Exception:
+                pass
+        return {"t": round(t, 3), "used_mib": used, "processes": processes}
+
+    def _run(self, nvml, handles) -> None:
+        import time
+
+        t0 = time.perf_counter()
+        try:
+            while True:
+                last = self._stop.is_set()
+                try:
+                    self.samples.append(self._sample(nvml, handles, time.perf_counter() - t0))
+                except Exception:  # a failed read leaves a gap in the timeline, not a dead thread
+                    pass
+                if last:
+                    return
+                self._stop.wait(self.interval_s)
+        finally:
+            _shutdown(nvml)
+
+    def stop(self) -> list[dict]:
+        """Stop sampling (one last sample is taken) and return the timeline."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        return self.samples
+
+    def process_peaks_mib(self) -> dict[int, float]:
+        """The largest memory NVML reported for each process over the timeline."""
+        peaks: dict[int, float] = {}
+        for sample in self.samples:
+            for pid, mib in sample["processes"].items():
+                peaks[pid] = max(peaks.get(pid, 0.0), mib)
+        return peaks
+
+    def __enter__(self) -> "MemorySampler":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _shutdown(nvml) -> None:
+    try:
+        nvml.nvmlShutdown()
+    except Exception:
+        pass
