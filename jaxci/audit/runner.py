@@ -1,0 +1,415 @@
+"""Run a notebook cell by cell in a real Jupyter kernel and time each cell: wall, compile, run.
+
+Why this shape:
+- the kernel gets `jaxci.jaxmon.CompileClock` as *source* (no jaxci import needed in the kernel, so any
+  Python 3 kernelspec works) plus IPython `pre_run_cell`/`post_run_cell` hooks that time each cell inside
+  the kernel, so message transport and output handling are not counted as cell time;
+- the clock is installed when the notebook itself imports `jax` (an import hook), so instrumentation never
+  moves JAX's import cost out of the cell that pays it;
+- after each cell one *silent* execute request reads the cell's record through `user_expressions`: silent
+  requests fire no `pre/post_run_cell` events, take no execution count, and run outside the timed window;
+  records already read survive a kernel that dies later;
+- the kernel is shut down `immediate`ly in every outcome and its process tree is checked with psutil and
+  killed if anything is left, so a timeout or a dead kernel leaves no zombie.
+
+This module is a runtime helper of benchmarks/notebooks.py (installed per benchmarked commit): keep its API
+(`read_notebook`, `run_notebook`, `NotebookRun`, `CellTiming`) stable.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import atexit
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+#: Outcomes of a notebook run (and of its last executed cell).
+OK, ERROR, TIMEOUT, DEAD, UNREADABLE, NO_KERNEL = "ok", "error", "timeout", "dead", "unreadable", "no-kernel"
+
+_MODULE = "_jaxci_kernel"
+_TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
+
+_HOOKS = r'''
+import importlib.abc as _abc
+import importlib.util as _util
+import json as _json
+import sys as _sys
+import time as _time
+
+_clock = CompileClock()
+_state = {"t0": None, "before": None, "records": [], "installed": False}
+
+
+def _install():
+    if not _state["installed"]:
+        _clock.install()
+        _state["installed"] = True
+
+
+class _JaxWatcher(_abc.MetaPathFinder):
+    """Install the clock right after the notebook's own `import jax` finishes."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "jax":
+            return None
+        _sys.meta_path.remove(self)
+        spec = _util.find_spec(name)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                _install()
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _pre(info=None):
+    _state["before"] = _clock.snapshot()
+    _state["t0"] = _time.perf_counter()
+
+
+def _post(result=None):
+    wall = _time.perf_counter() - _state["t0"]
+    after = _clock.snapshot()
+    delta = {k: after[k] - _state["before"][k] for k in after}
+    delta["wall"] = wall
+    delta["ok"] = bool(getattr(result, "success", True))
+    _state["records"].append(delta)
+
+
+def take():
+    records, _state["records"] = _state["records"], []
+    return _json.dumps(records)
+
+
+if "jax" in _sys.modules:
+    _install()
+else:
+    _sys.meta_path.insert(0, _JaxWatcher())
+_ip = get_ipython()
+_ip.events.register("pre_run_cell", _pre)
+_ip.events.register("post_run_cell", _post)
+'''
+
+
+def _kernel_setup_code() -> str:
+    """jaxmon's source plus the hooks, executed in a private module so the user namespace stays clean."""
+    from jaxci import jaxmon
+
+    body = inspect.getsource(jaxmon) + "\n" + _HOOKS
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({_MODULE!r})\n"
+            f"_m.__dict__['get_ipython'] = get_ipython\n"
+            f"exec(compile({body!r}, {_MODULE!r}, 'exec'), _m.__dict__)\n"
+            f"_s.modules[{_MODULE!r}] = _m\ndel _s, _t, _m\n")
+
+
+class NotebookReadError(Exception):
+    """A notebook file that cannot be read or parsed; the message names the file and the cause."""
+
+
+@dataclass
+class CellTiming:
+    """One executed code cell. Seconds; compile = trace + lower + backend; run = wall - compile."""
+
+    index: int  # position among the notebook's cells (markdown cells count)
+    first_line: str
+    wall_s: float  # kernel-side (pre_run_cell -> post_run_cell) when instrumented, else client-side
+    client_s: float  # request sent -> reply and outputs received
+    status: str = OK
+    compile_s: float | None = None
+    trace_s: float | None = None
+    lower_s: float | None = None
+    backend_s: float | None = None
+    compilations: int | None = None
+    cache_hits: int | None = None
+    cache_misses: int | None = None
+    error: str | None = None
+
+    @property
+    def run_s(self) -> float | None:
+        return None if self.compile_s is None else max(self.wall_s - self.compile_s, 0.0)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "run_s": self.run_s}
+
+
+@dataclass
+class NotebookRun:
+    path: str
+    status: str = OK
+    error: str | None = None
+    platform: str | None = None
+    kernel_start_s: float | None = None
+    wall_s: float | None = None  # whole run: kernel start to shutdown
+    cells: list[CellTiming] = field(default_factory=list)
+    leftover_pids: list[int] = field(default_factory=list)  # processes that had to be killed after shutdown
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def _sum(self, name):
+        values = [getattr(c, name) for c in self.cells]
+        return None if not values or any(v is None for v in values) else sum(values)
+
+    @property
+    def compile_s(self) -> float | None:
+        return self._sum("compile_s")
+
+    @property
+    def run_s(self) -> float | None:
+        return self._sum("run_s")
+
+    @property
+    def cells_s(self) -> float:
+        return sum(c.wall_s for c in self.cells)
+
+    @property
+    def compilations(self) -> int | None:
+        return self._sum("compilations")
+
+    @property
+    def slowest(self) -> CellTiming | None:
+        return max(self.cells, key=lambda c: c.wall_s, default=None)
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "status": self.status, "error": self.error, "platform": self.platform,
+                "kernel_start_s": self.kernel_start_s, "wall_s": self.wall_s, "cells_s": self.cells_s,
+                "compile_s": self.compile_s, "run_s": self.run_s, "compilations": self.compilations,
+                "leftover_pids": self.leftover_pids, "cells": [c.as_dict() for c in self.cells]}
+
+
+def read_notebook(path):
+    """An .ipynb (nbformat) or a MyST/jupytext text notebook (.md, .py:percent ...) as a NotebookNode."""
+    import nbformat
+
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise NotebookReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise NotebookReadError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
+    try:
+        if path.suffix == ".ipynb":
+            nb = nbformat.reads(text, as_version=4)
+        else:
+            import jupytext
+
+            nb = jupytext.reads(text, fmt=text_format(path, text))
+        nbformat.validate(nb)
+    except Exception as exc:  # JSON errors, nbformat ValidationError, jupytext format errors
+        raise NotebookReadError(f"{path}: malformed notebook: {type(exc).__name__}: {_short(exc)}") from None
+    return nb
+
+
+def text_format(path: Path, text: str) -> str:
+    """jupytext's format for a text notebook: MyST when it has code-cell directives (jupytext does not
+    always guess that from the header), else what the extension says."""
+    ext = path.suffix.lstrip(".") or "md"
+    if ext == "md" and "{code-cell}" in text:
+        return "md:myst"
+    return ext
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def kernel_env(platform: str | None = None, extra: dict | None = None) -> dict:
+    """The kernel's environment: ours, JAX_PLATFORMS for the chosen platform, and any extras."""
+    env = dict(os.environ)
+    if platform:
+        env["JAX_PLATFORMS"] = platform
+    env.update(extra or {})
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # silence the debugger's frozen-modules warning
+    return env
+
+
+def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None, env: dict | None = None,
+                 kernel_name: str | None = None, cwd=None, instrument: bool = True,
+                 allow_errors: bool = False, startup_timeout: float = 60) -> NotebookRun:
+    """Execute every code cell in a fresh kernel and time each; never raises for a bad notebook or kernel.
+
+    notebook: a path (.ipynb or jupytext text) or a NotebookNode. timeout: per cell, seconds.
+    platform: JAX_PLATFORMS for the kernel ("cpu", "cuda"); env: extra variables for the kernel.
+    kernel_name: defaults to the notebook's kernelspec, else python3.
+    """
+    path = str(notebook) if isinstance(notebook, (str, Path)) else "<notebook>"
+    if isinstance(notebook, (str, Path)):
+        try:
+            nb = read_notebook(notebook)
+        except NotebookReadError as exc:
+            return NotebookRun(path, status=UNREADABLE, error=str(exc), platform=platform)
+        cwd = cwd or str(Path(notebook).resolve().parent)
+    else:
+        nb = notebook
+    result = NotebookRun(path, platform=platform)
+    start = time.perf_counter()
+    try:
+        asyncio.run(_execute(nb, result, timeout=timeout, env=kernel_env(platform, env), kernel_name=kernel_name,
+                             cwd=cwd, instrument=instrument, allow_errors=allow_errors,
+                             startup_timeout=startup_timeout))
+    finally:
+        result.wall_s = time.perf_counter() - start
+    return result
+
+
+def _kernel_pid(client) -> int | None:
+    provisioner = getattr(client.km, "provisioner", None)
+    process = getattr(provisioner, "process", None)
+    return getattr(process, "pid", None) or getattr(provisioner, "pid", None)
+
+
+def _tree(pid: int | None) -> list:
+    import psutil
+
+    if pid is None:
+        return []
+    try:
+        proc = psutil.Process(pid)
+        return [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _reap(procs: list) -> list[int]:
+    """Kill whatever of the kernel's process tree survived shutdown; returns the pids that had to be killed."""
+    import psutil
+
+    alive = []
+    for proc in procs:
+        try:
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                alive.append(proc)
+        except psutil.NoSuchProcess:
+            pass
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=10)
+    for proc in procs:  # reap children of ours that exited but were never waited for
+        try:
+            if proc.ppid() == os.getpid():
+                os.waitpid(proc.pid, os.WNOHANG)
+        except (psutil.NoSuchProcess, ChildProcessError, OSError):
+            pass
+    return [p.pid for p in alive]
+
+
+async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
+                   startup_timeout):
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    name = kernel_name or nb.metadata.get("kernelspec", {}).get("name") or "python3"
+    from traitlets.config import Config
+
+    # ipc transport with an absolute socket prefix (the kernel's cwd is the notebook's folder): no TCP
+    # ports to race for, and no "running over TCP without encryption" warning on every kernel start
+    sockets = tempfile.mkdtemp(prefix="jaxci-kernel-")
+    config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
+    client = NotebookClient(nb, config=config, timeout=timeout, kernel_name=name, allow_errors=True, startup_timeout=startup_timeout,
+                            shutdown_kernel="immediate", interrupt_on_timeout=False, record_timing=False,
+                            resources={"metadata": {"path": cwd}} if cwd else {})
+    procs: list = []
+    t0 = time.perf_counter()
+    try:
+        async with client.async_setup_kernel(env=env):
+            result.kernel_start_s = time.perf_counter() - t0
+            procs = _tree(_kernel_pid(client))
+            if instrument:
+                await _silent(client, _kernel_setup_code(), timeout=startup_timeout)
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code" or not cell.source.strip():
+                    continue
+                timing = CellTiming(index, cell.source.strip().splitlines()[0][:80], 0.0, 0.0)
+                result.cells.append(timing)
+                sent = time.perf_counter()
+                try:
+                    await client.async_execute_cell(cell, index)
+                except CellTimeoutError:
+                    timing.status, timing.error = TIMEOUT, f"cell {index} exceeded the {timeout:g} s cell timeout"
+                except DeadKernelError:
+                    timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
+                finally:
+                    timing.client_s = timing.wall_s = time.perf_counter() - sent
+                procs = procs or _tree(_kernel_pid(client))
+                if timing.status == OK:
+                    error = _cell_error(cell)
+                    if error:
+                        timing.status, timing.error = ERROR, f"cell {index}: {error}"
+                    if instrument:
+                        _merge(timing, await _take(client, timeout))
+                if timing.status != OK:
+                    result.status, result.error = timing.status, timing.error
+                    if timing.status != ERROR or not allow_errors:
+                        break
+    except NoSuchKernel as exc:
+        result.status, result.error = NO_KERNEL, f"no Jupyter kernel named {exc.args[0] if exc.args else name!r}"
+    except (DeadKernelError, RuntimeError, TimeoutError) as exc:  # died or never came up while starting
+        if result.status == OK:
+            result.status, result.error = DEAD, f"kernel failed: {type(exc).__name__}: {_short(exc)}"
+    except CellExecutionError as exc:  # not raised with allow_errors=True; kept for safety
+        result.status, result.error = ERROR, _short(exc)
+    finally:
+        procs = procs or _tree(_kernel_pid(client))
+        result.leftover_pids = _reap(procs)
+        atexit.unregister(client._cleanup_kernel)  # nbclient leaves it registered when start-up fails
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+def _cell_error(cell) -> str | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return f"{output.get('ename')}: {_short(output.get('evalue', ''), 200)}"
+    return None
+
+
+async def _silent(client, code: str, *, timeout: float, expressions: dict | None = None) -> dict:
+    """Run code silently (no history, no run_cell events) and return the reply content."""
+    from jupyter_core.utils import ensure_async
+
+    msg_id = client.kc.execute(code, silent=True, store_history=False, user_expressions=expressions or {})
+    deadline = time.monotonic() + timeout
+    while True:
+        msg = await ensure_async(client.kc.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01)))
+        if msg["parent_header"].get("msg_id") == msg_id:
+            content = msg["content"]
+            if content.get("status") != "ok":
+                raise RuntimeError(f"instrumentation failed in the kernel: {content.get('ename')}: "
+                                   f"{content.get('evalue')}")
+            return content
+
+
+async def _take(client, timeout: float) -> list[dict]:
+    try:
+        content = await _silent(client, "", timeout=min(timeout, 60), expressions={"r": _TAKE})
+        text = content["user_expressions"]["r"]["data"]["text/plain"]
+        return json.loads(ast.literal_eval(text))
+    except Exception:  # a record we cannot read is missing, not fatal: the cell keeps its client time
+        return []
+
+
+def _merge(timing: CellTiming, records: list[dict]) -> None:
+    if not records:
+        return
+    rec = records[-1]
+    timing.wall_s = rec["wall"]
+    timing.compile_s = rec["compile"]
+    timing.trace_s, timing.lower_s, timing.backend_s = rec["trace"], rec["lower"], rec["backend"]
+    timing.compilations = rec["compilations"]
+    timing.cache_hits, timing.cache_misses = rec["cache_hits"], rec["cache_misses"]
