@@ -1,0 +1,209 @@
+"""host: what most lecture cells run (plain Python, NumPy, Numba), so instance fit counts the whole build.
+
+No JAX here: of 145 lectures in the largest series 34 import JAX; the rest is interpreter speed, BLAS and
+Numba, where runner families differ in other directions than on JAX (incidents.md). The `threads` param
+("1" or "all" CPUs this process may use) gives the single-thread vs all-cores view for the kernels that
+use threads (BLAS, Numba prange); NumPy elementwise and sort are single-threaded, so they have none.
+`Threads` tracks the effective BLAS and Numba thread counts and writes the BLAS library and kernel
+(threadpoolctl) to $JAXCI_ARTIFACTS/host or .jaxci/host/, so runs on different machines can be compared.
+
+Numba's first call (compile + one small run) is tracked in setup of a fresh process (asv spawns one per
+combination), apart from the warm times. CI scale skips the large sizes; params never change.
+"""
+
+from benchmarks.common import DTYPES, scale
+
+_CACHE: dict = {}  # per process: asv reruns setup around each repeat
+
+THREADS = ["1", "all"]
+PYTHON_KERNELS = ["int_sum", "float_sum", "dict_count"]
+PYTHON_SIZES = [100_000, 1_000_000, 10_000_000]
+LINALG_OPS = ["matmul", "solve"]
+LINALG_SIZES = [256, 1000, 3000]
+ELEMENTWISE_SIZES = [1_000_000, 50_000_000]
+SORT_SIZES = [1_000_000, 10_000_000]
+NUMBA_LOOP_SIZES = [100_000, 1_000_000, 10_000_000]
+NUMBA_PARALLEL_SIZES = [10_000, 100_000, 1_000_000]
+FIRST_CALL_N = {"loop": 1_000, "parallel": 1_000}
+
+
+def _skip_large(large: bool) -> None:
+    if large and scale() == "ci":
+        raise NotImplementedError("large case: skipped at JAXCI_SCALE=ci")
+
+
+def _kernels():
+    from benchmarks.kernels import host
+
+    return host
+
+
+class PurePython:
+    """Interpreter speed: one core, no library (the 10M integer sum is the incidents' comparison)."""
+
+    params = [PYTHON_KERNELS, PYTHON_SIZES]
+    param_names = ["kernel", "n"]
+    timeout = 180
+
+    def setup(self, kernel, n):
+        _skip_large(n > PYTHON_SIZES[0])
+        self.fn = _kernels().PYTHON_KERNELS[kernel]
+
+    def time_run(self, kernel, n):
+        self.fn(n)
+
+
+class NumpyLinalg:
+    """BLAS matmul and LU solve at 1 thread and at all CPUs (same inputs as the JAX dense suite)."""
+
+    params = [LINALG_OPS, LINALG_SIZES, THREADS, DTYPES]
+    param_names = ["op", "n", "threads", "dtype"]
+    timeout = 300
+
+    def setup(self, op, n, threads, dtype):
+        _skip_large(n > LINALG_SIZES[0])
+        host = _kernels()
+        self.limiter = host.set_threads(threads)
+        key = ("linalg", n, dtype)
+        if key not in _CACHE:
+            _CACHE[key] = host.linalg_inputs(n, dtype)
+        self.fn, self.args = host.LINALG_KERNELS[op], _CACHE[key]
+        self.fn(*self.args)  # first BLAS call (thread pool start-up) outside the timed body
+
+    def time_run(self, op, n, threads, dtype):
+        self.fn(*self.args)
+
+
+class NumpyElementwise:
+    """The JAX elementwise suite's expression in NumPy (the incidents' 50M-element case): one thread."""
+
+    params = [ELEMENTWISE_SIZES, DTYPES]
+    param_names = ["n", "dtype"]
+    timeout = 300
+
+    def setup(self, n, dtype):
+        _skip_large(n > ELEMENTWISE_SIZES[0])
+        host = _kernels()
+        key = ("elementwise", n, dtype)
+        if key not in _CACHE:
+            _CACHE[key] = host.elementwise_inputs(n, dtype)
+        self.fn, self.x = host.op_mix, _CACHE[key]
+
+    def time_run(self, n, dtype):
+        self.fn(self.x)
+
+
+class NumpySort:
+    """np.sort of normal draws: single-threaded, memory and branch bound."""
+
+    params = [SORT_SIZES, DTYPES]
+    param_names = ["n", "dtype"]
+    timeout = 180
+
+    def setup(self, n, dtype):
+        _skip_large(n > SORT_SIZES[0])
+        host = _kernels()
+        key = ("sort", n, dtype)
+        if key not in _CACHE:
+            _CACHE[key] = host.sort_inputs(n, dtype)
+        self.fn, self.x = host.sort, _CACHE[key]
+
+    def time_run(self, n, dtype):
+        self.fn(self.x)
+
+
+def _numba_warm(kernel, n, dtype):
+    """Compile and warm outside the timed body; cached so asv's repeats reuse the compiled kernel."""
+    key = ("numba", kernel, n, dtype)
+    if key not in _CACHE:
+        host = _kernels()
+        fn, args = host.numba_kernels()[kernel], host.numba_inputs(kernel, n, dtype)
+        fn(*args)
+        _CACHE[key] = (fn, args)
+    return _CACHE[key]
+
+
+class NumbaLoop:
+    """A serial @njit loop (the quadratic map the JAX scan suite runs), warm: compiled in setup."""
+
+    params = [NUMBA_LOOP_SIZES, DTYPES]
+    param_names = ["n", "dtype"]
+    timeout = 180
+
+    def setup(self, n, dtype):
+        _skip_large(n > NUMBA_LOOP_SIZES[0])
+        self.fn, self.args = _numba_warm("loop", n, dtype)
+
+    def time_run(self, n, dtype):
+        self.fn(*self.args)
+
+
+class NumbaParallel:
+    """A prange loop over independent rows at 1 thread and at all CPUs, warm: compiled in setup."""
+
+    params = [NUMBA_PARALLEL_SIZES, THREADS, DTYPES]
+    param_names = ["n", "threads", "dtype"]
+    timeout = 180
+
+    def setup(self, n, threads, dtype):
+        _skip_large(n > NUMBA_PARALLEL_SIZES[0])
+        self.limiter = _kernels().set_threads(threads, numba=True)
+        self.fn, self.args = _numba_warm("parallel", n, dtype)
+
+    def time_run(self, n, threads, dtype):
+        self.fn(*self.args)
+
+
+class NumbaFirstCall:
+    """Seconds of the first call in a fresh process: Numba's type inference and LLVM compile + a small run.
+
+    Numba's import is not counted (a lecture pays it once per kernel); no on-disk cache is used.
+    """
+
+    params = [["loop", "parallel"], DTYPES]
+    param_names = ["kernel", "dtype"]
+    timeout = 180
+
+    def setup(self, kernel, dtype):
+        key = ("first", kernel, dtype)
+        if key not in _CACHE:
+            import time
+
+            host = _kernels()
+            fn = host.numba_kernels()[kernel]
+            args = host.numba_inputs(kernel, FIRST_CALL_N[kernel], dtype)
+            if fn.signatures:
+                raise RuntimeError(f"numba {kernel} already compiled in this process: not a first call")
+            start = time.perf_counter()
+            fn(*args)
+            _CACHE[key] = time.perf_counter() - start
+        self.seconds = _CACHE[key]
+
+    def track_first_call_s(self, kernel, dtype):
+        return self.seconds
+
+    track_first_call_s.unit = "seconds"
+
+
+class Threads:
+    """Effective thread counts under the `threads` switch, and the BLAS library written beside the results."""
+
+    params = [THREADS]
+    param_names = ["threads"]
+    timeout = 60
+
+    def setup(self, threads):
+        host = _kernels()
+        self.limiter = host.set_threads(threads, numba=True)
+        import numba
+
+        self.blas, self.numba = host.blas_threads(), numba.get_num_threads()
+        host.write_host_info(f"threads-{threads}")
+
+    def track_blas_threads(self, threads):
+        return self.blas
+
+    def track_numba_threads(self, threads):
+        return self.numba
+
+    track_blas_threads.unit = track_numba_threads.unit = "threads"
