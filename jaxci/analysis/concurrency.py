@@ -1,0 +1,54 @@
+"""Outcome of N kernels sharing one device under each memory policy (the concurrency suite's tracks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jaxci.analysis import group
+
+METRICS = {"track_workers_died": "died", "track_slowdown": "slowdown", "track_peak_memory_mib": "peak_mib"}
+
+
+@dataclass
+class Cell:
+    machine: str
+    device: str
+    policy: str
+    n_workers: int
+    values: dict = field(default_factory=dict)   # died / slowdown / peak_mib -> number (absent: not measured)
+    status: str = "not measured"                 # ok | "k died" | failed | skipped | not measured
+    provenance: str = ""
+
+
+def grid(records) -> list[Cell]:
+    cells: dict = {}
+    for r in records:
+        if r.suite != "concurrency" or r.method not in METRICS or not {"n_workers", "policy"} <= r.params.keys():
+            continue
+        key = (r.machine, r.params.get("device", "gpu"), r.params["policy"], r.params["n_workers"])
+        cell = cells.setdefault(key, Cell(*key))
+        if r.ok:
+            cell.values[METRICS[r.method]] = r.value
+            cell.provenance = r.provenance()
+        elif r.method == "track_workers_died":
+            cell.status = r.status
+    for cell in cells.values():
+        died = cell.values.get("died")
+        if died is not None:
+            cell.status = "ok" if died == 0 else f"{died:g} died"
+    return sorted(cells.values(), key=lambda c: (c.machine, c.device, c.policy, c.n_workers))
+
+
+def safe_n(cells) -> dict:
+    """(machine, device, policy) -> the largest N where no worker died there or at any smaller measured N
+    (None: not even the smallest measured N was safe, or nothing measured)."""
+    out = {}
+    for key, cs in group(cells, lambda c: (c.machine, c.device, c.policy)).items():
+        best = None
+        for cell in sorted(cs, key=lambda c: c.n_workers):
+            if cell.status == "ok":
+                best = cell.n_workers
+            elif cell.status not in ("skipped", "not measured"):
+                break
+        out[key] = best
+    return out

@@ -1,0 +1,120 @@
+"""Dollars per runner family: each workload (suite) and the whole job, from asv's recorded durations and
+catalogue prices.
+
+A job costs (job overhead + suite wall time), billed with the catalogue's minimum, times the hourly price.
+Suite wall time is what asv recorded per benchmark (process starts and setup included), not only the
+timed calls. A family without results gets a *predicted* cost from one stated model: its suite takes the
+wall time measured on a reference machine of the same kind (GPU or CPU-only). The overhead is the
+catalogue's planning figure, named as an input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FamilyCost:
+    family: str
+    has_gpu: bool
+    price_per_hour: float | None
+    label: str                      # measured | predicted | not predicted
+    suites: dict = field(default_factory=dict)     # suite -> seconds
+    scale: str = ""
+    source_machine: str = ""        # where the seconds were measured
+    overhead_s: float | None = None
+    billing_min_s: float | None = None
+    inputs: str = ""
+    predicted_job_dollars: float | None = None  # beside a measured cost, when a reference allowed it
+    provenance: str = ""
+
+    @property
+    def suite_seconds(self) -> float | None:
+        return sum(self.suites.values()) if self.suites else None
+
+    def suite_dollars(self) -> dict:
+        if self.price_per_hour is None:
+            return {}
+        return {s: sec * self.price_per_hour / 3600 for s, sec in self.suites.items()}
+
+    @property
+    def job_seconds(self) -> float | None:
+        if self.suite_seconds is None or self.overhead_s is None:
+            return None
+        return max(self.overhead_s + self.suite_seconds, self.billing_min_s or 0.0)
+
+    @property
+    def job_dollars(self) -> float | None:
+        if self.job_seconds is None or self.price_per_hour is None:
+            return None
+        return self.job_seconds * self.price_per_hour / 3600
+
+    @property
+    def error(self) -> float | None:
+        if self.predicted_job_dollars is None or not self.job_dollars:
+            return None
+        return self.predicted_job_dollars / self.job_dollars - 1
+
+
+def suite_seconds(runs, machine: str) -> dict:
+    """suite -> seconds asv spent on it on `machine` (per benchmark, the newest result file wins)."""
+    newest: dict = {}
+    for run in sorted((r for r in runs if r["machine"] == machine), key=lambda r: (r["date"], r["file"])):
+        newest.update(run["durations"])
+    out: dict = {}
+    for bench, sec in newest.items():
+        suite = "(asv build/setup)" if bench.startswith("<") else bench.split(".")[0]
+        out[suite] = out.get(suite, 0.0) + sec
+    return out
+
+
+def infer_scale(records, machine: str) -> str:
+    """'ci' when any cpu combination was skipped (CI scale skips large cases), else 'full'."""
+    recs = [r for r in records if r.machine == machine]
+    if not recs:
+        return "unknown"
+    skipped_cpu = any(r.status == "skipped" and r.params.get("device", "cpu") == "cpu" for r in recs)
+    return "ci" if skipped_cpu else "full"
+
+
+def _value(fig_map, key):
+    fig = fig_map.get(key)
+    return float(fig.value) if fig is not None and fig.value is not None else None
+
+
+def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict) -> list[FamilyCost]:
+    """One row per catalogue family. machines: name -> MachineFacts of measured machines."""
+    overhead_min = _value(defaults, "job_overhead_minutes")
+    overhead = overhead_min * 60 if overhead_min is not None else None
+    billing = _value(defaults, "billing_minimum_seconds")
+    measured = {m: suite_seconds(runs, m) for m in machines}
+    measured = {m: s for m, s in measured.items() if s}
+
+    def reference(gpu: bool, exclude: str):
+        cands = [m for m in measured if m != exclude and machines[m].has_gpu == gpu]
+        cands.sort(key=lambda m: (machines[m].get("jaxci_kind") != "catalogue", -len(measured[m]), m))
+        return cands[0] if cands else None
+
+    out = []
+    for name, entry in sorted(catalogue.items()):
+        price = entry.value("price_per_hour")
+        row = FamilyCost(name, entry.has_gpu, float(price) if price is not None else None, "not predicted",
+                         overhead_s=overhead, billing_min_s=billing)
+        ref = reference(entry.has_gpu, exclude=name)
+        if name in measured:
+            row.label, row.suites, row.source_machine = "measured", measured[name], name
+            row.scale = infer_scale(records, name)
+            row.inputs = f"asv durations on {name}; overhead {overhead_min} min (catalogue planning figure); price ${price}/h"
+            if ref is not None and row.price_per_hour is not None and overhead is not None:
+                pred = max(overhead + sum(measured[ref].values()), billing or 0.0) * row.price_per_hour / 3600
+                row.predicted_job_dollars = pred
+        elif ref is not None:
+            row.label, row.suites, row.source_machine = "predicted", measured[ref], ref
+            row.scale = infer_scale(records, ref)
+            row.inputs = (f"model: same suite wall time as measured on {ref} ({row.scale} scale); overhead "
+                          f"{overhead_min} min (catalogue planning figure); price ${price}/h")
+        else:
+            kind = "GPU" if entry.has_gpu else "CPU-only"
+            row.inputs = f"no {kind} machine measured to take the suite wall time from"
+        out.append(row)
+    return out

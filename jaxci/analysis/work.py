@@ -1,0 +1,39 @@
+"""Nominal work of the timed kernels, re-stated here because analysis must not import JAX or benchmarks.
+
+Keep in step with benchmarks/kernels/dense.py `flops` and benchmarks/kernels/elementwise.py `bytes_moved`
+(tests/test_analysis.py checks the two agree).
+"""
+
+from __future__ import annotations
+
+ITEMSIZE = {"float32": 4, "float64": 8}
+
+
+def dense_flops(op: str, n: int) -> float:
+    """benchmarks/kernels/dense.py flops(): matmul 2n^3, LU solve 2/3 n^3 + 2n^3, Cholesky 1/3 n^3."""
+    return {"matmul": 2 * n**3, "solve": 2 / 3 * n**3 + 2 * n**3, "cholesky": n**3 / 3}[op]
+
+
+def elementwise_bytes(n: int, dtype: str) -> int:
+    """benchmarks/kernels/elementwise.py bytes_moved(): one read and one write per element."""
+    return 2 * n * ITEMSIZE[dtype]
+
+
+def dense_bytes(n: int, dtype: str) -> int:
+    """Two n x n inputs read, one n x n output written (a floor: blocked kernels re-read more)."""
+    return 3 * n * n * ITEMSIZE[dtype]
+
+
+def work(benchmark: str, params: dict) -> tuple[str, float, float] | None:
+    """(bound, flops, bytes) for a warm-timed kernel with a stated work formula, else None.
+
+    bound is "flops" (compute-bound: compared with FLOP/s peaks) or "bytes" (memory-bound: GB/s).
+    """
+    n, dtype = params.get("n"), params.get("dtype")
+    if not isinstance(n, int) or dtype not in ITEMSIZE:
+        return None
+    if benchmark == "dense.Dense.time_warm" and params.get("op") in ("matmul", "solve", "cholesky"):
+        return "flops", dense_flops(params["op"], n), dense_bytes(n, dtype)
+    if benchmark == "elementwise.Elementwise.time_warm":
+        return "bytes", 0.0, elementwise_bytes(n, dtype)
+    return None

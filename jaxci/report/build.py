@@ -1,0 +1,126 @@
+"""Everything the report says, computed once from an asv results directory and the catalogue."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxci import REPO_ROOT
+from jaxci.analysis import coldstart, concurrency, cost, crossover, peak, penalty, predict, sampler
+from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.results import load_results
+
+INCIDENTS = REPO_ROOT.parent / "shared" / "reference" / "incidents.md"
+
+
+@dataclass
+class Report:
+    results_dir: str
+    generated: str
+    machines: dict
+    errors: list
+    records: list            # latest record per machine x benchmark x params
+    catalogue: dict
+    crossovers: list
+    fp64: list
+    fp64_summary: list
+    cold: list
+    nuts: list
+    concurrency: list
+    safe_n: dict
+    achieved: list
+    costs: list
+    runtimes: list
+    predicted_crossovers: list
+    incidents: list = field(default_factory=list)
+
+    def suite_records(self, suite: str) -> list:
+        return [r for r in self.records if r.suite == suite]
+
+    @property
+    def suites(self) -> list[str]:
+        return sorted({r.suite for r in self.records})
+
+
+def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None = INCIDENTS) -> Report:
+    rs = load_results(results_dir)
+    records = rs.latest()
+    catalogue = load_catalogue(catalogue_dir)
+    defaults = catalogue_defaults(catalogue_dir)
+    cpu_only = [m for m, f in rs.machines.items() if not f.has_gpu]
+    cx = crossover.crossovers(records, cpu_only_machines=cpu_only)
+    ratios = penalty.fp64_ratios(records)
+    cells = concurrency.grid(records)
+    runtimes, pcx = predict.predictions(records, rs.machines, catalogue, cx)
+    report = Report(
+        results_dir=str(results_dir),
+        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        machines=rs.machines, errors=rs.errors, records=records, catalogue=catalogue,
+        crossovers=cx, fp64=ratios, fp64_summary=penalty.summarize(ratios),
+        cold=coldstart.compile_shares(records), nuts=sampler.nuts_table(records),
+        concurrency=cells, safe_n=concurrency.safe_n(cells),
+        achieved=peak.achieved(records, catalogue),
+        costs=cost.family_costs(records, rs.runs, rs.machines, catalogue, defaults),
+        runtimes=runtimes, predicted_crossovers=pcx)
+    if incidents is not None and Path(incidents).is_file():
+        report.incidents = incident_checks(Path(incidents).read_text(), predict.Predictor(records, rs.machines, catalogue))
+    return report
+
+
+# The published incident table (outside check only: never an input to any number above).
+_ROW = re.compile(r"^\|\s*(?P<what>[^|]+?),\s*compiled\s*\|\s*(?P<cpu>[\d.]+)\s*s\s*\|\s*(?P<gpu>[\d.]+)\s*s\s*\|")
+_KERNELS = [
+    (re.compile(r"(\d+)x\1 matmul"), "dense.Dense.time_warm", (("op", "matmul"),), lambda m: int(m[1])),
+    (re.compile(r"(\d+)M-element elementwise"), "elementwise.Elementwise.time_warm", (), lambda m: int(m[1]) * 1_000_000),
+]
+# incidents.md: the "CPU runner" column is the GitHub-hosted runner, the "T4 runner" a g4dn.2xlarge (float32)
+_COLUMNS = (("cpu", "ubuntu-latest", "cpu"), ("gpu", "g4dn.2xlarge", "gpu"))
+
+
+def incident_checks(text: str, predictor) -> list[dict]:
+    out = []
+    for line in text.splitlines():
+        m = _ROW.match(line.strip())
+        if not m:
+            continue
+        for pattern, bench, case, size in _KERNELS:
+            k = pattern.search(m["what"])
+            if not k:
+                continue
+            n = size(k)
+            for column, family, device in _COLUMNS:
+                seconds, inputs = predictor.predict(family, bench, case, "float32", device, n)
+                out.append({"what": m["what"].strip(), "family": family, "device": device, "n": n,
+                            "incident_s": float(m[column]), "predicted_s": seconds, "inputs": inputs})
+    return out
+
+
+def _plain(obj):
+    if dataclasses.is_dataclass(obj):
+        d = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        for prop in ("kernel", "share", "compile", "fraction", "error", "suite_seconds", "job_seconds", "job_dollars"):
+            if hasattr(type(obj), prop):
+                d[prop] = _plain(getattr(obj, prop))
+        return d
+    if isinstance(obj, dict):
+        return {str(k) if not isinstance(k, tuple) else " ".join(map(str, k)): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if hasattr(obj, "info") and hasattr(obj, "name"):  # MachineFacts
+        return obj.info
+    return obj
+
+
+def to_json(report: Report) -> dict:
+    out = {k: _plain(getattr(report, k)) for k in (
+        "results_dir", "generated", "errors", "crossovers", "fp64_summary", "fp64", "cold", "nuts", "concurrency",
+        "safe_n", "achieved", "costs", "predicted_crossovers", "runtimes", "incidents")}
+    out["machines"] = {name: facts.info for name, facts in report.machines.items()}
+    for row in out["predicted_crossovers"]:
+        row["label"] = "predicted"
+    for row in out["runtimes"]:
+        row["label"] = "predicted"
+    return out

@@ -1,0 +1,265 @@
+"""asv results of every machine, read through asv's own API, as plain records.
+
+One `Record` per benchmark x parameter combination x result file. asv stores a failed combination as None
+and a skipped one (n/a) as NaN: they become status "failed" / "skipped" with value None, so nothing
+downstream can mistake them for numbers. A result file asv cannot load, a machine folder without a valid
+machine.json, or a missing benchmarks.json becomes an entry in `ResultSet.errors`, and the rest is kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as _dt
+import itertools
+import math
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxci import REPO_ROOT
+
+
+class ResultsError(ValueError):
+    """The results directory itself is unusable (missing, not a directory)."""
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """results/<machine>/machine.json: asv's fields plus what `jaxci machine` adds (gpu, backend, kind)."""
+
+    name: str
+    info: dict
+
+    def get(self, key: str, default: str = "unknown") -> str:
+        return str(self.info.get(key, default))
+
+    @property
+    def has_gpu(self) -> bool:
+        return self.get("gpu", "no GPU") not in ("no GPU", "unknown", "")
+
+    @property
+    def backend(self) -> str:
+        return self.get("jaxci_backend")
+
+
+@dataclass(frozen=True)
+class Record:
+    machine: str
+    benchmark: str          # module.Class.method
+    params: dict            # param name -> Python value (str / int / float)
+    status: str             # "ok" | "skipped" | "failed"
+    value: float | None     # asv's result (the median for time_* benchmarks); None unless ok
+    unit: str
+    commit: str
+    date: str               # commit date, ISO (asv's "date")
+    jax_version: str        # e.g. "0.10.2" or "unknown"
+    jax_source: str         # where jax_version comes from
+    env_name: str
+    q25: float | None = None
+    q75: float | None = None
+    file: str = ""
+
+    @property
+    def suite(self) -> str:
+        return self.benchmark.split(".")[0]
+
+    @property
+    def cls(self) -> str:
+        parts = self.benchmark.split(".")
+        return ".".join(parts[:-1])
+
+    @property
+    def method(self) -> str:
+        return self.benchmark.rsplit(".", 1)[-1]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def provenance(self) -> str:
+        return f"{self.machine}, JAX {self.jax_version}, {self.date[:10]}, commit {self.commit[:8]}"
+
+
+@dataclass
+class ResultSet:
+    records: list[Record] = field(default_factory=list)
+    machines: dict[str, MachineFacts] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    runs: list[dict] = field(default_factory=list)  # per result file: machine, date, file, durations {bench: s}
+
+    def latest(self) -> list[Record]:
+        """One record per (machine, benchmark, params): the one from the newest commit date, then file."""
+        best: dict = {}
+        for rec in self.records:
+            key = (rec.machine, rec.benchmark, tuple(sorted(rec.params.items(), key=lambda kv: kv[0])))
+            if key not in best or (rec.date, rec.file) >= (best[key].date, best[key].file):
+                best[key] = rec
+        return list(best.values())
+
+
+def _literal(text):
+    """asv stores param values as their repr(); give back the value, or the text when it is not a literal."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _guess_names(params: list[list[str]]) -> list[str]:
+    names = []
+    for i, values in enumerate(params):
+        vals = {_literal(v) for v in values}
+        names.append("device" if vals <= {"cpu", "gpu"} else "dtype" if vals <= {"float32", "float64"} else f"param{i}")
+    return names
+
+
+def _unit(method: str, meta: dict | None) -> str:
+    if meta and meta.get("unit"):
+        return str(meta["unit"])
+    if method.startswith(("time_", "timeraw_")):
+        return "seconds"
+    if method.startswith("peakmem_"):
+        return "bytes"
+    return "unknown"
+
+
+def _iso(js_ms) -> str:
+    if not isinstance(js_ms, (int, float)):
+        return "unknown"
+    return _dt.datetime.fromtimestamp(js_ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_PIN_CACHE: dict = {}
+
+
+def jax_pin(commit: str, backend: str, repo: Path = REPO_ROOT) -> str | None:
+    """The jax pin in env_matrix/<backend>/requirements.txt at `commit` of this checkout; None if unreadable."""
+    key = (commit, backend, str(repo))
+    if key not in _PIN_CACHE:
+        _PIN_CACHE[key] = None
+        if backend in ("cpu", "cuda13") and commit:
+            try:
+                proc = subprocess.run(["git", "show", f"{commit}:env_matrix/{backend}/requirements.txt"],
+                                      cwd=repo, capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.SubprocessError):
+                proc = None
+            if proc is not None and proc.returncode == 0:
+                for line in proc.stdout.splitlines():
+                    line = line.split("#", 1)[0].strip()
+                    name, sep, version = line.partition("==")
+                    if sep and name.split("[")[0].strip().lower() == "jax":
+                        _PIN_CACHE[key] = version.strip()
+    return _PIN_CACHE[key]
+
+
+def _jax_version(results, backend: str) -> tuple[str, str]:
+    """From asv's recorded requirements when they name jax, else the env_matrix pin at the commit."""
+    reqs = getattr(results, "_requirements", None)  # asv has no public accessor for it
+    reqs = reqs if isinstance(reqs, dict) else {}
+    for name, version in reqs.items():
+        if name.split("[")[0].lower() in ("jax", "pip+jax") and version:
+            return str(version), "asv requirements"
+    pin = jax_pin(results.commit_hash, backend)
+    env = results.env_name or ""
+    if pin is None:
+        return "unknown", f"no jax in asv requirements; env_matrix/{backend} pin not readable at {results.commit_hash[:8]}"
+    if env.startswith("existing"):
+        return pin, f"env_matrix/{backend} pin at {results.commit_hash[:8]} (asv 'existing' environment: installed version not recorded)"
+    return pin, f"env_matrix/{backend} pin at {results.commit_hash[:8]}"
+
+
+def load_benchmarks_meta(results_dir: Path, errors: list[str]) -> dict | None:
+    from asv import util
+
+    path = results_dir / "benchmarks.json"
+    if not path.is_file():
+        errors.append(f"{path}: missing (asv writes it on every run): units and param names are guessed, "
+                      "stale benchmark versions are not filtered")
+        return None
+    try:
+        data = util.load_json(str(path), api_version=2)
+    except util.UserError as exc:
+        errors.append(f"{path}: {exc}")
+        return None
+    data.pop("version", None)
+    return data
+
+
+def load_results(results_dir: str | Path) -> ResultSet:
+    """Every machine's results in an asv results directory (results/<machine>/*.json)."""
+    from asv import util
+    from asv.machine import Machine
+    from asv.results import Results
+
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise ResultsError(f"{results_dir}: not a directory of asv results (expected results/<machine>/*.json)")
+    out = ResultSet()
+    meta = load_benchmarks_meta(results_dir, out.errors)
+    for mdir in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        files = sorted(f for f in mdir.glob("*.json") if f.name != "machine.json")
+        try:
+            info = util.load_json(str(mdir / "machine.json"), api_version=Machine.api_version)
+            if not isinstance(info.get("machine"), str):
+                raise util.UserError(f"malformed {mdir / 'machine.json'}: no machine name")
+        except (util.UserError, OSError) as exc:
+            if files:
+                out.errors.append(f"{mdir}: results skipped: machine.json unusable ({exc})")
+            continue
+        facts = MachineFacts(info["machine"], info)
+        out.machines[facts.name] = facts
+        for path in files:
+            try:
+                res = Results.load(str(path), machine_name=facts.name)
+                out.records.extend(_records(res, facts, meta, str(path), out.errors))
+                out.runs.append({"machine": facts.name, "date": _iso(res.date), "file": str(path),
+                                 "durations": {k: float(v) for k, v in (res.duration or {}).items()
+                                               if isinstance(v, (int, float))}})
+            except Exception as exc:  # asv raises UserError, but a truncated row can raise anything
+                out.errors.append(f"{path}: not loaded: {exc}")
+    if not out.machines and not out.errors:
+        out.errors.append(f"{results_dir}: no machine folders with results")
+    return out
+
+
+def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: list[str]) -> list[Record]:
+    keys = res.get_result_keys(meta) if meta is not None else set(res.get_all_result_keys())
+    if meta is not None:
+        stale = set(res.get_all_result_keys()) - keys
+        if stale:
+            errors.append(f"{path}: {len(stale)} result(s) of benchmarks not in benchmarks.json or of an older "
+                          f"benchmark version ignored (as asv publish does): {', '.join(sorted(stale)[:5])}")
+    jax_version, jax_source = _jax_version(res, facts.backend)
+    date = _iso(res.date)
+    out = []
+    for key in sorted(keys):
+        params = res.get_result_params(key) or []
+        bmeta = (meta or {}).get(key)
+        names = list(bmeta["param_names"]) if bmeta and bmeta.get("param_names") else _guess_names(params)
+        if len(names) != len(params):
+            errors.append(f"{path}: {key}: {len(params)} param lists but {len(names)} names; skipped")
+            continue
+        values = res.get_result_value(key, params)
+        stats = res.get_result_stats(key, params)
+        if not params:
+            values, stats = [values[0] if isinstance(values, list) else values], [stats[0] if isinstance(stats, list) else stats]
+        method = key.rsplit(".", 1)[-1]
+        for combo, value, stat in zip(itertools.product(*params) if params else [()], values, stats):
+            if value is None:
+                status, val = "failed", None
+            elif isinstance(value, float) and math.isnan(value):
+                status, val = "skipped", None
+            elif isinstance(value, (int, float)):
+                status, val = "ok", float(value)
+            else:
+                errors.append(f"{path}: {key}{combo}: unreadable value {value!r}; not measured")
+                status, val = "failed", None
+            stat = stat if isinstance(stat, dict) else {}
+            out.append(Record(
+                machine=facts.name, benchmark=key, params={n: _literal(v) for n, v in zip(names, combo)},
+                status=status, value=val, unit=_unit(method, bmeta), commit=res.commit_hash or "unknown",
+                date=date, jax_version=jax_version, jax_source=jax_source, env_name=res.env_name or "",
+                q25=stat.get("q_25") if status == "ok" else None, q75=stat.get("q_75") if status == "ok" else None,
+                file=os.path.relpath(path, Path(path).parent.parent)))
+    return out
