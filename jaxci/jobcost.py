@@ -1,0 +1,128 @@
+"""Time and price of one runner job, from the catalogue: the job timeout a workflow sets, and what a run costs.
+
+A bench job is billed for all of it, not only the benchmark seconds: runner boot, checkout, installing the
+pins (jax[cuda13] is gigabytes of wheels), the suite, and EC2's 60-second billing minimum (GitHub-hosted
+runners round up to whole minutes instead). The model, stated once and used by both functions:
+
+    job_minutes    = overhead_minutes + suite_minutes x runs       (runs: commits benchmarked in the job)
+    timeout        = ceil(job_minutes x timeout_margin)
+    billed_seconds = max(job_seconds, billing_minimum)             runs-on (EC2 bills per second)
+                   = ceil(job_seconds / increment) x increment     github (per minute, rounded up)
+    dollars        = billed_seconds / 3600 x price_per_hour        (on-demand; RunsOn's licence is extra)
+
+Pure functions over catalogue records: nothing here measures or guesses; a missing figure stays None.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import asdict, dataclass
+
+from jaxci.catalogue import CatalogueError, Figure, Machine, catalogue_defaults, load_catalogue
+
+
+def _default(defaults: dict[str, Figure], key: str) -> float:
+    figure = defaults.get(key)
+    if not figure:
+        raise CatalogueError(f"machines.toml [defaults] needs a sourced {key} = {{value, source}}")
+    return float(figure.value)
+
+
+def planned_suite_minutes(machine: Machine, defaults: dict[str, Figure]) -> tuple[float, str]:
+    """The suite time a timeout is planned with: the family's own figure, else the [defaults] ceiling."""
+    own = machine.figure("suite_minutes")
+    if own:
+        return float(own.value), f"catalogue suite_minutes ({own.source})"
+    return _default(defaults, "suite_minutes_unmeasured"), (
+        f"[defaults] suite_minutes_unmeasured ({defaults['suite_minutes_unmeasured'].source}); "
+        f"{machine.name}: {own.reason}")
+
+
+def timeout_minutes(machine: Machine, defaults: dict[str, Figure], runs: int = 1) -> int:
+    """timeout-minutes for a job that benchmarks `runs` commits on this family."""
+    if runs < 1:
+        raise ValueError("runs must be at least 1")
+    suite, _ = planned_suite_minutes(machine, defaults)
+    job = _default(defaults, "job_overhead_minutes") + suite * runs
+    return math.ceil(job * _default(defaults, "timeout_margin"))
+
+
+@dataclass(frozen=True)
+class JobCost:
+    family: str
+    runner: str
+    suite_minutes: float | None
+    suite_source: str
+    overhead_minutes: float
+    overhead_source: str
+    job_minutes: float | None
+    billed_seconds: float | None
+    billing_rule: str
+    price_per_hour: float | None
+    dollars: float | None
+    note: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def billed_seconds(runner: str, job_seconds: float, defaults: dict[str, Figure]) -> tuple[float, str]:
+    if runner == "github":
+        step = _default(defaults, "github_billing_increment_seconds")
+        return math.ceil(job_seconds / step) * step, f"GitHub-hosted: rounded up to {step:g} s"
+    minimum = _default(defaults, "billing_minimum_seconds")
+    return max(job_seconds, minimum), f"EC2 per second, {minimum:g} s minimum"
+
+
+def job_cost(machine: Machine, defaults: dict[str, Figure], suite_minutes: float | None, *,
+             suite_source: str = "measured", overhead_minutes: float | None = None,
+             overhead_source: str = "measured", runs: int = 1) -> JobCost:
+    """Cost of one job on `machine`. suite_minutes None (not measured) gives dollars None, never a guess."""
+    if overhead_minutes is None:
+        overhead_minutes = _default(defaults, "job_overhead_minutes")
+        overhead_source = f"catalogue planning figure ({defaults['job_overhead_minutes'].source})"
+    price = machine.figure("price_per_hour")
+    note = "on-demand price; RunsOn licence not included" if machine.runner == "runs-on" else \
+        "GitHub-hosted standard runner"
+    if suite_minutes is None:
+        return JobCost(machine.name, machine.runner, None, "not measured", overhead_minutes, overhead_source,
+                       None, None, "", price.value, None, note + "; suite time not measured")
+    job = overhead_minutes + suite_minutes * runs
+    billed, rule = billed_seconds(machine.runner, job * 60, defaults)
+    dollars = None if price.value is None else billed / 3600 * float(price.value)
+    return JobCost(machine.name, machine.runner, suite_minutes, suite_source, overhead_minutes, overhead_source,
+                   job, billed, rule, price.value, dollars, note)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m jaxci.jobcost FAMILY=SUITE_MINUTES ...`: the cost table for measured suite times."""
+    parser = argparse.ArgumentParser(prog="python -m jaxci.jobcost", description=main.__doc__)
+    parser.add_argument("suites", nargs="*", metavar="FAMILY=MINUTES", help="measured full-scale suite minutes")
+    parser.add_argument("--overhead-minutes", type=float, help="measured job overhead (default: catalogue)")
+    args = parser.parse_args(argv)
+    try:
+        catalogue, defaults = load_catalogue(), catalogue_defaults()
+        measured = {}
+        for item in args.suites:
+            name, _, minutes = item.partition("=")
+            if name not in catalogue:
+                raise CatalogueError(f"unknown family {name!r}")
+            measured[name] = float(minutes)
+        print("| family | suite min | overhead min | job min | billed s | $/h | $ per run | rule |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name in measured or catalogue:
+            cost = job_cost(catalogue[name], defaults, measured.get(name), overhead_minutes=args.overhead_minutes)
+            fmt = lambda v, f: "not measured" if v is None else format(v, f)  # noqa: E731
+            print(f"| {name} | {fmt(cost.suite_minutes, '.1f')} | {cost.overhead_minutes:.1f} | "
+                  f"{fmt(cost.job_minutes, '.1f')} | {fmt(cost.billed_seconds, '.0f')} | {cost.price_per_hour} | "
+                  f"{fmt(cost.dollars, '.3f')} | {cost.billing_rule or '-'} |")
+    except (CatalogueError, ValueError) as exc:
+        print(f"jaxci jobcost: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
