@@ -1,0 +1,192 @@
+"""The report on synthetic result sets (truth known by construction), on corrupt and partial results, and on
+the suite's own CI-scale results."""
+
+import json
+import math
+import re
+
+import pytest
+
+from jaxci.analysis import crossover as cx
+from jaxci.catalogue import load_catalogue, read_pins
+from jaxci.report import cli
+from jaxci.report.build import build, incident_checks
+from jaxci.report.findings import findings_md, guidance_md
+from jaxci.report.page import LINK_ID, link_from_asv_index
+from jaxci.results import load_results
+from tests import synth
+
+
+@pytest.fixture(scope="module")
+def gpu_results(tmp_path_factory):
+    return synth.gpu_set(tmp_path_factory.mktemp("synth"))
+
+
+@pytest.fixture(scope="module")
+def gpu_report(gpu_results):
+    return build(gpu_results)
+
+
+def test_records_read_through_asv(gpu_results):
+    rs = load_results(gpu_results)
+    assert rs.errors == [] and set(rs.machines) == {"g4dn.2xlarge", "c7i.2xlarge"}
+    rec = next(r for r in rs.records if r.machine == "g4dn.2xlarge" and r.benchmark == "dense.Dense.time_warm" and r.params ==
+               {"op": "matmul", "n": 1024, "dtype": "float64", "device": "gpu"})
+    assert rec.value == pytest.approx(synth.dense_truth("matmul", 1024, "float64", "gpu")) and rec.unit == "seconds"
+    assert rec.jax_version == read_pins("cuda13")["jax"] and "pin at" in rec.jax_source
+    skipped = [r for r in rs.records if r.machine == "c7i.2xlarge" and r.params.get("device") == "gpu"]
+    assert skipped and all(r.status == "skipped" and r.value is None for r in skipped)
+    assert {r.status for r in rs.records if r.suite == "nuts" and r.params["device"] == "gpu"} == {"failed"}
+
+
+def test_unknown_commit_gives_unknown_jax_version(tmp_path):
+    s = synth.SynthResults(tmp_path, commit="0" * 40).machine("c7i.2xlarge")
+    s.add("c7i.2xlarge", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]], lambda **_: 1e-5)
+    (r,) = load_results(s.save()).records
+    assert r.jax_version == "unknown"
+
+
+def test_known_crossing_same_machine_and_across(gpu_report):
+    got = {(c.cpu_machine, c.gpu_machine, c.dtype): c for c in gpu_report.crossovers if c.benchmark == "dense.Dense.time_warm"}
+    same = got[("g4dn.2xlarge", "g4dn.2xlarge", "float32")]
+    assert same.kind == cx.CROSSING and same.n == pytest.approx(synth.CROSS_N, rel=1e-9)
+    assert [p[0] for p in same.points] == synth.SIZES
+    # FP64 scales cpu by 2 and gpu by 32: 2e-10 n^3 = 32e-5 n^1.5 -> n = (1.6e6)^(2/3), beyond 4096: none in range
+    assert got[("g4dn.2xlarge", "g4dn.2xlarge", "float64")].kind == cx.NONE_IN_RANGE
+    # the CPU-only runner is 2x slower: 2e-10 n^3 = 1e-5 n^1.5 -> n = (5e4)^(2/3)
+    across = got[("c7i.2xlarge", "g4dn.2xlarge", "float32")]
+    assert across.kind == cx.CROSSING and across.n == pytest.approx(5e4 ** (2 / 3), rel=1e-9)
+
+
+def test_known_fp64_ratio(gpu_report):
+    by = {(s.machine, s.device): s for s in gpu_report.fp64_summary if s.kernel == "dense.Dense.time_warm op=matmul"}
+    assert by[("g4dn.2xlarge", "gpu")].ratio == pytest.approx(synth.GPU_FP64_RATIO)
+    assert by[("g4dn.2xlarge", "cpu")].ratio == pytest.approx(synth.CPU_FP64_RATIO)
+
+
+def test_concurrency_and_sampler(gpu_report):
+    assert gpu_report.safe_n[("g4dn.2xlarge", "gpu", "no-prealloc")] == 4
+    assert gpu_report.safe_n[("g4dn.2xlarge", "gpu", "default")] == 1
+    (cpu_row,) = [r for r in gpu_report.nuts if dict(r.setting)["device"] == "cpu"]
+    assert cpu_row.best == (("vectorized", 4), 400.0)
+    (gpu_row,) = [r for r in gpu_report.nuts if dict(r.setting)["device"] == "gpu"]
+    assert gpu_row.best is None and set(gpu_row.configs.values()) == {None}
+
+
+def test_predictions_follow_the_stated_model(gpu_report):
+    cat = load_catalogue()
+    t4, a10 = cat["g4dn.2xlarge"], cat["g5.2xlarge"]
+    # efficiency measured on the T4 at n=4096: flops / (t - dispatch) / peak
+    n, o = 4096, 1e-5
+    eff = 2 * n**3 / (synth.dense_truth("matmul", n, "float32", "gpu") - o) / (t4.value("gpu_fp32_tflops") * 1e12)
+    (p,) = [p for p in gpu_report.runtimes if p.family == "g5.2xlarge" and p.device == "gpu" and p.n == 1024
+            and p.dtype == "float32"]
+    assert p.seconds == pytest.approx(o + 2 * 1024**3 / (eff * a10.value("gpu_fp32_tflops") * 1e12))
+    assert p.measured is None and "g4dn.2xlarge" in p.inputs and "catalogue" in p.inputs
+    # the measured T4 keeps its measured value beside a prediction (calibrated on itself, and it says so)
+    (m,) = [p for p in gpu_report.runtimes if p.family == "g4dn.2xlarge" and p.device == "gpu" and p.n == 1024
+            and p.dtype == "float32"]
+    assert m.measured == pytest.approx(synth.dense_truth("matmul", 1024, "float32", "gpu"))
+    assert "itself" in m.inputs and m.error is not None
+    # predicted crossovers for a family never replace a measured one
+    pc = {(p.family, p.dtype): p for p in gpu_report.predicted_crossovers if p.benchmark == "dense.Dense.time_warm"}
+    assert pc[("g4dn.2xlarge", "float32")].measured.n == pytest.approx(synth.CROSS_N)
+    assert pc[("g5.2xlarge", "float32")].measured is None
+
+
+def test_costs_measured_and_predicted(gpu_report):
+    rows = {c.family: c for c in gpu_report.costs}
+    assert rows["g4dn.2xlarge"].label == "measured" and rows["c7i.2xlarge"].label == "measured"
+    assert rows["g5.2xlarge"].label == "predicted" and rows["g5.2xlarge"].source_machine == "g4dn.2xlarge"
+    assert rows["ubuntu-latest"].label == "predicted" and rows["ubuntu-latest"].source_machine == "c7i.2xlarge"
+    t4 = rows["g4dn.2xlarge"]
+    assert t4.suite_seconds == pytest.approx(4.0)  # four benchmarks written with a duration of 1 s each
+    assert t4.job_dollars == pytest.approx((t4.overhead_s + 4.0) * t4.price_per_hour / 3600)
+
+
+def test_findings_name_provenance_and_not_measured(gpu_report):
+    md = findings_md(gpu_report)
+    for q in range(1, 8):
+        assert re.search(rf"^## {q}\. ", md, re.M), f"question {q} missing"
+    assert f"n ≈ {synth.CROSS_N:,.0f}" in md
+    assert "32.00" in md and "g4dn.2xlarge, JAX " in md
+    assert "(no notebooks suite results)" in md and "(no compile suite results)" in md
+    guide = guidance_md(gpu_report)
+    assert f"n ≈ {synth.CROSS_N:,.0f}" in guide and "32.0x in float64" in guide and "vectorized" in guide
+
+
+def test_incident_figures_are_an_outside_check_only(gpu_report):
+    text = "| 1000x1000 matmul, compiled | 0.011 s | 0.001 s |\n| 50M-element elementwise, compiled | 0.381 s | 0.002 s |\n"
+    from jaxci.analysis.predict import Predictor
+
+    pred = Predictor(gpu_report.records, gpu_report.machines, gpu_report.catalogue)
+    rows = incident_checks(text, pred)
+    t4 = [r for r in rows if r["family"] == "g4dn.2xlarge" and r["n"] == 1000]
+    assert t4[0]["incident_s"] == 0.001 and t4[0]["predicted_s"] is not None
+    assert t4[0]["predicted_s"] == pred.predict("g4dn.2xlarge", "dense.Dense.time_warm", (("op", "matmul"),), "float32", "gpu", 1000)[0]
+    # no elementwise results: not predicted, never filled from the incident
+    assert all(r["predicted_s"] is None for r in rows if r["n"] == 50_000_000)
+
+
+def test_corrupt_and_partial_results_are_reported_not_fatal(tmp_path):
+    results = synth.gpu_set(tmp_path)
+    (results / "g4dn.2xlarge" / "deadbeef-virtualenv-py3.11.json").write_text('{"commit_hash": "dead", "results": {')
+    bad = results / "broken-machine"
+    bad.mkdir()
+    (bad / "machine.json").write_text("not json")
+    (bad / "abc-env.json").write_text("{}")
+    rs = load_results(results)
+    assert any("deadbeef-virtualenv-py3.11.json" in e for e in rs.errors)
+    assert any("broken-machine" in e and "machine.json" in e for e in rs.errors)
+    assert {r.machine for r in rs.records} == {"g4dn.2xlarge", "c7i.2xlarge"}
+    (results / "benchmarks.json").unlink()
+    rs = load_results(results)
+    assert any("benchmarks.json" in e and "missing" in e for e in rs.errors)
+    rec = next(r for r in rs.records if r.benchmark == "dense.Dense.time_warm")
+    assert set(rec.params) == {"param0", "param1", "dtype", "device"}  # names guessed from values, said so above
+    assert "not measured" in findings_md(build(results))
+
+
+def test_cli_outputs_and_errors(gpu_results, tmp_path, capsys):
+    assert cli.main([str(tmp_path / "missing")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert cli.main([str(gpu_results), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "Crossovers (measured)" in out and "FP64 / FP32" in out
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"findings.md", "guidance.md", "report.json"}
+    assert cli.main([str(gpu_results), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert all(row["label"] == "predicted" for row in data["runtimes"])
+    assert any(c["kind"] == cx.CROSSING and math.isclose(c["n"], synth.CROSS_N) for c in data["crossovers"])
+
+
+def test_link_into_asv_index_is_idempotent(gpu_results, tmp_path):
+    html = tmp_path / "html"
+    html.mkdir()
+    assert "asv publish" in link_from_asv_index(html)  # no index yet: says what to do, writes nothing
+    (html / "index.html").write_text('<html><body><nav><ul class="nav navbar-nav navbar-left"><li>x</li></ul></nav></body></html>')
+    assert cli.main([str(gpu_results), "--html", str(html)]) == 0
+    assert cli.main([str(gpu_results), "--html", str(html)]) == 0
+    assert (html / "index.html").read_text().count(LINK_ID) == 1
+    page = (html / "findings" / "index.html").read_text()
+    assert page.count('class="jaxci-figure"') >= 4 and "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+@pytest.mark.slow
+def test_report_on_ci_scale_run(ci_run, tmp_path):
+    box, machine, _ = ci_run
+    report = build(box.results)
+    assert report.errors == []
+    suites = {r.suite for r in report.records}
+    md = findings_md(report)
+    swept = {(r.benchmark, r.params["dtype"]) for r in report.records if "n" in r.params and r.method.startswith("time_")}
+    assert {(c.benchmark, c.dtype) for c in report.crossovers} == swept
+    assert all(c.kind == cx.NOT_MEASURED for c in report.crossovers if not report.machines[machine].has_gpu)
+    assert f"{machine}, JAX {read_pins('cpu')['jax']}" in md
+    for s in report.fp64_summary:
+        assert s.ratio > 0 and math.isfinite(s.ratio)
+    assert suites <= {r.suite for r in load_results(box.results).records}
+    box.asv("publish")
+    assert cli.main([str(box.results), "--html", str(box.html), "--out", str(tmp_path)]) == 0
+    assert f'id="{LINK_ID}"' in (box.html / "index.html").read_text()
+    assert (box.html / "findings" / "index.html").is_file()
