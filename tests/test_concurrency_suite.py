@@ -1,0 +1,79 @@
+"""The concurrency suite at CI scale in an asv sandbox: nothing fails, cpu x default measures N = 1..4,
+the other policies on cpu and every gpu combination (on a machine without a GPU) are n/a, and the
+tracked values agree with the per-worker records written to $JAXCI_ARTIFACTS."""
+
+import itertools
+import json
+import math
+
+import pytest
+
+from jaxci.nvml import gpu_present
+from tests.asvutil import AsvSandbox, failed_benchmarks
+
+pytestmark = pytest.mark.slow
+TRACKS = ["track_workers_died", "track_slowdown", "track_peak_memory_mib"]
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    from asv.results import iter_results_for_machine
+
+    root = tmp_path_factory.mktemp("concurrency")
+    box = AsvSandbox(root).write_conf()
+    machine = box.register("ci-test")
+    proc = box.run_existing(machine, bench="concurrency", JAXCI_ARTIFACTS=str(root / "artifacts"))
+    (results,) = iter_results_for_machine(str(box.results), machine)
+    values = {}
+    for track in TRACKS:
+        key = f"concurrency.Concurrency.{track}"
+        params = results.get_result_params(key)
+        for combo, value in zip(itertools.product(*params), results.get_result_value(key, params)):
+            values[(track, *(eval(p) for p in combo))] = value
+    artifact = json.loads((root / "artifacts" / "concurrency" / "concurrency.json").read_text())
+    return proc.stdout + proc.stderr, values, artifact
+
+
+def test_nothing_failed(suite):
+    log, values, _ = suite
+    assert failed_benchmarks(log) == [], log[-4000:]
+    assert len(values) == 3 * 4 * 4 * 2
+
+
+def test_cpu_default_measured(suite):
+    _, values, _ = suite
+    for n in (1, 2, 3, 4):
+        assert values[("track_workers_died", n, "default", "cpu")] == 0
+        assert values[("track_slowdown", n, "default", "cpu")] > 0
+        assert values[("track_peak_memory_mib", n, "default", "cpu")] > 64  # host RSS holds the 64 MiB workload
+
+
+def test_policies_na_on_cpu(suite):
+    _, values, _ = suite
+    for track, n, policy in itertools.product(TRACKS, (1, 2, 3, 4), ("no-prealloc", "fraction", "platform")):
+        assert math.isnan(values[(track, n, policy, "cpu")])
+
+
+@pytest.mark.skipif(gpu_present(), reason="this machine has a GPU")
+def test_gpu_na_without_gpu(suite):
+    _, values, _ = suite
+    gpu = [v for k, v in values.items() if k[-1] == "gpu"]
+    assert len(gpu) == 3 * 4 * 4 and all(v is not None and math.isnan(v) for v in gpu)
+
+
+def test_artifact_matches_tracks(suite):
+    _, values, artifact = suite
+    assert artifact["scale"] == "ci"
+    (combo,) = [c for c in artifact["combinations"] if (c["policy"], c["device"]) == ("default", "cpu")]
+    runs = combo["runs"]
+    assert sorted(runs) == ["1", "2", "3", "4", "baseline"]
+    (lone,) = runs["baseline"]["workers"]
+    for n in (1, 2, 3, 4):
+        workers = runs[str(n)]["workers"]
+        assert len(workers) == n and all(w["cause"] == "ok" for w in workers)
+        assert all(w["value"]["live_bytes"] == combo["workload"]["peak_mib"] * 2**20 for w in workers)
+        assert all(w["env"]["JAX_PLATFORMS"] == "cpu" for w in workers)
+        slowest = max(w["wall_s"] for w in workers)
+        assert values[("track_slowdown", n, "default", "cpu")] == pytest.approx(slowest / lone["wall_s"])
+        assert values[("track_peak_memory_mib", n, "default", "cpu")] == pytest.approx(
+            max(w["peak_rss_mib"] for w in workers))
