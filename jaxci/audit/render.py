@@ -1,0 +1,115 @@
+"""Audit verdicts as a Markdown table, CSV, JSON, and a short summary for $GITHUB_STEP_SUMMARY.
+
+Rendering is last and pure: records in, text out. Numbers that were not measured print as "-".
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from jaxci.audit import classify
+from jaxci.audit.repo import MARGIN, Verdict, pin_list
+
+COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
+           "max_elements", "regime", "recommendation", "cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s",
+           "slowest_cell_s", "timeout_s", "proposed_timeout_s", "over_timeout", "reasons", "errors"]
+
+
+def _s(value) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def row(v: Verdict) -> dict:
+    s = v.scan
+    cpu, gpu = v.runs.get("cpu"), v.runs.get("cuda")
+    slowest = [r.slowest.wall_s for r in v.runs.values() if r.slowest]
+    nuts = [n for n in s.nuts if "num_chains" in n]
+    return {
+        "lecture": v.path,
+        "status": v.status,
+        "jax": "numpyro" if s.uses_numpyro else ("jax" if s.uses_jax else ""),
+        "float64": "yes" if s.float64 else "",
+        "sequential": len(s.sequential) or "",
+        "nuts": "; ".join(f"{n['num_chains']} chains {n['chain_method']}" for n in nuts)
+                or ("yes" if s.nuts else ""),
+        "device_pins": len(s.device_pins) or "",
+        "gpu_narrative": len(s.gpu_narrative) or "",
+        "max_elements": s.max_elements if s.max_elements is not None else "",
+        "regime": v.regime,
+        "recommendation": v.recommendation,
+        "cpu_s": _s(cpu.cells_s) if cpu and cpu.cells else "-",
+        "cpu_compile_s": _s(cpu.compile_s) if cpu else "-",
+        "gpu_s": _s(gpu.cells_s) if gpu and gpu.cells else "-",
+        "gpu_compile_s": _s(gpu.compile_s) if gpu else "-",
+        "slowest_cell_s": _s(max(slowest)) if slowest else "-",
+        "timeout_s": "none" if v.config and v.timeout is None else (_s(v.timeout) if v.timeout else "-"),
+        "proposed_timeout_s": f"{v.proposed_timeout:.0f}" if v.proposed_timeout else "-",
+        "over_timeout": "; ".join(v.over_timeout),
+        "reasons": "; ".join(v.reasons),
+        "errors": "; ".join(v.errors),
+    }
+
+
+def to_json(verdicts: list[Verdict], executed: bool) -> str:
+    return json.dumps({"executed": executed, "lectures": [v.as_dict() for v in verdicts],
+                       "pin_to_cpu": pin_list(verdicts),
+                       "failed": [v.path for v in verdicts if v.failed],
+                       "timeout_model": f"slowest measured cell x {MARGIN:g}, rounded up to a minute, >= 60 s"},
+                      indent=2, default=str)
+
+
+def to_csv(verdicts: list[Verdict]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for v in verdicts:
+        writer.writerow(row(v))
+    return out.getvalue()
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
+    columns = [c for c in COLUMNS if executed or c not in
+               ("cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s", "slowest_cell_s", "proposed_timeout_s",
+                "over_timeout")]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for v in verdicts:
+        r = row(v)
+        lines.append("| " + " | ".join(_cell(r[c]) for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def summary(verdicts: list[Verdict], executed: bool) -> str:
+    """Headline counts, the pin list, failures and timeouts: what a CI job summary page needs."""
+    counts = {}
+    for v in verdicts:
+        if v.recommendation:
+            counts[v.recommendation] = counts.get(v.recommendation, 0) + 1
+    jax = sum(1 for v in verdicts if v.scan.uses_jax or v.scan.uses_numpyro)
+    lines = [f"## jaxci audit: {len(verdicts)} lectures, {jax} use JAX or numpyro"
+             + (" (executed)" if executed else " (static scan)"), ""]
+    lines += [f"- **{rec}**: {n}" for rec, n in sorted(counts.items())]
+    pins = pin_list(verdicts)
+    if pins:
+        lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`):", ""] + [f"- `{p}`" for p in pins]
+    failed = [v for v in verdicts if v.failed]
+    if failed:
+        lines += ["", f"**{len(failed)} lecture(s) failed:**", ""]
+        lines += [f"- `{v.path}` ({v.status}): {_cell('; '.join(v.errors))}" for v in failed]
+    over = [(v.path, o) for v in verdicts for o in v.over_timeout]
+    if over:
+        lines += ["", "Cells over the configured timeout:", ""] + [f"- `{p}` {o}" for p, o in over]
+    proposed = [v.proposed_timeout for v in verdicts if v.proposed_timeout]
+    if proposed:
+        lines += ["", f"Proposed per-cell timeout for the slowest lecture: {max(proposed):.0f} s "
+                      f"(model: slowest measured cell x {MARGIN:g}, rounded up to a minute, at least 60 s)."]
+    if not executed:
+        lines += ["", "Static scan only: run `jaxci audit --execute` to measure cell times."]
+    regimes = ", ".join(f"{k} = {t}" for k, t in classify.REGIMES.items())
+    lines += ["", f"Regimes: {regimes}.", ""]
+    return "\n".join(lines)
