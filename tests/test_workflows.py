@@ -1,0 +1,396 @@
+"""Everything under .github/: zizmor and actionlint pass; least privilege; pinned actions from the reference list;
+no expression reaches a shell line; every job has a timeout; paid (RunsOn) jobs are guarded against forks and
+untrusted events; and the families in the workflows are the catalogue's (no drift)."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.upgrade import load_config
+from jaxci.workflow_inputs import plan
+
+REPO = Path(__file__).resolve().parent.parent
+GITHUB = REPO / ".github"
+BIN = Path(sys.executable).parent
+WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
+ACTIONS = sorted((GITHUB / "actions").glob("*/action.yml"))
+PINS = REPO.parent / "shared" / "reference" / "action-pins.md"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CATALOGUE = load_catalogue()
+TRUSTED_EVENTS = {"workflow_dispatch", "schedule"}
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def triggers(workflow: dict) -> dict:
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    return {on: None} if isinstance(on, str) else {k: None for k in on} if isinstance(on, list) else on
+
+
+def jobs():
+    for path in WORKFLOWS:
+        for name, job in load(path)["jobs"].items():
+            yield path, name, job
+
+
+def steps():
+    for path, name, job in jobs():
+        for step in job.get("steps", []):
+            yield f"{path.name}:{name}", step
+    for path in ACTIONS:
+        for step in load(path).get("runs", {}).get("steps", []):
+            yield f"{path.parent.name}/action.yml", step
+
+
+def test_the_workflows_exist():
+    assert {p.name for p in WORKFLOWS} >= {"bench.yml", "jax-upgrade.yml", "ci.yml"}
+    assert (GITHUB / "dependabot.yml").is_file()
+
+
+# ---- the linters -------------------------------------------------------------------------------------
+
+def zizmor(*paths):
+    return subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", "--min-severity", "low",
+                           *map(str, paths)], capture_output=True, text=True, cwd=REPO)
+
+
+def test_zizmor_finds_nothing_above_informational():
+    proc = zizmor(GITHUB)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings" in proc.stdout + proc.stderr
+
+
+def test_actionlint_passes():
+    proc = subprocess.run([str(BIN / "actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_zizmor_would_catch_an_unhardened_workflow():
+    """The lint test can fail: the first draft of bench.yml (inputs in run:, tags, no permissions) does."""
+    proc = zizmor(FIXTURES / "unhardened-bench.yml")
+    assert proc.returncode != 0
+    for audit in ("template-injection", "unpinned-uses", "excessive-permissions"):
+        assert audit in proc.stdout, audit
+
+
+# ---- least privilege ---------------------------------------------------------------------------------
+
+# The only write scopes anywhere, and the job that needs each one.
+ALLOWED_WRITES = {("bench.yml", "commit"): {"contents"}, ("bench.yml", "deploy"): {"pages", "id-token"}}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_top_level_permissions_are_empty_or_read_only(path):
+    perms = load(path).get("permissions")
+    assert perms is not None, f"{path.name}: no top-level permissions"
+    assert perms == {} or all(v in ("read", "none") for v in perms.values()), perms
+
+
+def test_each_job_states_its_permissions_and_writes_only_where_needed():
+    for path, name, job in jobs():
+        perms = job.get("permissions")
+        assert isinstance(perms, dict), f"{path.name}:{name} has no permissions block"
+        writes = {k for k, v in perms.items() if v == "write"}
+        assert writes == ALLOWED_WRITES.get((path.name, name), set()), f"{path.name}:{name}: {perms}"
+
+
+def test_every_permission_says_what_it_is_for():
+    for path in WORKFLOWS:
+        for line in path.read_text().splitlines():
+            if re.match(r"\s+[a-z-]+: (read|write)\b", line) and "permissions" not in line:
+                assert "#" in line, f"{path.name}: permission without a comment: {line.strip()}"
+
+
+# ---- pinned actions ----------------------------------------------------------------------------------
+
+USES = re.compile(r"^(?P<action>[\w.-]+/[\w.-]+)@(?P<sha>[0-9a-f]{40})$")
+
+
+def reference_pins() -> set[tuple[str, str, str]]:
+    rows = re.findall(r"^\| ([\w.-]+/[\w.-]+) \| (v[\d.]+) \| ([0-9a-f]{40}) \|", PINS.read_text(), re.M)
+    return {(action, sha, tag) for action, tag, sha in rows}
+
+
+def uses_lines():
+    for path in WORKFLOWS + ACTIONS:
+        for line in path.read_text().splitlines():
+            m = re.match(r"\s*(?:- )?uses: (\S+)(?:\s+#\s*(\S+))?", line)
+            if m:
+                yield path, m.group(1), m.group(2)
+
+
+def test_actions_are_pinned_by_full_sha_with_the_tag():
+    found = list(uses_lines())
+    assert found
+    for path, ref, tag in found:
+        if ref.startswith("./"):
+            continue
+        assert USES.match(ref), f"{path.name}: {ref} is not pinned to a full commit SHA"
+        assert tag and tag.startswith("v"), f"{path.name}: {ref} has no version comment"
+
+
+@pytest.mark.skipif(not PINS.is_file(), reason="shared/reference/action-pins.md is not beside this checkout")
+def test_pinned_shas_come_from_the_reference_list():
+    pins = reference_pins()
+    for path, ref, tag in uses_lines():
+        if ref.startswith("./"):
+            continue
+        action, sha = ref.split("@")
+        assert (action, sha, tag) in pins, f"{path.name}: {ref} # {tag} is not in {PINS.name}"
+
+
+# ---- no template injection ---------------------------------------------------------------------------
+
+def test_no_expression_in_any_shell_line():
+    """Inputs, PR data and step outputs reach a shell only as environment variables."""
+    for where, step in steps():
+        assert "${{" not in step.get("run", ""), f"{where}: expression inside run: {step['run'][:80]}"
+
+
+def test_dispatch_inputs_are_validated_before_use():
+    bench = load(GITHUB / "workflows" / "bench.yml")
+    plan_job = bench["jobs"]["plan"]
+    runs = " ".join(s.get("run", "") for s in plan_job["steps"])
+    assert "jaxci inputs plan" in runs
+    text = (GITHUB / "workflows" / "bench.yml").read_text()
+    assert set(re.findall(r"\binputs\.(\w+)", text)) <= {"families", "scale", "bench", "commits"}
+    for job_name, job in bench["jobs"].items():  # only the plan job sees raw inputs
+        if job_name != "plan":
+            assert "inputs." not in yaml.safe_dump(job), job_name
+
+
+def test_no_dangerous_triggers():
+    for path in WORKFLOWS:
+        assert not {"pull_request_target", "workflow_run"} & set(triggers(load(path))), path.name
+
+
+# ---- timeouts and concurrency ------------------------------------------------------------------------
+
+def test_every_job_has_a_timeout():
+    for path, name, job in jobs():
+        timeout = job.get("timeout-minutes")
+        assert timeout is not None, f"{path.name}:{name} has no timeout-minutes"
+        assert timeout == "${{ matrix.timeout_minutes }}" or (isinstance(timeout, int) and 0 < timeout <= 60), \
+            f"{path.name}:{name}: {timeout!r}"
+
+
+def runner_jobs():
+    """Jobs whose runner is chosen from the catalogue matrix (RunsOn labels are self-hosted, paid)."""
+    for path, name, job in jobs():
+        if str(job["runs-on"]).startswith("${{"):
+            yield path, name, job
+
+
+def test_runner_jobs_take_label_and_timeout_from_the_plan():
+    found = list(runner_jobs())
+    assert {(p.name, n) for p, n, _ in found} == {("bench.yml", "bench"), ("jax-upgrade.yml", "continuous")}
+    for path, name, job in found:
+        assert job["runs-on"] == "${{ matrix.runs_on }}"
+        assert job["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+        assert job["strategy"]["fail-fast"] is False
+        assert job["timeout-minutes"] == "${{ matrix.timeout_minutes }}"
+        assert "matrix.family" in job["concurrency"]["group"]
+
+
+def test_a_second_dispatch_for_a_family_queues():
+    job = load(GITHUB / "workflows" / "bench.yml")["jobs"]["bench"]
+    assert job["concurrency"] == {"group": "bench-${{ matrix.family }}", "cancel-in-progress": False}
+
+
+# ---- guards on paid runners: a tiny evaluator for the `if:` expressions used ----------------------------
+
+TOKEN = re.compile(r"\s*(?:(?P<str>'[^']*')|(?P<op>==|!=|&&|\|\||!|\(|\)|,)|(?P<word>[A-Za-z_][\w.-]*))")
+
+
+def evaluate(expr: str, ctx: dict):
+    """GitHub expression subset: 'strings', context paths, == != ! && || ( ), format(); anything else fails."""
+    expr = expr.strip()
+    if expr.startswith("${{"):
+        expr = expr[3:-2]
+    tokens, pos = [], 0
+    while pos < len(expr.rstrip()):
+        m = TOKEN.match(expr, pos)
+        assert m and m.end() > pos, f"unsupported expression at {expr[pos:]!r}"
+        tokens.append(m)
+        pos = m.end()
+    i = 0
+
+    def peek():
+        return tokens[i].group().strip() if i < len(tokens) else None
+
+    def take():
+        nonlocal i
+        i += 1
+        return tokens[i - 1]
+
+    def primary():
+        tok = take()
+        if tok.group("str"):
+            return tok.group("str")[1:-1]
+        text = tok.group().strip()
+        if text == "(":
+            value = disjunction()
+            assert take().group().strip() == ")"
+            return value
+        if text == "!":
+            return not primary()
+        if text == "format":
+            assert take().group().strip() == "("
+            args = [disjunction()]
+            while peek() == ",":
+                take()
+                args.append(disjunction())
+            assert take().group().strip() == ")"
+            return args[0].format(*args[1:])
+        value = ctx
+        for part in text.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def comparison():
+        left = primary()
+        while peek() in ("==", "!="):
+            op, right = take().group().strip(), primary()
+            left = (left == right) if op == "==" else (left != right)
+        return left
+
+    def conjunction():
+        value = comparison()
+        while peek() == "&&":
+            take()
+            right = comparison()
+            value = value and right
+        return value
+
+    def disjunction():
+        value = conjunction()
+        while peek() == "||":
+            take()
+            right = conjunction()
+            value = value or right
+        return value
+
+    result = disjunction()
+    assert i == len(tokens), f"trailing tokens in {expr!r}"
+    return bool(result)
+
+
+def github(event_name, head_repo="jax-ci-bench/jax-ci-bench"):
+    ctx = {"github": {"event_name": event_name, "repository": "jax-ci-bench/jax-ci-bench", "event": {}}}
+    if event_name.startswith("pull_request"):
+        ctx["github"]["event"]["pull_request"] = {"head": {"repo": {"full_name": head_repo}}, "number": 7}
+    return ctx
+
+
+CASES = {
+    "dispatch": github("workflow_dispatch"),
+    "schedule": github("schedule"),
+    "same-repo pull request": github("pull_request"),
+    "fork pull request": github("pull_request", head_repo="someone/jax-ci-bench"),
+    "push": github("push"),
+    "issue comment": github("issue_comment"),
+}
+
+
+def test_evaluator_reads_what_it_supports():
+    assert evaluate("github.event_name == 'schedule' || !(github.event_name == 'push')", CASES["dispatch"])
+    assert not evaluate("${{ github.event_name == 'push' && github.repository == 'x' }}", CASES["push"])
+    with pytest.raises(AssertionError):
+        evaluate("contains(github.event_name, 'x')", CASES["push"])
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_paid_runner_jobs_start_only_for_trusted_events(case):
+    """A RunsOn job (and the plan job it needs) runs for dispatch, schedule and same-repository pull requests
+    only where its workflow is triggered by them; never for a fork's pull request or any other event."""
+    trusted = case in ("dispatch", "schedule", "same-repo pull request")
+    for path, name, job in runner_jobs():
+        on = triggers(load(path))
+        event = CASES[case]["github"]["event_name"]
+        assert "if" in job, f"{path.name}:{name} has no guard"
+        runs = event in on and evaluate(job["if"], CASES[case])
+        if not trusted:
+            assert not runs, f"{path.name}:{name} would start a paid runner for a {case}"
+        elif event in on:
+            assert runs, f"{path.name}:{name} does not run for a {case}"
+
+
+def test_paid_runner_jobs_are_guarded_even_if_a_trigger_is_added():
+    """The guard itself refuses untrusted events, whatever the `on:` block says."""
+    for path, name, job in runner_jobs():
+        for case in ("fork pull request", "push", "issue comment"):
+            assert not evaluate(job["if"], CASES[case]), f"{path.name}:{name} {case}"
+
+
+def test_publishing_is_on_demand():
+    """Only published (full-scale) runs commit or deploy; the plan gives them spot=false labels."""
+    p = plan("", "full", "", "", "1", suite_names=["dense"])
+    assert all(not e["spot"] and "spot=true" not in e["runs_on"] for e in p.matrix["include"])
+    wf = load(GITHUB / "workflows" / "bench.yml")
+    for name in ("commit", "deploy"):
+        assert "needs.plan.outputs.publish == 'true'" in wf["jobs"][name]["if"]
+
+
+# ---- no drift between the workflows and the catalogue ------------------------------------------------
+
+INSTANCE = re.compile(r"\b[a-z][a-z0-9-]*[0-9][a-z0-9-]*\.(?:[0-9]*x?large|metal|medium|small|micro|nano)\b")
+
+
+def test_literal_family_names_in_github_are_catalogue_names():
+    for path in GITHUB.rglob("*"):
+        if path.is_file() and path.suffix in (".yml", ".yaml", ".md"):
+            text = path.read_text()
+            for name in INSTANCE.findall(text) + re.findall(r"family=([\w.+-]+)", text):
+                assert name in CATALOGUE, f"{path.relative_to(REPO)}: {name!r} is not a catalogue family"
+
+
+def test_literal_runners_are_catalogue_github_families():
+    for path, name, job in jobs():
+        label = job["runs-on"]
+        if not str(label).startswith("${{"):
+            assert label in CATALOGUE and CATALOGUE[label].runner == "github", f"{path.name}:{name}: {label}"
+
+
+def test_every_bench_family_is_reachable():
+    """The default (scheduled) plan runs exactly the catalogue's bench = true families, each with its label."""
+    bench_families = {n for n, m in CATALOGUE.items() if m.bench}
+    p = plan("", "", "", "", "1", suite_names=["dense"])
+    assert {e["family"] for e in p.matrix["include"]} == bench_families
+    assert len(bench_families) >= 2
+
+
+def test_upgrade_families_are_a_cpu_and_a_gpu_catalogue_family():
+    config = load_config()
+    assert not CATALOGUE[config.cpu_family].has_gpu and CATALOGUE[config.gpu_family].has_gpu
+
+
+def test_timeouts_need_no_unsourced_figure():
+    defaults = catalogue_defaults()
+    for key in ("job_overhead_minutes", "timeout_margin", "suite_minutes_unmeasured"):
+        assert defaults[key].source, key
+
+
+# ---- dependabot --------------------------------------------------------------------------------------
+
+def test_dependabot_moves_the_jax_pins_together():
+    config = load(GITHUB / "dependabot.yml")
+    (update,) = [u for u in config["updates"] if u["package-ecosystem"] == "pip"]
+    assert set(update["directories"]) == {"/env_matrix/cpu", "/env_matrix/cuda13"}
+    for d in update["directories"]:
+        assert (REPO / d.lstrip("/") / "requirements.txt").is_file()
+    assert update["schedule"]["interval"] == "weekly"
+    (group,) = update["groups"].values()
+    assert set(group["patterns"]) == {"jax", "jaxlib", "numpyro"}
+
+
+def test_upgrade_workflow_runs_on_pin_changes():
+    on = triggers(load(GITHUB / "workflows" / "jax-upgrade.yml"))
+    assert on["pull_request"]["paths"] == ["env_matrix/**/requirements.txt"]
