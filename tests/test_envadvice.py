@@ -1,0 +1,191 @@
+"""`jaxci env`: known answers of the model, clear errors for inputs outside sense, every output format,
+reading the measured peak through asv's results API, and no JAX (or NumPy) behind it."""
+
+import json
+import shlex
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from jaxci.catalogue import load_policies
+from jaxci.envadvice import AdviceError, main, recommend, render, safe_kernels
+from tests.synth import SynthResults
+
+POLICIES, BUDGET = load_policies()
+T4 = 15360
+XLA_VARS = {"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_PREALLOCATE",
+            "XLA_PYTHON_CLIENT_ALLOCATOR"}
+
+
+def advise(kernels, **kw):
+    kw.setdefault("budget", BUDGET)
+    return recommend(kernels, policies=POLICIES, cache_dir="/cache/jax", **kw)
+
+
+def test_budget_in_catalogue_is_the_one_assumed_here():
+    assert BUDGET == 0.90  # the known answers below are worked out for this budget
+
+
+def test_t4_three_kernels_of_3_gib():
+    a = advise(3, peak_mib=3072, device_mib=T4)
+    assert a.policy == "fraction" and a.fraction == 0.30
+    assert a.safe_kernels == 4  # floor(0.90 x 15360 / 3072) = 4, and 0.23 x 15360 = 3533 MiB holds 3072
+    assert a.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == a.env["XLA_CLIENT_MEM_FRACTION"] == "0.30"
+    assert a.env["JAX_TRACEBACK_FILTERING"] == "off" and a.env["JAX_COMPILATION_CACHE_DIR"] == "/cache/jax"
+    assert "JAX_PLATFORMS" not in a.env
+    assert "4,608 MiB" in a.reason and "11,520 MiB" in a.reason  # its slice; what the default would take
+    assert a.cell_timeout_s == 600 and a.env["JAXCI_CELL_TIMEOUT_S"] == "600"
+
+
+def test_one_kernel_that_fits_the_default():
+    a = advise(1, peak_mib=3072, device_mib=T4)
+    assert a.policy == "default" and not XLA_VARS & a.env.keys() and a.fraction is None
+
+
+def test_one_kernel_above_the_default_75_percent():
+    a = advise(1, peak_mib=12000, device_mib=T4)  # > 11,520 = 75%, < 13,824 = 90%
+    assert (a.policy, a.fraction, a.safe_kernels) == ("fraction", 0.90, 1)
+
+
+def test_too_many_kernels_are_reduced_to_the_safe_n():
+    a = advise(6, peak_mib=3072, device_mib=T4)
+    assert a.safe_kernels == 4 and a.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.23"
+    assert any("6 kernels do not fit: run at most 4" in n for n in a.notes)
+
+
+@pytest.mark.parametrize("peak, device, expected", [
+    (3072, 15360, 4), (1000, 10000, 9), (1100, 10000, 8),
+    (1120, 10000, 7),  # floor(9000/1120) = 8, but 8 kernels get 0.11 x 10000 = 1100 < 1120
+    (13824, 15360, 1),
+    (2000, 80000, 33),  # 36 fit by memory, but f(36) = 0.03 and 36 x 0.03 > 1: down to 33 x 0.03 = 0.99
+])
+def test_safe_kernels_known_answers(peak, device, expected):
+    assert safe_kernels(peak, device, 0.90, POLICIES["fraction"]) == expected
+
+
+def test_no_measured_peak():
+    a = advise(3, device_mib=T4)
+    assert a.policy == "no-prealloc" and a.env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false" and a.safe_kernels is None
+    assert advise(1, device_mib=T4).policy == "default"
+
+
+def test_pinned_to_cpu():
+    a = advise(4, pin_cpu=True)
+    assert a.policy == "cpu" and a.env["JAX_PLATFORMS"] == "cpu" and not XLA_VARS & a.env.keys()
+
+
+@pytest.mark.parametrize("slowest, slowdown, expected", [(100, None, 300), (100, 2.5, 780), (100, 0.8, 300), (1, None, 60)])
+def test_cell_timeout(slowest, slowdown, expected):
+    assert advise(2, peak_mib=1000, device_mib=T4, slowest_cell_s=slowest, slowdown=slowdown).cell_timeout_s == expected
+
+
+@pytest.mark.parametrize("kernels, kw, match", [
+    (0, dict(peak_mib=1000, device_mib=T4), "--kernels 0"),
+    (-2, dict(pin_cpu=True), "--kernels -2"),
+    (3, dict(peak_mib=20000, device_mib=T4), "larger than the device"),
+    (3, dict(peak_mib=14000, device_mib=T4), "exceeds the memory budget"),
+    (3, dict(peak_mib=1000, device_mib=T4, budget=1.5), "--memory-budget 1.5"),
+    (3, dict(peak_mib=1000, device_mib=T4, budget=0.0), "--memory-budget 0.0"),
+    (3, dict(peak_mib=-5, device_mib=T4), "must be > 0"),
+    (3, dict(peak_mib=1000), "device memory unknown"),
+    (3, dict(peak_mib=1000, device_mib=T4, slowest_cell_s=0), "--slowest-cell-s"),
+])
+def test_inputs_outside_sense(kernels, kw, match):
+    with pytest.raises(AdviceError, match=match):
+        advise(kernels, **kw)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--kernels", "0", "--pin-cpu"], "--kernels 0"),
+    (["--kernels", "3", "--peak-mib", "20000", "--machine", "g4dn.2xlarge"], "larger than the device"),
+    (["--kernels", "3", "--memory-budget", "1.2", "--device-memory-mib", "15360"], "--memory-budget 1.2"),
+    (["--kernels", "2", "--machine", "no-such-family"], "unknown machine"),
+    (["--kernels", "2", "--results", "/nonexistent"], "--results needs --machine"),
+])
+def test_cli_errors_exit_2(capsys, argv, match):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("jaxci env: error:") and match in err
+
+
+def test_cli_machine_from_catalogue(capsys):
+    assert main(["--machine", "g4dn.2xlarge", "--kernels", "3", "--peak-mib", "3072", "--format", "json",
+                 "--cache-dir", "/c"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["policy"] == "fraction" and data["inputs"]["device_mib"] == 15360 and data["env"]["JAX_COMPILATION_CACHE_DIR"] == "/c"
+
+
+def test_formats_carry_the_same_environment(tmp_path):
+    a = advise(3, peak_mib=3072, device_mib=T4)
+    assert dict(line.split("=", 1) for line in render(a, "github").splitlines()) == a.env
+    assert yaml.safe_load(render(a, "yaml")) == {"env": a.env}
+    assert json.loads(render(a, "json"))["env"] == a.env
+    script = tmp_path / "env.sh"
+    script.write_text(render(a, "shell") + "\n" + "".join(f"echo {k}=\"${k}\"\n" for k in a.env))
+    out = subprocess.run(["bash", "--noprofile", "--norc", str(script)], capture_output=True, text=True, check=True).stdout
+    assert dict(line.split("=", 1) for line in out.splitlines()) == a.env
+    text = render(a, "text")
+    assert "policy: fraction" in text and "why:" in text
+
+
+def test_github_format_keeps_reasons_off_stdout(capsys):
+    assert main(["--device-memory-mib", "15360", "--kernels", "3", "--peak-mib", "3072", "--format", "github"]) == 0
+    out, err = capsys.readouterr()
+    assert all("=" in line and not line.startswith("#") for line in out.splitlines())
+    assert "why:" in err
+
+
+def _results(tmp_path, peak=lambda n_workers, policy, device: 2900.0 + n_workers if device == "gpu" else 300.0):
+    s = SynthResults(tmp_path)
+    s.machine("g4dn.2xlarge", gpu="1 x Tesla T4", backend="cuda13")
+    grid = (["n_workers", "policy", "device"], [[1, 2, 3, 4], ["default", "fraction"], ["cpu", "gpu"]])
+    s.add("g4dn.2xlarge", "concurrency.Concurrency.track_peak_memory_mib", *grid, peak, unit="MiB")
+    s.add("g4dn.2xlarge", "concurrency.Concurrency.track_slowdown", *grid,
+          lambda n_workers, policy, device: 1.0 + 0.5 * (n_workers - 1), unit="ratio")
+    s.add("g4dn.2xlarge", "concurrency.Concurrency.track_workers_died", *grid,
+          lambda n_workers, policy, device: 0.0 if policy == "fraction" else float(n_workers - 1), unit="workers")
+    return s.save()
+
+
+def test_peak_and_slowdown_read_from_results(tmp_path, capsys):
+    results = _results(tmp_path)
+    argv = ["--results", str(results), "--machine", "g4dn.2xlarge", "--kernels", "3", "--slowest-cell-s", "100",
+            "--format", "json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["inputs"]["peak_mib"] == 2904.0  # the largest gpu peak, not the cpu rows
+    assert data["inputs"]["peak_source"].startswith("measured")
+    assert data["policy"] == "fraction"
+    assert data["cell_timeout_s"] == 600  # 3 x 100 s x slowdown 2.0 at n=3
+    assert any("0 of 3 worker(s) died" in n for n in data["notes"])
+
+
+def test_results_without_gpu_peaks_fall_back(tmp_path, capsys):
+    import math
+
+    results = _results(tmp_path, peak=lambda n_workers, policy, device: 300.0 if device == "cpu" else math.nan)
+    assert main(["--results", str(results), "--machine", "g4dn.2xlarge", "--kernels", "3", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["policy"] == "no-prealloc" and data["inputs"]["peak_mib"] is None
+
+
+def test_results_for_unknown_machine(tmp_path, capsys):
+    results = _results(tmp_path)
+    assert main(["--results", str(results), "--machine", "g5.2xlarge", "--kernels", "2"]) == 2
+    assert "no results for machine 'g5.2xlarge'" in capsys.readouterr().err
+
+
+def test_no_jax_or_numpy_imported():
+    code = ("import sys; from jaxci.cli import main; rc = main(['env', '--kernels', '3', '--peak-mib', '3072', "
+            "'--device-memory-mib', '15360']); bad = {'jax', 'numpy', 'asv'} & set(sys.modules); "
+            "print(sorted(bad)); sys.exit(rc or bool(bad))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_shell_values_are_quoted():
+    a = recommend(2, pin_cpu=True, budget=BUDGET, policies=POLICIES, cache_dir="/dir with space/$HOME")
+    line = next(l for l in render(a, "shell").splitlines() if "JAX_COMPILATION_CACHE_DIR" in l)
+    assert shlex.split(line) == ["export", "JAX_COMPILATION_CACHE_DIR=/dir with space/$HOME"]
