@@ -82,6 +82,12 @@ def test_fp64_ratio_per_kernel_device_machine():
     assert s.ratio == pytest.approx(32.0) and s.at["n"] == 100 and s.device == "gpu" and s.kernel == "k.K.time_warm op=matmul"
 
 
+def test_fp64_ratio_of_a_suite_without_device_is_host():
+    records = [rec("host.NumpySort.time_run", t, n=10, dtype=d) for d, t in (("float32", 1.0), ("float64", 3.0))]
+    (r,) = penalty.fp64_ratios(records)
+    assert r.device == "host" and r.ratio == pytest.approx(3.0)
+
+
 def test_work_formulas_match_the_kernels():
     pytest.importorskip("jax")
     from benchmarks.kernels import dense, elementwise

@@ -1,4 +1,6 @@
-"""FP64 penalty: float64 time / float32 time of the same kernel, size, device and machine (warm timings)."""
+"""FP64 penalty: float64 time / float32 time of the same kernel, size, device and machine (warm timings).
+
+Suites without a device param (the host suite: NumPy, Numba) are reported under device "host"."""
 
 from __future__ import annotations
 
@@ -41,8 +43,10 @@ class Fp64Summary:
 
 
 def fp64_ratios(records) -> list[Fp64Ratio]:
-    timed = [r for r in records if is_timing(r) and r.ok and {"dtype", "device"} <= r.params.keys()]
-    key = lambda r: (r.machine, r.benchmark, tuple(sorted((k, v) for k, v in r.params.items() if k not in ("dtype", "device"))), r.params["device"])
+    timed = [r for r in records if is_timing(r) and r.ok and "dtype" in r.params]
+    # suites without a device param (host: NumPy, Numba) run on the host CPU
+    key = lambda r: (r.machine, r.benchmark, tuple(sorted((k, v) for k, v in r.params.items() if k not in ("dtype", "device"))),
+                     r.params.get("device", "host"))
     out = []
     for (machine, bench, case, device), recs in sorted(group(timed, key).items(), key=lambda kv: str(kv[0])):
         by = {r.params["dtype"]: r for r in recs}

@@ -17,6 +17,7 @@ from jaxci.report import svg
 
 LINK_ID = "jaxci-findings-link"
 COLOURS = {"cpu": "#1f77b4", "gpu": "#ff7f0e"}
+PALETTE = {"cpu": ["#1f77b4", "#17becf", "#9467bd", "#2ca02c"], "gpu": ["#ff7f0e", "#d62728", "#8c564b", "#e377c2"]}
 CSS = """body{font-family:sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
 figure{display:inline-block;margin:.5em;border:1px solid #ddd;padding:.3em;vertical-align:top}
 figcaption{font-size:.85em;color:#555;max-width:560px}
@@ -31,12 +32,15 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
     out = []
     kernels = group(timed, lambda r: (r.benchmark, case_of(r)))
     multi = len(report.machines) > 1
+    shade = {m: i for i, m in enumerate(sorted(report.machines))}
     for i, ((bench, case), recs) in enumerate(sorted(kernels.items(), key=str)):
         series = []
         for (machine, device, dtype), line in sorted(group(recs, lambda r: (r.machine, r.params["device"], r.params["dtype"])).items()):
             label = f"{machine[:14] + ' ' if multi else ''}{device} {dtype}"
-            series.append((label, COLOURS.get(device, "#2ca02c"), dtype == "float64", [(r.params["n"], r.value) for r in line]))
-        marks = [(c.n, f"{c.dtype} n≈{c.n:,.0f}") for c in report.crossovers
+            colours = PALETTE.get(device, ["#7f7f7f"])
+            colour = colours[shade.get(machine, 0) % len(colours)]
+            series.append((label, colour, dtype == "float64", [(r.params["n"], r.value) for r in line]))
+        marks = [(c.n, f"{c.dtype}{'' if c.cpu_machine == c.gpu_machine else ' ' + c.cpu_machine[:10] + ' cpu'} n≈{c.n:,.0f}") for c in report.crossovers
                  if c.benchmark == bench and c.case == case and c.kind == cx.CROSSING]
         title = case_label(bench, case).replace(".time_warm", "")
         caption = "; ".join(f"{c.dtype} ({c.cpu_machine if c.cpu_machine == c.gpu_machine else c.cpu_machine + ' cpu / ' + c.gpu_machine + ' gpu'}): {c.answer()}" for c in report.crossovers
@@ -136,7 +140,7 @@ def render(report, findings: str, guidance: str) -> str:
 <h1>jax-ci-bench findings</h1>
 <p>Generated {escape(report.generated)} from <code>{escape(report.results_dir)}</code>. Machines: {escape(", ".join(sorted(report.machines)) or "none")}.</p>
 <h2>Time vs size per kernel</h2>
-<p>Blue: cpu, orange: gpu; solid: float32, dashed: float64; red lines: measured crossings (log interpolation).</p>
+<p>Blues: cpu, oranges/reds: gpu (one shade per machine); solid: float32, dashed: float64; red lines: measured crossings (log interpolation).</p>
 <section id="figures-size">{size}</section>
 <h2>FP64 penalty</h2><section id="figures-fp64">{fp64}</section>
 <h2>Concurrency outcome</h2><section id="figures-concurrency">{conc}</section>

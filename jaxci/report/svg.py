@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from html import escape
 
-W, H = 560, 320
-L, R, T, B = 70, 150, 30, 45  # margins: the right one holds the legend
+W, H = 600, 320
+L, R, T, B = 70, 200, 30, 45  # margins: the right one holds the legend
 
 
 def _svg(body: str, title: str, width=W, height=H) -> str:
@@ -55,9 +55,10 @@ def loglog(title: str, series, markers=(), xlabel="n", ylabel="seconds") -> str:
     out.append(f'<text x="{(L + W - R) / 2}" y="{H - 8}" text-anchor="middle">{escape(xlabel)} (log)</text>'
                f'<text x="14" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 14 {(T + H - B) / 2})">'
                f'{escape(ylabel)} (log)</text>')
-    for x, label in markers:
+    for k, (x, label) in enumerate(markers):
         out.append(f'<g class="crossing"><line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{T}" y2="{H - B}" stroke="#c00" '
-                   f'stroke-width="1.5"/><text x="{px(x) + 3:.1f}" y="{T + 12}" fill="#c00">{escape(label)}</text></g>')
+                   f'stroke-width="1.5"/><text x="{px(x) - 3:.1f}" y="{H - B - 6 - 13 * k}" fill="#c00" text-anchor="end" '
+                   f'font-size="10">{escape(label)}</text></g>')
     for i, (label, colour, dashed, p) in enumerate(series):
         p = sorted((x, y) for x, y in p if x > 0 and y > 0)
         dash = ' stroke-dasharray="5,3"' if dashed else ""
@@ -67,7 +68,7 @@ def loglog(title: str, series, markers=(), xlabel="n", ylabel="seconds") -> str:
         out += [f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{colour}"/>' for x, y in p]
         ly = T + 10 + 16 * i
         out.append(f'<line x1="{W - R + 8}" x2="{W - R + 28}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="2"{dash}/>'
-                   f'<text x="{W - R + 32}" y="{ly + 4}">{escape(label)}</text>')
+                   f'<text x="{W - R + 32}" y="{ly + 4}" font-size="10">{escape(label[:30])}</text>')
     return _svg("".join(out), title)
 
 
