@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci import REPO_ROOT
-from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, env_matrix_dir, load_catalogue
+from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, load_catalogue
 from jaxci.jobcost import timeout_minutes
 
 
@@ -400,7 +400,8 @@ def _status_command(args) -> int:
         status_start(args.file, args.suite)
     elif args.action == "end":
         log = args.log.read_text(errors="replace") if args.log and args.log.is_file() else ""
-        status_end(args.file, args.suite, args.exit, log)
+        state = status_end(args.file, args.suite, args.exit, log)["suites"][args.suite]
+        return 1 if state.startswith("failed") else 0  # the job fails; the other suites still run
     else:
         print(status_markdown(status_finish(args.file)))
     return 0
@@ -431,5 +432,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     return 0
 
-
-__all__ = ["InputError", "plan", "upgrade_plan", "suite_regex", "collect", "env_matrix_dir"]

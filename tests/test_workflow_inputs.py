@@ -238,3 +238,16 @@ def test_collect_merges_what_came_back_and_reports_the_rest(tmp_path):
 def test_collect_refuses_a_family_outside_the_catalogue(tmp_path):
     with pytest.raises(InputError):
         collect({"include": [{"family": "../../etc"}]}, tmp_path, tmp_path / "results", CATALOGUE)
+
+
+def test_status_cli_fails_the_job_only_on_a_failed_suite(tmp_path):
+    status, log = tmp_path / "s.json", tmp_path / "dense.log"
+    jaxci = [sys.executable, "-m", "jaxci", "inputs", "status", str(status)]
+    assert subprocess.run(jaxci + ["init", "--family=c7i.2xlarge", "--spot=false"]).returncode == 0
+    log.write_text("No benchmarks selected")
+    assert subprocess.run(jaxci + ["end", "--suite=dense", "--exit=1", f"--log={log}"]).returncode == 0
+    assert subprocess.run(jaxci + ["end", "--suite=loops", "--exit=2"]).returncode == 0
+    assert subprocess.run(jaxci + ["end", "--suite=dispatch", "--exit=1"]).returncode == 1
+    assert subprocess.run(jaxci + ["start", "--suite=$(id)"], capture_output=True).returncode == 2
+    assert subprocess.run(jaxci[:-1] + [str(tmp_path / "t.json"), "init", "--family=nope", "--spot=true"],
+                          capture_output=True).returncode == 2
