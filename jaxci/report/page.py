@@ -82,8 +82,10 @@ def cost_bars(report) -> tuple[str, str]:
         if c.job_dollars is not None:
             items.append((f"{c.family}{' (predicted)' if c.label == 'predicted' else ''}", c.job_dollars,
                           "#1f77b4" if c.label == "measured" else "#bbbbbb"))
+    missing = [c.family for c in report.costs if c.job_dollars is None]
     return svg.bars("Cost of one bench job per family (US$)", items, "dollars"), \
-        "blue: measured on that family; grey: predicted (same suite wall time as a measured machine of the same kind)."
+        "blue: measured on that family; grey: predicted (same suite wall time as a measured machine of the same kind)." + \
+        (f" Not predicted: {', '.join(missing)}." if missing else "")
 
 
 def _md_inline(text: str) -> str:
