@@ -214,9 +214,15 @@ def measured_factor(t: Timings, machine: str, baseline: str, cat: str, gpu: dict
     ratios = _ratios(mine, base, _source_cat(cat, gpu.get(machine, False)), _source_cat(cat, gpu.get(baseline, False)))
     if not ratios:
         return Factor(cat, None, NOT_MEASURED, f"no {cat} kernels measured on both {machine} and {baseline}")
-    where = " (device gpu)" if cat == "jax_gpu" and gpu.get(machine) else ""
+    where = ""
+    if cat == "jax_gpu":
+        where = " (device gpu)" if gpu.get(machine) else " (no GPU: this share runs on the CPU)"
+    if cat == "jax_gpu":
+        where += f" / {baseline} (device {'gpu' if gpu.get(baseline) else 'cpu'})"
+    else:
+        where += f" / {baseline}"
     return Factor(cat, _geomean(ratios), MEASURED,
-                  f"geomean of {len(ratios)} kernel time ratios {machine}{where} / {baseline}", len(ratios))
+                  f"geomean of {len(ratios)} kernel time ratios {machine}{where}", len(ratios))
 
 
 def _amdahl_time(t1: float, tall: float, p_ref: int, p_target: int) -> tuple[float, float]:
@@ -334,7 +340,8 @@ def estimate_build(repo: Repository, records, catalogue: dict, defaults: dict | 
                 if fac.value is None and cat == "jax_gpu" and gpu.get(name):
                     fac = _gpu_prediction(name, catalogue, timings, repo, gpu, measured)
                 elif fac.value is None and cat == "jax_gpu":
-                    cpu_fac = factors.get("jax_cpu") or _cpu_factor(name, "jax_cpu", catalogue, timings, repo, measured_ok)
+                    cpu_fac = factors.get("jax_cpu") or _cpu_factor(name, "jax_cpu", catalogue, timings, repo,
+                                                                     measured_ok)
                     fac = Factor(cat, cpu_fac.value, cpu_fac.label,
                                  f"no GPU: this share runs on the CPU, as jax_cpu ({cpu_fac.basis})", cpu_fac.kernels)
                 elif fac.value is None:
