@@ -126,3 +126,10 @@ def test_scale_inferred_from_skipped_cpu_cases():
             rec("k.K.time_warm", None, status="skipped", n=1, dtype="float32", device="gpu")]
     assert cost.infer_scale(full, "m") == "full"
     assert cost.infer_scale(full + [rec("k.K.time_warm", None, status="skipped", n=9, dtype="float32", device="cpu")], "m") == "ci"
+
+
+def test_device_ratio_of_unsized_timings():
+    records = [rec("notebooks.Notebook.time_notebook", t, notebook="intro", device=d) for d, t in (("cpu", 2.0), ("gpu", 20.0))]
+    records.append(rec("notebooks.Notebook.time_notebook", 1.0, notebook="other", device="cpu"))  # no gpu partner
+    (d,) = cx.device_ratios(records)
+    assert d.ratio == pytest.approx(10.0) and d.params == (("notebook", "intro"),)

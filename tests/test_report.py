@@ -100,8 +100,8 @@ def test_costs_measured_and_predicted(gpu_report):
     assert rows["g5.2xlarge"].label == "predicted" and rows["g5.2xlarge"].source_machine == "g4dn.2xlarge"
     assert rows["ubuntu-latest"].label == "predicted" and rows["ubuntu-latest"].source_machine == "c7i.2xlarge"
     t4 = rows["g4dn.2xlarge"]
-    assert t4.suite_seconds == pytest.approx(4.0)  # four benchmarks written with a duration of 1 s each
-    assert t4.job_dollars == pytest.approx((t4.overhead_s + 4.0) * t4.price_per_hour / 3600)
+    assert t4.suite_seconds == pytest.approx(5.0)  # five benchmarks written with a duration of 1 s each
+    assert t4.job_dollars == pytest.approx((t4.overhead_s + 5.0) * t4.price_per_hour / 3600)
 
 
 def test_findings_name_provenance_and_not_measured(gpu_report):
@@ -110,9 +110,10 @@ def test_findings_name_provenance_and_not_measured(gpu_report):
         assert re.search(rf"^## {q}\. ", md, re.M), f"question {q} missing"
     assert f"n ≈ {synth.CROSS_N:,.0f}" in md
     assert "32.00" in md and "g4dn.2xlarge, JAX " in md
-    assert "(no notebooks suite results)" in md and "(no compile suite results)" in md
+    assert "(no compile suite results)" in md and "pin to CPU" in md
     guide = guidance_md(gpu_report)
     assert f"n ≈ {synth.CROSS_N:,.0f}" in guide and "32.0x in float64" in guide and "vectorized" in guide
+    assert "notebook=scan_lecture**: 5.0x slower on the GPU" in guide and "1 min" not in guide and "60 s" in guide
 
 
 def test_incident_figures_are_an_outside_check_only(gpu_report):

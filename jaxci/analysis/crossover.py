@@ -98,3 +98,30 @@ def crossovers(records, cpu_only_machines=()) -> list[Crossover]:
             out.append(Crossover(bench, case, dtype, cpu_m, gpu_m, kind, n_star, points, crossings,
                                  provenance=prov, note=note))
     return out
+
+
+@dataclass
+class DeviceRatio:
+    machine: str
+    benchmark: str
+    params: tuple        # every param but device
+    cpu: float
+    gpu: float
+    provenance: str
+
+    @property
+    def ratio(self) -> float:
+        """gpu time / cpu time: above 1 the GPU is slower (pin to CPU)."""
+        return self.gpu / self.cpu
+
+
+def device_ratios(records) -> list[DeviceRatio]:
+    """gpu/cpu time of warm timings that have a device but no size axis (whole notebooks, single kernels)."""
+    timed = [r for r in records if is_timing(r) and r.ok and "device" in r.params and "n" not in r.params]
+    key = lambda r: (r.machine, r.benchmark, tuple(sorted((k, v) for k, v in r.params.items() if k != "device")))
+    out = []
+    for (machine, bench, params), recs in sorted(group(timed, key).items(), key=lambda kv: str(kv[0])):
+        by = {r.params["device"]: r for r in recs}
+        if "cpu" in by and "gpu" in by:
+            out.append(DeviceRatio(machine, bench, params, by["cpu"].value, by["gpu"].value, by["gpu"].provenance()))
+    return out

@@ -25,6 +25,7 @@ class Report:
     records: list            # latest record per machine x benchmark x params
     catalogue: dict
     crossovers: list
+    device_ratios: list
     fp64: list
     fp64_summary: list
     cold: list
@@ -59,7 +60,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         results_dir=str(results_dir),
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         machines=rs.machines, errors=rs.errors, records=records, catalogue=catalogue,
-        crossovers=cx, fp64=ratios, fp64_summary=penalty.summarize(ratios),
+        crossovers=cx, device_ratios=crossover.device_ratios(records), fp64=ratios, fp64_summary=penalty.summarize(ratios),
         cold=coldstart.compile_shares(records), nuts=sampler.nuts_table(records),
         concurrency=cells, safe_n=concurrency.safe_n(cells),
         achieved=peak.achieved(records, catalogue),
@@ -101,7 +102,7 @@ def incident_checks(text: str, predictor) -> list[dict]:
 def _plain(obj):
     if dataclasses.is_dataclass(obj):
         d = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        for prop in ("kernel", "share", "compile", "fraction", "error", "suite_seconds", "job_seconds", "job_dollars"):
+        for prop in ("kernel", "ratio", "share", "compile", "fraction", "error", "suite_seconds", "job_seconds", "job_dollars"):
             if hasattr(type(obj), prop):
                 d[prop] = _plain(getattr(obj, prop))
         return d
@@ -116,7 +117,7 @@ def _plain(obj):
 
 def to_json(report: Report) -> dict:
     out = {k: _plain(getattr(report, k)) for k in (
-        "results_dir", "generated", "errors", "crossovers", "fp64_summary", "fp64", "cold", "nuts", "concurrency",
+        "results_dir", "generated", "errors", "crossovers", "device_ratios", "fp64_summary", "fp64", "cold", "nuts", "concurrency",
         "safe_n", "achieved", "costs", "predicted_crossovers", "runtimes", "incidents")}
     out["machines"] = {name: facts.info for name, facts in report.machines.items()}
     for row in out["predicted_crossovers"]:

@@ -109,6 +109,12 @@ def _generic(report, suite: str, what: str) -> str:
     return f"{what}\n\n" + table(["machine", "benchmark", "params", "value", "provenance"], rows)
 
 
+def _device_ratios(report) -> str:
+    rows = [[d.machine, d.benchmark, " ".join(f"{k}={v}" for k, v in d.params) or "—", seconds(d.cpu), seconds(d.gpu),
+             f"{d.ratio:.2f}", "pin to CPU" if d.ratio > 1 else "GPU helps", d.provenance] for d in report.device_ratios]
+    return table(["machine", "benchmark", "params", "cpu", "gpu", "gpu/cpu", "verdict", "provenance"], rows)
+
+
 def _costs(report) -> str:
     rows = []
     for c in report.costs:
@@ -214,6 +220,10 @@ Achieved fraction of catalogue peak:
 
 {_generic(report, "notebooks", "Per-cell times from the notebook suite:")}
 
+GPU vs CPU time of whole notebooks and unsized kernels on the same machine (above 1: the GPU is slower):
+
+{_device_ratios(report)}
+
 Latency-bound loops, where a GPU pays a launch per iteration:
 
 {table(["kernel", "dtype", "machine(s)", "crossover (measured)", "sizes used", "provenance / note"], _crossover_rows(loops))}
@@ -239,7 +249,12 @@ def _cpu_advice(report) -> list[str]:
             lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size up to n = {c.points[-1][0]:,} "
                          f"(GPU up to {worst:.1f}x slower; {c.provenance}): pin this code to the CPU "
                          "(`jax.default_device(jax.devices('cpu')[0])` or `JAX_PLATFORMS=cpu` for the lecture).")
-    return lines or ["- not measured: no kernel has a gpu line that stays slower than the cpu line yet."]
+    for d in report.device_ratios:
+        if d.ratio > 1:
+            what = " ".join(f"{k}={v}" for k, v in d.params)
+            lines.append(f"- **{d.benchmark} {what}**: {d.ratio:.1f}x slower on the GPU than on the CPU "
+                         f"({d.provenance}): run it on the CPU.")
+    return lines or ["- not measured: no kernel or notebook has been measured slower on the GPU than on the CPU yet."]
 
 
 def guidance_md(report) -> str:
@@ -256,8 +271,9 @@ def guidance_md(report) -> str:
             if n is not None] or ["- not measured: run the concurrency suite on the GPU runner before raising notebook parallelism."]
     cells = [r for r in report.suite_records("notebooks") if r.ok and r.unit == "seconds"]
     slowest = max(cells, key=lambda r: r.value) if cells else None
-    timeout = ([f"- The slowest measured notebook cell took {seconds(slowest.value)} ({slowest.benchmark}, {slowest.provenance()}). "
-                "Rule used here: a per-cell timeout of 3x the slowest measured cell on the slowest family you build on, "
+    timeout = ([f"- The slowest measured notebook result is {seconds(slowest.value)} ({slowest.benchmark} "
+                f"{' '.join(f'{k}={v}' for k, v in slowest.params.items())}, {slowest.provenance()}). "
+                "Rule used here: a per-cell timeout of 3x the slowest measured notebook time on the slowest family you build on, "
                 "and a job `timeout-minutes`, so a pathological cell fails fast instead of burning the runner."]
                if slowest else ["- not measured (no notebooks suite results): set a per-cell timeout and a job "
                                 "`timeout-minutes` anyway; a failed notebook is never cached and is re-executed by every build."])
