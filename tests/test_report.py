@@ -180,7 +180,8 @@ def test_report_on_ci_scale_run(ci_run, tmp_path):
     assert report.errors == []
     suites = {r.suite for r in report.records}
     md = findings_md(report)
-    swept = {(r.benchmark, r.params["dtype"]) for r in report.records if "n" in r.params and r.method.startswith("time_")}
+    swept = {(r.benchmark, r.params["dtype"]) for r in report.records
+             if {"n", "dtype", "device"} <= r.params.keys() and r.method.startswith("time_")}
     assert {(c.benchmark, c.dtype) for c in report.crossovers} == swept
     assert all(c.kind == cx.NOT_MEASURED for c in report.crossovers if not report.machines[machine].has_gpu)
     assert f"{machine}, JAX {read_pins('cpu')['jax']}" in md
