@@ -1,7 +1,7 @@
 """notebooks: lecture-shaped notebooks run cell by cell through a real Jupyter kernel.
 
 Lectures run as notebooks, so the numbers a maintainer sees include the kernel: its start, JAX's import and
-every compile. Each fixture notebook (benchmarks/notebooks/*.md, MyST, written for this suite) is
+every compile. Each fixture notebook (benchmarks/notebook_fixtures/*.md, MyST, written for this suite) is
 - timed whole by `Notebook.time_notebook` (kernel start to shutdown, what a build pays per lecture), and
 - split by the instrumented runner (jaxci.audit.runner) in `NotebookSplit`: `track_compile_s` (trace +
   lowering + backend compile, summed over cells) and `track_run_s` (the rest of the cells' wall time),
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmarks.common import DEVICES, REPO_ROOT, platform_for, skip_unless_runnable
 
-HERE = Path(__file__).resolve().parent / "notebooks"
+HERE = Path(__file__).resolve().parent / "notebook_fixtures"  # asv rejects a folder named like a module
 NOTEBOOKS = ["elementwise_f64", "grid_scan", "nuts_f64", "fresh_compiles"]
 PATHS = ["bare", "kernel"]
 EXTERNAL_SLOTS = [f"lecture-{i}" for i in range(8)]
