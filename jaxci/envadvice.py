@@ -215,7 +215,10 @@ def measured_peak(values: dict[tuple, float]) -> float | None:
 def render(advice: Advice, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(advice.as_dict(), indent=2)
-    if fmt == "github":  # lines for $GITHUB_ENV
+    if fmt == "github":  # lines for $GITHUB_ENV: a newline in a value would let it set another variable
+        bad = [k for k, v in advice.env.items() if "\n" in v or "\r" in v or "=" in k]
+        if bad:
+            raise AdviceError(f"cannot write {', '.join(bad)} as a $GITHUB_ENV line: a newline in the value")
         return "\n".join(f"{k}={v}" for k, v in advice.env.items())
     head = [f"policy: {advice.policy}", f"why: {advice.reason}",
             f"kernels: {advice.kernels} requested, safe: {advice.safe_kernels if advice.safe_kernels is not None else 'unknown'}",
@@ -295,7 +298,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.format == "github":  # $GITHUB_ENV takes only KEY=value lines: the reasons go to the log
         print(render(advice, "text"), file=sys.stderr)
-    print(render(advice, args.format))
+    try:
+        text = render(advice, args.format)
+    except AdviceError as exc:
+        print(f"jaxci env: error: {exc}", file=sys.stderr)
+        return 2
+    print(text)
     return 0
 
 

@@ -189,3 +189,9 @@ def test_shell_values_are_quoted():
     a = recommend(2, pin_cpu=True, budget=BUDGET, policies=POLICIES, cache_dir="/dir with space/$HOME")
     line = next(l for l in render(a, "shell").splitlines() if "JAX_COMPILATION_CACHE_DIR" in l)
     assert shlex.split(line) == ["export", "JAX_COMPILATION_CACHE_DIR=/dir with space/$HOME"]
+
+
+def test_github_lines_refuse_a_newline(capsys):
+    assert main(["--pin-cpu", "--cache-dir", "/tmp/x\nLD_PRELOAD=/evil.so", "--format", "github"]) == 2
+    out, err = capsys.readouterr()
+    assert "LD_PRELOAD" not in out and "JAX_COMPILATION_CACHE_DIR" in err

@@ -1,0 +1,165 @@
+"""The jax-env composite action: its metadata, the linters (zizmor on the action; actionlint on a workflow
+that uses it, which checks the inputs against action.yml), and its shell steps run here as a runner would
+run them (bash -eo pipefail, GITHUB_ENV carried to later steps), with jaxci from this checkout."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+ACTION_DIR = REPO / ".github" / "actions" / "jax-env"
+ACTION = ACTION_DIR / "action.yml"
+BIN = Path(sys.executable).parent
+CACHE_PIN = "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae"  # v5.0.5, shared/reference/action-pins.md
+
+
+def action() -> dict:
+    return yaml.safe_load(ACTION.read_text())
+
+
+def test_metadata():
+    a = action()
+    assert {"concurrency", "memory-budget", "pin-cpu"} <= a["inputs"].keys()
+    assert all("description" in i and "default" in i for i in a["inputs"].values())
+    assert a["runs"]["using"] == "composite"
+    assert {"policy", "safe-kernels", "cell-timeout", "cache-dir"} <= a["outputs"].keys()
+
+
+def test_every_run_step_has_a_shell_and_no_expression():
+    for step in action()["runs"]["steps"]:
+        if "run" in step:
+            assert step.get("shell") == "bash", step["name"]
+            assert "${{" not in step["run"], f"{step['name']}: an expression inside run:"
+
+
+def test_cache_is_the_pinned_actions_cache():
+    uses = [s["uses"] for s in action()["runs"]["steps"] if "uses" in s]
+    assert uses == [CACHE_PIN]
+    assert re.search(re.escape(CACHE_PIN) + r" # v5\.0\.5$", ACTION.read_text(), re.M)
+
+
+def test_zizmor_passes_on_the_action():
+    proc = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", str(ACTION)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings" in proc.stdout + proc.stderr
+
+
+ONE_LINE_USE = """\
+name: lectures
+on: [pull_request]
+permissions: {{}}
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: ./.github/actions/jax-env
+        with: {{{inputs}}}
+"""
+
+
+def actionlint(tmp_path, inputs):
+    """actionlint cannot lint an action.yml alone; it checks a local action's inputs where a workflow uses it."""
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / ".github" / "actions" / "jax-env").mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".github" / "actions" / "jax-env" / "action.yml").write_text(ACTION.read_text())
+    (tmp_path / ".github" / "workflows").mkdir(exist_ok=True)
+    wf = tmp_path / ".github" / "workflows" / "lectures.yml"
+    wf.write_text(ONE_LINE_USE.format(inputs=inputs))
+    return subprocess.run([str(BIN / "actionlint"), str(wf)], capture_output=True, text=True, cwd=tmp_path)
+
+
+def test_actionlint_accepts_the_one_line_use(tmp_path):
+    proc = actionlint(tmp_path, "concurrency: 3, memory-budget: 0.9, pin-cpu: false, peak-mib: 3072")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_rejects_an_unknown_input(tmp_path):
+    proc = actionlint(tmp_path, "concurency: 3")
+    assert proc.returncode != 0 and "concurency" in proc.stdout
+
+
+# ---- the steps, run here ---------------------------------------------------------------------------
+
+def _env_file(path: Path) -> dict:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
+def run_steps(tmp_path, inputs: dict, names=("advise", "key", None)):
+    """Run the action's shell steps after the install step (jaxci comes from this interpreter's venv).
+    Returns (last exit status, GITHUB_ENV, step outputs, summary, combined output)."""
+    a = action()
+    values = {k: str(v.get("default", "")) for k, v in a["inputs"].items()} | inputs
+    temp = tmp_path / "runner-temp"
+    (temp / "jaxci-venv" / "bin").mkdir(parents=True)
+    for tool in ("jaxci", "python"):
+        os.symlink(BIN / tool, temp / "jaxci-venv" / "bin" / tool)
+    files = {k: tmp_path / k for k in ("GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
+    for f in files.values():
+        f.touch()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
+    base.update(RUNNER_TEMP=str(temp), GITHUB_ACTION_PATH=str(ACTION_DIR), RUNNER_OS="Linux", RUNNER_ARCH="X64",
+                GITHUB_RUN_ID="99", GITHUB_RUN_ATTEMPT="1", **{k: str(v) for k, v in files.items()})
+    base["PATH"] = f"{BIN}{os.pathsep}{base['PATH']}"
+    log, rc, outputs = "", 0, {}
+    steps = [s for s in a["runs"]["steps"] if "run" in s][1:]  # the install step is replaced by the symlinks
+    for step in steps:
+        env = dict(base, **_env_file(files["GITHUB_ENV"]))
+        for k, v in step.get("env", {}).items():
+            env[k] = re.sub(r"\$\{\{ inputs\.([\w-]+) \}\}", lambda m: values[m.group(1)], v)
+        files["GITHUB_OUTPUT"].write_text("")
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], env=env,
+                              capture_output=True, text=True, cwd=tmp_path)
+        log += proc.stdout + proc.stderr
+        outputs[step.get("id")] = _env_file(files["GITHUB_OUTPUT"])
+        rc = proc.returncode
+        if rc:
+            break
+    return rc, _env_file(files["GITHUB_ENV"]), outputs, files["GITHUB_STEP_SUMMARY"].read_text(), log
+
+
+@pytest.mark.slow
+def test_steps_on_a_t4_family(tmp_path):
+    rc, env, out, summary, log = run_steps(tmp_path, {"concurrency": "3", "peak-mib": "3072", "machine": "g4dn.2xlarge",
+                                                       "python": sys.executable})
+    assert rc == 0, log
+    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == env["XLA_CLIENT_MEM_FRACTION"] == "0.30"
+    assert env["JAX_TRACEBACK_FILTERING"] == "off" and "JAX_PLATFORMS" not in env
+    cache_dir = str(tmp_path / "runner-temp" / "jax-compilation-cache")
+    assert env["JAX_COMPILATION_CACHE_DIR"] == cache_dir and Path(cache_dir).is_dir()
+    assert out["advise"] == {"policy": "fraction", "safe-kernels": "4", "cell-timeout": "600", "cache-dir": cache_dir}
+    from importlib.metadata import version
+
+    assert out["key"]["prefix"] == f"jax-compilation-cache-g4dn.2xlarge-jax{version('jax')}-"
+    assert out["key"]["key"] == out["key"]["prefix"] + "99-1"
+    assert "policy: fraction" in summary and f"jax {version('jax')}" in summary
+    assert "default backend: cpu" in summary  # this machine has no GPU; the check still ran JAX
+
+
+@pytest.mark.slow
+def test_steps_pinned_to_cpu(tmp_path):
+    rc, env, out, summary, log = run_steps(tmp_path, {"concurrency": "4", "pin-cpu": "true", "python": sys.executable})
+    assert rc == 0, log
+    assert env["JAX_PLATFORMS"] == "cpu" and not any(k.startswith("XLA_") for k in env)
+    assert out["advise"]["policy"] == "cpu" and out["advise"]["safe-kernels"] == ""
+    assert "cpu" in summary
+
+
+@pytest.mark.parametrize("inputs, message", [
+    ({"pin-cpu": "yes"}, "pin-cpu must be true or false"),
+    ({"concurrency": "0", "pin-cpu": "true"}, "--kernels 0"),
+    ({"concurrency": "3; touch pwned", "pin-cpu": "true"}, "invalid int value"),
+    ({"concurrency": "2", "device-memory-mib": "15360", "peak-mib": "99999"}, "larger than the device"),
+    ({"cache": "maybe", "pin-cpu": "true"}, "cache must be true or false"),
+])
+def test_bad_inputs_stop_the_action(tmp_path, inputs, message):
+    rc, env, _, _, log = run_steps(tmp_path, inputs)
+    assert rc != 0 and message in log, log
+    assert not (tmp_path / "pwned").exists()
+    if "cache" not in inputs:
+        assert env == {}  # nothing exported from a failed advice
