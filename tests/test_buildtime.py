@@ -198,3 +198,10 @@ def test_real_catalogue_without_results_is_not_measured():
     rows = bt.estimate_build(repo, [], load_catalogue(), catalogue_defaults())
     assert {e.family for e in rows if e.build_s is not None} == {"ubuntu-latest"}
     assert all(e.label == bt.NOT_MEASURED for e in rows if e.family != "ubuntu-latest")
+
+
+def test_thread_speedups():
+    rows = bt.thread_speedups(RECORDS)
+    b = [r for r in rows if r["machine"] == "cpuB"]
+    assert len(b) == 1 and b[0]["speedup"] == pytest.approx(4.0) and b[0]["threads"] == 8
+    assert b[0]["params"] == {"op": "matmul", "n": 1000, "dtype": "float64"}

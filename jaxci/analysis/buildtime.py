@@ -443,3 +443,18 @@ def render_markdown(estimates: list[BuildEstimate], repo: Repository | None = No
             f"{c}: {f.basis}" for c, f in e.factors.items()) + (f". {e.note}" if e.note else "")
             + (f". Cost inputs: {', '.join(e.inputs)}" if e.inputs else ""))
     return "\n".join(lines) + "\n"
+
+
+def thread_speedups(records) -> list[dict]:
+    """The single-thread vs all-CPUs view: per machine and kernel, 1-thread s, all-threads s, speedup."""
+    timings = collect(records)
+    rows = []
+    for machine, ones in sorted(timings.one_thread.items()):
+        alls = timings.all_threads.get(machine, {})
+        for (cat, key), t1 in sorted(ones.items(), key=lambda kv: repr(kv[0])):
+            tall = alls.get((cat, key))
+            if tall:
+                rows.append({"machine": machine, "category": cat, "benchmark": key[0], "params": dict(key[1]),
+                             "threads": timings.threads.get(machine), "one_s": t1, "all_s": tall,
+                             "speedup": t1 / tall})
+    return rows
