@@ -108,8 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         for item in args.suites:
             name, _, minutes = item.partition("=")
             if name not in catalogue:
-                raise CatalogueError(f"unknown family {name!r}")
-            measured[name] = float(minutes)
+                raise CatalogueError(f"{item}: unknown family {name!r}")
+            try:
+                measured[name] = float(minutes)
+            except ValueError:
+                raise CatalogueError(f"{item}: suite minutes must be a number") from None
         print("| family | suite min | overhead min | job min | billed s | $/h | $ per run | rule |")
         print("|---|---|---|---|---|---|---|---|")
         for name in measured or catalogue:
@@ -118,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | {fmt(cost.suite_minutes, '.1f')} | {cost.overhead_minutes:.1f} | "
                   f"{fmt(cost.job_minutes, '.1f')} | {fmt(cost.billed_seconds, '.0f')} | {cost.price_per_hour} | "
                   f"{fmt(cost.dollars, '.3f')} | {cost.billing_rule or '-'} |")
+        print(f"\nsuite minutes: {'measured, as given' if measured else 'not measured'}; overhead: "
+              f"{'measured, as given' if args.overhead_minutes is not None else cost.overhead_source}; "
+              "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/jobcost.py docstring.")
     except (CatalogueError, ValueError) as exc:
         print(f"jaxci jobcost: {exc}", file=sys.stderr)
         return 2
