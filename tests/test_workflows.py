@@ -232,7 +232,8 @@ TOKEN = re.compile(r"\s*(?:(?P<str>'[^']*')|(?P<op>==|!=|&&|\|\||!|\(|\)|,)|(?P<
 
 
 def evaluate(expr: str, ctx: dict):
-    """GitHub expression subset: 'strings', context paths, == != ! && || ( ), format(); anything else fails."""
+    """GitHub expression subset: 'strings', context paths, == != ! && || ( ), format(), status functions
+    (from ctx["status"]); anything else fails the test."""
     expr = expr.strip()
     if expr.startswith("${{"):
         expr = expr[3:-2]
@@ -263,6 +264,9 @@ def evaluate(expr: str, ctx: dict):
             return value
         if text == "!":
             return not primary()
+        if text in ("cancelled", "always", "success", "failure"):
+            assert take().group().strip() == "(" and take().group().strip() == ")"
+            return ctx["status"][text]
         if text == "format":
             assert take().group().strip() == "("
             args = [disjunction()]
@@ -415,3 +419,21 @@ def test_dependabot_moves_the_jax_pins_together():
 def test_upgrade_workflow_runs_on_pin_changes():
     on = triggers(load(GITHUB / "workflows" / "jax-upgrade.yml"))
     assert on["pull_request"]["paths"] == ["env_matrix/**/requirements.txt"]
+
+
+@pytest.mark.parametrize("event,ref,publish,expected", [
+    ("schedule", "refs/heads/main", "true", True),
+    ("workflow_dispatch", "refs/heads/main", "true", True),
+    ("workflow_dispatch", "refs/heads/experiment", "true", False),
+    ("workflow_dispatch", "refs/heads/main", "false", False),
+])
+def test_results_are_committed_and_deployed_only_from_full_scale_default_branch_runs(event, ref, publish, expected):
+    ctx = {"github": {"event_name": event, "ref": ref,
+                      "event": {} if event == "schedule" else {"repository": {"default_branch": "main"}}},
+           "needs": {"collect": {"result": "success"}, "plan": {"outputs": {"publish": publish}}},
+           "status": {"cancelled": False}}
+    jobs_ = load(GITHUB / "workflows" / "bench.yml")["jobs"]
+    for name in ("commit", "deploy"):
+        assert evaluate(jobs_[name]["if"], ctx) is expected, name
+    ctx["status"]["cancelled"] = True
+    assert not any(evaluate(jobs_[name]["if"], ctx) for name in ("commit", "deploy"))
