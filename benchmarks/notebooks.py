@@ -6,17 +6,17 @@ every compile. Each fixture notebook (benchmarks/notebook_fixtures/*.md, MyST, w
 - split by the instrumented runner (jaxci.audit.runner) in `NotebookSplit`: `track_compile_s` (trace +
   lowering + backend compile, summed over cells) and `track_run_s` (the rest of the cells' wall time),
   both from one run per notebook and device made in setup_cache (a kernel start costs ~1-2 s).
-`KernelPath` runs the loops suite's scan in this process ("bare") and through a kernel ("kernel") and tracks
-the first (compile + run) and warm cells: does the kernel path add cost?
+`KernelPath` runs the loops suite's scan as notebook cells in a fresh plain interpreter ("bare") and in a
+fresh Jupyter kernel ("kernel") and tracks the first (compile + run) and warm cells: does the kernel path
+add cost?
 `External`/`ExternalSplit` benchmark a user's own lectures: JAXCI_NOTEBOOK_DIR=path maps the sorted lectures found there
-(.ipynb, MyST .md) to the fixed slots lecture-0..lecture-7; empty slots are skipped, so params never change.
+(.ipynb, MyST .md) to the fixed slots lecture-0..lecture-3; empty slots are skipped, so params never change.
 
 The notebooks read JAXCI_SCALE themselves (tiny sizes at ci). Every run is a fresh kernel: no cache carries
-over. Nothing here imports JAX at module level; the bare path imports it in its own asv process.
+over. Nothing here imports JAX: the notebooks run in kernels and subprocesses.
 """
 
 import os
-import time
 from pathlib import Path
 
 from benchmarks.common import DEVICES, REPO_ROOT, platform_for, skip_unless_runnable
@@ -24,12 +24,10 @@ from benchmarks.common import DEVICES, REPO_ROOT, platform_for, skip_unless_runn
 HERE = Path(__file__).resolve().parent / "notebook_fixtures"  # asv rejects a folder named like a module
 NOTEBOOKS = ["elementwise_f64", "grid_scan", "nuts_f64", "fresh_compiles"]
 PATHS = ["bare", "kernel"]
-EXTERNAL_SLOTS = [f"lecture-{i}" for i in range(8)]
+EXTERNAL_SLOTS = [f"lecture-{i}" for i in range(4)]  # each slot costs asv processes even when empty
 EXTERNAL_ENV = "JAXCI_NOTEBOOK_DIR"
 TIMEOUT = 1200  # asv, per benchmark process
 CELL_TIMEOUT = 900  # runner, per cell: a runaway cell fails the combination before asv's timeout does
-
-_CACHE: dict = {}
 
 
 def _kernel_env() -> dict:
@@ -169,53 +167,82 @@ class ExternalSplit(_Split):
     setup_cache.timeout = _Split.CACHE_TIMEOUT
 
 
-def _bare_cells(device: str) -> dict:
-    """Run kernel_path.md's code cells with exec() in this process; seconds per tagged cell."""
+BARE = r"""
+import json, sys, time
+from jaxci.audit.runner import read_notebook
+nb = read_notebook(sys.argv[1])
+namespace, seconds = {"__name__": "__main__"}, {}
+for cell in nb.cells:
+    if cell.cell_type != "code":
+        continue
+    code = compile(cell.source, "<cell>", "exec")
+    start = time.perf_counter()
+    exec(code, namespace)
+    elapsed = time.perf_counter() - start
+    for tag in cell.metadata.get("tags", []):
+        seconds[tag] = elapsed
+print(json.dumps(seconds))
+"""
+
+
+def bare_cells(path, device: str) -> dict:
+    """The notebook's code cells exec()'d in a fresh plain interpreter (no Jupyter): seconds per tagged cell."""
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, JAX_PLATFORMS=platform_for(device), **_kernel_env())
+    proc = subprocess.run([sys.executable, "-c", BARE, str(path)], env=env, capture_output=True, text=True,
+                          timeout=CELL_TIMEOUT, cwd=str(Path(path).parent))
+    if proc.returncode:
+        raise RuntimeError(f"{path} (bare): exit {proc.returncode}: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def kernel_cells(path, device: str) -> dict:
+    """The same cells through a Jupyter kernel (instrumented runner): kernel-side seconds per tagged cell."""
     from jaxci.audit.runner import read_notebook
 
-    os.environ["JAX_PLATFORMS"] = platform_for(device)
-    nb = read_notebook(HERE / "kernel_path.md")
-    namespace = {"__name__": "__main__"}
-    seconds = {}
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        code = compile(cell.source, "<kernel_path>", "exec")
-        start = time.perf_counter()
-        exec(code, namespace)
-        elapsed = time.perf_counter() - start
-        for tag in cell.metadata.get("tags", []):
-            seconds[tag] = elapsed
-    return seconds
-
-
-def _kernel_cells(device: str) -> dict:
-    path = HERE / "kernel_path.md"
     result = run(path, device)
-    from jaxci.audit.runner import read_notebook
-
     tags = {i: c.metadata.get("tags", []) for i, c in enumerate(read_notebook(path).cells)}
     return {tag: cell.wall_s for cell in result.cells for tag in tags[cell.index]}
 
 
 class KernelPath:
-    """The loops suite's scan (float32), first and warm cell, in this process vs through a Jupyter kernel."""
+    """The loops suite's scan (float32), first call (compile + run) and warm call, each a notebook cell
+    run in a fresh plain interpreter ("bare") or in a fresh Jupyter kernel ("kernel"): both fresh
+    processes, so only the kernel path differs."""
 
     params = [PATHS, DEVICES]
     param_names = ["path", "device"]
-    timeout = TIMEOUT
+    timeout = 120
 
-    def setup(self, path, device):
+    def setup_cache(self):
+        from jaxci.nvml import gpu_present
+
+        path, out = HERE / "kernel_path.md", {}
+        for device in DEVICES:
+            if device == "gpu" and not gpu_present():
+                continue
+            for how, measure in (("bare", bare_cells), ("kernel", kernel_cells)):
+                try:
+                    out[(how, device)] = measure(path, device)
+                except Exception as exc:
+                    out[(how, device)] = {"error": f"{type(exc).__name__}: {exc}"}
+        return out
+
+    setup_cache.timeout = 1800
+
+    def setup(self, cache, path, device):
         skip_unless_runnable(device)
-        key = ("kernel_path", path, device)
-        if key not in _CACHE:
-            _CACHE[key] = _bare_cells(device) if path == "bare" else _kernel_cells(device)
-        self.cells = _CACHE[key]
+        self.cells = cache[(path, device)]
+        if "error" in self.cells:
+            raise RuntimeError(self.cells["error"])
 
-    def track_first_s(self, path, device):
+    def track_first_s(self, cache, path, device):
         return self.cells["first"]
 
-    def track_warm_s(self, path, device):
+    def track_warm_s(self, cache, path, device):
         return self.cells["warm"]
 
     track_first_s.unit = track_warm_s.unit = "seconds"

@@ -152,6 +152,7 @@ class NotebookRun:
     wall_s: float | None = None  # whole run: kernel start to shutdown
     cells: list[CellTiming] = field(default_factory=list)
     leftover_pids: list[int] = field(default_factory=list)  # processes that had to be killed after shutdown
+    kernel_pid: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -185,7 +186,7 @@ class NotebookRun:
         return {"path": self.path, "status": self.status, "error": self.error, "platform": self.platform,
                 "kernel_start_s": self.kernel_start_s, "wall_s": self.wall_s, "cells_s": self.cells_s,
                 "compile_s": self.compile_s, "run_s": self.run_s, "compilations": self.compilations,
-                "leftover_pids": self.leftover_pids, "cells": [c.as_dict() for c in self.cells]}
+                "leftover_pids": self.leftover_pids, "kernel_pid": self.kernel_pid, "cells": [c.as_dict() for c in self.cells]}
 
 
 def read_notebook(path):
@@ -283,6 +284,11 @@ def _tree(pid: int | None) -> list:
         return []
 
 
+def _union(old: list, new: list) -> list:
+    seen = {p.pid for p in old}
+    return old + [p for p in new if p.pid not in seen]
+
+
 def _reap(procs: list) -> list[int]:
     """Kill whatever of the kernel's process tree survived shutdown; returns the pids that had to be killed."""
     import psutil
@@ -331,6 +337,7 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
         async with client.async_setup_kernel(env=env):
             result.kernel_start_s = time.perf_counter() - t0
             procs = _tree(_kernel_pid(client))
+            result.kernel_pid = _kernel_pid(client)
             if instrument:
                 await _silent(client, _kernel_setup_code(), timeout=startup_timeout)
             for index, cell in enumerate(nb.cells):
@@ -347,7 +354,7 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                     timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
                 finally:
                     timing.client_s = timing.wall_s = time.perf_counter() - sent
-                procs = procs or _tree(_kernel_pid(client))
+                procs = _union(procs, _tree(result.kernel_pid))  # children a cell started, while still alive
                 if timing.status == OK:
                     error = _cell_error(cell)
                     if error:

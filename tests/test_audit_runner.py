@@ -1,0 +1,138 @@
+"""The instrumented runner: real kernels, per-cell compile/run numbers, failures reported, no zombies."""
+
+import nbformat.v4 as v4
+import psutil
+import pytest
+
+from jaxci.audit import runner
+
+pytestmark = pytest.mark.slow
+
+
+def notebook(*sources):
+    nb = v4.new_notebook(cells=[v4.new_code_cell(s) for s in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def kernels_left(result):
+    """Live or zombie processes of the run's kernel, and ipykernel children of this test process."""
+    left = []
+    if result.kernel_pid is not None and psutil.pid_exists(result.kernel_pid):
+        try:
+            left.append(psutil.Process(result.kernel_pid).status())
+        except psutil.NoSuchProcess:
+            pass
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "ipykernel" in " ".join(child.cmdline()) or child.status() == psutil.STATUS_ZOMBIE:
+                left.append((child.pid, child.status()))
+        except psutil.NoSuchProcess:
+            pass
+    return left
+
+
+JIT_CELLS = (
+    "import jax\nimport jax.numpy as jnp",
+    "f = jax.jit(lambda x: jnp.sin(x) * 2.0)\ny = f(jnp.arange(4.0)).block_until_ready()",
+    "y = f(jnp.arange(4.0)).block_until_ready()",
+    "z = 1 + 1",
+)
+
+
+def test_jit_cell_reports_compile_and_run():
+    result = runner.run_notebook(notebook(*JIT_CELLS), platform="cpu", timeout=120)
+    assert result.ok, result.error
+    assert [c.index for c in result.cells] == [0, 1, 2, 3]
+    first_call, warm_call, plain = result.cells[1], result.cells[2], result.cells[3]
+    assert first_call.compile_s > 0 and first_call.compilations >= 1
+    assert first_call.trace_s > 0 and first_call.backend_s > 0
+    assert first_call.compile_s <= first_call.wall_s + 1e-3
+    assert warm_call.compilations == 0 and warm_call.compile_s == 0
+    assert plain.compilations == 0
+    assert all(c.run_s is not None and c.run_s >= 0 for c in result.cells)
+    assert result.compile_s == pytest.approx(sum(c.compile_s for c in result.cells))
+    assert kernels_left(result) == []
+
+
+def test_kernel_gets_platform_and_user_namespace_stays_clean():
+    result = runner.run_notebook(notebook(
+        "import os\nassert os.environ['JAX_PLATFORMS'] == 'cpu'",
+        "assert not [k for k in dir() if 'jaxci' in k], dir()",
+        "import jax\nassert jax.devices()[0].platform == 'cpu'"), platform="cpu", timeout=120)
+    assert result.ok, result.error
+
+
+def test_jax_imported_in_a_later_cell_is_still_counted():
+    """JAX imported inside a later cell still has that cell's compilations counted."""
+    result = runner.run_notebook(notebook(
+        "x = 1",
+        "import jax, jax.numpy as jnp\njax.jit(lambda v: v + 1)(jnp.ones(3)).block_until_ready()"),
+        platform="cpu", timeout=120)
+    assert result.ok, result.error
+    assert result.cells[0].compilations == 0
+    assert result.cells[1].compilations >= 1
+
+
+def test_uninstrumented_run_has_times_but_no_compile():
+    result = runner.run_notebook(notebook(*JIT_CELLS), platform="cpu", timeout=120, instrument=False)
+    assert result.ok
+    assert all(c.compile_s is None and c.wall_s > 0 for c in result.cells)
+
+
+def test_timeout_tears_down_the_kernel():
+    result = runner.run_notebook(notebook("x = 1", "import time\ntime.sleep(60)", "y = 2"), timeout=2)
+    assert result.status == runner.TIMEOUT
+    assert "cell 1" in result.error and "2 s" in result.error
+    assert [c.status for c in result.cells] == ["ok", "timeout"]  # the cell after it never ran
+    assert kernels_left(result) == []
+
+
+def test_kernel_death_is_reported_without_zombies():
+    result = runner.run_notebook(notebook("x = 1", "import os\nos._exit(7)", "y = 2"), timeout=60)
+    assert result.status == runner.DEAD
+    assert "cell 1" in result.error
+    assert result.cells[0].status == "ok" and result.cells[0].compilations == 0  # read before the death
+    assert kernels_left(result) == []
+
+
+def test_child_processes_of_a_timed_out_kernel_are_killed(tmp_path):
+    """A child in its own session escapes jupyter_client's process-group kill: the runner's reap gets it."""
+    pidfile = tmp_path / "child.pid"
+    result = runner.run_notebook(notebook(
+        "import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))",
+        "import time\ntime.sleep(60)"), timeout=3)
+    assert result.status == runner.TIMEOUT
+    assert kernels_left(result) == []
+    child = int(pidfile.read_text())
+    assert child in result.leftover_pids
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+def test_cell_error_and_syntax_error():
+    result = runner.run_notebook(notebook("x = 1", "def f(:\n  pass", "y = 2"))
+    assert result.status == runner.ERROR
+    assert "SyntaxError" in result.error and "cell 1" in result.error
+    assert len(result.cells) == 2
+    result = runner.run_notebook(notebook("raise KeyError('k')", "y = 2"), allow_errors=True)
+    assert result.status == runner.ERROR and len(result.cells) == 2 and result.cells[1].status == "ok"
+
+
+def test_missing_kernel_and_unreadable_file(tmp_path):
+    result = runner.run_notebook(notebook("x = 1"), kernel_name="jaxci-no-such-kernel")
+    assert result.status == runner.NO_KERNEL and "jaxci-no-such-kernel" in result.error
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json")
+    result = runner.run_notebook(bad)
+    assert result.status == runner.UNREADABLE and "bad.ipynb" in result.error
+
+
+def test_myst_markdown_is_read_with_jupytext(tmp_path):
+    path = tmp_path / "lecture.md"
+    path.write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n# Title\n\n"
+                    "```{code-cell} ipython3\nx = 40 + 2\n```\n\n```{code-cell} ipython3\nassert x == 42\n```\n")
+    nb = runner.read_notebook(path)
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
+    result = runner.run_notebook(path)
+    assert result.ok and [c.index for c in result.cells] == [1, 2]
