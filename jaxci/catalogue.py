@@ -7,6 +7,7 @@ a missing figure for a measured or sourced one.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -161,8 +162,9 @@ class MemoryPolicy:
     env: dict[str, str]
 
     def environment(self, n_kernels: int, budget: float) -> dict[str, str]:
-        """The variables one of n_kernels workers gets; {fraction} becomes budget / n."""
-        fraction = f"{budget / n_kernels:.2f}"
+        """The variables one of n_kernels workers gets; {fraction} becomes budget / n, rounded down
+        (never up: N rounded-up fractions could add up to more than the device)."""
+        fraction = f"{math.floor(budget / n_kernels * 100) / 100:.2f}"
         return {k: v.replace("{fraction}", fraction) for k, v in self.env.items()}
 
 

@@ -37,5 +37,7 @@ def test_policies_fraction_is_budget_over_n():
     policies, budget = load_policies()
     assert set(policies) >= {"default", "no-prealloc", "fraction", "platform"}
     env = policies["fraction"].environment(3, budget)
-    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == f"{budget / 3:.2f}"
+    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.30"  # budget 0.90 / 3
+    four = float(policies["fraction"].environment(4, budget)["XLA_PYTHON_CLIENT_MEM_FRACTION"])
+    assert four == 0.22 and 4 * four <= budget  # 0.225 rounds down, never up
     assert policies["default"].environment(2, budget) == {}

@@ -51,7 +51,7 @@ def test_one_kernel_above_the_default_75_percent():
 
 def test_too_many_kernels_are_reduced_to_the_safe_n():
     a = advise(6, peak_mib=3072, device_mib=T4)
-    assert a.safe_kernels == 4 and a.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.23"
+    assert a.safe_kernels == 4 and a.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.22"
     assert any("6 kernels do not fit: run at most 4" in n for n in a.notes)
 
 
@@ -59,7 +59,7 @@ def test_too_many_kernels_are_reduced_to_the_safe_n():
     (3072, 15360, 4), (1000, 10000, 9), (1100, 10000, 8),
     (1120, 10000, 7),  # floor(9000/1120) = 8, but 8 kernels get 0.11 x 10000 = 1100 < 1120
     (13824, 15360, 1),
-    (2000, 80000, 33),  # 36 fit by memory, but f(36) = 0.03 and 36 x 0.03 > 1: down to 33 x 0.03 = 0.99
+    (2000, 80000, 30),  # 36 fit by memory, but 0.90/36 rounds down to 0.02 x 80000 = 1600 < 2000; 30 get 0.03
 ])
 def test_safe_kernels_known_answers(peak, device, expected):
     assert safe_kernels(peak, device, 0.90, POLICIES["fraction"]) == expected
