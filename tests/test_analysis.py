@@ -113,9 +113,16 @@ def test_concurrency_safe_n_stops_at_first_death():
 
 
 def test_family_cost_arithmetic():
-    row = cost.FamilyCost("f", False, 3.6, "measured", suites={"dense": 30.0, "loops": 10.0}, overhead_s=10.0, billing_min_s=60.0)
+    from jaxci.catalogue import Figure
+
+    billing = {"billing_minimum_seconds": Figure(60, "t"), "github_billing_increment_seconds": Figure(60, "t")}
+    row = cost.FamilyCost("f", False, 3.6, "measured", suites={"dense": 30.0, "loops": 10.0}, overhead_s=10.0,
+                          defaults=billing)
     assert row.suite_dollars() == {"dense": pytest.approx(0.03), "loops": pytest.approx(0.01)}
     assert row.job_seconds == 60.0 and row.job_dollars == pytest.approx(0.06)  # 50 s billed as the 60 s minimum
+    hosted = cost.FamilyCost("h", False, 3.6, "measured", suites={"dense": 70.0}, overhead_s=10.0,
+                             runner="github", defaults=billing)
+    assert hosted.job_seconds == 120.0  # GitHub rounds 80 s up to whole minutes
     row.predicted_job_dollars = 0.09
     assert row.error == pytest.approx(0.5)
     assert cost.FamilyCost("g", True, None, "not predicted").job_dollars is None

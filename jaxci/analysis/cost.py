@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxci.jobcost import billed_seconds
+
 
 @dataclass
 class FamilyCost:
@@ -23,7 +25,8 @@ class FamilyCost:
     scale: str = ""
     source_machine: str = ""        # where the seconds were measured
     overhead_s: float | None = None
-    billing_min_s: float | None = None
+    runner: str = "runs-on"
+    defaults: dict = field(default_factory=dict, repr=False)  # catalogue [defaults]: billing rules
     inputs: str = ""
     predicted_job_dollars: float | None = None  # beside a measured cost, when a reference allowed it
     provenance: str = ""
@@ -39,9 +42,10 @@ class FamilyCost:
 
     @property
     def job_seconds(self) -> float | None:
+        """Billed seconds of one job (jobcost's rules: EC2 60 s minimum, GitHub whole minutes)."""
         if self.suite_seconds is None or self.overhead_s is None:
             return None
-        return max(self.overhead_s + self.suite_seconds, self.billing_min_s or 0.0)
+        return billed_seconds(self.runner, self.overhead_s + self.suite_seconds, self.defaults)[0]
 
     @property
     def job_dollars(self) -> float | None:
@@ -86,7 +90,6 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
     """One row per catalogue family. machines: name -> MachineFacts of measured machines."""
     overhead_min = _value(defaults, "job_overhead_minutes")
     overhead = overhead_min * 60 if overhead_min is not None else None
-    billing = _value(defaults, "billing_minimum_seconds")
     measured = {m: suite_seconds(runs, m) for m in machines}
     measured = {m: s for m, s in measured.items() if s}
 
@@ -99,14 +102,15 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
     for name, entry in sorted(catalogue.items()):
         price = entry.value("price_per_hour")
         row = FamilyCost(name, entry.has_gpu, float(price) if price is not None else None, "not predicted",
-                         overhead_s=overhead, billing_min_s=billing)
+                         overhead_s=overhead, runner=entry.runner, defaults=defaults)
         ref = reference(entry.has_gpu, exclude=name)
         if name in measured:
             row.label, row.suites, row.source_machine = "measured", measured[name], name
             row.scale = infer_scale(records, name)
             row.inputs = f"asv durations on {name}; overhead {overhead_min} min (catalogue planning figure); price ${price}/h"
             if ref is not None and row.price_per_hour is not None and overhead is not None:
-                pred = max(overhead + sum(measured[ref].values()), billing or 0.0) * row.price_per_hour / 3600
+                billed, _ = billed_seconds(entry.runner, overhead + sum(measured[ref].values()), defaults)
+                pred = billed * row.price_per_hour / 3600
                 row.predicted_job_dollars = pred
         elif ref is not None:
             row.label, row.suites, row.source_machine = "predicted", measured[ref], ref
