@@ -117,6 +117,8 @@ def test_cell_error_and_syntax_error():
     assert len(result.cells) == 2
     result = runner.run_notebook(notebook("raise KeyError('k')", "y = 2"), allow_errors=True)
     assert result.status == runner.ERROR and len(result.cells) == 2 and result.cells[1].status == "ok"
+    # the failed cell's record came by the separate request (no user_expressions after an error)
+    assert result.cells[0].compile_s is not None and result.cells[1].compile_s is not None
 
 
 def test_missing_kernel_and_unreadable_file(tmp_path):

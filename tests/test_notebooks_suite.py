@@ -57,3 +57,22 @@ def test_kernel_path_and_empty_external_slots(notebooks_run):
     assert first[("'bare'", "'cpu'")] > 0 and first[("'kernel'", "'cpu'")] > 0
     external = values(results, "notebooks.External.time_notebook")
     assert all(math.isnan(v) for v in external.values())  # JAXCI_NOTEBOOK_DIR unset: skipped, not failed
+
+
+def test_external_slots_map_sorted_lectures(tmp_path, monkeypatch):
+    from benchmarks import notebooks
+
+    header = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+    (tmp_path / "b.md").write_text(header + "```{code-cell} ipython3\nimport jax\n"
+                                   "y = jax.jit(lambda v: v * 2)(3.0)\n```\n")
+    (tmp_path / "a.md").write_text(header + "```{code-cell} ipython3\nx = 1\n```\n")
+    (tmp_path / "notes.md").write_text("# not a lecture\n")
+    monkeypatch.setenv(notebooks.EXTERNAL_ENV, str(tmp_path))
+    case = notebooks.External()
+    case.setup("lecture-1", "cpu")
+    assert case.file.name == "b.md"
+    with pytest.raises(NotImplementedError):
+        case.setup("lecture-2", "cpu")
+    cache = notebooks.ExternalSplit().setup_cache()
+    assert set(cache) >= {("lecture-0", "cpu"), ("lecture-1", "cpu")}
+    assert cache[("lecture-1", "cpu")]["compile_s"] > 0 and cache[("lecture-0", "cpu")]["compile_s"] == 0

@@ -6,9 +6,10 @@ Why this shape:
   the kernel, so message transport and output handling are not counted as cell time;
 - the clock is installed when the notebook itself imports `jax` (an import hook), so instrumentation never
   moves JAX's import cost out of the cell that pays it;
-- after each cell one *silent* execute request reads the cell's record through `user_expressions`: silent
-  requests fire no `pre/post_run_cell` events, take no execution count, and run outside the timed window;
-  records already read survive a kernel that dies later;
+- each cell's execute request carries a `user_expressions` entry that returns the cell's record with the
+  reply (evaluated after `post_run_cell`, outside the timed window, no extra round trip); after an error,
+  when the kernel skips user_expressions, one *silent* request (no run_cell events, no execution count)
+  reads it instead; records already read survive a kernel that dies later;
 - the kernel is shut down `immediate`ly in every outcome and its process tree is checked with psutil and
   killed if anything is left, so a timeout or a dead kernel leaves no zombie.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import atexit
+import contextlib
 import inspect
 import json
 import os
@@ -206,11 +208,30 @@ def read_notebook(path):
         else:
             import jupytext
 
-            nb = jupytext.reads(text, fmt=text_format(path, text))
+            with _whole_notebook_validation():
+                nb = jupytext.reads(text, fmt=text_format(path, text))
         nbformat.validate(nb)
     except Exception as exc:  # JSON errors, nbformat ValidationError, jupytext format errors
         raise NotebookReadError(f"{path}: malformed notebook: {type(exc).__name__}: {_short(exc)}") from None
     return nb
+
+
+@contextlib.contextmanager
+def _whole_notebook_validation():
+    """jupytext builds each cell with nbformat.v4.new_*_cell, which validates the cell against a schema
+    fragment with jsonschema: ~70% of reading a MyST lecture. The whole notebook is validated once
+    afterwards (nbformat.validate, fastjsonschema) instead, so nothing goes unchecked."""
+    from nbformat.v4 import nbbase
+
+    original = getattr(nbbase, "validate", None)
+    if original is None:
+        yield
+        return
+    nbbase.validate = lambda node, ref=None: None
+    try:
+        yield
+    finally:
+        nbbase.validate = original
 
 
 def text_format(path: Path, text: str) -> str:
@@ -338,8 +359,10 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
             result.kernel_start_s = time.perf_counter() - t0
             procs = _tree(_kernel_pid(client))
             result.kernel_pid = _kernel_pid(client)
+            replies: dict = {}
             if instrument:
                 await _silent(client, _kernel_setup_code(), timeout=startup_timeout)
+                _piggyback(client, replies)
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or not cell.source.strip():
                     continue
@@ -360,7 +383,8 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                     if error:
                         timing.status, timing.error = ERROR, f"cell {index}: {error}"
                     if instrument:
-                        _merge(timing, await _take(client, timeout))
+                        records = _records(replies.pop(index, None))
+                        _merge(timing, records if records is not None else await _take(client, timeout))
                 if timing.status != OK:
                     result.status, result.error = timing.status, timing.error
                     if timing.status != ERROR or not allow_errors:
@@ -400,6 +424,32 @@ async def _silent(client, code: str, *, timeout: float, expressions: dict | None
                 raise RuntimeError(f"instrumentation failed in the kernel: {content.get('ename')}: "
                                    f"{content.get('evalue')}")
             return content
+
+
+def _piggyback(client, replies: dict) -> None:
+    """Ask for the cell's record in the cell's own execute request (user_expressions are evaluated after
+    post_run_cell), and keep each reply: no extra round trip per cell."""
+    execute = client.kc.execute
+
+    def execute_with_record(code, *args, **kwargs):
+        kwargs.setdefault("user_expressions", {"jaxci": _TAKE})
+        return execute(code, *args, **kwargs)
+
+    def keep(cell=None, cell_index=None, execute_reply=None, **kwargs):
+        replies[cell_index] = execute_reply
+
+    client.kc.execute = execute_with_record
+    client.on_cell_executed = keep
+
+
+def _records(reply) -> list[dict] | None:
+    """The record list a cell's reply carries; None when it carries none (the kernel skips
+    user_expressions after an error): the caller then asks separately."""
+    try:
+        text = reply["content"]["user_expressions"]["jaxci"]["data"]["text/plain"]
+        return json.loads(ast.literal_eval(text))
+    except (KeyError, TypeError, ValueError, SyntaxError):
+        return None
 
 
 async def _take(client, timeout: float) -> list[dict]:

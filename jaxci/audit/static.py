@@ -174,11 +174,6 @@ class _CodeScan:
         for index, tree in cells:
             self.cell = index
             self._visit(tree, loops=())
-        for tree_index, tree in cells:
-            self.cell = tree_index
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call):
-                    self._magic_body(node)
 
     # names -------------------------------------------------------------
     def _names(self, tree) -> None:
@@ -365,8 +360,9 @@ class _CodeScan:
                 if isinstance(n, ast.Call) and n is not node and self._name(n.func) in DEVICE_QUERIES and not n.args:
                     self.scan.gpu_narrative.append(f"{self._where()}: prints {self._name(n.func)}()")
                     break
-        elif name.endswith("get_ipython.run_line_magic") or name.endswith("get_ipython().run_line_magic"):
+        elif name.endswith("get_ipython().run_line_magic") or name.endswith("get_ipython().run_cell_magic"):
             self._line_magic(node)
+            self._magic_body(node)
         elif name.endswith("get_ipython().system") or name.endswith("get_ipython().getoutput"):
             if node.args and isinstance(node.args[0], ast.Constant) and "nvidia-smi" in str(node.args[0].value):
                 self.scan.gpu_narrative.append(f"{self._where()}: runs nvidia-smi")

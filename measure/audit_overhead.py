@@ -1,0 +1,68 @@
+"""Overhead of the runner's per-cell instrumentation: the same notebook run with and without it; goal < 5%.
+
+    .venv/bin/python measure/audit_overhead.py [--pairs 7] [--scale ci] [--trivial-cells 200] [NOTEBOOK ...]
+
+Default notebooks (when none is named and no --trivial-cells): the suite's fixtures except nuts_f64 (slow). Runs alternate (plain,
+instrumented, plain, ...) so load drift hits both; each run is a fresh kernel on JAX_PLATFORMS=cpu.
+--trivial-cells N adds a generated notebook of N `x = i` cells: its difference divided by N is the fixed
+per-cell cost of the instrumentation (hooks plus one silent request), free of the work's own noise.
+Reports, per notebook, medians of the whole run (kernel start to shutdown) and of the summed client-side
+cell times (request sent to reply received), and the relative difference of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT = [REPO / "benchmarks" / "notebook_fixtures" / f"{n}.md" for n in ("elementwise_f64", "grid_scan",
+                                                                            "fresh_compiles")]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("notebooks", nargs="*", type=Path, help="default: the suite's fixtures, unless --trivial-cells")
+    p.add_argument("--pairs", type=int, default=7)
+    p.add_argument("--scale", default="ci", choices=["ci", "full"])
+    p.add_argument("--trivial-cells", type=int, default=0)
+    args = p.parse_args()
+    notebooks = list(args.notebooks) or ([] if args.trivial_cells else DEFAULT)
+    if args.trivial_cells:
+        import nbformat.v4 as v4
+
+        trivial = v4.new_notebook(cells=[v4.new_code_cell(f"x = {i}") for i in range(args.trivial_cells)])
+        trivial.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        notebooks.append(trivial)
+    os.environ["JAXCI_SCALE"] = args.scale
+    from jaxci.audit.runner import run_notebook
+
+    env = {"PYTHONPATH": str(REPO)}
+    print(f"{'notebook':22s} {'whole plain':>12s} {'whole instr':>12s} {'diff':>7s} "
+          f"{'cells plain':>12s} {'cells instr':>12s} {'diff':>7s}")
+    for nb in notebooks:
+        name = nb.stem if isinstance(nb, Path) else f"{len(nb.cells)} trivial cells"
+        whole = {False: [], True: []}
+        cells = {False: [], True: []}
+        for i in range(args.pairs):
+            for instrument in ((False, True) if i % 2 == 0 else (True, False)):
+                run = run_notebook(nb, platform="cpu", env=env, instrument=instrument, timeout=600)
+                if not run.ok:
+                    print(f"{nb}: {run.status}: {run.error}", file=sys.stderr)
+                    return 1
+                whole[instrument].append(run.wall_s)
+                cells[instrument].append(sum(c.client_s for c in run.cells))
+        w0, w1 = statistics.median(whole[False]), statistics.median(whole[True])
+        c0, c1 = statistics.median(cells[False]), statistics.median(cells[True])
+        print(f"{name:22s} {w0:11.3f}s {w1:11.3f}s {100 * (w1 - w0) / w0:+6.1f}% "
+              f"{c0:11.3f}s {c1:11.3f}s {100 * (c1 - c0) / c0:+6.1f}%")
+        if not isinstance(nb, Path):
+            print(f"  fixed cost per cell: {1000 * (w1 - w0) / len(nb.cells):+.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
