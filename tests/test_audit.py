@@ -218,3 +218,12 @@ def test_execute_fixture_repository(tmp_path, monkeypatch):
     assert data["kills_kernel.md"]["status"] == "dead" and "cell 1" in data["kills_kernel.md"]["errors"][0]
     assert data["raises.md"]["status"] == "error" and "ValueError" in data["raises.md"]["errors"][0]
     assert data["missing_kernel.md"]["status"] == "no-kernel"
+
+
+def test_loop_inside_a_jitted_function_is_not_dispatch(tmp_path):
+    (tmp_path / "unrolled.md").write_text(
+        "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n```{code-cell} ipython3\n"
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    for i in range(100):\n"
+        "        x = jnp.sin(x)\n    return x\n\nf(jnp.ones(3))\n```\n")
+    (v,) = repo.audit_static(tmp_path)
+    assert not v.scan.sequential and v.regime == classify.TRIVIAL

@@ -173,7 +173,7 @@ class _CodeScan:
             self._names(tree)
         for index, tree in cells:
             self.cell = index
-            self._visit(tree, loops=())
+            self._visit(tree)
 
     # names -------------------------------------------------------------
     def _names(self, tree) -> None:
@@ -262,10 +262,12 @@ class _CodeScan:
         return None
 
     # findings ----------------------------------------------------------
-    def _visit(self, node, loops: tuple) -> None:
+    def _visit(self, node, in_jit: bool = False) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in self.jitted:
+            in_jit = True  # a Python loop in a jitted function is unrolled at trace time, not dispatched
         if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
-            self._loop(node)
-            loops = loops + (node,)
+            if not in_jit:
+                self._loop(node)
         elif isinstance(node, ast.Call):
             self._call(node)
         elif isinstance(node, ast.Assign):
@@ -274,7 +276,7 @@ class _CodeScan:
                 and self._name(node.value.func) in DEVICE_QUERIES:
             self.scan.gpu_narrative.append(f"cell {self.cell}: displays {self._name(node.value.func)}()")
         for child in ast.iter_child_nodes(node):
-            self._visit(child, loops)
+            self._visit(child, in_jit)
 
     def _where(self) -> str:
         return f"cell {self.cell}"
@@ -442,7 +444,7 @@ class _CodeScan:
             except SyntaxError:
                 return
             self._names(tree)
-            self._visit(tree, loops=())
+            self._visit(tree)
 
     def _env_setting(self, key: str, value: str) -> None:
         if key == "JAX_ENABLE_X64" and value.strip("'\"").lower() in ("1", "true", "yes"):
