@@ -205,3 +205,12 @@ def test_thread_speedups():
     b = [r for r in rows if r["machine"] == "cpuB"]
     assert len(b) == 1 and b[0]["speedup"] == pytest.approx(4.0) and b[0]["threads"] == 8
     assert b[0]["params"] == {"op": "matmul", "n": 1000, "dtype": "float64"}
+
+
+def test_amdahl_is_anchored_and_clamped():
+    assert bt._amdahl_time(1.0, 0.25, 8, 8)[0] == pytest.approx(0.25)
+    assert bt._amdahl_time(1.0, 0.25, 8, 16)[0] == pytest.approx(1 / 7 + 6 / 7 / 16)
+    # threads slowed it down (busy cores): no model for that, the all-threads time is kept
+    assert bt._amdahl_time(1.0, 3.0, 2, 16) == (3.0, 1.0)
+    # better than linear: serial 0, scaled as 1/p from the all-threads time
+    assert bt._amdahl_time(1.0, 0.4, 2, 8) == (pytest.approx(0.1), 0.0)

@@ -229,9 +229,12 @@ def artifacts_dir() -> Path:
 
 
 def write_host_info(label: str) -> Path:
-    """Write host_info() as JSON named by the asv machine (when asv says it) and `label`."""
-    machine = os.environ.get("ASV_MACHINE") or os.uname().nodename
-    path = artifacts_dir() / f"threadpool-{machine}-{label}.json"
+    """Write host_info() as JSON named by host name and `label` (asv tells a benchmark its commit and
+    environment, not its machine name)."""
+    host = os.uname().nodename
+    path = artifacts_dir() / f"threadpool-{host}-{label}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dict(host_info(), machine=machine, label=label), indent=2) + "\n")
+    extra = {"host": host, "label": label, "asv_commit": os.environ.get("ASV_COMMIT"),
+             "asv_env": os.environ.get("ASV_ENV_NAME")}
+    path.write_text(json.dumps(dict(host_info(), **extra), indent=2) + "\n")
     return path

@@ -14,8 +14,9 @@ time spent in pure Python, NumPy, Numba, JAX on the CPU and JAX that would run o
 - measured: both F and B have results for the category's kernels.
 - predicted, labelled, from a measured reference machine M (same CPU model when the catalogue says so,
   else B, whose per-core speed is then *assumed*): single-thread kernels and JAX-on-CPU kernels take M's
-  time; kernels with a 1-thread and an all-threads result (BLAS, Numba prange) are scaled to F's vCPU
-  count by Amdahl's law with the serial fraction measured on M (clamped to [0, 1]). JAX on a GPU is
+  time; kernels with a 1-thread and an all-threads result (BLAS, Numba prange) are scaled from M's
+  all-threads time to F's vCPU count by Amdahl's law with the serial fraction measured on M (clamped to
+  [0, 1], so a slowdown with threads keeps M's time). JAX on a GPU is
   predicted only from a measured machine with the same GPU model; on a family without a GPU it runs on
   the CPU (the jax_cpu factor).
 - anything else is "not measured", and so is a build total that needs it.
@@ -226,13 +227,16 @@ def measured_factor(t: Timings, machine: str, baseline: str, cat: str, gpu: dict
 
 
 def _amdahl_time(t1: float, tall: float, p_ref: int, p_target: int) -> tuple[float, float]:
-    """Time at p_target threads from 1-thread and p_ref-thread times; returns (time, serial fraction)."""
+    """Time at p_target threads from the 1-thread and p_ref-thread times; returns (time, serial fraction).
+
+    Anchored at the measured all-threads time, so p_target == p_ref gives it back. The serial fraction is
+    clamped to [0, 1]: a slowdown with threads (busy cores) keeps the all-threads time, unscaled.
+    """
     if p_ref <= 1:
         return tall, 1.0
-    speedup = t1 / tall
-    serial = (p_ref / speedup - 1) / (p_ref - 1)
+    serial = (p_ref * tall / t1 - 1) / (p_ref - 1)
     serial = min(1.0, max(0.0, serial))
-    return t1 * (serial + (1 - serial) / p_target), serial
+    return tall * (serial + (1 - serial) / p_target) / (serial + (1 - serial) / p_ref), serial
 
 
 def predicted_factor(t: Timings, ref: str, baseline: str, cat: str, p_ref, p_target, why: str) -> Factor:
