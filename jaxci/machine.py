@@ -39,6 +39,18 @@ def physical_cores() -> int | None:
     return len(cores) or None
 
 
+def blas_description() -> str:
+    """The BLAS library and kernel NumPy uses (threadpoolctl), so host results compare across machines."""
+    try:
+        import numpy  # noqa: F401  (threadpoolctl sees only libraries already loaded)
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown (numpy or threadpoolctl not installed)"
+    libs = [f"{lib['internal_api']} {lib.get('version')} {lib.get('architecture')}"
+            for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    return "; ".join(libs) or "none loaded"
+
+
 def backend_for(gpus) -> str:
     """The pin set to install: JAXCI_BACKEND if set, else cuda13 when a GPU is visible, else cpu."""
     explicit = os.environ.get("JAXCI_BACKEND")
@@ -79,6 +91,7 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
     cores = physical_cores()
     info["cpu_cores"] = str(cores) if cores else "unknown"
     info["python"] = platform.python_version()
+    info["blas"] = blas_description()
     if gpus:
         first = gpus[0]
         info["gpu"] = f"{len(gpus)} x {first.name}"

@@ -60,7 +60,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--machine", default="gpu-smoke")
-    parser.add_argument("--bench", default=None, help="asv --bench regex (default: every suite)")
+    parser.add_argument("--bench", default=r"^(?!host\.)",
+                        help="asv --bench regex (default: every suite with a device param, i.e. all but host)")
     args = parser.parse_args(argv)
     start = time.time()
     backend = check_cuda()
@@ -74,8 +75,7 @@ def main(argv=None) -> int:
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     cmd = [sys.executable, "-m", "asv", "--config", str(conf), "run", "-E", f"existing:{sys.executable}",
            "--set-commit-hash", commit, "--quick", "--machine", args.machine, "--show-stderr"]
-    if args.bench:
-        cmd += ["--bench", args.bench]
+    cmd += ["--bench", args.bench]
     with open(args.out / "asv-run.log", "w") as log:
         status = subprocess.run(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
     lines = [f"jax / device: {backend}", f"machine: {info['gpu']}, driver {info.get('gpu_driver')}",
