@@ -227,3 +227,18 @@ def test_loop_inside_a_jitted_function_is_not_dispatch(tmp_path):
         "        x = jnp.sin(x)\n    return x\n\nf(jnp.ones(3))\n```\n")
     (v,) = repo.audit_static(tmp_path)
     assert not v.scan.sequential and v.regime == classify.TRIVIAL
+
+
+def test_single_lecture_finds_the_book_config_above_it():
+    (v,) = repo.audit_static(BOOK / "drafts" / "draft.md")
+    assert v.config is not None and v.config.timeout == 600
+
+
+def test_static_audit_does_not_import_jax():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom jaxci.audit.cli import main\n"
+            f"main([{str(BOOK)!r}, '--format', 'csv', '--output', '/dev/null'])\n"
+            "assert 'jax' not in sys.modules and 'numpyro' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, GITHUB_STEP_SUMMARY=""))

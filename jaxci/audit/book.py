@@ -94,14 +94,19 @@ def read_myst(path: Path) -> BookConfig:
 
 
 def find_configs(root: Path) -> list[BookConfig]:
-    """Every _config.yml and myst.yml under root (build folders and hidden folders skipped)."""
+    """Every _config.yml and myst.yml under root (build, hidden and node_modules folders pruned), and,
+    when root is inside a book, those in the folders above it up to the repository top."""
+    import os
+
+    readers = {"_config.yml": read_jupyter_book, "myst.yml": read_myst}
     found = []
-    for name, reader in (("_config.yml", read_jupyter_book), ("myst.yml", read_myst)):
-        for path in sorted(root.rglob(name)):
-            parts = path.relative_to(root).parts
-            if any(p.startswith((".", "_build")) or p == "node_modules" for p in parts[:-1]):
-                continue
-            found.append(reader(path))
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_build")) and d != "node_modules")
+        found += [readers[name](Path(dirpath) / name) for name in sorted(readers) if name in filenames]
+    for parent in Path(root).resolve().parents:
+        found += [reader(parent / name) for name, reader in readers.items() if (parent / name).is_file()]
+        if (parent / ".git").exists():
+            break
     return found
 
 
