@@ -15,6 +15,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -67,13 +68,13 @@ def asv_medians(out: Path) -> dict:
 
     conf = write_redirected_conf(out)
     register("perf-check", local=True, machine_file=str(out / ".asv-machine.json"))
-    bench = "|".join(sorted({f"^{k.rsplit('.', 1)[0]}\\.time_warm$" for k, _ in CASES}))
+    # asv matches --bench against "name(param, ...)": select exactly these combinations
+    selection = [arg for k, p in CASES for arg in ("--bench", "^" + re.escape(f"{k}({', '.join(map(repr, p))})") + "$")]
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    # JAXCI_SCALE=full: every case above runs; other combinations of these classes run too (n/a on no GPU)
     env = dict(os.environ, HOME=str(out), JAXCI_SCALE="full")
     wanted = {k for k, _ in CASES}
     subprocess.run([sys.executable, "-m", "asv", "--config", str(conf), "run", "-E", f"existing:{sys.executable}",
-                    "--set-commit-hash", commit, "--machine", "perf-check", "--bench", bench],
+                    "--set-commit-hash", commit, "--machine", "perf-check", *selection],
                    cwd=REPO, env=env, check=False, capture_output=True)
     medians = {}
     for results in iter_results_for_machine(str(out / "results"), "perf-check"):
