@@ -11,7 +11,7 @@ Numba's first call (compile + one small run) is tracked in setup of a fresh proc
 combination), apart from the warm times. CI scale skips the large sizes; params never change.
 """
 
-from benchmarks.common import DTYPES, scale
+from benchmarks.common import DTYPES, skip_unless_runnable
 
 _CACHE: dict = {}  # per process: asv reruns setup around each repeat
 
@@ -28,8 +28,8 @@ FIRST_CALL_N = {"loop": 1_000, "parallel": 1_000}
 
 
 def _skip_large(large: bool) -> None:
-    if large and scale() == "ci":
-        raise NotImplementedError("large case: skipped at JAXCI_SCALE=ci")
+    """Host work runs on the CPU: the common rules (CI scale, JAXCI_ONLY_DEVICE) decide."""
+    skip_unless_runnable("cpu", large=large)
 
 
 def _kernels():
