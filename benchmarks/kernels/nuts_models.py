@@ -1,0 +1,95 @@
+"""numpyro NUTS on the incident's state-space model and on a tiny regression, with the run's throughput.
+
+`run(model, chain_method, num_chains, ...)` runs one seeded MCMC and returns plain numbers: wall seconds
+of the whole `mcmc.run` (tracing and compiling included, as a notebook cell pays them), the minimum
+effective sample size over parameters (numpyro.diagnostics.effective_sample_size), ESS per second, and
+leapfrog steps (extra field num_steps) per second. numpyro compiles its sampling loop on every `run`, so
+on a CPU the compile seconds (also returned, from jax.monitoring) are a large part of a short run.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from numpyro.diagnostics import effective_sample_size
+from numpyro.infer import MCMC, NUTS
+
+from benchmarks.kernels import kalman
+from jaxci.jaxmon import CompileClock
+
+MODELS = ["statespace", "regression"]
+CHAIN_METHODS = ["sequential", "vectorized", "parallel"]
+
+STATE_DIM, PERIODS = 11, 96           # the incident: 11-dimensional state, 96 quarters
+REGRESSION_TRUE = {"alpha": 1.0, "beta": 2.0, "sigma": 0.5}
+REGRESSION_N = 100
+
+
+def statespace_model(y):
+    """18 unconstrained parameters with a N(THETA_TRUE, 1) prior, likelihood from the sequential filter."""
+    center = jnp.asarray(kalman.THETA_TRUE, y.dtype)
+    theta = numpyro.sample("theta", dist.Normal(center, 1.0).to_event(1))
+    numpyro.factor("loglik", kalman.loglik_sequential(theta, y, STATE_DIM))
+
+
+def regression_model(x, y):
+    alpha = numpyro.sample("alpha", dist.Normal(0.0, 10.0))
+    beta = numpyro.sample("beta", dist.Normal(0.0, 10.0))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(5.0))
+    numpyro.sample("y", dist.Normal(alpha + beta * x, sigma), obs=y)
+
+
+def data(model: str, dtype: str, seed: int = 0) -> tuple:
+    """Host arrays for a model, simulated at known parameters (THETA_TRUE, REGRESSION_TRUE)."""
+    if model == "statespace":
+        return (kalman.simulate(kalman.THETA_TRUE, STATE_DIM, PERIODS, seed).astype(dtype),)
+    if model == "regression":
+        rng = np.random.default_rng(seed)
+        x = rng.standard_normal(REGRESSION_N)
+        t = REGRESSION_TRUE
+        y = t["alpha"] + t["beta"] * x + t["sigma"] * rng.standard_normal(REGRESSION_N)
+        return x.astype(dtype), y.astype(dtype)
+    raise ValueError(f"NUTS model {model!r}: expected one of {MODELS}")
+
+
+MODEL_FNS = {"statespace": statespace_model, "regression": regression_model}
+
+
+def runnable(chain_method: str, num_chains: int) -> str | None:
+    """Why this combination cannot run in this process (None if it can): parallel needs a device per chain."""
+    if chain_method not in CHAIN_METHODS:
+        raise ValueError(f"chain_method {chain_method!r}: expected one of {CHAIN_METHODS}")
+    if chain_method == "parallel" and jax.local_device_count() < num_chains:
+        return (f"chain_method='parallel' needs {num_chains} devices, this process has "
+                f"{jax.local_device_count()}")
+    return None
+
+
+def run(model: str, chain_method: str, num_chains: int, *, num_warmup: int, num_samples: int,
+        dtype: str = "float64", seed: int = 0, device=None) -> dict:
+    """One seeded NUTS run (dense mass matrix, max tree depth 8); returns its numbers and posterior means."""
+    reason = runnable(chain_method, num_chains)
+    if reason:
+        raise NotImplementedError(reason)
+    args = data(model, dtype, seed)
+    if device is not None:
+        args = jax.device_put(args, device)
+    kernel = NUTS(MODEL_FNS[model], dense_mass=True, max_tree_depth=8)
+    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                chain_method=chain_method, progress_bar=False)
+    clock = CompileClock().install()
+    start = time.perf_counter()
+    mcmc.run(jax.random.PRNGKey(seed), *args, extra_fields=("num_steps",))
+    samples = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
+    wall = time.perf_counter() - start
+    steps = int(np.sum(np.asarray(mcmc.get_extra_fields()["num_steps"])))
+    ess = min(float(np.min(effective_sample_size(np.asarray(v, dtype=np.float64)))) for v in samples.values())
+    means = {name: np.asarray(v).reshape((-1,) + v.shape[2:]).mean(axis=0) for name, v in samples.items()}
+    finite = all(bool(np.all(np.isfinite(np.asarray(v)))) for v in samples.values())
+    return {"wall_s": wall, "compile_s": clock.total, "ess_min": ess, "ess_per_s": ess / wall, "leapfrog_steps": steps,
+            "steps_per_s": steps / wall, "finite": finite, "means": means}

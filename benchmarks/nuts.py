@@ -1,0 +1,77 @@
+"""nuts: numpyro NUTS on the incident's 11-dimensional state-space model (96 periods, Kalman likelihood,
+dense mass matrix, max tree depth 8) and on a tiny regression, over chain_method x num_chains.
+
+Three tracks come from ONE sampler run per combination: asv starts a process per method, so the first
+process of a combination runs NUTS and writes its numbers into the per-run scratch directory that asv
+creates for this class's `setup_cache` (and deletes after the run); the other methods read them. A
+process that finds a started-but-unfinished run (an earlier method timed out) fails instead of rerunning.
+
+Wall seconds are the whole `mcmc.run`, tracing and compiling included, as a notebook cell pays them.
+CI scale runs only the regression in float64 on cpu (sequential x 1 chain, vectorized x 4), with tiny counts.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from benchmarks.common import DEVICES, DTYPES, scale, skip_unless_runnable, start_jax
+
+MODELS = ["statespace", "regression"]
+CHAIN_METHODS = ["sequential", "vectorized", "parallel"]
+CHAINS = [1, 4]
+COUNTS = {"ci": (20, 20), "full": (200, 200)}  # (num_warmup, num_samples); the incident used 400 + 400
+
+
+CI_RUNS = {("regression", "sequential", 1, "float64", "cpu"), ("regression", "vectorized", 4, "float64", "cpu")}
+
+
+class Nuts:
+    params = [MODELS, CHAIN_METHODS, CHAINS, DTYPES, DEVICES]
+    param_names = ["model", "chain_method", "num_chains", "dtype", "device"]
+    timeout = 1200  # per process: a pathological device records a timeout, the rest of the run goes on
+
+    def setup_cache(self):
+        return os.getcwd()  # asv runs setup_cache and every benchmark of this class in one temp dir
+
+    def setup(self, rundir, model, chain_method, num_chains, dtype, device):
+        if scale() == "ci" and (model, chain_method, num_chains, dtype, device) not in CI_RUNS:
+            raise NotImplementedError("skipped at JAXCI_SCALE=ci")
+        skip_unless_runnable(device)
+        path = Path(rundir) / f"nuts-{model}-{chain_method}-{num_chains}-{dtype}-{device}.json"
+        if path.exists():
+            self.result = json.loads(path.read_text())
+        else:
+            path.write_text(json.dumps({"started": True}))
+            self.result = _run(model, chain_method, num_chains, dtype, device)
+            path.write_text(json.dumps(self.result))
+        if "skipped" in self.result:
+            raise NotImplementedError(self.result["skipped"])
+        if "wall_s" not in self.result:
+            raise RuntimeError(f"{path.name}: an earlier process of this run started NUTS and did not finish")
+
+    def track_wall_s(self, rundir, *params):
+        return self.result["wall_s"]
+
+    def track_ess_per_s(self, rundir, *params):
+        return self.result["ess_per_s"]
+
+    def track_leapfrog_steps_per_s(self, rundir, *params):
+        return self.result["steps_per_s"]
+
+    track_wall_s.unit = "seconds"
+    track_ess_per_s.unit = "effective samples/s"
+    track_leapfrog_steps_per_s.unit = "leapfrog steps/s"
+
+
+def _run(model, chain_method, num_chains, dtype, device) -> dict:
+    jax, dev = start_jax(device, dtype)
+    from benchmarks.kernels import nuts_models
+
+    reason = nuts_models.runnable(chain_method, num_chains)
+    if reason:
+        return {"skipped": reason}
+    num_warmup, num_samples = COUNTS[scale()]
+    with jax.default_device(dev):
+        out = nuts_models.run(model, chain_method, num_chains, num_warmup=num_warmup, num_samples=num_samples,
+                              dtype=dtype)
+    return {key: out[key] for key in ("wall_s", "ess_min", "ess_per_s", "leapfrog_steps", "steps_per_s")}

@@ -1,0 +1,213 @@
+"""`jaxci profile KERNEL`: run a pathological kernel under jax.profiler and read the trace without TensorBoard.
+
+Kernels: `scan` (the long scalar lax.scan), `kalman-grad` (the incident's Kalman gradient, k = 11, T = 96),
+`nuts` (one short NUTS run on the incident's state-space model). The kernel is compiled and run once
+before tracing; then one call is traced into a temporary directory and the `.xplane.pb` is read with
+`jax.profiler.ProfileData`. From device planes (`/device:...`) it reports device-busy time (the union of
+kernel intervals), the traced wall time, the gap fraction (1 - busy / wall) and device ops per loop
+iteration. A CPU-only trace has no device plane: the report then says that device timings are not
+available and lists what the host plane holds (XLA CPU thunks, runtime and Python events); it never
+estimates device figures. Tracing disables GPU command buffers and adds overhead, so these numbers are
+diagnostics: they never feed the benchmark history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+KERNELS = ("scan", "kalman-grad", "nuts")
+DEFAULT_N = {"scan": 100_000, "kalman-grad": 96, "nuts": 10}
+NOT_AVAILABLE = "device timings not available: the trace has no device plane (CPU backend)"
+# Lines of a device plane that summarise others rather than record kernels.
+DERIVED_LINES = ("XLA Modules", "XLA TraceMe", "Steps", "Launch Stats", "Framework Name Scope", "Source code")
+
+
+# The profiler's own Python frames, left out of the host figures.
+OWN_FRAMES = ("$profiler.py", "$contextlib.py", "$profile.py")
+
+
+class ProfileError(ValueError):
+    pass
+
+
+def _prepare(kernel: str, n: int, dtype: str):
+    """(run, iterations, what one iteration is): run() performs one warm call and waits for it."""
+    import jax
+    import numpy as np
+
+    if kernel == "scan":
+        from benchmarks.kernels import loops
+
+        fn = jax.jit(lambda x0: loops.quadratic_map(x0, n))
+        x0 = jax.device_put(np.asarray(0.3, dtype=dtype))
+        return (lambda: jax.block_until_ready(fn(x0))), n, "scan step"
+    if kernel == "kalman-grad":
+        from benchmarks.kernels import kalman
+
+        fn = jax.jit(kalman.grad_fn("sequential", 11))
+        args = jax.device_put(kalman.inputs(11, n, dtype))
+        return (lambda: jax.block_until_ready(fn(*args))), n, "filter step (forward and backward pass)"
+    if kernel == "nuts":
+        from benchmarks.kernels import nuts_models
+
+        state = {}
+
+        def run():
+            state.update(nuts_models.run("statespace", "sequential", 1, num_warmup=n, num_samples=n, dtype=dtype))
+
+        run.state = state
+        return run, None, "leapfrog step"
+    raise ProfileError(f"kernel {kernel!r}: expected one of {KERNELS}")
+
+
+def _intervals_union(intervals) -> float:
+    total, end = 0.0, None
+    for start, stop in sorted(intervals):
+        if end is None or start > end:
+            total += stop - start
+            end = stop
+        elif stop > end:
+            total += stop - end
+            end = stop
+    return total
+
+
+def summarize(planes, wall_s: float, iterations: int | None) -> dict:
+    """Figures from the planes of one trace: a plain function of (name, lines) data, so it tests without JAX.
+
+    `planes` is an iterable of objects with .name and .lines; lines have .name and .events; events have
+    .name, .start_ns, .duration_ns and .stats (pairs). A device plane is one whose name starts '/device:'.
+    """
+    device_events, host = [], Counter()
+    host_time, xla_ops, xla_op_ns = Counter(), 0, 0.0
+    for plane in planes:
+        if plane.name.startswith("/device:"):
+            lines = [line for line in plane.lines if line.name not in DERIVED_LINES]
+            streams = [line for line in lines if line.name.startswith("Stream")]
+            for line in streams or lines:
+                device_events += [(e.start_ns, e.start_ns + e.duration_ns, e.name) for e in line.events]
+        elif plane.name.startswith("/host:"):
+            for line in plane.lines:
+                for e in line.events:
+                    if e.name.startswith("end: ") or any(own in e.name for own in OWN_FRAMES):
+                        continue
+                    host[e.name] += 1
+                    host_time[e.name] += e.duration_ns
+                    if "hlo_op" in dict(e.stats):
+                        xla_ops += 1
+                        xla_op_ns += e.duration_ns
+    out = {"wall_s": wall_s, "iterations": iterations,
+           "host": {"events": sum(host.values()), "xla_cpu_ops": xla_ops, "xla_cpu_op_s": xla_op_ns * 1e-9,
+                    "top": [{"name": name, "count": host[name], "seconds": ns * 1e-9}
+                            for name, ns in host_time.most_common(8)],
+                    "xla_cpu_ops_per_iteration": xla_ops / iterations if iterations else None}}
+    if not device_events:
+        out.update(device_timings=False, note=NOT_AVAILABLE)
+        return out
+    busy = _intervals_union((start, stop) for start, stop, _ in device_events) * 1e-9
+    out.update(device_timings=True, device_ops=len(device_events), device_busy_s=busy,
+               gap_fraction=max(0.0, 1.0 - busy / wall_s) if wall_s > 0 else None,
+               device_ops_per_iteration=len(device_events) / iterations if iterations else None,
+               mean_op_s=busy / len(device_events))
+    return out
+
+
+def profile(kernel: str, device: str = "cpu", dtype: str = "float32", n: int | None = None) -> dict:
+    """Compile and warm the kernel, trace one call, summarise the trace (JAX starts here, on `device` only)."""
+    if kernel not in KERNELS:
+        raise ProfileError(f"kernel {kernel!r}: expected one of {KERNELS}")
+    if device not in ("cpu", "gpu"):
+        raise ProfileError(f"--device {device!r}: expected cpu or gpu")
+    n = DEFAULT_N[kernel] if n is None else n
+    if n < 1:
+        raise ProfileError(f"--n {n}: must be at least 1")
+    if "jax" not in sys.modules:
+        os.environ["JAX_PLATFORMS"] = "cpu" if device == "cpu" else "cuda"
+    repo = str(Path(__file__).resolve().parent.parent)
+    if repo not in sys.path:
+        sys.path.insert(0, repo)  # benchmarks/ lives beside the package in a checkout
+    import jax
+
+    jax.config.update("jax_enable_x64", dtype == "float64")
+    try:
+        run, iterations, per = _prepare(kernel, n, dtype)
+    except ModuleNotFoundError as exc:
+        raise ProfileError(f"{exc}: jaxci profile runs the kernels in benchmarks/ of a jax-ci-bench checkout") from exc
+    run()  # compile and warm outside the trace
+    from jaxci.jaxmon import CompileClock
+
+    clock = CompileClock().install()
+    with tempfile.TemporaryDirectory(prefix="jaxci-profile-") as tmp:
+        with jax.profiler.trace(tmp):
+            start = time.perf_counter()
+            run()
+            wall = time.perf_counter() - start
+        files = sorted(Path(tmp).rglob("*.xplane.pb"))
+        if not files:
+            raise ProfileError(f"jax.profiler wrote no .xplane.pb under {tmp}")
+        data = jax.profiler.ProfileData.from_file(str(files[-1]))
+        if kernel == "nuts":
+            iterations = run.state["leapfrog_steps"]
+        summary = summarize(data.planes, wall, iterations)
+    summary.update(kernel=kernel, device=device, dtype=dtype, n=n, per_iteration=per,
+                   platform=jax.devices()[0].platform, jax_version=jax.__version__,
+                   compile_s_in_trace=clock.total)
+    return summary
+
+
+def render(s: dict) -> str:
+    lines = [f"profile {s['kernel']} (n={s['n']}, {s['dtype']}, {s['platform']}, jax {s['jax_version']})",
+             f"  traced wall time      {s['wall_s']:.6f} s"]
+    if s["compile_s_in_trace"]:
+        lines.append(f"  compile inside trace  {s['compile_s_in_trace']:.3f} s (numpyro re-jits on every run)")
+    if s["device_timings"]:
+        lines += [f"  device busy           {s['device_busy_s']:.6f} s",
+                  f"  gap fraction          {s['gap_fraction']:.3f}",
+                  f"  device ops            {s['device_ops']} ({s['mean_op_s'] * 1e6:.2f} us each on average)"]
+        if s["device_ops_per_iteration"] is not None:
+            lines.append(f"  device ops / {s['per_iteration']}: {s['device_ops_per_iteration']:.2f}")
+    else:
+        lines.append(f"  {s['note']}")
+    host = s["host"]
+    lines.append(f"  host events           {host['events']} ({host['xla_cpu_ops']} XLA CPU ops, "
+                 f"{host['xla_cpu_op_s']:.6f} s in them)")
+    if host["xla_cpu_ops_per_iteration"] is not None:
+        lines.append(f"  XLA CPU ops / {s['per_iteration']}: {host['xla_cpu_ops_per_iteration']:.2f} "
+                     "(host thunks; a loop run inside one thunk shows as one op)")
+    for item in host["top"]:
+        lines.append(f"    {item['seconds']:10.6f} s  x{item['count']:<6d} {item['name'][:70]}")
+    lines.append("  (diagnostic only: tracing changes timings; profiles never enter the benchmark history)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jaxci profile", description=__doc__.splitlines()[0])
+    parser.add_argument("kernel", choices=KERNELS)
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                        help="default: float64 for kalman-grad and nuts (the incident), float32 for scan")
+    parser.add_argument("--n", type=int, default=None,
+                        help="scan steps / Kalman periods / NUTS warm-up and sample count")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    dtype = args.dtype or ("float32" if args.kernel == "scan" else "float64")
+    if args.device == "gpu":
+        from jaxci.nvml import gpu_present
+
+        if not gpu_present():
+            print("jaxci profile: --device gpu, but NVML finds no NVIDIA GPU on this machine", file=sys.stderr)
+            return 2
+    try:
+        summary = profile(args.kernel, args.device, dtype, args.n)
+    except ProfileError as exc:
+        print(f"jaxci profile: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, indent=2, default=float) if args.json else render(summary))
+    return 0

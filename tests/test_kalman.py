@@ -1,0 +1,83 @@
+"""The Kalman kernels against NumPy/SciPy: the filter, a joint multivariate normal, and each other."""
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from benchmarks.kernels import kalman  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", previous)
+
+
+def test_reference_filter_matches_joint_gaussian():
+    """The NumPy filter itself is checked against the likelihood written without any filter."""
+    theta, y = kalman.inputs(3, 25, "float64", seed=4)
+    assert kalman.loglik_reference(theta, y, 3) == pytest.approx(kalman.loglik_joint(theta, y, 3), rel=1e-9)
+
+
+@pytest.mark.parametrize("variant", kalman.VARIANTS)
+@pytest.mark.parametrize("k", [2, 11])
+def test_loglik_matches_reference_float64(variant, k):
+    theta, y = kalman.inputs(k, 96, "float64")
+    got = float(jax.jit(kalman.loglik_fn(variant, k))(theta, y))
+    assert got == pytest.approx(kalman.loglik_reference(theta, y, k), rel=1e-10, abs=1e-8)
+
+
+def test_loglik_away_from_the_true_parameters():
+    """A point the data were not simulated at, so a bug that only vanishes at THETA_TRUE still shows."""
+    theta, y = kalman.inputs(5, 40, "float64")
+    other = theta + np.linspace(-0.3, 0.3, kalman.N_PARAMS)
+    ref = kalman.loglik_reference(other, y, 5)
+    for variant in kalman.VARIANTS:
+        assert float(kalman.loglik_fn(variant, 5)(other, y)) == pytest.approx(ref, rel=1e-10)
+    assert ref < kalman.loglik_reference(theta, y, 5)  # the truth fits better than a perturbed point
+
+
+@pytest.mark.parametrize("k", [2, 11, 50])
+def test_sequential_equals_parallel(k):
+    theta, y = kalman.inputs(k, 200, "float64", seed=1)
+    seq = float(jax.jit(kalman.loglik_fn("sequential", k))(theta, y))
+    par = float(jax.jit(kalman.loglik_fn("parallel", k))(theta, y))
+    assert par == pytest.approx(seq, rel=1e-9)
+    gs = np.asarray(jax.jit(kalman.grad_fn("sequential", k))(theta, y))
+    gp = np.asarray(jax.jit(kalman.grad_fn("parallel", k))(theta, y))
+    np.testing.assert_allclose(gp, gs, rtol=1e-7, atol=1e-8)
+
+
+def test_float32_close_to_float64():
+    theta, y = kalman.inputs(11, 96, "float32")
+    ref = kalman.loglik_reference(theta.astype(float), y.astype(float), 11)
+    for variant in kalman.VARIANTS:
+        got = float(jax.jit(kalman.loglik_fn(variant, 11))(theta, y))
+        assert got == pytest.approx(ref, rel=1e-3)
+
+
+@pytest.mark.parametrize("variant", kalman.VARIANTS)
+def test_gradient_finite_and_matches_finite_differences(variant):
+    k = 4
+    theta, y = kalman.inputs(k, 30, "float64")
+    grad = np.asarray(kalman.grad_fn(variant, k)(theta, y))
+    assert grad.shape == (kalman.N_PARAMS,) and np.all(np.isfinite(grad))
+    h = 1e-5
+    fd = np.array([(kalman.loglik_reference(theta + h * e, y, k) - kalman.loglik_reference(theta - h * e, y, k))
+                   / (2 * h) for e in np.eye(kalman.N_PARAMS)])
+    np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-4)
+
+
+def test_unknown_variant_is_named():
+    with pytest.raises(ValueError, match="'blocked'"):
+        kalman.loglik_fn("blocked", 3)
+
+
+def test_simulator_is_seeded_and_shaped():
+    a = kalman.simulate(kalman.THETA_TRUE, 3, 10, seed=2)
+    assert a.shape == (10, kalman.N_OBS)
+    np.testing.assert_array_equal(a, kalman.simulate(kalman.THETA_TRUE, 3, 10, seed=2))
+    assert not np.array_equal(a, kalman.simulate(kalman.THETA_TRUE, 3, 10, seed=3))
