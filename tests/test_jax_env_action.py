@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 ACTION_DIR = REPO / ".github" / "actions" / "jax-env"
 ACTION = ACTION_DIR / "action.yml"
 BIN = Path(sys.executable).parent
-CACHE_PIN = "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae"  # v5.0.5, shared/reference/action-pins.md
+CACHE_PIN = "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae"  # v5.0.5, docs/reference/action-pins.md
 
 
 def action() -> dict:

@@ -19,7 +19,7 @@ GITHUB = REPO / ".github"
 BIN = Path(sys.executable).parent
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 ACTIONS = sorted((GITHUB / "actions").glob("*/action.yml"))
-PINS = REPO.parent / "shared" / "reference" / "action-pins.md"
+PINS = REPO / "docs" / "reference" / "action-pins.md"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CATALOGUE = load_catalogue()
 TRUSTED_EVENTS = {"workflow_dispatch", "schedule"}
@@ -158,7 +158,7 @@ def test_actions_are_pinned_by_full_sha_with_the_tag():
         assert tag and tag.startswith("v"), f"{path.name}: {ref} has no version comment"
 
 
-@pytest.mark.skipif(not PINS.is_file(), reason="shared/reference/action-pins.md is not beside this checkout")
+@pytest.mark.skipif(not PINS.is_file(), reason="docs/reference/action-pins.md is missing")
 def test_pinned_shas_come_from_the_reference_list():
     pins = reference_pins()
     for path, ref, tag in uses_lines():

@@ -13,7 +13,7 @@ from jaxci.analysis import coldstart, concurrency, cost, crossover, peak, penalt
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.results import load_results
 
-INCIDENTS = REPO_ROOT.parent / "shared" / "reference" / "incidents.md"
+INCIDENTS = REPO_ROOT / "docs" / "reference" / "incidents.md"
 
 
 @dataclass

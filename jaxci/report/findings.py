@@ -136,7 +136,7 @@ def _achieved(report) -> str:
 
 def _incidents(report) -> str:
     if not report.incidents:
-        return "No incident figures found (../shared/reference/incidents.md)."
+        return "No incident figures found (docs/reference/incidents.md)."
     rows = [[i["what"], i["family"], i["device"], seconds(i["incident_s"]),
              ("predicted " + seconds(i["predicted_s"])) if i["predicted_s"] is not None else "not predicted", i["inputs"]]
             for i in report.incidents]
