@@ -1,6 +1,6 @@
 """Shared helpers for every suite: device/dtype params, skipping, x64 per process, blocking, compile split.
 
-Rules the suites follow (../shared/STYLE.md, DESIGN.md):
+Rules the suites follow (the project's asv style: numpy/scipy-like suites):
 - params never change with the environment; a combination this machine cannot run raises
   NotImplementedError in setup (asv shows n/a): no GPU, a large case at JAXCI_SCALE=ci, or a device
   other than JAXCI_ONLY_DEVICE (the GPU smoke run spends scarce GPU time on gpu combinations only);
