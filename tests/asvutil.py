@@ -41,7 +41,7 @@ class AsvSandbox:
         return self
 
     def env(self, **extra) -> dict:
-        env = dict(os.environ, HOME=str(self.root), JAXCI_SCALE="ci", **extra)
+        env = {**os.environ, "HOME": str(self.root), "JAXCI_SCALE": "ci", **extra}
         env.pop("JAX_PLATFORMS", None)
         return env
 
