@@ -13,3 +13,14 @@ def ci_run(tmp_path_factory):
     machine = box.register("ci-test")
     proc = box.run_existing(machine)
     return box, machine, proc.stdout + proc.stderr
+
+
+@pytest.fixture
+def x64():
+    """float64 JAX arrays for one test (x64 is process-wide), restored afterwards."""
+    import jax
+
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", previous)

@@ -8,12 +8,7 @@ jax = pytest.importorskip("jax")
 from benchmarks.kernels import kalman  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", previous)
+pytestmark = pytest.mark.usefixtures("x64")
 
 
 def test_reference_filter_matches_joint_gaussian():

@@ -11,12 +11,7 @@ pytest.importorskip("numpyro")
 from benchmarks.kernels import nuts_models  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", previous)
+pytestmark = pytest.mark.usefixtures("x64")
 
 
 @pytest.fixture(scope="module")
