@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Debian's chromium for the page tests (never a downloaded browser). Needs root and apt-get; where it
-# cannot install, the browser tests skip and say why.
+# What the page tests need besides Python: Debian's chromium (never a downloaded browser) and npm (asv's CDN
+# scripts are served in the test from the npm packages of the same versions). Needs root and apt-get for
+# what is missing; where it cannot install, the browser tests say why (chromium: skipped; npm: failed).
 set -uo pipefail
-if command -v chromium >/dev/null 2>&1; then exit 0; fi
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+[ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || echo "setup-browser: could not install chromium; browser tests will be skipped" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
+    || echo "setup-browser: could not install ${missing[*]}" >&2
 else
-  echo "setup-browser: chromium missing and not root; browser tests will be skipped" >&2
+  echo "setup-browser: ${missing[*]} missing and not root: the browser tests cannot run" >&2
 fi
 exit 0
