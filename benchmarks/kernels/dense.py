@@ -2,7 +2,8 @@
 
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
-import numpy as np
+
+from benchmarks.kernels.host import linalg_inputs
 
 OPS = ["matmul", "solve", "cholesky"]
 
@@ -22,13 +23,9 @@ def cholesky(a, b):
 KERNELS = {"matmul": matmul, "solve": solve, "cholesky": cholesky}
 
 
-def inputs(n: int, dtype: str, seed: int = 0):
-    """A symmetric positive definite matrix (so every op is well posed) and a right-hand side."""
-    rng = np.random.default_rng(seed)
-    m = rng.standard_normal((n, n))
-    a = (m @ m.T) / n + np.eye(n)
-    b = rng.standard_normal((n, n))
-    return a.astype(dtype), b.astype(dtype)
+#: A symmetric positive definite matrix (so every op is well posed) and a right-hand side: the same
+#: matrices the NumPy host suite times, so JAX and NumPy results compare directly.
+inputs = linalg_inputs
 
 
 def flops(op: str, n: int) -> float:
