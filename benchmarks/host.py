@@ -32,6 +32,13 @@ def _skip_large(large: bool) -> None:
     skip_unless_runnable("cpu", large=large)
 
 
+def _cached(key, make):
+    """make() once per process and key: asv reruns setup before every repeat."""
+    if key not in _CACHE:
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
 def _kernels():
     from benchmarks.kernels import host
 
@@ -64,12 +71,12 @@ class NumpyLinalg:
         _skip_large(n > LINALG_SIZES[0])
         host = _kernels()
         self.limiter = host.set_threads(threads)
-        key = ("linalg", op, n, dtype)
-        if key not in _CACHE:
+        def inputs_after_first_call():
             args = host.linalg_inputs(n, dtype)
             host.LINALG_KERNELS[op](*args)  # first BLAS call (thread pool start-up) outside the timed body
-            _CACHE[key] = args
-        self.fn, self.args = host.LINALG_KERNELS[op], _CACHE[key]
+            return args
+
+        self.fn, self.args = host.LINALG_KERNELS[op], _cached(("linalg", op, n, dtype), inputs_after_first_call)
 
     def time_run(self, op, n, threads, dtype):
         self.fn(*self.args)
@@ -85,10 +92,7 @@ class NumpyElementwise:
     def setup(self, n, dtype):
         _skip_large(n > ELEMENTWISE_SIZES[0])
         host = _kernels()
-        key = ("elementwise", n, dtype)
-        if key not in _CACHE:
-            _CACHE[key] = host.elementwise_inputs(n, dtype)
-        self.fn, self.x = host.op_mix, _CACHE[key]
+        self.fn, self.x = host.op_mix, _cached(("elementwise", n, dtype), lambda: host.elementwise_inputs(n, dtype))
 
     def time_run(self, n, dtype):
         self.fn(self.x)
@@ -104,10 +108,7 @@ class NumpySort:
     def setup(self, n, dtype):
         _skip_large(n > SORT_SIZES[0])
         host = _kernels()
-        key = ("sort", n, dtype)
-        if key not in _CACHE:
-            _CACHE[key] = host.sort_inputs(n, dtype)
-        self.fn, self.x = host.sort, _CACHE[key]
+        self.fn, self.x = host.sort, _cached(("sort", n, dtype), lambda: host.sort_inputs(n, dtype))
 
     def time_run(self, n, dtype):
         self.fn(self.x)
@@ -115,13 +116,13 @@ class NumpySort:
 
 def _numba_warm(kernel, n, dtype):
     """Compile and warm outside the timed body; cached so asv's repeats reuse the compiled kernel."""
-    key = ("numba", kernel, n, dtype)
-    if key not in _CACHE:
+    def compile_and_warm():
         host = _kernels()
         fn, args = host.numba_kernels()[kernel], host.numba_inputs(kernel, n, dtype)
         fn(*args)
-        _CACHE[key] = (fn, args)
-    return _CACHE[key]
+        return fn, args
+
+    return _cached(("numba", kernel, n, dtype), compile_and_warm)
 
 
 class NumbaLoop:
@@ -166,8 +167,7 @@ class NumbaFirstCall:
     timeout = 180
 
     def setup(self, kernel, dtype):
-        key = ("first", kernel, dtype)
-        if key not in _CACHE:
+        def first_call_seconds():
             import time
 
             host = _kernels()
@@ -177,8 +177,9 @@ class NumbaFirstCall:
                 raise RuntimeError(f"numba {kernel} already compiled in this process: not a first call")
             start = time.perf_counter()
             fn(*args)
-            _CACHE[key] = time.perf_counter() - start
-        self.seconds = _CACHE[key]
+            return time.perf_counter() - start
+
+        self.seconds = _cached(("first", kernel, dtype), first_call_seconds)
 
     def track_first_call_s(self, kernel, dtype):
         return self.seconds

@@ -6,6 +6,7 @@ there too (asv's machine file lives in ~), so tests never touch the committed re
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -77,3 +78,10 @@ FAILED = re.compile(r"^\[\s*[\d.]+%\]\s+···\s+(\S+)\s+failed\s*$", re.M)
 
 def failed_benchmarks(log: str) -> list[str]:
     return FAILED.findall(log)
+
+
+def result_values(results, key: str) -> dict:
+    """{param combination (asv's repr strings): value} of one benchmark in an asv Results object.
+    asv stores a skipped combination as NaN and a failed one as None."""
+    params = results.get_result_params(key)
+    return dict(zip(itertools.product(*params), results.get_result_value(key, params)))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchmarks.kernels import host
-from tests.asvutil import REPO, AsvSandbox, failed_benchmarks
+from tests.asvutil import REPO, AsvSandbox, failed_benchmarks, result_values
 
 DTYPES = ["float32", "float64"]
 
@@ -136,10 +136,7 @@ def test_host_suite_at_ci_scale(tmp_path):
     (results,) = iter_results_for_machine(str(box.results), machine)
 
     def values(key):
-        import itertools
-
-        params = results.get_result_params(key)
-        return dict(zip(itertools.product(*params), results.get_result_value(key, params)))
+        return result_values(results, key)
 
     py = values("host.PurePython.time_run")
     assert py[("'int_sum'", "100000")] > 0 and math.isnan(py[("'int_sum'", "10000000")])

@@ -1,12 +1,11 @@
 """The kalman, nuts and compile suites through stock asv at CI scale: nothing fails, the CI cases have numbers,
 the rest are skipped (NaN), and the tracks that share one run per combination agree with each other."""
 
-import itertools
 import math
 
 import pytest
 
-from tests.asvutil import AsvSandbox, failed_benchmarks
+from tests.asvutil import AsvSandbox, failed_benchmarks, result_values
 
 pytestmark = pytest.mark.slow
 BENCH = r"^(kalman|nuts|compile)\."
@@ -23,11 +22,6 @@ def run(tmp_path_factory):
     return results, proc.stdout + proc.stderr
 
 
-def values(results, key):
-    params = results.get_result_params(key)
-    return dict(zip(itertools.product(*params), results.get_result_value(key, params)))
-
-
 def test_nothing_failed(run):
     _, log = run
     assert failed_benchmarks(log) == [], log[-6000:]
@@ -35,10 +29,10 @@ def test_nothing_failed(run):
 
 def test_ci_cases_measured_and_rest_skipped(run):
     results, _ = run
-    kal = values(results, "kalman.KalmanGrad.time_warm")
+    kal = result_values(results, "kalman.KalmanGrad.time_warm")
     assert kal[("'sequential'", "11", "96", "'float64'", "'cpu'")] > 0
     assert math.isnan(kal[("'parallel'", "50", "1000", "'float64'", "'cpu'")])
-    nuts = values(results, "nuts.Nuts.track_ess_per_s")
+    nuts = result_values(results, "nuts.Nuts.track_ess_per_s")
     ran = [v for v in nuts.values() if v is not None and not math.isnan(v)]
     assert len(ran) == 2 and all(v > 0 for v in ran)
     assert all(v is not None for v in nuts.values())  # skipped, never failed
@@ -47,15 +41,15 @@ def test_ci_cases_measured_and_rest_skipped(run):
 def test_nuts_tracks_come_from_one_run(run):
     results, _ = run
     combo = ("'regression'", "'sequential'", "1", "'float64'", "'cpu'")
-    wall = values(results, "nuts.Nuts.track_wall_s")[combo]
-    steps_s = values(results, "nuts.Nuts.track_leapfrog_steps_per_s")[combo]
+    wall = result_values(results, "nuts.Nuts.track_wall_s")[combo]
+    steps_s = result_values(results, "nuts.Nuts.track_leapfrog_steps_per_s")[combo]
     assert wall > 0 and steps_s * wall >= 20  # at least one leapfrog step per sample (20 at CI scale)
     assert float(steps_s * wall).is_integer() or abs(steps_s * wall - round(steps_s * wall)) < 1e-6
 
 
 def test_warm_cache_run_hits(run):
     results, _ = run
-    hits = values(results, "compile.PersistentCache.track_warm_cache_hits")[("'float32'", "'cpu'")]
+    hits = result_values(results, "compile.PersistentCache.track_warm_cache_hits")[("'float32'", "'cpu'")]
     assert hits >= len([100, 500, 1000, 2000, 3000])
-    series = values(results, "compile.JitSeries.track_first_call_s")
+    series = result_values(results, "compile.JitSeries.track_first_call_s")
     assert all(series[(str(n), "'float32'", "'cpu'")] > 0 for n in (100, 500, 1000, 2000, 3000))

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from jaxci.nvml import gpu_present
-from tests.asvutil import AsvSandbox, failed_benchmarks
+from tests.asvutil import AsvSandbox, failed_benchmarks, result_values
 
 pytestmark = pytest.mark.slow
 
@@ -21,13 +21,6 @@ def notebooks_run(tmp_path_factory):
     return results, proc.stdout + proc.stderr
 
 
-def values(results, key):
-    import itertools
-
-    params = results.get_result_params(key)
-    return dict(zip(itertools.product(*params), results.get_result_value(key, params)))
-
-
 def test_nothing_failed(notebooks_run):
     _, log = notebooks_run
     assert failed_benchmarks(log) == [], log[-6000:]
@@ -35,8 +28,8 @@ def test_nothing_failed(notebooks_run):
 
 def test_split_recorded_for_every_fixture_notebook(notebooks_run):
     results, _ = notebooks_run
-    compile_s = values(results, "notebooks.NotebookSplit.track_compile_s")
-    run_s = values(results, "notebooks.NotebookSplit.track_run_s")
+    compile_s = result_values(results, "notebooks.NotebookSplit.track_compile_s")
+    run_s = result_values(results, "notebooks.NotebookSplit.track_run_s")
     for name in ("'elementwise_f64'", "'grid_scan'", "'nuts_f64'", "'fresh_compiles'"):
         assert compile_s[(name, "'cpu'")] > 0, name
         assert run_s[(name, "'cpu'")] > 0, name
@@ -46,16 +39,16 @@ def test_split_recorded_for_every_fixture_notebook(notebooks_run):
 
 def test_whole_notebook_timed_and_nuts_skipped_at_ci(notebooks_run):
     results, _ = notebooks_run
-    whole = values(results, "notebooks.Notebook.time_notebook")
+    whole = result_values(results, "notebooks.Notebook.time_notebook")
     assert whole[("'grid_scan'", "'cpu'")] > 0
     assert math.isnan(whole[("'nuts_f64'", "'cpu'")])
 
 
 def test_kernel_path_and_empty_external_slots(notebooks_run):
     results, _ = notebooks_run
-    first = values(results, "notebooks.KernelPath.track_first_s")
+    first = result_values(results, "notebooks.KernelPath.track_first_s")
     assert first[("'bare'", "'cpu'")] > 0 and first[("'kernel'", "'cpu'")] > 0
-    external = values(results, "notebooks.External.time_notebook")
+    external = result_values(results, "notebooks.External.time_notebook")
     assert all(math.isnan(v) for v in external.values())  # JAXCI_NOTEBOOK_DIR unset: skipped, not failed
 
 

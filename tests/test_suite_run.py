@@ -6,7 +6,7 @@ import math
 import pytest
 
 from jaxci.nvml import gpu_present
-from tests.asvutil import failed_benchmarks
+from tests.asvutil import failed_benchmarks, result_values
 
 pytestmark = pytest.mark.slow
 
@@ -35,12 +35,6 @@ def test_results_saved_for_every_suite(ci_run):
     assert {"dense", "elementwise", "loops", "dispatch"} <= suites
 
 
-def product(params):
-    import itertools
-
-    return list(itertools.product(*params))
-
-
 @pytest.mark.skipif(gpu_present(), reason="this machine has a GPU")
 def test_gpu_combinations_are_skipped_not_failed(ci_run):
     """asv stores a skipped combination as NaN and a failed one as None."""
@@ -48,8 +42,7 @@ def test_gpu_combinations_are_skipped_not_failed(ci_run):
     (results,) = _results(box, machine)
     checked = 0
     for key in results.get_all_result_keys():
-        params = results.get_result_params(key)
-        for combo, value in zip(product(params), results.get_result_value(key, params)):
+        for combo, value in result_values(results, key).items():
             if "'gpu'" in combo:
                 checked += 1
                 assert value is not None and math.isnan(value), f"{key}{combo}: {value!r} (expected skipped)"
@@ -60,8 +53,7 @@ def test_ci_scale_ran_small_cases(ci_run):
     box, machine, _ = ci_run
     (results,) = _results(box, machine)
     key = "dense.Dense.time_warm"
-    params = results.get_result_params(key)
-    values = dict(zip(product(params), results.get_result_value(key, params)))
+    values = result_values(results, key)
     assert values[("'matmul'", "64", "'float64'", "'cpu'")] > 0
     assert math.isnan(values[("'matmul'", "4096", "'float64'", "'cpu'")])  # large: skipped at CI scale
 
