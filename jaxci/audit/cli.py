@@ -28,6 +28,9 @@ def parser() -> argparse.ArgumentParser:
                    help="comma-separated JAX platforms to execute on (default: cpu, plus cuda if a GPU is seen)")
     p.add_argument("--kernel", default=None, help="Jupyter kernel name (default: each notebook's own)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from jaxci.audit.ci.cli import add_arguments  # the CI audit's options (issue 19)
+
+    add_arguments(p)
     return p
 
 
@@ -47,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
                      progress=not args.no_progress)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
+    from jaxci.audit.ci.cli import attach  # the repository's CI, when it has .github/workflows (issue 19)
+
+    text = attach(args, verdicts, text)
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:

@@ -1,0 +1,8 @@
+"""`jaxci audit --ci`: the lecture repository's CI itself (runner tier, spot, timeouts, memory policy,
+versions, compilation cache), as findings with file:line evidence and a patch the maintainer can apply.
+
+Public: `audit_ci(root, lectures)`, `lectures.audit_lectures(root)` / `lectures.from_verdicts(verdicts)`,
+`render.to_markdown / to_json / summary`, and `CIReport.patch()`.
+"""
+
+from jaxci.audit.ci.core import KINDS, CIReport, Finding, audit_ci  # noqa: F401

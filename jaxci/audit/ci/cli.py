@@ -1,0 +1,69 @@
+"""The CI audit's part of `jaxci audit`: its options, and one call that runs it after the lecture audit.
+
+`jaxci audit PATH` audits the CI too when PATH has .github/workflows (`--no-ci` turns it off, `--ci`
+forces it). Markdown output gets the CI section appended; JSON gets a "ci" key; CSV stays the lecture
+table (use --ci-output). `--ci-patch FILE` writes the unified diff (`git apply FILE` in the repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("CI audit (the repository's workflows, book config, environment file)")
+    g.add_argument("--ci", action=argparse.BooleanOptionalAction, default=None,
+                   help="audit .github/workflows too (default: on when PATH has .github/workflows)")
+    g.add_argument("--ci-output", type=Path, help="write the CI report here (.json for JSON, else Markdown)")
+    g.add_argument("--ci-patch", type=Path, help="write the CI fixes as a unified diff here (for git apply)")
+    g.add_argument("--results", type=Path, help="asv results directory for build time and cost per family")
+    g.add_argument("--baseline", help="the asv machine (in --results) the --execute run was taken on")
+
+
+def wanted(args) -> bool:
+    if getattr(args, "ci", None) is not None:
+        return bool(args.ci)
+    return Path(args.path).is_dir() and (Path(args.path) / ".github" / "workflows").is_dir()
+
+
+def attach(args, verdicts, text: str) -> str:
+    """Run the CI audit when wanted; return the lecture output with the CI part added."""
+    if not wanted(args):
+        return text
+    from jaxci.audit.ci import audit_ci, lectures, render
+
+    root = Path(args.path)
+    if not root.is_dir():
+        print(f"jaxci audit: --ci needs a repository folder, got the file {root}", file=sys.stderr)
+        return text
+    if args.results is not None and not args.results.is_dir():
+        print(f"jaxci audit: --results {args.results}: no such directory (build time not estimated)", file=sys.stderr)
+        args.results = None
+    report = audit_ci(root, lectures.from_verdicts(verdicts), results_dir=args.results, baseline=args.baseline)
+    patch = report.patch()
+    if args.ci_patch:
+        args.ci_patch.write_text(patch, encoding="utf-8")
+    if args.ci_output:
+        body = render.to_json(report, patch) if args.ci_output.suffix == ".json" else render.to_markdown(report, patch)
+        args.ci_output.write_text(body, encoding="utf-8")
+    summary_path = args.summary or (Path(os.environ["GITHUB_STEP_SUMMARY"])
+                                    if os.environ.get("GITHUB_STEP_SUMMARY") else None)
+    if summary_path:
+        with open(summary_path, "a", encoding="utf-8") as fh:
+            fh.write(render.summary(report) + "\n")
+    for error in report.errors:
+        print(f"jaxci audit: {error}", file=sys.stderr)
+    if args.ci_output:
+        return text
+    if args.format == "md":
+        return text + "\n" + render.to_markdown(report, patch)
+    if args.format == "json":
+        data = json.loads(text)
+        data["ci"] = json.loads(render.to_json(report, patch))
+        return json.dumps(data, indent=2, default=str)
+    print("jaxci audit: the CI report is not part of --format csv; use --ci-output", file=sys.stderr)
+    return text

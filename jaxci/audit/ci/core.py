@@ -1,0 +1,528 @@
+"""The CI audit: read a lecture repository's workflows, book config and environment file, hold them
+against the lecture verdicts, and return findings (each with file:line evidence, its reason, and whether
+it rests on a measurement, a prediction, the static verdicts or a stated policy) plus the edits that fix them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from jaxci.audit.ci import edits as ed
+from jaxci.audit.ci import settings, tier, workflows
+from jaxci.audit.ci.lectures import LectureFacts
+
+RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT = "runner-tier", "spot", "job-timeout", "cell-timeout"
+MEMORY, VERSIONS, CACHE = "memory-policy", "versions", "compile-cache"
+KINDS = (RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT, MEMORY, VERSIONS, CACHE)
+
+#: a per-cell timeout more than this many times the proposed one is "far above need" (policy)
+FAR_ABOVE = 4.0
+#: the lecture audit's margin: proposed per-cell timeout = slowest cell x 3, rounded up to a minute, >= 60 s
+CELL_MARGIN, CELL_MIN = 3.0, 60.0
+#: releases this project's records show as regressed, with the kernel they hurt and when a lecture uses it
+REGRESSED = {
+    ("jax", "0.11.1"): ("a fori_loop / scan writing into an array became quadratic in the steps on CPU "
+                        "(docs/reference/incidents.md; reproduced, docs/reference/tooling notes: 200,000 steps "
+                        "1.35 s vs 0.0011 s on 0.11.0 and 0.11.2)", "sequential"),
+    ("jaxlib", "0.11.1"): ("the same 0.11.1 loop regression (the XLA side ships in jaxlib)", "sequential"),
+}
+#: parallel notebook execution, as written in a build command
+PARALLEL = [
+    (re.compile(r"\bsphinx-build\b[^\n]*?\s-j\s*(\d+|auto)\b"), "sphinx-build -j"),
+    (re.compile(r"\b(?:jb|jupyter-book)\s+build\b[^\n]*?\s(?:-j|--jobs)\s*(\d+|auto)\b"), "jupyter-book -j"),
+    (re.compile(r"\bjcache\b[^\n]*--executor\s+(local-parallel)\b"), "jcache local-parallel"),
+    (re.compile(r"\bpytest\b[^\n]*--nbmake[^\n]*\s-n\s*(\d+|auto)\b|\bpytest\b[^\n]*\s-n\s*(\d+|auto)\b[^\n]*--nbmake"),
+     "pytest --nbmake -n"),
+    (re.compile(r"\bxargs\b[^\n]*\s-P\s*(\d+)\b"), "xargs -P"),
+]
+
+
+@dataclass
+class Finding:
+    kind: str
+    where: str                 # file:line of the evidence
+    message: str
+    reason: str
+    label: str                 # measured | predicted | static verdicts | policy | not measured
+    fix: str = ""
+    inputs: dict = field(default_factory=dict)
+    edits: list = field(default_factory=list)
+    job: str | None = None     # file:line of the job it concerns
+    label_edit: bool = False   # fixed through the job's RunsOn label edit (made once per job)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["patched"] = bool(self.edits) or self.label_edit
+        d.pop("edits")
+        d.pop("label_edit")
+        return d
+
+
+@dataclass
+class CIReport:
+    root: str
+    workflows: list = field(default_factory=list)
+    book: settings.BookSettings | None = None
+    env: settings.EnvSettings | None = None
+    lectures: list = field(default_factory=list)
+    tiers: list = field(default_factory=list)
+    findings: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    edits: list = field(default_factory=list)
+
+    def patch(self) -> str:
+        return ed.unified_diff(Path(self.root), self.edits) if self.edits else ""
+
+    def as_dict(self) -> dict:
+        b, e = self.book, self.env
+        return {
+            "root": self.root,
+            "workflows": [{"file": w.file, "name": w.name, "triggers": [str(t) for t in w.triggers], "error": w.error,
+                           "jobs": [_job_dict(j) for j in w.jobs]} for w in self.workflows],
+            "book": None if b is None else {"file": b.file, "mode": b.mode, "timeout": b.timeout,
+                                            "timeout_state": b.timeout_state,
+                                            "timeout_where": b.where(b.timeout_line) if b.timeout_line else None,
+                                            "exclude": b.exclude, "error": b.error},
+            "environment": None if e is None else {
+                "files": e.files, "python": e.python, "python_where": e.python_where, "errors": e.errors,
+                "packages": {n: {"spec": r.spec, "version": r.version, "where": r.where, "manager": r.manager}
+                             for n, r in e.packages.items()}},
+            "lectures": {"total": len(self.lectures), "jax": sum(f.uses_jax for f in self.lectures),
+                         "executed_measured": sum(f.measured for f in self.lectures)},
+            "tiers": [t.as_dict() for t in self.tiers],
+            "findings": [f.as_dict() for f in self.findings],
+            "errors": self.errors, "notes": self.notes,
+        }
+
+
+def _job_dict(j: workflows.Job) -> dict:
+    lab = j.label
+    return {"id": j.id, "where": j.where, "timeout_minutes": j.timeout_minutes,
+            "runs_on": None if lab is None else {"raw": lab.raw, "kind": lab.kind, "family": lab.family,
+                                                 "image": lab.image, "spot": lab.spot, "other": lab.other},
+            "jax_env": {k: v[0] for k, v in j.env.items()}, "builds": j.builds, "publishes": j.publishes}
+
+
+# ---- helpers ----
+
+def _catalogue():
+    from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue, read_pins
+
+    try:
+        catalogue, defaults = load_catalogue(), catalogue_defaults()
+    except CatalogueError as exc:
+        return {}, {}, {}, str(exc)
+    try:
+        pins = read_pins("cpu")
+    except CatalogueError:
+        pins = {}
+    return catalogue, defaults, pins, None
+
+
+def parallelism(job: workflows.Job, catalogue: dict) -> tuple[int | None, str | None]:
+    """How many notebook kernels the job's build runs at once, and where that is written."""
+    for line, run in job.commands():
+        for pattern, what in PARALLEL:
+            m = pattern.search(run)
+            if not m:
+                continue
+            value = next(g for g in m.groups() if g)
+            if value.isdigit():
+                n = int(value)
+            else:  # auto / local-parallel: one kernel per vCPU
+                family = (job.label.family or "").split("+")[0] if job.label else ""
+                n = int(catalogue[family].value("vcpu") or 2) if family in catalogue else 2
+            step = next((s for s in job.steps if s.line == line), None)
+            where = job.doc.where("jobs", job.id, "steps", step.index, "run") if step else job.where
+            return n, f"{where} `{m.group(0).strip()}`"
+    return None, None
+
+
+def _first_key_insert(doc, path, lines) -> ed.Edit | None:
+    return ed.insert_into_mapping(doc, path, lines)
+
+
+def _replace_value(doc, path, new: str) -> ed.Edit | None:
+    node = doc.node(*path)
+    if not isinstance(node, yaml.ScalarNode) or node.start_mark.line != node.end_mark.line:
+        return None
+    line_text = doc.text.splitlines()[node.start_mark.line]
+    old = line_text[node.start_mark.column:node.end_mark.column]
+    return ed.replace(doc.rel, node.start_mark.line + 1, old, new) if old else None
+
+
+def _label_edits(job: workflows.Job, changes: dict) -> list[ed.Edit]:
+    """Edits that set RunsOn label keys (family, image, spot) on a job, keeping the label's layout."""
+    doc, node = job.doc, job.doc.node("jobs", job.id, "runs-on")
+    lines = doc.text.splitlines()
+    if isinstance(node, yaml.ScalarNode) and node.start_mark.line == node.end_mark.line:
+        raw = str(node.value)
+        parts = raw.split("/")
+        for key, value in changes.items():
+            hit = [i for i, p in enumerate(parts) if p.split("=", 1)[0] == key]
+            if hit:
+                parts[hit[0]] = f"{key}={value}"
+            else:
+                parts.append(f"{key}={value}")
+        new = "/".join(parts)
+        line = lines[node.start_mark.line]
+        return [ed.replace(doc.rel, node.start_mark.line + 1, raw, new)] if raw in line else []
+    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
+        out = []
+        for key, value in changes.items():
+            item = next((it for it in node.value if isinstance(it, yaml.ScalarNode)
+                         and str(it.value).split("=", 1)[0] == key), None)
+            if item is not None:
+                out.append(ed.replace(doc.rel, item.start_mark.line + 1, str(item.value), f"{key}={value}"))
+            else:
+                last = node.value[-1]
+                pad = " " * max(0, last.start_mark.column - 2)
+                out.append(ed.insert(doc.rel, last.end_mark.line + 1 + (1 if last.end_mark.column else 0),
+                                     [f"{pad}- {key}={value}"]))
+        return out
+    return []
+
+
+def _yaml_quote(value: str) -> str:
+    return '"' + value.replace('"', '\\"') + '"'
+
+
+# ---- the rules ----
+
+class _Audit:
+    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, baseline=None):
+        self.root = Path(root)
+        self.lectures = lectures
+        self.report = CIReport(str(self.root), lectures=lectures)
+        self.catalogue, self.defaults, self.pins, error = _catalogue()
+        if error:
+            self.report.errors.append(f"catalogue: {error}: runner tier, cost and job timeouts not computed")
+        self.records = None
+        self.baseline = baseline
+        if results_dir is not None:
+            from jaxci.results import ResultsError, load_results
+
+            try:
+                self.records = load_results(str(results_dir)).latest()
+            except ResultsError as exc:
+                self.report.errors.append(f"--results {results_dir}: {exc}")
+        self.label_changes: dict = {}  # job key -> {key: value}
+        self.jobs_by_key: dict = {}
+
+    # facts
+    @property
+    def run(self):
+        return [f for f in self.lectures if not f.excluded]
+
+    @property
+    def jax(self):
+        return [f for f in self.run if f.uses_jax]
+
+    def add(self, finding: Finding) -> None:
+        self.report.findings.append(finding)
+
+    def set_label(self, job, **changes) -> None:
+        self.jobs_by_key[job.where] = job
+        self.label_changes.setdefault(job.where, {}).update(changes)
+
+    def go(self) -> CIReport:
+        r = self.report
+        r.workflows = workflows.read_workflows(self.root)
+        r.book = settings.read_book(self.root)
+        r.env = settings.read_env(self.root)
+        r.errors += [w.error for w in r.workflows if w.error]
+        r.errors += ([r.book.error] if r.book.error else []) + r.env.errors
+        if not r.workflows:
+            r.notes.append("no .github/workflows/*.yml: nothing to audit in CI")
+        jobs = [j for w in r.workflows for j in w.jobs]
+        build_jobs = [j for j in jobs if j.builds]
+        for job in jobs:
+            self.spot(job)
+            self.job_timeout(job)
+        for job in build_jobs:
+            self.runner_tier(job)
+            self.memory(job)
+            self.cache(job)
+        self.cell_timeout()
+        self.versions(build_jobs)
+        for key, changes in self.label_changes.items():
+            made = _label_edits(self.jobs_by_key[key], changes)
+            r.edits += made
+            for f in r.findings:
+                if f.job == key and f.kind in (SPOT, RUNNER_TIER) and made:
+                    f.label_edit = f.kind == SPOT or f.fix.startswith("run the build on")
+        for f in r.findings:
+            r.edits += [e for e in f.edits if e is not None]
+        order = {k: i for i, k in enumerate(KINDS)}
+        r.findings.sort(key=lambda f: (order[f.kind], f.where))
+        return r
+
+    # spot on a publishing job
+    def spot(self, job) -> None:
+        lab = job.label
+        if not job.publishes or lab is None or not lab.on_spot:
+            return
+        written = f"spot={lab.spot}" if lab.spot is not None else "no spot= key (RunsOn's default is spot)"
+        self.set_label(job, spot="false")
+        self.add(Finding(SPOT, f"{job.file}:{job.runs_on_line}", f"job `{job.id}` publishes on spot capacity "
+                         f"({written})", "an interrupted spot runner loses the publish mid-way; the job that "
+                         "ships the site must run on-demand: " + "; ".join(job.publishes[:3]), "static",
+                         "set spot=false in its RunsOn label", job=job.where, edits=[]))
+
+    # jobs without timeout-minutes
+    def _build_minutes(self, job) -> tuple[float, str, str]:
+        measured = [f for f in self.run if f.measured]
+        if self.run and len(measured) == len(self.run):
+            on_gpu = tier.is_gpu(job.label, self.catalogue)
+            secs = sum((f.gpu_s if on_gpu and f.gpu_s is not None else f.cpu_s) or 0.0 for f in self.run)
+            return secs / 60, "measured", f"{len(measured)} lectures' measured cell seconds ({secs:,.0f} s)"
+        figure = self.defaults.get("suite_minutes_unmeasured")
+        value = float(figure.value) if figure else 60.0
+        return value, "policy", (f"build time not measured: the catalogue's planning ceiling of {value:g} min "
+                                 "(machines.toml [defaults] suite_minutes_unmeasured)")
+
+    def job_timeout(self, job) -> None:
+        if job.timeout_minutes is not None or job.reusable:
+            return
+        overhead = float(self.defaults["job_overhead_minutes"].value) if self.defaults.get("job_overhead_minutes") \
+            else 6.0
+        margin = float(self.defaults["timeout_margin"].value) if self.defaults.get("timeout_margin") else 1.5
+        build, label, basis = self._build_minutes(job)
+        minutes = math.ceil((overhead + build) * margin)
+        edit = _first_key_insert(job.doc, ("jobs", job.id), [f"timeout-minutes: {minutes}"])
+        self.add(Finding(JOB_TIMEOUT, job.where, f"job `{job.id}` sets no timeout-minutes (GitHub's default: 360)",
+                         "a hung cell or a failed notebook re-executed by every builder burns runner time until "
+                         "GitHub stops the job after 6 hours", label,
+                         f"timeout-minutes: {minutes} = ceil((overhead {overhead:g} + build {build:.1f}) x "
+                         f"margin {margin:g}); {basis}",
+                         {"overhead_min": overhead, "build_min": round(build, 2), "margin": margin,
+                          "timeout_minutes": minutes}, [edit] if edit else [], job.where))
+
+    # runner tier
+    def runner_tier(self, job) -> None:
+        lab = job.label
+        if lab is None or lab.kind not in ("runs-on", "github"):
+            return
+        family = (lab.family or "").split("+")[0] or lab.image
+        gpu = tier.is_gpu(lab, self.catalogue)
+        rows = tier.estimates(self.lectures, self.catalogue, self.defaults, self.records, self.baseline) \
+            if self.catalogue else []
+        if not gpu:
+            keep = [f.path for f in self.run if f.recommendation == tier.KEEP_GPU]
+            reason = (f"CPU runner; {len(keep)} lectures the audit would keep on a GPU" if keep
+                      else "CPU runner; no lecture needs a GPU")
+            self.report.tiers.append(tier.Tier(job.where, family, False, tier.STAY, reason, "static verdicts",
+                                               rows=rows))
+            return
+        rec, reason, inputs = tier.recommend(self.lectures)
+        alt = tier.cpu_family(family, self.catalogue)
+        by = {r["family"]: r for r in rows}
+        label = "static verdicts"
+        here, there = by.get(family), by.get(alt)
+        cost = ""
+        if here and there and here["build_s"] and there["build_s"]:
+            label = "predicted" if "predicted" in (here["label"], there["label"]) else "measured"
+            cost = (f"; build {here['build_s'] / 60:.1f} min on {family} vs {there['build_s'] / 60:.1f} min on {alt} "
+                    f"({label})")
+            if here["dollars"] is not None and there["dollars"] is not None:
+                cost += f", ${here['dollars']:.3f} vs ${there['dollars']:.3f} per build"
+        elif here and there and here["price_per_hour"] and there["price_per_hour"]:
+            cost = (f"; {alt} costs ${there['price_per_hour']:g}/h vs ${here['price_per_hour']:g}/h for {family} "
+                    f"(catalogue prices; build time not measured)")
+        t = tier.Tier(job.where, family, True, rec, reason + cost, label, alt, inputs, rows)
+        self.report.tiers.append(t)
+        if rec == tier.STAY:
+            return
+        where = f"{job.file}:{job.runs_on_line}"
+        if rec == tier.MOVE and alt:
+            self.set_label(job, family=alt, image=self.catalogue[alt].image)
+            fix = f"run the build on {alt} (image {self.catalogue[alt].image})"
+        else:
+            fix = (f"build on {alt or 'a CPU family'} with JAX_PLATFORMS=cpu, and run the lectures the audit keeps "
+                   f"on GPU in a job on {family} (not patched: the split is a design choice)")
+        self.add(Finding(RUNNER_TIER, where, f"job `{job.id}` builds on GPU family {family}: {rec}", reason + cost,
+                         label, fix, inputs, [], job.where))
+
+    def _moving(self, job) -> bool:
+        """The tier rule moves this job to a CPU family (its GPU-only findings are then moot)."""
+        return "family" in self.label_changes.get(job.where, {})
+
+    # memory policy for parallel execution on a GPU
+    def memory(self, job) -> None:
+        if not tier.is_gpu(job.label, self.catalogue):
+            return
+        n, evidence = parallelism(job, self.catalogue)
+        if not n or n < 2 or self._moving(job):
+            return
+        where = evidence.split(" ", 1)[0]
+        if any(k in job.env for k in workflows.MEMORY_VARS) or job.uses_action("jax-env"):
+            return
+        family = (job.label.family or "").split("+")[0]
+        device = self.catalogue[family].value("gpu_memory_mib") if family in self.catalogue else None
+        env, policy, why = self._advice(n, device)
+        lines = [f"{k}: {_yaml_quote(v)}" for k, v in env.items()]
+        edit = _first_key_insert(job.doc, ("jobs", job.id, "env"), lines) if isinstance(
+            job.doc.node("jobs", job.id, "env"), yaml.MappingNode) else \
+            _first_key_insert(job.doc, ("jobs", job.id), ["env:"] + ["  " + x for x in lines])
+        self.add(Finding(MEMORY, where, f"job `{job.id}` runs {n} notebook kernels at once on GPU family {family} "
+                         f"with no XLA memory variable ({evidence.split(' ', 1)[1]})", "under JAX's default each kernel tries to preallocate 75% "
+                         "of the GPU: a later kernel is left short and dies without a traceback (incident 3)",
+                         "policy", f"`jaxci env --kernels {n} --machine {family}`: {policy} ({why})",
+                         {"kernels": n, "device_mib": device, "env": env}, [edit] if edit else [], job.where))
+
+    def _advice(self, n: int, device) -> tuple[dict, str, str]:
+        from jaxci.catalogue import CatalogueError, load_policies
+        from jaxci.envadvice import AdviceError, recommend
+
+        try:
+            policies, budget = load_policies()
+            advice = recommend(n, device_mib=device or 15360, budget=budget, policies=policies,
+                               cache_dir="~/.cache/jax")
+            env = {k: v for k, v in advice.env.items() if k in workflows.MEMORY_VARS}
+            return env, advice.policy, advice.reason
+        except (CatalogueError, AdviceError) as exc:
+            return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, "no-prealloc", f"fallback: {exc}"
+
+    # compilation cache / jax-env action
+    def cache(self, job) -> None:
+        if not self.jax or "JAX_COMPILATION_CACHE_DIR" in job.env or job.uses_action("jax-env"):
+            return
+        gpu = tier.is_gpu(job.label, self.catalogue)
+        comp = [(f.compile_gpu_s if gpu and f.compile_gpu_s is not None else f.compile_cpu_s) for f in self.jax]
+        if comp and all(c is not None for c in comp):
+            saving, label = f"up to {sum(comp):,.1f} s per build: the measured compile seconds of the " \
+                            f"{len(comp)} JAX lectures (a warm cache still loads its entries)", "measured"
+        else:
+            saving, label = "not measured (run `jaxci audit --execute` for compile seconds per lecture)", "not measured"
+        family = (job.label.family or "").split("+")[0] if job.label and job.label.kind == "runs-on" else None
+        n, _ = parallelism(job, self.catalogue)
+        if self._moving(job):
+            gpu, family = False, self.label_changes[job.where]["family"]
+        use = ("- uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<full commit sha>\n  with: {"
+               + ", ".join(x for x in (f"concurrency: {n or 1}", f"machine: {family}" if family else "",
+                                       "pin-cpu: true" if not gpu else "") if x) + "}")
+        self.add(Finding(CACHE, job.where, f"job `{job.id}` builds {len(self.jax)} JAX lectures with no persistent "
+                         "compilation cache", f"every build recompiles every jitted function; saving {saving}",
+                         label, "add the jax-env step after JAX is installed (restores and saves the cache, "
+                         "sets the memory policy):\n" + use, {"jax_lectures": len(self.jax)}, [], job.where))
+
+    # per-cell timeout
+    def cell_timeout(self) -> None:
+        book = self.report.book
+        if book is None or book.file is None or book.error:
+            return
+        measured = [f for f in self.run if f.slowest_cell_s is not None]
+        slowest = max((f.slowest_cell_s for f in measured), default=None)
+        proposed = max((f.proposed_timeout or max(CELL_MIN, math.ceil(f.slowest_cell_s * CELL_MARGIN / 60) * 60)
+                        for f in measured), default=None)
+        from jaxci.envadvice import DEFAULT_CELL_TIMEOUT_S
+
+        target = int(proposed) if proposed else DEFAULT_CELL_TIMEOUT_S
+        basis = (f"slowest measured cell {slowest:.1f} s x {CELL_MARGIN:g}, rounded up to a minute" if proposed
+                 else f"not measured: {DEFAULT_CELL_TIMEOUT_S} s, the shortest per-cell timeout the lecture series use")
+        inputs = {"configured": book.timeout, "slowest_cell_s": slowest, "proposed_s": target}
+        where = book.where(book.timeout_line)
+        if book.timeout_state == "none":
+            edit = _replace_value(book.doc, book.timeout_path, str(target))
+            self.add(Finding(CELL_TIMEOUT, where, "no per-cell timeout: a hung cell runs until the job stops",
+                             "one stuck cell holds the runner for the whole job timeout", "measured" if proposed
+                             else "policy", f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
+        elif book.timeout_state == "absent" and slowest is not None and book.file.endswith("_config.yml") \
+                and slowest > 30:
+            edit = _first_key_insert(book.doc, ("execute",), [f"timeout: {target}"])
+            self.add(Finding(CELL_TIMEOUT, book.where(book.mode_line), f"no execute.timeout: Jupyter Book's default "
+                             f"of 30 s is below the slowest measured cell ({slowest:.1f} s)",
+                             "the build fails on a cell that is merely slow", "measured",
+                             f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
+        elif book.timeout_state == "set" and slowest is not None:
+            if book.timeout < slowest:
+                edit = _replace_value(book.doc, book.timeout_path, str(target))
+                self.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is below the slowest "
+                                 f"measured cell ({slowest:.1f} s)", "that lecture fails the build although it "
+                                 "would finish", "measured", f"timeout: {target} ({basis})", inputs,
+                                 [edit] if edit else []))
+            elif book.timeout > FAR_ABOVE * target:
+                edit = _replace_value(book.doc, book.timeout_path, str(target))
+                self.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is far above need "
+                                 f"(more than {FAR_ABOVE:g} x the proposed {target} s)", "a cell that hangs (a GPU "
+                                 "launch-bound loop, a dead kernel) holds the runner that long before failing",
+                                 "measured", f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
+
+    # JAX / numpyro versions
+    def versions(self, build_jobs) -> None:
+        env = self.report.env
+        wanted = []
+        if self.jax:
+            wanted += ["jax"]
+        if any(f.uses_numpyro for f in self.run):
+            wanted += ["numpyro"]
+        if not wanted:
+            return
+        installs = {}
+        for job in build_jobs:
+            for line, run in job.commands():
+                for m in re.finditer(r"\bpip\s+install\b([^\n]*)", run):
+                    for tok in m.group(1).split():
+                        name = re.split(r"[\[=<>~!]", tok.strip("'\""), maxsplit=1)[0].lower()
+                        if name in settings.WATCHED:
+                            step = next(s for s in job.steps if s.line == line)
+                            installs.setdefault(name, (tok.strip("'\""), job.doc.where("jobs", job.id, "steps",
+                                                                                       step.index, "run")))
+        sequential = any(f.sequential for f in self.jax)
+        for name in wanted + [n for n in ("jaxlib",) if n in env.packages and "jax" in wanted]:
+            req = env.packages.get(name)
+            pin = self.pins.get(name)
+            if req is None and name in installs:
+                tok, where = installs[name]
+                if "==" not in tok:
+                    self.add(Finding(VERSIONS, where, f"{name} installed unpinned (`{tok}`)",
+                                     "a new release reaches the build untested (incidents: a JAX minor release made "
+                                     "a loop quadratic; a numpyro + JAX upgrade made NUTS 100-200x slower)", "static",
+                                     f"pin {name}=={pin}" if pin else f"pin {name}", {"pin": pin}))
+                continue
+            if req is None:
+                if name == "jaxlib":
+                    continue
+                where = env.files[0] if env.files else "(no environment file)"
+                edits = []
+                if pin and where.endswith(".txt"):
+                    n = len((self.root / where).read_text(encoding="utf-8").splitlines())
+                    edits = [ed.insert(where, n + 1, [f"{name}=={pin}"])]
+                self.add(Finding(VERSIONS, where, f"{name} is not declared in {', '.join(env.files) or 'any environment file'}",
+                                 f"{len(self.jax)} lectures import JAX or numpyro; the version they run is whatever "
+                                 "the runner resolves that day", "static", f"declare {name}=={pin}" if pin
+                                 else f"declare {name}", {"pin": pin}, edits))
+                continue
+            bad = REGRESSED.get((name, req.version or ""))
+            if bad and (bad[1] != "sequential" or sequential):
+                users = [f.path for f in self.jax if f.sequential]
+                self.add(Finding(VERSIONS, req.where, f"{name} pinned to {req.version}, a release regressed for a "
+                                 "kernel these lectures use", bad[0] + f"; lectures with sequential loops: "
+                                 + ", ".join(users[:5]) + (" ..." if len(users) > 5 else ""), "measured",
+                                 f"move the pin to {pin}" if pin else "move the pin off this release",
+                                 {"pinned": req.version, "pin": pin}, self._pin_edit(req, pin)))
+            elif req.version is None:
+                self.add(Finding(VERSIONS, req.where, f"{name} is not pinned (`{req.text}`)",
+                                 "a new release reaches the build untested (incidents: a JAX minor release made a "
+                                 "loop quadratic; a numpyro + JAX upgrade made NUTS 100-200x slower)", "static",
+                                 f"pin {name}=={pin} (the version this project benchmarks)" if pin else f"pin {name}",
+                                 {"spec": req.spec, "pin": pin}, self._pin_edit(req, pin)))
+
+    @staticmethod
+    def _pin_edit(req, pin) -> list:
+        if not pin or req.manager != "pip" or not req.text:
+            return []
+        m = settings._REQ.match(req.text)
+        new = f"{m['name']}{m['extras'] or ''}=={pin}"
+        return [ed.replace(req.file, req.line, req.text, new)]
+
+
+def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, baseline: str | None = None) -> CIReport:
+    """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.ci.lectures)."""
+    return _Audit(Path(root), lectures, results_dir, baseline).go()

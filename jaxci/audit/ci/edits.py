@@ -1,0 +1,85 @@
+"""Minimal text edits on YAML and requirement files, and the unified diff a maintainer can `git apply`.
+
+The files are never re-dumped: an edit replaces one substring on one line or inserts whole lines before
+a line, so comments, quoting and layout stay as the maintainer wrote them. Positions come from the
+YAML node marks (jaxci.audit.ci.yamlread).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Edit:
+    file: str        # relative to the repository root
+    line: int        # 1-based
+    op: str          # "replace" (old -> new on that line) | "insert" (new lines before that line)
+    new: str
+    old: str = ""
+
+
+def replace(file: str, line: int, old: str, new: str) -> Edit:
+    return Edit(file, line, "replace", new, old)
+
+
+def insert(file: str, line: int, lines: list[str]) -> Edit:
+    return Edit(file, line, "insert", "".join(text + "\n" for text in lines))
+
+
+def insert_into_mapping(doc, path: tuple, lines: list[str]) -> Edit | None:
+    """Insert `lines` (already formatted without indentation) as the first entries of the block mapping
+    at `path`, at the indentation of its first key; None when it is empty or written in flow style."""
+    node = doc.node(*path)
+    if not isinstance(node, yaml.MappingNode) or node.flow_style or not node.value:
+        return None
+    first = node.value[0][0]
+    pad = " " * first.start_mark.column
+    return insert(doc.rel, first.start_mark.line + 1, [pad + text for text in lines])
+
+
+def apply(texts: dict[str, str], edits: list[Edit]) -> dict[str, str]:
+    """New text per file; edits on one file apply bottom-up so earlier line numbers stay valid.
+    An edit whose old text is not on its line is skipped (the file changed since it was read)."""
+    out = {}
+    for file in sorted({e.file for e in edits}):
+        lines = texts[file].splitlines(keepends=True)
+        no_final_newline = bool(lines) and not lines[-1].endswith("\n")
+        if no_final_newline:
+            lines[-1] += "\n"
+        seen = set()
+        for e in sorted((e for e in edits if e.file == file), key=lambda e: (e.line, e.op == "replace"),
+                        reverse=True):
+            if e in seen:
+                continue
+            seen.add(e)
+            i = e.line - 1
+            if e.op == "insert":
+                lines[i:i] = e.new.splitlines(keepends=True)
+            elif 0 <= i < len(lines) and e.old in lines[i]:
+                lines[i] = lines[i].replace(e.old, e.new, 1)
+        text = "".join(lines)
+        out[file] = text[:-1] if no_final_newline and text.endswith("\n") else text
+    return out
+
+
+def unified_diff(root: Path, edits: list[Edit]) -> str:
+    """A `git apply`-able diff of every edited file (paths a/<file>, b/<file>)."""
+    texts = {}
+    for file in {e.file for e in edits}:
+        texts[file] = (Path(root) / file).read_text(encoding="utf-8")
+    new = apply(texts, edits)
+    chunks = []
+    for file in sorted(new):
+        if new[file] == texts[file]:
+            continue
+        chunks.append(f"diff --git a/{file} b/{file}\n")
+        for out_line in difflib.unified_diff(texts[file].splitlines(keepends=True),
+                                             new[file].splitlines(keepends=True), f"a/{file}", f"b/{file}"):
+            # a last line without a newline gets git's marker, so `git apply` reproduces the file exactly
+            chunks.append(out_line if out_line.endswith("\n") else out_line + "\n\\ No newline at end of file\n")
+    return "".join(chunks)

@@ -1,0 +1,76 @@
+"""The one place the CI audit reads lecture verdicts: an adapter from `jaxci.audit`'s public functions
+(`repo.audit_static`, `repo.execute`, the `Verdict` records, `classify`'s recommendation names) to the few
+facts the CI findings need. When the lecture audit changes shape, only this module changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
+
+
+@dataclass
+class LectureFacts:
+    path: str
+    uses_jax: bool = False          # imports jax or numpyro
+    uses_numpyro: bool = False
+    recommendation: str = ""        # KEEP_GPU | PIN_CPU | MEASURE | "" (unreadable)
+    sequential: bool = False        # a sequential construct (scan / fori_loop / while_loop / Python loop)
+    failed: bool = False
+    cpu_s: float | None = None      # measured cell seconds on the CPU (--execute), else None
+    gpu_s: float | None = None
+    compile_cpu_s: float | None = None
+    compile_gpu_s: float | None = None
+    slowest_cell_s: float | None = None   # slowest measured cell on either platform
+    proposed_timeout: float | None = None  # the lecture audit's proposed per-cell timeout
+    excluded: bool = False          # excluded from execution by the book config
+
+    @property
+    def measured(self) -> bool:
+        return self.cpu_s is not None or self.gpu_s is not None
+
+
+def _constants():
+    try:
+        from jaxci.audit import classify
+        return (getattr(classify, "KEEP_GPU", KEEP_GPU), getattr(classify, "PIN_CPU", PIN_CPU),
+                getattr(classify, "MEASURE", MEASURE))
+    except ImportError:  # pragma: no cover - the lecture audit always ships classify today
+        return KEEP_GPU, PIN_CPU, MEASURE
+
+
+def _run_facts(run):
+    if run is None or not getattr(run, "ok", False) or not getattr(run, "cells", None):
+        return None, None, None
+    slowest = getattr(run, "slowest", None)
+    return run.cells_s, getattr(run, "compile_s", None), (slowest.wall_s if slowest else None)
+
+
+def from_verdict(v) -> LectureFacts:
+    keep, pin, measure = _constants()
+    scan = v.scan
+    rec = {keep: KEEP_GPU, pin: PIN_CPU, measure: MEASURE}.get(getattr(v, "recommendation", ""), "")
+    runs = getattr(v, "runs", {}) or {}
+    cpu_s, cpu_c, cpu_slow = _run_facts(runs.get("cpu"))
+    gpu_s, gpu_c, gpu_slow = _run_facts(runs.get("cuda"))
+    slow = [s for s in (cpu_slow, gpu_slow) if s is not None]
+    notes = " ".join(getattr(v, "notes", []) or [])
+    return LectureFacts(
+        path=v.path, uses_jax=bool(scan.uses_jax or scan.uses_numpyro), uses_numpyro=bool(scan.uses_numpyro),
+        recommendation=rec, sequential=bool(getattr(scan, "sequential", None)), failed=bool(getattr(v, "failed", 0)),
+        cpu_s=cpu_s, gpu_s=gpu_s, compile_cpu_s=cpu_c, compile_gpu_s=gpu_c,
+        slowest_cell_s=max(slow) if slow else None, proposed_timeout=getattr(v, "proposed_timeout", None),
+        excluded="excluded from execution" in notes)
+
+
+def from_verdicts(verdicts) -> list[LectureFacts]:
+    return [from_verdict(v) for v in verdicts]
+
+
+def audit_lectures(root: Path) -> list[LectureFacts]:
+    """The lecture audit's static verdicts for a repository, as facts."""
+    from jaxci.audit import repo
+
+    return from_verdicts(repo.audit_static(Path(root)))

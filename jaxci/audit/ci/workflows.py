@@ -1,0 +1,194 @@
+"""A repository's GitHub workflows as plain records: triggers, jobs, runner labels, timeouts, env, steps.
+
+RunsOn labels (`runs-on=<run id>/family=g4dn.2xlarge/image=ubuntu24-gpu-x64/spot=false`, as one string
+or as a list of `key=value` items) are split into family, image, spot and the other keys. RunsOn takes
+spot capacity unless the label says `spot=false`, so an absent `spot` key reads as spot. Labels starting
+`ubuntu-`, `windows-` or `macos-` are GitHub-hosted. A label made of an expression alone is "expression":
+its runner is not knowable from the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxci.audit.ci.yamlread import Doc, load
+
+GITHUB_PREFIXES = ("ubuntu-", "windows-", "macos-")
+#: variables that change what JAX/XLA does in a job
+JAX_ENV = re.compile(r"^(JAX_|XLA_|TF_CPP_|CUDA_VISIBLE_DEVICES$|NVIDIA_)")
+MEMORY_VARS = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION",
+               "XLA_PYTHON_CLIENT_ALLOCATOR")
+#: commands that execute lectures as part of a book build
+BUILD_COMMANDS = re.compile(r"\b(jb|jupyter-book)\s+build\b|\bmyst\s+build\b|\bsphinx-build\b|\bjcache\b"
+                            r"|--nbmake\b|\bnbconvert\b[^\n]*--execute|\bpapermill\b")
+#: actions and commands that publish (a site, a branch, a release)
+PUBLISH_ACTIONS = ("actions/deploy-pages", "actions/upload-pages-artifact", "peaceiris/actions-gh-pages",
+                   "jamesives/github-pages-deploy-action", "softprops/action-gh-release",
+                   "ncipollo/release-action")
+PUBLISH_COMMANDS = re.compile(r"\bgit\s+push\b|\bgh\s+release\s+(create|upload)\b|\bghp-import\b[^\n]*(-p\b|--push)"
+                              r"|\bnetlify\s+deploy\b[^\n]*--prod|\btwine\s+upload\b|\baws\s+s3\s+sync\b")
+
+
+@dataclass
+class Label:
+    raw: str
+    kind: str                      # runs-on | github | self-hosted | expression | other
+    family: str | None = None
+    image: str | None = None
+    spot: str | None = None        # the spot value written, None when absent
+    other: dict = field(default_factory=dict)
+
+    @property
+    def on_spot(self) -> bool:
+        """RunsOn's default is spot: only spot=false (or on-demand aliases) is on-demand."""
+        return self.kind == "runs-on" and (self.spot is None or self.spot.lower() not in ("false", "0", "no"))
+
+
+def parse_label(value) -> Label:
+    """Read a `runs-on` value: a string, a list of labels, or {group, labels}."""
+    if isinstance(value, dict):
+        value = value.get("labels", value.get("group", ""))
+    items = [str(v) for v in value] if isinstance(value, list) else [str(value or "")]
+    raw = items[0] if len(items) == 1 else "[" + ", ".join(items) + "]"
+    parts = [p for item in items for p in (item.split("/") if "runs-on=" in item or "family=" in item else [item])]
+    keys = {}
+    for part in parts:
+        if "=" in part:
+            k, _, v = part.partition("=")
+            keys[k.strip()] = v.strip()
+    if "runs-on" in keys or "family" in keys:
+        other = {k: v for k, v in keys.items() if k not in ("runs-on", "family", "image", "spot")}
+        return Label(raw, "runs-on", keys.get("family"), keys.get("image"), keys.get("spot"), other)
+    first = items[0].strip()
+    if first.startswith(GITHUB_PREFIXES):
+        return Label(raw, "github", image=first)
+    if "self-hosted" in items:
+        return Label(raw, "self-hosted")
+    if first.startswith("${{"):
+        return Label(raw, "expression")
+    return Label(raw, "other")
+
+
+@dataclass
+class Step:
+    index: int
+    line: int
+    name: str
+    uses: str | None
+    run: str | None
+    env: dict
+
+
+@dataclass
+class Job:
+    file: str
+    id: str
+    line: int
+    doc: Doc = field(repr=False)
+    label: Label | None = None
+    runs_on_line: int | None = None
+    timeout_minutes: object = None
+    timeout_line: int | None = None
+    reusable: bool = False                       # `uses:` a reusable workflow (no runs-on / timeout-minutes)
+    env: dict = field(default_factory=dict)      # JAX/XLA vars: name -> (value, "file:line"), workflow + job + steps
+    steps: list = field(default_factory=list)
+    publishes: list = field(default_factory=list)  # evidence strings "file:line what"
+    builds: list = field(default_factory=list)     # evidence of a lecture build "file:line command"
+    environment: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def commands(self) -> list[tuple[int, str]]:
+        return [(s.line, s.run) for s in self.steps if s.run]
+
+    def uses_action(self, fragment: str) -> Step | None:
+        return next((s for s in self.steps if s.uses and fragment in s.uses.lower()), None)
+
+
+@dataclass
+class Workflow:
+    file: str
+    doc: Doc = field(repr=False)
+    name: str = ""
+    triggers: list = field(default_factory=list)
+    jobs: list = field(default_factory=list)
+    error: str | None = None
+
+
+def _env_vars(doc: Doc, mapping, path, out: dict) -> None:
+    if not isinstance(mapping, dict):
+        return
+    for key, value in mapping.items():
+        if JAX_ENV.match(str(key)):
+            out[str(key)] = (str(value), doc.where(*path, key))
+
+
+def _inline_env(doc: Doc, step_path, run: str, out: dict) -> None:
+    """`VAR=value command`, `export VAR=value` and `echo "VAR=value" >> $GITHUB_ENV` inside run: text."""
+    for m in re.finditer(r"(?<![\w$])((?:JAX|XLA)_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;&|]*)", run):
+        out.setdefault(m.group(1), (m.group(2).strip("'\""), doc.where(*step_path, "run")))
+
+
+def read_workflow(path: Path, rel: str) -> Workflow:
+    doc = load(path, rel)
+    wf = Workflow(rel, doc)
+    if doc.error:
+        wf.error = doc.error
+        return wf
+    data = doc.data
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
+        wf.error = f"{rel}: not a workflow (no 'jobs' mapping)"
+        return wf
+    wf.name = str(data.get("name", rel))
+    on = data.get("on", data.get(True))
+    wf.triggers = [on] if isinstance(on, str) else list(on) if isinstance(on, (list, dict)) else []
+    top_env: dict = {}
+    _env_vars(doc, data.get("env"), ("env",), top_env)
+    for job_id, body in data["jobs"].items():
+        if not isinstance(body, dict):
+            continue
+        job = Job(rel, str(job_id), doc.line("jobs", job_id) or 0, doc)
+        job.env = dict(top_env)
+        _env_vars(doc, body.get("env"), ("jobs", job_id, "env"), job.env)
+        job.reusable = "uses" in body
+        if "runs-on" in body:
+            job.label = parse_label(body["runs-on"])
+            job.runs_on_line = doc.line("jobs", job_id, "runs-on")
+        if "timeout-minutes" in body:
+            job.timeout_minutes = body["timeout-minutes"]
+            job.timeout_line = doc.line("jobs", job_id, "timeout-minutes")
+        env_name = body.get("environment")
+        job.environment = str(env_name.get("name") if isinstance(env_name, dict) else env_name) if env_name else None
+        for i, step in enumerate(body.get("steps") or []):
+            if not isinstance(step, dict):
+                continue
+            spath = ("jobs", job_id, "steps", i)
+            s = Step(i, doc.line(*spath) or 0, str(step.get("name", "")), step.get("uses"), step.get("run"),
+                     step.get("env") if isinstance(step.get("env"), dict) else {})
+            job.steps.append(s)
+            _env_vars(doc, s.env, spath + ("env",), job.env)
+            if isinstance(s.run, str):
+                _inline_env(doc, spath, s.run, job.env)
+                for m in PUBLISH_COMMANDS.finditer(s.run):
+                    job.publishes.append(f"{doc.where(*spath, 'run')} runs `{m.group(0).strip()}`")
+                for m in BUILD_COMMANDS.finditer(s.run):
+                    job.builds.append(f"{doc.where(*spath, 'run')} runs `{m.group(0).strip()}`")
+            if isinstance(s.uses, str) and s.uses.lower().split("@")[0] in PUBLISH_ACTIONS:
+                job.publishes.append(f"{doc.where(*spath, 'uses')} uses {s.uses.split('@')[0]}")
+        if job.environment and job.environment.lower() in ("github-pages", "production") and not job.publishes:
+            job.publishes.append(f"{doc.where('jobs', job_id, 'environment')} deploys to environment "
+                                 f"{job.environment}")
+        wf.jobs.append(job)
+    return wf
+
+
+def read_workflows(root: Path) -> list[Workflow]:
+    folder = Path(root) / ".github" / "workflows"
+    if not folder.is_dir():
+        return []
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
+    return [read_workflow(p, p.relative_to(root).as_posix()) for p in files]
