@@ -32,6 +32,29 @@ def scale() -> str:
     return value
 
 
+def track_scale():
+    """A run fact, not a measurement: every suite module imports this, so each result file records per
+    suite the JAXCI_SCALE it ran at (1 = full, 0 = ci); jaxci.results reads it back and keeps scales apart."""
+    return float(SCALES.index(scale()))
+
+
+track_scale.unit = "scale (0 = ci, 1 = full)"
+
+#: a persistent compilation cache inherited from the environment (lecture CI's jax-env action sets it)
+#: would turn cold starts into cache hits: every benchmark process starts JAX without it unless the
+#: benchmark is about the cache (compile.PersistentCache passes cache=True)
+CACHE_VARS = ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE")
+
+
+def without_compile_cache(env=None) -> dict:
+    """`env` (default os.environ, changed in place) with the persistent compilation cache switched off."""
+    env = os.environ if env is None else env
+    for var in CACHE_VARS:
+        env.pop(var, None)
+    env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+    return env
+
+
 def skip_unless_runnable(device: str, *, large: bool = False) -> None:
     """Raise NotImplementedError (asv: n/a) for a missing device or a large case at CI scale."""
     if device not in DEVICES:
@@ -52,19 +75,23 @@ def platform_for(device: str) -> str:
     return "cpu" if device == "cpu" else "cuda"
 
 
-def start_jax(device: str, dtype: str):
+def start_jax(device: str, dtype: str, *, cache: bool = False):
     """Import JAX for one device and dtype in this (fresh) process; returns (jax, the jax.Device).
 
     JAX_PLATFORMS names only the param's platform, so a GPU run whose CUDA backend fails raises
-    instead of silently timing the CPU.
+    instead of silently timing the CPU. The persistent compilation cache is off unless `cache`.
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype param {dtype!r}: expected one of {DTYPES}")
     if "jax" not in sys.modules:
         os.environ["JAX_PLATFORMS"] = platform_for(device)
+        if not cache:
+            without_compile_cache()
     import jax
 
     jax.config.update("jax_enable_x64", dtype == "float64")
+    if not cache:
+        jax.config.update("jax_enable_compilation_cache", False)
     return jax, jax.devices(platform_for(device))[0]
 
 

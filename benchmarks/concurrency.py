@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import DEVICES, REPO_ROOT, platform_for, scale
+from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
 
 N_WORKERS = [1, 2, 3, 4]
 POLICIES = ["default", "no-prealloc", "fraction", "platform"]

@@ -12,6 +12,7 @@ combination), apart from the warm times. CI scale skips the large sizes; params 
 """
 
 from benchmarks.common import DTYPES, skip_unless_runnable
+from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
 
 _CACHE: dict = {}  # per process: asv reruns setup around each repeat
 

@@ -10,6 +10,7 @@ call of the gradient is timed in compile.CompileColdStart (a CompileSplit class 
 """
 
 from benchmarks.common import DEVICES, DTYPES, WarmTime, scale
+from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
 
 VARIANTS = ["sequential", "parallel"]
 STATE_DIMS = [2, 11, 50]

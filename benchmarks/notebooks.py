@@ -19,7 +19,8 @@ over. Nothing here imports JAX: the notebooks run in kernels and subprocesses.
 import os
 from pathlib import Path
 
-from benchmarks.common import DEVICES, REPO_ROOT, platform_for, skip_unless_runnable
+from benchmarks.common import (DEVICES, REPO_ROOT, platform_for, skip_unless_runnable,
+                               track_scale, without_compile_cache)  # noqa: F401  (track_scale: this suite's scale)
 
 HERE = Path(__file__).resolve().parent / "notebook_fixtures"  # asv rejects a folder named like a module
 NOTEBOOKS = ["elementwise_f64", "grid_scan", "nuts_f64", "fresh_compiles"]
@@ -31,9 +32,11 @@ CELL_TIMEOUT = 900  # runner, per cell: a runaway cell fails the combination bef
 
 
 def _kernel_env() -> dict:
-    """The repository root on the kernel's path, so a notebook can import benchmarks.kernels."""
+    """The repository root on the kernel's path, so a notebook can import benchmarks.kernels; the
+    persistent compilation cache off in this process and so in every kernel it starts (cold means cold)."""
+    without_compile_cache()
     paths = [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return {"PYTHONPATH": os.pathsep.join(paths)}
+    return {"PYTHONPATH": os.pathsep.join(paths), "JAX_ENABLE_COMPILATION_CACHE": "false"}
 
 
 def run(path, device: str):
@@ -191,7 +194,8 @@ def bare_cells(path, device: str) -> dict:
     import subprocess
     import sys
 
-    env = dict(os.environ, JAX_PLATFORMS=platform_for(device), **_kernel_env())
+    extra = _kernel_env()  # first: it switches the cache off in os.environ
+    env = dict(os.environ, JAX_PLATFORMS=platform_for(device), **extra)
     proc = subprocess.run([sys.executable, "-c", BARE, str(path)], env=env, capture_output=True, text=True,
                           timeout=CELL_TIMEOUT, cwd=str(Path(path).parent))
     if proc.returncode:

@@ -4,6 +4,13 @@ One `Record` per benchmark x parameter combination x result file. asv stores a f
 and a skipped one (n/a) as NaN: they become status "failed" / "skipped" with value None, so nothing
 downstream can mistake them for numbers. A result file asv cannot load, a machine folder without a valid
 machine.json, or a missing benchmarks.json becomes an entry in `ResultSet.errors`, and the rest is kept.
+So does anything that would otherwise lose data silently: a value list shorter than its params, two
+folders naming the same machine (the second is kept under its folder name).
+
+The scale of a run is a recorded fact, never a guess: every suite module carries `track_scale`
+(benchmarks/common.py: 1 at JAXCI_SCALE=full, 0 at ci), so each result file says per suite which scale
+ran. Each record carries that scale ("unknown" where the file has no scale record), and `latest()` keeps
+scales apart: a CI-scale result never replaces a full-scale one.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ class Record:
     q25: float | None = None
     q75: float | None = None
     file: str = ""
+    scale: str = "unknown"  # "full" | "ci" | "unknown": the suite's recorded JAXCI_SCALE in this file
 
     @property
     def suite(self) -> str:
@@ -88,14 +96,38 @@ class ResultSet:
     errors: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)  # per result file: machine, date, file, durations {bench: s}
 
-    def latest(self) -> list[Record]:
-        """One record per (machine, benchmark, params): the one from the newest commit date, then file."""
+    def latest(self, scale: str | None = None) -> list[Record]:
+        """One record per (machine, benchmark, params): newest commit date, then file, within the best
+        recorded scale (full, then unknown, then ci), so a newer CI-scale run never stands in for a
+        full-scale result. `scale` keeps only records of that scale."""
         best: dict = {}
         for rec in self.records:
+            if scale is not None and rec.scale != scale:
+                continue
             key = (rec.machine, rec.benchmark, tuple(sorted(rec.params.items(), key=lambda kv: kv[0])))
-            if key not in best or (rec.date, rec.file) >= (best[key].date, best[key].file):
-                best[key] = rec
-        return list(best.values())
+            rank = (SCALE_RANK.get(rec.scale, 0), rec.date, rec.file)
+            if key not in best or rank >= best[key][0]:
+                best[key] = (rank, rec)
+        return [rec for _, rec in best.values()]
+
+    def scales(self, machine: str) -> set[str]:
+        """The scales recorded in `machine`'s latest records."""
+        return {r.scale for r in self.latest() if r.machine == machine}
+
+
+SCALE_RANK = {"ci": 0, "unknown": 1, "full": 2}
+SCALE_TRACK = "track_scale"  # benchmarks/common.py: a run fact per suite, not a measurement
+SCALE_VALUES = {0.0: "ci", 1.0: "full"}
+
+
+def scale_label(scales) -> str:
+    """One label for a set of recorded scales: "full", "ci", "mixed: ci, full" or "unrecorded"."""
+    scales = set(scales)
+    if not scales or scales == {"unknown"}:
+        return "unrecorded"
+    if len(scales) == 1:
+        return next(iter(scales))
+    return "mixed: " + ", ".join(sorted(s if s != "unknown" else "unrecorded" for s in scales))
 
 
 def _literal(text):
@@ -197,6 +229,7 @@ def load_results(results_dir: str | Path) -> ResultSet:
         raise ResultsError(f"{results_dir}: not a directory of asv results (expected results/<machine>/*.json)")
     out = ResultSet()
     meta = load_benchmarks_meta(results_dir, out.errors)
+    folders: dict = {}  # machine name -> the folder it was first read from
     for mdir in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         files = sorted(f for f in mdir.glob("*.json") if f.name != "machine.json")
         try:
@@ -207,24 +240,55 @@ def load_results(results_dir: str | Path) -> ResultSet:
             if files:
                 out.errors.append(f"{mdir}: results skipped: machine.json unusable ({exc})")
             continue
-        facts = MachineFacts(info["machine"], info)
+        name = info["machine"]
+        if name in out.machines:
+            renamed = f"{name} (folder {mdir.name})"
+            out.errors.append(f"{mdir / 'machine.json'}: machine name {name!r} is also used by "
+                              f"{folders[name] / 'machine.json'}: these results are kept apart as {renamed!r}")
+            name = renamed
+        facts = MachineFacts(name, info)
         out.machines[facts.name] = facts
+        folders[name] = mdir
         for path in files:
             try:
-                res = Results.load(str(path), machine_name=facts.name)
-                out.records.extend(_records(res, facts, meta, str(path), out.errors))
-                out.runs.append({"machine": facts.name, "date": _iso(res.date), "file": str(path),
+                res = Results.load(str(path), machine_name=info["machine"])
+                scales = _suite_scales(res, str(path), out.errors)
+                out.records.extend(_records(res, facts, meta, str(path), out.errors, scales))
+                out.runs.append({"machine": facts.name, "date": _iso(res.date), "file": str(path), "scales": scales,
                                  "durations": {k: float(v) for k, v in (res.duration or {}).items()
                                                if isinstance(v, (int, float))}})
             except Exception as exc:  # asv raises UserError, but a truncated row can raise anything
                 out.errors.append(f"{path}: not loaded: {exc}")
+        if facts.get("jaxci_kind") == "catalogue" and any(r.scale == "ci" for r in out.records if r.machine == facts.name):
+            out.errors.append(f"{mdir}: CI-scale results under the catalogue family name {facts.name!r}: kept apart "
+                              "(never read as full scale, never replacing a full-scale result); they do not belong "
+                              "in the committed history")
     if not out.machines and not out.errors:
         out.errors.append(f"{results_dir}: no machine folders with results")
     return out
 
 
-def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: list[str]) -> list[Record]:
+def _suite_scales(res, path: str, errors: list[str]) -> dict:
+    """suite -> "full" | "ci" from each suite's `track_scale` run fact in this result file."""
+    out = {}
+    for key in res.get_all_result_keys():
+        suite, _, method = key.partition(".")
+        if method != SCALE_TRACK:
+            continue
+        value = res.get_result_value(key, [])
+        value = value[0] if isinstance(value, list) and value else value
+        if isinstance(value, (int, float)) and float(value) in SCALE_VALUES:
+            out[suite] = SCALE_VALUES[float(value)]
+        else:
+            errors.append(f"{path}: {key} = {value!r}: scale not recorded for suite {suite!r}")
+    return out
+
+
+def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: list[str],
+             scales: dict | None = None) -> list[Record]:
     keys = res.get_result_keys(meta) if meta is not None else set(res.get_all_result_keys())
+    keys = {k for k in keys if k.partition(".")[2] != SCALE_TRACK}
+    scales = scales or {}
     if meta is not None:
         stale = set(res.get_all_result_keys()) - keys
         if stale:
@@ -240,6 +304,12 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
         if len(names) != len(params):
             errors.append(f"{path}: {key}: {len(params)} param lists but {len(names)} names; skipped")
             continue
+        raw = getattr(res, "_results", {}).get(key)  # asv pads a short list with None: say so instead
+        expected = math.prod(len(p) for p in params) if params else 1
+        if isinstance(raw, list) and params and len(raw) != expected:
+            errors.append(f"{path}: {key}: {len(raw)} value(s) for {expected} param combinations: the file is "
+                          f"truncated or mismatched; the {max(expected - len(raw), 0)} combination(s) without a "
+                          "value read as failed")
         values = res.get_result_value(key, params)
         stats = res.get_result_stats(key, params)
         if not params:
@@ -261,5 +331,5 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
                 status=status, value=val, unit=_unit(method, bmeta), commit=res.commit_hash or "unknown",
                 date=date, jax_version=jax_version, jax_source=jax_source, env_name=res.env_name or "",
                 q25=stat.get("q_25") if status == "ok" else None, q75=stat.get("q_75") if status == "ok" else None,
-                file=os.path.relpath(path, Path(path).parent.parent)))
+                file=os.path.relpath(path, Path(path).parent.parent), scale=scales.get(key.split(".")[0], "unknown")))
     return out

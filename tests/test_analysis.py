@@ -1,16 +1,21 @@
 """Pure analysis functions on hand-made records whose answers are known by construction."""
 
+import dataclasses
+import json
+import math
+
 import pytest
 
+from jaxci.analysis import coldstart, concurrency, cost, penalty, timeouts, work
 from jaxci.analysis import crossover as cx
-from jaxci.analysis import concurrency, cost, penalty, work
+from jaxci.analysis import finite_or_none, safe_ratio
 from jaxci.results import Record
 
 
-def rec(benchmark, value, machine="m", status="ok", unit="seconds", **params):
+def rec(benchmark, value, machine="m", status="ok", unit="seconds", q25=None, q75=None, scale="unknown", **params):
     return Record(machine=machine, benchmark=benchmark, params=params, status=status,
                   value=value if status == "ok" else None, unit=unit, commit="c" * 40, date="2026-01-01T00:00:00Z",
-                  jax_version="0.10.2", jax_source="test", env_name="e")
+                  jax_version="0.10.2", jax_source="test", env_name="e", q25=q25, q75=q75, scale=scale)
 
 
 def test_crossing_is_exact_for_power_laws():
@@ -33,7 +38,8 @@ def test_log_interpolation_between_two_points():
     ([(10, 2.0, 1.0), (100, 3.0, 1.0)], cx.GPU_ALWAYS),
     ([(10, 1.0, 2.0)], cx.NOT_MEASURED),
     ([], cx.NOT_MEASURED),
-    ([(10, 1.0, 2.0), (100, 1.0, 0.5), (1000, 1.0, 2.0)], cx.NONE_IN_RANGE),  # faster only in between
+    ([(10, 1.0, 2.0), (100, 1.0, 0.5), (1000, 1.0, 2.0)], cx.GPU_BAND),  # faster only in between
+    ([(10, 1.0, 1.0), (100, 2.0, 2.0)], cx.WITHIN_NOISE),
 ])
 def test_crossover_kinds(pts, kind):
     assert cx.find_crossover(pts)[0] == kind
@@ -128,11 +134,29 @@ def test_family_cost_arithmetic():
     assert cost.FamilyCost("g", True, None, "not predicted").job_dollars is None
 
 
-def test_scale_inferred_from_skipped_cpu_cases():
-    full = [rec("k.K.time_warm", 1.0, n=1, dtype="float32", device="cpu"),
-            rec("k.K.time_warm", None, status="skipped", n=1, dtype="float32", device="gpu")]
-    assert cost.infer_scale(full, "m") == "full"
-    assert cost.infer_scale(full + [rec("k.K.time_warm", None, status="skipped", n=9, dtype="float32", device="cpu")], "m") == "ci"
+def test_cost_scale_is_the_recorded_one_not_inferred_from_skips():
+    """Point 1: a full-scale run skips cpu cases too (1-chain NUTS with a parallel method, memory policies
+    on cpu): the label comes from the recorded scale, never from skips."""
+    full = [rec("k.K.time_warm", 1.0, n=1, dtype="float32", device="cpu", scale="full"),
+            rec("k.K.time_warm", None, status="skipped", n=9, dtype="float32", device="cpu", scale="full")]
+    assert cost.recorded_scale(full, "m") == "full"
+    ci = [dataclasses.replace(r, scale="ci") for r in full]
+    assert cost.recorded_scale(ci, "m") == "ci"
+    assert cost.recorded_scale([rec("k.K.time_warm", 1.0, n=1)], "m") == "unrecorded"
+    assert cost.recorded_scale(full + [rec("k.K.time_warm", 1.0, n=2)], "m") == "mixed: full, unrecorded"
+
+
+def test_latest_keeps_scales_apart():
+    """Point 2: a newer CI-scale run never replaces a full-scale result of the same params."""
+    from jaxci.results import ResultSet
+
+    full = rec("nuts.Nuts.track_wall_s", 100.0, model="x", scale="full")
+    newer_ci = dataclasses.replace(full, value=1.0, date="2026-06-01T00:00:00Z", scale="ci")
+    rs = ResultSet(records=[full, newer_ci])
+    assert [r.value for r in rs.latest()] == [100.0]
+    assert [r.value for r in rs.latest(scale="ci")] == [1.0]
+    newer_full = dataclasses.replace(full, value=90.0, date="2026-07-01T00:00:00Z")
+    assert [r.value for r in ResultSet(records=[full, newer_ci, newer_full]).latest()] == [90.0]
 
 
 def test_device_ratio_of_unsized_timings():
@@ -140,3 +164,144 @@ def test_device_ratio_of_unsized_timings():
     records.append(rec("notebooks.Notebook.time_notebook", 1.0, notebook="other", device="cpu"))  # no gpu partner
     (d,) = cx.device_ratios(records)
     assert d.ratio == pytest.approx(10.0) and d.params == (("notebook", "intro"),)
+
+
+# --- point 3: every crossing, the middle band, and noise ------------------------------------------------
+
+def test_gpu_faster_only_in_the_middle_is_a_band_with_both_edges():
+    # d = ln(gpu/cpu) = ln 2, ln 0.5, ln 2: symmetric on a log scale, so the GPU is faster between the
+    # log midpoints: sqrt(10 * 100) and sqrt(100 * 1000)
+    found = cx.find_crossover([(10, 1.0, 2.0), (100, 1.0, 0.5), (1000, 1.0, 2.0)])
+    assert found.kind == cx.GPU_BAND and found.n is None
+    assert [x for x, _ in found.crossings] == [pytest.approx(10 ** 1.5), pytest.approx(10 ** 2.5)]
+    assert found.bands == [(pytest.approx(10 ** 1.5), pytest.approx(10 ** 2.5))]
+    text = cx.describe(found.kind, found.n, found.crossings, found.bands, [(10, 1.0, 2.0)])
+    assert text.startswith("GPU faster between n ≈ 32 and n ≈ 316")
+
+
+def test_gpu_faster_at_small_sizes_only_is_a_band_from_the_smallest():
+    found = cx.find_crossover([(10, 1.0, 0.5), (1000, 1.0, 2.0)])
+    assert found.kind == cx.GPU_BAND and found.bands == [(None, pytest.approx(100))]
+    assert "up to n ≈ 100" in cx.describe(found.kind, found.n, found.crossings, found.bands, [])
+
+
+def test_every_crossing_is_listed_in_the_answer():
+    found = cx.find_crossover([(10, 1.0, 0.5), (100, 1.0, 2.0), (1000, 1.0, 0.5)])
+    assert found.kind == cx.CROSSING and len(found.crossings) == 2
+    text = cx.describe(found.kind, found.n, found.crossings, found.bands, [])
+    assert text.count("n ≈") == 3 and "cpu becomes faster" in text and "gpu becomes faster" in text
+
+
+def test_a_one_percent_wobble_inside_the_quartiles_is_a_tie_not_three_crossings():
+    # equal lines whose medians wobble by 1% while each quartile range is +-5%: no side anywhere
+    wobble = [1.01, 0.99, 1.01, 0.99]
+    pts = [cx.Point(n, 1.0, w, (0.95, 1.05), (0.95 * w, 1.05 * w)) for n, w in zip((10, 100, 1000, 10000), wobble)]
+    found = cx.find_crossover(pts)
+    assert found.kind == cx.WITHIN_NOISE and found.crossings == [] and found.n is None
+    # the same medians without quartiles are not ties: the medians alone decide (three crossings)
+    assert len(cx.find_crossover([(p.n, p.cpu, p.gpu) for p in pts]).crossings) == 3
+
+
+def test_ties_widen_a_crossing_but_do_not_move_it_to_the_tie():
+    pts = [cx.Point(10, 1.0, 2.0, (0.99, 1.01), (1.98, 2.02)),
+           cx.Point(100, 1.0, 1.02, (0.95, 1.05), (0.97, 1.07)),   # overlapping: a tie
+           cx.Point(1000, 1.0, 0.5, (0.99, 1.01), (0.49, 0.51))]
+    found = cx.find_crossover(pts)
+    assert found.kind == cx.CROSSING and found.n == pytest.approx(100)  # log midpoint of 10 and 1000
+    assert [side for _, side in found.sides] == [cx.CPU_FASTER, cx.TIE, cx.GPU_FASTER]
+
+
+def test_crossovers_read_the_recorded_quartiles():
+    records = []
+    for n, g in ((10, 1.01), (100, 0.99), (1000, 1.01)):
+        records += [rec("k.K.time_warm", 1.0, q25=0.9, q75=1.1, n=n, dtype="float32", device="cpu"),
+                    rec("k.K.time_warm", g, q25=g - 0.1, q75=g + 0.1, n=n, dtype="float32", device="gpu")]
+    (c,) = cx.crossovers(records)
+    assert c.kind == cx.WITHIN_NOISE and c.answer() == cx.WITHIN_NOISE
+
+
+@pytest.mark.parametrize("cpu,gpu,cpu_iqr,gpu_iqr,want", [
+    (1.0, 1.01, (0.9, 1.1), (0.95, 1.05), cx.TIE),
+    (1.0, 2.0, (0.9, 1.1), (1.9, 2.1), cx.CPU_FASTER),
+    (2.0, 1.0, None, None, cx.GPU_FASTER),
+    (1.0, 1.0, None, None, cx.TIE),
+])
+def test_verdict_uses_the_quartile_margin(cpu, gpu, cpu_iqr, gpu_iqr, want):
+    assert cx.verdict(cpu, gpu, cpu_iqr, gpu_iqr) == want
+
+
+def test_device_ratio_verdict_within_noise():
+    records = [rec("notebooks.Notebook.time_notebook", t, q25=t * 0.9, q75=t * 1.1, notebook="a", device=d)
+               for d, t in (("cpu", 10.0), ("gpu", 10.2))]
+    (d,) = cx.device_ratios(records)
+    assert d.ratio == pytest.approx(1.02) and d.verdict == cx.TIE
+
+
+# --- point 9: legal values never crash, never become nan -------------------------------------------------
+
+def test_zero_and_inf_times_have_no_ratio_and_do_not_crash():
+    records = [rec("k.K.time_warm", t, n=10, dtype=d, device="cpu") for d, t in (("float32", 0.0), ("float64", 1.0))]
+    records += [rec("k.K.time_warm", t, n=20, dtype=d, device="cpu") for d, t in (("float32", math.inf), ("float64", math.inf))]
+    records += [rec("k.K.time_warm", t, n=30, dtype=d, device="cpu") for d, t in (("float32", 1.0), ("float64", 4.0))]
+    ratios = penalty.fp64_ratios(records)
+    assert [r.ratio for r in sorted(ratios, key=lambda r: r.n)] == [None, None, 4.0]
+    (s,) = penalty.summarize(ratios)
+    assert s.ratio == 4.0 and s.count == 1
+    assert safe_ratio(1.0, 0.0) is None and safe_ratio(math.inf, math.inf) is None and safe_ratio(3.0, 2.0) == 1.5
+    d = cx.DeviceRatio("m", "b", (), 0.0, 1.0, "p")
+    assert d.ratio is None
+
+
+def test_finite_or_none_makes_strict_json():
+    data = finite_or_none({"a": [math.nan, math.inf, -math.inf, 1.5], "b": {"c": (2, math.nan)}})
+    assert data == {"a": [None, None, None, 1.5], "b": {"c": [2, None]}}
+    json.loads(json.dumps(data, allow_nan=False))
+
+
+# --- point 6: a compile share never exceeds the whole -----------------------------------------------------
+
+def test_compile_share_is_none_where_the_stages_exceed_the_first_call():
+    def records(first, trace, lower, backend):
+        out = [rec("dense.DenseColdStart.timeraw_first_call", first, op="matmul", dtype="float32", device="cpu")]
+        out += [rec(f"dense.DenseCompile.track_{s}_s", v, op="matmul", dtype="float32", device="cpu")
+                for s, v in (("trace", trace), ("lower", lower), ("backend", backend))]
+        return out
+
+    (ok,) = coldstart.compile_shares(records(1.0, 0.1, 0.1, 0.3))
+    assert ok.share == pytest.approx(0.5)
+    (over,) = coldstart.compile_shares(records(1.0, 0.3, 0.3, 0.76))  # 1.36 s of stages: the 136% row
+    assert over.share is None and "not comparable" in over.note and "1.36" in over.note
+
+
+# --- point 8: timeouts only from whole-cell / whole-notebook wall times ------------------------------------
+
+def _notebook_records(machine="m", nuts_whole=None, split_compile=4.9):
+    nb = "notebooks.Notebook.time_notebook"
+    out = [rec(nb, 2.0, machine=machine, notebook="grid_scan", device="cpu"),
+           rec(nb, None, machine=machine, status="skipped", notebook="grid_scan", device="gpu"),
+           rec("notebooks.NotebookSplit.track_compile_s", split_compile, machine=machine, notebook="nuts_f64", device="cpu")]
+    if nuts_whole is None:
+        out.append(rec(nb, None, machine=machine, status="skipped", notebook="nuts_f64", device="cpu"))
+    else:
+        out.append(rec(nb, nuts_whole, machine=machine, notebook="nuts_f64", device="cpu"))
+    return out
+
+
+def test_timeout_ignores_compile_only_tracks_and_names_the_unmeasured_notebook():
+    basis = timeouts.timeout_basis(_notebook_records())
+    # the compile-only 4.9 s is not a cell: the basis is the 2.0 s whole notebook, and nuts_f64 is named
+    assert basis.seconds == 2.0 and basis.timeout_s == 6.0 and basis.what == "whole notebook"
+    assert basis.not_measured == ["notebooks.Notebook.time_notebook notebook=nuts_f64"]
+    assert "not measured for notebooks.Notebook.time_notebook notebook=nuts_f64" in basis.answer()
+
+
+def test_timeout_from_the_slowest_family():
+    recs = _notebook_records("fast", nuts_whole=30.0) + _notebook_records("slow", nuts_whole=300.0)
+    basis = timeouts.timeout_basis(recs)
+    assert basis.machine == "slow" and basis.seconds == 300.0 and basis.timeout_s == 900.0 and basis.not_measured == []
+
+
+def test_timeout_not_measured_without_whole_times():
+    recs = [rec("notebooks.NotebookSplit.track_compile_s", 4.9, notebook="nuts_f64", device="cpu")]
+    basis = timeouts.timeout_basis(recs)
+    assert basis.seconds is None and basis.timeout_s is None and basis.answer().startswith("not measured")

@@ -1,14 +1,17 @@
 """numpyro NUTS on the incident's state-space model and on a tiny regression, with the run's throughput.
 
-`run(model, chain_method, num_chains, ...)` runs one seeded MCMC and returns plain numbers: wall seconds
-of the whole `mcmc.run` (tracing and compiling included, as a notebook cell pays them), the minimum
-effective sample size over parameters (numpyro.diagnostics.effective_sample_size), ESS per second, and
-leapfrog steps (extra field num_steps) per second. numpyro compiles its sampling loop on every `run`, so
-on a CPU the compile seconds (also returned, from jax.monitoring) are a large part of a short run.
+`run(model, chain_method, num_chains, ...)` runs one seeded MCMC (warmup, then sampling) and returns
+plain numbers: wall seconds of both phases (tracing and compiling included, as a notebook cell pays them),
+the minimum effective sample size over every parameter element (`min_ess`: a stuck element counts as 0,
+never dropped), ESS per wall second, and leapfrog steps per second. The steps are those of warmup AND
+sampling (extra field num_steps, collected in both phases) over the seconds the sampler executed: the wall
+time minus the compile seconds (jax.monitoring), so the rate is the sampler's, not the compiler's.
+numpyro compiles its loops on every run, so on a CPU compile is a large part of a short run.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import jax
@@ -70,6 +73,21 @@ def runnable(chain_method: str, num_chains: int) -> str | None:
     return None
 
 
+def min_ess(samples: dict) -> float:
+    """Smallest effective sample size over every element of every parameter ({name: (chains, draws, ...)}).
+
+    A stuck element (no variance) or a non-finite draw gives NaN in numpyro: it counts as 0 here, so
+    a stuck sampler reads as ESS 0 whatever the parameter order (Python's min with NaN depends on it)."""
+    out = math.inf
+    for value in samples.values():
+        arr = np.asarray(value, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ess = np.asarray(effective_sample_size(arr), dtype=np.float64) if np.all(np.isfinite(arr)) else np.array(np.nan)
+        ess = np.where(np.isfinite(ess), ess, 0.0)
+        out = min(out, float(np.min(ess)) if ess.size else math.inf)
+    return 0.0 if out == math.inf else out
+
+
 def run(model: str, chain_method: str, num_chains: int, *, num_warmup: int, num_samples: int,
         dtype: str = "float64", seed: int = 0, device=None) -> dict:
     """One seeded NUTS run (dense mass matrix, max tree depth 8); returns its numbers and posterior means."""
@@ -84,12 +102,18 @@ def run(model: str, chain_method: str, num_chains: int, *, num_warmup: int, num_
                 chain_method=chain_method, progress_bar=False)
     clock = CompileClock().install()
     start = time.perf_counter()
-    mcmc.run(jax.random.PRNGKey(seed), *args, extra_fields=("num_steps",))
+    mcmc.warmup(jax.random.PRNGKey(seed), *args, extra_fields=("num_steps",), collect_warmup=True)
+    warmup_steps = int(np.sum(np.asarray(mcmc.get_extra_fields()["num_steps"])))
+    mcmc.run(mcmc.post_warmup_state.rng_key, *args, extra_fields=("num_steps",))
     samples = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
     wall = time.perf_counter() - start
-    steps = int(np.sum(np.asarray(mcmc.get_extra_fields()["num_steps"])))
-    ess = min(float(np.min(effective_sample_size(np.asarray(v, dtype=np.float64)))) for v in samples.values())
+    sample_steps = int(np.sum(np.asarray(mcmc.get_extra_fields()["num_steps"])))
+    steps = warmup_steps + sample_steps
+    compile_s = clock.total
+    ess = min_ess(samples)
     means = {name: np.asarray(v).reshape((-1,) + v.shape[2:]).mean(axis=0) for name, v in samples.items()}
     finite = all(bool(np.all(np.isfinite(np.asarray(v)))) for v in samples.values())
-    return {"wall_s": wall, "compile_s": clock.total, "ess_min": ess, "ess_per_s": ess / wall, "leapfrog_steps": steps,
-            "steps_per_s": steps / wall, "finite": finite, "means": means}
+    executing = wall - compile_s
+    return {"wall_s": wall, "compile_s": compile_s, "ess_min": ess, "ess_per_s": ess / wall, "leapfrog_steps": steps,
+            "warmup_steps": warmup_steps, "sample_steps": sample_steps,
+            "steps_per_s": steps / executing if executing > 0 else math.nan, "finite": finite, "means": means}

@@ -3,6 +3,7 @@ sampler and concurrency tables, achieved fraction of peak, cost, predictions. No
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 AXES = ("n", "dtype", "device")
@@ -36,3 +37,23 @@ def median(values):
         return None
     mid = len(values) // 2
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def safe_ratio(a, b) -> float | None:
+    """a / b for finite numbers with b != 0, else None: a 0.0 or inf time is legal in asv results, and a
+    ratio of it is undefined ("not measured"), never a crash, inf or nan."""
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (a, b)) or b == 0:
+        return None
+    return a / b
+
+
+def finite_or_none(obj):
+    """`obj` (dicts, lists, tuples nested) with every NaN and infinity replaced by None, so that
+    json.dumps writes strict JSON (no bare NaN / Infinity, which strict parsers reject)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_or_none(v) for v in obj]
+    return obj

@@ -1,8 +1,11 @@
 """Compile share of a cold first call: (trace + lower + backend compile seconds) / first-call seconds.
 
-The two come from different fresh processes of the same suite and params: the *ColdStart class's
-timeraw_first_call (import excluded; trace, compile and run timed) and the *Compile class's track_*_s
-(jax.monitoring durations). A share above 1 means the two processes disagreed (noise); it is shown as is.
+The parts come from FOUR different fresh processes of the same suite and params: asv runs each of the
+*Compile class's track_trace_s / track_lower_s / track_backend_s (jax.monitoring durations) in its own
+process, each compiling anew, and the *ColdStart class's timeraw_first_call (import excluded; trace,
+compile and run timed) in a fourth. Their sum is an estimate of one compile, not a part of that first
+call, so it can exceed it. A share is given only where it cannot exceed the whole: where the summed
+stages are larger than the first call, `share` is None and `note` says why (never a share above 100%).
 """
 
 from __future__ import annotations
@@ -30,8 +33,18 @@ class ColdShare:
         return self.trace + self.lower + self.backend
 
     @property
-    def share(self) -> float:
+    def share(self) -> float | None:
+        """compile / first call, or None where the stages (three other processes) exceed the first call."""
+        if self.first_call <= 0 or self.compile > self.first_call:
+            return None
         return self.compile / self.first_call
+
+    @property
+    def note(self) -> str:
+        if self.share is not None:
+            return "stages and first call from different processes of the same params"
+        return (f"not comparable: the stages sum to {self.compile:.3g} s in three processes, more than the "
+                f"{self.first_call:.3g} s first call measured in a fourth")
 
 
 def compile_shares(records) -> list[ColdShare]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxci.jobcost import billed_seconds
+from jaxci.results import SCALE_RANK, scale_label
 
 
 @dataclass
@@ -60,11 +61,20 @@ class FamilyCost:
         return self.predicted_job_dollars / self.job_dollars - 1
 
 
+def _run_scale(run, bench: str) -> str:
+    return run.get("scales", {}).get(bench.split(".")[0], "unknown")
+
+
 def suite_seconds(runs, machine: str) -> dict:
-    """suite -> seconds asv spent on it on `machine` (per benchmark, the newest result file wins)."""
-    newest: dict = {}
-    for run in sorted((r for r in runs if r["machine"] == machine), key=lambda r: (r["date"], r["file"])):
-        newest.update(run["durations"])
+    """suite -> seconds asv spent on it on `machine`: per benchmark the newest result file of the best
+    recorded scale (full, unknown, ci), as `ResultSet.latest` picks records: CI seconds never price a full run."""
+    best: dict = {}
+    for run in (r for r in runs if r["machine"] == machine):
+        for bench, sec in run["durations"].items():
+            rank = (SCALE_RANK.get(_run_scale(run, bench), 0), run["date"], run["file"])
+            if bench not in best or rank >= best[bench][0]:
+                best[bench] = (rank, sec)
+    newest = {bench: sec for bench, (_, sec) in best.items()}
     out: dict = {}
     for bench, sec in newest.items():
         suite = "(asv build/setup)" if bench.startswith("<") else bench.split(".")[0]
@@ -72,13 +82,10 @@ def suite_seconds(runs, machine: str) -> dict:
     return out
 
 
-def infer_scale(records, machine: str) -> str:
-    """'ci' when any cpu combination was skipped (CI scale skips large cases), else 'full'."""
-    recs = [r for r in records if r.machine == machine]
-    if not recs:
-        return "unknown"
-    skipped_cpu = any(r.status == "skipped" and r.params.get("device", "cpu") == "cpu" for r in recs)
-    return "ci" if skipped_cpu else "full"
+def recorded_scale(records, machine: str) -> str:
+    """The scale each suite recorded for its run (results.py reads `track_scale`), never inferred from
+    skips: a full-scale run skips some cpu cases too. "full", "ci", "mixed: ..." or "unrecorded"."""
+    return scale_label({r.scale for r in records if r.machine == machine})
 
 
 def _value(fig_map, key):
@@ -106,7 +113,7 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
         ref = reference(entry.has_gpu, exclude=name)
         if name in measured:
             row.label, row.suites, row.source_machine = "measured", measured[name], name
-            row.scale = infer_scale(records, name)
+            row.scale = recorded_scale(records, name)
             row.inputs = f"asv durations on {name}; overhead {overhead_min} min (catalogue planning figure); price ${price}/h"
             if ref is not None and row.price_per_hour is not None and overhead is not None:
                 billed, _ = billed_seconds(entry.runner, overhead + sum(measured[ref].values()), defaults)
@@ -114,7 +121,7 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
                 row.predicted_job_dollars = pred
         elif ref is not None:
             row.label, row.suites, row.source_machine = "predicted", measured[ref], ref
-            row.scale = infer_scale(records, ref)
+            row.scale = recorded_scale(records, ref)
             row.inputs = (f"model: same suite wall time as measured on {ref} ({row.scale} scale); overhead "
                           f"{overhead_min} min (catalogue planning figure); price ${price}/h")
         else:

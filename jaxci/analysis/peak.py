@@ -44,7 +44,7 @@ def achieved(records, catalogue: dict) -> list[Achieved]:
     out = []
     for r in records:
         w = work(r.benchmark, r.params) if r.ok and r.method.startswith("time_") else None
-        if w is None or r.value <= 0:
+        if w is None or not (0 < r.value < float("inf")):
             continue
         bound, flops, nbytes = w
         rate = (flops if bound == "flops" else nbytes) / r.value / 1e9

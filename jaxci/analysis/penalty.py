@@ -1,12 +1,13 @@
 """FP64 penalty: float64 time / float32 time of the same kernel, size, device and machine (warm timings).
 
-Suites without a device param (the host suite: NumPy, Numba) are reported under device "host"."""
+Suites without a device param (the host suite: NumPy, Numba) are reported under device "host".
+A pair with a 0.0 or non-finite time has no ratio (None): it is listed, never summarized or divided by."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxci.analysis import case_label, group, is_timing
+from jaxci.analysis import case_label, group, is_timing, safe_ratio
 
 
 @dataclass
@@ -15,7 +16,7 @@ class Fp64Ratio:
     benchmark: str
     case: tuple          # every param but dtype and device (the size included)
     device: str
-    ratio: float
+    ratio: float | None  # None: undefined (a 0.0 or non-finite time)
     t32: float
     t64: float
     provenance: str
@@ -52,7 +53,7 @@ def fp64_ratios(records) -> list[Fp64Ratio]:
         by = {r.params["dtype"]: r for r in recs}
         if "float32" in by and "float64" in by:
             r32, r64 = by["float32"], by["float64"]
-            out.append(Fp64Ratio(machine, bench, case, device, r64.value / r32.value, r32.value, r64.value,
+            out.append(Fp64Ratio(machine, bench, case, device, safe_ratio(r64.value, r32.value), r32.value, r64.value,
                                  r64.provenance()))
     return out
 
@@ -63,6 +64,7 @@ def summarize(ratios) -> list[Fp64Summary]:
         return n if isinstance(n, (int, float)) else 0
 
     out = []
+    ratios = [r for r in ratios if r.ratio is not None]
     for (machine, kernel, device), rs in sorted(group(ratios, lambda r: (r.machine, r.kernel, r.device)).items()):
         top = max(rs, key=size)
         vals = [r.ratio for r in rs]

@@ -54,7 +54,7 @@ def calibrate(records, machine: str, device: str, catalogue: dict, cores=None) -
     lines = group([r for r in mine if work(r.benchmark, r.params)], lambda r: (r.benchmark, case_of(r), r.params["dtype"]))
     for key, recs in lines.items():
         top = _largest_ok(recs)
-        if top is None or top.value <= o:
+        if top is None or not (o < top.value < float("inf")):
             continue
         bound, flops, nbytes = work(top.benchmark, top.params)
         rate = (flops if bound == "flops" else nbytes) / (top.value - o)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
-from jaxci.analysis import coldstart, concurrency, cost, crossover, peak, penalty, predict, sampler
+from jaxci.analysis import coldstart, concurrency, cost, crossover, finite_or_none, peak, penalty, predict, sampler
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.results import load_results
 
@@ -102,7 +102,8 @@ def incident_checks(text: str, predictor) -> list[dict]:
 def _plain(obj):
     if dataclasses.is_dataclass(obj):
         d = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        for prop in ("kernel", "ratio", "share", "compile", "fraction", "error", "suite_seconds", "job_seconds", "job_dollars"):
+        for prop in ("kernel", "ratio", "share", "compile", "fraction", "error", "suite_seconds", "job_seconds", "job_dollars",
+                     "verdict", "note"):
             if hasattr(type(obj), prop):
                 d[prop] = _plain(getattr(obj, prop))
         return d
@@ -124,4 +125,4 @@ def to_json(report: Report) -> dict:
         row["label"] = "predicted"
     for row in out["runtimes"]:
         row["label"] = "predicted"
-    return out
+    return finite_or_none(out)  # strict JSON: NaN / inf become null
