@@ -196,14 +196,14 @@ def _yaml_quote(value: str) -> str:
 # ---- the rules ----
 
 class _Audit:
-    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, baseline=None):
+    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, baseline=None, records=None):
         self.root = Path(root)
         self.lectures = lectures
         self.report = CIReport(str(self.root), lectures=lectures)
         self.catalogue, self.defaults, self.pins, error = _catalogue()
         if error:
             self.report.errors.append(f"catalogue: {error}: runner tier, cost and job timeouts not computed")
-        self.records = None
+        self.records = records
         self.baseline = baseline
         if results_dir is not None:
             from jaxci.results import ResultsError, load_results
@@ -523,6 +523,9 @@ class _Audit:
         return [ed.replace(req.file, req.line, req.text, new)]
 
 
-def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, baseline: str | None = None) -> CIReport:
-    """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.ci.lectures)."""
-    return _Audit(Path(root), lectures, results_dir, baseline).go()
+def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, baseline: str | None = None,
+             records=None) -> CIReport:
+    """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.ci.lectures).
+    Build time per family needs executed lectures, a baseline machine and asv records (a results
+    directory, or records as jaxci.results gives them)."""
+    return _Audit(Path(root), lectures, results_dir, baseline, records).go()

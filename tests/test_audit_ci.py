@@ -1,0 +1,248 @@
+"""The CI audit (issue 19): fixture repositories with known findings, the patch (git apply + actionlint),
+measured inputs injected as lecture facts, bad input, the CLI, and the 150-lecture generator."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxci.audit.ci import audit_ci, lectures, render
+from jaxci.audit.ci.lectures import KEEP_GPU, PIN_CPU, LectureFacts
+from jaxci.audit.ci.workflows import parse_label
+from jaxci.catalogue import read_pins
+
+FIX = Path(__file__).parent / "fixtures" / "ci_repos"
+ACTIONLINT = Path(sys.executable).with_name("actionlint")
+GIT = shutil.which("git")
+
+
+def kinds(report):
+    return sorted(f.kind for f in report.findings)
+
+
+def by_kind(report, kind):
+    return [f for f in report.findings if f.kind == kind]
+
+
+@pytest.fixture(scope="module")
+def static():
+    return {name: audit_ci(FIX / name, lectures.audit_lectures(FIX / name))
+            for name in ("findings_gpu", "split_gpu", "clean")}
+
+
+# ---- labels ----
+
+def test_runs_on_labels_parse_into_keys():
+    lab = parse_label("runs-on=${{ github.run_id }}/family=g4dn.2xlarge/image=ubuntu24-gpu-x64/spot=false/disk=large")
+    assert (lab.kind, lab.family, lab.image, lab.spot, lab.other) == \
+        ("runs-on", "g4dn.2xlarge", "ubuntu24-gpu-x64", "false", {"disk": "large"})
+    assert not lab.on_spot
+    assert parse_label("runs-on=1/family=c7i.2xlarge").on_spot  # no spot key: RunsOn's default is spot
+    assert parse_label(["runs-on=1", "family=g5.xlarge", "spot=true"]).on_spot
+    assert parse_label("ubuntu-24.04").kind == "github"
+    assert parse_label("${{ matrix.runner }}").kind == "expression"
+    assert parse_label({"group": "big", "labels": ["self-hosted", "gpu"]}).kind == "self-hosted"
+
+
+# ---- the fixture repositories ----
+
+def test_findings_repository(static):
+    r = static["findings_gpu"]
+    assert kinds(r) == ["compile-cache", "job-timeout", "runner-tier", "spot", "versions", "versions"]
+    tier, = by_kind(r, "runner-tier")
+    assert tier.where == ".github/workflows/publish.yml:10" and "move to CPU" in tier.message
+    assert "c7i.2xlarge" in tier.fix and tier.label == "static verdicts"
+    spot, = by_kind(r, "spot")
+    assert spot.where == ".github/workflows/publish.yml:10" and "peaceiris/actions-gh-pages" in spot.reason
+    timeout, = by_kind(r, "job-timeout")  # the preview job sets timeout-minutes: only publish is found
+    assert timeout.where == ".github/workflows/publish.yml:8" and timeout.inputs["timeout_minutes"] == 99
+    versions = {f.where: f for f in by_kind(r, "versions")}
+    assert "0.11.1" in versions["environment.yml:9"].message and "lectures/chaos.md" in versions["environment.yml:9"].reason
+    assert "not pinned" in versions["environment.yml:10"].message
+    cache, = by_kind(r, "compile-cache")
+    assert cache.label == "not measured" and "pin-cpu: true" in cache.fix and "c7i.2xlarge" in cache.fix
+    assert not by_kind(r, "memory-policy")  # the job moves to a CPU family: a GPU memory policy is moot
+
+
+def test_split_repository(static):
+    r = static["split_gpu"]
+    assert kinds(r) == ["cell-timeout", "compile-cache", "memory-policy", "runner-tier", "spot", "versions"]
+    tier, = by_kind(r, "runner-tier")
+    assert "split" in tier.message and tier.as_dict()["patched"] is False
+    spot, = by_kind(r, "spot")
+    assert "spot=true" in spot.message and "ghp-import" in spot.reason
+    memory, = by_kind(r, "memory-policy")
+    assert memory.where == ".github/workflows/build.yml:16" and memory.inputs["kernels"] == 8
+    assert memory.inputs["env"] == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    cell, = by_kind(r, "cell-timeout")
+    assert cell.where == "_config.yml:3" and cell.inputs["proposed_s"] == 600 and cell.label == "policy"
+    versions, = by_kind(r, "versions")
+    assert "not declared" in versions.message
+
+
+def test_clean_repository_has_no_findings(static):
+    r = static["clean"]
+    assert r.findings == [] and r.errors == []
+    assert [t.recommendation for t in r.tiers] == ["stay"]
+    assert r.patch() == ""
+    assert "No findings." in render.to_markdown(r)
+
+
+# ---- the patch ----
+
+def _copy(name, tmp_path):
+    dest = tmp_path / name
+    shutil.copytree(FIX / name, dest)
+    subprocess.run([GIT, "init", "-q", str(dest)], check=True)
+    return dest
+
+
+@pytest.mark.skipif(GIT is None or not ACTIONLINT.exists(), reason="needs git and actionlint (.venv/bin)")
+@pytest.mark.parametrize("name", ["findings_gpu", "split_gpu"])
+def test_patch_applies_passes_actionlint_and_clears_its_findings(name, tmp_path, static):
+    repo = _copy(name, tmp_path)
+    patch = static[name].patch()
+    (tmp_path / "ci.diff").write_text(patch)
+    subprocess.run([GIT, "apply", str(tmp_path / "ci.diff")], cwd=repo, check=True)
+    workflows = sorted(str(p) for p in (repo / ".github" / "workflows").glob("*.yml"))
+    lint = subprocess.run([str(ACTIONLINT), *workflows], cwd=repo, capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    after = audit_ci(repo, lectures.audit_lectures(repo))
+    patched = {f.kind for f in static[name].findings if f.as_dict()["patched"]}
+    assert patched and not patched & {f.kind for f in after.findings if f.as_dict()["patched"]}
+    # comments and layout survive: only the named lines changed
+    before_text = (FIX / name / ".github" / "workflows").glob("*.yml")
+    for path in before_text:
+        old, new = path.read_text().splitlines(), (repo / ".github" / "workflows" / path.name).read_text().splitlines()
+        assert [line for line in old if line.lstrip().startswith("#")] == \
+            [line for line in new if line.lstrip().startswith("#")]
+    if name == "findings_gpu":
+        pins = read_pins("cpu")
+        text = (repo / "environment.yml").read_text()
+        assert f"jax=={pins['jax']}   # pinned on a regressed release" in text
+        wf = (repo / ".github" / "workflows" / "publish.yml").read_text()
+        assert "family=c7i.2xlarge/image=ubuntu24-full-x64/spot=false" in wf and "timeout-minutes: 99" in wf
+
+
+# ---- measured inputs (lecture facts as --execute gives them) ----
+
+def _measured(root, slowest, cpu_s=30.0, compile_s=2.0):
+    out = []
+    for f in lectures.audit_lectures(root):
+        out.append(dataclasses.replace(f, cpu_s=cpu_s, compile_cpu_s=compile_s if f.uses_jax else None,
+                                       slowest_cell_s=slowest))
+    return out
+
+
+def test_cell_timeout_far_above_and_below_measured_need():
+    root = FIX / "findings_gpu"  # execute.timeout: 7200
+    far = audit_ci(root, _measured(root, slowest=40.0))
+    cell, = by_kind(far, "cell-timeout")
+    assert "far above" in cell.message and cell.inputs["proposed_s"] == 120 and cell.label == "measured"
+    assert cell.where == "_config.yml:5"
+    assert "-  timeout: 7200   # seconds per cell\n+  timeout: 120   # seconds per cell" in far.patch()
+    below = audit_ci(root, _measured(root, slowest=9000.0))
+    cell, = by_kind(below, "cell-timeout")
+    assert "below the slowest measured cell" in cell.message and cell.inputs["proposed_s"] == 27000
+    near = audit_ci(root, _measured(root, slowest=2000.0))  # 7200 is within 4x of 6000: no finding
+    assert not by_kind(near, "cell-timeout")
+
+
+def test_measured_build_sets_job_timeout_and_cache_saving():
+    root = FIX / "findings_gpu"
+    r = audit_ci(root, _measured(root, slowest=5.0, cpu_s=60.0, compile_s=3.0))
+    timeout, = by_kind(r, "job-timeout")
+    assert timeout.label == "measured" and timeout.inputs["build_min"] == 4.0  # 4 lectures x 60 s
+    assert timeout.inputs["timeout_minutes"] == 15  # ceil((6 + 4) x 1.5)
+    cache, = by_kind(r, "compile-cache")
+    assert cache.label == "measured" and "9.0 s" in cache.reason  # 3 JAX lectures x 3 s compile
+
+
+def _rec(machine, bench, value, **params):
+    return {"machine": machine, "benchmark": bench, "params": params, "value": value, "status": "ok"}
+
+
+def test_runner_tier_with_build_estimates_from_records():
+    root = FIX / "findings_gpu"
+    facts = _measured(root, slowest=5.0, cpu_s=100.0)
+    records = [_rec("c7i.2xlarge", "host.PurePython.time_loop", 1.0, n=10),
+               _rec("g4dn.2xlarge", "host.PurePython.time_loop", 1.5, n=10),
+               _rec("c7i.2xlarge", "dense.Dense.time_warm", 1.0, n=64, device="cpu"),
+               _rec("g4dn.2xlarge", "dense.Dense.time_warm", 2.0, n=64, device="cpu")]
+    r = audit_ci(root, facts, records=records, baseline="c7i.2xlarge")
+    tier = r.tiers[0]
+    rows = {row["family"]: row for row in tier.rows}
+    assert rows["c7i.2xlarge"]["label"] == "baseline" and rows["c7i.2xlarge"]["build_s"] == pytest.approx(400)
+    # other 100 s x 1.5 (python factor) + jax_cpu 300 s x 2.0 = 750 s, measured on g4dn.2xlarge
+    assert rows["g4dn.2xlarge"]["label"] == "measured" and rows["g4dn.2xlarge"]["build_s"] == pytest.approx(750)
+    assert rows["g4dn.2xlarge"]["dollars"] > rows["c7i.2xlarge"]["dollars"]
+    assert tier.label == "measured" and "12.5 min on g4dn.2xlarge vs 6.7 min on c7i.2xlarge" in tier.reason
+
+
+# ---- adapter, bad input, outputs ----
+
+def test_adapter_reads_lecture_verdicts():
+    facts = {f.path: f for f in lectures.audit_lectures(FIX / "clean")}
+    assert facts["lectures/big.md"].recommendation == KEEP_GPU and facts["lectures/big.md"].uses_jax
+    assert facts["lectures/intro.md"].recommendation == PIN_CPU and not facts["lectures/intro.md"].uses_jax
+
+
+def test_malformed_files_are_named_and_the_rest_still_audited(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FIX / "findings_gpu", repo)
+    (repo / ".github" / "workflows" / "broken.yml").write_text("name: x\njobs:\n  a: [unclosed\n")
+    (repo / "environment.yml").write_text("dependencies:\n  - python=3.13\n  - {bad\n")
+    r = audit_ci(repo, lectures.audit_lectures(repo))
+    assert any(e.startswith(".github/workflows/broken.yml:") and "not valid YAML" in e for e in r.errors)
+    assert any(e.startswith("environment.yml:") for e in r.errors)
+    assert by_kind(r, "spot") and by_kind(r, "job-timeout")  # publish.yml still audited
+
+
+def test_json_and_summary(static):
+    data = json.loads(render.to_json(static["findings_gpu"]))
+    assert {f["kind"] for f in data["findings"]} >= {"spot", "runner-tier"} and data["patch"].startswith("diff --git")
+    job = data["workflows"][0]["jobs"][0]
+    assert job["runs_on"]["family"] == "g4dn.2xlarge" and job["runs_on"]["spot"] is None
+    assert data["environment"]["packages"]["jax"]["where"] == "environment.yml:9"
+    assert data["book"]["timeout"] == 7200 and data["book"]["timeout_where"] == "_config.yml:5"
+    text = render.summary(static["findings_gpu"])
+    assert text.startswith("## jaxci audit: CI (6 finding(s))") and "move to CPU" in text
+
+
+def test_cli_appends_ci_and_writes_patch(tmp_path):
+    from jaxci.audit.cli import main
+
+    out, diff, summ = tmp_path / "a.md", tmp_path / "ci.diff", tmp_path / "summary.md"
+    assert main([str(FIX / "split_gpu"), "--output", str(out), "--ci-patch", str(diff), "--summary", str(summ),
+                 "--no-progress"]) == 0
+    assert "## CI audit: 6 finding(s)" in out.read_text() and diff.read_text().startswith("diff --git")
+    assert "## jaxci audit: CI" in summ.read_text()
+    assert main([str(FIX / "split_gpu"), "--output", str(out), "--no-ci"]) == 0
+    assert "CI audit" not in out.read_text()
+
+
+def test_cli_json_has_ci_key(tmp_path):
+    from jaxci.audit.cli import main
+
+    out = tmp_path / "a.json"
+    assert main([str(FIX / "clean"), "--format", "json", "--output", str(out)]) == 0
+    assert json.loads(out.read_text())["ci"]["findings"] == []
+
+
+def test_generated_150_lecture_repository_is_audited(tmp_path):
+    spec = importlib.util.spec_from_file_location("audit_ci_measure", FIX.parents[2] / "measure" / "audit_ci.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    root = tmp_path / "repo"
+    root.mkdir()
+    module.generate(root, 150, 6)
+    facts = lectures.audit_lectures(root)
+    r = audit_ci(root, facts)
+    assert len(facts) == 150 and {"spot", "job-timeout", "versions"} <= set(kinds(r))
