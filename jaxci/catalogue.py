@@ -164,7 +164,7 @@ class MemoryPolicy:
     def environment(self, n_kernels: int, budget: float) -> dict[str, str]:
         """The variables one of n_kernels workers gets; {fraction} becomes budget / n, rounded down
         (never up: N rounded-up fractions could add up to more than the device)."""
-        fraction = f"{math.floor(budget / n_kernels * 100) / 100:.2f}"
+        fraction = f"{math.floor(round(budget / n_kernels * 100, 9)) / 100:.2f}"  # 0.58/2 is 0.29, not 0.28
         return {k: v.replace("{fraction}", fraction) for k, v in self.env.items()}
 
 

@@ -6,14 +6,20 @@ The model (stated, so the advice can be checked):
   memory D, env_matrix/memory_policies.toml); the rest, (1 - B) x D, is left for what lives outside JAX's
   allocator (CUDA contexts, library workspaces), which this model does not measure.
 - N kernels fit when N x P <= B x D, the fraction f(N) the "fraction" policy sets for N kernels, times D,
-  holds P, and N x f(N) <= 1 (f is rounded to two decimals). The safe N is the largest N that fits.
-- One kernel whose peak fits JAX's default preallocation (75% of D): the default policy. Several kernels:
+  holds P, and N x f(N) <= 1 (f is rounded down to hundredths, so N <= 100 x B). The safe N is the largest
+  N that fits. Asking for more kernels than fit is an error (exit 2), never an environment sized for fewer:
+  the engine would still start all of them, and their slices would add up to more than the device.
+- One kernel whose peak fits JAX's default preallocation (75% of D), with a budget of at least 75%: the
+  default policy (a smaller budget gets the fraction policy, so the budget holds). Several kernels:
   the "fraction" policy, each kernel preallocating its own slice, so none can take another's memory
   (under the default the first kernel takes 75%, which is how incident 3 began). Several kernels with
   no measured peak: "no-prealloc", allocation on demand, safe N unknown.
 - Lectures pinned to CPU: JAX_PLATFORMS=cpu and no memory variables (they act only on the GPU backend).
 - Per-cell timeout: 3 x the slowest cell x the measured slowdown at N when both are known, rounded up to
-  a minute; else 600 s, the shortest per-cell timeout the lecture series use.
+  a minute, at most 5 days (the longest a self-hosted runner's job may run); else 600 s, the shortest
+  per-cell timeout the lecture series use.
+- Inputs are finite numbers in stated ranges (device and peak at most 4 TiB, at most 1,024 kernels, the
+  slowest cell at most a day); anything else is refused with the option and the value named.
 Pure Python: no JAX, no NumPy; asv is imported only to read a results directory.
 """
 
@@ -27,7 +33,8 @@ import shlex
 import sys
 from dataclasses import asdict, dataclass, field, replace
 
-from jaxci.catalogue import CatalogueError, MemoryPolicy, get_machine, load_policies
+from jaxci.catalogue import CatalogueError, MemoryPolicy, get_machine, load_catalogue, load_policies
+from jaxci.validate import InputError, machine_name, number
 
 #: JAX preallocates this share of GPU memory by default (JAX docs, "GPU memory allocation").
 JAX_DEFAULT_PREALLOCATE = 0.75
@@ -35,11 +42,21 @@ JAX_DEFAULT_PREALLOCATE = 0.75
 DEFAULT_CELL_TIMEOUT_S = 600
 #: Project policy: a cell may take this many times its measured time (x slowdown at N) before it is stopped.
 TIMEOUT_MARGIN = 3.0
+#: Largest device (and peak) taken as real, MiB: 4 TiB; no accelerator has more, so a larger figure is a typo.
+MAX_DEVICE_MIB = 4 * 1024 * 1024
+#: Most kernels on one runner: a lecture build runs one per notebook at most; more is a typo.
+MAX_KERNELS = 1024
+#: Longest slowest cell taken as real (a day), and the longest timeout recommended (5 days, the limit of a
+#: self-hosted runner's job; GitHub-hosted jobs stop at 6 hours).
+MAX_SLOWEST_CELL_S = 86_400
+MAX_CELL_TIMEOUT_S = 5 * 86_400
+#: Relative slack on "a slice holds the peak": 0.29 x 10,000 MiB is 2,900.0000000000005 in binary floats.
+_SLACK = 1e-9
 FORMATS = ("text", "yaml", "github", "shell", "json")
 CONCURRENCY_KEY = "concurrency.Concurrency.{}"
 
 
-class AdviceError(ValueError):
+class AdviceError(InputError):
     """Inputs outside sense: the message names the input and the value."""
 
 
@@ -61,33 +78,45 @@ class Advice:
 
 
 def _mib(x: float) -> str:
-    return f"{x:,.0f} MiB"
+    return f"{x:,.0f} MiB" if x >= 10 else f"{x:.3g} MiB"
 
 
 def _fraction(policy: MemoryPolicy, n: int, budget: float) -> float:
     return float(policy.environment(n, budget)["XLA_PYTHON_CLIENT_MEM_FRACTION"])
 
 
+def _fits(n: int, peak_mib: float, device_mib: float, budget: float, policy: MemoryPolicy) -> bool:
+    f = _fraction(policy, n, budget)
+    return (n * peak_mib <= budget * device_mib * (1 + _SLACK) and f * device_mib >= peak_mib * (1 - _SLACK)
+            and n * f <= 1.0)
+
+
 def safe_kernels(peak_mib: float, device_mib: float, budget: float, fraction_policy: MemoryPolicy) -> int:
     """The largest N with N x peak within budget x device, the policy's fraction f(N) x device holding one
-    peak, and N x f(N) <= 1 (the policy rounds f to two decimals, which can round up: the slices together
-    must still fit on the device, or the last kernel cannot preallocate)."""
-    n = math.floor(budget * device_mib / peak_mib)
-    while n > 0 and not (_fraction(fraction_policy, n, budget) * device_mib >= peak_mib
-                         and n * _fraction(fraction_policy, n, budget) <= 1.0):
+    peak, and N x f(N) <= 1 (the slices together must fit on the device, or the last kernel cannot
+    preallocate). The search is bounded: f is in hundredths, so no more than 100 x budget kernels get a
+    slice at all, however small the peak."""
+    most = math.floor(round(budget * 100, 9))
+    by_memory = budget * device_mib / peak_mib
+    n = most if by_memory >= most else math.floor(by_memory + _SLACK)
+    while n > 0 and not _fits(n, peak_mib, device_mib, budget, fraction_policy):
         n -= 1
     return n
 
 
 def _validate(kernels, peak_mib, device_mib, budget, pin_cpu):
-    if not isinstance(kernels, int) or kernels < 1:
-        raise AdviceError(f"--kernels {kernels!r}: the number of concurrent kernels must be an integer >= 1")
-    if not 0 < budget <= 1:
-        raise AdviceError(f"--memory-budget {budget!r}: a fraction of device memory, must be in (0, 1]")
-    if peak_mib is not None and not peak_mib > 0:
-        raise AdviceError(f"peak {peak_mib!r} MiB: a kernel's peak memory must be > 0")
-    if device_mib is not None and not device_mib > 0:
-        raise AdviceError(f"--device-memory-mib {device_mib!r}: must be > 0")
+    if not isinstance(kernels, int) or isinstance(kernels, bool) or not 1 <= kernels <= MAX_KERNELS:
+        raise AdviceError(f"--kernels {kernels!r}: the number of concurrent kernels must be an integer in "
+                          f"[1, {MAX_KERNELS}]")
+    try:
+        number("--memory-budget", budget, low=0.01, high=1, low_inclusive=True,
+               unit="(a fraction of device memory, in hundredths)")
+        if peak_mib is not None:
+            number("--peak-mib", peak_mib, low=0, high=MAX_DEVICE_MIB, unit="MiB (a kernel's peak device memory)")
+        if device_mib is not None:
+            number("--device-memory-mib", device_mib, low=0, high=MAX_DEVICE_MIB, unit="MiB")
+    except InputError as exc:
+        raise AdviceError(str(exc)) from None
     if pin_cpu:
         return
     if device_mib is None:
@@ -105,11 +134,18 @@ def _timeout(slowest_cell_s, slowdown):
     if slowest_cell_s is None:
         return DEFAULT_CELL_TIMEOUT_S, (f"no cell time given: {DEFAULT_CELL_TIMEOUT_S} s, the shortest per-cell "
                                         "timeout the lecture series use; pass --slowest-cell-s from a measured run")
-    if not slowest_cell_s > 0:
-        raise AdviceError(f"--slowest-cell-s {slowest_cell_s!r}: must be > 0")
+    try:
+        number("--slowest-cell-s", slowest_cell_s, low=0, high=MAX_SLOWEST_CELL_S, unit="seconds")
+    except InputError as exc:
+        raise AdviceError(str(exc)) from None
     factor = slowdown if slowdown and math.isfinite(slowdown) and slowdown > 1 else 1.0
-    seconds = int(math.ceil(TIMEOUT_MARGIN * slowest_cell_s * factor / 60.0) * 60)
     how = f"x measured slowdown {factor:.2f} at this N" if factor > 1 else "(slowdown at this N not measured)"
+    wanted = TIMEOUT_MARGIN * slowest_cell_s * factor
+    if wanted > MAX_CELL_TIMEOUT_S:
+        return MAX_CELL_TIMEOUT_S, (f"{TIMEOUT_MARGIN:g} x slowest cell {slowest_cell_s:g} s {how} = {wanted:.3g} s, "
+                                    f"capped at {MAX_CELL_TIMEOUT_S} s (5 days, the longest a self-hosted runner's "
+                                    "job may run)")
+    seconds = int(math.ceil(wanted / 60.0) * 60)
     return seconds, f"{TIMEOUT_MARGIN:g} x slowest cell {slowest_cell_s:g} s {how}, rounded up to a minute"
 
 
@@ -132,7 +168,12 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
         notes.append("host memory and CPU cores are not modelled: N kernels share the runner's cores")
     elif peak_mib is None:
         safe = None
-        if kernels == 1:
+        if kernels == 1 and budget < JAX_DEFAULT_PREALLOCATE:
+            policy, env = "fraction", policies["fraction"].environment(1, budget)
+            fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
+            reason = (f"one kernel and a budget of {budget:.2f}, below JAX's default preallocation of 75%: the "
+                      f"kernel preallocates {fraction:.2f} of the device instead")
+        elif kernels == 1:
             policy, env = "default", dict(policies["default"].env)
             reason = ("one kernel on the device: JAX's default (preallocate 75%) is the fastest allocator and "
                       "nothing else competes for the memory")
@@ -144,12 +185,22 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
         notes.append("per-kernel peak not measured: safe N unknown")
     else:
         safe = safe_kernels(peak_mib, device_mib, budget, policies["fraction"])
-        if kernels == 1 and peak_mib <= JAX_DEFAULT_PREALLOCATE * device_mib:
+        if safe == 0:
+            f1 = _fraction(policies["fraction"], 1, budget)
+            raise AdviceError(f"--peak-mib {peak_mib:g}: one kernel's slice under the budget {budget:g} is "
+                              f"{f1:.2f} x {_mib(device_mib)} = {_mib(f1 * device_mib)} (fractions are set in "
+                              "hundredths, rounded down), smaller than the peak: raise --memory-budget")
+        if kernels > safe:
+            raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {_mib(peak_mib)} do not fit the budget "
+                              f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)} (each needs its own "
+                              f"slice of at least its peak); at most {safe} fit: run {safe} at once, or measure a "
+                              "smaller peak, or use a larger GPU")
+        if kernels == 1 and peak_mib <= JAX_DEFAULT_PREALLOCATE * device_mib and budget >= JAX_DEFAULT_PREALLOCATE:
             policy, env = "default", dict(policies["default"].env)
             reason = (f"one kernel of peak {_mib(peak_mib)}: JAX's default preallocation of 75% "
                       f"({_mib(JAX_DEFAULT_PREALLOCATE * device_mib)}) holds it and nothing else competes")
         else:
-            n = min(kernels, safe)
+            n = kernels
             policy, env = "fraction", policies["fraction"].environment(n, budget)
             fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
             slice_mib = fraction * device_mib
@@ -163,8 +214,6 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
                            f"{_mib((1 - JAX_DEFAULT_PREALLOCATE) * device_mib)} to the other {kernels - 1}: incident 3)")
             notes.append(f"{_mib(device_mib - n * slice_mib)} stays outside the kernels' pools for CUDA contexts and "
                          f"library workspaces ({_mib((device_mib - n * slice_mib) / n)} per kernel; not measured here)")
-        if kernels > safe:
-            notes.append(f"{kernels} kernels do not fit: run at most {safe} at once (the environment is set for {safe})")
     if peak_mib is not None and not pin_cpu:
         notes.append(f"model: N kernels fit when N x peak <= budget x device memory and each kernel's slice holds its "
                      f"peak; safe N = {safe}")
@@ -256,7 +305,17 @@ def advise(args: argparse.Namespace) -> Advice:
     policies, default_budget = load_policies()
     budget = default_budget if args.memory_budget is None else args.memory_budget
     device_mib, peak, peak_source, values = args.device_memory_mib, args.peak_mib, "given", {}
-    if args.machine and device_mib is None and not args.pin_cpu:
+    if args.machine is not None and args.machine not in load_catalogue():
+        # always checked, --pin-cpu or not: a typo must not pass silently. Only an asv machine whose
+        # results are read (--results) may be a local name, and it must stay one folder under results/.
+        if not args.results:
+            raise AdviceError(f"--machine {args.machine!r}: unknown machine, not a family of env_matrix/machines.toml "
+                              "(jaxci machine --list shows them)")
+        try:
+            machine_name("--machine", args.machine)
+        except InputError as exc:
+            raise AdviceError(str(exc)) from None
+    elif args.machine and device_mib is None and not args.pin_cpu:
         machine = get_machine(args.machine)
         figure = machine.figure("gpu_memory_mib")
         if not machine.has_gpu:

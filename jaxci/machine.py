@@ -16,10 +16,11 @@ from pathlib import Path
 
 from jaxci import nvml
 from jaxci.catalogue import CatalogueError, load_catalogue
+from jaxci.validate import InputError, backend, machine_name
 
 
-class RegistrationError(ValueError):
-    pass
+class RegistrationError(InputError):
+    """The machine cannot be registered under that name; the message says why."""
 
 
 def physical_cores() -> int | None:
@@ -52,11 +53,16 @@ def blas_description() -> str:
 
 
 def backend_for(gpus) -> str:
-    """The pin set to install: JAXCI_BACKEND if set, else cuda13 when a GPU is visible, else cpu."""
-    explicit = os.environ.get("JAXCI_BACKEND")
-    if explicit:
-        return explicit
-    return "cuda13" if gpus else "cpu"
+    """The pin set to install: JAXCI_BACKEND if set (checked: cpu or cuda13), else cuda13 when a GPU is
+    visible, else cpu. env_matrix/install.py makes the same choice with the same check."""
+    return backend(os.environ.get("JAXCI_BACKEND")) or ("cuda13" if gpus else "cpu")
+
+
+def default_local_name() -> str:
+    """local-<hostname>, made a valid machine name (a hostname may hold any character, or be long)."""
+    import re
+
+    return ("local-" + re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname()))[:64]
 
 
 def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]:
@@ -67,6 +73,7 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
     catalogue = load_catalogue()
     warnings = []
     if local:
+        machine_name("machine name", name)  # asv writes results/<name>/: one folder, git-ignored there
         if name in catalogue:
             raise RegistrationError(
                 f"{name!r} is a catalogue runner family; a local machine needs its own name "
@@ -129,11 +136,11 @@ def main(argv: list[str] | None = None) -> int:
             for name, entry in sorted(load_catalogue().items()):
                 print(f"{name:14s} {entry.description}")
             return 0
-        name = args.name or (f"local-{socket.gethostname()}" if args.local else None)
+        name = args.name or (default_local_name() if args.local else None)
         if not name:
             parser.error("give a catalogue name, or --local")
         info = register(name, local=args.local, machine_file=args.machine_file)
-    except (RegistrationError, CatalogueError) as exc:
+    except (InputError, CatalogueError) as exc:
         print(f"jaxci machine: {exc}", file=sys.stderr)
         return 2
     print(f"registered asv machine {name!r}: {info['cpu']}, {info['num_cpu']} CPUs, {info['gpu']}, "

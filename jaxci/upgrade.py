@@ -11,6 +11,7 @@ slower?" is stock `asv continuous BASE HEAD` followed by `asv compare` for the w
           runs in the current checkout (jax-upgrade.yml) and writes the table to $GITHUB_STEP_SUMMARY.
 
 Exit status: 0 no slowdown beyond the factor, 1 a slowdown, 2 the check itself could not run.
+JAXCI_OFFLINE=1 (no package index): local mode installs only from PIP_FIND_LINKS, and refuses without it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import BACKENDS, CatalogueError, Machine, env_matrix_dir, load_catalogue
+from jaxci.validate import InputError, env_flag, full_sha, jax_version, one_line, regex, writable_file
 
 CONFIG_NAME = "upgrade.toml"
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,3}([a-z]+[0-9]*)?")
@@ -201,13 +203,22 @@ def pin_commit(repo: Path, version: str) -> str:
 def make_clone(workdir: Path, old: str, new: str, source: Path = REPO_ROOT) -> tuple[Path, str, str]:
     """Clone `source` (its committed HEAD) and add two commits: the old pin, then the new pin."""
     repo = workdir / "repo"
+    if repo.exists():
+        raise InputError(f"--workdir {workdir}: already holds {repo} from an earlier check; give a new or empty "
+                         f"folder, or remove {repo}")
     subprocess.run(["git", "clone", "-q", "--no-local", str(source), str(repo)], check=True, capture_output=True)
     return repo, pin_commit(repo, old), pin_commit(repo, new)
 
 
 def local_env(home: Path, scale: str = "ci") -> dict:
-    """asv's environment for a local check: HOME (asv's machine file) in the work dir, pip's cache kept."""
+    """asv's environment for a local check: HOME (asv's machine file) in the work dir, pip's cache kept;
+    with JAXCI_OFFLINE=1, pip may install only from PIP_FIND_LINKS (no index)."""
     env = dict(os.environ)
+    if env_flag("JAXCI_OFFLINE", env):
+        if not env.get("PIP_FIND_LINKS"):
+            raise InputError("JAXCI_OFFLINE=1: local mode installs both JAX pins and there is no package index; "
+                             "set PIP_FIND_LINKS to a folder of wheels, or run it where the index is reachable")
+        env["PIP_NO_INDEX"] = "1"
     env.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
     env.update(HOME=str(home), JAXCI_SCALE=scale, JAXCI_BACKEND="cpu")
     env.pop("JAX_PLATFORMS", None)
@@ -218,9 +229,10 @@ def local_check(old: str, new: str, bench: list[str], factor: float, workdir: Pa
                 rounds: int | None = None) -> tuple[CheckResult, str, str]:
     from jaxci.machine import register
 
+    env = local_env(workdir)  # refuses JAXCI_OFFLINE=1 without wheels before anything is cloned
     repo, base, head = make_clone(workdir, old, new)
     register(LOCAL_MACHINE, local=True, machine_file=str(workdir / ".asv-machine.json"))
-    result = run_check(repo, base, head, LOCAL_MACHINE, factor, bench, local_env(workdir), rounds=rounds)
+    result = run_check(repo, base, head, LOCAL_MACHINE, factor, bench, env, rounds=rounds)
     return result, base, head
 
 
@@ -239,13 +251,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = load_config()
+        args.bench = [regex("--bench", b) for b in args.bench]
+        if args.rounds is not None and not 1 <= args.rounds <= 100:
+            raise InputError(f"--rounds {args.rounds}: must be 1-100")
+        if args.summary:
+            writable_file("--summary", Path(args.summary))
         if args.old or args.new:
             if not (args.old and args.new):
                 parser.error("local mode needs both --old and --new")
+            old, new = jax_version("--old", args.old), jax_version("--new", args.new)
+            if args.workdir is not None and args.workdir.exists() and not args.workdir.is_dir():
+                raise InputError(f"--workdir {args.workdir}: is a file, not a folder")
+            if args.workdir is not None and (args.workdir / "repo").exists():
+                raise InputError(f"--workdir {args.workdir}: already holds {args.workdir / 'repo'} from an earlier "
+                                 f"check; give a new or empty folder, or remove {args.workdir / 'repo'}")
+            local_env(Path("."))  # JAXCI_OFFLINE checked before anything is cloned or built
             workdir = args.workdir or Path(tempfile.mkdtemp(prefix="jaxci-upgrade-"))
             workdir.mkdir(parents=True, exist_ok=True)
             try:
-                result, base, head = local_check(args.old, args.new, args.bench, config.factor, workdir,
+                result, base, head = local_check(old, new, args.bench, config.factor, workdir,
                                                  rounds=args.rounds)
             finally:
                 if not args.workdir:
@@ -254,17 +278,24 @@ def main(argv: list[str] | None = None) -> int:
         else:
             if not (args.base and args.head and args.machine):
                 parser.error("give --old/--new (local) or --base/--head/--machine (CI)")
-            from jaxci.workflow_inputs import validate_sha
-
-            base, head = validate_sha("--base", args.base), validate_sha("--head", args.head)
+            base, head = full_sha("--base", args.base), full_sha("--head", args.head)
             if args.machine not in load_catalogue():
                 raise CatalogueError(f"--machine {args.machine!r} is not a catalogue family")
             env = dict(os.environ, JAXCI_SCALE=config.scale)
             result = run_check(Path.cwd(), base, head, args.machine, config.factor, args.bench, env,
                                rounds=args.rounds)
             title = f"JAX upgrade check on {args.machine} ({config.scale} scale; {base[:8]} -> {head[:8]})"
-    except (CatalogueError, ValueError) as exc:
+    except (CatalogueError, ValueError) as exc:  # InputError is a ValueError
         print(f"jaxci upgrade-check: {exc}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as exc:  # git could not clone or commit
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        detail = err.strip().splitlines()
+        print(f"jaxci upgrade-check: {' '.join(map(str, exc.cmd[:3]))} failed (exit {exc.returncode})"
+              f"{': ' + one_line(detail[-1], 200) if detail else ''}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"jaxci upgrade-check: {one_line(exc, 200)}", file=sys.stderr)
         return 2
     text = report(result, config.factor, title)
     if result.status == 2:

@@ -18,44 +18,37 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, load_catalogue
 from jaxci.jobcost import timeout_minutes
+from jaxci.upgrade import load_config
+from jaxci.validate import (MAX_PATHS, NAME_LENGTH, InputError, backtracking_paths, full_sha, one_line, plain,
+                            quoted)
 
-
-class InputError(ValueError):
-    """A workflow input was refused; the message names the input and why."""
-
+__all__ = ["InputError", "plan", "upgrade_plan", "collect"]  # InputError lives in jaxci.validate
 
 SCALES = ("ci", "full")
 SPOT_POLICIES = ("exploratory", "never")
 MAX_COMMITS = 10
 MAX_FILTER = 200
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SEPARATORS = re.compile(r"[, ]+")
 _FILTER_CHARS = re.compile(r"[A-Za-z0-9_.^$|()\[\]*+?,-]+")
 _HASH = re.compile(r"[0-9a-f]{7,40}")
-_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _REF_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _REV_SUFFIX = re.compile(r"(~[0-9]{1,4})?")
 _SUITE = re.compile(r"[a-z_][a-z0-9_]*")
 _RUN_ID = re.compile(r"[0-9]{1,20}")
 
 
-def _plain(name: str, text: str | None) -> str:
-    """The input stripped; refused if it holds a newline or any other control character."""
-    text = text or ""
-    bad = _CONTROL.search(text)
-    if bad:
-        raise InputError(f"input {name!r}: control character {bad.group()!r} at position {bad.start()} "
-                         "(newlines and tabs are not separators; use commas or spaces)")
-    return text.strip()
+_plain = plain  # the shared check of jaxci.validate
 
 
 def _items(name: str, text: str | None) -> list[str]:
@@ -83,7 +76,8 @@ def validate_scale(text: str | None) -> str:
 
 
 def validate_filter(text: str | None) -> str | None:
-    """asv --bench regex: safe characters only, no $( or ${, not an option, and it must compile."""
+    """asv --bench regex: safe characters only, no $( or ${, not an option, it must compile, and its
+    backtracking must stay bounded (asv matches it against every benchmark name on every runner)."""
     regex = _plain("bench", text)
     if not regex:
         return None
@@ -101,6 +95,11 @@ def validate_filter(text: str | None) -> str | None:
         re.compile(regex)
     except re.error as exc:
         raise InputError(f"input 'bench': not a valid regular expression: {exc}") from None
+    paths = backtracking_paths(regex)
+    if paths > MAX_PATHS:
+        raise InputError(f"input 'bench': {regex!r} can backtrack through {paths:.3g} paths per "
+                         f"{NAME_LENGTH}-character benchmark name (at most {MAX_PATHS:,}): use at most two "
+                         "'.*', and no '*' or '+' after a group (write [ab]* rather than (a|b)*)")
     return regex
 
 
@@ -130,11 +129,7 @@ def validate_commits(text: str | None) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def validate_sha(name: str, text: str | None) -> str:
-    sha = _plain(name, text)
-    if not _FULL_SHA.fullmatch(sha):
-        raise InputError(f"{name}: {sha!r} is not a full 40-character commit SHA")
-    return sha
+validate_sha = full_sha  # the shared check of jaxci.validate
 
 
 def validate_run_id(text: str | None) -> str:
@@ -222,8 +217,6 @@ def plan(families: str | None, scale: str | None, bench: str | None, commits: st
 def upgrade_plan(base: str | None, head: str | None, run_id: str | None,
                  catalogue: dict[str, Machine] | None = None, defaults=None) -> dict[str, str]:
     """jax-upgrade.yml: both families of upgrade.toml, on-demand, timed for two runs (base and head)."""
-    from jaxci.upgrade import load_config
-
     catalogue = load_catalogue() if catalogue is None else catalogue
     defaults = catalogue_defaults() if defaults is None else defaults
     config = load_config(catalogue=catalogue)
@@ -252,12 +245,33 @@ ASV_EXIT = {0: "ok", 2: "completed; some benchmarks failed or timed out (results
 
 
 def _load_status(path: Path) -> dict:
-    return json.loads(path.read_text())
+    """A status file, checked: a cancelled job or a hand edit can leave one that is not what status_init wrote."""
+    try:
+        status = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError(f"status file {path}: not found (run `jaxci inputs status {path} init` first)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"status file {path}: unreadable: {one_line(exc, 120)}") from None
+    if not (isinstance(status, dict) and isinstance(status.get("family"), str)
+            and isinstance(status.get("suites"), dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in status["suites"].items())
+            and (status.get("running") is None or isinstance(status.get("running"), str))):
+        raise InputError(f"status file {path}: not a run status (family, suites, running)")
+    return status
 
 
 def _save_status(path: Path, status: dict) -> None:
+    """Written to a temporary file and renamed over the old one: a job cancelled mid-write leaves the
+    previous status, never half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(status, indent=1))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(status, indent=1))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def status_init(path: Path, family: str, spot: bool) -> dict:
@@ -321,16 +335,24 @@ def family_outcome(entry: dict, status: dict | None) -> tuple[str, str]:
 
 def collect(matrix: dict, incoming: Path, results: Path, catalogue: dict[str, Machine]) -> list[dict]:
     """Merge each family's artifact into results/ and say what happened to it. Families come from the
-    plan's matrix and are checked against the catalogue again before they become paths."""
+    plan's matrix and are checked against the catalogue again before they become paths. A family whose
+    status file is unreadable is reported as such; the other families are still collected."""
+    if not isinstance(matrix, dict) or not isinstance(matrix.get("include"), list) \
+            or not all(isinstance(e, dict) for e in matrix["include"]):
+        raise InputError("--matrix: expected the plan's matrix, {\"include\": [{\"family\": ...}, ...]}")
+    for entry in matrix["include"]:
+        if entry.get("family") not in catalogue:
+            raise InputError(f"--matrix: family {quoted(entry.get('family'), 80)} is not in the catalogue")
     rows = []
-    for entry in matrix.get("include", []):
-        family = entry.get("family")
-        if family not in catalogue:
-            raise InputError(f"matrix family {family!r} is not in the catalogue")
+    for entry in matrix["include"]:
+        family = entry["family"]
         root = incoming / f"results-{family}"
         status_path = root / "run-status" / f"{family}.json"
-        status = _load_status(status_path) if status_path.is_file() else None
-        outcome, detail = family_outcome(entry, status)
+        try:
+            status = _load_status(status_path) if status_path.is_file() else None
+            outcome, detail = family_outcome(entry, status)
+        except InputError as exc:
+            outcome, detail = "status unreadable", f"{exc}; results are still merged if present"
         merged = False
         source = root / "results" / family
         if source.is_dir() and any(source.glob("*.json")):
@@ -352,9 +374,10 @@ def outcome_markdown(rows: list[dict]) -> str:
 
 
 def status_markdown(status: dict) -> str:
-    lines = [f"### {status['family']} ({'spot' if status['spot'] else 'on-demand'})", "",
+    lines = [f"### {status['family']} ({'spot' if status.get('spot') else 'on-demand'})", "",
              "| suite | outcome |", "|---|---|"]
-    lines += [f"| {s} | {v} |" for s, v in status["suites"].items()] or ["| (none) | no suite started |"]
+    lines += [f"| {s} | {v} |" for s, v in status["suites"].items() if _SUITE.fullmatch(s)] \
+        or ["| (none) | no suite started |"]
     return "\n".join(lines) + "\n"
 
 
@@ -394,11 +417,17 @@ def _status_command(args) -> int:
         if args.family not in catalogue:
             raise InputError(f"family {args.family!r} is not in the catalogue")
         status_init(args.file, args.family, args.spot == "true")
-    elif args.action == "start":
-        if not args.suite or not _SUITE.fullmatch(args.suite):
-            raise InputError(f"suite {args.suite!r} is not a plain identifier")
-        status_start(args.file, args.suite)
-    elif args.action == "end":
+    elif args.action in ("start", "end"):
+        if not args.suite:
+            raise InputError(f"status {args.action}: --suite is required (the benchmarks/ module that runs)")
+        if not _SUITE.fullmatch(args.suite):
+            raise InputError(f"status {args.action}: --suite {quoted(args.suite, 80)} is not a suite name "
+                             "(a plain lower-case identifier, as the modules of benchmarks/)")
+        if args.action == "start":
+            status_start(args.file, args.suite)
+            return 0
+        if args.exit is None:
+            raise InputError("status end: --exit is required (asv's exit status for this suite)")
         log = args.log.read_text(errors="replace") if args.log and args.log.is_file() else ""
         state = status_end(args.file, args.suite, args.exit, log)["suites"][args.suite]
         return 1 if state.startswith("failed") else 0  # the job fails; the other suites still run
@@ -429,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
             print(outcome_markdown(rows))
     except (InputError, CatalogueError) as exc:
         print(f"jaxci inputs: refused: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a status or output path that is a folder, unwritable, on a full disk
+        print(f"jaxci inputs: cannot write: {one_line(exc, 200)}", file=sys.stderr)
         return 2
     return 0
 

@@ -29,3 +29,45 @@ def test_env_command_does_not_import_jax_or_asv():
             " '--peak-mib', '1024', '--format', 'json']); print(sorted(m for m in ('jax', 'asv', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def _jaxci_imports(path, modules) -> set[str]:
+    """Every jaxci module a file imports, at the top or inside a function (`from pkg import mod` is an
+    import of pkg.mod, not of pkg's __init__)."""
+    import ast
+
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if a.name.startswith("jaxci.")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("jaxci"):
+            subs = {f"{node.module}.{a.name}" for a in node.names} & modules.keys()
+            names |= subs if len(subs) == len(node.names) else subs | {node.module}
+    return names
+
+
+def test_no_import_cycle_between_jaxci_modules():
+    """upgrade.py and workflow_inputs.py imported each other (issue 17); the shared checks live in
+    jaxci.validate now. Any cycle among jaxci's modules, through function-level imports too, fails here."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    files = {".".join(p.relative_to(root).with_suffix("").parts): p for p in (root / "jaxci").rglob("*.py")}
+    modules = {name.removesuffix(".__init__"): path for name, path in files.items()}
+    graph = {m: {i for i in _jaxci_imports(p, modules) if i in modules and i != m and i != "jaxci"} for m, p in modules.items()}
+    cycles, state = [], {}
+
+    def visit(m, stack):
+        state[m] = "open"
+        for n in sorted(graph[m]):
+            if state.get(n) == "open":
+                cycles.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                visit(n, stack + [n])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, cycles
+    assert "jaxci.validate" in graph["jaxci.upgrade"] and "jaxci.workflow_inputs" not in graph["jaxci.upgrade"]

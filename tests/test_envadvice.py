@@ -49,10 +49,32 @@ def test_one_kernel_above_the_default_75_percent():
     assert (a.policy, a.fraction, a.safe_kernels) == ("fraction", 0.90, 1)
 
 
-def test_too_many_kernels_are_reduced_to_the_safe_n():
-    a = advise(6, peak_mib=3072, device_mib=T4)
-    assert a.safe_kernels == 4 and a.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.22"
-    assert any("6 kernels do not fit: run at most 4" in n for n in a.notes)
+def test_too_many_kernels_are_refused_never_sized_for_fewer():
+    # issue 17 case 1: an environment set for 4 while 6 kernels start would add up to 6 x 0.22 > 0.90
+    with pytest.raises(AdviceError, match=r"--kernels 6: .*at most 4 fit"):
+        advise(6, peak_mib=3072, device_mib=T4)
+    assert advise(4, peak_mib=3072, device_mib=T4).env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.22"
+
+
+@pytest.mark.parametrize("budget, kernels, expected", [
+    (0.58, 2, 0.29),  # 0.58 / 2 is 0.29: binary floats made it 0.28 and the safe N 1 (issue 17 case 3)
+    (0.90, 3, 0.30), (0.70, 7, 0.10),
+])
+def test_fraction_is_the_budget_shared_in_hundredths(budget, kernels, expected):
+    a = advise(kernels, peak_mib=expected * 10000, device_mib=10000, budget=budget)
+    assert a.fraction == expected and a.safe_kernels == kernels
+
+
+def test_a_budget_below_the_default_preallocation_is_kept_for_one_kernel():
+    for peak in (None, 1000):
+        a = advise(1, peak_mib=peak, device_mib=10000, budget=0.5)
+        assert a.policy == "fraction" and a.fraction == 0.5
+
+
+def test_a_tiny_peak_is_bounded_by_the_hundredths():
+    # 1e-9 MiB used to count down from 1.4e13 one kernel at a time (issue 17 case 2)
+    assert safe_kernels(1e-9, 16000, 0.90, POLICIES["fraction"]) == 90
+    assert advise(2, peak_mib=1e-9, device_mib=16000).fraction == 0.45
 
 
 @pytest.mark.parametrize("peak, device, expected", [
@@ -88,7 +110,14 @@ def test_cell_timeout(slowest, slowdown, expected):
     (3, dict(peak_mib=14000, device_mib=T4), "exceeds the memory budget"),
     (3, dict(peak_mib=1000, device_mib=T4, budget=1.5), "--memory-budget 1.5"),
     (3, dict(peak_mib=1000, device_mib=T4, budget=0.0), "--memory-budget 0.0"),
-    (3, dict(peak_mib=-5, device_mib=T4), "must be > 0"),
+    (3, dict(peak_mib=-5, device_mib=T4), "--peak-mib -5: must be a finite number"),
+    (3, dict(peak_mib=float("nan"), device_mib=T4), "--peak-mib nan"),
+    (1, dict(device_mib=float("inf")), "--device-memory-mib inf"),
+    (1, dict(device_mib=T4, slowest_cell_s=1e308), "--slowest-cell-s 1e[+]308"),
+    (1, dict(device_mib=T4, budget=0.005), "--memory-budget 0.005"),
+    (2000, dict(pin_cpu=True), "--kernels 2000"),
+    (2, dict(peak_mib=2900, device_mib=10000, budget=0.29), "--kernels 2: .* at most 1 fit"),  # was ZeroDivisionError
+    (1, dict(peak_mib=2890, device_mib=10000, budget=0.2899), "--peak-mib 2890: one kernel's slice"),
     (3, dict(peak_mib=1000), "device memory unknown"),
     (3, dict(peak_mib=1000, device_mib=T4, slowest_cell_s=0), "--slowest-cell-s"),
 ])
@@ -103,6 +132,8 @@ def test_inputs_outside_sense(kernels, kw, match):
     (["--kernels", "3", "--memory-budget", "1.2", "--device-memory-mib", "15360"], "--memory-budget 1.2"),
     (["--kernels", "2", "--machine", "no-such-family"], "unknown machine"),
     (["--kernels", "2", "--results", "/nonexistent"], "--results needs --machine"),
+    (["--pin-cpu", "--machine", "nosuch"], "unknown machine"),  # issue 17 case 9: was exit 0
+    (["--device-memory-mib", "16000", "--machine", "nosuch"], "unknown machine"),
 ])
 def test_cli_errors_exit_2(capsys, argv, match):
     assert main(argv) == 2

@@ -1,0 +1,191 @@
+"""Checks shared by every command that takes text from a user, a workflow or the environment.
+
+One home for them, so the workflow side (workflow_inputs), the upgrade check, machine registration, the
+install step, `jaxci env` and the audit refuse the same bad input the same way, and so no two of those
+modules import each other for a helper. Each check returns the cleaned value or raises InputError with a
+one-line message naming the input and the reason; the commands print it and exit 2. Pure Python.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """An input was refused; the message names the input and why (one line)."""
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+_VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,3}([a-z]+[0-9]*)?")
+#: asv machine names become folders results/<name>/: one plain path component, which .gitignore rules match
+_MACHINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+BACKENDS = ("cpu", "cuda13")  # the pin sets of env_matrix/ (catalogue.BACKENDS checks the same folders)
+#: JAX platform names the audit measures; "gpu" is JAX's alias of cuda here and is recorded as cuda
+PLATFORMS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda"}
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """`text` shortened to one printable line (for messages that quote what a user typed)."""
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def quoted(text: object, limit: int = 80) -> str:
+    """repr() of what a user typed, shortened: control characters escaped, so a message stays one line."""
+    text = str(text)
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def plain(name: str, text: str | None) -> str:
+    """The input stripped; refused if it holds a newline or any other control character."""
+    text = text or ""
+    bad = _CONTROL.search(text)
+    if bad:
+        raise InputError(f"input {name!r}: control character {bad.group()!r} at position {bad.start()} "
+                         "(newlines and tabs are not separators; use commas or spaces)")
+    return text.strip()
+
+
+def full_sha(name: str, text: str | None) -> str:
+    sha = plain(name, text)
+    if not _FULL_SHA.fullmatch(sha):
+        raise InputError(f"{name}: {quoted(sha, 80)} is not a full 40-character commit SHA")
+    return sha
+
+
+def jax_version(name: str, text: str | None) -> str:
+    version = plain(name, text)
+    if not _VERSION.fullmatch(version):
+        raise InputError(f"{name}: {quoted(version, 80)} is not a JAX version like 0.10.2")
+    return version
+
+
+def machine_name(name: str, text: str | None) -> str:
+    """An asv machine name that stays one folder inside results/: letters, digits, . _ -, at most 64,
+    starting with a letter or digit (so no '..', no '/', no leading '-' or '.')."""
+    value = text or ""
+    if not _MACHINE.fullmatch(value):
+        raise InputError(f"{name} {quoted(value, 80)}: a machine name is 1-64 letters, digits, '.', '_' or "
+                         "'-', starting with a letter or digit (it becomes the folder results/<name>/)")
+    return value
+
+
+def number(name: str, value: float | None, *, low: float, high: float, unit: str = "",
+           low_inclusive: bool = False) -> float:
+    """A finite number in (low, high] (or [low, high]); nan, inf and out-of-range values are refused."""
+    ok = (value is not None and math.isfinite(value) and (value >= low if low_inclusive else value > low)
+          and value <= high)
+    if not ok:
+        bracket = "[" if low_inclusive else "("
+        raise InputError(f"{name} {value!r}: must be a finite number in {bracket}{_fmt(low)}, {_fmt(high)}]"
+                         + (f" {unit}" if unit else ""))
+    return float(value)
+
+
+def _fmt(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def backend(value: str | None, source: str = "JAXCI_BACKEND") -> str | None:
+    """An explicit backend choice: one of BACKENDS, or None when unset or empty."""
+    if not value:
+        return None
+    if value not in BACKENDS:
+        raise InputError(f"{source}={quoted(value, 80)}: not a backend of env_matrix/; expected one of "
+                         f"{', '.join(BACKENDS)} (or unset: cuda13 when a GPU is visible, else cpu)")
+    return value
+
+
+def env_flag(variable: str, environ=None) -> bool:
+    """A 0/1 switch read from the environment: unset, '' and '0' are off, '1' is on, anything else refused."""
+    value = (os.environ if environ is None else environ).get(variable, "")
+    if value not in ("", "0", "1"):
+        raise InputError(f"{variable}={quoted(value, 40)}: expected 1 (on) or 0 (off)")
+    return value == "1"
+
+
+def platforms(name: str, text: str) -> list[str]:
+    """Comma-separated JAX platforms to measure on, as the audit records them (gpu -> cuda)."""
+    items = [p.strip() for p in plain(name, text).split(",") if p.strip()]
+    unknown = [p for p in items if p not in PLATFORMS]
+    if not items or unknown:
+        raise InputError(f"{name} {quoted(text, 80)}: expected a comma-separated list of "
+                         f"{', '.join(PLATFORMS)} (gpu is recorded as cuda)")
+    return list(dict.fromkeys(PLATFORMS[p] for p in items))
+
+
+def writable_file(name: str, path: Path) -> Path:
+    """A file path a command will write or append to: not a folder, its folder must exist."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{name} {path}: is a folder; give a file path")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{name} {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{name} {path}: not writable")
+    return path
+
+
+# ---- regular expressions typed by users, matched by asv -----------------------------------------------
+
+#: the longest benchmark name the cost bound assumes ("module.Class.method(params)"; ours are under 120)
+NAME_LENGTH = 200
+#: most backtracking paths a filter may have over one name of NAME_LENGTH characters: two '.*' (101^2)
+#: pass, a third does not (101^3), nor fifteen 'x?' (2^15); a repeated group of alternatives never does
+MAX_PATHS = 20_000
+
+
+def backtracking_paths(regex: str, length: int = NAME_LENGTH) -> float:
+    """An upper bound on the paths Python's backtracking matcher can try for `regex` from one start
+    position in a name of `length` characters: alternatives add, a sequence multiplies, a repeat of a
+    single path multiplies by how far it can reach, a repeat of several paths is exponential (inf)."""
+    from re import _constants as c, _parser
+
+    def cost(items) -> float:
+        total = 1.0
+        for op, av in items:
+            if op is c.BRANCH:
+                part = sum(cost(branch) for branch in av[1])
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                low, high, sub = av
+                inner = cost(sub)
+                if high == 1:  # x? or x{1}: skip it or take it once
+                    part = inner + (1 if low == 0 else 0)
+                elif inner <= 1:  # how far a repeat of one path reaches: half the name on average
+                    part = max(min(high, length // 2) - low + 1, 1)
+                else:  # a repeat of several paths: every split of the name is tried
+                    part = math.inf
+            elif op in (c.SUBPATTERN, c.ATOMIC_GROUP):
+                part = cost(av[-1])
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                part = cost(av[1])
+            elif op is c.GROUPREF_EXISTS:
+                part = cost(av[1]) + (cost(av[2]) if av[2] else 1)
+            else:
+                part = 1.0
+            total = min(total * part, math.inf)
+        return total
+
+    return cost(_parser.parse(regex))
+
+
+def regex(name: str, text: str | None) -> str:
+    """A user's benchmark filter for asv --bench: one line, compiles, bounded backtracking."""
+    value = plain(name, text)
+    if not value:
+        raise InputError(f"{name}: empty; omit it to select every benchmark")
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise InputError(f"{name} {quoted(value, 80)}: not a valid regular expression: {exc}") from None
+    paths = backtracking_paths(value)
+    if paths > MAX_PATHS:
+        raise InputError(f"{name} {quoted(value, 80)}: can backtrack through {paths:.3g} paths per "
+                         f"{NAME_LENGTH}-character benchmark name (at most {MAX_PATHS:,}): use at most two "
+                         "'.*', and no '*' or '+' after a group (write [ab]* rather than (a|b)*)")
+    return value
