@@ -22,7 +22,7 @@ EXPECTED = {  # lecture: (regime, recommendation)
     "nuts_small.md": (classify.NUTS_SMALL, classify.PIN_CPU),
     "grid.md": (classify.MODERATE, classify.MEASURE),
     "large.md": (classify.LARGE, classify.KEEP_GPU),
-    "large_and_scan.md": (classify.LARGE, classify.MEASURE),
+    "large_and_scan.md": (classify.MIXED, classify.MEASURE),
     "trivial.md": (classify.TRIVIAL, classify.PIN_CPU),
     "no_jax.md": (classify.TRIVIAL, classify.PIN_CPU),
     "magics.md": (classify.SMALL_F32_SEQ, classify.PIN_CPU),

@@ -1,18 +1,26 @@
-"""A lecture's regime and the device recommendation, from its static scan (and, when run, its timings).
+"""A lecture's regime, device recommendation and one-line reason, from its static scan (and, when run,
+its timings) and the thresholds of one runner family.
 
-The model is a stated heuristic, not a measurement: sequential work on small arrays is launch-bound and
-loses on a GPU (incidents: a scalar scan 1,340x slower on a T4, a 25x25 while_loop 5-6x slower, a small
-float64 NUTS model past a 2,400 s cell timeout), large elementwise/dense work wins on a GPU, the middle
-ground must be measured. Thresholds are element counts of the largest literal array the scan could see.
+The model: a loop whose step carries few elements is latency-bound (each step is a few tiny device kernels;
+incidents: a scalar scan 1,340x slower on a T4, a 25x25 while_loop 5-6x slower) and belongs on the CPU; a
+loop whose step carries at least the family's elementwise crossover is bulk work, the GPU's best case;
+arrays past the crossover favour the GPU; the middle ground and what the scan cannot see must be measured.
+The thresholds come from jaxci.audit.family: that family's measurements, else predictions, else built-in
+numbers, and the verdict says which (`basis`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from jaxci.audit import family as fam
+from jaxci.audit.sizes import BULK, LATENCY, NEAR, UNKNOWN, classify_loop
 from jaxci.audit.static import LectureScan
 
-#: largest literal array at or above this many elements: "large arrays" (a GPU pays off)
-LARGE_ELEMENTS = 1_000_000
-#: at or above this (or a meshgrid / nested vmap): "moderate grids"
+#: built-in: largest array at or above this many elements is "large" (kept for callers; the family's
+#: crossover replaces it when known)
+LARGE_ELEMENTS = fam.BUILTIN_CROSSOVER
+#: built-in moderate size; with a family, a tenth of its crossover
 MODERATE_ELEMENTS = 10_000
 
 SMALL_F64_SEQ = "small-f64-sequential"
@@ -20,13 +28,19 @@ SMALL_F32_SEQ = "small-f32-sequential"
 NUTS_SMALL = "nuts-small"
 MODERATE = "moderate-grids"
 LARGE = "large-arrays"
+BULK_LOOPS = "bulk-loops"
+MIXED = "mixed-loops"
+UNSEEN = "sizes-not-visible"
 TRIVIAL = "trivial"
 REGIMES = {
-    SMALL_F64_SEQ: "small model + float64 + sequential loop",
-    SMALL_F32_SEQ: "small sequential loop in float32",
+    SMALL_F64_SEQ: "latency-bound loop + float64",
+    SMALL_F32_SEQ: "latency-bound loop in float32",
     NUTS_SMALL: "NUTS on a small model",
     MODERATE: "moderate grids",
     LARGE: "large arrays",
+    BULK_LOOPS: "bulk loop (large carry)",
+    MIXED: "latency-bound loop next to bulk work",
+    UNSEEN: "loop sizes not visible",
     TRIVIAL: "trivial",
 }
 KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
@@ -34,18 +48,161 @@ KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
 GPU_SLOWER, GPU_FASTER = 1.2, 0.8
 
 
-def classify(scan: LectureScan) -> tuple[str, str, list[str]]:
-    """(regime, recommendation, reasons) for one scanned lecture."""
-    reasons = []
+@dataclass
+class Decision:
+    regime: str
+    recommendation: str
+    why: str  # the one-line reason
+    basis: str  # measured | predicted | not known: where the deciding threshold came from
+    reasons: list = field(default_factory=list)  # the evidence, one item each
+
+
+def _n(x) -> str:
+    if x < 1e5:
+        return f"{x:,.0f}"
+    mant, exp = f"{x:.1e}".split("e")
+    return f"{mant.rstrip('0').rstrip('.')}e{int(exp)}"
+
+
+def _loop_text(loop) -> str:
+    steps = f"{_n(loop.trips)} steps" if loop.trips is not None else "unknown steps"
+    carry = (f"{_n(loop.carry)} element{'s' if loop.carry != 1 else ''}" if loop.carry is not None
+             else "unknown carry")
+    return f"{loop.kind} over {carry} x {steps}"
+
+
+def classify(scan: LectureScan, model: fam.FamilyModel | None = None) -> tuple[str, str, list[str]]:
+    """(regime, recommendation, reasons) for one scanned lecture; `decide` has the full decision."""
+    d = decide(scan, model)
+    return d.regime, d.recommendation, [d.why] + d.reasons
+
+
+def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
+    model = model or fam.builtin()
     if not (scan.uses_jax or scan.uses_numpyro):
-        return TRIVIAL, PIN_CPU, ["does not import jax or numpyro: nothing here uses a GPU"]
+        return Decision(TRIVIAL, PIN_CPU, "does not import jax or numpyro: nothing here uses a GPU",
+                        fam.NOT_KNOWN, [])
+    dtype = "float64" if scan.float64 else "float32"
+    cross = model.crossover_for(dtype)
+    c = cross.value
+    where = model.family or "a GPU runner"
+    basis = cross.label
+    loops = scan.loops
+    for loop in loops:
+        loop.cls = classify_loop(loop, c)
+    reasons = _evidence(scan, cross, dtype)
+    latency = [lp for lp in loops if lp.cls == LATENCY]
+    bulk = [lp for lp in loops if lp.cls == BULK]
+    unsure = [lp for lp in loops if lp.cls in (NEAR, UNKNOWN)]
     size = scan.max_elements
-    large = size is not None and size >= LARGE_ELEMENTS
-    moderate = (size is not None and size >= MODERATE_ELEMENTS) or scan.grid
-    if size is None:
-        reasons.append("no literal array sizes visible")
+    big = size is not None and size >= c
+    moderate = (size is not None and size >= min(c / 10, MODERATE_ELEMENTS if model.family is None else c))
+    moderate = moderate or scan.grid
+    if c == float("inf"):
+        cross_text = f"{cross.label}: the GPU never beat the CPU on elementwise work in the measured range"
+    elif cross.label == fam.NOT_KNOWN:
+        cross_text = f"built-in threshold {_n(c)} elements, not a measurement"
     else:
-        reasons.append(f"largest literal array {size:,} elements")
+        cross_text = f"{cross.label} crossover {_n(c)} elements"
+
+    def speed(elements) -> str:
+        r = model.speedup(elements, dtype)
+        if r is None:
+            return f"GPU expected faster on {where}"
+        word = "faster" if r >= 1 else "slower"
+        return f"GPU ~{max(r, 1 / r):.0f}x {word} on {where} ({model.curve_label.split(' ')[0]})"
+
+    if scan.nuts and not big and not bulk:
+        return Decision(NUTS_SMALL, PIN_CPU, "NUTS on a small model: each sampler step is a chain of tiny "
+                        f"kernels, latency-bound on a GPU ({cross_text})", basis, reasons)
+    if latency and (bulk or big):
+        return _mixed(scan, model, latency, bulk, dtype, where, reasons, basis)
+    if latency and not unsure:
+        worst = max(latency, key=lambda lp: lp.trips or 0)
+        ratio, how = model.step_ratio(dtype)
+        regime = SMALL_F64_SEQ if scan.float64 else SMALL_F32_SEQ
+        if ratio is not None:
+            word = "slower" if ratio >= 1 else "faster"
+            why = (f"latency-bound {_loop_text(worst)}: GPU ~{max(ratio, 1 / ratio):.0f}x {word} per step on "
+                   f"{where} ({how})")
+            return Decision(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, fam.MEASURED, reasons)
+        why = (f"latency-bound {_loop_text(worst)}: each step is a few tiny kernels, launch cost dominates on a "
+               f"GPU ({cross_text}" + (f"; {how})" if model.family else ")"))
+        return Decision(regime, PIN_CPU, why + (", and float64 is slow on most CI GPUs" if scan.float64 else ""),
+                        basis, reasons)
+    if bulk and not unsure:
+        top = max(bulk, key=lambda lp: lp.carry)
+        return Decision(BULK_LOOPS, KEEP_GPU, f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
+                        basis if model.speedup(top.carry, dtype) is None else _curve_basis(model), reasons)
+    if unsure:
+        lp = unsure[0]
+        if lp.cls == NEAR:
+            why = f"{_loop_text(lp)}: carry near the {cross_text}: measure both devices"
+        else:
+            why = (f"{lp.describe()}: the carry size is not visible statically: measure (or run "
+                   "`jaxci audit --execute` to see it)")
+        return Decision(UNSEEN if lp.cls == UNKNOWN else MODERATE, MEASURE, why, fam.NOT_KNOWN
+                        if lp.cls == UNKNOWN else basis, reasons)
+    if big:
+        return Decision(LARGE, KEEP_GPU, f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})",
+                        basis if model.speedup(size, dtype) is None else _curve_basis(model), reasons)
+    if moderate:
+        what = f"arrays of {_n(size)} elements" if size else "a grid of unknown size"
+        return Decision(MODERATE, MEASURE, f"{what}{' (grid)' if scan.grid else ''}: within 10x of the "
+                        f"{cross_text}: measure both devices", basis, reasons)
+    what = f"largest array {_n(size)} elements" if size else "no array sizes visible"
+    return Decision(TRIVIAL, PIN_CPU, f"{what}, no long loops: compile time dominates on either device "
+                    f"({cross_text})", basis, reasons)
+
+
+def _curve_basis(model) -> str:
+    return fam.MEASURED if model.curve_label.startswith(fam.MEASURED) else fam.PREDICTED
+
+
+def _mixed(scan, model, latency, bulk, dtype, where, reasons, basis) -> Decision:
+    """A latency-bound loop next to bulk work: add up both on each device when the family's costs are
+    known, else measure."""
+    ratio, how = model.step_ratio(dtype)
+    cpu_step = model.step.get((dtype, "cpu"))
+    gpu_step = model.step.get((dtype, "gpu"))
+    text = f"latency-bound {_loop_text(max(latency, key=lambda lp: lp.trips or 0))} next to " + (
+        f"bulk {_loop_text(max(bulk, key=lambda lp: lp.carry))}" if bulk else
+        f"arrays of {_n(scan.max_elements)} elements")
+    if ratio is None or any(lp.trips is None for lp in latency + bulk):
+        return Decision(MIXED, MEASURE, f"{text}: measure both devices ({how})", basis, reasons)
+    total = {}
+    for device, step in (("cpu", cpu_step), ("gpu", gpu_step)):
+        t = sum(lp.trips * step.value for lp in latency)
+        for lp in bulk:
+            one = model.bulk_time(lp.carry, dtype, device)
+            if one is None:
+                return Decision(MIXED, MEASURE, f"{text}: no elementwise time at {_n(lp.carry)} elements for "
+                                f"{where}: measure both devices", basis, reasons)
+            t += lp.trips * one
+        if not bulk:
+            one = model.bulk_time(scan.max_elements, dtype, device)
+            t += one or 0.0
+        total[device] = t
+    r = total["gpu"] / total["cpu"] if total["cpu"] else None
+    est = f"estimated GPU {total['gpu']:.3g} s vs CPU {total['cpu']:.3g} s on {where} ({how}; {model.curve_label})"
+    if r is None:
+        return Decision(MIXED, MEASURE, f"{text}: {est}", basis, reasons)
+    rec = PIN_CPU if r > GPU_SLOWER else KEEP_GPU if r < GPU_FASTER else MEASURE
+    return Decision(MIXED, rec, f"{text}: {est}", _curve_basis(model), reasons)
+
+
+def _evidence(scan: LectureScan, cross, dtype) -> list[str]:
+    reasons = []
+    top = max(scan.size_findings, key=lambda s: s.elements, default=None)
+    if top is not None:
+        reasons.append("largest array: " + top.text())
+    elif scan.max_elements is None:
+        reasons.append("no array sizes visible")
+    for loop in scan.loops[:4]:
+        ev = loop.evidence()
+        reasons.append(f"{loop.cls} loop: {loop.describe()}" + (f" [{ev}]" if ev else ""))
+    if len(scan.loops) > 4:
+        reasons.append(f"+{len(scan.loops) - 4} more loops")
     if scan.grid:
         reasons.append("grid construction (meshgrid / mgrid / nested vmap)")
     if scan.float64:
@@ -57,24 +214,12 @@ def classify(scan: LectureScan) -> tuple[str, str, list[str]]:
     if scan.sequential:
         reasons.append(f"sequential: {scan.sequential[0]}" + (f" (+{len(scan.sequential) - 1} more)"
                                                               if len(scan.sequential) > 1 else ""))
+    reasons.append(f"threshold ({dtype}): {cross.short(' elements')} [{cross.source}]")
     if scan.pinned_cpu:
         reasons.append("already pins the CPU (" + scan.device_pins[0] + ")")
-    if scan.gpu_narrative and not large:
+    if scan.gpu_narrative:
         reasons.append("prints GPU narrative: the text needs review if pinned to CPU")
-
-    if scan.nuts and not large:
-        return NUTS_SMALL, PIN_CPU, reasons
-    if scan.sequential and not large:
-        if scan.float64:
-            return SMALL_F64_SEQ, PIN_CPU, reasons + ["launch-bound loop, and float64 is slow on most CI GPUs"]
-        return SMALL_F32_SEQ, PIN_CPU, reasons + ["launch-bound loop: each step is a few tiny kernels"]
-    if large:
-        if scan.sequential or scan.nuts:
-            return LARGE, MEASURE, reasons + ["large arrays next to a sequential loop: measure both devices"]
-        return LARGE, KEEP_GPU, reasons
-    if moderate:
-        return MODERATE, MEASURE, reasons + ["between the sizes where CPU and GPU win: measure"]
-    return TRIVIAL, PIN_CPU, reasons + ["small arrays, no loops: compile time dominates on either device"]
+    return reasons
 
 
 def with_measurements(recommendation: str, cpu_s: float | None, gpu_s: float | None) -> tuple[str, str | None]:

@@ -2,7 +2,11 @@
 
 Exit status: 0 every lecture audited; 1 at least one lecture failed (unreadable, malformed, a cell error,
 a timeout, a dead kernel, a missing kernel): it is reported with its cause and the rest are still audited;
-2 bad usage (no such path).
+2 bad usage (no such path, a bad option value, unknown --machine, unreadable --results).
+
+The pipeline: parse -> validate -> scan (repo.audit_static, decided with --machine's thresholds) ->
+execute (optional) -> render the table -> attach CI findings -> summary -> --emit-config. Each step is one
+call in `main`.
 """
 
 from __future__ import annotations
@@ -28,10 +32,35 @@ def parser() -> argparse.ArgumentParser:
                    help="comma-separated JAX platforms to execute on (default: cpu, plus cuda if a GPU is seen)")
     p.add_argument("--kernel", default=None, help="Jupyter kernel name (default: each notebook's own)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--machine", metavar="FAMILY", default=None,
+                   help="runner family to judge for (e.g. g4dn.2xlarge): thresholds from its measured results "
+                        "in --results, else predictions, else built-in (each verdict says which)")
+    p.add_argument("--emit-config", metavar="FILE", type=Path, default=None,
+                   help="write the CI change to apply (a patch: CPU-pinned kernels, per-lecture timeouts, "
+                        "the jax-env step) to FILE")
     from jaxci.audit.ci.cli import add_arguments  # the CI audit's options (issue 19)
 
     add_arguments(p)
     return p
+
+
+def family_model(args):
+    """The thresholds to decide with: --machine's (from --results, default this checkout's results/), or
+    None (built-in). Raises FamilyError for an unknown family or unreadable results."""
+    if not args.machine:
+        return None
+    from jaxci import REPO_ROOT
+    from jaxci.audit import family
+
+    return family.from_results(getattr(args, "results", None) or (REPO_ROOT / "results"), args.machine)
+
+
+def emit_config(args, verdicts) -> None:
+    from jaxci.audit import emit
+
+    config = emit.build(verdicts, args.machine)
+    args.emit_config.write_text(emit.render(config), encoding="utf-8")
+    print(f"jaxci audit: wrote {args.emit_config} ({len(config.changes)} file change(s))", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,15 +68,37 @@ def main(argv: list[str] | None = None) -> int:
     if not args.path.exists():
         print(f"jaxci audit: {args.path}: no such file or directory", file=sys.stderr)
         return 2
-    from jaxci.audit import render, repo
+    from jaxci.validate import InputError, number, platforms, writable_file
 
-    verdicts = repo.audit_static(args.path)
+    try:  # checked before anything runs: a bad option must not cost a whole execution (issue 17)
+        for option, target in (("--output", args.output), ("--summary", args.summary)):
+            if target is not None:
+                writable_file(option, target)
+        number("--cell-timeout", args.cell_timeout, low=0, high=86_400, unit="seconds")
+        chosen = platforms("--platforms", args.platforms) if args.platforms is not None else None
+    except InputError as exc:
+        print(f"jaxci audit: {exc}", file=sys.stderr)
+        return 2
+    from jaxci.audit import render, repo
+    from jaxci.audit.family import FamilyError
+
+    try:
+        model = family_model(args)
+    except FamilyError as exc:
+        print(f"jaxci audit: {exc}", file=sys.stderr)
+        return 2
+    verdicts = repo.audit_static(args.path, model)
     if not verdicts:
         print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
+        from jaxci.audit.ci.cli import wanted
+
+        if not wanted(args):  # nothing audited is not "all fine" (issue 17)
+            return 2
     if args.execute:
-        platforms = args.platforms.split(",") if args.platforms else repo.platforms_here()
-        repo.execute(verdicts, platforms=platforms, cell_timeout=args.cell_timeout, kernel_name=args.kernel,
-                     progress=not args.no_progress)
+        preflight = repo.execute(verdicts, platforms=chosen or repo.platforms_here(), cell_timeout=args.cell_timeout,
+                                 kernel_name=args.kernel, progress=not args.no_progress, model=model)
+        if preflight.message():
+            print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
     from jaxci.audit.ci.cli import attach  # the repository's CI, when it has .github/workflows (issue 19)
@@ -64,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(render.summary(verdicts, args.execute))
             if args.format == "md" or args.output:
                 fh.write("\n" + render.to_markdown(verdicts, args.execute))
+    if args.emit_config:
+        emit_config(args, verdicts)
     failed = [v for v in verdicts if v.failed]
     for v in failed:
         print(f"jaxci audit: {v.path}: {v.status}: {'; '.join(v.errors)}", file=sys.stderr)

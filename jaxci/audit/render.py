@@ -13,7 +13,7 @@ from jaxci.audit import classify
 from jaxci.audit.repo import MARGIN, Verdict, pin_list
 
 COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
-           "max_elements", "regime", "recommendation", "cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s",
+           "max_elements", "loops", "regime", "recommendation", "basis", "why", "cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s",
            "slowest_cell_s", "timeout_s", "proposed_timeout_s", "over_timeout", "reasons", "errors"]
 
 
@@ -37,8 +37,11 @@ def row(v: Verdict) -> dict:
         "device_pins": len(s.device_pins) or "",
         "gpu_narrative": len(s.gpu_narrative) or "",
         "max_elements": s.max_elements if s.max_elements is not None else "",
+        "loops": ", ".join(f"{n} {c}" for c, n in sorted(_loop_counts(s).items())),
         "regime": v.regime,
         "recommendation": v.recommendation,
+        "basis": v.basis,
+        "why": v.why,
         "cpu_s": _s(cpu.cells_s) if cpu and cpu.cells else "-",
         "cpu_compile_s": _s(cpu.compile_s) if cpu else "-",
         "gpu_s": _s(gpu.cells_s) if gpu and gpu.cells else "-",
@@ -50,6 +53,13 @@ def row(v: Verdict) -> dict:
         "reasons": "; ".join(v.reasons),
         "errors": "; ".join(v.errors),
     }
+
+
+def _loop_counts(scan) -> dict:
+    counts: dict = {}
+    for loop in scan.loops:
+        counts[loop.cls] = counts.get(loop.cls, 0) + 1
+    return counts
 
 
 def to_json(verdicts: list[Verdict], executed: bool) -> str:
@@ -94,6 +104,14 @@ def summary(verdicts: list[Verdict], executed: bool) -> str:
     lines = [f"## jaxci audit: {len(verdicts)} lectures, {jax} use JAX or numpyro"
              + (" (executed)" if executed else " (static scan)"), ""]
     lines += [f"- **{rec}**: {n}" for rec, n in sorted(counts.items())]
+    family = next((v.family for v in verdicts if v.family), None)
+    bases: dict = {}
+    for v in verdicts:
+        if v.basis and (v.scan.uses_jax or v.scan.uses_numpyro):
+            bases[v.basis] = bases.get(v.basis, 0) + 1
+    lines += ["", f"Judged for **{family}**" if family else "Judged with built-in thresholds (no `--machine`)"]
+    if bases:
+        lines[-1] += ": verdicts resting on " + ", ".join(f"{b} ({n})" for b, n in sorted(bases.items()))
     pins = pin_list(verdicts)
     if pins:
         lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`):", ""] + [f"- `{p}`" for p in pins]
@@ -108,6 +126,9 @@ def summary(verdicts: list[Verdict], executed: bool) -> str:
     if proposed:
         lines += ["", f"Proposed per-cell timeout for the slowest lecture: {max(proposed):.0f} s "
                       f"(model: slowest measured cell x {MARGIN:g}, rounded up to a minute, at least 60 s)."]
+    skipped = [v for v in verdicts if v.not_executed]
+    if executed and skipped:
+        lines += ["", "Not executed (not failures):", ""] + [f"- `{v.path}`: {v.not_executed}" for v in skipped]
     if not executed:
         lines += ["", "Static scan only: run `jaxci audit --execute` to measure cell times."]
     regimes = ", ".join(f"{k} = {t}" for k, t in classify.REGIMES.items())

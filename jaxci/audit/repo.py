@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.audit import book, classify
-from jaxci.audit.static import LectureScan, is_lecture, scan_notebook
+from jaxci.audit import family as fam
+from jaxci.audit.sizes import Loop
+from jaxci.audit.static import SHORT_LOOP, LectureScan, is_lecture, scan_notebook
 
 SKIP_DIRS = {"_build", "node_modules", ".ipynb_checkpoints", "__pycache__", "site-packages"}
 #: proposed per-cell timeout = slowest measured cell x MARGIN, rounded up to a whole minute, at least 60 s
@@ -33,6 +36,11 @@ class Verdict:
     over_timeout: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     path_abs: Path | None = None  # where --execute finds the file (not serialised)
+    why: str = ""  # the one-line reason
+    basis: str = ""  # measured | predicted | not known: where the deciding threshold came from
+    family: str | None = None  # the runner family judged for (None: built-in thresholds)
+    excluded: bool = False  # excluded from execution by the book's exclude_patterns
+    not_executed: str = ""  # why --execute did not run it (excluded, missing modules)
 
     @property
     def status(self) -> str:
@@ -60,6 +68,7 @@ class Verdict:
     def as_dict(self) -> dict:
         return {"path": self.path, "status": self.status, "errors": self.errors, "regime": self.regime,
                 "regime_text": classify.REGIMES.get(self.regime), "recommendation": self.recommendation,
+                "why": self.why, "basis": self.basis, "family": self.family, "not_executed": self.not_executed,
                 "reasons": self.reasons, "scan": self.scan.as_dict(), "timeout": self.timeout,
                 "timeout_origin": self._timeout_origin(), "proposed_timeout": self.proposed_timeout,
                 "over_timeout": self.over_timeout, "notes": self.notes,
@@ -106,7 +115,16 @@ def scan_file(path: Path, rel: str) -> LectureScan:
     return scan_notebook(nb, rel)
 
 
-def audit_static(root: Path) -> list[Verdict]:
+def decide(verdict: Verdict, model: fam.FamilyModel | None) -> None:
+    """(Re)decide a readable lecture from its scan (with any executed loops merged in)."""
+    d = classify.decide(verdict.scan, model)
+    verdict.regime, verdict.recommendation, verdict.why, verdict.basis = d.regime, d.recommendation, d.why, d.basis
+    verdict.reasons = [d.why] + d.reasons
+    verdict.family = model.family if model else None
+
+
+def audit_static(root: Path, model: fam.FamilyModel | None = None) -> list[Verdict]:
+    """Scan and decide every lecture under root, for one family's thresholds (None: built-in)."""
     root = Path(root)
     base = root if root.is_dir() else root.parent
     configs = book.find_configs(base)
@@ -115,16 +133,21 @@ def audit_static(root: Path) -> list[Verdict]:
         rel = path.relative_to(base).as_posix()
         scan = scan_file(path, rel)
         verdict = Verdict(rel, scan, config=book.config_for(path, configs), path_abs=path)
-        if scan.status != "unreadable":
-            verdict.regime, verdict.recommendation, verdict.reasons = classify.classify(scan)
-        else:
-            verdict.regime, verdict.recommendation, verdict.reasons = "", "", []
         if verdict.config:
             if verdict.config.error:
                 verdict.notes.append(verdict.config.error)
             verdict.notes += verdict.config.notes
             if verdict.config.exclude and verdict.config.excluded(path):
+                verdict.excluded = True
                 verdict.notes.append("excluded from execution by exclude_patterns")
+                if scan.status == "error":  # the book never runs it: its errors are not failures
+                    scan.notes += [f"{e} (excluded from the build: not a failure)" for e in scan.errors]
+                    scan.errors, scan.status = [], "ok"
+        verdict.notes += scan.notes
+        if scan.status != "unreadable":
+            decide(verdict, model)
+        else:
+            verdict.regime, verdict.recommendation, verdict.reasons = "", "", []
         verdicts.append(verdict)
     return verdicts
 
@@ -137,13 +160,30 @@ def platforms_here() -> list[str]:
 
 
 def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: float = 600,
-            kernel_name: str | None = None, progress: bool = True, env: dict | None = None) -> None:
-    """Run every readable lecture on each platform with the instrumented runner, then merge."""
+            kernel_name: str | None = None, progress: bool = True, env: dict | None = None,
+            model: fam.FamilyModel | None = None) -> "envcheck.Preflight":
+    """Run every readable lecture on each platform with the instrumented runner, then merge.
+
+    Lectures the book excludes are not run; lectures importing a module the kernel's environment lacks
+    are not run either (said once, in the returned preflight), so a missing module never reads as a
+    lecture failure. Traced loop sizes and trip counts are merged into each scan and the lecture re-decided.
+    """
     from tqdm import tqdm
 
+    from jaxci.audit import envcheck
     from jaxci.audit.runner import run_notebook
 
-    todo = [(v, p) for v in verdicts if v.scan.status != "unreadable" for p in platforms]
+    readable = [v for v in verdicts if v.scan.status != "unreadable"]
+    for v in readable:
+        if v.excluded:
+            v.not_executed = "excluded from execution by the book's exclude_patterns"
+    preflight = envcheck.check([v for v in readable if not v.excluded], kernel_name)
+    for v in readable:
+        missing = preflight.missing_for(v.path)
+        if missing and not v.not_executed:
+            v.not_executed = (f"needs {', '.join(missing)}, missing in kernel "
+                              f"{preflight.kernel_of.get(v.path, '?')!r}: static verdict stands")
+    todo = [(v, p) for v in readable if not v.not_executed for p in platforms]
     bar = tqdm(todo, desc="executing lectures", unit="run", disable=not progress, leave=False)
     for verdict, platform in bar:
         bar.set_postfix_str(f"{verdict.path} [{platform}]")
@@ -151,7 +191,58 @@ def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: floa
                                               kernel_name=kernel_name, env=env)
     bar.close()
     for verdict in verdicts:
+        if verdict.runs:
+            merge_traced(verdict)
+            if verdict.recommendation:
+                decide(verdict, model)
         merge(verdict)
+    return preflight
+
+
+_AROUND = re.compile(r"jitted `([^`]+)`")
+
+
+def merge_traced(verdict: Verdict) -> None:
+    """Trip counts and carry sizes the tracing hooks saw (first successful run, CPU preferred) fill what
+    the static scan left unknown; traced loops it did not see are added, labelled executed."""
+    run = next((r for p, r in sorted(verdict.runs.items()) if r.cells and any(c.loops or c.calls for c in r.cells)),
+               None)
+    if run is None:
+        return
+    scan = verdict.scan
+    pending = [lp for lp in scan.loops if lp.trips is None or lp.carry is None]
+    for cell in run.cells:
+        for kind, trips, carry, _count in cell.loops or []:
+            match = next((lp for lp in pending if lp.kind == kind and lp.cell == cell.index), None) or \
+                next((lp for lp in pending if lp.kind == kind), None)
+            if match is None:
+                if not any(lp.kind == kind and lp.trips == trips and lp.carry == carry for lp in scan.loops):
+                    scan.loops.append(Loop(kind, cell.index, 0, trips, "traced at execution" if trips is not None
+                                           else "", carry, "traced at execution", source="executed"))
+                continue
+            _fill(match, trips, carry)
+            pending.remove(match)
+        for name, (calls, largest) in (cell.calls or {}).items():
+            match = next((lp for lp in pending if lp.cell == cell.index and lp.kind.startswith("Python")
+                          and _AROUND.search(lp.what) and _AROUND.search(lp.what)[1] == name), None)
+            if match is not None:
+                _fill(match, calls, largest, what=f"calls of `{name}`")
+                pending.remove(match)
+            elif calls >= SHORT_LOOP and not any(lp.cell == cell.index and name in lp.what for lp in scan.loops):
+                scan.loops.append(Loop("Python loop", cell.index, 0, calls, f"traced: {calls} calls of `{name}`",
+                                       largest, "traced: largest argument at trace time",
+                                       what=f"calling jitted `{name}`", source="executed"))
+    for lp in scan.loops:
+        if lp.source != "static" and lp.carry is not None:
+            scan.max_elements = max(scan.max_elements or 0, lp.carry)
+
+
+def _fill(loop: Loop, trips, carry, what: str = "") -> None:
+    if loop.trips is None and trips is not None:
+        loop.trips, loop.trips_why = trips, f"traced at execution{': ' + what if what else ''}"
+    if loop.carry is None and carry is not None:
+        loop.carry, loop.carry_why = carry, "traced at execution"
+    loop.source = "static+executed"
 
 
 def merge(verdict: Verdict) -> None:

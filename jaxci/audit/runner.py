@@ -35,6 +35,7 @@ from pathlib import Path
 #: Outcomes of a notebook run (and of its last executed cell).
 OK, ERROR, TIMEOUT, DEAD, UNREADABLE, NO_KERNEL = "ok", "error", "timeout", "dead", "unreadable", "no-kernel"
 
+RAISES_TAG, SKIP_TAG = "raises-exception", "skip-execution"  # the tags Jupyter Book (nbclient) honours
 _MODULE = "_jaxci_kernel"
 _TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
 
@@ -46,12 +47,129 @@ import sys as _sys
 import time as _time
 
 _clock = CompileClock()
-_state = {"t0": None, "before": None, "records": [], "installed": False}
+_state = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "calls": {},
+          "shapes": {}}
+_LIB = ("site-packages", "dist-packages")
+
+
+def _elements(tree):
+    """Elements in a pytree of arrays/scalars (shapes only: works on tracers too)."""
+    import jax
+
+    total = 0
+    for leaf in jax.tree_util.tree_leaves(tree):
+        n = 1
+        for d in getattr(leaf, "shape", ()):
+            n *= int(d)
+        total += n
+    return total
+
+
+def _user_call():
+    """True when the loop was called from notebook code, not from inside a library."""
+    name = _sys._getframe(2).f_code.co_filename
+    return not any(part in name for part in _LIB)
+
+
+def _note_loop(kind, trips, carry):
+    key = (kind, trips, carry)
+    _state["loops"][key] = _state["loops"].get(key, 0) + 1
+
+
+def _concrete(x):
+    try:
+        return int(x)
+    except Exception:
+        return None
+
+
+def _trace_hooks(jax):
+    """Record, per cell, the trip count and carry size of every lax loop the notebook calls, and the
+    largest argument and number of calls of every function it jits (shapes seen at trace time)."""
+    import functools
+
+    lax = jax.lax
+    scan0, fori0, while0, jit0 = lax.scan, lax.fori_loop, lax.while_loop, jax.jit
+
+    @functools.wraps(scan0)
+    def scan(f, init, xs=None, length=None, *args, **kwargs):
+        if _user_call():
+            try:
+                n = length
+                if n is None:
+                    leaves = jax.tree_util.tree_leaves(xs)
+                    n = int(leaves[0].shape[0]) if leaves and getattr(leaves[0], "shape", ()) else None
+                _note_loop("lax.scan", n, _elements(init))
+            except Exception:
+                pass
+        return scan0(f, init, xs, length, *args, **kwargs)
+
+    @functools.wraps(fori0)
+    def fori_loop(lower, upper, body_fun, init_val, *args, **kwargs):
+        if _user_call():
+            try:
+                lo, hi = _concrete(lower), _concrete(upper)
+                _note_loop("lax.fori_loop", hi - lo if lo is not None and hi is not None else None,
+                           _elements(init_val))
+            except Exception:
+                pass
+        return fori0(lower, upper, body_fun, init_val, *args, **kwargs)
+
+    @functools.wraps(while0)
+    def while_loop(cond_fun, body_fun, init_val):
+        if _user_call():
+            try:
+                _note_loop("lax.while_loop", None, _elements(init_val))
+            except Exception:
+                pass
+        return while0(cond_fun, body_fun, init_val)
+
+    class _Counted:
+        """A jitted function that counts its calls (a Python loop's trip count); attributes pass through."""
+
+        __slots__ = ("_f", "_name", "__weakref__")
+
+        def __init__(self, f, name):
+            self._f, self._name = f, name
+
+        def __call__(self, *args, **kwargs):
+            calls = _state["calls"]
+            calls[self._name] = calls.get(self._name, 0) + 1
+            return self._f(*args, **kwargs)
+
+        def __getattr__(self, attr):
+            return getattr(self._f, attr)
+
+        def __get__(self, obj, objtype=None):
+            return self if obj is None else functools.partial(self, obj)
+
+    def jit(fun=None, *args, **kwargs):
+        if not callable(fun) or not _user_call():
+            return jit0(fun, *args, **kwargs) if fun is not None else jit0(*args, **kwargs)
+        name = getattr(fun, "__name__", "<jitted>")
+
+        @functools.wraps(fun)
+        def traced(*a, **k):
+            try:
+                size = _elements((a, k))
+                _state["shapes"][name] = max(_state["shapes"].get(name, 0), size)
+            except Exception:
+                pass
+            return fun(*a, **k)
+
+        return _Counted(jit0(traced, *args, **kwargs), name)
+
+    lax.scan, lax.fori_loop, lax.while_loop, jax.jit = scan, fori_loop, while_loop, jit
 
 
 def _install():
     if not _state["installed"]:
         _clock.install()
+        if _TRACE:
+            try:
+                _trace_hooks(_sys.modules["jax"])
+            except Exception:
+                pass
         _state["installed"] = True
 
 
@@ -75,6 +193,7 @@ class _JaxWatcher(_abc.MetaPathFinder):
 
 
 def _pre(info=None):
+    _state["loops"], _state["calls"], _state["shapes"] = {}, {}, {}
     _state["before"] = _clock.snapshot()
     _state["t0"] = _time.perf_counter()
 
@@ -85,6 +204,9 @@ def _post(result=None):
     delta = {k: after[k] - _state["before"][k] for k in after}
     delta["wall"] = wall
     delta["ok"] = bool(getattr(result, "success", True))
+    if _state["loops"] or _state["calls"]:
+        delta["loops"] = [[k, t, c, n] for (k, t, c), n in _state["loops"].items()][:50]
+        delta["calls"] = {f: [n, _state["shapes"].get(f)] for f, n in _state["calls"].items()}
     _state["records"].append(delta)
 
 
@@ -103,11 +225,11 @@ _ip.events.register("post_run_cell", _post)
 '''
 
 
-def _kernel_setup_code() -> str:
+def _kernel_setup_code(trace: bool = True) -> str:
     """jaxmon's source plus the hooks, executed in a private module so the user namespace stays clean."""
     from jaxci import jaxmon
 
-    body = inspect.getsource(jaxmon) + "\n" + _HOOKS
+    body = inspect.getsource(jaxmon) + f"\n_TRACE = {bool(trace)}\n" + _HOOKS
     return (f"import sys as _s, types as _t\n_m = _t.ModuleType({_MODULE!r})\n"
             f"_m.__dict__['get_ipython'] = get_ipython\n"
             f"exec(compile({body!r}, {_MODULE!r}, 'exec'), _m.__dict__)\n"
@@ -135,6 +257,9 @@ class CellTiming:
     cache_hits: int | None = None
     cache_misses: int | None = None
     error: str | None = None
+    expected_error: str | None = None  # the error of a cell tagged raises-exception (not a failure)
+    loops: list | None = None  # traced lax loops: [kind, trips or None, carry elements, times called]
+    calls: dict | None = None  # jitted function -> [calls, largest argument in elements at trace time]
 
     @property
     def run_s(self) -> float | None:
@@ -260,12 +385,15 @@ def kernel_env(platform: str | None = None, extra: dict | None = None) -> dict:
 
 def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None, env: dict | None = None,
                  kernel_name: str | None = None, cwd=None, instrument: bool = True,
-                 allow_errors: bool = False, startup_timeout: float = 60) -> NotebookRun:
+                 allow_errors: bool = False, startup_timeout: float = 60, trace: bool = True) -> NotebookRun:
     """Execute every code cell in a fresh kernel and time each; never raises for a bad notebook or kernel.
 
     notebook: a path (.ipynb or jupytext text) or a NotebookNode. timeout: per cell, seconds.
     platform: JAX_PLATFORMS for the kernel ("cpu", "cuda"); env: extra variables for the kernel.
     kernel_name: defaults to the notebook's kernelspec, else python3.
+    trace (with instrument): record lax loop trip counts and carry sizes and jitted calls per cell.
+    Cells tagged skip-execution are not run; an error in a cell tagged raises-exception is expected (kept
+    in `expected_error`) and execution goes on, as Jupyter Book does.
     """
     path = str(notebook) if isinstance(notebook, (str, Path)) else "<notebook>"
     if isinstance(notebook, (str, Path)):
@@ -281,7 +409,7 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
     try:
         asyncio.run(_execute(nb, result, timeout=timeout, env=kernel_env(platform, env), kernel_name=kernel_name,
                              cwd=cwd, instrument=instrument, allow_errors=allow_errors,
-                             startup_timeout=startup_timeout))
+                             startup_timeout=startup_timeout, trace=trace))
     finally:
         result.wall_s = time.perf_counter() - start
     return result
@@ -337,7 +465,7 @@ def _reap(procs: list) -> list[int]:
 
 
 async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
-                   startup_timeout):
+                   startup_timeout, trace=True):
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
@@ -361,10 +489,13 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
             result.kernel_pid = _kernel_pid(client)
             replies: dict = {}
             if instrument:
-                await _silent(client, _kernel_setup_code(), timeout=startup_timeout)
+                await _silent(client, _kernel_setup_code(trace), timeout=startup_timeout)
                 _piggyback(client, replies)
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or not cell.source.strip():
+                    continue
+                tags = _tags(cell)
+                if SKIP_TAG in tags:
                     continue
                 timing = CellTiming(index, cell.source.strip().splitlines()[0][:80], 0.0, 0.0)
                 result.cells.append(timing)
@@ -380,7 +511,9 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                 procs = _union(procs, _tree(result.kernel_pid))  # children a cell started, while still alive
                 if timing.status == OK:
                     error = _cell_error(cell)
-                    if error:
+                    if error and RAISES_TAG in tags:
+                        timing.expected_error = error
+                    elif error:
                         timing.status, timing.error = ERROR, f"cell {index}: {error}"
                     if instrument:
                         records = _records(replies.pop(index, None))
@@ -401,6 +534,11 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
         result.leftover_pids = _reap(procs)
         atexit.unregister(client._cleanup_kernel)  # nbclient leaves it registered when start-up fails
         shutil.rmtree(sockets, ignore_errors=True)
+
+
+def _tags(cell) -> set:
+    tags = (cell.get("metadata") or {}).get("tags") or []
+    return {str(t) for t in tags} if isinstance(tags, (list, tuple)) else set()
 
 
 def _cell_error(cell) -> str | None:
@@ -470,3 +608,4 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.trace_s, timing.lower_s, timing.backend_s = rec["trace"], rec["lower"], rec["backend"]
     timing.compilations = rec["compilations"]
     timing.cache_hits, timing.cache_misses = rec["cache_hits"], rec["cache_misses"]
+    timing.loops, timing.calls = rec.get("loops"), rec.get("calls")

@@ -1,0 +1,172 @@
+"""`jaxci audit --emit-config FILE`: the change to make in the lecture repository, as a patch to apply.
+
+What it writes (a unified diff, `git apply FILE` from the audited folder; the text before the first diff is
+the explanation, which git ignores):
+- a Jupyter kernelspec `python3-jax-cpu` (kernel.json with `env: {JAX_PLATFORMS: cpu}`) under
+  `_jaxci/kernels/`, and each lecture to pin switched to it in its own metadata (`kernelspec.name`);
+- per-lecture timeouts where the audit measured a cell slower than the configured timeout (`--execute`):
+  `mystnb: execution_timeout` in the lecture's metadata;
+- the CI steps to add (install the kernelspec, the jax-env action), as text in the explanation.
+
+The settings it relies on are stated in the explanation (SETTINGS below). Changes are `FileChange`s collected
+in an `EmittedConfig`, so other producers (e.g. workflow edits) can add theirs before rendering.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxci.audit.repo import Verdict, pin_list
+
+KERNEL = "python3-jax-cpu"
+KERNEL_DIR = f"_jaxci/kernels/{KERNEL}"
+SETTINGS = [
+    "Jupyter Book 1 / MyST-NB runs each notebook with the Jupyter kernel named in its own metadata "
+    "(`kernelspec.name`, the MyST front matter or the .ipynb metadata); jupyter_client starts that kernel with "
+    "the `env` of its kernel.json, so JAX_PLATFORMS=cpu reaches the pinned lectures only. The kernelspec must "
+    f"be installed in the build's environment first (`jupyter kernelspec install --user {KERNEL_DIR}`).",
+    "`execute.execute_notebooks` (Jupyter Book) / `nb_execution_mode` (MyST-NB) must not be `off`; with "
+    "`cache`, a changed kernelspec or metadata makes the lecture re-execute once.",
+    "Per-lecture timeouts use MyST-NB's per-file configuration: `mystnb: execution_timeout: N` in the front "
+    "matter (.md) or `metadata.mystnb.execution_timeout` (.ipynb), which overrides the global "
+    "`execute.timeout` / `nb_execution_timeout` for that file.",
+    "Jupyter Book 2 / mystmd (`myst.yml`) also starts the kernel named in `kernelspec`; it does not read "
+    "`mystnb` metadata: the timeout lines do nothing there (not verified here).",
+]
+
+
+@dataclass
+class FileChange:
+    path: str  # relative to the audited folder
+    old: str | None  # None: a new file
+    new: str
+    why: str
+
+
+@dataclass
+class EmittedConfig:
+    changes: list[FileChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)  # YAML workflow steps, as text
+    settings: list[str] = field(default_factory=lambda: list(SETTINGS))
+
+
+def kernel_json() -> str:
+    spec = {"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python 3 (JAX on CPU)", "language": "python",
+            "env": {"JAX_PLATFORMS": "cpu"}}
+    return json.dumps(spec, indent=2) + "\n"
+
+
+def _front_matter_edit(text: str, kernel: str | None, timeout: int | None) -> str | None:
+    """A MyST notebook's text with kernelspec.name and/or mystnb.execution_timeout set; None if the file has
+    no front matter to edit (the patch then says so instead of guessing)."""
+    m = re.match(r"^---\n(.*?\n)---\n", text, re.S)
+    if not m:
+        return None
+    head = m.group(1)
+    if kernel:
+        if re.search(r"^kernelspec:\s*\n((?:[ \t]+.*\n)*)", head, re.M):
+            block = re.search(r"^kernelspec:\s*\n((?:[ \t]+.*\n)*)", head, re.M)
+            body = block.group(1)
+            body = re.sub(r"^([ \t]+name:).*$", rf"\1 {kernel}", body, count=1, flags=re.M) \
+                if re.search(r"^[ \t]+name:", body, re.M) else body + f"  name: {kernel}\n"
+            body = re.sub(r"^([ \t]+display_name:).*$", r"\1 Python 3 (JAX on CPU)", body, count=1, flags=re.M)
+            head = head[:block.start(1)] + body + head[block.end(1):]
+        else:
+            head += f"kernelspec:\n  display_name: Python 3 (JAX on CPU)\n  language: python\n  name: {kernel}\n"
+    if timeout:
+        if re.search(r"^mystnb:\s*\n", head, re.M):
+            if re.search(r"^[ \t]+execution_timeout:", head, re.M):
+                head = re.sub(r"^([ \t]+execution_timeout:).*$", rf"\1 {timeout}", head, count=1, flags=re.M)
+            else:
+                head = re.sub(r"^mystnb:\s*\n", f"mystnb:\n  execution_timeout: {timeout}\n", head, count=1,
+                              flags=re.M)
+        else:
+            head += f"mystnb:\n  execution_timeout: {timeout}\n"
+    return "---\n" + head + "---\n" + text[m.end():]
+
+
+def _ipynb_edit(text: str, kernel: str | None, timeout: int | None) -> str | None:
+    try:
+        nb = json.loads(text)
+    except ValueError:
+        return None
+    meta = nb.setdefault("metadata", {})
+    if kernel:
+        meta["kernelspec"] = {**meta.get("kernelspec", {}), "name": kernel,
+                              "display_name": "Python 3 (JAX on CPU)", "language": "python"}
+    if timeout:
+        meta.setdefault("mystnb", {})["execution_timeout"] = timeout
+    indent = 1 if text.startswith("{\n \"") else 2
+    return json.dumps(nb, indent=indent, ensure_ascii=False) + "\n"
+
+
+def _needs_timeout(v: Verdict) -> int | None:
+    """The proposed timeout, when a measured cell would not fit the configured one."""
+    if not v.proposed_timeout:
+        return None
+    if v.timeout is None or v.proposed_timeout > v.timeout or v.over_timeout:
+        return int(v.proposed_timeout)
+    return None
+
+
+def build(verdicts: list[Verdict], family: str | None = None) -> EmittedConfig:
+    out = EmittedConfig()
+    pins = set(pin_list(verdicts))
+    for v in verdicts:
+        kernel = KERNEL if v.path in pins and not v.scan.pinned_cpu else None
+        timeout = _needs_timeout(v)
+        if not (kernel or timeout) or v.path_abs is None:
+            continue
+        try:
+            old = Path(v.path_abs).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            out.notes.append(f"{v.path}: not edited: cannot read ({type(exc).__name__})")
+            continue
+        new = (_ipynb_edit if v.path.endswith(".ipynb") else _front_matter_edit)(old, kernel, timeout)
+        if new is None:
+            out.notes.append(f"{v.path}: no metadata block to edit: set kernelspec.name to {KERNEL} by hand")
+            continue
+        why = "; ".join(filter(None, [f"pin to CPU ({v.basis}: {v.why})" if kernel else "",
+                                      f"per-cell timeout {timeout} s (slowest measured cell x 3)" if timeout else ""]))
+        out.changes.append(FileChange(v.path, old, new, why))
+    if any(c.new != c.old and "kernelspec" in c.new and KERNEL in c.new for c in out.changes):
+        out.changes.insert(0, FileChange(f"{KERNEL_DIR}/kernel.json", None, kernel_json(),
+                                         "a kernel that runs JAX on the CPU only"))
+    already = [v.path for v in verdicts if v.path in pins and v.scan.pinned_cpu]
+    if already:
+        out.notes.append("already pin the CPU in their own code (left as they are): " + ", ".join(already))
+    out.steps.append(f"- name: Install the JAX-on-CPU kernel for pinned lectures\n"
+                     f"  run: python -m jupyter kernelspec install --user {KERNEL_DIR}")
+    machine = f", machine: {family}" if family else ""
+    out.steps.append("- name: Standard JAX environment\n"
+                     "  uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<commit sha>\n"
+                     f"  with: {{concurrency: 1{machine}}}")
+    return out
+
+
+def render(config: EmittedConfig, title: str = "jaxci audit --emit-config") -> str:
+    lines = [f"{title}: apply from the audited folder with `git apply <this file>`.", "",
+             "Relies on these execution settings:"]
+    lines += [f"  - {s}" for s in config.settings]
+    lines += ["", "Changes:"] + ([f"  - {c.path}: {c.why}" for c in config.changes] or ["  (none)"])
+    if config.notes:
+        lines += ["", "Notes:"] + [f"  - {n}" for n in config.notes]
+    lines += ["", "Add to the workflow job that builds the book, after installing the environment and before "
+              "the build step:", ""] + ["    " + line for step in config.steps for line in step.splitlines()]
+    lines.append("")
+    text = "\n".join(lines) + "\n"
+    for c in config.changes:
+        old = (c.old or "").splitlines(keepends=True)
+        new = c.new.splitlines(keepends=True)
+        diff = difflib.unified_diff(old, new, fromfile="/dev/null" if c.old is None else f"a/{c.path}",
+                                    tofile=f"b/{c.path}", n=3)
+        body = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
+        header = f"diff --git a/{c.path} b/{c.path}\n" + ("new file mode 100644\n" if c.old is None else "")
+        text += header + body
+    return text

@@ -1,0 +1,201 @@
+"""What one runner family's numbers say about a lecture: the thresholds the audit decides with, each labelled.
+
+Sources, best first:
+- measured: that family's own results (asv results/<family>/): the elementwise crossover (where the GPU line
+  crosses the CPU line, jaxci.analysis.crossover), the elementwise times at each size (speed-up of bulk work),
+  the per-step cost of a latency-bound loop on each device (loops.Scan, unroll 1, at its largest measured
+  length: seconds / steps), the dispatch cost of one tiny op (dispatch.TinyOp);
+- predicted: the report's predictions for the family (jaxci.analysis.predict), with their inputs;
+- not known: a built-in threshold, said to be one.
+Reads results through jaxci.results and jaxci.analysis only (public functions); never imports JAX.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MEASURED, PREDICTED, NOT_KNOWN = "measured", "predicted", "not known"
+ELEMENTWISE = "elementwise.Elementwise.time_warm"
+SCAN = "loops.Scan.time_warm"
+TINY = "dispatch.TinyOp.time_warm"
+#: without results: at or above this many elements an array op is taken to favour the GPU
+BUILTIN_CROSSOVER = 1_000_000
+
+
+class FamilyError(ValueError):
+    """The family cannot be judged: unknown name, unreadable results directory."""
+
+
+@dataclass
+class Figure:
+    value: float | None
+    label: str  # measured | predicted | not known
+    source: str
+
+    def short(self, unit: str = "") -> str:
+        if self.value is None:
+            return f"{self.label}: {self.source}"
+        v = "never in the measured range" if math.isinf(self.value) else f"{self.value:,.3g}{unit}"
+        return f"{self.label} {v}"
+
+
+@dataclass
+class FamilyModel:
+    """Thresholds and costs for one family (or the built-in ones when `family` is None)."""
+
+    family: str | None
+    crossover: dict = field(default_factory=dict)  # dtype -> Figure (elements)
+    curve: dict = field(default_factory=dict)  # (dtype, device) -> sorted [(n, seconds)]
+    curve_label: str = NOT_KNOWN
+    step: dict = field(default_factory=dict)  # (dtype, device) -> Figure (seconds per loop step)
+    dispatch: dict = field(default_factory=dict)  # device -> Figure (seconds)
+    notes: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.family or "any family (built-in thresholds)"
+
+    def crossover_for(self, dtype: str) -> Figure:
+        return self.crossover.get(dtype) or Figure(
+            BUILTIN_CROSSOVER, NOT_KNOWN,
+            f"built-in threshold {BUILTIN_CROSSOVER:,} elements"
+            + (f" (no {dtype} elementwise crossover for {self.family})" if self.family else " (no --machine)"))
+
+    def bulk_time(self, elements: int, dtype: str, device: str) -> float | None:
+        """Seconds of one elementwise op over `elements` on `device`, log-log interpolated between measured
+        (or predicted) sizes; above the largest size, scaled linearly in n (bandwidth-bound); None below
+        the smallest or without a curve."""
+        points = self.curve.get((dtype, device)) or []
+        if len(points) < 2 or elements < points[0][0]:
+            return None
+        for (n0, t0), (n1, t1) in zip(points, points[1:]):
+            if n0 <= elements <= n1:
+                x = (math.log(elements) - math.log(n0)) / (math.log(n1) - math.log(n0))
+                return math.exp(math.log(t0) + x * (math.log(t1) - math.log(t0)))
+        n1, t1 = points[-1]
+        return t1 * elements / n1
+
+    def speedup(self, elements: int, dtype: str) -> float | None:
+        """cpu time / gpu time of bulk work of this size (above 1: the GPU is faster)."""
+        cpu, gpu = self.bulk_time(elements, dtype, "cpu"), self.bulk_time(elements, dtype, "gpu")
+        return cpu / gpu if cpu and gpu else None
+
+    def step_ratio(self, dtype: str) -> tuple[float | None, str]:
+        """gpu / cpu seconds per step of a latency-bound loop, and the text that says where it came from."""
+        cpu, gpu = self.step.get((dtype, "cpu")), self.step.get((dtype, "gpu"))
+        if cpu and gpu and cpu.value and gpu.value:
+            return gpu.value / cpu.value, (f"{cpu.label} loops.Scan: cpu {cpu.value * 1e6:.3g} µs/step, gpu "
+                                           f"{gpu.value * 1e6:.3g} µs/step")
+        return None, f"{NOT_KNOWN}: no per-step loop costs for {self.name}"
+
+    def summary(self) -> dict:
+        return {"family": self.family,
+                "crossover": {d: vars(f) for d, f in self.crossover.items()},
+                "step_s": {f"{d}/{dev}": vars(f) for (d, dev), f in self.step.items()},
+                "dispatch_s": {d: vars(f) for d, f in self.dispatch.items()},
+                "bulk_curve": self.curve_label, "notes": self.notes}
+
+
+def builtin() -> FamilyModel:
+    return FamilyModel(None, notes=["no --machine: built-in thresholds, not measurements"])
+
+
+def _steps(records, family: str) -> dict:
+    out = {}
+    for dtype in ("float32", "float64"):
+        for device in ("cpu", "gpu"):
+            ok = [r for r in records if r.machine == family and r.benchmark == SCAN and r.ok
+                  and r.params.get("unroll") == 1 and r.params.get("dtype") == dtype
+                  and r.params.get("device") == device and isinstance(r.params.get("n"), int)]
+            if ok:
+                top = max(ok, key=lambda r: r.params["n"])
+                out[(dtype, device)] = Figure(top.value / top.params["n"], MEASURED,
+                                              f"loops.Scan n={top.params['n']:,} ({top.provenance()})")
+    return out
+
+
+def _measured_curve(records, family: str) -> dict:
+    out: dict = {}
+    for r in records:
+        if r.machine == family and r.benchmark == ELEMENTWISE and r.ok and isinstance(r.params.get("n"), int):
+            out.setdefault((r.params["dtype"], r.params["device"]), []).append((r.params["n"], r.value))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def from_results(results_dir, family: str, catalogue: dict | None = None) -> FamilyModel:
+    """The model for `family` from an asv results directory (measured first, then predicted)."""
+    from jaxci.analysis import crossover as cx
+    from jaxci.results import ResultsError, load_results
+
+    if catalogue is None:
+        from jaxci.catalogue import load_catalogue
+
+        catalogue = load_catalogue()
+    try:
+        rs = load_results(Path(results_dir))
+    except ResultsError as exc:
+        raise FamilyError(str(exc)) from None
+    if family not in rs.machines and family not in catalogue:
+        known = sorted(set(rs.machines) | set(catalogue))
+        raise FamilyError(f"--machine {family!r}: not a machine in {results_dir} nor in the catalogue "
+                          f"(known: {', '.join(known)})")
+    records = rs.latest()
+    model = FamilyModel(family)
+    model.notes += [e for e in rs.errors if family in e]
+    for c in cx.crossovers(records):
+        if c.benchmark == ELEMENTWISE and c.cpu_machine == c.gpu_machine == family:
+            value = _crossover_value(c)
+            if value is not None:
+                model.crossover[c.dtype] = Figure(value, MEASURED, f"elementwise crossover, {c.answer()} "
+                                                                   f"({c.provenance})")
+    curve = _measured_curve(records, family)
+    if {k[1] for k in curve} >= {"cpu", "gpu"}:
+        model.curve, model.curve_label = curve, f"{MEASURED} elementwise times on {family}"
+    model.step = _steps(records, family)
+    for r in records:
+        if r.machine == family and r.benchmark == TINY and r.ok and r.params.get("dtype") == "float32":
+            model.dispatch[r.params["device"]] = Figure(r.value, MEASURED, f"dispatch.TinyOp ({r.provenance()})")
+    if not model.crossover or not model.curve:
+        _predicted(model, records, rs.machines, catalogue)
+    return model
+
+
+def _crossover_value(c) -> float | None:
+    from jaxci.analysis import crossover as cx
+
+    if c.kind == cx.CROSSING:
+        return c.n
+    if c.kind == cx.GPU_ALWAYS:
+        return float(c.points[0][0])  # the GPU already wins at the smallest measured size
+    if c.kind == cx.NONE_IN_RANGE:
+        return math.inf
+    return None
+
+
+def _predicted(model: FamilyModel, records, machines, catalogue) -> None:
+    """Fill what the family's own results lack from the report's predictions for it."""
+    from jaxci.analysis import predict
+
+    if model.family not in catalogue:
+        model.notes.append(f"{model.family} is not in the catalogue: nothing to predict from")
+        return
+    try:
+        runtimes, crossings = predict.predictions(records, machines, catalogue)
+    except Exception as exc:  # a prediction that cannot be made is "not known", never a crash
+        model.notes.append(f"predictions for {model.family} failed: {type(exc).__name__}: {exc}")
+        return
+    for pc in crossings:
+        if pc.family == model.family and pc.benchmark == ELEMENTWISE and pc.dtype not in model.crossover:
+            value = _crossover_value(pc)
+            if value is not None:
+                model.crossover[pc.dtype] = Figure(value, PREDICTED, f"elementwise crossover ({pc.inputs[:160]})")
+    if not model.curve:
+        curve: dict = {}
+        for p in runtimes:
+            if p.family == model.family and p.benchmark == ELEMENTWISE and p.seconds:
+                curve.setdefault((p.dtype, p.device), []).append((p.n, p.seconds))
+        if {k[1] for k in curve} >= {"cpu", "gpu"}:
+            model.curve = {k: sorted(v) for k, v in curve.items()}
+            model.curve_label = f"{PREDICTED} elementwise times for {model.family}"
