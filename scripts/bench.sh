@@ -3,6 +3,8 @@
 # The machine registers under a local name (results/local-*/, git-ignored); CPU is the embedded default.
 #   JAXCI_SCALE=full      the full-scale run (the bench workflow's scale on runner families)
 #   JAXCI_MACHINE=NAME    a catalogue family name on a real runner (e.g. g4dn.2xlarge)
+# asv's log goes to the terminal while it runs; the run ends with a short summary (what ran, how long,
+# where the site and the findings are, the top answers), never the whole findings document.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-venv.sh bench,audit || exit 1
@@ -18,10 +20,13 @@ start=$(date +%s)
 # Real asv environments: asv builds this commit's wheel and env_matrix/install.py installs the pins.
 bash scripts/run-suites.sh "$machine" HEAD^! --show-stderr
 status=$?
-echo "suite wall time: $(( $(date +%s) - start )) s at JAXCI_SCALE=$JAXCI_SCALE on $machine"
-asv publish || exit 1
-if jaxci report --help >/dev/null 2>&1; then
-  jaxci report results --html html || status=1
-fi
-echo "site: html/index.html (serve it with: .venv/bin/asv preview)"
+elapsed=$(( $(date +%s) - start ))
+asv publish >/dev/null || { echo "asv publish failed"; exit 1; }
+summary=$(jaxci report results --html html --format summary) || status=1
+echo
+echo "== jax-ci-bench: summary =="
+echo "ran: every suite at JAXCI_SCALE=$JAXCI_SCALE on $machine in ${elapsed} s (exit status $status)"
+echo "$summary" | head -n 24
+echo "findings: html/findings/index.html (also html/findings/findings.md, guidance.md)"
+echo "site: .venv/bin/asv preview, then http://127.0.0.1:8080 (asv's graphs load scripts from public CDNs)"
 exit $status

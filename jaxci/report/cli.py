@@ -1,8 +1,8 @@
-"""`jaxci report RESULTS_DIR [--html HTML_DIR] [--out DIR] [--format md|json]`.
+"""`jaxci report RESULTS_DIR [--html HTML_DIR] [--out DIR] [--format md|json|summary]`.
 
-Prints the crossover table and FP64 ratios (md) or the whole report (json); --out writes findings.md,
-guidance.md and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it
-from asv's index.html.
+Prints the crossover table and FP64 ratios (md), the whole report (json), or a short summary (summary: the
+answer sheets in under 30 lines, what scripts/bench.sh ends with); --out writes findings.md, guidance.md
+and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it from asv's index.html.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results_dir", help="asv results directory (results/<machine>/*.json)")
     parser.add_argument("--html", metavar="HTML_DIR", help="asv's html directory: write findings/ there and link it")
     parser.add_argument("--out", metavar="DIR", help="write findings.md, guidance.md and report.json here")
-    parser.add_argument("--format", choices=("md", "json"), default="md", help="what to print (default: md)")
+    parser.add_argument("--format", choices=("md", "json", "summary"), default="md", help="what to print (default: md)")
     args = parser.parse_args(argv)
 
     from jaxci.report.build import build, to_json
@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         report = build(Path(args.results_dir))
     except (ResultsError, CatalogueError) as exc:
         print(f"jaxci report: {exc}", file=sys.stderr)
+        return 2
+    if not report.records:  # an empty or wrong folder is not "all fine" (issue 17)
+        print(f"jaxci report: {args.results_dir}: no asv result values in it (expected <machine>/*.json "
+              "from asv run)", file=sys.stderr)
         return 2
     findings, guidance, data = findings_md(report), guidance_md(report), to_json(report)
     if args.out:
@@ -50,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxci report: warning: {error}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(data, indent=1, default=str))
+    elif args.format == "summary":
+        from jaxci.report.answers import summary_lines
+
+        print("\n".join(summary_lines(report)))
     else:
         print("## Crossovers (measured)\n\n" + crossover_table(report))
         print("\n## Crossovers (predicted)\n\n" + predicted_crossover_table(report))

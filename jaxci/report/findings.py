@@ -1,56 +1,109 @@
-"""findings.md (the seven questions answered from the results) and guidance.md (for lecture authors).
+"""findings.md (an answer sheet first, then guidance per lecture type, then the evidence) and guidance.md.
 
-Every number names where it was measured (machine, JAX version, date); missing data reads "not measured";
-predicted numbers say "predicted" and carry their inputs.
+Provenance (machine, JAX version, date, commit) is said once per machine and run, in the evidence's first table;
+every evidence row names its machine. Evidence lists only measured and predicted cells: skipped and n/a cells
+are counted, never listed. "not measured" is said once per question and machine, in the answer sheet.
+Predicted numbers say "predicted" and carry their inputs.
 """
 
 from __future__ import annotations
 
 from jaxci.analysis import crossover as cx
-from jaxci.analysis import median
+from jaxci.analysis import timeouts
+from jaxci.analysis import group, median
+from jaxci.report import answers
 from jaxci.report.text import NM, dollars, num, pct, seconds, table
+
+# Extra sections of findings.md (e.g. release regressions): callables report -> (title, markdown) or None.
+# They are placed between the guidance and the evidence; append a builder here from the module that owns it.
+def _release_section(report):
+    """Regressions and improvements between consecutive JAX releases (the history `jaxci history` backfills)."""
+    from jaxci.analysis.releases import releases_md
+
+    text = releases_md(report.release_steps, report.releases_measured, report.upgrade_factor)
+    return "Regressions across JAX releases", text
+
+
+SECTIONS: list = [_release_section]
+
+
+def _rows_or(header, rows, empty: str) -> str:
+    """A table of the rows that exist, or one sentence when there are none (never a table of 'not measured')."""
+    return table(header, rows) if rows else empty
+
+
+def _v(value, fmt="{:.3g}") -> str:
+    """A number in an evidence cell, or a dash where that metric was not recorded (the row itself was measured)."""
+    return "—" if value is None else fmt.format(value)
+
+
+def _counted(count: int, what: str) -> str:
+    return f"\n\n{count} {what}: counted, not listed." if count else ""
 
 
 def _machines(report) -> str:
-    rows = []
+    """Provenance once per machine and run; what each run measured, skipped (n/a) and failed, counted."""
+    rows, counts = [], []
     for name, f in sorted(report.machines.items()):
         recs = [r for r in report.records if r.machine == name]
-        ok = sum(r.ok for r in recs)
-        jax = sorted({f"{r.jax_version} ({r.jax_source})" for r in recs})
-        dates = sorted({r.date[:10] for r in recs})
-        rows.append([name, f.get("jaxci_kind"), f.get("gpu"), f.get("cpu"), f.get("cpu_cores"), f.get("jaxci_backend"),
-                     "; ".join(jax) or NM, ", ".join(dates) or NM, f"{ok} of {len(recs)}"])
-    return table(["machine", "kind", "gpu", "cpu", "cores", "backend", "JAX", "date", "measured combos"], rows)
+        runs = group(recs, lambda r: (r.jax_version, r.jax_source, r.date[:10], r.commit[:8]))
+        for (jax, src, date, commit), rs in sorted(runs.items()):
+            rows.append([name, answers.machine_title(name, f), f.get("cpu"), f.get("cpu_cores"), rs[0].provenance(),
+                         src, sum(r.ok for r in rs)])
+        na = sum(r.status == "skipped" and r.params.get("device") == "gpu" and not f.has_gpu for r in recs)
+        skipped = sum(r.status == "skipped" for r in recs) - na
+        failed = [r for r in recs if r.status == "failed"]
+        parts = [f"{sum(r.ok for r in recs)} measured"]
+        if na:
+            parts.append(f"{na} gpu combinations n/a: no GPU on this machine")
+        if skipped:
+            parts.append(f"{skipped} skipped (large cases at CI scale, or not applicable here)")
+        if failed:
+            names = sorted({r.benchmark for r in failed})
+            parts.append(f"{len(failed)} failed ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})")
+        counts.append(f"- {name}: " + "; ".join(parts) + ".")
+    return (table(["machine", "shown as", "cpu", "cores", "provenance (said once: rows below name only the machine)",
+                   "JAX version from", "measured"], rows) + "\n\n" + "\n".join(counts)) if rows else "No machine."
+
+
+def _pair(c) -> str:
+    return c.cpu_machine if c.cpu_machine == c.gpu_machine else f"cpu: {c.cpu_machine} / gpu: {c.gpu_machine}"
 
 
 def _crossover_rows(items):
-    return [[c.kernel, c.dtype, c.cpu_machine if c.cpu_machine == c.gpu_machine else f"cpu: {c.cpu_machine} / gpu: {c.gpu_machine}",
-             c.answer(), ", ".join(f"{n:,}" for n, *_ in c.points) or "—", c.note or c.provenance] for c in items]
+    return [[c.kernel, c.dtype, _pair(c), c.answer(), ", ".join(f"{n:,}" for n, *_ in c.points) or "—"] for c in items]
 
 
-def crossover_table(report) -> str:
-    return table(["kernel", "dtype", "machine(s)", "crossover (measured)", "sizes used", "provenance / note"],
-                 _crossover_rows(report.crossovers))
+def crossover_table(report, items=None) -> str:
+    items = report.crossovers if items is None else items
+    shown = [c for c in items if c.kind != cx.NOT_MEASURED]
+    return _rows_or(["kernel", "dtype", "machine(s)", "crossover (measured)", "sizes used"], _crossover_rows(shown),
+                    "No kernel has both a cpu and a gpu line at two or more sizes.") + \
+        _counted(len(items) - len(shown), "kernel/dtype pairs without both lines (no crossover possible)")
 
 
 def predicted_crossover_table(report) -> str:
     rows = []
     for p in report.predicted_crossovers:
         if p.kind == cx.NOT_MEASURED:
-            ans = "not predicted"
-        elif p.kind == cx.CROSSING:
+            continue
+        if p.kind == cx.CROSSING:
             ans = f"predicted n ≈ {p.n:,.0f}"
         else:
             ans = f"predicted: {p.kind}"
-        meas = p.measured.answer() if p.measured is not None else NM
+        meas = p.measured.answer() if p.measured is not None else "—"
         rows.append([p.family, p.kernel, p.dtype, ans, meas, p.inputs])
-    return table(["family", "kernel", "dtype", "predicted", "measured", "inputs"], rows)
+    missing = len(report.predicted_crossovers) - len(rows)
+    return _rows_or(["family", "kernel", "dtype", "predicted", "measured", "inputs"], rows,
+                    "No crossover predicted: the model needs a measured GPU machine to calibrate on.") + \
+        _counted(missing, "family/kernel/dtype combinations not predicted")
 
 
 def fp64_table(report) -> str:
     rows = [[s.machine, s.kernel, s.device, f"{s.ratio:.2f}", " ".join(f"{k}={v}" for k, v in s.at.items()) or "—",
-             f"{s.low:.2f}–{s.high:.2f} ({s.count})", s.provenance] for s in report.fp64_summary]
-    return table(["machine", "kernel", "device", "float64/float32", "at", "range (sizes)", "provenance"], rows)
+             f"{s.low:.2f}–{s.high:.2f} ({s.count})"] for s in report.fp64_summary]
+    return _rows_or(["machine", "kernel", "device", "float64/float32", "at", "range (sizes)"], rows,
+                    "No kernel measured in both float32 and float64.")
 
 
 def _fp64_answer(report) -> str:
@@ -61,87 +114,109 @@ def _fp64_answer(report) -> str:
     for (machine, device), vals in sorted(by.items()):
         lines.append(f"- {machine} {device}: median float64/float32 time ratio {median(vals):.2f} over {len(vals)} kernels "
                      f"(largest {max(vals):.2f}).")
-    if not any(d == "gpu" for _, d in by):
-        lines.append("- gpu: not measured (no GPU machine in these results).")
-    return "\n".join(lines) or NM
+    return "\n".join(lines) or "No kernel measured in both float32 and float64."
 
 
 def _concurrency(report) -> str:
     if not report.concurrency:
-        return NM + " (no concurrency suite results)."
-    rows = [[c.machine, c.device, c.policy, c.n_workers, c.status, num(c.values.get("slowdown")),
-             num(c.values.get("peak_mib"), "{:.0f}"), c.provenance or NM] for c in report.concurrency]
+        return "Not measured on any machine (no concurrency suite results)."
+    shown = [c for c in report.concurrency if c.status not in ("skipped", "not measured")]
+    rows = [[c.machine, c.device, c.policy, c.n_workers, c.status, _v(c.values.get("slowdown")),
+             _v(c.values.get("peak_mib"), "{:.0f}")] for c in shown]
     safe = [f"- {m} {d}, policy {p}: largest safe N = {n if n is not None else 'none measured safe'}"
-            for (m, d, p), n in sorted(report.safe_n.items())]
-    return table(["machine", "device", "policy", "N", "outcome", "slowdown", "peak MiB", "provenance"], rows) + "\n\n" + "\n".join(safe)
+            for (m, d, p), n in sorted(report.safe_n.items()) if any(c.machine == m and c.device == d and c.policy == p for c in shown)]
+    return _rows_or(["machine", "device", "policy", "N", "outcome", "slowdown", "peak MiB"], rows,
+                    "Every concurrency combination was skipped (n/a).") + "\n\n" + "\n".join(safe) + \
+        _counted(len(report.concurrency) - len(shown), "concurrency combinations skipped (n/a)")
 
 
 def _nuts(report) -> str:
     if not report.nuts:
-        return NM + " (no nuts suite results)."
-    rows = []
+        return "Not measured on any machine (no nuts suite results)."
+    rows, missing = [], 0
     for row in report.nuts:
         setting = " ".join(f"{k}={v}" for k, v in row.setting)
         for (method, chains), ess in sorted(row.configs.items(), key=str):
+            if ess is None:
+                missing += 1
+                continue
             ex = row.extras.get((method, chains), {})
-            rows.append([row.machine, setting, method, chains, num(ess), num(ex.get("leapfrog_per_s")),
-                         seconds(ex.get("wall_s")), row.provenance])
+            rows.append([row.machine, setting, method, chains, num(ess), _v(ex.get("leapfrog_per_s")),
+                         seconds(ex.get("wall_s")) if ex.get("wall_s") is not None else "—"])
     best = []
     for row in report.nuts:
         b = row.best
-        setting = " ".join(f"{k}={v}" for k, v in row.setting)
-        best.append(f"- {row.machine} {setting}: " + (f"best {b[0][0]} x {b[0][1]} chains at {b[1]:.3g} ESS/s" if b else NM))
-    return table(["machine", "setting", "chain_method", "chains", "ESS/s", "leapfrog/s", "wall", "provenance"], rows) + "\n\n" + "\n".join(best)
+        if b:
+            setting = " ".join(f"{k}={v}" for k, v in row.setting)
+            best.append(f"- {row.machine} {setting}: best {b[0][0]} x {b[0][1]} chains at {b[1]:.3g} ESS/s")
+    return _rows_or(["machine", "setting", "chain_method", "chains", "ESS/s", "leapfrog/s", "wall"], rows,
+                    "Every nuts combination was skipped or failed.") + "\n\n" + "\n".join(best) + \
+        _counted(missing, "nuts configurations skipped or failed")
 
 
 def _cold(report) -> str:
     rows = [[c.machine, c.suite, " ".join(f"{k}={v}" for k, v in c.params.items()), seconds(c.first_call),
-             seconds(c.compile), f"{c.share:.0%}", c.provenance] for c in report.cold]
-    return table(["machine", "suite", "params", "cold first call", "compile (trace+lower+backend)", "compile share", "provenance"], rows)
+             seconds(c.compile), f"{c.share:.0%}" if c.share is not None else c.note] for c in report.cold]
+    return _rows_or(["machine", "suite", "params", "cold first call", "compile (trace+lower+backend)", "compile share"], rows,
+                    "No cold first call with its compile split (the *ColdStart and *Compile classes) measured.")
 
 
 def _generic(report, suite: str, what: str) -> str:
     recs = report.suite_records(suite)
     if not recs:
-        return f"{NM} (no {suite} suite results)."
-    rows = [[r.machine, r.benchmark, " ".join(f"{k}={v}" for k, v in r.params.items()),
-             (num(r.value) + " " + r.unit) if r.ok else r.status, r.provenance()] for r in recs]
-    return f"{what}\n\n" + table(["machine", "benchmark", "params", "value", "provenance"], rows)
+        return f"Not measured on any machine (no {suite} suite results)."
+    ok = [r for r in recs if r.ok]
+    rows = [[r.machine, r.benchmark, " ".join(f"{k}={v}" for k, v in r.params.items()), num(r.value) + " " + r.unit]
+            for r in ok]
+    return f"{what}\n\n" + _rows_or(["machine", "benchmark", "params", "value"], rows, f"No {suite} combination measured.") + \
+        _counted(len(recs) - len(ok), f"{suite} combinations skipped or failed")
+
+
+VERDICT_WORDS = {cx.CPU_FASTER: "pin to CPU", cx.GPU_FASTER: "GPU helps", cx.TIE: "within noise (quartiles overlap)"}
 
 
 def _device_ratios(report) -> str:
     rows = [[d.machine, d.benchmark, " ".join(f"{k}={v}" for k, v in d.params) or "—", seconds(d.cpu), seconds(d.gpu),
-             f"{d.ratio:.2f}", "pin to CPU" if d.ratio > 1 else "GPU helps", d.provenance] for d in report.device_ratios]
-    return table(["machine", "benchmark", "params", "cpu", "gpu", "gpu/cpu", "verdict", "provenance"], rows)
+             f"{d.ratio:.2f}", VERDICT_WORDS[d.verdict]] for d in report.device_ratios]
+    return _rows_or(["machine", "benchmark", "params", "cpu", "gpu", "gpu/cpu", "verdict"], rows,
+                    "No machine measured the same notebook or unsized kernel on both devices.")
 
 
 def _costs(report) -> str:
     rows = []
     for c in report.costs:
+        if c.job_dollars is None:
+            continue
         suites = ", ".join(f"{s} {dollars(d)}" for s, d in sorted(c.suite_dollars().items())) or "—"
         label = c.label if c.label != "measured" else f"measured ({c.scale} scale)"
         if c.label == "predicted":
             label = f"predicted ({c.scale} scale)"
         rows.append([c.family, num(c.price_per_hour, "${:.4g}/h"), label, seconds(c.suite_seconds), dollars(c.job_dollars),
-                     suites, dollars(c.predicted_job_dollars) if c.label == "measured" else "—", pct(c.error), c.inputs])
-    return table(["family", "price", "label", "suite time", "job $", "per workload", "predicted job $", "error", "inputs"], rows)
+                     suites, dollars(c.predicted_job_dollars) if c.label == "measured" and c.predicted_job_dollars is not None
+                     else "—", pct(c.error), c.inputs])
+    return _rows_or(["family", "price", "label", "suite time", "job $", "per workload", "predicted job $", "error", "inputs"],
+                    rows, "No cost: no measured machine with a catalogue price.") + \
+        _counted(len(report.costs) - len(rows), "catalogue families without a cost (no price, or no machine of their kind measured)")
 
 
 def _achieved(report) -> str:
     rows = [[a.machine, a.benchmark.split(".")[0], " ".join(f"{k}={v}" for k, v in a.params.items()), seconds(a.seconds),
-             f"{a.rate:.3g} {a.unit}", num(a.peak, "{:.4g}"), "—" if a.fraction is None else f"{a.fraction:.1%}",
+             f"{a.rate:.3g} {a.unit}", _v(a.peak, "{:.4g}"), "—" if a.fraction is None else f"{a.fraction:.1%}",
              a.note if a.peak is None else a.peak_key] for a in report.achieved]
-    return table(["machine", "kernel", "params", "time", "achieved", "catalogue peak", "fraction", "peak source"], rows)
+    return _rows_or(["machine", "kernel", "params", "time", "achieved", "catalogue peak", "fraction", "peak source"], rows,
+                    "No dense or elementwise timing to compare with a peak.")
 
 
 def _incidents(report) -> str:
     if not report.incidents:
         return "No incident figures found (docs/reference/incidents.md)."
-    rows = [[i["what"], i["family"], i["device"], seconds(i["incident_s"]),
-             ("predicted " + seconds(i["predicted_s"])) if i["predicted_s"] is not None else "not predicted", i["inputs"]]
-            for i in report.incidents]
-    return ("Published incident timings beside this model's predictions: an outside check only, never an input.\n\n"
-            + table(["incident", "family", "device", "published", "model", "inputs"], rows))
+    rows = [[i["what"], i["family"], i["device"], seconds(i["incident_s"]), "predicted " + seconds(i["predicted_s"]), i["inputs"]]
+            for i in report.incidents if i["predicted_s"] is not None]
+    return ("Published incident timings (docs/reference/incidents.md; the page draws them beside the measured lines) "
+            "and this model's predictions for the same cases: an outside check only, never an input.\n\n"
+            + _rows_or(["incident", "family", "device", "published", "model", "inputs"], rows,
+                       "The model predicts none of them yet (it needs a measured machine of the same kind).")
+            + _counted(len(report.incidents) - len(rows), "published cases without a model prediction"))
 
 
 def _runtimes(report, limit_per_family=None) -> str:
@@ -155,23 +230,44 @@ def _runtimes(report, limit_per_family=None) -> str:
     return table(["family", "kernel", "dtype", "device", "n", "predicted", "measured", "error"], rows)
 
 
-def findings_md(report) -> str:
-    errors = "\n".join(f"- {e}" for e in report.errors) or "- none"
+def _sections(report, builders) -> str:
+    out = []
+    for builder in builders:
+        got = builder(report)
+        if got:
+            out.append(f"## {got[0]}\n\n{got[1].strip()}\n")
+    return "\n".join(out)
+
+
+def findings_md(report, sections=None) -> str:
+    """Answers first (one table per machine), guidance per lecture type, extra sections, then the evidence."""
+    errors = "\n".join(f"- {e}" for e in report.errors)
+    errors = f"\nProblems reading the results (those files or cells are left out, the rest is used):\n\n{errors}\n" if errors else ""
     loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
+    guide = "\n\n".join(f"### {title}\n\n" + "\n".join(lines) for title, lines in guidance_sections(report))
+    extra = _sections(report, SECTIONS if sections is None else sections)
     return f"""# Findings
 
-Generated {report.generated} by `jaxci report {report.results_dir}` from asv results. Every number below was
-measured on the machine, JAX version and date named beside it; "not measured" means there are no results for it;
-"predicted" numbers come from the model in docs/findings.md and list their inputs.
+Generated {report.generated} by `jaxci report {report.results_dir}` from asv results.
 
-## Machines
+## Answers
+
+{answers.answers_md(report)}
+Status: *measured* on the machine in the heading (its JAX version, date and commit are under
+[Evidence](#evidence-machines-and-runs)); *predicted from* the model's inputs (docs/findings.md), never filling a
+measured cell; *not measured*, with the run that would measure it.
+
+## Guidance per lecture type
+
+{guide}
+
+{extra}
+## Evidence: machines and runs
+
+Only measured and predicted cells are listed below; skipped and n/a cells are counted.
 
 {_machines(report)}
-
-Problems reading the results (those files or cells are left out, the rest is used):
-
 {errors}
-
 ## 1. FP64 penalty on the real workload shapes
 
 {_fp64_answer(report)}
@@ -226,63 +322,124 @@ GPU vs CPU time of whole notebooks and unsized kernels on the same machine (abov
 
 Latency-bound loops, where a GPU pays a launch per iteration:
 
-{table(["kernel", "dtype", "machine(s)", "crossover (measured)", "sizes used", "provenance / note"], _crossover_rows(loops))}
+{crossover_table(report, loops)}
 """
 
 
-def _gpu_advice(report) -> list[str]:
+def _where(c) -> str:
+    return f"on {c.gpu_machine}" if c.cpu_machine == c.gpu_machine else f"{c.gpu_machine} gpu vs {c.cpu_machine} cpu"
+
+
+def _gpu_advice(report, prefixes=("",)) -> list[str]:
     lines = []
     for c in report.crossovers:
+        if not c.benchmark.startswith(prefixes):
+            continue
         if c.kind == cx.CROSSING:
-            lines.append(f"- **{c.kernel}** ({c.dtype}): the GPU wins from n ≈ {c.n:,.0f} "
-                         f"({'on ' + c.gpu_machine if c.cpu_machine == c.gpu_machine else c.gpu_machine + ' gpu vs ' + c.cpu_machine + ' cpu'}; {c.provenance}).")
+            lines.append(f"- **{c.kernel}** ({c.dtype}): the GPU wins from n ≈ {c.n:,.0f} ({_where(c)}; measured).")
         elif c.kind == cx.GPU_ALWAYS:
-            lines.append(f"- **{c.kernel}** ({c.dtype}): the GPU wins at every measured size from n = {c.points[0][0]:,} ({c.provenance}).")
-    return lines or ["- not measured: no result set has both a cpu and a gpu line of the same kernel yet."]
+            lines.append(f"- **{c.kernel}** ({c.dtype}): the GPU wins at every measured size from n = {c.points[0][0]:,} "
+                         f"({_where(c)}; measured).")
+        elif c.kind == cx.GPU_BAND:
+            lines.append(f"- **{c.kernel}** ({c.dtype}): {c.answer()} ({_where(c)}; measured).")
+    return lines
 
 
-def _cpu_advice(report) -> list[str]:
+def _cpu_advice(report, prefixes=("",), ratios=True) -> list[str]:
     lines = []
     for c in report.crossovers:
-        if c.kind == cx.NONE_IN_RANGE and c.points:
+        if c.kind == cx.NONE_IN_RANGE and c.points and c.benchmark.startswith(prefixes):
             worst = max(g / cpu for _, cpu, g in c.points)
             lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size up to n = {c.points[-1][0]:,} "
-                         f"(GPU up to {worst:.1f}x slower; {c.provenance}): pin this code to the CPU "
+                         f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): pin this code to the CPU "
                          "(`jax.default_device(jax.devices('cpu')[0])` or `JAX_PLATFORMS=cpu` for the lecture).")
-    for d in report.device_ratios:
-        if d.ratio > 1:
+    for d in report.device_ratios if ratios else ():
+        if d.verdict == cx.CPU_FASTER and d.benchmark.startswith(prefixes):
             what = " ".join(f"{k}={v}" for k, v in d.params)
             lines.append(f"- **{d.benchmark} {what}**: {d.ratio:.1f}x slower on the GPU than on the CPU "
-                         f"({d.provenance}): run it on the CPU.")
-    return lines or ["- not measured: no kernel or notebook has been measured slower on the GPU than on the CPU yet."]
+                         f"(on {d.machine}; measured): run it on the CPU.")
+    return lines
 
 
-def guidance_md(report) -> str:
-    fp64 = [s for s in report.fp64_summary if s.device == "gpu"]
-    fp64_lines = [f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 ({s.provenance})." for s in fp64] or \
-        ["- not measured on a GPU yet: keep float64 only where the lecture needs it, and measure."]
+def _predicted_gpu(report, prefixes, limit=3) -> list[str]:
+    rows = [p for p in report.predicted_crossovers if p.kind == cx.CROSSING and p.measured is None
+            and p.benchmark.startswith(prefixes)]
+    out = [f"- predicted (model, not measured) for {p.family}: **{p.kernel}** ({p.dtype}) GPU faster from n ≈ {p.n:,.0f}; "
+           "inputs in findings.md §2." for p in sorted(rows, key=lambda p: (p.family, p.kernel, p.dtype))[:limit]]
+    if len(rows) > limit:
+        out.append(f"- {len(rows) - limit} more predicted crossovers in findings.md §2.")
+    return out
+
+
+def _published(fragment: str) -> str:
+    return f"- published reference (docs/reference/incidents.md, not a measurement here): {fragment}"
+
+
+def guidance_sections(report) -> list[tuple[str, list[str]]]:
+    """Guidance per lecture type; each line names the machine it was measured on, or says 'predicted' / 'published'.
+    GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
+    gpu_machines = [m for m, f in report.machines.items() if f.has_gpu]
+    no_gpu = f"- GPU: not measured (no GPU in these results): {answers.HOW[2]}." if not gpu_machines else None
+    big = ("dense.", "elementwise.")
+    large = _gpu_advice(report, big) + _cpu_advice(report, big, ratios=False) + _predicted_gpu(report, big)
+    if not large:
+        large = [no_gpu or "- GPU: no dense or elementwise kernel measured on both devices yet."]
+    seq = ("loops.", "kalman.")
+    small = _cpu_advice(report, seq) + _gpu_advice(report, seq)
+    small += [f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 on the GPU (measured)."
+              for s in report.fp64_summary if s.device == "gpu"]
+    if not small:
+        small = [no_gpu or "- GPU: no loop or Kalman kernel measured on both devices yet.",
+                 _published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the runner's CPU at n = 10,000,000.")]
     nuts = []
     for row in report.nuts:
         b = row.best
-        setting = " ".join(f"{k}={v}" for k, v in row.setting)
-        nuts.append(f"- {row.machine} {setting}: " + (f"`chain_method='{b[0][0]}'` with {b[0][1]} chains gave the most "
-                    f"effective samples per second ({b[1]:.3g}; {row.provenance})." if b else NM))
-    safe = [f"- {m} ({d}): policy `{p}` kept every worker alive up to N = {n}." for (m, d, p), n in sorted(report.safe_n.items())
-            if n is not None] or ["- not measured: run the concurrency suite on the GPU runner before raising notebook parallelism."]
-    cells = [r for r in report.suite_records("notebooks") if r.ok and r.unit == "seconds"]
-    slowest = max(cells, key=lambda r: r.value) if cells else None
-    timeout = ([f"- The slowest measured notebook result is {seconds(slowest.value)} ({slowest.benchmark} "
-                f"{' '.join(f'{k}={v}' for k, v in slowest.params.items())}, {slowest.provenance()}). "
-                "Rule used here: a per-cell timeout of 3x the slowest measured notebook time on the slowest family you build on, "
-                "and a job `timeout-minutes`, so a pathological cell fails fast instead of burning the runner."]
-               if slowest else ["- not measured (no notebooks suite results): set a per-cell timeout and a job "
-                                "`timeout-minutes` anyway; a failed notebook is never cached and is re-executed by every build."])
-    return "\n".join([
-        "# Guidance for lecture authors", "",
-        f"Generated {report.generated} from the same results as findings.md; each line names where it was measured.", "",
-        "## When the GPU helps", "", *_gpu_advice(report), "",
-        "## When to pin a lecture or a function to the CPU", "", *_cpu_advice(report), "",
-        "## Float64", "", *fp64_lines, "",
-        "## Sampler settings", "", *(nuts or ["- not measured (no nuts suite results)."]), "",
-        "## Several notebooks on one GPU", "", *safe, "",
-        "## Timeouts", "", *timeout, ""])
+        if b:
+            setting = " ".join(f"{k}={v}" for k, v in row.setting)
+            nuts.append(f"- {row.machine} {setting}: `chain_method='{b[0][0]}'` with {b[0][1]} chains gave the most "
+                        f"effective samples per second ({b[1]:.3g}; measured).")
+    if not any(dict(r.setting).get("device") == "gpu" and r.best for r in report.nuts):
+        nuts.append(("- GPU: not measured (no GPU in these results)." if not gpu_machines else
+                     "- GPU: no nuts configuration measured on a GPU (skipped or failed).") + " " +
+                    _published("a small float64 NUTS model exceeded a 2,400 s cell timeout on a T4 and took 157 s on a laptop CPU.")[2:])
+    compiles = []
+    for m in sorted({c.machine for c in report.cold}):
+        shares = [c.share for c in report.cold if c.machine == m and c.share is not None]
+        if not shares:
+            continue
+        compiles.append(f"- {m}: compile is {median(shares):.0%} of a cold first call (median of {len(shares)} kernels; measured): "
+                        "cache compilations (`JAX_COMPILATION_CACHE_DIR`, the jax-env action) and avoid re-jitting in loops.")
+    for r in report.suite_records("compile"):
+        if r.ok and r.method == "track_compile_saved_s" and r.params.get("dtype") == "float32":
+            compiles.append(f"- {r.machine} ({r.params.get('device')}): the persistent cache saved {seconds(r.value)} "
+                            "on a lecture-like series of fresh jits (measured).")
+    if not compiles:
+        compiles = [f"- not measured: {answers.HOW[5]}."]
+    safe = [f"- {m} (gpu): policy `{p}` kept every worker alive up to N = {n} (measured)."
+            for (m, d, p), n in sorted(report.safe_n.items()) if n is not None and d == "gpu"]
+    if not safe:
+        safe = [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
+                _published("three kernels sharing a T4 with JAX's default 75% preallocation: one aborted with no traceback; "
+                           "`XLA_PYTHON_CLIENT_PREALLOCATE=false` was the fix applied.")]
+    basis = timeouts.timeout_basis(report.records)  # whole-cell / whole-notebook wall times only
+    timeout = ([f"- Per-cell timeout: {basis.answer()}; and a job `timeout-minutes`, so a pathological cell fails "
+                "fast instead of burning the runner."] if basis.seconds is not None else
+               [f"- Per-cell timeout: {basis.answer()}. Set one and a job `timeout-minutes` anyway; a failed notebook "
+                "is never cached and is re-executed by every build."])
+    whole = _cpu_advice(report, ("notebooks.",)) + timeout
+    return [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
+            ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)", small),
+            ("NUTS lectures (numpyro)", nuts),
+            ("Lectures with many fresh compiles", compiles),
+            ("Several kernels at once (parallel notebook execution on one GPU)", safe),
+            ("Whole notebooks and timeouts", whole)]
+
+
+def guidance_md(report) -> str:
+    parts = ["# Guidance for lecture authors", "",
+             f"Generated {report.generated} from the same results as findings.md; each line names the machine it was "
+             "measured on (provenance in findings.md), or says predicted / published reference.", "",
+             answers.headline(report), ""]
+    for title, lines in guidance_sections(report):
+        parts += [f"## {title}", "", *lines, ""]
+    return "\n".join(parts)

@@ -1,7 +1,8 @@
-"""The findings page, html/findings/index.html: figures (inline SVG) and the findings, beside asv's site.
+"""The findings page, html/findings/index.html: the answer sheet first, then guidance, figures and evidence.
 
 Written after `asv publish` (which rewrites html/): the page goes into html/findings/ and a link to it is
-added to asv's index.html once (re-running adds nothing). The page loads nothing from the network.
+added to asv's index.html once (re-running adds nothing), with a notice that shows when asv's CDN scripts
+cannot load. The page itself loads nothing from the network.
 """
 
 from __future__ import annotations
@@ -13,22 +14,50 @@ from pathlib import Path
 
 from jaxci.analysis import case_label, case_of, group, is_timing
 from jaxci.analysis import crossover as cx
-from jaxci.report import svg
+from jaxci.report import answers, published, svg
 
 LINK_ID = "jaxci-findings-link"
 COLOURS = {"cpu": "#1f77b4", "gpu": "#ff7f0e"}
 PALETTE = {"cpu": ["#1f77b4", "#17becf", "#9467bd", "#2ca02c"], "gpu": ["#ff7f0e", "#d62728", "#8c564b", "#e377c2"]}
-CSS = """body{font-family:sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
-figure{display:inline-block;margin:.5em;border:1px solid #ddd;padding:.3em;vertical-align:top}
-figcaption{font-size:.85em;color:#555;max-width:560px}
-table{border-collapse:collapse;font-size:.8em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 5px;text-align:left}
-th{background:#f3f3f3}code{background:#f5f5f5}.predicted{color:#666;font-style:italic}"""
+PUBLISHED = {"CPU runner": "#08306b", "T4 runner": "#7f2704"}
+CSS = """body{font-family:sans-serif;margin:0 auto;max-width:1240px;padding:0 1em;color:#222;font-size:15px}
+nav{font-size:.9em;margin:.6em 0}h1{font-size:1.5em;margin:.3em 0}h2{margin-top:1.4em}
+.headline{font-weight:bold;margin:.3em 0 .6em}
+figure{display:inline-block;margin:.5em;border:1px solid #ddd;padding:.3em;vertical-align:top;max-width:100%;overflow-x:auto}
+figcaption{font-size:.9em;color:#444;max-width:740px}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 5px;text-align:left;vertical-align:top}
+th{background:#f3f3f3}code{background:#f5f5f5}
+table.answers{width:100%;font-size:.9em}table.answers td:nth-child(1){width:1.5em}table.answers td:nth-child(2){width:11em}
+table.answers td:nth-child(4){width:16em}.answers h3{margin:.5em 0 .2em;font-size:1.05em}
+.st-measured{color:#1a6b1a;font-weight:bold}.st-predicted{color:#8a5a00;font-style:italic}.st-nm{color:#777}"""
+
+
+def _published_points(report) -> list:
+    path = report_incidents_path()
+    return published.points(path.read_text(encoding="utf-8")) if path.is_file() else []
+
+
+def report_incidents_path() -> Path:
+    from jaxci.report.build import INCIDENTS
+
+    return Path(INCIDENTS)
+
+
+def _crossing_caption(items) -> str:
+    measured = [c for c in items if c.kind != cx.NOT_MEASURED]
+    if not measured:
+        return "Crossing of the cpu and gpu lines: none computed, no gpu line at two or more sizes (the lines drawn are measured)."
+    return "Crossing of the cpu and gpu lines (measured): " + "; ".join(
+        f"{c.dtype} ({c.cpu_machine if c.cpu_machine == c.gpu_machine else c.cpu_machine + ' cpu / ' + c.gpu_machine + ' gpu'}): "
+        f"{c.answer()}" for c in measured) + "."
 
 
 def time_vs_size(report) -> list[tuple[str, str, str]]:
-    """(id, svg, caption) per kernel with a size axis: cpu and gpu lines per dtype per machine, crossings marked."""
+    """(id, svg, caption) per kernel with a size axis: cpu and gpu lines per dtype per machine, crossings marked,
+    published incident figures for the same kernel drawn as hollow diamonds."""
     timed = [r for r in report.records if is_timing(r) and r.ok and isinstance(r.params.get("n"), (int, float))
              and {"dtype", "device"} <= r.params.keys()]
+    pub = _published_points(report)
     out = []
     kernels = group(timed, lambda r: (r.benchmark, case_of(r)))
     multi = len(report.machines) > 1
@@ -36,31 +65,48 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
     for i, ((bench, case), recs) in enumerate(sorted(kernels.items(), key=str)):
         series = []
         for (machine, device, dtype), line in sorted(group(recs, lambda r: (r.machine, r.params["device"], r.params["dtype"])).items()):
-            label = f"{machine[:14] + ' ' if multi else ''}{device} {dtype}"
+            label = f"{machine + ' ' if multi else ''}{device} {dtype}"
             colours = PALETTE.get(device, ["#7f7f7f"])
             colour = colours[shade.get(machine, 0) % len(colours)]
             series.append((label, colour, dtype == "float64", [(r.params["n"], r.value) for r in line]))
-        marks = [(c.n, f"{c.dtype}{'' if c.cpu_machine == c.gpu_machine else ' ' + c.cpu_machine[:10] + ' cpu'} n≈{c.n:,.0f}") for c in report.crossovers
-                 if c.benchmark == bench and c.case == case and c.kind == cx.CROSSING]
+        refs = []
+        mine = published.for_kernel(pub, bench, case)
+        for column in published.COLUMNS:
+            pts = [(p.n, p.seconds) for p in mine if p.column == column]
+            if pts:
+                dtype = {p.dtype for p in mine}.pop()
+                refs.append((f"published {column}, {dtype} (incidents.md)", PUBLISHED[column], pts))
+        items = [c for c in report.crossovers if c.benchmark == bench and c.case == case]
+        marks = [(c.n, f"{c.dtype}{'' if c.cpu_machine == c.gpu_machine else ' ' + c.cpu_machine + ' cpu'} n≈{c.n:,.0f}")
+                 for c in items if c.kind == cx.CROSSING]
         title = case_label(bench, case).replace(".time_warm", "")
-        caption = "; ".join(f"{c.dtype} ({c.cpu_machine if c.cpu_machine == c.gpu_machine else c.cpu_machine + ' cpu / ' + c.gpu_machine + ' gpu'}): {c.answer()}" for c in report.crossovers
-                            if c.benchmark == bench and c.case == case) or "no crossover computed"
-        out.append((f"size-{i}", svg.loglog(title, series, marks), caption))
+        caption = _crossing_caption(items)
+        if refs:
+            caption += (" Hollow diamonds: published incident timings (docs/reference/incidents.md), a reference drawn "
+                        "beside our measurements, never measured here.")
+        out.append((f"size-{i}", svg.loglog(title, series, marks, references=refs), caption))
     if not out:
         out.append(("size-none", svg.empty("time vs size"), "no size-swept timings in these results"))
     return out
 
 
+DEVICE_COLOURS = {"cpu": COLOURS["cpu"], "gpu": COLOURS["gpu"], "host": "#2ca02c"}
+
+
 def fp64_bars(report) -> tuple[str, str]:
-    items = [(f"{s.machine[:10]} {s.device} {s.kernel.split('.')[0]} {s.kernel.split(' ', 1)[1] if ' ' in s.kernel else s.kernel.split('.')[1]}",
-              s.ratio, COLOURS.get(s.device, "#2ca02c")) for s in report.fp64_summary]
-    return svg.bars("FP64 penalty: float64 / float32 time (largest size)", items, "ratio", reference=1.0), \
-        "Bars above the dashed line (ratio 1) mean float64 is slower. " + (
-            "" if any(s.device == "gpu" for s in report.fp64_summary) else "gpu: not measured.")
+    items = [(f"{s.kernel.replace('.time_warm', '')} ({s.machine}, {s.device})", s.ratio, DEVICE_COLOURS.get(s.device, "#7f7f7f"))
+             for s in report.fp64_summary]
+    legend = [(f"device {d}", c) for d, c in DEVICE_COLOURS.items() if any(s.device == d for s in report.fp64_summary)]
+    body = svg.hbars("FP64 penalty: float64 time / float32 time at the largest size", items, "float64 / float32 time",
+                     legend=legend, reference=(1.0, "1 = no penalty"))
+    gpu = any(s.device == "gpu" for s in report.fp64_summary)
+    return body, "Bars right of the dashed line (ratio 1) mean float64 is slower (measured)." + (
+        "" if gpu else " No gpu bar: no GPU in these results.")
 
 
 def concurrency_grids(report) -> list[tuple[str, str, str]]:
     out = []
+    legend = [("every worker finished (slowdown beside)", "#b7e4b0"), ("workers died", "#f4b0a8"), ("skipped / not measured", "#eee")]
     for i, ((machine, device), cells) in enumerate(sorted(group(report.concurrency, lambda c: (c.machine, c.device)).items())):
         rows = sorted({c.policy for c in cells})
         cols = sorted({c.n_workers for c in cells})
@@ -69,10 +115,11 @@ def concurrency_grids(report) -> list[tuple[str, str, str]]:
             colour = "#b7e4b0" if c.status == "ok" else "#f4b0a8" if c.status.endswith("died") or c.status == "failed" else "#eee"
             slow = c.values.get("slowdown")
             table[(c.policy, c.n_workers)] = (c.status + (f" x{slow:.2g}" if slow is not None else ""), colour)
-        out.append((f"concurrency-{i}", svg.grid(f"{machine} {device}: outcome by policy (rows) and N workers", rows, cols, table),
-                    "green: every worker finished (with its slowdown); red: workers died"))
+        out.append((f"concurrency-{i}", svg.grid(f"{machine} {device}: outcome by memory policy and N workers", rows, cols, table, legend),
+                    "Rows: memory policies; columns: N kernels at once (measured)."))
     if not out:
-        out.append(("concurrency-none", svg.empty("concurrency outcome grid"), "no concurrency suite results"))
+        out.append(("concurrency-none", svg.empty("concurrency outcome grid", "not measured: no concurrency suite results"),
+                    "No concurrency suite results."))
     return out
 
 
@@ -83,19 +130,24 @@ def cost_bars(report) -> tuple[str, str]:
             items.append((f"{c.family}{' (predicted)' if c.label == 'predicted' else ''}", c.job_dollars,
                           "#1f77b4" if c.label == "measured" else "#bbbbbb"))
     missing = [c.family for c in report.costs if c.job_dollars is None]
-    return svg.bars("Cost of one bench job per family (US$)", items, "dollars"), \
-        "blue: measured on that family; grey: predicted (same suite wall time as a measured machine of the same kind)." + \
-        (f" Not predicted: {', '.join(missing)}." if missing else "")
+    legend = [(lab, col) for lab, col in (("measured on that family", "#1f77b4"), ("predicted", "#bbbbbb"))
+              if any(c == col for *_, c in items)]
+    return svg.hbars("Cost of one bench job per family (US$)", items, "US$ per job", legend=legend, fmt_value="${:.3f}"), \
+        "Predicted: the suite wall time of a measured machine of the same kind, at this family's price." + \
+        (f" No cost for: {', '.join(missing)}." if missing else "")
 
 
 def _md_inline(text: str) -> str:
-    text = escape(text)
+    text = escape(text, quote=False)
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", text)
+    text = re.sub(r"\[([^\]]+)\]\((#[\w\-]+)\)", r'<a href="\2">\1</a>', text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", text)
+    return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<i>\1</i>", text)
 
 
 def markdown_to_html(md: str) -> str:
-    """Just enough markdown for what findings.py writes: headings, tables, bullets, paragraphs."""
+    """Just enough markdown for what findings.py writes: headings (with GitHub's anchors), tables, bullets,
+    paragraphs, code, bold, italics and in-page links."""
     out, rows, items = [], [], []
 
     def flush():
@@ -118,7 +170,8 @@ def markdown_to_html(md: str) -> str:
         flush()
         if line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level + 1}>{_md_inline(line.lstrip('#').strip())}</h{level + 1}>")
+            title = line.lstrip("#").strip()
+            out.append(f'<h{level + 1} id="{answers.slug(title)}">{_md_inline(title)}</h{level + 1}>')
         elif line.strip():
             out.append(f"<p>{_md_inline(line)}</p>")
     flush()
@@ -129,47 +182,111 @@ def _figure(fid: str, body: str, caption: str) -> str:
     return f'<figure class="jaxci-figure" id="{fid}">{body}<figcaption>{escape(caption)}</figcaption></figure>'
 
 
+def _status(status: str) -> str:
+    cls = "st-measured" if status.startswith("measured") else "st-predicted" if status.startswith("predicted") else "st-nm"
+    return f'<span class="{cls}">{_md_inline(status)}</span>'
+
+
+def answers_html(report) -> str:
+    """The answer sheets as HTML tables (status coloured), one per machine with results."""
+    parts = []
+    for s in answers.sheets(report):
+        rows = "".join(f"<tr><td>{a.q}</td><td>{escape(a.question)}</td><td>{_md_inline(a.answer)}</td>"
+                       f"<td>{_status(a.status)}</td><td><a href=\"{a.evidence}\">evidence</a></td></tr>" for a in s.answers)
+        parts.append(f'<h3 id="{answers.slug(s.title)}">{_md_inline(s.title)}</h3><table class="answers"><tr><th>#</th>'
+                     f"<th>question</th><th>answer</th><th>status</th><th></th></tr>{rows}</table>")
+    return "\n".join(parts) or "<p>No machine with results.</p>"
+
+
+def _split(findings: str) -> tuple[str, str]:
+    """findings.md -> (guidance and extra sections, evidence); the answers are rendered from the sheets."""
+    g = findings.find("\n## Guidance per lecture type")
+    e = findings.find("\n## Evidence: machines and runs")
+    if g < 0 or e < 0:
+        return "", findings
+    return findings[g:e], findings[e:]
+
+
 def render(report, findings: str, guidance: str) -> str:
     size = "".join(_figure(*f) for f in time_vs_size(report))
     fp64 = _figure("fp64", *fp64_bars(report))
     conc = "".join(_figure(*f) for f in concurrency_grids(report))
     cost = _figure("cost", *cost_bars(report))
+    middle, evidence = _split(findings)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>jax-ci-bench findings</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{CSS}</style></head><body>
-<p><a href="../index.html">← asv benchmarks</a> · <a href="findings.md">findings.md</a> · <a href="guidance.md">guidance.md</a>
-· <a href="report.json">report.json</a></p>
-<h1>jax-ci-bench findings</h1>
-<p>Generated {escape(report.generated)} from <code>{escape(report.results_dir)}</code>. Machines: {escape(", ".join(sorted(report.machines)) or "none")}.</p>
-<h2>Time vs size per kernel</h2>
-<p>Blues: cpu, oranges/reds: gpu (one shade per machine); solid: float32, dashed: float64; red lines: measured crossings (log interpolation).</p>
+<nav><a href="../index.html">← asv benchmarks</a> · <a href="#guidance-per-lecture-type">guidance</a> · <a href="#figures">figures</a>
+· <a href="#evidence-machines-and-runs">evidence</a> · <a href="findings.md">findings.md</a> · <a href="guidance.md">guidance.md</a>
+· <a href="report.json">report.json</a></nav>
+<h1>jax-ci-bench findings: the seven questions, answered per machine</h1>
+<p class="headline">{escape(answers.headline(report))}</p>
+<section id="answers" class="answers">{answers_html(report)}</section>
+<p>Generated {escape(report.generated)} from <code>{escape(report.results_dir)}</code>. Status: <span class="st-measured">measured</span>
+on the machine in the heading (JAX version, date, commit under <a href="#evidence-machines-and-runs">evidence</a>);
+<span class="st-predicted">predicted from</span> the model's inputs; <span class="st-nm">not measured</span>, with the run that would measure it.</p>
+<section id="guidance">{markdown_to_html(middle)}</section>
+<h2 id="figures">Figures</h2>
+<p>Time vs size: blues cpu, oranges/reds gpu (one shade per machine); solid float32, dashed float64; dots are measured
+medians; hollow diamonds are published incident figures (a reference, not our measurement); red lines: measured crossings.</p>
 <section id="figures-size">{size}</section>
-<h2>FP64 penalty</h2><section id="figures-fp64">{fp64}</section>
-<h2>Concurrency outcome</h2><section id="figures-concurrency">{conc}</section>
-<h2>Cost per family</h2><section id="figures-cost">{cost}</section>
-<hr><section id="findings">{markdown_to_html(findings)}</section>
-<hr><section id="guidance">{markdown_to_html(guidance)}</section>
+<h3>FP64 penalty</h3><section id="figures-fp64">{fp64}</section>
+<h3>Concurrency outcome</h3><section id="figures-concurrency">{conc}</section>
+<h3>Cost per family</h3><section id="figures-cost">{cost}</section>
+<section id="findings">{markdown_to_html(evidence)}</section>
 </body></html>
 """
 
 
-def link_from_asv_index(html_dir: Path) -> str:
-    """Add one link to findings/ into asv's index.html; returns what happened (asv publish rewrites the file)."""
+NOTICE_ID = "jaxci-offline-note"
+GRID_NOTE_ID = "jaxci-grid-note"
+
+
+def _commits(report) -> int:
+    return len({r.commit for r in report.records})
+
+
+def link_from_asv_index(html_dir: Path, report=None) -> str:
+    """Add a link to findings/ into asv's index.html (once), a note on the summary grid when the results hold one
+    commit, and a link plus an explanation in asv's error.html (where index.html sends a browser whose CDN scripts
+    cannot load). Returns what happened (asv publish rewrites these files)."""
     index = html_dir / "index.html"
     if not index.is_file():
         return f"{index} not found: run `asv publish` first, then `jaxci report` again to link the page"
     text = index.read_text(encoding="utf-8")
-    if f'id="{LINK_ID}"' in text:
-        return "link already present"
-    link = (f'<li><p class="navbar-text"><a id="{LINK_ID}" class="navbar-link" href="findings/index.html">'
-            f'Findings</a></p></li>')
-    anchor = '<ul class="nav navbar-nav navbar-left">'
-    if anchor in text:
-        text = text.replace(anchor, anchor + link, 1)
+    done = []
+    if f'id="{LINK_ID}"' not in text:
+        link = (f'<li><p class="navbar-text"><a id="{LINK_ID}" class="navbar-link" href="findings/index.html">'
+                f'Findings</a></p></li>')
+        if report is not None and _commits(report) == 1:
+            link += (f'<li><p class="navbar-text" id="{GRID_NOTE_ID}" style="font-size:12px;max-width:420px;line-height:1.2;margin-top:8px">'
+                     "One commit in these results: each grid thumbnail is a single point (asv draws history across commits). "
+                     "Open a benchmark and pick a param such as n as the x-axis, or read the Findings.</p></li>")
+        anchor = '<ul class="nav navbar-nav navbar-left">'
+        if anchor in text:
+            text = text.replace(anchor, anchor + link, 1)
+        else:
+            text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + f'<p><a id="{LINK_ID}" href="findings/index.html">Findings</a></p>', text, count=1)
+        index.write_text(text, encoding="utf-8")
+        done.append("link added")
     else:
-        text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + f'<p><a id="{LINK_ID}" href="findings/index.html">Findings</a></p>', text, count=1)
-    index.write_text(text, encoding="utf-8")
-    return "link added"
+        done.append("link already present")
+    error = html_dir / "error.html"
+    if error.is_file():
+        etext = error.read_text(encoding="utf-8")
+        if f'id="{NOTICE_ID}"' not in etext:
+            note = (f'<div id="{NOTICE_ID}" style="border:2px solid #c60;padding:.8em;margin:1em 0;font-family:sans-serif">'
+                    "<p><b>Why this page:</b> asv's pages load jQuery, flot, bootstrap and three small libraries from public CDNs "
+                    "(code.jquery.com, cdnjs.cloudflare.com, cdn.jsdelivr.net). This browser could not load them: it is offline, "
+                    "or third-party scripts are blocked. They are needed once per browser cache; the published GitHub Pages site "
+                    "and <code>asv preview</code> work wherever those CDNs are reachable.</p>"
+                    '<p><b>No network needed:</b> <a id="jaxci-error-findings" href="findings/index.html">the findings page</a> '
+                    "(answers, figures, evidence) and <a href=\"findings/findings.md\">findings.md</a>.</p></div>")
+            etext = re.sub(r"(<body[^>]*>)", lambda m: m[1] + note, etext, count=1)
+            error.write_text(etext, encoding="utf-8")
+            done.append("error page explained")
+    return "; ".join(done)
 
 
 def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict) -> tuple[Path, str]:
@@ -179,4 +296,4 @@ def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict)
     (out / "guidance.md").write_text(guidance, encoding="utf-8")
     (out / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     (out / "index.html").write_text(render(report, findings, guidance), encoding="utf-8")
-    return out / "index.html", link_from_asv_index(Path(html_dir))
+    return out / "index.html", link_from_asv_index(Path(html_dir), report)

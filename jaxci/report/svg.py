@@ -1,120 +1,206 @@
-"""Tiny inline-SVG charts (log-log lines, bars, a labelled grid): no JavaScript, nothing fetched at view time."""
+"""Tiny inline-SVG charts (log-log lines, horizontal bars, a labelled grid): no JavaScript, nothing fetched.
+
+Readable by construction: 12-14 px text, at least three labelled ticks per log axis (1-2-5 steps when a range
+spans few decades), a marker on every point (so a one-point series is visible), a legend for every colour,
+and every label kept inside the drawing (widths estimated from the font size; long labels are shortened with
+"…" and kept whole in a tooltip).
+"""
 
 from __future__ import annotations
 
 import math
 from html import escape
 
-W, H = 600, 320
-L, R, T, B = 70, 200, 30, 45  # margins: the right one holds the legend
+W, H = 760, 360
+L, R, T, B = 78, 250, 36, 50  # margins: the right one holds the legend
+FONT = 13
+CHAR = 0.6  # average glyph width of sans-serif text, in em: used to keep labels inside the figure
+
+
+def text_width(text: str, size: float = FONT) -> float:
+    return len(text) * size * CHAR
+
+
+def fit(text: str, width: float, size: float = FONT) -> str:
+    """`text` shortened with … so that it fits `width` pixels at `size`."""
+    if text_width(text, size) <= width:
+        return text
+    keep = max(int(width / (size * CHAR)) - 1, 1)
+    return text[:keep] + "…"
 
 
 def _svg(body: str, title: str, width=W, height=H) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 {width} {height}" '
-            f'width="{width}" height="{height}" font-family="sans-serif" font-size="11">'
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 {width:.0f} {height:.0f}" '
+            f'width="{width:.0f}" height="{height:.0f}" font-family="sans-serif" font-size="{FONT}">'
             f'<title>{escape(title)}</title>{body}</svg>')
 
 
+def _title(title: str, width: float) -> str:
+    shown = fit(title, width - 20, 15)
+    return f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-weight="bold" font-size="15">{escape(shown)}</text>'
+
+
 def empty(title: str, message: str = "not measured") -> str:
-    body = (f'<rect x="1" y="1" width="{W - 2}" height="{H - 2}" fill="#fafafa" stroke="#ccc"/>'
-            f'<text x="{W / 2}" y="{T}" text-anchor="middle" font-weight="bold">{escape(title)}</text>'
-            f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle" fill="#888" font-size="14">{escape(message)}</text>')
+    body = (f'<rect x="1" y="1" width="{W - 2}" height="{H - 2}" fill="#fafafa" stroke="#ccc"/>' + _title(title, W) +
+            f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle" fill="#666" font-size="15">{escape(fit(message, W - 40, 15))}</text>')
     return _svg(body, f"{title}: {message}")
 
 
-def _ticks(lo: float, hi: float):
-    return [10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+def log_ticks(lo: float, hi: float, minimum: int = 3) -> list[float]:
+    """Ticks inside [lo, hi]: decades, else 1-2-5 steps, else every integer step, until there are `minimum`."""
+    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    eps = 1e-9 * hi
+    for steps in ((1,), (1, 2, 5), tuple(range(1, 10)), tuple(m / 10 for m in range(10, 100))):
+        ticks = [float(f"{m * 10.0 ** k:.6g}") for k in range(k0, k1 + 1) for m in steps if lo - eps <= m * 10.0 ** k <= hi + eps]
+        if len(ticks) >= minimum:
+            return ticks
+    return ticks
 
 
-def _fmt(v: float) -> str:
-    if v >= 1e6 or v < 1e-2:
-        return f"1e{round(math.log10(v))}" if v > 0 and abs(math.log10(v) - round(math.log10(v))) < 1e-9 else f"{v:.0e}"
+def fmt(v: float) -> str:
+    """1e6, 2e-5, 300, 0.05: short labels for log ticks."""
+    if v >= 1e5 or v < 1e-2:
+        e = math.floor(math.log10(v) + 1e-9)
+        m = v / 10 ** e
+        return f"{m:.3g}e{e}" if abs(m - 1) > 1e-9 else f"1e{e}"
     return f"{v:g}"
 
 
-def loglog(title: str, series, markers=(), xlabel="n", ylabel="seconds") -> str:
-    """series: [(label, colour, dashed, [(x, y), ...])]; markers: [(x, label)] drawn as vertical lines."""
+def _legend(entries, x0: float, y0: float, width: float) -> list[str]:
+    """entries: [(label, colour, dashed, marker)] with marker "circle" | "diamond" | "rect" | None."""
+    out = []
+    for i, (label, colour, dashed, marker) in enumerate(entries):
+        y = y0 + 20 * i
+        dash = ' stroke-dasharray="5,3"' if dashed else ""
+        if marker == "rect":
+            out.append(f'<rect x="{x0}" y="{y - 6}" width="20" height="12" fill="{colour}"/>')
+        else:
+            if marker != "diamond":
+                out.append(f'<line x1="{x0}" x2="{x0 + 20}" y1="{y}" y2="{y}" stroke="{colour}" stroke-width="2"{dash}/>')
+            out.append(_marker(x0 + 10, y, colour, marker or "circle"))
+        shown = fit(label, width - 28, 12)
+        out.append(f'<text x="{x0 + 26}" y="{y + 4}" font-size="12">{escape(shown)}'
+                   f'{"<title>" + escape(label) + "</title>" if shown != label else ""}</text>')
+    return out
+
+
+def _marker(x: float, y: float, colour: str, kind: str) -> str:
+    if kind == "diamond":
+        return (f'<path class="published" d="M{x:.1f},{y - 6:.1f} L{x + 6:.1f},{y:.1f} L{x:.1f},{y + 6:.1f} '
+                f'L{x - 6:.1f},{y:.1f} Z" fill="white" stroke="{colour}" stroke-width="2"/>')
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}"/>'
+
+
+def loglog(title: str, series, markers=(), xlabel="n", ylabel="seconds", references=()) -> str:
+    """series: [(label, colour, dashed, [(x, y), ...])] measured; references: [(label, colour, [(x, y)])] published
+    figures drawn as hollow diamonds (never joined to the measured lines); markers: [(x, label)] vertical lines."""
     pts = [(x, y) for *_, p in series for x, y in p if x > 0 and y > 0]
+    refs = [(x, y) for *_, p in references for x, y in p if x > 0 and y > 0]
     if not pts:
         return empty(title)
-    xs, ys = [x for x, _ in pts] + [x for x, _ in markers if x > 0], [y for _, y in pts]
-    x0, x1 = min(xs) / 1.5, max(xs) * 1.5
+    xs = [x for x, _ in pts + refs] + [x for x, _ in markers if x > 0]
+    ys = [y for _, y in pts + refs]
+    x0, x1 = min(xs) / 1.6, max(xs) * 1.6
     y0, y1 = min(ys) / 2, max(ys) * 2
-    px = lambda x: L + (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) * (W - L - R)
-    py = lambda y: H - B - (math.log10(y) - math.log10(y0)) / (math.log10(y1) - math.log10(y0)) * (H - T - B)
-    out = [f'<text x="{(L + W - R) / 2}" y="18" text-anchor="middle" font-weight="bold">{escape(title)}</text>',
-           f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
-    for t in _ticks(x0, x1):
-        if x0 <= t <= x1:
-            out.append(f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{T}" y2="{H - B}" stroke="#eee"/>'
-                       f'<text x="{px(t):.1f}" y="{H - B + 14}" text-anchor="middle">{_fmt(t)}</text>')
-    for t in _ticks(y0, y1):
-        if y0 <= t <= y1:
-            out.append(f'<line x1="{L}" x2="{W - R}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#eee"/>'
-                       f'<text x="{L - 4}" y="{py(t) + 4:.1f}" text-anchor="end">{_fmt(t)}</text>')
-    out.append(f'<text x="{(L + W - R) / 2}" y="{H - 8}" text-anchor="middle">{escape(xlabel)} (log)</text>'
-               f'<text x="14" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 14 {(T + H - B) / 2})">'
-               f'{escape(ylabel)} (log)</text>')
+    pw, ph = W - L - R, H - T - B
+    px = lambda x: L + (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) * pw
+    py = lambda y: H - B - (math.log10(y) - math.log10(y0)) / (math.log10(y1) - math.log10(y0)) * ph
+    out = [_title(title, W - R + 60), f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>']
+    xt = log_ticks(x0, x1)
+    label_every = max(1, math.ceil(len(xt) * 48 / pw))  # about 48 px per x label
+    for i, t in enumerate(xt):
+        out.append(f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{T}" y2="{H - B}" stroke="#e6e6e6"/>')
+        if i % label_every == 0:
+            out.append(f'<text x="{px(t):.1f}" y="{H - B + 17}" text-anchor="middle">{fmt(t)}</text>')
+    yt = log_ticks(y0, y1)
+    label_every = max(1, math.ceil(len(yt) * 18 / ph))
+    for i, t in enumerate(yt):
+        out.append(f'<line x1="{L}" x2="{W - R}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#e6e6e6"/>')
+        if i % label_every == 0:
+            out.append(f'<text x="{L - 5}" y="{py(t) + 4:.1f}" text-anchor="end">{fmt(t)}</text>')
+    out.append(f'<text x="{L + pw / 2}" y="{H - 10}" text-anchor="middle">{escape(xlabel)} (log scale)</text>'
+               f'<text x="16" y="{T + ph / 2}" text-anchor="middle" transform="rotate(-90 16 {T + ph / 2})">'
+               f'{escape(ylabel)} (log scale)</text>')
     for k, (x, label) in enumerate(markers):
-        out.append(f'<g class="crossing"><line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{T}" y2="{H - B}" stroke="#c00" '
-                   f'stroke-width="1.5"/><text x="{px(x) - 3:.1f}" y="{H - B - 6 - 13 * k}" fill="#c00" text-anchor="end" '
-                   f'font-size="10">{escape(label)}</text></g>')
-    for i, (label, colour, dashed, p) in enumerate(series):
+        lx, size = px(x), 12
+        label = fit(label, pw - 10, size)
+        right = lx + 4 + text_width(label, size) <= W - R - 4
+        anchor, tx = ("start", lx + 4) if right or lx - 4 - text_width(label, size) < L else ("end", lx - 4)
+        out.append(f'<g class="crossing"><line x1="{lx:.1f}" x2="{lx:.1f}" y1="{T}" y2="{H - B}" stroke="#c00" '
+                   f'stroke-width="1.5"/><text x="{tx:.1f}" y="{T + 16 + 15 * k}" fill="#c00" text-anchor="{anchor}" '
+                   f'font-size="{size}">{escape(label)}</text></g>')
+    legend = []
+    for label, colour, dashed, p in series:
         p = sorted((x, y) for x, y in p if x > 0 and y > 0)
         dash = ' stroke-dasharray="5,3"' if dashed else ""
         if len(p) > 1:
             path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in p)
             out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
-        out += [f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{colour}"/>' for x, y in p]
-        ly = T + 10 + 16 * i
-        out.append(f'<line x1="{W - R + 8}" x2="{W - R + 28}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="2"{dash}/>'
-                   f'<text x="{W - R + 32}" y="{ly + 4}" font-size="10">{escape(label[:30])}</text>')
+        out += [_marker(px(x), py(y), colour, "circle") for x, y in p]
+        legend.append((label + (" (one point)" if len(p) == 1 else ""), colour, dashed, "circle"))
+    for label, colour, p in references:
+        out += [_marker(px(x), py(y), colour, "diamond") for x, y in p if x > 0 and y > 0]
+        legend.append((label, colour, False, "diamond"))
+    rows = max(1, (H - T - 10) // 20)
+    if len(legend) > rows:
+        legend = legend[: rows - 1] + [(f"… {len(legend) - rows + 1} more (see the tables)", "#999", False, None)]
+    out += _legend(legend, W - R + 14, T + 8, R - 18)
     return _svg("".join(out), title)
 
 
-def bars(title: str, items, ylabel: str, reference: float | None = None) -> str:
-    """items: [(label, value, colour)]; a horizontal reference line (e.g. ratio 1) when given."""
+def hbars(title: str, items, xlabel: str, legend=(), reference: tuple | None = None, fmt_value="{:.3g}") -> str:
+    """Horizontal bars, labels on the left, values at the bar ends. items: [(label, value, colour)];
+    legend: [(label, colour)] for every colour used; reference: (value, label) drawn as a dashed line."""
     items = [(lab, v, c) for lab, v, c in items if v is not None]
     if not items:
         return empty(title)
-    width = max(W, L + 40 + 26 * len(items))
-    top = max([v for _, v, _ in items] + [reference or 0]) * 1.15 or 1.0
-    inner = H - T - B - 60
-    py = lambda v: T + inner - v / top * inner
-    bw = (width - L - 20) / len(items)
-    out = [f'<text x="{width / 2}" y="18" text-anchor="middle" font-weight="bold">{escape(title)}</text>',
-           f'<line x1="{L}" x2="{width - 10}" y1="{T + inner}" y2="{T + inner}" stroke="#999"/>',
-           f'<text x="14" y="{T + inner / 2}" text-anchor="middle" transform="rotate(-90 14 {T + inner / 2})">{escape(ylabel)}</text>']
+    lw = min(max(text_width(lab, 12) for lab, *_ in items) + 12, 300)
+    bar_h, top = 24, T + 10 + 20 * len(legend)
+    height = top + bar_h * len(items) + 46
+    right = W - 70
+    vmax = max([v for _, v, _ in items] + [reference[0] if reference else 0]) * 1.05 or 1.0
+    sx = lambda v: lw + v / vmax * (right - lw)
+    out = [_title(title, W)]
+    out += _legend([(lab, col, False, "rect") for lab, col in legend], 20, T + 6, W - 40)
     for k in range(5):
-        v = top * k / 4
-        out.append(f'<text x="{L - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.3g}</text>'
-                   f'<line x1="{L}" x2="{width - 10}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#eee"/>')
-    if reference is not None:
-        out.append(f'<line x1="{L}" x2="{width - 10}" y1="{py(reference):.1f}" y2="{py(reference):.1f}" '
-                   f'stroke="#c00" stroke-dasharray="4,3"/>')
+        v = vmax * k / 4
+        out.append(f'<line x1="{sx(v):.1f}" x2="{sx(v):.1f}" y1="{top - 4}" y2="{height - 40}" stroke="#e6e6e6"/>'
+                   f'<text x="{sx(v):.1f}" y="{height - 24}" text-anchor="middle">{fmt_value.format(v)}</text>')
+    out.append(f'<text x="{(lw + right) / 2:.1f}" y="{height - 6}" text-anchor="middle">{escape(xlabel)}</text>')
     for i, (label, value, colour) in enumerate(items):
-        x = L + i * bw + bw * 0.15
-        out.append(f'<rect class="bar" x="{x:.1f}" y="{py(value):.1f}" width="{bw * 0.7:.1f}" '
-                   f'height="{max(T + inner - py(value), 0.5):.1f}" fill="{colour}"><title>{escape(label)}: {value:.4g}</title></rect>'
-                   f'<text x="{x + bw * 0.35:.1f}" y="{T + inner + 8}" transform="rotate(50 {x + bw * 0.35:.1f} {T + inner + 8})" '
-                   f'font-size="9">{escape(label[:28])}</text>')
-    return _svg("".join(out), title, width=width)
+        y = top + bar_h * i
+        shown = fit(label, lw - 12, 12)
+        out.append(f'<text x="{lw - 6:.1f}" y="{y + 16}" text-anchor="end" font-size="12">{escape(shown)}<title>{escape(label)}</title></text>'
+                   f'<rect class="bar" x="{lw:.1f}" y="{y + 3}" width="{max(sx(value) - lw, 1):.1f}" height="{bar_h - 6}" '
+                   f'fill="{colour}"><title>{escape(label)}: {value:.4g}</title></rect>'
+                   f'<text x="{sx(value) + 4:.1f}" y="{y + 16}" font-size="12">{fmt_value.format(value)}</text>')
+    if reference is not None:
+        x = sx(reference[0])
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4}" y2="{height - 40}" stroke="#c00" stroke-dasharray="4,3"/>'
+                   f'<text x="{x + 4:.1f}" y="{top - 6}" fill="#c00" font-size="12">{escape(reference[1])}</text>')
+    return _svg("".join(out), title, height=height)
 
 
-def grid(title: str, rows, cols, cells) -> str:
+def grid(title: str, rows, cols, cells, legend=()) -> str:
     """cells: {(row, col): (text, colour)}; rows/cols: labels. Unmeasured cells read 'not measured'."""
     if not rows or not cols:
         return empty(title)
-    cw, ch, lw = 90, 26, 150
-    width, height = lw + cw * len(cols) + 10, T + 20 + ch * (len(rows) + 1)
-    out = [f'<text x="{width / 2}" y="18" text-anchor="middle" font-weight="bold">{escape(title)}</text>']
+    cw, ch = 120, 30
+    lw = min(max(text_width(str(r)) for r in rows) + 20, 220)
+    top = T + 10 + 20 * len(legend)
+    width = max(lw + cw * len(cols) + 10, text_width(title, 15) + 30, 360)
+    height = top + 24 + ch * len(rows) + 10
+    out = [_title(title, width)]
+    out += _legend([(lab, col, False, "rect") for lab, col in legend], 20, T + 6, width - 40)
+    out.append(f'<text x="{lw - 8}" y="{top + 14}" text-anchor="end" font-size="12" fill="#555">policy \\ N</text>')
     for j, c in enumerate(cols):
-        out.append(f'<text x="{lw + cw * j + cw / 2}" y="{T + 14}" text-anchor="middle">{escape(str(c))}</text>')
+        out.append(f'<text x="{lw + cw * j + cw / 2}" y="{top + 14}" text-anchor="middle">{escape(str(c))}</text>')
     for i, r in enumerate(rows):
-        y = T + 20 + ch * i
-        out.append(f'<text x="{lw - 6}" y="{y + 17}" text-anchor="end">{escape(str(r))}</text>')
+        y = top + 22 + ch * i
+        out.append(f'<text x="{lw - 8}" y="{y + 19}" text-anchor="end">{escape(fit(str(r), lw - 12))}</text>')
         for j, c in enumerate(cols):
             text, colour = cells.get((r, c), ("not measured", "#eee"))
             out.append(f'<rect class="cell" x="{lw + cw * j}" y="{y}" width="{cw - 2}" height="{ch - 2}" fill="{colour}"/>'
-                       f'<text x="{lw + cw * j + cw / 2}" y="{y + 17}" text-anchor="middle" font-size="10">{escape(text)}</text>')
+                       f'<text x="{lw + cw * j + cw / 2}" y="{y + 19}" text-anchor="middle" font-size="12">'
+                       f'{escape(fit(text, cw - 8, 12))}</text>')
     return _svg("".join(out), title, width=width, height=height)
