@@ -66,7 +66,8 @@ def main() -> int:
         check = subprocess.run(["git", "apply", "--check", str(Path(tmp) / "ci.diff")], cwd=root,
                                capture_output=True, text=True)
     kinds = sorted({f["kind"] for f in data["ci"]["findings"]})
-    print(f"lectures: {args.lectures} x {args.cells} cells; CI findings: {len(data['ci']['findings'])} ({', '.join(kinds)})")
+    print(f"lectures: {args.lectures} x {args.cells} cells; "
+          f"CI findings: {len(data['ci']['findings'])} ({', '.join(kinds)})")
     print(f"jaxci audit lectures + CI (fresh interpreter), {args.repeat} runs: median {statistics.median(times):.2f} s "
           f"(min {min(times):.2f}, max {max(times):.2f}); goal < 15 s")
     print(f"patch: git apply --check {'ok' if check.returncode == 0 else 'FAILED: ' + check.stderr.strip()}")

@@ -64,7 +64,8 @@ def test_findings_repository(static):
     timeout, = by_kind(r, "job-timeout")  # the preview job sets timeout-minutes: only publish is found
     assert timeout.where == ".github/workflows/publish.yml:8" and timeout.inputs["timeout_minutes"] == 99
     versions = {f.where: f for f in by_kind(r, "versions")}
-    assert "0.11.1" in versions["environment.yml:9"].message and "lectures/chaos.md" in versions["environment.yml:9"].reason
+    regressed = versions["environment.yml:9"]
+    assert "0.11.1" in regressed.message and "lectures/chaos.md" in regressed.reason
     assert "not pinned" in versions["environment.yml:10"].message
     cache, = by_kind(r, "compile-cache")
     assert cache.label == "not measured" and "pin-cpu: true" in cache.fix and "c7i.2xlarge" in cache.fix
@@ -120,7 +121,8 @@ def test_patch_applies_passes_actionlint_and_clears_its_findings(name, tmp_path,
     # comments and layout survive: only the named lines changed
     before_text = (FIX / name / ".github" / "workflows").glob("*.yml")
     for path in before_text:
-        old, new = path.read_text().splitlines(), (repo / ".github" / "workflows" / path.name).read_text().splitlines()
+        old = path.read_text().splitlines()
+        new = (repo / ".github" / "workflows" / path.name).read_text().splitlines()
         assert [line for line in old if line.lstrip().startswith("#")] == \
             [line for line in new if line.lstrip().startswith("#")]
     if name == "findings_gpu":
@@ -246,3 +248,55 @@ def test_generated_150_lecture_repository_is_audited(tmp_path):
     facts = lectures.audit_lectures(root)
     r = audit_ci(root, facts)
     assert len(facts) == 150 and {"spot", "job-timeout", "versions"} <= set(kinds(r))
+
+
+# ---- edit layouts: list labels without spot, an existing env block, a book without execute.timeout ----
+
+LIST_WORKFLOW = """name: Deploy
+on:
+  push:
+    branches: [main]
+jobs:
+  deploy:
+    runs-on:
+      - runs-on=${{ github.run_id }}
+      - family=g4dn.xlarge
+      - image=ubuntu24-gpu-x64
+    timeout-minutes: 60
+    env:
+      JAX_TRACEBACK_FILTERING: "off"  # kept as written
+    steps:
+      - run: sphinx-build -j 2 -b html lectures _build/html
+      - uses: actions/deploy-pages@v4
+"""
+
+
+def test_edits_for_list_labels_env_blocks_and_absent_cell_timeout(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "deploy.yml").write_text(LIST_WORKFLOW)
+    (repo / ".github" / "actionlint.yaml").write_text(
+        'self-hosted-runner:\n  labels: ["family=*", "image=*", "spot=*"]\n')
+    (repo / "_config.yml").write_text("execute:\n  execute_notebooks: force\n")
+    (repo / "requirements.txt").write_text("jupyter-book==1.0.4")  # no final newline
+    shutil.copytree(FIX / "clean" / "lectures", repo / "lectures")
+    facts = [dataclasses.replace(f, cpu_s=10.0, slowest_cell_s=45.0) for f in lectures.audit_lectures(repo)]
+    r = audit_ci(repo, facts)
+    assert kinds(r) == ["cell-timeout", "compile-cache", "memory-policy", "spot", "versions"]
+    patch = r.patch()
+    assert "+      - spot=false\n" in patch
+    assert '+      XLA_PYTHON_CLIENT_PREALLOCATE: "false"\n' in patch
+    assert "   execute_notebooks: force\n+  timeout: 180\n" in patch  # 45 s x 3, rounded up to a minute
+    pins = read_pins("cpu")
+    assert f"+jax[cuda13]=={pins['jax']}" in patch  # the build stays on a GPU: the CUDA wheels
+    if GIT and ACTIONLINT.exists():
+        subprocess.run([GIT, "init", "-q", str(repo)], check=True)
+        (tmp_path / "p.diff").write_text(patch)
+        subprocess.run([GIT, "apply", str(tmp_path / "p.diff")], cwd=repo, check=True)
+        lint = subprocess.run([str(ACTIONLINT), ".github/workflows/deploy.yml"], cwd=repo, capture_output=True,
+                              text=True)
+        assert lint.returncode == 0, lint.stdout
+        assert "# kept as written" in (repo / ".github" / "workflows" / "deploy.yml").read_text()
+        assert (repo / "requirements.txt").read_text().startswith("jupyter-book==1.0.4\n")
+        after = audit_ci(repo, facts)
+        assert kinds(after) == ["compile-cache"]

@@ -148,6 +148,12 @@ def _first_key_insert(doc, path, lines) -> ed.Edit | None:
     return ed.insert_into_mapping(doc, path, lines)
 
 
+def _job_insert(job, lines) -> ed.Edit | None:
+    """New job keys go right after `runs-on` (else first in the job), keeping comments with their keys."""
+    return ed.insert_after_entry(job.doc, ("jobs", job.id, "runs-on"), lines) or \
+        ed.insert_into_mapping(job.doc, ("jobs", job.id), lines)
+
+
 def _replace_value(doc, path, new: str) -> ed.Edit | None:
     node = doc.node(*path)
     if not isinstance(node, yaml.ScalarNode) or node.start_mark.line != node.end_mark.line:
@@ -295,7 +301,7 @@ class _Audit:
         margin = float(self.defaults["timeout_margin"].value) if self.defaults.get("timeout_margin") else 1.5
         build, label, basis = self._build_minutes(job)
         minutes = math.ceil((overhead + build) * margin)
-        edit = _first_key_insert(job.doc, ("jobs", job.id), [f"timeout-minutes: {minutes}"])
+        edit = _job_insert(job, [f"timeout-minutes: {minutes}"])
         self.add(Finding(JOB_TIMEOUT, job.where, f"job `{job.id}` sets no timeout-minutes (GitHub's default: 360)",
                          "a hung cell or a failed notebook re-executed by every builder burns runner time until "
                          "GitHub stops the job after 6 hours", label,
@@ -369,10 +375,11 @@ class _Audit:
         lines = [f"{k}: {_yaml_quote(v)}" for k, v in env.items()]
         edit = _first_key_insert(job.doc, ("jobs", job.id, "env"), lines) if isinstance(
             job.doc.node("jobs", job.id, "env"), yaml.MappingNode) else \
-            _first_key_insert(job.doc, ("jobs", job.id), ["env:"] + ["  " + x for x in lines])
+            _job_insert(job, ["env:"] + ["  " + x for x in lines])
         self.add(Finding(MEMORY, where, f"job `{job.id}` runs {n} notebook kernels at once on GPU family {family} "
-                         f"with no XLA memory variable ({evidence.split(' ', 1)[1]})", "under JAX's default each kernel tries to preallocate 75% "
-                         "of the GPU: a later kernel is left short and dies without a traceback (incident 3)",
+                         f"with no XLA memory variable ({evidence.split(' ', 1)[1]})",
+                         "under JAX's default each kernel tries to preallocate 75% of the GPU: a later kernel is "
+                         "left short and dies without a traceback (incident 3)",
                          "policy", f"`jaxci env --kernels {n} --machine {family}`: {policy} ({why})",
                          {"kernels": n, "device_mib": device, "env": env}, [edit] if edit else [], job.where))
 
@@ -393,7 +400,7 @@ class _Audit:
     def cache(self, job) -> None:
         if not self.jax or "JAX_COMPILATION_CACHE_DIR" in job.env or job.uses_action("jax-env"):
             return
-        gpu = tier.is_gpu(job.label, self.catalogue)
+        gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
         comp = [(f.compile_gpu_s if gpu and f.compile_gpu_s is not None else f.compile_cpu_s) for f in self.jax]
         if comp and all(c is not None for c in comp):
             saving, label = f"up to {sum(comp):,.1f} s per build: the measured compile seconds of the " \
@@ -403,7 +410,7 @@ class _Audit:
         family = (job.label.family or "").split("+")[0] if job.label and job.label.kind == "runs-on" else None
         n, _ = parallelism(job, self.catalogue)
         if self._moving(job):
-            gpu, family = False, self.label_changes[job.where]["family"]
+            family = self.label_changes[job.where]["family"]
         use = ("- uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<full commit sha>\n  with: {"
                + ", ".join(x for x in (f"concurrency: {n or 1}", f"machine: {family}" if family else "",
                                        "pin-cpu: true" if not gpu else "") if x) + "}")
@@ -435,7 +442,8 @@ class _Audit:
                              else "policy", f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
         elif book.timeout_state == "absent" and slowest is not None and book.file.endswith("_config.yml") \
                 and slowest > 30:
-            edit = _first_key_insert(book.doc, ("execute",), [f"timeout: {target}"])
+            edit = ed.insert_after_entry(book.doc, ("execute", "execute_notebooks"), [f"timeout: {target}"]) or \
+                _first_key_insert(book.doc, ("execute",), [f"timeout: {target}"])
             self.add(Finding(CELL_TIMEOUT, book.where(book.mode_line), f"no execute.timeout: Jupyter Book's default "
                              f"of 30 s is below the slowest measured cell ({slowest:.1f} s)",
                              "the build fails on a cell that is merely slow", "measured",
@@ -491,12 +499,16 @@ class _Audit:
                     continue
                 where = env.files[0] if env.files else "(no environment file)"
                 edits = []
+                # a GPU build needs the CUDA wheels: plain `jax` would run every lecture on the CPU
+                extra = "[cuda13]" if name == "jax" and any(
+                    tier.is_gpu(j.label, self.catalogue) and not self._moving(j) for j in build_jobs) else ""
                 if pin and where.endswith(".txt"):
                     n = len((self.root / where).read_text(encoding="utf-8").splitlines())
-                    edits = [ed.insert(where, n + 1, [f"{name}=={pin}"])]
-                self.add(Finding(VERSIONS, where, f"{name} is not declared in {', '.join(env.files) or 'any environment file'}",
+                    edits = [ed.insert(where, n + 1, [f"{name}{extra}=={pin}"])]
+                files = ", ".join(env.files) or "any environment file"
+                self.add(Finding(VERSIONS, where, f"{name} is not declared in {files}",
                                  f"{len(self.jax)} lectures import JAX or numpyro; the version they run is whatever "
-                                 "the runner resolves that day", "static", f"declare {name}=={pin}" if pin
+                                 "the runner resolves that day", "static", f"declare {name}{extra}=={pin}" if pin
                                  else f"declare {name}", {"pin": pin}, edits))
                 continue
             bad = REGRESSED.get((name, req.version or ""))

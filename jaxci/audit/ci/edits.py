@@ -42,6 +42,26 @@ def insert_into_mapping(doc, path: tuple, lines: list[str]) -> Edit | None:
     return insert(doc.rel, first.start_mark.line + 1, [pad + text for text in lines])
 
 
+def _last_line_after(node) -> int:
+    """1-based line just after everything `node` spans (its last nested value included)."""
+    while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, yaml.MappingNode) else last
+    end = node.end_mark
+    return end.line + 1 if end.column == 0 else end.line + 2  # a block scalar ends at column 0 of the next line
+
+
+def insert_after_entry(doc, path: tuple, lines: list[str]) -> Edit | None:
+    """Insert `lines` as sibling entries right after the mapping entry at `path` (its key's indentation),
+    so comments written above other keys stay with them; None when the entry is absent or inline."""
+    key = doc.key_node(*path)
+    parent = doc.node(*path[:-1])
+    if key is None or not isinstance(parent, yaml.MappingNode) or parent.flow_style:
+        return None
+    pad = " " * key.start_mark.column
+    return insert(doc.rel, _last_line_after(doc.node(*path)), [pad + text for text in lines])
+
+
 def apply(texts: dict[str, str], edits: list[Edit]) -> dict[str, str]:
     """New text per file; edits on one file apply bottom-up so earlier line numbers stay valid.
     An edit whose old text is not on its line is skipped (the file changed since it was read)."""

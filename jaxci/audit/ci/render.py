@@ -36,7 +36,8 @@ def to_markdown(report: CIReport, patch: str | None = None) -> str:
         lines += ["| kind | where | finding | why | basis | patched |", "|---|---|---|---|---|---|"]
         for f in fixes:
             patched = "yes" if (f.edits or f.label_edit) else "no"
-            lines.append(f"| {f.kind} | `{f.where}` | {_cell(f.message)} | {_cell(f.reason)} | {f.label} | {patched} |")
+            lines.append(f"| {f.kind} | `{f.where}` | {_cell(f.message)} | {_cell(f.reason)} | {f.label} "
+                         f"| {patched} |")
         lines += ["", "### Fixes", ""]
         for f in fixes:
             head, _, body = f.fix.partition("\n")
@@ -51,7 +52,8 @@ def to_markdown(report: CIReport, patch: str | None = None) -> str:
         if t.rows:
             lines += ["| family | GPU | $/h | build min | $ per build | basis |", "|---|---|---|---|---|---|"]
             for r in t.rows:
-                lines.append(f"| {r['family']} | {'yes' if r['gpu'] else 'no'} | {_num(r['price_per_hour'], 'g', '-')} | "
+                lines.append(f"| {r['family']} | {'yes' if r['gpu'] else 'no'} | "
+                             f"{_num(r['price_per_hour'], 'g', '-')} | "
                              f"{_num(r['build_s'] and r['build_s'] / 60, '.1f')} | {_num(r['dollars'], '.3f', '-')} | "
                              f"{_cell(r['label'] + ': ' + r['basis'])} |")
             lines += ["", "Dollars: on-demand EC2 price, RunsOn licence not included."]
