@@ -36,6 +36,9 @@ def skip_reason(policy, device):
     """Why a (policy, device) combination cannot run here, or None. Decided without importing JAX."""
     if device == "cpu" and policy != "default":
         return "memory policies do nothing on the CPU backend: only 'default' runs on cpu"
+    chosen = os.environ.get("JAXCI_POLICIES")  # a short capture picks policies (scripts/gpu_capture.py)
+    if chosen and policy not in chosen.split(","):
+        return f"JAXCI_POLICIES={chosen}: policy {policy!r} not selected"
     if device == "gpu":
         from jaxci.nvml import gpu_present
 
@@ -64,7 +67,8 @@ def _measure(policy, device, policies, budget):
 
     runs = {"baseline": run(1)}
     for n in N_WORKERS:
-        runs[n] = run(n)
+        if n <= int(os.environ.get("JAXCI_MAX_WORKERS") or max(N_WORKERS)):  # a short capture stops early
+            runs[n] = run(n)
     return {"workload": kwargs, "runs": runs}
 
 
@@ -113,6 +117,8 @@ class Concurrency:
         if reason:
             raise NotImplementedError(reason)
         combo = measured[(policy, device)]["runs"]
+        if n_workers not in combo:
+            raise NotImplementedError(f"JAXCI_MAX_WORKERS={os.environ.get('JAXCI_MAX_WORKERS')}: n={n_workers} not run")
         self.run, self.baseline = combo[n_workers], combo["baseline"]
 
     def track_workers_died(self, measured, n_workers, policy, device):

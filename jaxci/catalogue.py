@@ -3,6 +3,11 @@
 Each catalogue figure is `{value, source}` or `{reason}`; here it becomes a `Figure` whose value is
 None when the catalogue gives a reason instead of a sourced number, so nothing downstream can mistake
 a missing figure for a measured or sourced one.
+
+Two kinds of machine: runner families (kind "runner", the default: what CI can ask for, cost and predict)
+and lab machines (kind "lab": a GPU lent for a short capture, e.g. an H200). A lab machine is never a
+runner family, so `load_catalogue()` returns runner families only; `load_catalogue(include_lab=True)`,
+`lab_machines()` and `machine_label()` are for registration, import and labelling ("lab: H200").
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 from jaxci import REPO_ROOT
 
 BACKENDS = ("cpu", "cuda13")
+KINDS = ("runner", "lab")
 
 
 class CatalogueError(ValueError):
@@ -43,6 +49,12 @@ class Machine:
     spot: str
     bench: bool
     figures: dict[str, Figure] = field(default_factory=dict)
+    kind: str = "runner"
+    label: str = ""  # lab machines: the short name the report shows after "lab: "
+
+    @property
+    def is_lab(self) -> bool:
+        return self.kind == "lab"
 
     def figure(self, key: str) -> Figure:
         return self.figures.get(key, Figure(None, reason=f"{key} is not in the catalogue"))
@@ -93,23 +105,56 @@ def _figure(path: Path, name: str, key: str, raw) -> Figure:
 
 
 _TEXT_KEYS = ("description", "runner", "image", "backend", "spot", "bench")
+# a lab machine is not asked for by a workflow: it needs no runner, image, spot or bench keys
+_LAB_KEYS = ("description", "backend", "label")
+_LAB_FIXED = {"runner": "lab", "image": "none", "spot": "never", "bench": False}
 
 
-def load_catalogue(directory: Path | None = None) -> dict[str, Machine]:
+def _machine(path: Path, name: str, entry: dict) -> Machine:
+    kind = entry.get("kind", "runner")
+    if kind not in KINDS:
+        raise CatalogueError(f"{path}: machines.{name}.kind must be one of {KINDS}, got {kind!r}")
+    required = _LAB_KEYS if kind == "lab" else _TEXT_KEYS
+    missing = [k for k in required if k not in entry]
+    if missing:
+        raise CatalogueError(f"{path}: machines.{name} lacks {', '.join(missing)}")
+    if entry["backend"] not in BACKENDS:
+        raise CatalogueError(f"{path}: machines.{name}.backend must be one of {BACKENDS}")
+    text = {k: entry[k] for k in _TEXT_KEYS if k in entry}
+    if kind == "lab":
+        clash = [k for k in _LAB_FIXED if k in entry]
+        if clash:
+            raise CatalogueError(f"{path}: machines.{name} is a lab machine: {', '.join(clash)} do not apply "
+                                 "(a lab machine is never a runner family)")
+        text.update(_LAB_FIXED)
+    plain = set(_TEXT_KEYS) | {"kind", "label"}
+    figures = {k: _figure(path, name, k, v) for k, v in entry.items() if k not in plain}
+    return Machine(name=name, figures=figures, kind=kind, label=str(entry.get("label", "")), **text)
+
+
+def load_catalogue(directory: Path | None = None, *, include_lab: bool = False) -> dict[str, Machine]:
+    """Runner families by name; with include_lab, lab machines too (registration, import, labels)."""
     path = (directory or env_matrix_dir()) / "machines.toml"
     data = _read_toml(path)
-    machines = {}
-    for name, entry in data.get("machines", {}).items():
-        missing = [k for k in _TEXT_KEYS if k not in entry]
-        if missing:
-            raise CatalogueError(f"{path}: machines.{name} lacks {', '.join(missing)}")
-        if entry["backend"] not in BACKENDS:
-            raise CatalogueError(f"{path}: machines.{name}.backend must be one of {BACKENDS}")
-        figures = {k: _figure(path, name, k, v) for k, v in entry.items() if k not in _TEXT_KEYS}
-        machines[name] = Machine(name=name, figures=figures, **{k: entry[k] for k in _TEXT_KEYS})
-    if not machines:
-        raise CatalogueError(f"{path}: no [machines.*] entries")
-    return machines
+    machines = {name: _machine(path, name, entry) for name, entry in data.get("machines", {}).items()}
+    if not any(not m.is_lab for m in machines.values()):
+        raise CatalogueError(f"{path}: no [machines.*] runner families")
+    return machines if include_lab else {n: m for n, m in machines.items() if not m.is_lab}
+
+
+def lab_machines(directory: Path | None = None) -> dict[str, Machine]:
+    """The lab machines of the catalogue (kind = "lab"): lent GPUs whose captures are committed."""
+    return {n: m for n, m in load_catalogue(directory, include_lab=True).items() if m.is_lab}
+
+
+def machine_label(name: str, catalogue: dict[str, Machine] | None = None) -> str:
+    """How a report names a results machine: "lab: H200" for a lab machine, else the machine name
+    (a runner family is its own name; a local machine keeps its local name)."""
+    catalogue = load_catalogue(include_lab=True) if catalogue is None else catalogue
+    entry = catalogue.get(name)
+    if entry is not None and entry.is_lab:
+        return f"lab: {entry.label or name}"
+    return name
 
 
 def catalogue_defaults(directory: Path | None = None) -> dict[str, Figure]:

@@ -10,6 +10,7 @@ import sys
 
 COMMANDS = {
     "machine": ("jaxci.machine", "register this machine with asv under a catalogue name"),
+    "import": ("jaxci.importer", "merge a GPU capture (scripts/gpu_capture.py) into results/<machine>/"),
     "report": ("jaxci.report.cli", "findings, guidance and the findings page from asv results"),
     "env": ("jaxci.envadvice", "recommended JAX/XLA environment for N kernels on one device"),
     "audit": ("jaxci.audit.cli", "which lectures of a repository belong on CPU (static, or --execute)"),

@@ -70,7 +70,7 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
     from asv.machine import Machine  # asv's own defaults for the standard fields
 
     gpus = nvml.gpus() if gpus is None else gpus
-    catalogue = load_catalogue()
+    catalogue = load_catalogue(include_lab=True)  # a lab machine (kind "lab") registers like a family
     warnings = []
     if local:
         machine_name("machine name", name)  # asv writes results/<name>/: one folder, git-ignored there
@@ -93,7 +93,7 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
 
     info = dict(Machine.get_defaults())
     info["machine"] = name
-    info["jaxci_kind"] = "local" if local else "catalogue"
+    info["jaxci_kind"] = "local" if local else ("lab" if catalogue[name].is_lab else "catalogue")
     info["jaxci_backend"] = backend_for(gpus)
     cores = physical_cores()
     info["cpu_cores"] = str(cores) if cores else "unknown"

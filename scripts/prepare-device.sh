@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Prepare, on a build machine with network, what a lent GPU machine lacks for scripts/gpu_capture.py:
+# cp312 manylinux wheels of asv and everything it needs, in .device/wheels (git-ignored, carried with the
+# working tree), plus .device/commit.json (the commit and its date: the copy sent to the device may hold
+# no .git). The device has Python 3.12, jax + CUDA 13 and numpyro, no network and no asv
+# (docs/gpu-capture.md). Run it again after a commit: commit.json names the commit being captured.
+#
+# usage: bash scripts/prepare-device.sh [PYTHON]     (PYTHON: any interpreter with pip; default python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${1:-python3}"
+DEST=.device/wheels
+ASV_PIN=$(grep -o '"asv==[^"]*"' pyproject.toml | tr -d '"')   # the asv the project pins (bench extra)
+[ -n "$ASV_PIN" ] || { echo "prepare-device: no asv==... pin found in pyproject.toml" >&2; exit 2; }
+
+rm -rf "$DEST"
+mkdir -p "$DEST"
+# --only-binary: the device cannot build anything; pip resolves asv's whole dependency closure for cp312.
+"$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$DEST" \
+    --python-version 3.12 --implementation cp --abi cp312 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
+    "$ASV_PIN"
+
+commit=$(git rev-parse HEAD)
+date=$(git show -s --format=%ct HEAD)
+dirty=$(git status --porcelain --untracked-files=no -- benchmarks jaxci scripts env_matrix asv.conf.json | wc -l)
+printf '{"commit": "%s", "date": %s, "dirty_files": %s}\n' "$commit" "$date" "$dirty" > .device/commit.json
+[ "$dirty" = 0 ] || echo "prepare-device: warning: $dirty tracked file(s) under benchmarks/ jaxci/ scripts/ env_matrix/ differ from $commit: commit first, or the capture times code that is not in the commit it names" >&2
+
+echo "prepare-device: $(ls "$DEST" | wc -l) wheels in $DEST ($(du -sh "$DEST" | cut -f1)); commit ${commit:0:12}"
+ls "$DEST"
