@@ -230,6 +230,7 @@ def load_results(results_dir: str | Path) -> ResultSet:
     out = ResultSet()
     meta = load_benchmarks_meta(results_dir, out.errors)
     folders: dict = {}  # machine name -> the folder it was first read from
+    found = []
     for mdir in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         files = sorted(f for f in mdir.glob("*.json") if f.name != "machine.json")
         try:
@@ -240,6 +241,9 @@ def load_results(results_dir: str | Path) -> ResultSet:
             if files:
                 out.errors.append(f"{mdir}: results skipped: machine.json unusable ({exc})")
             continue
+        found.append((mdir, files, info))
+    # a folder named as its machine keeps the name when another folder claims it too
+    for mdir, files, info in sorted(found, key=lambda f: (f[0].name != f[2]["machine"], f[0].name)):
         name = info["machine"]
         if name in out.machines:
             renamed = f"{name} (folder {mdir.name})"
@@ -287,13 +291,13 @@ def _suite_scales(res, path: str, errors: list[str]) -> dict:
 def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: list[str],
              scales: dict | None = None) -> list[Record]:
     keys = res.get_result_keys(meta) if meta is not None else set(res.get_all_result_keys())
-    keys = {k for k in keys if k.partition(".")[2] != SCALE_TRACK}
     scales = scales or {}
     if meta is not None:
         stale = set(res.get_all_result_keys()) - keys
         if stale:
             errors.append(f"{path}: {len(stale)} result(s) of benchmarks not in benchmarks.json or of an older "
                           f"benchmark version ignored (as asv publish does): {', '.join(sorted(stale)[:5])}")
+    keys = {k for k in keys if k.partition(".")[2] != SCALE_TRACK}  # run facts, read by _suite_scales
     jax_version, jax_source = _jax_version(res, facts.backend)
     date = _iso(res.date)
     out = []

@@ -47,6 +47,13 @@ class SynthResults:
         self.runs[machine].add_result({"name": name, "version": "1", "params": reprs}, result, duration=duration)
         return self
 
+    def record_scale(self, machine, scale, suites=None):
+        """Each suite's `track_scale` run fact (benchmarks/common.py: 1 = full, 0 = ci), as a real run writes it."""
+        for suite in suites or sorted({n.split(".")[0] for n in self.meta}):
+            self.add(machine, f"{suite}.track_scale", [], [], lambda: float(scale == "full"),
+                     unit="scale (0 = ci, 1 = full)", duration=0.0)
+        return self
+
     def save(self) -> Path:
         from asv import util
 

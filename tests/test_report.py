@@ -15,6 +15,7 @@ from jaxci.report.findings import findings_md, guidance_md
 from jaxci.report.page import LINK_ID, link_from_asv_index
 from jaxci.results import load_results
 from tests import synth
+from tests.asvutil import result_values
 
 
 @pytest.fixture(scope="module")
@@ -187,8 +188,127 @@ def test_report_on_ci_scale_run(ci_run, tmp_path):
     assert f"{machine}, JAX {read_pins('cpu')['jax']}" in md
     for s in report.fp64_summary:
         assert s.ratio > 0 and math.isfinite(s.ratio)
-    assert suites <= {r.suite for r in load_results(box.results).records}
+    # the scale was recorded by the run itself (JAXCI_SCALE=ci in the sandbox), not inferred
+    assert {r.scale for r in report.records} == {"ci"} and {"dense", "nuts", "notebooks"} <= suites
+    from asv.results import iter_results_for_machine
+
+    (res,) = iter_results_for_machine(str(box.results), machine)
+    stored = result_values(res, "dense.Dense.time_warm")[("'matmul'", "64", "'float64'", "'cpu'")]
+    (mine,) = [r for r in report.records if r.benchmark == "dense.Dense.time_warm"
+               and r.params == {"op": "matmul", "n": 64, "dtype": "float64", "device": "cpu"}]
+    assert mine.value == stored > 0  # the report's number is asv's stored median, not a copy of itself
     box.asv("publish")
     assert cli.main([str(box.results), "--html", str(box.html), "--out", str(tmp_path)]) == 0
     assert f'id="{LINK_ID}"' in (box.html / "index.html").read_text()
-    assert (box.html / "findings" / "index.html").is_file()
+    assert machine in (box.html / "findings" / "index.html").read_text()
+
+
+# --- issue 13: numbers you can trust ------------------------------------------------------------------
+
+def _one_file(results, machine):
+    (path,) = [p for p in (results / machine).iterdir() if p.name != "machine.json"]
+    return path
+
+
+def test_full_scale_run_is_labelled_full_even_with_skipped_cpu_cases(tmp_path):
+    """Point 1: a full-scale run skips cpu cases too (1-chain NUTS with a parallel method); the cost table's
+    scale comes from the recorded track_scale, not from skips (before: "measured (ci scale)")."""
+    s = synth.SynthResults(tmp_path).machine("c7i.2xlarge")
+    s.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", ["chain_method", "num_chains", "device"],
+          [["sequential", "parallel"], [1], ["cpu"]], lambda chain_method, **_: 5.0 if chain_method == "sequential" else math.nan)
+    s.record_scale("c7i.2xlarge", "full")
+    report = build(s.save())
+    (row,) = [c for c in report.costs if c.family == "c7i.2xlarge"]
+    assert row.scale == "full" and {r.scale for r in report.records} == {"full"}
+    assert "measured (full scale)" in findings_md(report)
+
+
+def test_ci_scale_never_replaces_full_and_is_warned_under_a_family_name(tmp_path):
+    """Point 2: a newer CI-scale run under a catalogue family's name is kept apart, never read as full."""
+    nuts = (["model", "device"], [["regression"], ["cpu"]])
+    full = synth.SynthResults(tmp_path, commit="a" * 40, date_ms=1_795_000_000_000).machine("c7i.2xlarge")
+    full.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", *nuts, lambda **_: 100.0).record_scale("c7i.2xlarge", "full").save()
+    ci = synth.SynthResults(tmp_path, commit="b" * 40, date_ms=1_796_000_000_000).machine("c7i.2xlarge")
+    results = ci.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", *nuts, lambda **_: 1.0).record_scale("c7i.2xlarge", "ci").save()
+    rs = load_results(results)
+    assert [(r.value, r.scale) for r in rs.latest()] == [(100.0, "full")]
+    assert any("CI-scale results under the catalogue family name 'c7i.2xlarge'" in e for e in rs.errors)
+    (row,) = [c for c in build(results).costs if c.family == "c7i.2xlarge"]
+    assert row.scale == "full" and row.suite_seconds == pytest.approx(1.0)  # the full run's duration, not the ci one's
+
+
+def test_gpu_faster_only_in_the_middle_is_said_and_not_pinned_to_cpu(tmp_path):
+    """Point 3: before, this set read "none in the measured range" and the guidance said the CPU is faster
+    at every size."""
+    s = synth.SynthResults(tmp_path).machine("g4dn.2xlarge", gpu="1 x Tesla T4", backend="cuda13")
+    gpu = {10: 2.0, 100: 0.5, 1000: 2.0}
+    s.add("g4dn.2xlarge", "loops.Scan.time_warm", ["n", "dtype", "device"], [[10, 100, 1000], ["float32"], ["cpu", "gpu"]],
+          lambda n, dtype, device: 1.0 if device == "cpu" else gpu[n])
+    report = build(s.save())
+    (c,) = report.crossovers
+    assert c.kind == cx.GPU_BAND and c.answer().startswith("GPU faster between n ≈ 32 and n ≈ 316")
+    guide = guidance_md(report)
+    assert "GPU faster between n ≈ 32 and n ≈ 316" in guide
+    assert "the CPU is faster at every measured size" not in guide
+
+
+def test_timeout_comes_only_from_whole_notebook_times(tmp_path):
+    """Point 8: the 4.9 s compile-only track no longer sets a ~15 s timeout; the skipped whole time is named."""
+    s = synth.SynthResults(tmp_path).machine("c7i.2xlarge")
+    s.add("c7i.2xlarge", "notebooks.NotebookSplit.track_compile_s", ["notebook", "device"], [["nuts_f64"], ["cpu"]],
+          lambda **_: 4.9)
+    s.add("c7i.2xlarge", "notebooks.Notebook.time_notebook", ["notebook", "device"], [["nuts_f64"], ["cpu"]],
+          lambda **_: math.nan)
+    guide = guidance_md(build(s.save()))
+    assert "Per-cell timeout: not measured" in guide and "14.7" not in guide and "15 s" not in guide
+
+
+def test_zero_and_inf_times_do_not_crash_and_json_is_strict(tmp_path):
+    """Point 9: 0.0 crashed the report (ZeroDivisionError), inf gave a "nan" ratio, report.json held bare NaN."""
+    s = synth.SynthResults(tmp_path).machine("g4dn.2xlarge", gpu="1 x Tesla T4", backend="cuda13")
+    vals = {("float32", "cpu"): 0.0, ("float64", "cpu"): 1.0, ("float32", "gpu"): math.inf, ("float64", "gpu"): math.inf}
+    s.add("g4dn.2xlarge", "dense.Dense.time_warm", ["op", "n", "dtype", "device"],
+          [["matmul"], [64, 128], ["float32", "float64"], ["cpu", "gpu"]], lambda op, n, dtype, device: vals[(dtype, device)])
+    s.add("g4dn.2xlarge", "notebooks.Notebook.time_notebook", ["notebook", "device"], [["a"], ["cpu", "gpu"]],
+          lambda notebook, device: 0.0 if device == "cpu" else 2.0)
+    results = s.save()
+    report = build(results)
+    assert report.fp64_summary == [] and all(r.ratio is None for r in report.fp64)
+    findings_md(report), guidance_md(report)
+    out = tmp_path / "out"
+    assert cli.main([str(results), "--out", str(out)]) == 0
+
+    def reject(token):
+        raise ValueError(f"bare {token} in report.json")
+
+    data = json.loads((out / "report.json").read_text(), parse_constant=reject)
+    assert all(r["ratio"] is None for r in data["fp64"])
+
+
+def test_short_value_list_is_warned_with_the_file(tmp_path):
+    """Point 10: a value list shorter than its params was read silently (the missing ones became "failed")."""
+    results = synth.gpu_set(tmp_path)
+    path = _one_file(results, "g4dn.2xlarge")
+    doc = json.loads(path.read_text())
+    cols = doc["result_columns"]
+    row = doc["results"]["dense.Dense.time_warm"]
+    row[cols.index("result")] = row[cols.index("result")][:3]
+    path.write_text(json.dumps(doc))
+    rs = load_results(results)
+    (warning,) = [e for e in rs.errors if "dense.Dense.time_warm" in e]
+    assert str(path) in warning and "3 value(s) for 20 param combinations" in warning
+    assert {r.machine for r in rs.records} == {"g4dn.2xlarge", "c7i.2xlarge"}
+
+
+def test_two_folders_with_one_machine_name_are_both_kept_and_warned(tmp_path):
+    """Point 10: before, the second folder's facts silently replaced the first's."""
+    import shutil
+
+    results = synth.gpu_set(tmp_path)
+    shutil.copytree(results / "c7i.2xlarge", results / "c7i-copy")
+    rs = load_results(results)
+    (warning,) = [e for e in rs.errors if "also used by" in e]
+    assert str(results / "c7i.2xlarge" / "machine.json") in warning and str(results / "c7i-copy" / "machine.json") in warning
+    assert set(rs.machines) == {"g4dn.2xlarge", "c7i.2xlarge", "c7i.2xlarge (folder c7i-copy)"}
+    n = sum(r.machine == "c7i.2xlarge" for r in rs.records)
+    assert n > 0 and sum(r.machine == "c7i.2xlarge (folder c7i-copy)" for r in rs.records) == n

@@ -248,13 +248,14 @@ class DeviceRatio:
 
 
 def device_ratios(records) -> list[DeviceRatio]:
-    """gpu/cpu time of warm timings that have a device but no size axis (whole notebooks, single kernels)."""
+    """gpu/cpu time of warm timings that have a device but no size axis (whole notebooks, single kernels).
+    A pair with a 0.0 or non-finite time has no ratio and is left out (`safe_ratio`), never a crash."""
     timed = [r for r in records if is_timing(r) and r.ok and "device" in r.params and "n" not in r.params]
     key = lambda r: (r.machine, r.benchmark, tuple(sorted((k, v) for k, v in r.params.items() if k != "device")))
     out = []
     for (machine, bench, params), recs in sorted(group(timed, key).items(), key=lambda kv: str(kv[0])):
         by = {r.params["device"]: r for r in recs}
-        if "cpu" in by and "gpu" in by:
+        if "cpu" in by and "gpu" in by and safe_ratio(by["gpu"].value, by["cpu"].value) is not None:
             out.append(DeviceRatio(machine, bench, params, by["cpu"].value, by["gpu"].value, by["gpu"].provenance(),
                                    _iqr(by["cpu"]), _iqr(by["gpu"])))
     return out
