@@ -36,7 +36,6 @@ HOW = {
     6: "add the machine to env_matrix/machines.toml with a sourced price, or run on a catalogue family",
     7: "run the notebooks suite (`asv run --bench '^notebooks\\.'`)",
 }
-TIMEOUT_FACTOR = 3
 
 
 def slug(heading: str) -> str:
@@ -126,6 +125,11 @@ def _crossing_words(items) -> list[str]:
             out.append(f"{_short(c.kernel)} {c.dtype}: GPU faster from n ≈ {c.n:,.0f}")
         elif c.kind == cx.GPU_ALWAYS:
             out.append(f"{_short(c.kernel)} {c.dtype}: GPU faster at every measured size (from n = {c.points[0][0]:,})")
+        elif c.kind == getattr(cx, "GPU_BAND", None):
+            out.append(f"{_short(c.kernel)} {c.dtype}: {c.answer()}")
+    tied = [c for c in items if c.kind == getattr(cx, "WITHIN_NOISE", None)]
+    if tied:
+        out.append(f"within noise at every measured size: {len(tied)} kernel/dtype pairs")
     slower = [c for c in items if c.kind == cx.NONE_IN_RANGE]
     if slower:
         names = sorted({_short(c.kernel) for c in slower})
@@ -219,18 +223,15 @@ def _cost(report, m, gpu) -> Answer:
     return Answer(6, answer, status)
 
 
-def whole_notebooks(report, m):
-    """Whole-notebook wall times (time_notebook) measured on machine m: the only basis for a timeout."""
-    return [r for r in report.suite_records("notebooks") if r.machine == m and r.ok and r.method == "time_notebook"]
-
-
 def _hygiene(report, m, gpu) -> Answer:
+    from jaxci.analysis.timeouts import timeout_basis
+
     words = []
-    nbs = whole_notebooks(report, m)
+    basis = timeout_basis([r for r in report.suite_records("notebooks") if r.machine == m])
+    nbs = basis.seconds is not None
     if nbs:
-        slow = max(nbs, key=lambda r: r.value)
-        words.append(f"slowest whole notebook {seconds(slow.value)} ({slow.params.get('device')}): a per-cell timeout of "
-                     f"{TIMEOUT_FACTOR}x that ({seconds(TIMEOUT_FACTOR * slow.value)}) and a job `timeout-minutes`")
+        words.append(f"slowest {basis.what} {seconds(basis.seconds)} ({basis.params.get('device')}): a per-cell timeout of "
+                     f"{basis.factor:g}x that ({seconds(basis.timeout_s)}) and a job `timeout-minutes`")
     pins = [d for d in report.device_ratios if d.machine == m and d.verdict == cx.CPU_FASTER]  # noise margin
     if pins:
         worst = max(pins, key=lambda d: d.ratio)
