@@ -70,6 +70,8 @@ def test_findings_repository(static):
     cache, = by_kind(r, "compile-cache")
     assert cache.label == "not measured" and "pin-cpu: true" in cache.fix and "c7i.2xlarge" in cache.fix
     assert not by_kind(r, "memory-policy")  # the job moves to a CPU family: a GPU memory policy is moot
+    # drafts/heavy.md would keep a GPU busy, but exclude_patterns keeps it out of the build
+    assert r.tiers[0].inputs["executed_lectures"] == 4 and len(r.lectures) == 5
 
 
 def test_split_repository(static):
@@ -300,3 +302,17 @@ def test_edits_for_list_labels_env_blocks_and_absent_cell_timeout(tmp_path):
         assert (repo / "requirements.txt").read_text().startswith("jupyter-book==1.0.4\n")
         after = audit_ci(repo, facts)
         assert kinds(after) == ["compile-cache"]
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_emit_config_carries_the_ci_changes(tmp_path):
+    from jaxci.audit.cli import main
+
+    repo = _copy("split_gpu", tmp_path)
+    out, emitted = tmp_path / "a.md", tmp_path / "emit.diff"
+    assert main([str(repo), "--output", str(out), "--emit-config", str(emitted), "--no-progress"]) == 0
+    text = emitted.read_text()
+    assert "diff --git a/.github/workflows/build.yml b/.github/workflows/build.yml" in text
+    assert "CI audit: memory-policy, spot" in text and "CI findings to act on by hand: runner-tier" in text
+    subprocess.run([GIT, "apply", str(emitted)], cwd=repo, check=True)
+    assert "spot=false" in (repo / ".github" / "workflows" / "build.yml").read_text()

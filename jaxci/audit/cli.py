@@ -59,6 +59,9 @@ def emit_config(args, verdicts) -> None:
     from jaxci.audit import emit
 
     config = emit.build(verdicts, args.machine)
+    from jaxci.audit.ci.cli import extend_emitted  # the CI audit's fixes join the same patch (issue 19)
+
+    extend_emitted(args, config)
     args.emit_config.write_text(emit.render(config), encoding="utf-8")
     print(f"jaxci audit: wrote {args.emit_config} ({len(config.changes)} file change(s))", file=sys.stderr)
 

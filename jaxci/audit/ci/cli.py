@@ -2,7 +2,8 @@
 
 `jaxci audit PATH` audits the CI too when PATH has .github/workflows (`--no-ci` turns it off, `--ci`
 forces it). Markdown output gets the CI section appended; JSON gets a "ci" key; CSV stays the lecture
-table (use --ci-output). `--ci-patch FILE` writes the unified diff (`git apply FILE` in the repository).
+table (use --ci-output). `--ci-patch FILE` writes the unified diff (`git apply FILE` in the repository);
+with `--emit-config FILE` the same changes join the lecture audit's patch (`extend_emitted`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def attach(args, verdicts, text: str) -> str:
         print(f"jaxci audit: --results {args.results}: no such directory (build time not estimated)", file=sys.stderr)
         args.results = None
     report = audit_ci(root, lectures.from_verdicts(verdicts), results_dir=args.results, baseline=args.baseline)
+    args.ci_report = report  # --emit-config adds its file changes (extend_emitted)
     patch = report.patch()
     if args.ci_patch:
         args.ci_patch.write_text(patch, encoding="utf-8")
@@ -67,3 +69,27 @@ def attach(args, verdicts, text: str) -> str:
         return json.dumps(data, indent=2, default=str)
     print("jaxci audit: the CI report is not part of --format csv; use --ci-output", file=sys.stderr)
     return text
+
+
+def extend_emitted(args, config) -> None:
+    """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.emit's
+    EmittedConfig), so one `git apply` carries both; CI findings without an edit become notes."""
+    report = getattr(args, "ci_report", None)
+    if report is None or not report.edits:
+        return
+    from jaxci.audit.ci.edits import changed_files
+    from jaxci.audit.emit import FileChange
+
+    taken = {c.path for c in config.changes}
+    for path, (old, new) in changed_files(Path(report.root), report.edits).items():
+        if path in taken:  # never two diffs of one file in a patch
+            config.notes.append(f"{path}: CI edits left out (the lecture audit edits this file too): "
+                                "apply --ci-patch after this patch")
+            continue
+        kinds = sorted({f.kind for f in report.findings if any(e.file == path for e in f.edits)
+                        or (f.label_edit and f.where.startswith(path + ":"))})
+        config.changes.append(FileChange(path, old, new, "CI audit: " + ", ".join(kinds)))
+    unpatched = [f for f in report.findings if not (f.edits or f.label_edit)]
+    if unpatched:
+        config.notes.append("CI findings to act on by hand: "
+                            + "; ".join(f"{f.kind} at {f.where}" for f in unpatched))

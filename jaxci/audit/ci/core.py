@@ -5,6 +5,7 @@ it rests on a measurement, a prediction, the static verdicts or a stated policy)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import asdict, dataclass, field
@@ -204,8 +205,8 @@ def _yaml_quote(value: str) -> str:
 class _Audit:
     def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, baseline=None, records=None):
         self.root = Path(root)
-        self.lectures = lectures
-        self.report = CIReport(str(self.root), lectures=lectures)
+        self.lectures = list(lectures)
+        self.report = CIReport(str(self.root), lectures=self.lectures)
         self.catalogue, self.defaults, self.pins, error = _catalogue()
         if error:
             self.report.errors.append(f"catalogue: {error}: runner tier, cost and job timeouts not computed")
@@ -244,6 +245,7 @@ class _Audit:
         r.env = settings.read_env(self.root)
         r.errors += [w.error for w in r.workflows if w.error]
         r.errors += ([r.book.error] if r.book.error else []) + r.env.errors
+        self._mark_excluded(r.book)
         if not r.workflows:
             r.notes.append("no .github/workflows/*.yml: nothing to audit in CI")
         jobs = [j for w in r.workflows for j in w.jobs]
@@ -268,6 +270,19 @@ class _Audit:
         order = {k: i for i, k in enumerate(KINDS)}
         r.findings.sort(key=lambda f: (order[f.kind], f.where))
         return r
+
+    def _mark_excluded(self, book) -> None:
+        """Lectures the book's exclude_patterns keep out of execution do not count for tier or timeouts."""
+        import fnmatch
+        import posixpath
+
+        if not book or not book.exclude:
+            return
+        base = posixpath.dirname(book.file)
+        for i, f in enumerate(self.lectures):
+            rel = posixpath.relpath(f.path, base) if base else f.path
+            if not f.excluded and any(fnmatch.fnmatch(rel, pattern) for pattern in book.exclude):
+                self.lectures[i] = dataclasses.replace(f, excluded=True)
 
     # spot on a publishing job
     def spot(self, job) -> None:

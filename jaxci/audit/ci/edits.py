@@ -87,6 +87,13 @@ def apply(texts: dict[str, str], edits: list[Edit]) -> dict[str, str]:
     return out
 
 
+def changed_files(root: Path, edits: list[Edit]) -> dict[str, tuple[str, str]]:
+    """file -> (old text, new text) for every file the edits change."""
+    texts = {file: (Path(root) / file).read_text(encoding="utf-8") for file in {e.file for e in edits}}
+    new = apply(texts, edits)
+    return {file: (texts[file], new[file]) for file in sorted(new) if new[file] != texts[file]}
+
+
 def unified_diff(root: Path, edits: list[Edit]) -> str:
     """A `git apply`-able diff of every edited file (paths a/<file>, b/<file>)."""
     texts = {}
