@@ -2,7 +2,7 @@
 
 asv runs this with the environment's own Python, from the checkout of the commit being benchmarked, so the
 pins installed are that commit's pins: a JAX upgrade is one commit, and history follows JAX releases.
-Backend: $JAXCI_BACKEND if set (cpu | cuda13), else cuda13 when an NVIDIA GPU is visible, else cpu.
+Backend: $JAXCI_BACKEND if set (cpu | cuda13, checked), else cuda13 when an NVIDIA GPU is visible, else cpu.
 """
 
 import os
@@ -15,23 +15,22 @@ sys.path.insert(0, str(HERE.parent))  # this commit's jaxci, importable before i
 
 from jaxci.catalogue import CatalogueError, pin_file, read_pins  # noqa: E402
 from jaxci.nvml import gpu_present  # noqa: E402
+from jaxci.validate import InputError, backend as checked_backend  # noqa: E402
 
 
 def choose_backend() -> str:
-    explicit = os.environ.get("JAXCI_BACKEND")
-    if explicit:
-        return explicit
-    return "cuda13" if gpu_present() else "cpu"
+    """JAXCI_BACKEND when set (refused unless a backend of env_matrix/), else by what NVML sees."""
+    return checked_backend(os.environ.get("JAXCI_BACKEND")) or ("cuda13" if gpu_present() else "cpu")
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: install.py WHEEL_FILE", file=sys.stderr)
         return 2
-    backend = choose_backend()
     try:
+        backend = choose_backend()
         pins = read_pins(backend, HERE)
-    except CatalogueError as exc:
+    except (CatalogueError, InputError) as exc:
         print(f"jaxci install: {exc}", file=sys.stderr)
         return 2
     requirements = pin_file(backend, HERE)

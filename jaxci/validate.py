@@ -13,6 +13,8 @@ import os
 import re
 from pathlib import Path
 
+from jaxci.catalogue import BACKENDS  # the pin sets of env_matrix/
+
 
 class InputError(ValueError):
     """An input was refused; the message names the input and why (one line)."""
@@ -23,7 +25,6 @@ _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,3}([a-z]+[0-9]*)?")
 #: asv machine names become folders results/<name>/: one plain path component, which .gitignore rules match
 _MACHINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-BACKENDS = ("cpu", "cuda13")  # the pin sets of env_matrix/ (catalogue.BACKENDS checks the same folders)
 #: JAX platform names the audit measures; "gpu" is JAX's alias of cuda here and is recorded as cuda
 PLATFORMS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda"}
 
@@ -95,7 +96,7 @@ def backend(value: str | None, source: str = "JAXCI_BACKEND") -> str | None:
     if not value:
         return None
     if value not in BACKENDS:
-        raise InputError(f"{source}={quoted(value, 80)}: not a backend of env_matrix/; expected one of "
+        raise InputError(f"{source}: unknown backend {quoted(value, 80)}; expected one of "
                          f"{', '.join(BACKENDS)} (or unset: cuda13 when a GPU is visible, else cpu)")
     return value
 

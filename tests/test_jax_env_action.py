@@ -90,8 +90,9 @@ def _env_file(path: Path) -> dict:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
 
 
-def run_steps(tmp_path, inputs: dict, names=("advise", "key", None)):
+def run_steps(tmp_path, inputs: dict, names=("advise", "key", None), fake_tools: dict | None = None):
     """Run the action's shell steps after the install step (jaxci comes from this interpreter's venv).
+    fake_tools: {name: bash script} put first on PATH (a failing nvidia-smi, say).
     Returns (last exit status, GITHUB_ENV, step outputs, summary, combined output)."""
     a = action()
     values = {k: str(v.get("default", "")) for k, v in a["inputs"].items()} | inputs
@@ -106,6 +107,13 @@ def run_steps(tmp_path, inputs: dict, names=("advise", "key", None)):
     base.update(RUNNER_TEMP=str(temp), GITHUB_ACTION_PATH=str(ACTION_DIR), RUNNER_OS="Linux", RUNNER_ARCH="X64",
                 GITHUB_RUN_ID="99", GITHUB_RUN_ATTEMPT="1", **{k: str(v) for k, v in files.items()})
     base["PATH"] = f"{BIN}{os.pathsep}{base['PATH']}"
+    if fake_tools:
+        tools = tmp_path / "fake-tools"
+        tools.mkdir()
+        for name, script in fake_tools.items():
+            (tools / name).write_text("#!/bin/bash\n" + script + "\n")
+            (tools / name).chmod(0o755)
+        base["PATH"] = f"{tools}{os.pathsep}{base['PATH']}"
     log, rc, outputs = "", 0, {}
     steps = [s for s in a["runs"]["steps"] if "run" in s][1:]  # the install step is replaced by the symlinks
     for step in steps:
@@ -163,3 +171,59 @@ def test_bad_inputs_stop_the_action(tmp_path, inputs, message):
     assert not (tmp_path / "pwned").exists()
     if "cache" not in inputs:
         assert env == {}  # nothing exported from a failed advice
+
+
+# ---- issue 17: the failing cases of the bad-input probe, as the action runs them -------------------------
+
+def _annotation(log: str) -> str:
+    lines = [line for line in log.splitlines() if line.startswith("::error title=jax-env::")]
+    assert len(lines) == 1, log
+    return lines[0]
+
+
+@pytest.mark.parametrize("inputs, message", [
+    # 3 kernels of 6,000 MiB on 16,000 MiB: was a 0.45 fraction each (135% of the device) appended with no warning
+    ({"concurrency": "3", "peak-mib": "6000", "device-memory-mib": "16000"}, "--kernels 3: 3 kernels of peak 6,000 MiB"),
+    ({"concurrency": "2", "pin-cpu": "true", "machine": "nosuch"}, "--machine 'nosuch': unknown machine"),
+    ({"concurrency": "2", "memory-budget": "0.29", "peak-mib": "2900", "device-memory-mib": "10000"}, "at most 1 fit"),
+    ({"device-memory-mib": "inf"}, "--device-memory-mib inf"),
+    ({"peak-mib": "nan", "device-memory-mib": "16000"}, "--peak-mib nan"),
+    ({"pin-cpu": "yes"}, "pin-cpu must be true or false"),
+])
+def test_refusals_end_the_step_with_an_error_annotation_and_export_nothing(tmp_path, inputs, message):
+    rc, env, _, _, log = run_steps(tmp_path, inputs)
+    assert rc == 2 and message in _annotation(log), log
+    assert env == {}
+
+
+def test_a_tiny_peak_finishes(tmp_path):
+    # peak-mib 1e-9 reached a count-down from 1.4e13 kernels; now the search is bounded by the hundredths
+    rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2", "peak-mib": "1e-9", "device-memory-mib": "16000",
+                                                "cache": "false"}, names=("advise",))
+    assert rc == 0, log
+    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.45" and out["advise"]["safe-kernels"] == "90"
+
+
+@pytest.mark.parametrize("script, message", [
+    ("echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver' >&2; exit 9",
+     "nvidia-smi is installed but failed (NVIDIA-SMI has failed"),
+    ("echo '[N/A]'", "nvidia-smi reported '[N/A]'"),
+])
+def test_a_broken_nvidia_smi_is_an_error_annotation(tmp_path, script, message):
+    rc, env, _, _, log = run_steps(tmp_path, {"concurrency": "2"}, fake_tools={"nvidia-smi": script})
+    assert rc == 2 and message in _annotation(log), log
+    assert env == {}
+
+
+def test_a_working_nvidia_smi_gives_the_device_memory(tmp_path):
+    rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2", "peak-mib": "3072", "cache": "false"},
+                                     fake_tools={"nvidia-smi": "echo ' 15360'"})
+    assert rc == 0, log
+    assert out["advise"]["safe-kernels"] == "4" and env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.45"
+
+
+def test_the_advise_step_passes_shellcheck():
+    step = next(s for s in action()["runs"]["steps"] if s.get("id") == "advise")
+    proc = subprocess.run([str(BIN / "shellcheck"), "--shell=bash", "-"], input=step["run"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout

@@ -25,6 +25,7 @@ import atexit
 import contextlib
 import inspect
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -395,6 +396,8 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
     Cells tagged skip-execution are not run; an error in a cell tagged raises-exception is expected (kept
     in `expected_error`) and execution goes on, as Jupyter Book does.
     """
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):  # nan too (issue 17)
+        raise ValueError(f"cell timeout {timeout!r}: must be a finite number of seconds > 0")
     path = str(notebook) if isinstance(notebook, (str, Path)) else "<notebook>"
     if isinstance(notebook, (str, Path)):
         try:
@@ -477,7 +480,7 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
     # ports to race for, and no "running over TCP without encryption" warning on every kernel start
     sockets = tempfile.mkdtemp(prefix="jaxci-kernel-")
     config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
-    client = NotebookClient(nb, config=config, timeout=timeout, kernel_name=name, allow_errors=True, startup_timeout=startup_timeout,
+    client = NotebookClient(nb, config=config, timeout=math.ceil(timeout), kernel_name=name, allow_errors=True, startup_timeout=startup_timeout,
                             shutdown_kernel="immediate", interrupt_on_timeout=False, record_timing=False,
                             resources={"metadata": {"path": cwd}} if cwd else {})
     procs: list = []
