@@ -91,7 +91,7 @@ class Page:
     """A browser page that serves `site` at http://asv.test/, the CDNs from the npm cache, and refuses the rest."""
 
     def __init__(self, browser, site: Path, cache: Path | None = None):
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.page = browser.new_page(viewport=VIEWPORT)
         self.errors, self.refused, self.sri_removed = [], [], []
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
@@ -119,6 +119,21 @@ class Page:
         return route.abort()
 
 
+VIEWPORT = {"width": 1280, "height": 900}
+# every <text> of a figure inside its <svg>'s box, and no text under 11 px (computed size, after scaling)
+CLIPPED_JS = """svg => {
+  const r = svg.getBoundingClientRect(), bad = [], scale = r.width / svg.viewBox.baseVal.width;
+  for (const t of svg.querySelectorAll('text')) {
+    const b = t.getBoundingClientRect();
+    if (!b.width) continue;
+    if (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1)
+      bad.push('clipped: ' + t.textContent);
+    if (parseFloat(getComputedStyle(t).fontSize) * scale < 11) bad.push('too small: ' + t.textContent);
+  }
+  return bad;
+}"""
+
+
 def check_findings_page(page, expected_figures: int) -> None:
     figures = page.locator("figure.jaxci-figure")
     assert figures.count() == expected_figures
@@ -127,6 +142,20 @@ def check_findings_page(page, expected_figures: int) -> None:
         assert svg.count() == 1
         box = svg.bounding_box()
         assert svg.is_visible() and box and box["width"] > 100 and box["height"] > 50, f"figure {i} not shown"
+        bad = svg.evaluate(CLIPPED_JS)
+        assert bad == [], f"figure {i} ({figures.nth(i).get_attribute('id')}): {bad}"
+    check_answers_first(page)
+
+
+def check_answers_first(page) -> None:
+    """The first machine's whole answer sheet (seven rows) is in the first screen, before any figure."""
+    page.evaluate("window.scrollTo(0, 0)")
+    sheet = page.locator("#answers table.answers").first
+    box = sheet.bounding_box()
+    assert box and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], f"answer sheet not in the first screen: {box}"
+    assert sheet.locator("tr").count() == 8  # header + the seven questions
+    first_figure = page.locator("figure.jaxci-figure").first.bounding_box()
+    assert first_figure["y"] > box["y"] + box["height"]
 
 
 def expected(report) -> int:
@@ -147,6 +176,24 @@ def test_findings_page_with_gpu_results(browser, tmp_path):
     assert view.page.locator("#figures-cost rect.bar").count() >= 2
     assert view.errors == [] and view.refused == []
     view.page.screenshot(path=str(tmp_path / "findings.png"), full_page=True)
+
+
+def test_offline_asv_site_explains_and_links_the_findings(browser, tmp_path):
+    """Without the CDNs (every outside request refused), asv's index sends the browser to error.html; that page
+    says why and links the findings page, which works with no network."""
+    from tests.asvutil import AsvSandbox
+
+    box = AsvSandbox(tmp_path).write_conf()
+    synth.gpu_set(tmp_path)
+    box.asv("publish")
+    assert cli.main([str(box.results), "--html", str(box.html)]) == 0
+    view = Page(browser, box.html)  # no CDN cache: every CDN request is refused
+    view.page.goto("http://asv.test/index.html")
+    view.page.wait_for_url("**/error.html", timeout=30_000)
+    assert "CDN" in view.page.inner_text("body")
+    view.page.click("#jaxci-error-findings")
+    view.page.wait_for_url("**/findings/index.html")
+    check_answers_first(view.page)
 
 
 def test_asv_index_and_findings_page_on_ci_results(ci_run, browser, cdn_cache, tmp_path):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from html import escape
 
-W, H = 760, 360
-L, R, T, B = 78, 250, 36, 50  # margins: the right one holds the legend
+W, H = 800, 360
+L, R, T, B = 78, 280, 36, 50  # margins: the right one holds the legend
 FONT = 13
 CHAR = 0.6  # average glyph width of sans-serif text, in em: used to keep labels inside the figure
 
