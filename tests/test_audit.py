@@ -48,8 +48,9 @@ def test_regime_and_recommendation(book_verdicts, lecture):
     assert v.reasons
 
 
-def test_every_regime_is_covered():
-    assert {regime for regime, _ in EXPECTED.values()} == set(classify.REGIMES)
+def test_every_regime_is_known():
+    # the expert fixtures cover the rest (tests/test_audit_expert.py checks the union is every regime)
+    assert {regime for regime, _ in EXPECTED.values()} <= set(classify.REGIMES)
 
 
 def test_findings(book_verdicts):

@@ -138,3 +138,26 @@ def test_myst_markdown_is_read_with_jupytext(tmp_path):
     assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
     result = runner.run_notebook(path)
     assert result.ok and [c.index for c in result.cells] == [1, 2]
+
+
+def test_tracing_hooks_and_tolerated_tags():
+    nb = notebook(
+        "import jax\nimport jax.numpy as jnp",
+        "x = jnp.zeros(1000)\n@jax.jit\ndef upd(x):\n    return x * 0.5 + 1\nfor t in range(120):\n    x = upd(x)",
+        "_, p = jax.lax.scan(lambda c, _: (c * 0.9, c), 0.3, None, length=5000)\n"
+        "r = jax.lax.fori_loop(0, 77, lambda i, v: v + 1, jnp.ones((10, 10)))",
+        "a = jnp.zeros(3)\na[0] = 1.0",
+        "raise SystemExit('never run')",
+        "b = a.at[0].set(1.0)",
+    )
+    nb.cells[3].metadata["tags"] = ["raises-exception"]
+    nb.cells[4].metadata["tags"] = ["skip-execution"]
+    result = runner.run_notebook(nb, platform="cpu", timeout=120)
+    assert result.ok, result.error
+    cells = {c.index: c for c in result.cells}
+    assert sorted(cells) == [0, 1, 2, 3, 5]  # the skip-execution cell was not run
+    assert cells[1].calls == {"upd": [120, 1000]}  # 120 calls, largest argument 1000 elements
+    assert sorted(map(tuple, cells[2].loops)) == [("lax.fori_loop", 77, 100, 1), ("lax.scan", 5000, 1, 1)]
+    assert cells[3].status == "ok" and "immutable" in cells[3].expected_error  # went on after it
+    assert cells[5].status == "ok"
+    assert kernels_left(result) == []

@@ -110,7 +110,7 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
         if r is None:
             return f"GPU expected faster on {where}"
         word = "faster" if r >= 1 else "slower"
-        return f"GPU ~{max(r, 1 / r):.0f}x {word} on {where} ({model.curve_label.split(' ')[0]})"
+        return f"GPU ~{max(r, 1 / r):.0f}x {word} on {where}"
 
     if scan.nuts and not big and not bulk:
         return Decision(NUTS_SMALL, PIN_CPU, "NUTS on a small model: each sampler step is a chain of tiny "
@@ -198,6 +198,9 @@ def _evidence(scan: LectureScan, cross, dtype) -> list[str]:
         reasons.append("largest array: " + top.text())
     elif scan.max_elements is None:
         reasons.append("no array sizes visible")
+    for f in scan.size_findings:
+        if f is not top and f.what.startswith(("vmap", "meshgrid")):
+            reasons.append("mapped: " + f.text())
     for loop in scan.loops[:4]:
         ev = loop.evidence()
         reasons.append(f"{loop.cls} loop: {loop.describe()}" + (f" [{ev}]" if ev else ""))

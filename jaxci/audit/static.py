@@ -465,10 +465,9 @@ class _CodeScan:
     def _attribute(self, node: ast.Attribute) -> Known | None:
         if node.attr in ("shape", "size", "ndim"):
             shape = self._shape_k(node.value)
-            if shape is None:
-                return None
-            value = {"shape": shape.value, "size": math.prod(shape.value), "ndim": len(shape.value)}[node.attr]
-            return Known(value, shape.why)
+            if shape is not None:
+                value = {"shape": shape.value, "size": math.prod(shape.value), "ndim": len(shape.value)}[node.attr]
+                return Known(value, shape.why)
         if isinstance(node.value, ast.Name) and node.value.id in self.instances:
             found = self.instances[node.value.id].get(node.attr)
             if found is not None:
