@@ -143,7 +143,7 @@ def test_published_incidents_are_parsed_and_drawn_as_references(gpu_report):
     scan = {p.column: p.seconds for p in pts if p.benchmark == "loops.Scan.time_warm" and p.n == 10_000_000}
     assert scan["T4 runner"] / scan["CPU runner"] == pytest.approx(1360, rel=0.01)  # the "about 1,340x" incident
     page = render(gpu_report, findings_md(gpu_report), guidance_md(gpu_report))
-    assert 'class="published"' in page and "published T4 runner" in page
+    assert 'class="published"' in page and "published: T4 runner" in page
     assert page.index('id="answers"') < page.index('id="figures"') < page.index('id="evidence-machines-and-runs"')
 
 
