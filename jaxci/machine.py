@@ -73,7 +73,10 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
     catalogue = load_catalogue(include_lab=True)  # a lab machine (kind "lab") registers like a family
     warnings = []
     if local:
-        machine_name("machine name", name)  # asv writes results/<name>/: one folder, git-ignored there
+        try:  # asv writes results/<name>/: it must stay one folder there, where git ignores it
+            machine_name("machine name", name)
+        except InputError as exc:
+            raise RegistrationError(str(exc)) from None
         if name in catalogue:
             raise RegistrationError(
                 f"{name!r} is a catalogue runner family; a local machine needs its own name "

@@ -79,3 +79,38 @@ def test_local_results_are_git_ignored_and_catalogue_results_are_not():
     assert ignored("results/ci-test/abc.json")
     for name in load_catalogue():
         assert not ignored(f"results/{name}/abc.json"), name
+
+
+@pytest.mark.parametrize("name", ["../x", "/abs", "a/b", ".", "..", "a\nb", "x" * 5000, "-rf", ""])
+def test_local_names_stay_one_folder_under_results(tmp_path, name):
+    """asv writes results/<name>/: a path, a dot or a newline would put results outside results/ (issue 17)."""
+    with pytest.raises(machine.RegistrationError, match="a machine name is 1-64 letters"):
+        machine.register(name, local=True, machine_file=str(tmp_path / "m.json"), gpus=())
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_cli_refuses_a_bad_local_name_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "machine", "--local", "../x", "--machine-file",
+                           str(tmp_path / "m.json")], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "'../x'" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["rocm", "../cpu", "CPU", " cpu"])
+def test_jaxci_backend_is_checked(monkeypatch, value):
+    from jaxci.validate import InputError
+
+    monkeypatch.setenv("JAXCI_BACKEND", value)
+    with pytest.raises(InputError, match="JAXCI_BACKEND: unknown backend"):
+        machine.backend_for(())
+
+
+def test_default_local_name_is_a_valid_name(monkeypatch):
+    monkeypatch.setattr(machine.socket, "gethostname", lambda: "my host/with\nodd" + "x" * 100)
+    name = machine.default_local_name()
+    assert name.startswith("local-my-host-with-odd") and len(name) == 64
+    from jaxci.validate import machine_name
+
+    assert machine_name("name", name) == name

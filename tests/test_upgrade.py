@@ -13,7 +13,8 @@ import pytest
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, read_pins
 from jaxci.upgrade import CheckResult, Row, compare_args, continuous_args, load_config, local_check, \
-    make_clone, parse_compare, set_jax_version
+    local_env, make_clone, parse_compare, set_jax_version
+from jaxci.validate import InputError
 
 COMPARE = """
 All benchmarks:
@@ -100,3 +101,48 @@ def test_local_upgrade_check_has_a_row_and_ratio_per_benchmark(tmp_path):
     assert f"Before [{base[:8]}]" in result.compare_log and f"After [{head[:8]}]" in result.compare_log
     assert result.status in (0, 1), result.continuous_log[-4000:]
     assert Path(tmp_path / "repo" / "results" / "upgrade-check").is_dir()
+
+
+# ---- issue 17: a reused work dir, JAXCI_OFFLINE, bad options: exit 2 and one line, before any clone ----
+
+def _upgrade_cli(*args, env=None):
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "jaxci", "upgrade-check", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_a_reused_workdir_is_refused(tmp_path):
+    (tmp_path / "repo").mkdir()
+    proc = _upgrade_cli("--old", "0.10.1", "--new", "0.10.2", "--workdir", tmp_path)
+    assert proc.returncode == 2 and "already holds" in proc.stderr and "Traceback" not in proc.stderr
+    with pytest.raises(InputError, match="already holds"):
+        make_clone(tmp_path, "0.10.1", "0.10.2")
+
+
+@pytest.mark.parametrize("value, message", [("1", "JAXCI_OFFLINE=1: local mode installs"),
+                                            ("yes", "JAXCI_OFFLINE='yes': expected 1")])
+def test_jaxci_offline_is_read_by_jaxci(tmp_path, value, message):
+    env = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"} | {"JAXCI_OFFLINE": value}
+    proc = _upgrade_cli("--old", "0.10.1", "--new", "0.10.2", "--workdir", tmp_path / "w", env=env)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "w").exists()  # refused before anything was cloned
+
+
+def test_offline_with_wheels_installs_from_them_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXCI_OFFLINE", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    env = local_env(tmp_path)
+    assert env["PIP_NO_INDEX"] == "1" and env["PIP_FIND_LINKS"] == str(tmp_path)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--old", "0.10.1", "--new", "0.10;id"], "--new: '0.10;id' is not a JAX version"),
+    (["--base", "x", "--head", "y", "--machine", "c7i.2xlarge"], "--base: 'x' is not a full 40-character"),
+    (["--old", "0.10.1", "--new", "0.10.2", "--bench", "(.|.)*z"], "can backtrack through"),
+    (["--old", "0.10.1", "--new", "0.10.2", "--rounds", "0"], "--rounds 0"),
+    (["--old", "0.10.1", "--new", "0.10.2", "--summary", "/"], "--summary /: is a folder"),
+])
+def test_bad_options_exit_2_in_one_line(args, message):
+    proc = _upgrade_cli(*args)
+    assert proc.returncode == 2 and message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr

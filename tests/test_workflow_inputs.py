@@ -251,3 +251,95 @@ def test_status_cli_fails_the_job_only_on_a_failed_suite(tmp_path):
     assert subprocess.run(jaxci + ["start", "--suite=$(id)"], capture_output=True).returncode == 2
     assert subprocess.run(jaxci[:-1] + [str(tmp_path / "t.json"), "init", "--family=nope", "--spot=true"],
                           capture_output=True).returncode == 2
+
+
+# ---- issue 17: filters that backtrack without bound; status files a cancel can break ------------------
+
+@pytest.mark.parametrize("bench", ["(.|.)*z", "(a|ab)+c", "(a*)*b", ".*.*.*z", ".?" * 15 + "z", "([a-z]+)+x"])
+def test_filters_that_backtrack_without_bound_are_refused(bench):
+    with pytest.raises(InputError, match="'bench': .* can backtrack through"):
+        validate_filter(bench)
+
+
+@pytest.mark.parametrize("bench", ["^dispatch", "TinyOp|Matmul", "time_.*float64.*gpu", "(float32|float64)?x",
+                                   "[ab]*c", "dense[.]Matmul[.]time_warm"])
+def test_ordinary_filters_pass(bench):
+    assert validate_filter(bench) == bench
+
+
+def test_accepted_filters_match_a_long_name_quickly():
+    """The bound is what keeps asv's matching short: the worst accepted shapes, wrapped as the plan wraps them,
+    against a 200-character name that never matches, in a child process with a generous limit (a hang guard,
+    not a timing assertion: the refused '(.|.)*z' takes hours there)."""
+    worst = [".*.*z", ".?" * 14 + "z", "[a-z]+_x+", "(a|b)?(c|d)?(e|f)?.*z"]
+    for bench in worst:
+        assert validate_filter(bench) == bench
+    code = ("import re, sys; from jaxci.workflow_inputs import suite_regex\n"
+            "for b in sys.argv[1:]: re.search(suite_regex('dense', b), 'dense.' + 'a' * 194)")
+    subprocess.run([sys.executable, "-c", code, *worst], check=True, timeout=60)
+
+
+def _status_cli(*args):
+    return subprocess.run([sys.executable, "-m", "jaxci", "inputs", "status", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_status_end_needs_a_suite_and_an_exit(tmp_path):
+    status = tmp_path / "s.json"
+    assert _status_cli(status, "init", "--family=c7i.2xlarge", "--spot=false").returncode == 0
+    for args, message in [((), "--suite is required"), (("--suite=dense",), "--exit is required"),
+                          (("--suite=dense\nx", "--exit=0"), "is not a suite name")]:
+        proc = _status_cli(status, "end", *args)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert json.loads(status.read_text())["suites"] == {}  # nothing recorded as "null"
+
+
+@pytest.mark.parametrize("content", ["", "{", "[]", '{"family": "x"}', '{"family": "x", "suites": {"a": null}}'])
+def test_a_broken_status_file_is_refused_by_status(tmp_path, content):
+    status = tmp_path / "s.json"
+    status.write_text(content)
+    proc = _status_cli(status, "finish")
+    assert proc.returncode == 2 and f"status file {status}" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_status_is_written_atomically(tmp_path, monkeypatch):
+    """A write cut off half way (here: the JSON encoder raising) leaves the previous status intact."""
+    import jaxci.workflow_inputs as wi
+
+    status = tmp_path / "s.json"
+    status_init(status, "c7i.2xlarge", spot=False)
+    before = status.read_text()
+
+    def broken(*a, **k):
+        raise KeyboardInterrupt  # what a cancelled job delivers
+
+    monkeypatch.setattr(wi.json, "dumps", broken)
+    with pytest.raises(KeyboardInterrupt):
+        status_start(status, "dense")
+    monkeypatch.undo()
+    assert status.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_collect_reports_a_broken_status_and_still_collects_the_rest(tmp_path):
+    incoming, results = tmp_path / "incoming", tmp_path / "results"
+    bad = incoming / "results-c7i.2xlarge"
+    (bad / "run-status").mkdir(parents=True)
+    (bad / "run-status" / "c7i.2xlarge.json").write_text('{"family": "c7i.2xl')  # cut off by a cancel
+    (bad / "results" / "c7i.2xlarge").mkdir(parents=True)
+    (bad / "results" / "c7i.2xlarge" / "abc-virtualenv.json").write_text("{}")
+    good = incoming / "results-g4dn.2xlarge" / "run-status" / "g4dn.2xlarge.json"
+    status_init(good, "g4dn.2xlarge", spot=False)
+    status_end(good, "dense", 0)
+    results.mkdir()
+    matrix = {"include": [{"family": "c7i.2xlarge", "spot": False}, {"family": "g4dn.2xlarge", "spot": False}]}
+    rows = collect(matrix, incoming, results, CATALOGUE)
+    assert [(r["family"], r["outcome"], r["results_merged"]) for r in rows] == [
+        ("c7i.2xlarge", "status unreadable", True), ("g4dn.2xlarge", "complete", False)]
+    assert "c7i.2xlarge.json: unreadable" in rows[0]["detail"]
+
+
+@pytest.mark.parametrize("matrix", ["[]", "{}", '{"include": 3}', '{"include": [1]}', "null", '"x"'])
+def test_collect_refuses_a_matrix_of_the_wrong_shape(tmp_path, matrix):
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "collect", "--matrix", matrix, "--incoming",
+                           str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "--matrix: expected the plan's matrix" in proc.stderr, proc.stderr
