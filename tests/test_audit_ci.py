@@ -96,6 +96,8 @@ def test_clean_repository_has_no_findings(static):
     assert [t.recommendation for t in r.tiers] == ["stay"]
     assert r.patch() == ""
     assert "No findings." in render.to_markdown(r)
+    root = FIX / "clean"  # measured: a 600 s cell timeout is within 4x of the proposed 480 s
+    assert audit_ci(root, _measured(root, slowest=150.0)).findings == []
 
 
 # ---- the patch ----
