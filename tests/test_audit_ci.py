@@ -318,3 +318,13 @@ def test_emit_config_carries_the_ci_changes(tmp_path):
     assert "CI audit: memory-policy, spot" in text and "CI findings to act on by hand: runner-tier" in text
     subprocess.run([GIT, "apply", str(emitted)], cwd=repo, check=True)
     assert "spot=false" in (repo / ".github" / "workflows" / "build.yml").read_text()
+
+
+def test_cli_refuses_unwritable_ci_paths_before_auditing(tmp_path, capsys):
+    from jaxci.audit.cli import main
+
+    assert main([str(FIX / "clean"), "--ci-patch", str(tmp_path / "no" / "such" / "ci.diff")]) == 2
+    err = capsys.readouterr().err
+    assert "--ci-patch" in err and "does not exist" in err and "Traceback" not in err
+    assert main([str(FIX / "clean"), "--ci-output", str(tmp_path)]) == 2
+    assert "--ci-output" in capsys.readouterr().err

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     from jaxci.validate import InputError, number, platforms, writable_file
 
     try:  # checked before anything runs: a bad option must not cost a whole execution (issue 17)
-        for option, target in (("--output", args.output), ("--summary", args.summary)):
+        for option, target in (("--output", args.output), ("--summary", args.summary),
+                               ("--ci-output", args.ci_output), ("--ci-patch", args.ci_patch)):
             if target is not None:
                 writable_file(option, target)
         number("--cell-timeout", args.cell_timeout, low=0, high=86_400, unit="seconds")
