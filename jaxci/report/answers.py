@@ -93,6 +93,10 @@ def _nm(q: int, why: str = "") -> str:
     return f"not measured{': ' + why if why else ''}: {HOW[q]}"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _short(kernel: str) -> str:
     """dense.Dense.time_warm op=matmul -> dense op=matmul."""
     bench, _, rest = kernel.partition(" ")
@@ -108,8 +112,8 @@ def _fp64(report, m, gpu) -> Answer:
     for device in sorted({s.device for s in rows}):
         rs = [s for s in rows if s.device == device]
         worst = max(rs, key=lambda s: s.ratio)
-        parts.append(f"{device}: float64 takes {median([s.ratio for s in rs]):.1f}x the float32 time (median of "
-                     f"{len(rs)} kernels at their largest size; worst {worst.ratio:.1f}x, {_short(worst.kernel)})")
+        parts.append(f"{device}: float64 costs {median([s.ratio for s in rs]):.1f}x float32 time (median of "
+                     f"{_plural(len(rs), 'kernel')} at the largest size; worst {worst.ratio:.1f}x, {_short(worst.kernel)})")
     status = MEASURED
     if not gpu:
         parts.append("gpu: no GPU on this machine")
@@ -129,11 +133,11 @@ def _crossing_words(items) -> list[str]:
             out.append(f"{_short(c.kernel)} {c.dtype}: {c.answer()}")
     tied = [c for c in items if c.kind == getattr(cx, "WITHIN_NOISE", None)]
     if tied:
-        out.append(f"within noise at every measured size: {len(tied)} kernel/dtype pairs")
+        out.append(f"within noise at every measured size: {_plural(len(tied), 'kernel/dtype pair')}")
     slower = [c for c in items if c.kind == cx.NONE_IN_RANGE]
     if slower:
         names = sorted({_short(c.kernel) for c in slower})
-        out.append(f"CPU faster at every measured size: {len(slower)} kernel/dtype pairs ({', '.join(names[:3])}"
+        out.append(f"CPU faster at every measured size: {_plural(len(slower), 'kernel/dtype pair')} ({', '.join(names[:3])}"
                    f"{', …' if len(names) > 3 else ''})")
     return out
 
@@ -167,7 +171,7 @@ def _concurrency(report, m, gpu) -> Answer:
     safe = {p: n for (mm, d, p), n in report.safe_n.items() if mm == m and d == "gpu"}
     if not safe:
         return Answer(3, "—", _nm(3))
-    words = [f"policy {p}: " + (f"up to N = {n} kernels with no worker lost" if n is not None else "a worker died at the smallest N")
+    words = [f"policy {p}: " + (f"up to N = {n} {'kernel' if n == 1 else 'kernels'} at once, no worker lost" if n is not None else "a worker died at the smallest N")
              for p, n in sorted(safe.items(), key=lambda kv: -(kv[1] or 0))]
     return Answer(3, "; ".join(words), MEASURED)
 
