@@ -5,4 +5,5 @@ Public: `audit_ci(root, lectures)`, `lectures.audit_lectures(root)` / `lectures.
 `render.to_markdown / to_json / summary`, and `CIReport.patch()`.
 """
 
-from jaxci.audit.ci.core import KINDS, CIReport, Finding, audit_ci  # noqa: F401
+from jaxci.audit.ci.core import audit_ci  # noqa: F401
+from jaxci.audit.ci.report import KINDS, CIReport, Finding  # noqa: F401

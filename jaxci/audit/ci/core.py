@@ -1,6 +1,6 @@
-"""The CI audit: read a lecture repository's workflows, book config and environment file, hold them
-against the lecture verdicts, and return findings (each with file:line evidence, its reason, and whether
-it rests on a measurement, a prediction, the static verdicts or a stated policy) plus the edits that fix them.
+"""The CI audit's rules: read a lecture repository's workflows, book config and environment file, hold them
+against the lecture verdicts, and return a CIReport of findings (jaxci.audit.ci.report) plus the edits
+that fix them. Each rule is one method of `_Audit`; the thresholds are stated as constants below.
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
@@ -16,10 +15,8 @@ import yaml
 from jaxci.audit.ci import edits as ed
 from jaxci.audit.ci import settings, tier, workflows
 from jaxci.audit.ci.lectures import LectureFacts
-
-RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT = "runner-tier", "spot", "job-timeout", "cell-timeout"
-MEMORY, VERSIONS, CACHE = "memory-policy", "versions", "compile-cache"
-KINDS = (RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT, MEMORY, VERSIONS, CACHE)
+from jaxci.audit.ci.report import (CACHE, CELL_TIMEOUT, JOB_TIMEOUT, KINDS, MEMORY, RUNNER_TIER, SPOT,
+                                   VERSIONS, CIReport, Finding)
 
 #: a per-cell timeout more than this many times the proposed one is "far above need" (policy)
 FAR_ABOVE = 4.0
@@ -41,73 +38,6 @@ PARALLEL = [
      "pytest --nbmake -n"),
     (re.compile(r"\bxargs\b[^\n]*\s-P\s*(\d+)\b"), "xargs -P"),
 ]
-
-
-@dataclass
-class Finding:
-    kind: str
-    where: str                 # file:line of the evidence
-    message: str
-    reason: str
-    label: str                 # measured | predicted | static verdicts | policy | not measured
-    fix: str = ""
-    inputs: dict = field(default_factory=dict)
-    edits: list = field(default_factory=list)
-    job: str | None = None     # file:line of the job it concerns
-    label_edit: bool = False   # fixed through the job's RunsOn label edit (made once per job)
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["patched"] = bool(self.edits) or self.label_edit
-        d.pop("edits")
-        d.pop("label_edit")
-        return d
-
-
-@dataclass
-class CIReport:
-    root: str
-    workflows: list = field(default_factory=list)
-    book: settings.BookSettings | None = None
-    env: settings.EnvSettings | None = None
-    lectures: list = field(default_factory=list)
-    tiers: list = field(default_factory=list)
-    findings: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    edits: list = field(default_factory=list)
-
-    def patch(self) -> str:
-        return ed.unified_diff(Path(self.root), self.edits) if self.edits else ""
-
-    def as_dict(self) -> dict:
-        b, e = self.book, self.env
-        return {
-            "root": self.root,
-            "workflows": [{"file": w.file, "name": w.name, "triggers": [str(t) for t in w.triggers], "error": w.error,
-                           "jobs": [_job_dict(j) for j in w.jobs]} for w in self.workflows],
-            "book": None if b is None else {"file": b.file, "mode": b.mode, "timeout": b.timeout,
-                                            "timeout_state": b.timeout_state,
-                                            "timeout_where": b.where(b.timeout_line) if b.timeout_line else None,
-                                            "exclude": b.exclude, "error": b.error},
-            "environment": None if e is None else {
-                "files": e.files, "python": e.python, "python_where": e.python_where, "errors": e.errors,
-                "packages": {n: {"spec": r.spec, "version": r.version, "where": r.where, "manager": r.manager}
-                             for n, r in e.packages.items()}},
-            "lectures": {"total": len(self.lectures), "jax": sum(f.uses_jax for f in self.lectures),
-                         "executed_measured": sum(f.measured for f in self.lectures)},
-            "tiers": [t.as_dict() for t in self.tiers],
-            "findings": [f.as_dict() for f in self.findings],
-            "errors": self.errors, "notes": self.notes,
-        }
-
-
-def _job_dict(j: workflows.Job) -> dict:
-    lab = j.label
-    return {"id": j.id, "where": j.where, "timeout_minutes": j.timeout_minutes,
-            "runs_on": None if lab is None else {"raw": lab.raw, "kind": lab.kind, "family": lab.family,
-                                                 "image": lab.image, "spot": lab.spot, "other": lab.other},
-            "jax_env": {k: v[0] for k, v in j.env.items()}, "builds": j.builds, "publishes": j.publishes}
 
 
 # ---- helpers ----
