@@ -92,7 +92,10 @@ def test_lab_machine_is_never_a_runner_family(tmp_path):
     s.add("lab-h200", "dense.Dense.time_warm", *DENSE, synth.dense_truth)
     report = build(s.save())
     (sheet,) = answers.sheets(report)
-    assert sheet.title.startswith("lab: 1 x NVIDIA H200") and "runner family" not in sheet.title
+    assert sheet.title.startswith("lab: H200 (machine `lab-h200`") and "runner family" not in sheet.title
+    s = synth.SynthResults(tmp_path / "other").machine("lab-x", gpu="1 x NVIDIA B200", backend="cuda13", kind="lab")
+    s.add("lab-x", "dense.Dense.time_warm", *DENSE, synth.dense_truth)
+    assert answers.sheets(build(s.save()))[0].title.startswith("lab: 1 x NVIDIA B200")  # not catalogued: its GPU
     assert by_q(sheet)[2].status == "measured"
 
 

@@ -50,11 +50,22 @@ def machine_title(name: str, facts) -> str:
     gpu = facts.get("gpu", "no GPU")
     tag = ", synthetic" if is_synthetic(facts) else ""
     if kind == "lab":
-        return f"lab: {gpu} (machine `{name}`{tag})"
+        return f"{_lab_label(name, gpu)} (machine `{name}`, {gpu}{tag})"
     hw = gpu if facts.has_gpu else "CPU only"
     if kind == "catalogue":
         return f"runner family {name} ({hw}{tag})"
     return f"{kind} machine {name} ({hw}{tag})"
+
+
+def _lab_label(name: str, gpu: str) -> str:
+    """The catalogue's "lab: H200" where the lab machine is catalogued, else "lab: <recorded GPU>"."""
+    from jaxci.catalogue import CatalogueError, machine_label
+
+    try:
+        label = machine_label(name)
+    except CatalogueError:  # an unreadable catalogue must not hide the results: fall back to the recorded GPU
+        label = name
+    return label if label.startswith("lab:") else f"lab: {gpu}"
 
 
 def is_synthetic(facts) -> bool:
