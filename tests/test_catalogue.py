@@ -41,3 +41,36 @@ def test_policies_fraction_is_budget_over_n():
     four = float(policies["fraction"].environment(4, budget)["XLA_PYTHON_CLIENT_MEM_FRACTION"])
     assert four == 0.22 and 4 * four <= budget  # 0.225 rounds down, never up
     assert policies["default"].environment(2, budget) == {}
+
+
+LAB_ENTRY = ('[machines.fam]\ndescription="d"\nrunner="github"\nimage="i"\nbackend="cpu"\nspot="never"\nbench=false\n'
+             '[machines.lab-x]\nkind="lab"\ndescription="lent"\nbackend="cuda13"\n')
+
+
+def test_lab_machines_are_kept_out_of_the_runner_families():
+    from jaxci.catalogue import lab_machines, machine_label
+
+    families, everything = load_catalogue(), load_catalogue(include_lab=True)
+    assert "lab-h200" not in families and "lab-h200" in everything
+    assert all(not m.is_lab and m.runner in ("runs-on", "github") for m in families.values())
+    lab = lab_machines()["lab-h200"]
+    assert lab.is_lab and lab.has_gpu and not lab.bench and lab.runner == "lab"
+    assert lab.value("gpu_fp64_tflops") == 34 and "hardware.md" in lab.figure("gpu_fp64_tflops").source
+    assert lab.value("price_per_hour") is None and lab.figure("price_per_hour").reason  # never costed
+    assert machine_label("lab-h200") == "lab: H200"
+    assert machine_label("g4dn.2xlarge") == "g4dn.2xlarge" and machine_label("local-x") == "local-x"
+
+
+def test_lab_entry_errors_name_the_entry(tmp_path):
+    (tmp_path / "machines.toml").write_text(LAB_ENTRY)
+    with pytest.raises(CatalogueError, match=r"machines.lab-x lacks label"):
+        load_catalogue(tmp_path)
+    (tmp_path / "machines.toml").write_text(LAB_ENTRY + 'label="X"\nrunner="runs-on"\n')
+    with pytest.raises(CatalogueError, match=r"machines.lab-x is a lab machine: runner do not apply"):
+        load_catalogue(tmp_path)
+    (tmp_path / "machines.toml").write_text(LAB_ENTRY.replace('kind="lab"', 'kind="borrowed"') + 'label="X"\n')
+    with pytest.raises(CatalogueError, match=r"machines.lab-x.kind must be one of"):
+        load_catalogue(tmp_path)
+    (tmp_path / "machines.toml").write_text(LAB_ENTRY + 'label="X"\nvcpu = 16\n')
+    with pytest.raises(CatalogueError, match=r"machines.lab-x.vcpu must be"):
+        load_catalogue(tmp_path)

@@ -77,8 +77,21 @@ def test_local_results_are_git_ignored_and_catalogue_results_are_not():
 
     assert ignored("results/local-laptop/abc.json")
     assert ignored("results/ci-test/abc.json")
-    for name in load_catalogue():
+    for name in load_catalogue(include_lab=True):  # runner families and lab machines are committed
         assert not ignored(f"results/{name}/abc.json"), name
+    assert ignored(".device/wheels/asv-0.6.6.whl")  # wheels prepared for a lent GPU machine
+
+
+H200 = GpuFacts(0, "NVIDIA H200", 143771, "580.159.03", "9.0")
+
+
+def test_lab_machine_registers_as_lab_and_needs_its_gpu(tmp_path):
+    info = machine.register("lab-h200", machine_file=str(tmp_path / "m.json"), gpus=(H200,))
+    assert info["jaxci_kind"] == "lab" and info["gpu"] == "1 x NVIDIA H200"
+    with pytest.raises(machine.RegistrationError, match="NVML sees no GPU"):
+        machine.register("lab-h200", machine_file=str(tmp_path / "m.json"), gpus=())
+    with pytest.raises(machine.RegistrationError, match="catalogue runner family"):  # lab names are taken too
+        machine.register("lab-h200", local=True, machine_file=str(tmp_path / "m.json"), gpus=())
 
 
 @pytest.mark.parametrize("name", ["../x", "/abs", "a/b", ".", "..", "a\nb", "x" * 5000, "-rf", ""])

@@ -1,0 +1,318 @@
+"""GPU capture: the plan names real combinations, the budget is honoured (fake clock and a real tiny
+rehearsal), an overrunning step is killed and loses nothing else, the carried wheels give a bare Python 3.12
+a working asv, and `jaxci import` merges a capture or refuses it with a clear message, copying nothing."""
+
+import importlib
+import itertools
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from jaxci.nvml import gpu_present
+from tests.asvutil import REPO
+
+sys.path.insert(0, str(REPO / "scripts"))
+import gpu_capture as gc  # noqa: E402
+from jaxci import importer  # noqa: E402
+
+
+# ------------------------------------------------------------------------------------------ the plan
+
+def _all_combinations() -> set[str]:
+    """Every `name(repr params)` asv would list for the benchmark classes the plan uses (no JAX imported)."""
+    names = set()
+    for step in gc.plan():
+        for c in step.combos:
+            bench = c.split("(", 1)[0]
+            module, cls, method = bench.split(".")
+            klass = getattr(importlib.import_module(f"benchmarks.{module}"), cls)
+            assert hasattr(klass, method), bench
+            for params in itertools.product(*klass.params):
+                names.add(gc.combo(bench, *params))
+    return names
+
+
+def test_every_planned_combination_is_a_real_parameter_combination():
+    real = _all_combinations()
+    for step in gc.plan():
+        missing = [c for c in step.combos if c not in real]
+        assert not missing, f"{step.name}: {missing[:3]}"
+        assert len(set(step.combos)) == len(step.combos), f"{step.name}: a combination twice"
+        assert {"cpu", "gpu"} <= set(step.devices()), f"{step.name}: not on both devices"
+
+
+def test_plan_order_follows_the_questions():
+    names = [s.name for s in gc.plan()]
+    assert names[:2] == ["sanity", "crossover-f32"]
+    assert names.index("crossover-f64") < names.index("kalman-seq") < names.index("concurrency") \
+        < names.index("nuts") < names.index("compile")
+    kalman = [c for s in gc.plan() if s.name.startswith("kalman") for c in s.combos]
+    assert {c.split("'")[1] for c in kalman} == {"sequential", "parallel"} and all("11, 96" in c for c in kalman)
+    assert {c.split("'")[3] for c in kalman} == {"float32", "float64"}
+
+
+def test_regex_selects_exactly_the_combination():
+    import re
+
+    step = gc.plan()[0]
+    rx = step.regexes()[0]
+    assert re.search(rx, "dispatch.TinyOp.time_warm('float32', 'cpu')")
+    assert not re.search(rx, "dispatch.TinyOp.time_warm('float32', 'gpu')")
+    assert not re.search(rx, "dispatch.TinyOp.time_warm('float64', 'cpu')")
+
+
+# ----------------------------------------------------------------------------------- the schedule
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def _step(name, n_cpu, n_gpu=0, work=0.0):
+    return gc.Step(name, "q", tuple([f"x.C.time_warm('{name}', {i}, 'cpu')" for i in range(n_cpu)]
+                                   + [f"x.C.time_warm('{name}', {i}, 'gpu')" for i in range(n_gpu)]), work)
+
+
+def test_schedule_never_starts_a_step_that_cannot_finish():
+    clock = FakeClock()
+    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 20.0}, skip_s=1.0, discovery_s=0.0)
+    ran = []
+
+    def run_step(step, deadline):
+        ran.append((step.name, deadline))
+        spent = costs.raw(step, gpu=False)  # exactly as estimated
+        clock.t += spent
+        return "ok", spent
+
+    steps = [_step("a", 3), _step("big", 20), _step("b", 2, n_gpu=5)]
+    budget = 70 + gc.PACK_RESERVE_S
+    records = gc.schedule(steps, budget, costs, False, run_step, clock=clock)
+    assert [r["status"] for r in records] == ["ok", "not reached", "ok"]  # a later, smaller step still runs
+    assert "needs about 200 s" in records[1]["why"] and records[0]["estimate_s"] == 30.0
+    assert records[2]["estimate_s"] == 25.0  # 2 cpu processes + 5 gpu combinations skipped at 1 s
+    assert all(deadline <= budget - gc.PACK_RESERVE_S for _, deadline in ran)
+    assert clock.t <= budget - gc.PACK_RESERVE_S
+
+
+def test_schedule_learns_from_underestimated_steps():
+    clock = FakeClock()
+    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
+
+    def run_step(step, deadline):
+        spent = min(deadline, 1.5 * costs.raw(step, gpu=True))  # everything takes 1.5x the raw estimate
+        clock.t += spent
+        return "ok", spent
+
+    records = gc.schedule([_step("a", 2), _step("b", 2), _step("c", 4)], 110 + gc.PACK_RESERVE_S, costs, True,
+                          run_step, clock=clock)
+    assert records[1]["estimate_s"] == 30.0      # 20 s raw x the factor 1.5 learnt from step a
+    assert records[2]["status"] == "not reached"  # 60 s (40 x 1.5) do not fit the 50 s left (raw 40 would)
+    assert costs.factor == 1.5
+
+
+def test_step_overrunning_its_estimate_gets_a_deadline():
+    clock = FakeClock()
+    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
+    seen = []
+
+    def run_step(step, deadline):
+        seen.append(deadline)
+        clock.t += deadline  # hangs until killed at its deadline
+        return f"killed at {deadline:.0f} s", deadline
+
+    records = gc.schedule([_step("a", 2), _step("b", 1)], 100 + gc.PACK_RESERVE_S, costs, True, run_step, clock=clock)
+    assert seen[0] == 20 * gc.OVERRUN_FACTOR and records[0]["status"].startswith("killed")
+    assert records[1]["estimate_s"] == 20.0  # 10 s raw x factor 2 (the kill counted as spent time)
+    assert clock.t <= 100
+
+
+def test_wheels_unpack_only_what_is_missing(tmp_path):
+    import zipfile
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for name in ("pytest-0.0-py3-none-any.whl", "jaxci_fake_dist-1.0-py3-none-any.whl"):
+        with zipfile.ZipFile(wheels / name, "w") as zf:
+            zf.writestr(f"{name.split('-')[0]}_marker.py", "X = 1\n")
+    done = gc.install_wheels(wheels, tmp_path / "site")
+    assert done == ["jaxci_fake_dist-1.0-py3-none-any.whl"]  # pytest is installed here: left alone
+    assert (tmp_path / "site" / "jaxci_fake_dist_marker.py").is_file()
+
+
+CARRIED = REPO / ".device" / "wheels"
+
+
+@pytest.mark.skipif(not any(CARRIED.glob("asv-*.whl")), reason="run scripts/prepare-device.sh first")
+def test_carried_wheels_give_a_bare_python_asv(tmp_path):
+    """What the lent machine does: a Python 3.12 without asv unpacks the carried wheels and runs asv."""
+    proc = subprocess.run(["pyenv", "prefix", "3.12.1"], capture_output=True, text=True)
+    if proc.returncode:
+        pytest.skip("no bare CPython 3.12 here (pyenv 3.12.1)")
+    bare = Path(proc.stdout.strip()) / "bin" / "python3.12"
+    code = ("import sys; sys.path.insert(0, %r); import gpu_capture as g; from pathlib import Path; "
+            "print(len(g.install_wheels(Path(%r), Path(%r)))); import asv, asv_runner, asv._rangemedian; "
+            "from asv.results import Results; print(asv.__version__)") % (str(REPO / "scripts"), str(CARRIED),
+                                                                          str(tmp_path / "site"))
+    out = subprocess.run([str(bare), "-I", "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "0.6.6"
+
+
+# ------------------------------------------------------------------------- the rehearsal, for real
+
+@pytest.fixture(scope="module")
+def rehearsal(tmp_path_factory):
+    """The whole flow on this CPU machine with a tiny budget: only the cheap sanity step fits."""
+    root = tmp_path_factory.mktemp("rehearsal")
+    budget = 75
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_capture.py"), "--rehearse", "--budget",
+                           str(budget), "--out", str(root / "out"), "--work", str(root / "work")],
+                          capture_output=True, text=True, timeout=budget + 120, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return root, budget, json.loads((root / "out" / "capture.json").read_text())
+
+
+@pytest.mark.skipif(gpu_present(), reason="a rehearsal is for a machine without a GPU")
+def test_rehearsal_honours_budget_and_packs_few_small_files(rehearsal):
+    root, budget, manifest = rehearsal
+    files = sorted(p.name for p in (root / "out").iterdir())
+    assert files == ["capture.json", "logs.tar.gz", "results.tar.gz", "summary.md"]
+    assert len(files) <= gc.MAX_FILES and all(p.stat().st_size < gc.MAX_FILE_BYTES for p in (root / "out").iterdir())
+    assert manifest["wall_s"] <= budget  # the budget is the feature under test, not a performance goal
+    steps = {r["step"]: r for r in manifest["steps"]}
+    assert list(steps) == [s.name for s in gc.plan()]   # every step is accounted for, run or not reached
+    assert steps["sanity"]["status"] == "ok"
+    assert steps["nuts"]["status"] == "not reached" and "were left" in steps["nuts"]["why"]
+    summary = (root / "out" / "summary.md").read_text()
+    assert "rehearsal" in summary and "not reached" in summary
+    with tarfile.open(root / "out" / "results.tar.gz") as tar:
+        names = tar.getnames()
+    assert "results/local-rehearsal/machine.json" in names and "results/benchmarks.json" in names
+
+
+@pytest.mark.skipif(gpu_present(), reason="a rehearsal is for a machine without a GPU")
+def test_rehearsal_imports_and_reads_back_with_gpu_na(rehearsal, tmp_path):
+    root, _, _ = rehearsal
+    cap, written = importer.import_capture(root / "out", tmp_path / "results")
+    assert cap.machine == "local-rehearsal" and any(w.endswith("machine.json") for w in written)
+    from jaxci.results import load_results
+
+    rs = load_results(tmp_path / "results")
+    tiny = {r.params["device"]: r for r in rs.records if r.benchmark == "dispatch.TinyOp.time_warm"
+            and r.params["dtype"] == "float32"}
+    assert tiny["cpu"].status == "ok" and tiny["gpu"].status == "skipped"
+    assert importer.main([str(root / "out"), "--results", str(tmp_path / "results")]) == 2  # a duplicate
+
+
+def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
+    from jaxci.asvconf import write_redirected_conf
+
+    work = tmp_path / "work"
+    cap = gc.Capture(out=tmp_path / "out", work=work, budget_s=30, machine="local-kill", rehearse=True)
+    cap.facts.update(commit="0" * 40, commit_date=1_700_000_000)
+    write_redirected_conf(work)
+    earlier = work / "results" / "local-kill" / "earlier.json"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text('{"kept": true}')
+    status, seconds = cap.run_step(gc.plan()[0], deadline_s=0.5)  # asv cannot even discover in 0.5 s
+    assert status.startswith("killed at") and seconds < 10
+    assert json.loads(earlier.read_text()) == {"kept": True}
+    assert (cap.out / "capture.json").is_file() and "killed" in (work / "logs" / "01-sanity.log").read_text()
+
+
+# ------------------------------------------------------------------------------------------- import
+
+def _capture(tmp_path, machine="local-x", gpu="no GPU", kind="local", gpu_value=math.nan, rehearsal=True) -> Path:
+    """A synthetic capture folder (asv results written through asv's API) with known contents."""
+    from tests.synth import SynthResults
+
+    synth = SynthResults(tmp_path / "src").machine(machine, gpu=gpu, kind=kind,
+                                                   backend="cuda13" if gpu != "no GPU" else "cpu")
+    synth.machines[machine]["gpu_driver"] = "580.1" if gpu != "no GPU" else None
+    synth.add(machine, "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu", "gpu"]],
+              lambda dtype, device: 1e-5 if device == "cpu" else gpu_value)
+    results = synth.save()
+    out = tmp_path / "out"
+    out.mkdir()
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        tar.add(results, arcname="results")
+    (out / "capture.json").write_text(json.dumps({"format": 1, "machine": machine, "rehearsal": rehearsal,
+                                                  "started": "2026-11-30T00:00:00Z", "facts": {"commit": "abc"},
+                                                  "steps": [{"step": "sanity", "status": "ok"}]}))
+    (out / "summary.md").write_text("# summary\n")
+    return out
+
+
+def test_import_merges_and_refuses_a_duplicate(tmp_path, capsys):
+    src = _capture(tmp_path)
+    target = tmp_path / "results"
+    assert importer.main([str(src), "--results", str(target)]) == 0
+    files = sorted(p.name for p in (target / "local-x").iterdir())
+    assert "machine.json" in files and any(f.startswith("capture-") and f.endswith(".md") for f in files)
+    before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    assert importer.main([str(src), "--results", str(target)]) == 2
+    assert "imported before" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before  # nothing touched
+
+
+def test_import_of_a_tarball_of_the_folder(tmp_path):
+    src = _capture(tmp_path)
+    bundle = tmp_path / "capture.tar.gz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        tar.add(src, arcname="capture-out")
+    cap, _ = importer.import_capture(bundle, tmp_path / "results")
+    assert cap.machine == "local-x"
+
+
+def test_gpu_value_on_a_machine_without_gpu_is_refused(tmp_path):
+    src = _capture(tmp_path, gpu_value=2e-5)
+    with pytest.raises(importer.ImportRefused, match=r"no GPU .* 1 gpu value\(s\), e.g. dispatch.TinyOp"):
+        importer.import_capture(src, tmp_path / "results")
+    assert not (tmp_path / "results").exists()
+
+
+def test_rehearsal_cannot_land_under_the_lab_name(tmp_path):
+    src = _capture(tmp_path, machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab", gpu_value=2e-5, rehearsal=True)
+    with pytest.raises(importer.ImportRefused, match="a rehearsal cannot be imported as 'lab-h200'"):
+        importer.import_capture(src, tmp_path / "results")
+
+
+def test_lab_capture_is_checked_against_the_catalogue(tmp_path):
+    ok = _capture(tmp_path / "a", machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab", gpu_value=2e-5,
+                  rehearsal=False)
+    cap, _ = importer.import_capture(ok, tmp_path / "results")
+    assert cap.machine == "lab-h200"
+    wrong = _capture(tmp_path / "b", machine="lab-h200", gpu="1 x Tesla T4", kind="lab", gpu_value=2e-5,
+                     rehearsal=False)
+    with pytest.raises(importer.ImportRefused, match="H200 lab machine but machine.json records '1 x Tesla T4'"):
+        importer.import_capture(wrong, tmp_path / "results2")
+    local_kind = _capture(tmp_path / "c", machine="lab-h200", gpu="1 x NVIDIA H200", kind="local", rehearsal=False)
+    with pytest.raises(importer.ImportRefused, match="kind 'lab' in the catalogue"):
+        importer.import_capture(local_kind, tmp_path / "results3")
+
+
+def test_broken_captures_are_refused_clearly(tmp_path):
+    with pytest.raises(importer.ImportRefused, match="no such file or folder"):
+        importer.import_capture(tmp_path / "nope", tmp_path / "results")
+    src = _capture(tmp_path)
+    (src / "capture.json").write_text('{"format": 99, "machine": "local-x"}')
+    with pytest.raises(importer.ImportRefused, match="format 99"):
+        importer.import_capture(src, tmp_path / "results")
+    src2 = _capture(tmp_path / "two")
+    with tarfile.open(src2 / "results.tar.gz", "w:gz") as tar:  # results without machine.json
+        empty = tmp_path / "empty" / "results" / "local-x"
+        empty.mkdir(parents=True)
+        (empty / "abc.json").write_text("{}")
+        tar.add(empty.parent, arcname="results")
+    with pytest.raises(importer.ImportRefused, match="machine.json"):
+        importer.import_capture(src2, tmp_path / "results")
+    shutil.rmtree(tmp_path / "results", ignore_errors=True)
