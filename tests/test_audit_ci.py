@@ -328,3 +328,16 @@ def test_cli_refuses_unwritable_ci_paths_before_auditing(tmp_path, capsys):
     assert "--ci-patch" in err and "does not exist" in err and "Traceback" not in err
     assert main([str(FIX / "clean"), "--ci-output", str(tmp_path)]) == 2
     assert "--ci-output" in capsys.readouterr().err
+
+
+def test_job_timeout_uses_the_instance_fit_estimate_when_there_is_one():
+    root = FIX / "findings_gpu"
+    facts = _measured(root, slowest=5.0, cpu_s=100.0)
+    records = [_rec("c7i.2xlarge", "host.PurePython.time_loop", 1.0, n=10),
+               _rec("g4dn.2xlarge", "host.PurePython.time_loop", 1.5, n=10),
+               _rec("c7i.2xlarge", "dense.Dense.time_warm", 1.0, n=64, device="cpu"),
+               _rec("g4dn.2xlarge", "dense.Dense.time_warm", 2.0, n=64, device="cpu")]
+    timeout, = by_kind(audit_ci(root, facts, records=records, baseline="c7i.2xlarge"), "job-timeout")
+    # the job moves to c7i.2xlarge (400 s there, the baseline): ceil((6 + 6.67) x 1.5) = 19
+    assert timeout.inputs["build_min"] == pytest.approx(6.67) and timeout.inputs["timeout_minutes"] == 19
+    assert timeout.label == "baseline" and "instance-fit estimate for c7i.2xlarge" in timeout.fix

@@ -180,11 +180,12 @@ class _Audit:
             r.notes.append("no .github/workflows/*.yml: nothing to audit in CI")
         jobs = [j for w in r.workflows for j in w.jobs]
         build_jobs = [j for j in jobs if j.builds]
+        for job in build_jobs:  # the tier first: a job that moves to a CPU family is judged there
+            self.runner_tier(job)
         for job in jobs:
             self.spot(job)
             self.job_timeout(job)
         for job in build_jobs:
-            self.runner_tier(job)
             self.memory(job)
             self.cache(job)
         self.cell_timeout()
@@ -228,11 +229,22 @@ class _Audit:
 
     # jobs without timeout-minutes
     def _build_minutes(self, job) -> tuple[float, str, str]:
+        """The build's minutes on this job's family: the instance-fit estimate when one exists, else the
+        lectures' measured seconds on the machine that ran --execute, else the catalogue's planning ceiling."""
+        family = (job.label.family or "").split("+")[0] if job.label else ""
+        family = self.label_changes.get(job.where, {}).get("family", family)
+        if self.records is not None and self.baseline and self.catalogue:
+            rows = {r["family"]: r for r in tier.estimates(self.lectures, self.catalogue, self.defaults,
+                                                           self.records, self.baseline)}
+            row = rows.get(family)
+            if row and row["build_s"]:
+                return row["build_s"] / 60, row["label"], f"instance-fit estimate for {family}: {row['basis']}"
         measured = [f for f in self.run if f.measured]
         if self.run and len(measured) == len(self.run):
-            on_gpu = tier.is_gpu(job.label, self.catalogue)
+            on_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
             secs = sum((f.gpu_s if on_gpu and f.gpu_s is not None else f.cpu_s) or 0.0 for f in self.run)
-            return secs / 60, "measured", f"{len(measured)} lectures' measured cell seconds ({secs:,.0f} s)"
+            return secs / 60, "measured", (f"{len(measured)} lectures' measured cell seconds ({secs:,.0f} s) on the "
+                                           "machine that ran --execute, not on the runner")
         figure = self.defaults.get("suite_minutes_unmeasured")
         value = float(figure.value) if figure else 60.0
         return value, "policy", (f"build time not measured: the catalogue's planning ceiling of {value:g} min "
