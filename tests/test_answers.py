@@ -131,6 +131,7 @@ def test_log_axes_have_enough_ticks():
         ticks = svg.log_ticks(lo, hi)
         assert len(ticks) >= 3 and all(lo <= t <= hi for t in ticks), (lo, hi, ticks)
     assert svg.fmt(1e6) == "1e6" and svg.fmt(2e-5) == "2e-5" and svg.fmt(300) == "300"
+    assert svg.nice_ticks(14.3) == [0, 5, 10, 15] and svg.nice_ticks(0.0762) == [0, 0.02, 0.04, 0.06, 0.08]
 
 
 def test_figures_mark_single_points_and_never_rotate_labels():

@@ -75,7 +75,7 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
             pts = [(p.n, p.seconds) for p in mine if p.column == column]
             if pts:
                 dtype = {p.dtype for p in mine}.pop()
-                refs.append((f"published: {column}, {dtype}", PUBLISHED[column], pts))
+                refs.append((f"published: {column}" + (f", {dtype}" if dtype != "unstated" else ""), PUBLISHED[column], pts))
         items = [c for c in report.crossovers if c.benchmark == bench and c.case == case]
         marks = [(c.n, f"{c.dtype}{'' if c.cpu_machine == c.gpu_machine else ' ' + c.cpu_machine + ' cpu'} n≈{c.n:,.0f}")
                  for c in items if c.kind == cx.CROSSING]
@@ -83,7 +83,8 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
         caption = _crossing_caption(items)
         if refs:
             caption += (" Hollow diamonds: published incident timings (docs/reference/incidents.md), a reference drawn "
-                        "beside our measurements, never measured here.")
+                        "beside our measurements, never measured here"
+                        + ("; the incident does not state their dtype." if any(p.dtype == "unstated" for p in mine) else "."))
         out.append((f"size-{i}", svg.loglog(title, series, marks, references=refs), caption))
     if not out:
         out.append(("size-none", svg.empty("time vs size"), "no size-swept timings in these results"))
@@ -94,8 +95,9 @@ DEVICE_COLOURS = {"cpu": COLOURS["cpu"], "gpu": COLOURS["gpu"], "host": "#2ca02c
 
 
 def fp64_bars(report) -> tuple[str, str]:
-    items = [(f"{s.kernel.replace('.time_warm', '')} ({s.machine}, {s.device})", s.ratio, DEVICE_COLOURS.get(s.device, "#7f7f7f"))
-             for s in report.fp64_summary]
+    multi = len({s.machine for s in report.fp64_summary}) > 1
+    items = [(s.kernel.replace(".time_warm", "") + (f" · {s.machine}" if multi else ""), s.ratio,
+              DEVICE_COLOURS.get(s.device, "#7f7f7f")) for s in report.fp64_summary]
     legend = [(f"device {d}", c) for d, c in DEVICE_COLOURS.items() if any(s.device == d for s in report.fp64_summary)]
     body = svg.hbars("FP64 penalty: float64 time / float32 time at the largest size", items, "float64 / float32 time",
                      legend=legend, reference=(1.0, "1 = no penalty"))

@@ -148,6 +148,17 @@ def loglog(title: str, series, markers=(), xlabel="n", ylabel="seconds", referen
     return _svg("".join(out), title)
 
 
+def nice_ticks(vmax: float, target: int = 5) -> list[float]:
+    """0 and round steps (1, 2, 2.5 or 5 x 10^k) up to the first one at or above vmax."""
+    if not vmax > 0:
+        return [0.0, 1.0]
+    raw = vmax / target
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    count = math.ceil(vmax / step - 1e-9)
+    return [float(f"{k * step:.6g}") for k in range(count + 1)]
+
+
 def hbars(title: str, items, xlabel: str, legend=(), reference: tuple | None = None, fmt_value="{:.3g}") -> str:
     """Horizontal bars, labels on the left, values at the bar ends. items: [(label, value, colour)];
     legend: [(label, colour)] for every colour used; reference: (value, label) drawn as a dashed line."""
@@ -158,12 +169,12 @@ def hbars(title: str, items, xlabel: str, legend=(), reference: tuple | None = N
     bar_h, top = 24, T + 10 + 20 * len(legend)
     height = top + bar_h * len(items) + 46
     right = W - 70
-    vmax = max([v for _, v, _ in items] + [reference[0] if reference else 0]) * 1.05 or 1.0
+    ticks = nice_ticks(max([v for _, v, _ in items] + [reference[0] if reference else 0]))
+    vmax = ticks[-1]
     sx = lambda v: lw + v / vmax * (right - lw)
     out = [_title(title, W)]
     out += _legend([(lab, col, False, "rect") for lab, col in legend], 20, T + 6, W - 40)
-    for k in range(5):
-        v = vmax * k / 4
+    for v in ticks:
         out.append(f'<line x1="{sx(v):.1f}" x2="{sx(v):.1f}" y1="{top - 4}" y2="{height - 40}" stroke="#e6e6e6"/>'
                    f'<text x="{sx(v):.1f}" y="{height - 24}" text-anchor="middle">{fmt_value.format(v)}</text>')
     out.append(f'<text x="{(lw + right) / 2:.1f}" y="{height - 6}" text-anchor="middle">{escape(xlabel)}</text>')
