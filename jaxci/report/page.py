@@ -61,13 +61,15 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
     out = []
     kernels = group(timed, lambda r: (r.benchmark, case_of(r)))
     multi = len(report.machines) > 1
-    shade = {m: i for i, m in enumerate(sorted(report.machines))}
+    # one shade per machine among the machines with lines of that device (the first gpu machine is orange)
+    shade = {d: {m: i for i, m in enumerate(sorted({r.machine for r in timed if r.params["device"] == d}))}
+             for d in {r.params["device"] for r in timed}}
     for i, ((bench, case), recs) in enumerate(sorted(kernels.items(), key=str)):
         series = []
         for (machine, device, dtype), line in sorted(group(recs, lambda r: (r.machine, r.params["device"], r.params["dtype"])).items()):
             label = f"{machine + ' ' if multi else ''}{device} {dtype}"
             colours = PALETTE.get(device, ["#7f7f7f"])
-            colour = colours[shade.get(machine, 0) % len(colours)]
+            colour = colours[shade[device].get(machine, 0) % len(colours)]
             series.append((label, colour, dtype == "float64", [(r.params["n"], r.value) for r in line]))
         refs = []
         mine = published.for_kernel(pub, bench, case)
@@ -210,10 +212,13 @@ def _split(findings: str) -> tuple[str, str]:
 
 
 def render(report, findings: str, guidance: str) -> str:
-    size = "".join(_figure(*f) for f in time_vs_size(report))
-    fp64 = _figure("fp64", *fp64_bars(report))
-    conc = "".join(_figure(*f) for f in concurrency_grids(report))
-    cost = _figure("cost", *cost_bars(report))
+    tag = "SYNTHETIC data (tests/synth.py), not measurements. " if any(
+        answers.is_synthetic(f) for f in report.machines.values()) else ""
+    fig = lambda fid, body, caption: _figure(fid, body, tag + caption)
+    size = "".join(fig(*f) for f in time_vs_size(report))
+    fp64 = fig("fp64", *fp64_bars(report))
+    conc = "".join(fig(*f) for f in concurrency_grids(report))
+    cost = fig("cost", *cost_bars(report))
     middle, evidence = _split(findings)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>jax-ci-bench findings</title>
