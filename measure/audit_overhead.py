@@ -1,11 +1,15 @@
 """Overhead of the runner's per-cell instrumentation: the same notebook run with and without it; goal < 5%.
 
-    .venv/bin/python measure/audit_overhead.py [--pairs 7] [--scale ci] [--trivial-cells 200] [NOTEBOOK ...]
+    .venv/bin/python measure/audit_overhead.py [--pairs 7] [--scale ci] [--trivial-cells 200]
+        [--loop-calls 20000] [NOTEBOOK ...]
 
 Default notebooks (when none is named and no --trivial-cells): the suite's fixtures except nuts_f64 (slow). Runs alternate (plain,
 instrumented, plain, ...) so load drift hits both; each run is a fresh kernel on JAX_PLATFORMS=cpu.
 --trivial-cells N adds a generated notebook of N `x = i` cells: its difference divided by N is the fixed
 per-cell cost of the instrumentation (hooks plus one silent request), free of the work's own noise.
+--loop-calls N adds a generated notebook whose Python loop calls a tiny jitted function N times and runs a
+lax.scan and a fori_loop: the worst case for the tracing hooks (every jitted call is counted), so its
+difference divided by N is the cost per counted call.
 Reports, per notebook, medians of the whole run (kernel start to shutdown) and of the summed client-side
 cell times (request sent to reply received), and the relative difference of the medians.
 """
@@ -29,14 +33,27 @@ def main() -> int:
     p.add_argument("--pairs", type=int, default=7)
     p.add_argument("--scale", default="ci", choices=["ci", "full"])
     p.add_argument("--trivial-cells", type=int, default=0)
+    p.add_argument("--loop-calls", type=int, default=0)
     args = p.parse_args()
-    notebooks = list(args.notebooks) or ([] if args.trivial_cells else DEFAULT)
+    notebooks = list(args.notebooks) or ([] if args.trivial_cells or args.loop_calls else DEFAULT)
     if args.trivial_cells:
         import nbformat.v4 as v4
 
         trivial = v4.new_notebook(cells=[v4.new_code_cell(f"x = {i}") for i in range(args.trivial_cells)])
         trivial.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         notebooks.append(trivial)
+    if args.loop_calls:
+        import nbformat.v4 as v4
+
+        looped = v4.new_notebook(cells=[v4.new_code_cell(c) for c in (
+            "import jax\nimport jax.numpy as jnp",
+            "step = jax.jit(lambda x: x * 0.5 + 1.0)\nx = jnp.zeros(8)\n"
+            f"for _ in range({args.loop_calls}):\n    x = step(x)\nx.block_until_ready()",
+            "_, p = jax.lax.scan(lambda c, _: (c * 0.9, c), 0.3, None, length=10_000)\n"
+            "r = jax.lax.fori_loop(0, 1_000, lambda i, v: v + 1, jnp.ones(16))\nr.block_until_ready()")])
+        looped.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        looped.metadata["jaxci_label"] = f"{args.loop_calls} jitted calls"
+        notebooks.append(looped)
     os.environ["JAXCI_SCALE"] = args.scale
     from jaxci.audit.runner import run_notebook
 
@@ -44,7 +61,7 @@ def main() -> int:
     print(f"{'notebook':22s} {'whole plain':>12s} {'whole instr':>12s} {'diff':>7s} "
           f"{'cells plain':>12s} {'cells instr':>12s} {'diff':>7s}")
     for nb in notebooks:
-        name = nb.stem if isinstance(nb, Path) else f"{len(nb.cells)} trivial cells"
+        name = nb.stem if isinstance(nb, Path) else nb.metadata.get("jaxci_label", f"{len(nb.cells)} trivial cells")
         whole = {False: [], True: []}
         cells = {False: [], True: []}
         for i in range(args.pairs):
@@ -59,7 +76,9 @@ def main() -> int:
         c0, c1 = statistics.median(cells[False]), statistics.median(cells[True])
         print(f"{name:22s} {w0:11.3f}s {w1:11.3f}s {100 * (w1 - w0) / w0:+6.1f}% "
               f"{c0:11.3f}s {c1:11.3f}s {100 * (c1 - c0) / c0:+6.1f}%")
-        if not isinstance(nb, Path):
+        if not isinstance(nb, Path) and "jaxci_label" in nb.metadata:
+            print(f"  cost per counted jitted call: {1e6 * (c1 - c0) / args.loop_calls:+.2f} µs")
+        elif not isinstance(nb, Path):
             print(f"  fixed cost per cell: {1000 * (w1 - w0) / len(nb.cells):+.2f} ms")
     return 0
 

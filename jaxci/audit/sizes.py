@@ -31,7 +31,7 @@ class Known:
         return None
 
     def chain(self) -> str:
-        return " <- ".join(reversed(self.why)) if self.why else "literal"
+        return " <- ".join(map(str, reversed(self.why))) if self.why else "literal"
 
     def plus(self, step: str) -> "Known":
         return Known(self.value, self.why + (step,))

@@ -192,6 +192,19 @@ def _ordered(node):
         yield from _ordered(child)
 
 
+class _Step:
+    """One step of an evidence chain, rendered only when shown (unparsing every binding costs time)."""
+
+    __slots__ = ("cell", "line", "node", "text")
+
+    def __init__(self, cell, line, node, text=None):
+        self.cell, self.line, self.node, self.text = cell, line, node, text
+
+    def __str__(self) -> str:
+        text = self.text if self.text is not None else _text(self.node)[:70]
+        return f"cell {self.cell} line {self.line}: {text}"
+
+
 class _CodeScan:
     """Two passes over a lecture's code cells: names (imports, jitted and JAX-using functions, sizes bound to
     names with their evidence), then findings. Cells share one namespace, so the first pass spans all of
@@ -222,7 +235,9 @@ class _CodeScan:
 
     # names -------------------------------------------------------------
     def _names(self, tree) -> None:
-        for node in _ordered(tree):
+        """Imports, jitted and JAX-using functions (needed before the findings pass); sizes are bound in
+        source order by the findings pass itself."""
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.alias[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
@@ -232,23 +247,21 @@ class _CodeScan:
                     self.alias[a.asname or a.name] = f"{node.module}.{a.name}"
                 self._uses(node.module)
             elif isinstance(node, ast.Assign):
-                self._bind(node)
                 if isinstance(node.value, ast.Call) and self._is_jit(node.value.func):
                     self.jitted.update(t.id for t in node.targets if isinstance(t, ast.Name))
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-                self._bind_name(node.target.id, node.value, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if any(self._is_jit(d.func if isinstance(d, ast.Call) else d) or self._is_partial_jit(d)
                        for d in node.decorator_list):
                     self.jitted.add(node.name)
-                self._function_defaults(node)
-            elif isinstance(node, ast.ClassDef):
-                self._record_fields(node)
-        for node in ast.walk(tree):  # after imports are known: functions that call into JAX
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    isinstance(n, ast.Call) and self._name(n.func).startswith(("jax.", "numpyro."))
-                    for n in ast.walk(node)):
-                self.jax_funcs.add(node.name)
+        self._jax_functions(tree, [])
+
+    def _jax_functions(self, node, enclosing: list) -> None:
+        """Functions that call into JAX (directly or in a nested function): one walk, after the imports."""
+        if isinstance(node, ast.Call) and enclosing and self._name(node.func).startswith(("jax.", "numpyro.")):
+            self.jax_funcs.update(enclosing)
+        inner = enclosing + [node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else enclosing
+        for child in ast.iter_child_nodes(node):
+            self._jax_functions(child, inner)
 
     def _uses(self, module: str) -> None:
         root = module.split(".")[0]
@@ -258,9 +271,8 @@ class _CodeScan:
         elif root == "numpyro":
             self.scan.uses_numpyro = True
 
-    def _step(self, node, text: str | None = None) -> str:
-        line = getattr(node, "lineno", 0)
-        return f"cell {self.cell} line {line}: {text if text is not None else _text(node)[:70]}"
+    def _step(self, node, text: str | None = None) -> "_Step":
+        return _Step(self.cell, getattr(node, "lineno", 0), node, text)
 
     def _bind(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -609,8 +621,12 @@ class _CodeScan:
     def _visit(self, node, in_jit: bool = False) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in self.jitted:
             in_jit = True  # a Python loop in a jitted function is unrolled at trace time, not dispatched
-        if hasattr(node, "lineno") and isinstance(node, ast.stmt):
+        if isinstance(node, ast.stmt):
             self.line = node.lineno
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function_defaults(node)
+            elif isinstance(node, ast.ClassDef):
+                self._record_fields(node)
         if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
             if not in_jit:
                 self._loop(node)
@@ -632,6 +648,14 @@ class _CodeScan:
         return f"cell {self.cell}"
 
     def _loop(self, node) -> None:
+        consts, arrays = dict(self.consts), dict(self.arrays)
+        for stmt in _ordered(node):  # names bound in the body are in force from the second step on
+            if isinstance(stmt, ast.Assign) and stmt is not node:
+                self._bind(stmt)
+        for old, new in ((consts, self.consts), (arrays, self.arrays)):
+            for name, known in old.items():  # `x = step(x)`: a result of unknown size keeps x's size
+                if name not in self.consts and name not in self.arrays:
+                    new[name] = known
         called = []
         touched: list[Known] = []
         unknown_args = False
