@@ -318,7 +318,7 @@ def summary_lines(report, limit_machines: int = 3, width: int = 150) -> list[str
     for s in ss[:limit_machines]:
         out.append(f"{s.title}:")
         for a in s.answers:
-            text = a.answer if a.answer != "—" else a.status
+            text = a.answer if a.answer != "—" else a.status.replace(": " + HOW[a.q], "") + " (how to measure it: findings.md)"
             tag = "" if a.answer == "—" else (" [predicted]" if a.status.startswith("predicted") else "")
             line = f"  {a.q} {a.question}: {text}{tag}"
             out.append(line if len(line) <= width else line[: width - 1] + "…")
