@@ -332,6 +332,25 @@ def probe_start(device: str, env: dict) -> tuple[float | None, str]:
     return time.monotonic() - t0, proc.stdout.strip()
 
 
+def kill_tree(pid: int) -> None:
+    """SIGKILL asv and everything under it: asv starts each benchmark server in a process group of its own,
+    so killing asv's group alone would leave a benchmark running into the next step (psutil finds them)."""
+    try:
+        import psutil
+
+        below = psutil.Process(pid).children(recursive=True)
+    except Exception:  # psutil missing or asv already gone: its own group is all we can reach
+        below = []
+    for target in [pid] + [p.pid for p in below]:
+        try:
+            os.killpg(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            try:
+                os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def _trim(text: str, keep: int = LOG_KEEP_BYTES) -> str:
     if len(text) <= keep:
         return text
@@ -351,6 +370,15 @@ class Capture:
     facts: dict = field(default_factory=dict)
     records: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    child: subprocess.Popen | None = None
+    cut_step: bool = False
+
+    def stop_child(self, *_):
+        """SIGTERM/SIGINT from outside: end the running asv group, then let main pack what was saved."""
+        self.cut_step = self.child is not None and self.child.poll() is None
+        if self.cut_step:
+            kill_tree(self.child.pid)
+        raise KeyboardInterrupt
 
     @property
     def results(self) -> Path:
@@ -390,13 +418,15 @@ class Capture:
         with open(log_path, "w") as log:
             log.write(f"# step {step.name}: {step.question}\n# deadline {deadline_s:.0f} s\n# {' '.join(cmd[:12])} ...\n")
             log.flush()
+            # its own process group (not session): killed as a group here, and with us by whoever kills our session
             proc = subprocess.Popen(cmd, cwd=REPO, env=self.env(step), stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+                                    process_group=0)
+            self.child = proc
             try:
                 code = proc.wait(timeout=max(deadline_s, 1.0))
                 status = "ok" if code == 0 else f"asv exit {code} (some combinations failed: see the log)"
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                kill_tree(proc.pid)
                 proc.wait()
                 status = f"killed at {deadline_s:.0f} s (overran its estimate): its results are lost, earlier steps kept"
                 shutil.rmtree(self.results, ignore_errors=True)
@@ -615,7 +645,20 @@ def main(argv=None) -> int:
     def run_step(step, deadline):
         return cap.run_step(step, deadline)
 
-    records = schedule(steps, remaining, costs, gpu, run_step, records=cap.records)
+    signal.signal(signal.SIGTERM, cap.stop_child)
+    signal.signal(signal.SIGINT, cap.stop_child)
+    try:
+        schedule(steps, remaining, costs, gpu, run_step, records=cap.records)
+    except KeyboardInterrupt:
+        cap.notes.append(f"stopped from outside after {cap.elapsed():.0f} s: the step running then is lost, "
+                         "earlier steps are packed")
+        if cap.cut_step:  # asv may have been writing its results file: go back to the state before the step
+            shutil.rmtree(cap.results, ignore_errors=True)
+            if (cap.work / "results.before-step").exists():
+                shutil.copytree(cap.work / "results.before-step", cap.results)
+        cap.pack()
+        return 3
+    records = cap.records
     cap.notes.append(f"estimate correction factor at the end: {costs.factor:.2f}")
     cap.pack()
     reached = sum(1 for r in records if r["status"] != "not reached")

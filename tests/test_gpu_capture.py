@@ -316,3 +316,35 @@ def test_broken_captures_are_refused_clearly(tmp_path):
     with pytest.raises(importer.ImportRefused, match="machine.json"):
         importer.import_capture(src2, tmp_path / "results")
     shutil.rmtree(tmp_path / "results", ignore_errors=True)
+
+
+def test_sigterm_from_outside_ends_asv_and_still_packs(tmp_path):
+    """The device tool's own time limit kills the command: the running asv goes too, and OUT holds a pack."""
+    import signal
+    import time
+
+    import psutil
+
+    work = tmp_path / "work"
+    proc = subprocess.Popen([sys.executable, str(REPO / "scripts" / "gpu_capture.py"), "--rehearse", "--budget", "300",
+                             "--out", str(tmp_path / "out"), "--work", str(work)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = work / "logs" / "01-sanity.log"
+    deadline = time.monotonic() + 120
+    while not log.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert log.exists(), proc.communicate()[0][-2000:]
+    below = []
+    while time.monotonic() < deadline and not any("asv_runner" in " ".join(p.cmdline()) or "benchmark" in
+                                                  " ".join(p.cmdline()) for p in below):
+        time.sleep(0.2)  # wait until asv has started a benchmark process of its own
+        below = psutil.Process(proc.pid).children(recursive=True)
+    assert len(below) >= 2, [p.cmdline() for p in below]
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 3, out[-2000:]
+    manifest = json.loads((tmp_path / "out" / "capture.json").read_text())
+    assert any("stopped from outside" in n for n in manifest["notes"])
+    time.sleep(0.5)
+    left = [p.pid for p in below if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, f"asv or benchmark processes left running: {left}"
