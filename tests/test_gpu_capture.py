@@ -348,3 +348,23 @@ def test_sigterm_from_outside_ends_asv_and_still_packs(tmp_path):
     time.sleep(0.5)
     left = [p.pid for p in below if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"asv or benchmark processes left running: {left}"
+
+
+def test_lab_results_calibrate_family_predictions_and_are_never_a_family(tmp_path):
+    """An imported lab-h200 capture is the GPU truth the T4/A10G/L4 predictions calibrate on (and they say
+    so), while the lab machine itself never appears as a runner family in predictions or costs."""
+    from jaxci.report.build import build
+    from tests.synth import SynthResults
+
+    synth = SynthResults(tmp_path).machine("lab-h200", gpu="1 x NVIDIA H200", backend="cuda13", kind="lab")
+    sizes = [64, 256, 1024, 4096]
+    synth.add("lab-h200", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu", "gpu"]],
+              lambda dtype, device: 2e-5 if device == "gpu" else 5e-6)
+    synth.add("lab-h200", "dense.Dense.time_warm", ["op", "n", "dtype", "device"],
+              [["matmul"], sizes, ["float32"], ["cpu", "gpu"]],
+              lambda op, n, dtype, device: (2e-5 + 2 * n**3 / 30e12) if device == "gpu" else 5e-6 + 2 * n**3 / 1e12)
+    report = build(synth.save())
+    t4 = [p for p in report.runtimes if p.family == "g4dn.2xlarge" and p.device == "gpu" and p.seconds is not None]
+    assert t4 and all("measured on lab-h200" in p.inputs for p in t4)
+    assert not [p for p in report.runtimes if p.family == "lab-h200"]
+    assert "lab-h200" not in {p.family for p in report.predicted_crossovers}

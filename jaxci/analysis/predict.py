@@ -206,6 +206,8 @@ def predictions(records, machines: dict, catalogue: dict, measured_crossovers=()
     mx = {(c.gpu_machine, c.benchmark, c.case, c.dtype): c for c in measured_crossovers if c.cpu_machine == c.gpu_machine}
     runtimes, crossings = [], []
     for family, entry in sorted(catalogue.items()):
+        if getattr(entry, "is_lab", False):
+            continue  # a lab machine (kind "lab") calibrates predictions; it is never predicted as a family
         for (bench, case, dtype), sizes in sorted(size_grid(records).items(), key=str):
             lines = {}
             for device in (["cpu", "gpu"] if entry.has_gpu else ["cpu"]):

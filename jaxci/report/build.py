@@ -55,7 +55,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     cx = crossover.crossovers(records, cpu_only_machines=cpu_only)
     ratios = penalty.fp64_ratios(records)
     cells = concurrency.grid(records)
-    runtimes, pcx = predict.predictions(records, rs.machines, catalogue, cx)
+    runtimes, pcx = predict.predictions(records, rs.machines, load_catalogue(catalogue_dir, include_lab=True), cx)
     report = Report(
         results_dir=str(results_dir),
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
