@@ -359,3 +359,13 @@ def test_execute_skips_lectures_missing_modules_without_failing(tmp_path, monkey
     (lec,) = json.loads(out.read_text())["lectures"]
     assert lec["status"] == "ok" and "missing in kernel" in lec["not_executed"] and not lec["runs"]
     assert capsys.readouterr().err.count("surely_not_installed_mod_x") == 1
+
+
+def test_near_break_even_is_measured(tmp_path, measured):
+    # 30,000 elements is just past the synthetic crossover (~27,300): the GPU gains under 25% -> measure
+    r = measured.speedup(30_000, "float32")
+    assert 1 < r < 1.25
+    (tmp_path / "x.md").write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+                                   "```{code-cell} ipython3\nimport jax.numpy as jnp\nx = jnp.ones(30_000)\n```\n")
+    (v,) = repo.audit_static(tmp_path, measured)
+    assert (v.regime, v.recommendation) == (C.LARGE, C.MEASURE) and "GPU ~1.1x faster" in v.why

@@ -110,7 +110,13 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
         if r is None:
             return f"GPU expected faster on {where}"
         word = "faster" if r >= 1 else "slower"
-        return f"GPU ~{max(r, 1 / r):.0f}x {word} on {where}"
+        x = max(r, 1 / r)
+        return f"GPU ~{x:.0f}x {word} on {where}" if x >= 10 else f"GPU ~{x:.1f}x {word} on {where}"
+
+    def gpu_wins(elements) -> str:
+        """keep on GPU unless the family's numbers put this size within 25% of break-even"""
+        r = model.speedup(elements, dtype)
+        return KEEP_GPU if r is None or r >= 1 / GPU_FASTER else MEASURE
 
     if scan.nuts and not big and not bulk:
         return Decision(NUTS_SMALL, PIN_CPU, "NUTS on a small model: each sampler step is a chain of tiny "
@@ -132,7 +138,7 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
                         basis, reasons)
     if bulk and not unsure:
         top = max(bulk, key=lambda lp: lp.carry)
-        return Decision(BULK_LOOPS, KEEP_GPU, f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
+        return Decision(BULK_LOOPS, gpu_wins(top.carry), f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
                         basis if model.speedup(top.carry, dtype) is None else _curve_basis(model), reasons)
     if unsure:
         lp = unsure[0]
@@ -144,7 +150,7 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
         return Decision(UNSEEN if lp.cls == UNKNOWN else MODERATE, MEASURE, why, fam.NOT_KNOWN
                         if lp.cls == UNKNOWN else basis, reasons)
     if big:
-        return Decision(LARGE, KEEP_GPU, f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})",
+        return Decision(LARGE, gpu_wins(size), f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})",
                         basis if model.speedup(size, dtype) is None else _curve_basis(model), reasons)
     if moderate:
         what = f"arrays of {_n(size)} elements" if size else "a grid of unknown size"
