@@ -178,16 +178,36 @@ def test_findings_page_with_gpu_results(browser, tmp_path):
     view.page.screenshot(path=str(tmp_path / "findings.png"), full_page=True)
 
 
-def test_offline_asv_site_explains_and_links_the_findings(browser, tmp_path):
-    """Without the CDNs (every outside request refused), asv's index sends the browser to error.html; that page
-    says why and links the findings page, which works with no network."""
+@pytest.fixture(scope="module")
+def synth_site(tmp_path_factory):
+    """asv publish + jaxci report on the synthetic two-family set (one commit)."""
     from tests.asvutil import AsvSandbox
 
-    box = AsvSandbox(tmp_path).write_conf()
-    synth.gpu_set(tmp_path)
+    root = tmp_path_factory.mktemp("site")
+    box = AsvSandbox(root).write_conf()
+    synth.gpu_set(root)
     box.asv("publish")
     assert cli.main([str(box.results), "--html", str(box.html)]) == 0
-    view = Page(browser, box.html)  # no CDN cache: every CDN request is refused
+    return box
+
+
+def test_asv_index_with_cdn_keeps_working_with_our_notes(synth_site, browser, cdn_cache):
+    """With the CDNs answered, asv's grid still draws beside the Findings link and the one-commit note."""
+    view = Page(browser, synth_site.html, cdn_cache)
+    view.page.goto("http://asv.test/index.html")
+    view.page.wait_for_selector(".benchmark-container", timeout=30_000)
+    assert view.page.url == "http://asv.test/index.html"
+    assert view.page.locator("#jaxci-grid-note").is_visible()
+    view.page.click(f"#{LINK_ID}")
+    view.page.wait_for_url("**/findings/index.html")
+    check_answers_first(view.page)
+    assert view.errors == [] and view.refused == [], (view.errors, view.refused)
+
+
+def test_offline_asv_site_explains_and_links_the_findings(synth_site, browser):
+    """Without the CDNs (every outside request refused), asv's index sends the browser to error.html; that page
+    says why and links the findings page, which works with no network."""
+    view = Page(browser, synth_site.html)  # no CDN cache: every CDN request is refused
     view.page.goto("http://asv.test/index.html")
     view.page.wait_for_url("**/error.html", timeout=30_000)
     assert "CDN" in view.page.inner_text("body")

@@ -266,15 +266,19 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
     if f'id="{LINK_ID}"' not in text:
         link = (f'<li><p class="navbar-text"><a id="{LINK_ID}" class="navbar-link" href="findings/index.html">'
                 f'Findings</a></p></li>')
-        if report is not None and _commits(report) == 1:
-            link += (f'<li><p class="navbar-text" id="{GRID_NOTE_ID}" style="font-size:12px;max-width:420px;line-height:1.2;margin-top:8px">'
-                     "One commit in these results: each grid thumbnail is a single point (asv draws history across commits). "
-                     "Open a benchmark and pick a param such as n as the x-axis, or read the Findings.</p></li>")
         anchor = '<ul class="nav navbar-nav navbar-left">'
         if anchor in text:
             text = text.replace(anchor, anchor + link, 1)
         else:
             text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + f'<p><a id="{LINK_ID}" href="findings/index.html">Findings</a></p>', text, count=1)
+        if report is not None and _commits(report) == 1:  # a corner note: the navbar keeps its one line
+            note = (f'<div id="{GRID_NOTE_ID}" style="position:fixed;right:10px;bottom:10px;max-width:380px;z-index:2000;'
+                    'background:#fffbe6;border:1px solid #d9c77a;padding:6px 24px 6px 8px;font:13px sans-serif">'
+                    "One commit in these results: each grid thumbnail holds one point per line, so it looks empty (asv draws history across "
+                    "commits). Open a benchmark and pick a param such as <b>n</b> as the x-axis, or read the "
+                    '<a href="findings/index.html">Findings</a>.<a href="#" title="close" style="position:absolute;right:6px;top:2px" '
+                    "onclick=\"this.parentNode.style.display='none';return false\">×</a></div>")
+            text = re.sub(r"(</body>)", lambda m: note + m[1], text, count=1)
         index.write_text(text, encoding="utf-8")
         done.append("link added")
     else:
@@ -286,8 +290,8 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
             note = (f'<div id="{NOTICE_ID}" style="border:2px solid #c60;padding:.8em;margin:1em 0;font-family:sans-serif">'
                     "<p><b>Why this page:</b> asv's pages load jQuery, flot, bootstrap and three small libraries from public CDNs "
                     "(code.jquery.com, cdnjs.cloudflare.com, cdn.jsdelivr.net). This browser could not load them: it is offline, "
-                    "or third-party scripts are blocked. They are needed once per browser cache; the published GitHub Pages site "
-                    "and <code>asv preview</code> work wherever those CDNs are reachable.</p>"
+                    "or third-party scripts are blocked. The published GitHub Pages site "
+                    "and <code>asv preview</code> work wherever the browser reaches those CDNs.</p>"
                     '<p><b>No network needed:</b> <a id="jaxci-error-findings" href="findings/index.html">the findings page</a> '
                     "(answers, figures, evidence) and <a href=\"findings/findings.md\">findings.md</a>.</p></div>")
             etext = re.sub(r"(<body[^>]*>)", lambda m: m[1] + note, etext, count=1)
