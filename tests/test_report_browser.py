@@ -150,6 +150,7 @@ def check_findings_page(page, expected_figures: int) -> None:
 def check_answers_first(page) -> None:
     """The first machine's whole answer sheet (seven rows) is in the first screen, before any figure."""
     page.evaluate("window.scrollTo(0, 0)")
+    assert page.locator("#answers table.answers").count() > 0, "no answer sheet on the page"
     sheet = page.locator("#answers table.answers").first
     box = sheet.bounding_box()
     assert box and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], f"answer sheet not in the first screen: {box}"
