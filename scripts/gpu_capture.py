@@ -199,7 +199,8 @@ def schedule(steps, budget_s: float, costs: Costs, gpu: bool, run_step, clock=ti
         estimate = costs.estimate(step, gpu)
         if estimate * START_MARGIN > left:
             records.append({"step": step.name, "status": "not reached", "estimate_s": round(estimate, 1),
-                            "why": f"needs about {estimate:.0f} s, {max(left, 0):.0f} s were left"})
+                            "why": f"needs about {estimate:.0f} s (x{START_MARGIN} margin: {estimate * START_MARGIN:.0f} s), "
+                                   f"{max(left, 0):.0f} s were left"})
             continue
         deadline = min(left, estimate * OVERRUN_FACTOR)
         status, seconds = run_step(step, deadline)
