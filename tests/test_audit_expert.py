@@ -282,16 +282,17 @@ def test_traced_loops_fill_unknowns_and_redecide(builtin_verdicts, measured):
     assert v.recommendation == C.KEEP_GPU and v.regime == C.BULK_LOOPS
 
 
-def test_traced_python_loop_calls(builtin_verdicts):
+def test_traced_python_loop_carry(builtin_verdicts):
     v = copy.deepcopy(builtin_verdicts["python_loop_bulk.md"])
-    v.scan.loops[0].trips = None
+    v.scan.loops[0].carry = None
     run = NotebookRun("python_loop_bulk.md", platform="cpu")
     cell = CellTiming(1, "", 1.0, 1.0)
-    cell.calls = {"update": [200, 4_000_000]}
+    cell.jitted = {"update": 4_000_000}  # w and z, 2e6 elements each, when `update` was traced
     run.cells = [cell]
     v.runs = {"cpu": run}
     repo.merge_traced(v)
-    assert v.scan.loops[0].trips == 200 and "calls of `update`" in v.scan.loops[0].trips_why
+    loop = v.scan.loops[0]
+    assert (loop.trips, loop.carry) == (200, 4_000_000) and "largest argument of `update`" in loop.carry_why
 
 
 # ----------------------------------------------------------- --emit-config
@@ -369,3 +370,18 @@ def test_near_break_even_is_measured(tmp_path, measured):
                                    "```{code-cell} ipython3\nimport jax.numpy as jnp\nx = jnp.ones(30_000)\n```\n")
     (v,) = repo.audit_static(tmp_path, measured)
     assert (v.regime, v.recommendation) == (C.LARGE, C.MEASURE) and "GPU ~1.1x faster" in v.why
+
+
+@pytest.mark.slow
+def test_execute_fills_what_the_scan_could_not_see(tmp_path, monkeypatch):
+    """unknown_size.md reads its data from prices.csv (2,000 rows): statically unknown, traced when run."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    out = tmp_path / "a.json"
+    assert main([str(EXPERT / "unknown_size.md"), "--execute", "--platforms", "cpu", "--no-progress",
+                 "--format", "json", "--output", str(out)]) == 0
+    (lec,) = json.loads(out.read_text())["lectures"]
+    assert lec["status"] == "ok"
+    (loop,) = lec["scan"]["loops"]
+    assert (loop["kind"], loop["trips"], loop["carry"], loop["source"]) == ("lax.scan", 2000, 1, "static+executed")
+    assert lec["regime"] == C.SMALL_F32_SEQ and lec["recommendation"] == C.PIN_CPU
+    assert "1 element x 2,000 steps" in lec["why"]

@@ -143,7 +143,8 @@ def test_myst_markdown_is_read_with_jupytext(tmp_path):
 def test_tracing_hooks_and_tolerated_tags():
     nb = notebook(
         "import jax\nimport jax.numpy as jnp",
-        "x = jnp.zeros(1000)\n@jax.jit\ndef upd(x):\n    return x * 0.5 + 1\nfor t in range(120):\n    x = upd(x)",
+        "x = jnp.zeros(1000)\n@jax.jit\ndef upd(x):\n    return x * 0.5 + 1\nfor t in range(120):\n    x = upd(x)\n"
+        "g = lambda a: a + 1\nfor i in range(3):\n    jax.jit(g)(x)",
         "_, p = jax.lax.scan(lambda c, _: (c * 0.9, c), 0.3, None, length=5000)\n"
         "r = jax.lax.fori_loop(0, 77, lambda i, v: v + 1, jnp.ones((10, 10)))",
         "a = jnp.zeros(3)\na[0] = 1.0",
@@ -156,7 +157,11 @@ def test_tracing_hooks_and_tolerated_tags():
     assert result.ok, result.error
     cells = {c.index: c for c in result.cells}
     assert sorted(cells) == [0, 1, 2, 3, 5]  # the skip-execution cell was not run
-    assert cells[1].calls == {"upd": [120, 1000]}  # 120 calls, largest argument 1000 elements
+    assert cells[1].jitted == {"upd": 1000, "<lambda>": 1000}  # sizes seen when traced
+    plain = runner.run_notebook(notebook(*[c.source for c in nb.cells[:2]]), platform="cpu", timeout=120,
+                                trace=False)
+    assert plain.ok and plain.cells[1].jitted is None
+    assert cells[1].compilations == plain.cells[1].compilations  # one wrapper per function: jit's cache hits
     assert sorted(map(tuple, cells[2].loops)) == [("lax.fori_loop", 77, 100, 1), ("lax.scan", 5000, 1, 1)]
     assert cells[3].status == "ok" and "immutable" in cells[3].expected_error  # went on after it
     assert cells[5].status == "ok"

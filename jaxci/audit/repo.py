@@ -15,7 +15,7 @@ from pathlib import Path
 from jaxci.audit import book, classify
 from jaxci.audit import family as fam
 from jaxci.audit.sizes import Loop
-from jaxci.audit.static import SHORT_LOOP, LectureScan, is_lecture, scan_notebook
+from jaxci.audit.static import LectureScan, is_lecture, scan_notebook
 
 SKIP_DIRS = {"_build", "node_modules", ".ipynb_checkpoints", "__pycache__", "site-packages"}
 #: proposed per-cell timeout = slowest measured cell x MARGIN, rounded up to a whole minute, at least 60 s
@@ -203,9 +203,11 @@ _AROUND = re.compile(r"jitted `([^`]+)`")
 
 
 def merge_traced(verdict: Verdict) -> None:
-    """Trip counts and carry sizes the tracing hooks saw (first successful run, CPU preferred) fill what
-    the static scan left unknown; traced loops it did not see are added, labelled executed."""
-    run = next((r for p, r in sorted(verdict.runs.items()) if r.cells and any(c.loops or c.calls for c in r.cells)),
+    """Trip counts and carry sizes the tracing hooks saw (first run with traces, CPU first) fill what the
+    static scan left unknown; traced lax loops it did not see are added, labelled executed. A Python loop
+    gets its carry from the largest argument its jitted function was traced with (its trip count stays
+    the static one: calls are not counted, see runner)."""
+    run = next((r for p, r in sorted(verdict.runs.items()) if r.cells and any(c.loops or c.jitted for c in r.cells)),
                None)
     if run is None:
         return
@@ -222,16 +224,13 @@ def merge_traced(verdict: Verdict) -> None:
                 continue
             _fill(match, trips, carry)
             pending.remove(match)
-        for name, (calls, largest) in (cell.calls or {}).items():
-            match = next((lp for lp in pending if lp.cell == cell.index and lp.kind.startswith("Python")
+        for name, largest in (cell.jitted or {}).items():
+            match = next((lp for lp in pending if lp.kind.startswith("Python") and lp.carry is None
                           and _AROUND.search(lp.what) and _AROUND.search(lp.what)[1] == name), None)
             if match is not None:
-                _fill(match, calls, largest, what=f"calls of `{name}`")
+                _fill(match, None, largest)
+                match.carry_why = f"traced at execution: largest argument of `{name}`"
                 pending.remove(match)
-            elif calls >= SHORT_LOOP and not any(lp.cell == cell.index and name in lp.what for lp in scan.loops):
-                scan.loops.append(Loop("Python loop", cell.index, 0, calls, f"traced: {calls} calls of `{name}`",
-                                       largest, "traced: largest argument at trace time",
-                                       what=f"calling jitted `{name}`", source="executed"))
     for lp in scan.loops:
         if lp.source != "static" and lp.carry is not None:
             scan.max_elements = max(scan.max_elements or 0, lp.carry)
