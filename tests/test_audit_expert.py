@@ -385,3 +385,13 @@ def test_execute_fills_what_the_scan_could_not_see(tmp_path, monkeypatch):
     assert (loop["kind"], loop["trips"], loop["carry"], loop["source"]) == ("lax.scan", 2000, 1, "static+executed")
     assert lec["regime"] == C.SMALL_F32_SEQ and lec["recommendation"] == C.PIN_CPU
     assert "1 element x 2,000 steps" in lec["why"]
+
+
+@pytest.mark.parametrize("code,elements", [
+    ("def f(n=10):\n    return jnp.zeros(n)\nx = jnp.zeros(n)", 10),  # a default is not a global: n unknown outside
+    ("n = 7\ndef f(n):\n    return jnp.zeros(n)", None),  # a parameter without default shadows the global
+    ("key = jax.random.PRNGKey(0)\nz = jax.random.bernoulli(key, 0.5, (300,))", 300),
+    ("key = jax.random.PRNGKey(0)\nz = jax.random.choice(key, 10, (40, 5))", 200),
+])
+def test_scopes_and_random_shape_positions(tmp_path, code, elements):
+    assert scan_of(tmp_path, code).max_elements == elements

@@ -183,6 +183,12 @@ REDUCTIONS = {"sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argm
               "inner", "outer", "linalg", "trace", "median", "percentile", "quantile", "any", "all", "count_nonzero",
               "searchsorted", "interp", "diff", "cumsum", "cumprod", "reshape", "ravel", "take", "where"}
 KEY_MAKERS = {"jax.random.PRNGKey", "jax.random.key"}
+#: jax.random samplers -> position of their `shape` argument (after the key and the distribution's own)
+RANDOM_SHAPE_ARG = {**dict.fromkeys(("normal", "uniform", "randint", "exponential", "laplace", "logistic",
+                                     "cauchy", "gumbel", "rademacher", "bits", "truncated_normal_std"), 1),
+                    **dict.fromkeys(("choice", "bernoulli", "gamma", "poisson", "t", "dirichlet",
+                                     "chisquare", "loggamma", "pareto", "weibull_min"), 2),
+                    **dict.fromkeys(("beta", "categorical", "multivariate_normal", "truncated_normal"), 3)}
 
 
 def _ordered(node):
@@ -216,7 +222,7 @@ class _CodeScan:
         self.consts: dict[str, Known] = {}  # name -> integer / tuple / float scalar
         self.arrays: dict[str, Known] = {}  # name -> shape of the array it holds
         self.defaults: dict[str, list] = {}  # function -> [(param, Known | None)] in order
-        self.param_default: dict[str, Known] = {}  # param -> default (only where no other binding exists)
+        self.scopes: list[dict] = []  # the enclosing functions' parameters -> default (None: not known)
         self.fields: dict[str, dict[str, Known]] = {}  # NamedTuple / dataclass -> field -> default
         self.instances: dict[str, dict[str, Known]] = {}  # name -> attribute -> value (factory or constructor)
         self.vmapped: dict[str, int] = {}  # name -> vmap depth
@@ -297,6 +303,10 @@ class _CodeScan:
                             self.arrays[name] = grids.plus(self._step(node))
 
     def _bind_name(self, name: str, value_node, stmt) -> None:
+        if self.scopes and name in self.scopes[-1]:  # rebinding a parameter inside its function
+            value = self._eval_k(value_node)
+            self.scopes[-1][name] = value.plus(self._step(stmt)) if value is not None else None
+            return
         self.consts.pop(name, None)
         self.arrays.pop(name, None)
         self.instances.pop(name, None)
@@ -326,7 +336,6 @@ class _CodeScan:
             value = self._eval_k(default) if default is not None else None
             if value is not None:
                 value = value.plus(self._step(default, f"default of {node.name}({arg.arg}={_text(default)})"))
-                self.param_default.setdefault(arg.arg, value)
             params.append((arg.arg, value))
         self.defaults[node.name] = params
 
@@ -412,8 +421,10 @@ class _CodeScan:
                 return Known(int(v))
             return Known(float(v))
         if isinstance(node, ast.Name):
-            return self.consts.get(node.id) or (self.param_default.get(node.id)
-                                                if node.id not in self.arrays else None)
+            for scope in reversed(self.scopes):  # a parameter shadows a global of the same name
+                if node.id in scope:
+                    return scope[node.id]
+            return self.consts.get(node.id)
         if isinstance(node, ast.Attribute):
             return self._attribute(node)
         if isinstance(node, ast.Subscript):
@@ -552,11 +563,9 @@ class _CodeScan:
                 return (short, Known((n.value, n.value), n.why)) if n and isinstance(n.value, int) else None
             else:
                 shape_node = kw.get("shape") or (node.args[0] if node.args else None)
-        elif name.startswith("jax.random.") and short not in ("PRNGKey", "key", "split", "fold_in", "key_data"):
-            shape_node = kw.get("shape") or (node.args[1] if len(node.args) > 1 and short not in
-                                             ("choice", "randint", "uniform", "bernoulli") else None)
-            if short in ("uniform", "randint", "choice", "bernoulli") and shape_node is None and len(node.args) > 1:
-                shape_node = node.args[1] if short == "uniform" or short == "bernoulli" else None
+        elif name.startswith("jax.random.") and short in RANDOM_SHAPE_ARG:
+            at = RANDOM_SHAPE_ARG[short]
+            shape_node = kw.get("shape") or (node.args[at] if len(node.args) > at else None)
         elif short in RANDOM_SIZE_METHODS and ("random" in name or "rng" in name.lower() or "size" in kw):
             if "size" in kw:
                 shape_node = kw["size"]
@@ -637,8 +646,13 @@ class _CodeScan:
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and self._name(node.value.func) in DEVICE_QUERIES:
             self.scan.gpu_narrative.append(f"cell {self.cell}: displays {self._name(node.value.func)}()")
+        function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if function:
+            self.scopes.append(dict(self.defaults.get(node.name, [])))
         for child in ast.iter_child_nodes(node):
             self._visit(child, in_jit)
+        if function:
+            self.scopes.pop()
         if isinstance(node, ast.Assign):  # rebind after the right-hand side was scanned
             self._bind(node)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
