@@ -50,7 +50,7 @@ def row(v: Verdict) -> dict:
         "timeout_s": "none" if v.config and v.timeout is None else (_s(v.timeout) if v.timeout else "-"),
         "proposed_timeout_s": f"{v.proposed_timeout:.0f}" if v.proposed_timeout else "-",
         "over_timeout": "; ".join(v.over_timeout),
-        "reasons": "; ".join(v.reasons),
+        "reasons": "; ".join(v.reasons[1:] if v.why and v.reasons[:1] == [v.why] else v.reasons),  # evidence
         "errors": "; ".join(v.errors),
     }
 
