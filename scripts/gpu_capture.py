@@ -392,8 +392,10 @@ class Capture:
         env = dict(os.environ)
         env.pop("JAX_PLATFORMS", None)
         paths = [str(REPO), str(REPO / "scripts")] + [p for p in [env.get("PYTHONPATH")] if p]
+        # asv drops PYTHONPATH from its benchmark processes unless ASV_PYTHONPATH names it: the repository
+        # (benchmarks import jaxci, which the lent machine has not installed) and the unpacked wheels
         env.update(HOME=str(self.work), JAXCI_SCALE="full", JAXCI_ARTIFACTS=str(self.work / "artifacts"),
-                   PYTHONPATH=os.pathsep.join(paths), PYTHONUNBUFFERED="1",
+                   PYTHONPATH=os.pathsep.join(paths), ASV_PYTHONPATH=os.pathsep.join(paths), PYTHONUNBUFFERED="1",
                    JAXCI_CAPTURE_COMMIT=self.facts["commit"], JAXCI_CAPTURE_DATE=str(self.facts["commit_date"]))
         env.update(dict(step.env) if step else {})
         if self.rehearse and step is not None and step.name == "concurrency":

@@ -368,3 +368,14 @@ def test_lab_results_calibrate_family_predictions_and_are_never_a_family(tmp_pat
     assert t4 and all("measured on lab-h200" in p.inputs for p in t4)
     assert not [p for p in report.runtimes if p.family == "lab-h200"]
     assert "lab-h200" not in {p.family for p in report.predicted_crossovers}
+
+
+def test_benchmark_processes_get_the_repository_on_their_path(tmp_path):
+    """asv drops PYTHONPATH from its benchmark processes unless ASV_PYTHONPATH names it; on the lent machine
+    jaxci is not installed, so without it discovery fails (found by a rehearsal in a bare Python 3.12)."""
+    cap = gc.Capture(out=tmp_path / "out", work=tmp_path / "work", budget_s=60, machine="local-x", rehearse=True)
+    cap.facts.update(commit="0" * 40, commit_date=1_700_000_000)
+    env = cap.env(gc.plan()[0])
+    assert env["ASV_PYTHONPATH"] == env["PYTHONPATH"]
+    assert str(REPO) in env["ASV_PYTHONPATH"].split(":") and env["JAXCI_SCALE"] == "full"
+    assert "JAX_PLATFORMS" not in env and env["HOME"] == str(tmp_path / "work")
