@@ -72,6 +72,9 @@ def main(argv=None) -> int:
     local = args.machine == "gpu-smoke"
     info = register(args.machine, local=local, machine_file=str(args.out / ".asv-machine.json"))
     env = dict(os.environ, JAXCI_SCALE="ci", JAXCI_ONLY_DEVICE="gpu")
+    # asv drops PYTHONPATH from benchmark processes unless ASV_PYTHONPATH names it: where jaxci is not
+    # installed (a machine that only has JAX), the benchmarks find it in this checkout
+    env["ASV_PYTHONPATH"] = env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     cmd = [sys.executable, "-m", "asv", "--config", str(conf), "run", "-E", f"existing:{sys.executable}",
            "--set-commit-hash", commit, "--quick", "--machine", args.machine, "--show-stderr"]
