@@ -40,11 +40,11 @@ def test_ci_cases_measured_and_rest_skipped(run):
 
 def test_nuts_tracks_come_from_one_run(run):
     results, _ = run
-    combo = ("'regression'", "'sequential'", "1", "'float64'", "'cpu'")
+    combo = ("'regression'", "'sequential'", "1", "20", "'float64'", "'cpu'")
     wall = result_values(results, "nuts.Nuts.track_wall_s")[combo]
     steps_s = result_values(results, "nuts.Nuts.track_leapfrog_steps_per_s")[combo]
-    assert wall > 0 and steps_s * wall >= 20  # at least one leapfrog step per sample (20 at CI scale)
-    assert float(steps_s * wall).is_integer() or abs(steps_s * wall - round(steps_s * wall)) < 1e-6
+    # steps of warmup and sampling (at least 20 + 20) over execution seconds (less than the wall)
+    assert wall > 0 and steps_s * wall > 2 * 20
 
 
 def test_warm_cache_run_hits(run):
