@@ -17,6 +17,7 @@ COMMANDS = {
     "profile": ("jaxci.profile", "device-busy time and launch gaps of the pathological kernels"),
     "inputs": ("jaxci.workflow_inputs", "validate workflow_dispatch inputs before a label or command is built"),
     "upgrade-check": ("jaxci.upgrade", "asv continuous between two JAX pins, locally"),
+    "history": ("jaxci.history", "backfill the asv history over JAX releases on this machine"),
 }
 
 

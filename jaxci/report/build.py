@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
-from jaxci.analysis import coldstart, concurrency, cost, crossover, finite_or_none, peak, penalty, predict, sampler
+from jaxci.analysis import (coldstart, concurrency, cost, crossover, finite_or_none, peak, penalty, predict, releases,
+                            sampler)
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.results import load_results
 
@@ -37,6 +38,9 @@ class Report:
     runtimes: list
     predicted_crossovers: list
     incidents: list = field(default_factory=list)
+    release_steps: list = field(default_factory=list)     # analysis.releases.Step, all history
+    releases_measured: dict = field(default_factory=dict)  # machine -> JAX releases with results
+    upgrade_factor: float = 1.3
 
     def suite_records(self, suite: str) -> list:
         return [r for r in self.records if r.suite == suite]
@@ -66,6 +70,9 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         achieved=peak.achieved(records, catalogue),
         costs=cost.family_costs(records, rs.runs, rs.machines, catalogue, defaults),
         runtimes=runtimes, predicted_crossovers=pcx)
+    report.upgrade_factor = releases.upgrade_factor(catalogue_dir)
+    report.release_steps = releases.release_steps(rs.records, report.upgrade_factor)
+    report.releases_measured = releases.releases_measured(rs.records)
     if incidents is not None and Path(incidents).is_file():
         report.incidents = incident_checks(Path(incidents).read_text(), predict.Predictor(records, rs.machines, catalogue))
     return report

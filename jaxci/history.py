@@ -1,0 +1,480 @@
+"""`jaxci history`: backfill the asv history over JAX releases on the machine at hand.
+
+The history axis of this project is JAX releases: a JAX upgrade is one commit that moves the pins in
+env_matrix/. This command writes that series for past releases, so the site shows how every benchmark
+moved from one release to the next:
+
+- one commit per release on the branch `jax-history` of this repository, made with git plumbing (the
+  working tree is never touched); each commit changes only env_matrix/<backend>/requirements.txt on top of
+  a fixed base commit, is dated at the release's PyPI upload time, and carries an annotated tag `jax-vX`
+  dated the same, so asv orders the points by release date and draws the release names on its graphs;
+- the chain always holds every release that has wheels for this Python (not only the ones measured), so a
+  commit's hash depends only on the base and the release list: measuring more releases later never moves
+  the ones already measured, and a new JAX release is appended at the end;
+- then stock `asv run --machine M <commit>^!` per selected release, newest first (the releases a lecture
+  site is about to move to matter most; an interrupted backfill keeps them). Results land in asv's results
+  directory like any run, so `asv publish` draws them and `asv compare jax-v0.11.0 jax-v0.11.1` works.
+
+Resumable: a release whose result file already holds every selected benchmark is skipped. A release that
+fails to install or run is recorded with the reason (.jaxci/history/<machine>.json) and the rest go on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxci import REPO_ROOT
+
+BRANCH = "jax-history"
+TAG_PREFIX = "jax-v"
+COMMIT_PREFIX = "history: pin jax "
+AUTHOR = ("jaxci history", "jaxci-history@localhost")
+_VERSION = re.compile(r"^[0-9]+(\.[0-9]+){1,3}$")
+PYPI_JSON = "https://pypi.org/pypi/{name}/json"
+# The wheel that has to exist for a release to be installable here, per backend.
+BACKEND_WHEEL = {"cpu": "jaxlib", "cuda13": "jax-cuda13-plugin"}
+
+
+class HistoryError(ValueError):
+    """The backfill cannot start: bad arguments, no releases, not a git checkout."""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def parse_releases(text: str) -> list[str]:
+    """'0.11.0,0.11.1' -> ['0.11.0', '0.11.1'], checked; order and duplicates normalised (oldest first)."""
+    out = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not _VERSION.fullmatch(part):
+            raise HistoryError(f"--releases: {part!r} is not a JAX release like 0.11.1")
+        out.add(part)
+    if not out:
+        raise HistoryError("--releases: no release given")
+    return sorted(out, key=version_key)
+
+
+# ---- what exists on the package index ------------------------------------------------------------------
+
+def index_versions(package: str, python: str = sys.executable) -> list[str]:
+    """Final releases of `package` with a wheel for `python`'s interpreter and platform (pip's own answer)."""
+    proc = subprocess.run([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode:
+        raise HistoryError(f"pip index versions {package} failed (offline?): {proc.stderr.strip()[-300:]}")
+    for line in proc.stdout.splitlines():
+        if line.strip().startswith("Available versions:"):
+            found = [v.strip() for v in line.split(":", 1)[1].split(",")]
+            return sorted((v for v in found if _VERSION.fullmatch(v)), key=version_key)
+    raise HistoryError(f"pip index versions {package}: no version list in its output")
+
+
+def installable_releases(backend: str, python: str = sys.executable) -> list[str]:
+    """JAX releases installable for this Python and backend: jax releases at or after the oldest release of
+    the backend's wheel (jaxlib or the CUDA plugin) that pip finds for this interpreter. A jax release with
+    no jaxlib of its own number (e.g. 0.5.2) installs with the jaxlib its metadata asks for."""
+    wheels = index_versions(BACKEND_WHEEL[backend], python)
+    if not wheels:
+        raise HistoryError(f"no {BACKEND_WHEEL[backend]} wheel for this Python: no JAX release installs here")
+    oldest = version_key(wheels[0])
+    return [v for v in index_versions("jax", python) if version_key(v) >= oldest]
+
+
+def release_dates(versions: list[str], fetch=None) -> dict[str, str]:
+    """Upload time (ISO, UTC) of each jax release on PyPI; a release PyPI does not date is left out."""
+    if fetch is None:
+        def fetch(url):
+            import urllib.request
+
+            with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 (fixed https URL)
+                return json.load(resp)
+    data = fetch(PYPI_JSON.format(name="jax"))
+    out = {}
+    for v in versions:
+        files = data.get("releases", {}).get(v) or []
+        times = sorted(f["upload_time_iso_8601"] for f in files if f.get("upload_time_iso_8601"))
+        if times:
+            out[v] = times[0]
+    return out
+
+
+def numpyro_jax_specs(cache: Path | None = None, fetch_bytes=None) -> dict[str, str]:
+    """numpyro release -> its `jax` requirement specifier (e.g. '>=0.7.0'), read from each wheel's METADATA.
+
+    PyPI serves no separate metadata files for numpyro, so each wheel (~0.4 MB) is read once; the answer never
+    changes for a published release, so it is cached (cache file) and only new releases are fetched."""
+    import io
+    import zipfile
+
+    if fetch_bytes is None:
+        def fetch_bytes(url, accept=None):
+            import urllib.request
+
+            req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+            with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 (fixed https URLs)
+                return resp.read()
+    known = json.loads(cache.read_text()) if cache and cache.is_file() else {}
+    index = json.loads(fetch_bytes("https://pypi.org/simple/numpyro/", "application/vnd.pypi.simple.v1+json"))
+    for entry in index.get("files", []):
+        name = entry.get("filename", "")
+        match = re.fullmatch(r"numpyro-([0-9.]+)-py3-none-any\.whl", name)
+        if not match or match[1] in known or entry.get("yanked"):
+            continue
+        with zipfile.ZipFile(io.BytesIO(fetch_bytes(entry["url"]))) as wheel:
+            meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+            text = wheel.read(meta).decode()
+        known[match[1]] = _jax_spec(text)
+    if cache:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(known, indent=1, sort_keys=True))
+    return known
+
+
+def _jax_spec(metadata: str) -> str:
+    """The specifier of the unconditional `jax` requirement in a wheel's METADATA ('' when unbounded)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        try:
+            req = Requirement(line.split(":", 1)[1].strip())
+        except InvalidRequirement:
+            continue
+        if req.name.lower() == "jax" and req.marker is None:
+            return str(req.specifier)
+    return ""
+
+
+def numpyro_for(jax_version: str, specs: dict[str, str]) -> str | None:
+    """The newest numpyro whose declared jax requirement admits `jax_version` (what pip would pick)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    ok = [v for v, spec in specs.items() if _VERSION.fullmatch(v) and Version(jax_version) in SpecifierSet(spec)]
+    return max(ok, key=version_key) if ok else None
+
+
+# ---- the pin commits -----------------------------------------------------------------------------------
+
+def pins_text(base_text: str, version: str, has_jaxlib: bool, numpyro: str | None) -> str:
+    """A requirements file of the base commit with jax moved to `version`.
+
+    jax (with its extra) and jaxlib are pinned to the release (jaxlib dropped where that release has no
+    jaxlib of its own number: jax's metadata names the one it needs); numpyro is pinned to the newest
+    release that declares support for this jax (one numpyro pin cannot span years of JAX releases), or
+    dropped when none does (the NUTS suite then fails for that release and says why).
+    """
+    lines = []
+    for line in base_text.splitlines():
+        name = line.split("#", 1)[0].split("==", 1)[0].strip()
+        bare = name.split("[", 1)[0].lower()
+        if bare == "jax":
+            lines.append(f"{name}=={version}")
+        elif bare == "jaxlib":
+            if has_jaxlib:
+                lines.append(f"jaxlib=={version}")
+        elif bare == "numpyro":
+            if numpyro:
+                lines.append(f"numpyro=={numpyro}")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def git(repo: Path, *args: str, env: dict | None = None, input: str | None = None) -> str:
+    full_env = dict(os.environ, **(env or {}))
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=full_env, input=input)
+    if proc.returncode:
+        raise HistoryError(f"git {' '.join(args[:3])}: {proc.stderr.strip()[-400:]}")
+    return proc.stdout.strip()
+
+
+def _dated_env(iso: str) -> dict:
+    stamp = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    when = f"{int(stamp.timestamp())} +0000"
+    return {"GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1], "GIT_AUTHOR_DATE": when,
+            "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1], "GIT_COMMITTER_DATE": when}
+
+
+def existing_base(repo: Path) -> str | None:
+    """The base commit of an existing jax-history branch (the parent of its oldest pin commit), else None."""
+    try:
+        log = git(repo, "log", "--first-parent", "--format=%H %P%x09%s", BRANCH).splitlines()
+    except HistoryError:
+        return None
+    base = None
+    for line in log:
+        hashes, _, subject = line.partition("\t")
+        if not subject.startswith(COMMIT_PREFIX):
+            break
+        parents = hashes.split()[1:]
+        base = parents[0] if parents else None
+    return base
+
+
+@dataclass
+class Chain:
+    base: str
+    commits: dict[str, str] = field(default_factory=dict)   # release -> commit
+    moved_tags: list[str] = field(default_factory=list)
+
+
+def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str],
+                jaxlib_versions: set[str], numpyro: dict[str, str] | None = None) -> Chain:
+    """One commit per release (oldest first) on BRANCH over `base`, each tagged jax-vX; deterministic."""
+    chain = Chain(base=git(repo, "rev-parse", f"{base}^{{commit}}"))
+    parent = chain.base
+    backends = [b for b in ("cpu", "cuda13")
+                if git(repo, "ls-tree", chain.base, f"env_matrix/{b}/requirements.txt")]
+    if not backends:
+        raise HistoryError(f"{chain.base[:8]} has no env_matrix/*/requirements.txt: not a jax-ci-bench commit")
+    with tempfile.TemporaryDirectory() as tmp:
+        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        for version in releases:
+            if version not in dates:
+                raise HistoryError(f"no release date for jax {version} (PyPI did not list it)")
+            env = _dated_env(dates[version])
+            git(repo, "read-tree", parent, env=index)
+            for backend in backends:
+                path = f"env_matrix/{backend}/requirements.txt"
+                text = pins_text(git(repo, "show", f"{chain.base}:{path}") + "\n", version,
+                                 version in jaxlib_versions, (numpyro or {}).get(version))
+                blob = git(repo, "hash-object", "-w", "--stdin", input=text)
+                git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=index)
+            tree = git(repo, "write-tree", env=index)
+            message = f"{COMMIT_PREFIX}{version} (released {dates[version][:10]})"
+            parent = git(repo, "commit-tree", tree, "-p", parent, "-m", message, env=env)
+            chain.commits[version] = parent
+            tag = TAG_PREFIX + version
+            try:
+                current = git(repo, "rev-parse", f"{tag}^{{commit}}")
+            except HistoryError:
+                current = None
+            if current != parent:
+                if current is not None:
+                    chain.moved_tags.append(tag)
+                git(repo, "tag", "-f", "-a", tag, "-m", f"JAX {version}", parent, env=env)
+    git(repo, "update-ref", f"refs/heads/{BRANCH}", parent)
+    return chain
+
+
+# ---- measuring -----------------------------------------------------------------------------------------
+
+def measured_keys(results_dir: Path, machine: str, commit: str) -> set[str]:
+    """Benchmarks with a result for `commit` in results/<machine>/ (any value, failed included)."""
+    keys: set[str] = set()
+    for path in (results_dir / machine).glob(f"{commit[:8]}-*.json"):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("commit_hash") == commit:
+            keys |= set(data.get("results", {}))
+    return keys
+
+
+def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | None:
+    """Names in asv's benchmarks.json matching any --bench regex (asv's re.search rule); None if unknown."""
+    try:
+        names = [k for k in json.loads((results_dir / "benchmarks.json").read_text()) if k != "version"]
+    except (OSError, ValueError):
+        return None
+    return {n for n in names if not patterns or any(re.search(p, n) for p in patterns)}
+
+
+@dataclass
+class Outcome:
+    release: str
+    commit: str
+    status: str      # measured | skipped (already measured) | failed
+    seconds: float
+    reason: str = ""
+
+
+def asv_exe() -> str:
+    beside = Path(sys.executable).with_name("asv")
+    return str(beside) if beside.exists() else "asv"
+
+
+def asv_env(scale: str, backend: str) -> dict:
+    """The environment of each asv run: the scale and backend, and this interpreter's bin first on PATH so
+    asv's virtualenv is made from it (a pyenv shim for python3.12 may not run where 3.12 is not global)."""
+    env = dict(os.environ, JAXCI_SCALE=scale, JAXCI_BACKEND=backend)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("JAX_PLATFORMS", None)
+    return env
+
+
+def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: dict, log: Path) -> tuple[bool, str]:
+    """asv run for one commit; (ok, reason). ok means asv wrote a result file for it."""
+    args = [asv_exe(), "run", "--machine", machine, "--show-stderr", "--skip-existing-successful"]
+    for pattern in bench:
+        args += ["--bench", pattern]
+    args.append(f"{commit}^!")
+    with log.open("a") as fh:
+        fh.write(f"\n==== {' '.join(args)}\n")
+        fh.flush()
+        proc = subprocess.run(args, cwd=repo, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    text = log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
+    if proc.returncode not in (0, 2):
+        return False, f"asv run exit {proc.returncode}: {_last_error(text)}"
+    if "Error running" in text and "install" in text.lower() and "Running benchmarks" not in text:
+        return False, f"install failed: {_last_error(text)}"
+    return True, "" if proc.returncode == 0 else "some benchmarks failed (asv exit 2; see the log)"
+
+
+def _last_error(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    hits = [ln for ln in lines if re.search(r"error|Error|ERROR|No matching distribution|conflict", ln)]
+    return (hits[-1] if hits else lines[-1] if lines else "no output")[:300]
+
+
+def state_path(machine: str, repo: Path) -> Path:
+    return repo / ".jaxci" / "history" / f"{machine}.json"
+
+
+def save_state(path: Path, outcomes: list[Outcome], chain: Chain) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"base": chain.base, "branch": BRANCH,
+            "releases": {o.release: {"commit": o.commit, "status": o.status, "seconds": round(o.seconds, 1),
+                                     "reason": o.reason} for o in outcomes}}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: list[str], env: dict,
+             results_dir: Path, force: bool = False, out=None) -> list[Outcome]:
+    """Measure `todo` (in the order given), printing progress; never stops at a failed release."""
+    out = out or sys.stdout
+    log = state_path(machine, repo).with_suffix(".log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    outcomes: list[Outcome] = []
+    start, spent = time.monotonic(), []
+    for k, version in enumerate(todo, 1):
+        commit = chain.commits[version]
+        wanted = selected_benchmarks(results_dir, bench)
+        have = measured_keys(results_dir, machine, commit)
+        elapsed = time.monotonic() - start
+        eta = (sum(spent) / len(spent) * (len(todo) - k + 1)) if spent else None
+        print(f"jaxci history: release {k} of {len(todo)}: jax {version} ({commit[:8]}); "
+              f"elapsed {elapsed:.0f} s" + (f", about {eta:.0f} s left" if eta is not None else ""),
+              file=out, flush=True)
+        if not force and have and wanted is not None and wanted <= have:
+            outcomes.append(Outcome(version, commit, "skipped", 0.0, "already measured"))
+            continue
+        t0 = time.monotonic()
+        ok, reason = run_release(repo, machine, commit, bench, env, log)
+        if ok and not measured_keys(results_dir, machine, commit):
+            ok, reason = False, f"no result file written: {reason or _last_error(log.read_text(errors='replace'))}"
+        seconds = time.monotonic() - t0
+        spent.append(seconds)
+        outcomes.append(Outcome(version, commit, "measured" if ok else "failed", seconds, reason))
+        print(f"jaxci history:   {'measured' if ok else 'FAILED'} in {seconds:.0f} s"
+              + (f": {reason}" if reason else ""), file=out, flush=True)
+        save_state(state_path(machine, repo), outcomes, chain)
+    save_state(state_path(machine, repo), outcomes, chain)
+    return outcomes
+
+
+# ---- command line --------------------------------------------------------------------------------------
+
+def choose(all_releases: list[str], releases: list[str] | None, since: str | None) -> list[str]:
+    """The releases to measure, newest first."""
+    if releases:
+        unknown = [v for v in releases if v not in all_releases]
+        if unknown:
+            raise HistoryError(f"no installable JAX release {', '.join(unknown)} for this Python/backend "
+                               f"(installable: {all_releases[0]} .. {all_releases[-1]})")
+        picked = releases
+    else:
+        picked = list(all_releases)
+    if since:
+        if not _VERSION.fullmatch(since):
+            raise HistoryError(f"--since: {since!r} is not a JAX release like 0.11.1")
+        picked = [v for v in picked if version_key(v) >= version_key(since)]
+    if not picked:
+        raise HistoryError("no release selected (check --releases / --since)")
+    return sorted(picked, key=version_key, reverse=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jaxci history", description=__doc__.splitlines()[0])
+    parser.add_argument("--releases", help="comma-separated JAX releases (default: every installable one)")
+    parser.add_argument("--since", help="only releases at or after this one")
+    parser.add_argument("--bench", action="append", default=[], help="asv --bench regex (repeatable)")
+    parser.add_argument("--scale", choices=("ci", "full"), default=os.environ.get("JAXCI_SCALE", "ci"),
+                        help="JAXCI_SCALE for the runs (default: $JAXCI_SCALE, else ci)")
+    parser.add_argument("--machine", help="registered asv machine (default: local-<hostname>, registered)")
+    parser.add_argument("--backend", choices=tuple(BACKEND_WHEEL), default=os.environ.get("JAXCI_BACKEND", "cpu"))
+    parser.add_argument("--base", help="base commit of the chain (default: the existing branch's, else HEAD)")
+    parser.add_argument("--force", action="store_true", help="run releases already measured again")
+    parser.add_argument("--dry-run", action="store_true", help="build the branch and tags, measure nothing")
+    args = parser.parse_args(argv)
+    repo = REPO_ROOT
+    try:
+        if args.backend not in BACKEND_WHEEL:
+            raise HistoryError(f"--backend {args.backend!r}: expected one of {', '.join(BACKEND_WHEEL)}")
+        wanted = parse_releases(args.releases) if args.releases else None
+        print("jaxci history: asking the package index which JAX releases install here ...", flush=True)
+        all_releases = installable_releases(args.backend)
+        todo = choose(all_releases, wanted, args.since)
+        jaxlibs = set(index_versions("jaxlib"))
+        dates = release_dates(all_releases)
+        chain_releases = [v for v in all_releases if v in dates]
+        base = args.base or existing_base(repo) or "HEAD"
+        specs = numpyro_jax_specs(repo / ".jaxci" / "history" / "numpyro-jax-requirements.json")
+        numpyro = {v: numpyro_for(v, specs) for v in chain_releases}
+        chain = build_chain(repo, base, chain_releases, dates, jaxlibs, numpyro)
+        print(f"jaxci history: branch {BRANCH}: {len(chain.commits)} release commits over {chain.base[:8]} "
+              f"({chain_releases[0]} .. {chain_releases[-1]}), tags {TAG_PREFIX}*", flush=True)
+        for tag in chain.moved_tags:
+            print(f"jaxci history: warning: tag {tag} moved to the new chain (base {chain.base[:8]})", file=sys.stderr)
+        todo = [v for v in todo if v in chain.commits]
+        if args.dry_run:
+            print("jaxci history: --dry-run: would measure " + ", ".join(todo))
+            return 0
+        machine = args.machine or _register_local()
+        results_dir = repo / "results"
+        env = asv_env(args.scale, args.backend)
+    except (HistoryError, subprocess.TimeoutExpired, OSError) as exc:
+        print(f"jaxci history: {exc}", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    outcomes = backfill(repo, machine, todo, chain, args.bench, env, results_dir, force=args.force)
+    failed = [o for o in outcomes if o.status == "failed"]
+    print(f"jaxci history: done in {time.monotonic() - start:.0f} s: "
+          f"{sum(o.status == 'measured' for o in outcomes)} measured, "
+          f"{sum(o.status == 'skipped' for o in outcomes)} already measured, {len(failed)} failed")
+    for o in failed:
+        print(f"  jax {o.release}: {o.reason}")
+    print(f"jaxci history: state in {state_path(machine, repo)}; next: asv publish, then "
+          f"asv compare {TAG_PREFIX}<old> {TAG_PREFIX}<new> --machine {machine}")
+    return 1 if failed and len(failed) == len(outcomes) else 0
+
+
+def _register_local() -> str:
+    import socket
+
+    from jaxci.machine import register
+
+    name = f"local-{socket.gethostname()}"
+    register(name, local=True)
+    return name
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

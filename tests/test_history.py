@@ -1,0 +1,209 @@
+"""`jaxci history` (pin commits per JAX release, tags, resumable backfill) and the release-regression analysis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxci import history
+from jaxci.analysis.releases import release_steps, releases_md, releases_measured
+from jaxci.results import Record
+
+REPO = Path(__file__).resolve().parent.parent
+DATES = {"0.11.0": "2026-07-16T18:58:25Z", "0.11.1": "2026-08-17T20:31:29Z", "0.11.2": "2026-09-17T23:43:35Z"}
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A small repository shaped like this one: env_matrix pins and one other file, one commit."""
+    root = tmp_path / "repo"
+    for backend, jax in (("cpu", "jax"), ("cuda13", "jax[cuda13]")):
+        d = root / "env_matrix" / backend
+        d.mkdir(parents=True)
+        (d / "requirements.txt").write_text(f"# pins\n{jax}==0.12.0.1\njaxlib==0.12.0.1\nnumpyro==0.22.0\n")
+    (root / "benchmarks.py").write_text("x = 1\n")
+    _git(root.parent, "init", "-q", str(root))
+    _git(root, "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    return root
+
+
+def test_parse_releases_checks_and_orders():
+    assert history.parse_releases("0.11.2, 0.11.0,0.11.2") == ["0.11.0", "0.11.2"]
+    for bad in ("0.11.x", "", "0.11.0,;rm -rf /", "v0.11.0"):
+        with pytest.raises(history.HistoryError):
+            history.parse_releases(bad)
+
+
+def test_pins_text_moves_jax_and_frees_numpyro():
+    base = "# c\njax[cuda13]==0.12.0.1\njaxlib==0.12.0.1\nnumpyro==0.22.0\n"
+    text = history.pins_text(base, "0.5.2", has_jaxlib=False, numpyro="0.19.0")
+    assert "jax[cuda13]==0.5.2" in text and "jaxlib" not in text and "numpyro==0.19.0" in text
+    assert "jaxlib==0.11.1" in history.pins_text(base, "0.11.1", has_jaxlib=True, numpyro="0.22.0")
+    assert "numpyro" not in history.pins_text(base, "0.4.1", has_jaxlib=True, numpyro=None)
+
+
+def test_numpyro_is_the_newest_that_declares_support():
+    specs = {"0.15.0": ">=0.4.14", "0.19.0": ">=0.4.25", "0.22.0": ">=0.7.0", "0.2.0": "==0.1.44"}
+    assert history.numpyro_for("0.4.18", specs) == "0.15.0"
+    assert history.numpyro_for("0.5.2", specs) == "0.19.0"
+    assert history.numpyro_for("0.12.0.1", specs) == "0.22.0"
+    assert history.numpyro_for("0.1.0", specs) is None
+    meta = "Name: numpyro\nRequires-Dist: jaxlib>=0.7.0\nRequires-Dist: jax>=0.7.0\nRequires-Dist: jax[cuda13]>=0.7.0; extra == 'cuda13'\n"
+    assert history._jax_spec(meta) == ">=0.7.0"
+    assert history._jax_spec("Requires-Dist: jax (==0.1.44)\n") == "==0.1.44"
+
+
+def test_chain_is_linear_dated_tagged_and_deterministic(repo):
+    releases = ["0.11.0", "0.11.1", "0.11.2"]
+    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases), {v: "0.22.0" for v in releases})
+    base = _git(repo, "rev-parse", "HEAD")
+    assert chain.base == base
+    assert _git(repo, "rev-list", "--first-parent", f"{base}..{history.BRANCH}").split() == \
+        [chain.commits[v] for v in reversed(releases)]
+    for v in releases:
+        commit = chain.commits[v]
+        changed = _git(repo, "diff", "--name-only", f"{commit}^", commit).split()
+        assert set(changed) <= {"env_matrix/cpu/requirements.txt", "env_matrix/cuda13/requirements.txt"}
+        pins = _git(repo, "show", f"{commit}:env_matrix/cpu/requirements.txt")
+        assert f"jax=={v}" in pins and "numpyro==0.22.0" in pins
+        assert _git(repo, "log", "-1", "--format=%cI", commit).startswith(DATES[v][:19])
+        assert _git(repo, "cat-file", "-t", f"jax-v{v}") == "tag"  # annotated
+        assert _git(repo, "rev-parse", f"jax-v{v}^{{commit}}") == commit
+    # the working tree and main are untouched
+    assert _git(repo, "rev-parse", "HEAD") == base and not _git(repo, "status", "--porcelain")
+    again = history.build_chain(repo, base, releases, DATES, set(releases), {v: "0.22.0" for v in releases})
+    assert again.commits == chain.commits and not again.moved_tags
+    assert history.existing_base(repo) == base
+
+
+def test_missing_date_is_an_error(repo):
+    with pytest.raises(history.HistoryError, match="0.11.1"):
+        history.build_chain(repo, "HEAD", ["0.11.1"], {}, set())
+
+
+def test_choose_is_newest_first_and_validates():
+    every = ["0.10.2", "0.11.0", "0.11.1", "0.11.2"]
+    assert history.choose(every, None, None) == list(reversed(every))
+    assert history.choose(every, None, "0.11.1") == ["0.11.2", "0.11.1"]
+    with pytest.raises(history.HistoryError, match="0.9.9"):
+        history.choose(every, ["0.9.9"], None)
+    with pytest.raises(history.HistoryError):
+        history.choose(every, None, "1.0.0")
+
+
+def test_backfill_goes_on_after_a_failure_and_resumes(repo, monkeypatch, capsys):
+    releases = ["0.11.0", "0.11.1", "0.11.2"]
+    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
+    results = repo / "results"
+    (results / "m").mkdir(parents=True)
+    (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
+    calls = []
+
+    def fake_run(repo_, machine, commit, bench, env, log):
+        calls.append(commit)
+        if commit == chain.commits["0.11.1"]:
+            return False, "install failed: No matching distribution found for jaxlib==0.11.1"
+        (results / machine / f"{commit[:8]}-env.json").write_text(
+            json.dumps({"commit_hash": commit, "results": {"loops.F.time_warm": [1.0]}}))
+        return True, ""
+
+    monkeypatch.setattr(history, "run_release", fake_run)
+    todo = ["0.11.2", "0.11.1", "0.11.0"]
+    out = history.backfill(repo, "m", todo, chain, [], {}, results)
+    assert [(o.release, o.status) for o in out] == [("0.11.2", "measured"), ("0.11.1", "failed"), ("0.11.0", "measured")]
+    assert "No matching distribution" in out[1].reason
+    state = json.loads(history.state_path("m", repo).read_text())
+    assert state["releases"]["0.11.1"]["status"] == "failed" and state["base"] == chain.base
+    printed = capsys.readouterr().out
+    assert "release 3 of 3" in printed and "left" in printed
+    calls.clear()
+    again = history.backfill(repo, "m", todo, chain, [], {}, results)
+    assert [o.status for o in again] == ["skipped", "failed", "skipped"]
+    assert calls == [chain.commits["0.11.1"]]  # only the failed release is tried again
+
+
+def _rec(version, value, q=None, n=10_000, machine="m", bench="loops.ForiAccumulate.time_warm"):
+    q25, q75 = (value * (1 - q), value * (1 + q)) if q is not None else (None, None)
+    return Record(machine=machine, benchmark=bench, params={"n": n, "dtype": "float64", "device": "cpu"},
+                  status="ok", value=value, unit="seconds", commit=version, date="2026-01-01T00:00:00Z",
+                  jax_version=version, jax_source="test", env_name="e", q25=q25, q75=q75, file=f"{version}.json")
+
+
+def test_release_steps_known_answer():
+    recs = [_rec("0.11.0", 1e-4, 0.05), _rec("0.11.1", 3e-2, 0.05), _rec("0.11.2", 1.1e-4, 0.05),
+            _rec("0.12.0.1", 1.0e-4, 0.05)]
+    steps = release_steps(recs, 1.3)
+    assert len(steps) == 2
+    reg, imp = steps
+    assert (reg.kind, reg.before, reg.after, reg.undone_in) == ("regression", "0.11.0", "0.11.1", "0.11.2")
+    assert reg.ratio == pytest.approx(300)
+    assert (imp.kind, imp.before, imp.after) == ("improvement", "0.11.1", "0.11.2")
+    text = releases_md(steps, releases_measured(recs), 1.3)
+    assert "| loops.ForiAccumulate.time_warm | n=10000, dtype=float64, device=cpu | 0.11.0 | 0.11.1 | x300 |" in text
+    assert "yes, in 0.11.2" in text
+
+
+def test_release_steps_noise_and_versions_order():
+    # x1.5 but the interquartile ranges overlap: noise, not a regression
+    assert release_steps([_rec("0.11.0", 1.0, 0.3), _rec("0.11.1", 1.5, 0.3)], 1.3) == []
+    # ordered by version, not by text: 0.9.2 -> 0.10.0 is consecutive; a regression never undone says so
+    steps = release_steps([_rec("0.10.0", 5.0, 0.01), _rec("0.9.2", 1.0, 0.01)], 1.3)
+    assert [(s.before, s.after, s.undone_in, s.last) for s in steps] == [("0.9.2", "0.10.0", None, "0.10.0")]
+    assert "no (still at 0.10.0)" in releases_md(steps, releases_measured([_rec("0.10.0", 5.0), _rec("0.9.2", 1.0)]), 1.3)
+
+
+def test_one_release_says_not_measured():
+    assert releases_md([], releases_measured([_rec("0.12.0.1", 1.0)]), 1.3).startswith("Not measured")
+
+
+def _online() -> bool:
+    if os.environ.get("JAXCI_OFFLINE"):
+        return False
+    try:
+        history.index_versions("jaxlib")
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.slow
+def test_history_end_to_end_two_releases(tmp_path):
+    """The real thing on a tiny case: a clone, two JAX releases, one benchmark class, stock asv compare."""
+    if not _online():
+        pytest.skip("no package index (offline or JAXCI_OFFLINE set): history installs JAX releases from PyPI")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-local", str(REPO), str(clone)], check=True)
+    env = dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(clone), JAXCI_SCALE="ci",
+               PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
+    env.pop("JAX_PLATFORMS", None)
+    cmd = [sys.executable, "-m", "jaxci", "history", "--releases", "0.11.0,0.11.2",
+           "--bench", r"loops\.ForiAccumulate\.time_warm", "--machine", "hist-test"]
+    subprocess.run([sys.executable, "-m", "jaxci", "machine", "--local", "hist-test"], cwd=clone, env=env, check=True)
+    proc = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "2 measured" in proc.stdout, proc.stdout
+    state = json.loads((clone / ".jaxci" / "history" / "hist-test.json").read_text())
+    assert {v: s["status"] for v, s in state["releases"].items()} == {"0.11.2": "measured", "0.11.0": "measured"}
+    # resumable: a second run measures nothing
+    again = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    assert "0 measured, 2 already measured" in again.stdout, again.stdout
+    asv = str(Path(sys.executable).with_name("asv"))
+    cmp = subprocess.run([asv, "compare", "jax-v0.11.0", "jax-v0.11.2", "--machine", "hist-test"], cwd=clone,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert cmp.returncode == 0, cmp.stderr
+    assert "loops.ForiAccumulate.time_warm" in cmp.stdout
+    # the JAX version of each point comes from the pin at its commit, read in the clone that holds them
+    code = ("from jaxci.results import load_results; print(sorted({r.jax_version for r in "
+            "load_results('results').records if r.benchmark == 'loops.ForiAccumulate.time_warm' and r.ok}))")
+    got = subprocess.run([sys.executable, "-c", code], cwd=clone, env=env, capture_output=True, text=True, check=True)
+    assert got.stdout.strip() == "['0.11.0', '0.11.2']"
