@@ -114,8 +114,10 @@ def plan() -> list[Step]:
     concurrency, sampler, compile); the capture runs them in this order while the budget allows."""
     conc = [combo(f"concurrency.Concurrency.{m}", n, p, d) for m in CONC_TRACKS for n in (1, 2, 3)
             for p, d in (("default", "cpu"), ("default", "gpu"), ("no-prealloc", "gpu"))]
-    nuts = [c for ch_m, ch in (("sequential", 1), ("vectorized", 4), ("parallel", 4), ("sequential", 4))
-            for c in _tracks("nuts.Nuts", NUTS_TRACKS, "regression", ch_m, ch, 200, "float64")]  # 200 draws
+    nuts = [Step(f"nuts-{ch_m[:3]}{ch}", f"4: NUTS {ch_m} x {ch} chain(s) on the small model, 200 draws (float64)",
+                 tuple(_tracks("nuts.Nuts", NUTS_TRACKS, "regression", ch_m, ch, 200, "float64")), 40.0, attrs=(),
+                 per_work=3)  # one step per chain method: a sampler that overruns loses only its own step
+            for ch_m, ch in (("sequential", 1), ("vectorized", 4), ("parallel", 4), ("sequential", 4))]
     cold = [c for k in ("matmul", "op_mix", "scan", "kalman_grad")
             for c in _both("compile.CompileColdStart.timeraw_first_call", k, "float32")]
     series = _both("compile.JitSeriesTotal.track_total_s", "float32") + \
@@ -140,7 +142,7 @@ def plan() -> list[Step]:
         Step("concurrency", "3: N = 1..3 workers under default and no-prealloc (the preallocation race)",
              tuple(conc), 0.0, env=(("JAXCI_POLICIES", "default,no-prealloc"), ("JAXCI_MAX_WORKERS", "3")),
              attrs=(), per_work=10**6, batches=(("cpu", 4, 8.0), ("gpu", 8, 4.0))),
-        Step("nuts", "4: NUTS chain methods on the small model (float64)", tuple(nuts), 15.0, attrs=(), per_work=3),
+        *nuts,
         Step("compile", "5: cold first calls, a lecture-like jit series, the persistent cache", tuple(cold + series), 6.0,
              attrs=("repeat=(1,3,10.0)", "rounds=1")),
         Step("extra", "2: solve, Cholesky and transfers (if time is left)", tuple(extra), 1.5,

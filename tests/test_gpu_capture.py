@@ -51,7 +51,7 @@ def test_plan_order_follows_the_questions():
     names = [s.name for s in gc.plan()]
     assert names[:2] == ["sanity", "crossover-f32"]
     assert names.index("crossover-f64") < names.index("kalman-seq") < names.index("concurrency") \
-        < names.index("nuts") < names.index("compile")
+        < names.index("nuts-seq1") < names.index("nuts-seq4") < names.index("compile")
     kalman = [c for s in gc.plan() if s.name.startswith("kalman") for c in s.combos]
     assert {c.split("'")[1] for c in kalman} == {"sequential", "parallel"} and all("11, 96" in c for c in kalman)
     assert {c.split("'")[3] for c in kalman} == {"float32", "float64"}
@@ -191,7 +191,7 @@ def test_rehearsal_honours_budget_and_packs_few_small_files(rehearsal):
     steps = {r["step"]: r for r in manifest["steps"]}
     assert list(steps) == [s.name for s in gc.plan()]   # every step is accounted for, run or not reached
     assert steps["sanity"]["status"] == "ok"
-    assert steps["nuts"]["status"] == "not reached" and "were left" in steps["nuts"]["why"]
+    assert steps["nuts-seq1"]["status"] == "not reached" and "were left" in steps["nuts-seq1"]["why"]
     summary = (root / "out" / "summary.md").read_text()
     assert "rehearsal" in summary and "not reached" in summary
     with tarfile.open(root / "out" / "results.tar.gz") as tar:
