@@ -1,7 +1,7 @@
 """Overhead of the runner's per-cell instrumentation: the same notebook run with and without it; goal < 5%.
 
     .venv/bin/python measure/audit_overhead.py [--pairs 7] [--scale ci] [--trivial-cells 200]
-        [--loop-calls 20000] [NOTEBOOK ...]
+        [--loop-calls 20000] [--baseline plain|untraced] [NOTEBOOK ...]
 
 Default notebooks (when none is named and no --trivial-cells): the suite's fixtures except nuts_f64 (slow). Runs alternate (plain,
 instrumented, plain, ...) so load drift hits both; each run is a fresh kernel on JAX_PLATFORMS=cpu.
@@ -11,6 +11,8 @@ per-cell cost of the instrumentation (hooks plus one silent request), free of th
 lax.scan and a fori_loop: dispatch-bound work where any per-call cost of the tracing hooks would show
 (they add none by design: sizes are read when JAX traces), so its difference divided by N is the cost per
 jitted call.
+--baseline untraced compares the instrumented run with the same instrumentation minus the tracing hooks
+(loop sizes and jit argument sizes), isolating what the hooks cost.
 Reports, per notebook, medians of the whole run (kernel start to shutdown) and of the summed client-side
 cell times (request sent to reply received), and the relative difference of the medians.
 """
@@ -35,6 +37,8 @@ def main() -> int:
     p.add_argument("--scale", default="ci", choices=["ci", "full"])
     p.add_argument("--trivial-cells", type=int, default=0)
     p.add_argument("--loop-calls", type=int, default=0)
+    p.add_argument("--baseline", choices=["plain", "untraced"], default="plain",
+                   help="what the instrumented run is compared with (default: no instrumentation at all)")
     args = p.parse_args()
     notebooks = list(args.notebooks) or ([] if args.trivial_cells or args.loop_calls else DEFAULT)
     if args.trivial_cells:
@@ -59,15 +63,19 @@ def main() -> int:
     from jaxci.audit.runner import run_notebook
 
     env = {"PYTHONPATH": str(REPO)}
-    print(f"{'notebook':22s} {'whole plain':>12s} {'whole instr':>12s} {'diff':>7s} "
-          f"{'cells plain':>12s} {'cells instr':>12s} {'diff':>7s}")
+    base = "plain" if args.baseline == "plain" else "untr."
+    print(f"{'notebook':22s} {'whole ' + base:>12s} {'whole instr':>12s} {'diff':>7s} "
+          f"{'cells ' + base:>12s} {'cells instr':>12s} {'diff':>7s}")
     for nb in notebooks:
         name = nb.stem if isinstance(nb, Path) else nb.metadata.get("jaxci_label", f"{len(nb.cells)} trivial cells")
         whole = {False: [], True: []}
         cells = {False: [], True: []}
         for i in range(args.pairs):
             for instrument in ((False, True) if i % 2 == 0 else (True, False)):
-                run = run_notebook(nb, platform="cpu", env=env, instrument=instrument, timeout=600)
+                if args.baseline == "plain":
+                    run = run_notebook(nb, platform="cpu", env=env, instrument=instrument, timeout=600)
+                else:
+                    run = run_notebook(nb, platform="cpu", env=env, instrument=True, trace=instrument, timeout=600)
                 if not run.ok:
                     print(f"{nb}: {run.status}: {run.error}", file=sys.stderr)
                     return 1
