@@ -127,7 +127,7 @@ def writable_file(name: str, path: Path) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise InputError(f"{name} {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if not os.access(path if path.exists() else parent, os.W_OK):  # /dev/null: the file, not /dev
         raise InputError(f"{name} {path}: not writable")
     return path
 
