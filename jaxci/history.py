@@ -211,10 +211,13 @@ def _dated_env(iso: str) -> dict:
 
 def existing_base(repo: Path) -> str | None:
     """The base commit of an existing jax-history branch (the parent of its oldest pin commit), else None."""
-    try:
-        log = git(repo, "log", "--first-parent", "--format=%H %P%x09%s", BRANCH).splitlines()
-    except HistoryError:
-        return None
+    log = []
+    for ref in (BRANCH, f"origin/{BRANCH}"):  # a fresh CI checkout has only the remote branch
+        try:
+            log = git(repo, "log", "--first-parent", "--format=%H %P%x09%s", ref).splitlines()
+            break
+        except HistoryError:
+            continue
     base = None
     for line in log:
         hashes, _, subject = line.partition("\t")
@@ -423,8 +426,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", help="base commit of the chain (default: the existing branch's, else HEAD)")
     parser.add_argument("--force", action="store_true", help="run releases already measured again")
     parser.add_argument("--dry-run", action="store_true", help="build the branch and tags, measure nothing")
+    parser.add_argument("--validate", metavar="TEXT",
+                        help="only check a workflow input: empty, 'all', or releases like 0.11.0,0.11.1")
+    parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
     args = parser.parse_args(argv)
-    repo = REPO_ROOT
+    if args.validate is not None:
+        try:
+            value = args.validate.strip()
+            value = value if value in ("", "all") else ",".join(parse_releases(value))
+        except HistoryError as exc:
+            print(f"jaxci history: {exc}", file=sys.stderr)
+            return 2
+        print(f"jaxci history: {value or 'no backfill'}")
+        if args.github_output:
+            with open(args.github_output, "a") as fh:
+                fh.write(f"history={value}\n")
+        return 0
+    repo = checkout_root()
     try:
         if args.backend not in BACKEND_WHEEL:
             raise HistoryError(f"--backend {args.backend!r}: expected one of {', '.join(BACKEND_WHEEL)}")
@@ -464,6 +482,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"jaxci history: state in {state_path(machine, repo)}; next: asv publish, then "
           f"asv compare {TAG_PREFIX}<old> {TAG_PREFIX}<new> --machine {machine}")
     return 1 if failed and len(failed) == len(outcomes) else 0
+
+
+def checkout_root() -> Path:
+    """The jax-ci-bench checkout to work in: the git top level of the current directory when it is one
+    (jaxci installed from a wheel, as in the bench workflow), else the checkout this jaxci comes from."""
+    try:
+        top = Path(git(Path.cwd(), "rev-parse", "--show-toplevel"))
+    except (HistoryError, OSError):
+        return REPO_ROOT
+    return top if (top / "asv.conf.json").is_file() and (top / "env_matrix").is_dir() else REPO_ROOT
 
 
 def _register_local() -> str:

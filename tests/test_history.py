@@ -147,10 +147,10 @@ def test_release_steps_known_answer():
     reg, imp = steps
     assert (reg.kind, reg.before, reg.after, reg.undone_in) == ("regression", "0.11.0", "0.11.1", "0.11.2")
     assert reg.ratio == pytest.approx(300)
-    assert (imp.kind, imp.before, imp.after) == ("improvement", "0.11.1", "0.11.2")
+    assert (imp.kind, imp.before, imp.after, imp.undone_in) == ("improvement", "0.11.1", "0.11.2", "0.11.0")
     text = releases_md(steps, releases_measured(recs), 1.3)
     assert "| loops.ForiAccumulate.time_warm | n=10000, dtype=float64, device=cpu | 0.11.0 | 0.11.1 | x300 |" in text
-    assert "yes, in 0.11.2" in text
+    assert "yes, in 0.11.2" in text and "the fix of the 0.11.0 -> 0.11.1 regression" in text
 
 
 def test_release_steps_noise_and_versions_order():
@@ -207,3 +207,14 @@ def test_history_end_to_end_two_releases(tmp_path):
             "load_results('results').records if r.benchmark == 'loops.ForiAccumulate.time_warm' and r.ok}))")
     got = subprocess.run([sys.executable, "-c", code], cwd=clone, env=env, capture_output=True, text=True, check=True)
     assert got.stdout.strip() == "['0.11.0', '0.11.2']"
+
+
+def test_validate_workflow_input(tmp_path):
+    out = tmp_path / "out"
+    assert history.main(["--validate", " 0.11.1,0.11.0 ", "--github-output", str(out)]) == 0
+    assert history.main(["--validate", "all", "--github-output", str(out)]) == 0
+    assert history.main(["--validate", "", "--github-output", str(out)]) == 0
+    assert out.read_text() == "history=0.11.0,0.11.1\nhistory=all\nhistory=\n"
+    for bad in ("0.11.1\nevil=1", "$(id)", "0.11.x", "latest"):
+        assert history.main(["--validate", bad, "--github-output", str(out)]) == 2
+    assert out.read_text().count("history=") == 3

@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -100,7 +101,7 @@ class Page:
     def _serve(self, route, site, cache):
         url = route.request.url
         if url.startswith("http://asv.test/"):
-            path = site / url.removeprefix("http://asv.test/").split("?")[0].split("#")[0]
+            path = site / unquote(url.removeprefix("http://asv.test/").split("?")[0].split("#")[0])
             if path.is_dir():
                 path = path / "index.html"
             if not path.is_file():

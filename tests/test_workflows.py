@@ -182,7 +182,7 @@ def test_dispatch_inputs_are_validated_before_use():
     runs = " ".join(s.get("run", "") for s in plan_job["steps"])
     assert "jaxci inputs plan" in runs
     text = (GITHUB / "workflows" / "bench.yml").read_text()
-    assert set(re.findall(r"\binputs\.(\w+)", text)) <= {"families", "scale", "bench", "commits"}
+    assert set(re.findall(r"\binputs\.(\w+)", text)) <= {"families", "scale", "bench", "commits", "history"}
     for job_name, job in bench["jobs"].items():  # only the plan job sees raw inputs
         if job_name != "plan":
             assert "inputs." not in yaml.safe_dump(job), job_name

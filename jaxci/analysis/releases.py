@@ -31,7 +31,8 @@ class Step:
     t_before: float
     t_after: float
     kind: str                # "regression" | "improvement"
-    undone_in: str | None    # the release that brought the time back (regressions only)
+    undone_in: str | None    # regression: the release that brought the time back; improvement: the release
+                             # before the regression it fixes
     last: str                # the newest release measured for this combination
 
     @property
@@ -74,6 +75,9 @@ def release_steps(records, factor: float) -> list[Step]:
             undone = None
             if ratio > factor:
                 undone = next((v for v, r in series[i + 1:] if r.value / r0.value <= factor), None)
+            else:  # an improvement that brings back the time of before an earlier regression: say so
+                undone = next((s.before for s in reversed(steps) if (s.machine, s.benchmark, s.params) ==
+                               (machine, bench, params) and s.kind == "regression" and s.undone_in == v1), None)
             steps.append(Step(machine, bench, params, v0, v1, r0.value, r1.value,
                               "regression" if ratio > factor else "improvement", undone, last))
     return steps
@@ -115,6 +119,8 @@ def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float
             params = ", ".join(f"{k}={v}" for k, v in s.params)
             if s.kind == "regression":
                 undone = f"yes, in {s.undone_in}" if s.undone_in else f"no (still at {s.last})"
+            elif s.undone_in:
+                undone = f"improvement: the fix of the {s.undone_in} -> {s.before} regression"
             else:
                 undone = "improvement"
             lines.append(f"| {s.benchmark} | {params} | {s.before} | {s.after} | x{s.ratio:.3g} | "
