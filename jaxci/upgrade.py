@@ -221,6 +221,8 @@ def local_env(home: Path, scale: str = "ci") -> dict:
         env["PIP_NO_INDEX"] = "1"
     env.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
     env.update(HOME=str(home), JAXCI_SCALE=scale, JAXCI_BACKEND="cpu")
+    # asv makes its virtualenv from `pythonX.Y` on PATH: this interpreter's, not a pyenv shim that may not run
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env.pop("JAX_PLATFORMS", None)
     return env
 
