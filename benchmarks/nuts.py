@@ -80,7 +80,11 @@ class Nuts:
         return self.result["ess_per_s"]
 
     def track_leapfrog_steps_per_s(self, rundir, *params):
-        return self.result["steps_per_s"]
+        rate = self.result["steps_per_s"]
+        if not isinstance(rate, (int, float)) or rate != rate:  # NaN would read as n/a: fail with the cause
+            raise RuntimeError(f"compile seconds {self.result.get('compile_s')} >= wall {self.result['wall_s']}: "
+                               "no execution time left to divide by")
+        return rate
 
     track_wall_s.unit = "seconds"
     track_ess_per_s.unit = "effective samples/s"
