@@ -459,8 +459,10 @@ def main(argv: list[str] | None = None) -> int:
         chain = build_chain(repo, base, chain_releases, dates, jaxlibs, numpyro)
         print(f"jaxci history: branch {BRANCH}: {len(chain.commits)} release commits over {chain.base[:8]} "
               f"({chain_releases[0]} .. {chain_releases[-1]}), tags {TAG_PREFIX}*", flush=True)
-        for tag in chain.moved_tags:
-            print(f"jaxci history: warning: tag {tag} moved to the new chain (base {chain.base[:8]})", file=sys.stderr)
+        if chain.moved_tags:
+            print(f"jaxci history: warning: {len(chain.moved_tags)} tag(s) moved to the new chain over "
+                  f"{chain.base[:8]} ({chain.moved_tags[0]} .. {chain.moved_tags[-1]}); results taken on the old "
+                  "chain no longer sit on a release tag", file=sys.stderr)
         todo = [v for v in todo if v in chain.commits]
         if args.dry_run:
             print("jaxci history: --dry-run: would measure " + ", ".join(todo))
