@@ -46,6 +46,7 @@ MAX_FILES, MAX_FILE_BYTES = 8, 16 * 2**20
 LOG_KEEP_BYTES = 2 * 2**20      # per step log kept in the archive (head and tail)
 PACK_RESERVE_S = 12.0           # kept free at the end for the final summary and pack
 OVERRUN_FACTOR = 2.0            # a step may run this many times its estimate before it is killed
+DRAIN_S = 10.0                  # at a step's deadline: seconds for asv to record the cut combinations and save
 START_MARGIN = 1.25             # a step starts only when estimate x this fits the time left (a kill loses it)
 LAB_MACHINE = "lab-h200"
 REHEARSAL_MACHINE = "local-rehearsal"
@@ -335,16 +336,28 @@ def probe_start(device: str, env: dict) -> tuple[float | None, str]:
     return time.monotonic() - t0, proc.stdout.strip()
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, from /proc (Linux; psutil is not needed). [] where /proc is unreadable."""
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            parent[int(stat.parent.name)] = int(text.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = [], [pid]
+    while frontier:
+        kids = [p for p, pp in parent.items() if pp in frontier]
+        found += kids
+        frontier = kids
+    return found
+
+
 def kill_tree(pid: int) -> None:
     """SIGKILL asv and everything under it: asv starts each benchmark server in a process group of its own,
-    so killing asv's group alone would leave a benchmark running into the next step (psutil finds them)."""
-    try:
-        import psutil
-
-        below = psutil.Process(pid).children(recursive=True)
-    except Exception:  # psutil missing or asv already gone: its own group is all we can reach
-        below = []
-    for target in [pid] + [p.pid for p in below]:
+    so killing asv's group alone would leave a benchmark running into the next step."""
+    below = descendants(pid)
+    for target in [pid] + below:
         try:
             os.killpg(target, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -428,15 +441,10 @@ class Capture:
                                     process_group=0)
             self.child = proc
             try:
-                code = proc.wait(timeout=max(deadline_s, 1.0))
+                code = proc.wait(timeout=max(deadline_s - DRAIN_S, 1.0))
                 status = "ok" if code == 0 else f"asv exit {code} (some combinations failed: see the log)"
             except subprocess.TimeoutExpired:
-                kill_tree(proc.pid)
-                proc.wait()
-                status = f"killed at {deadline_s:.0f} s (overran its estimate): its results are lost, earlier steps kept"
-                shutil.rmtree(self.results, ignore_errors=True)
-                if backup.exists():
-                    shutil.copytree(backup, self.results)
+                status = self.cut(proc, deadline_s, backup)
         seconds = time.monotonic() - t0
         self.record_versions()
         with open(log_path, "a") as log:
@@ -444,6 +452,25 @@ class Capture:
         print(f"gpu_capture: [{self.elapsed():5.0f} s] {step.name}: {status} ({seconds:.0f} s)", flush=True)
         self.pack()
         return status, seconds
+
+    def cut(self, proc: subprocess.Popen, deadline_s: float, backup: Path) -> str:
+        """The step ran out of time. First end only the benchmark processes under asv, again and again:
+        asv records each as failed, goes on, and still saves what finished in this step. If asv itself is
+        not done within DRAIN_S, kill it too and restore the results as they were before the step."""
+        end = time.monotonic() + DRAIN_S
+        while proc.poll() is None and time.monotonic() < end:
+            for child in descendants(proc.pid):
+                kill_tree(child)
+            time.sleep(0.2)
+        if proc.poll() is not None:
+            return (f"cut at {deadline_s:.0f} s (overran its estimate): what was running or not yet started is "
+                    "recorded as failed, finished combinations kept")
+        kill_tree(proc.pid)
+        proc.wait()
+        shutil.rmtree(self.results, ignore_errors=True)
+        if backup.exists():
+            shutil.copytree(backup, self.results)
+        return f"killed at {deadline_s:.0f} s (overran its estimate): its results are lost, earlier steps kept"
 
     def record_versions(self):
         """asv's existing environment records no requirements, so the report would fall back to the

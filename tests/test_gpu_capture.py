@@ -173,7 +173,7 @@ def test_carried_wheels_give_a_bare_python_asv(tmp_path):
 def rehearsal(tmp_path_factory):
     """The whole flow on this CPU machine with a tiny budget: only the cheap sanity step fits."""
     root = tmp_path_factory.mktemp("rehearsal")
-    budget = 75
+    budget = 90
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_capture.py"), "--rehearse", "--budget",
                            str(budget), "--out", str(root / "out"), "--work", str(root / "work")],
                           capture_output=True, text=True, timeout=budget + 120, cwd=REPO)
@@ -223,10 +223,10 @@ def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
     earlier = work / "results" / "local-kill" / "earlier.json"
     earlier.parent.mkdir(parents=True)
     earlier.write_text('{"kept": true}')
-    status, seconds = cap.run_step(gc.plan()[0], deadline_s=0.5)  # asv cannot even discover in 0.5 s
-    assert status.startswith("killed at") and seconds < 10
+    status, seconds = cap.run_step(gc.plan()[0], deadline_s=0.5)  # asv cannot even discover in 1 s
+    assert status.startswith(("cut at", "killed at")) and seconds < 1 + gc.DRAIN_S + 5
     assert json.loads(earlier.read_text()) == {"kept": True}
-    assert (cap.out / "capture.json").is_file() and "killed" in (work / "logs" / "01-sanity.log").read_text()
+    assert (cap.out / "capture.json").is_file() and "overran" in (work / "logs" / "01-sanity.log").read_text()
 
 
 # ------------------------------------------------------------------------------------------- import
