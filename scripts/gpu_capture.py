@@ -73,9 +73,14 @@ class Step:
     def devices(self) -> list[str]:
         return [("gpu" if c.endswith("'gpu')") else "cpu") for c in self.combos]
 
-    def regexes(self) -> list[str]:
-        suites = sorted({c.split(".")[0] for c in self.combos})
-        return ["^" + re.escape(c) + "$" for c in self.combos] + [rf"^{s}\.track_scale$" for s in suites]
+    def suites(self) -> set[str]:
+        return {c.split(".")[0] for c in self.combos}
+
+    def regexes(self, scale_done: set = frozenset()) -> list[str]:
+        """The combinations, and each suite's `track_scale` run fact unless an earlier step recorded it (a
+        later step cut at its deadline would overwrite it with a failure)."""
+        return ["^" + re.escape(c) + "$" for c in self.combos] + \
+            [rf"^{s}\.track_scale$" for s in sorted(self.suites() - set(scale_done))]
 
 
 def _both(bench: str, *params) -> list[str]:
@@ -388,6 +393,7 @@ class Capture:
     notes: list = field(default_factory=list)
     child: subprocess.Popen | None = None
     cut_step: bool = False
+    scale_done: set = field(default_factory=set)  # suites whose track_scale a finished step recorded
 
     def stop_child(self, *_):
         """SIGTERM/SIGINT from outside: end the running asv group, then let main pack what was saved."""
@@ -428,7 +434,7 @@ class Capture:
                "--machine", self.machine, "--show-stderr"]
         for attr in step.attrs:
             cmd += ["-a", attr]
-        for regex in step.regexes():
+        for regex in step.regexes(self.scale_done):
             cmd += ["--bench", regex]
         log_path = self.work / "logs" / f"{len(self.records) + 1:02d}-{step.name}.log"  # records: steps before
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -443,6 +449,7 @@ class Capture:
             try:
                 code = proc.wait(timeout=max(deadline_s - DRAIN_S, 1.0))
                 status = "ok" if code == 0 else f"asv exit {code} (some combinations failed: see the log)"
+                self.scale_done |= step.suites()
             except subprocess.TimeoutExpired:
                 status = self.cut(proc, deadline_s, backup)
         seconds = time.monotonic() - t0

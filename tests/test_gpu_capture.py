@@ -65,6 +65,9 @@ def test_regex_selects_exactly_the_combination():
     assert re.search(rx, "dispatch.TinyOp.time_warm('float32', 'cpu')")
     assert not re.search(rx, "dispatch.TinyOp.time_warm('float32', 'gpu')")
     assert not re.search(rx, "dispatch.TinyOp.time_warm('float64', 'cpu')")
+    # each suite's scale fact once: a later step cut at its deadline must not overwrite it with a failure
+    assert any(re.search(r, "dispatch.track_scale") for r in step.regexes())
+    assert not any(re.search(r, "dispatch.track_scale") for r in step.regexes({"dispatch"}))
 
 
 # ----------------------------------------------------------------------------------- the schedule
