@@ -134,10 +134,10 @@ def plan() -> list[Step]:
     return [
         Step("sanity", "first: both devices start and dispatch (a broken GPU shows here, cheaply)",
              tuple(_both("dispatch.TinyOp.time_warm", "float32")), 1.0),
-        Step("crossover-f32", "2: crossover of memory-bound (op mix) and compute-bound (matmul) kernels (float32)", tuple(_kernels("float32")), 1.5),
+        Step("crossover-f32", "2: crossover of memory-bound (op mix) and compute-bound (matmul) kernels (float32)", tuple(_kernels("float32")), 3.0),
         Step("loops-f32", "2: scan, fori and while per-step cost (float32)", tuple(_loops("float32")), 2.0),
         Step("crossover-f64", "1: FP64 penalty on the same kernels and dispatch (float64)",
-             tuple(_kernels("float64") + _both("dispatch.TinyOp.time_warm", "float64")), 1.5),
+             tuple(_kernels("float64") + _both("dispatch.TinyOp.time_warm", "float64")), 3.0),
         Step("loops-f64", "1: FP64 penalty on the loops (float64)", tuple(_loops("float64")), 2.0),
         Step("kalman-seq", "1+2: Kalman gradient at the incident shape (k=11, n=96), sequential lax.scan",
              tuple(combo("kalman.KalmanGrad.time_warm", "sequential", 11, 96, dt, d)
@@ -447,7 +447,7 @@ class Capture:
                                     process_group=0)
             self.child = proc
             try:
-                code = proc.wait(timeout=max(deadline_s - DRAIN_S, 1.0))
+                code = proc.wait(timeout=max(deadline_s - DRAIN_S, min(deadline_s, 1.0)))
                 status = "ok" if code == 0 else f"asv exit {code} (some combinations failed: see the log)"
                 self.scale_done |= step.suites()
             except subprocess.TimeoutExpired:

@@ -219,15 +219,19 @@ def test_rehearsal_imports_and_reads_back_with_gpu_na(rehearsal, tmp_path):
 def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
     from jaxci.asvconf import write_redirected_conf
 
+    from jaxci.machine import register
+
     work = tmp_path / "work"
     cap = gc.Capture(out=tmp_path / "out", work=work, budget_s=30, machine="local-kill", rehearse=True)
-    cap.facts.update(commit="0" * 40, commit_date=1_700_000_000)
+    src = gc.source_commit()
+    cap.facts.update(commit=src["commit"], commit_date=src["date"])
     write_redirected_conf(work)
+    register("local-kill", local=True, machine_file=str(work / ".asv-machine.json"))  # asv gets to discovery
     earlier = work / "results" / "local-kill" / "earlier.json"
     earlier.parent.mkdir(parents=True)
     earlier.write_text('{"kept": true}')
-    status, seconds = cap.run_step(gc.plan()[0], deadline_s=0.5)  # asv cannot even discover in 1 s
-    assert status.startswith(("cut at", "killed at")) and seconds < 1 + gc.DRAIN_S + 5
+    status, seconds = cap.run_step(gc.plan()[0], deadline_s=0.1)  # asv cannot even start in 0.1 s
+    assert status.startswith(("cut at", "killed at")) and seconds < gc.DRAIN_S + 5
     assert json.loads(earlier.read_text()) == {"kept": True}
     assert (cap.out / "capture.json").is_file() and "overran" in (work / "logs" / "01-sanity.log").read_text()
 
