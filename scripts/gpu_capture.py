@@ -170,10 +170,12 @@ class Costs:
 
     @property
     def factor(self) -> float:
-        """actual / estimated over finished steps, kept within [0.5, 4] (one odd step cannot swing it far)."""
+        """actual / estimated over finished steps, kept within [0.5, 4] (one odd step cannot swing it far);
+        never below 1 until a minute of estimates stands behind it (a quick sanity step says little)."""
         if self.estimated <= 0:
             return 1.0
-        return min(4.0, max(0.5, self.actual / self.estimated))
+        floor = 0.5 if self.estimated >= 60 else 1.0
+        return min(4.0, max(floor, self.actual / self.estimated))
 
     def raw(self, step: Step, gpu: bool) -> float:
         total = self.discovery_s

@@ -386,3 +386,11 @@ def test_benchmark_processes_get_the_repository_on_their_path(tmp_path):
     assert env["ASV_PYTHONPATH"] == env["PYTHONPATH"]
     assert str(REPO) in env["ASV_PYTHONPATH"].split(":") and env["JAXCI_SCALE"] == "full"
     assert "JAX_PLATFORMS" not in env and env["HOME"] == str(tmp_path / "work")
+
+
+def test_a_quick_first_step_does_not_shrink_later_estimates():
+    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
+    costs.estimated, costs.actual = 12.0, 6.0    # a sanity step twice as fast as estimated
+    assert costs.factor == 1.0
+    costs.estimated, costs.actual = 120.0, 60.0  # a minute of evidence: now it may
+    assert costs.factor == 0.5
