@@ -140,9 +140,9 @@ def _crossing_words(items) -> list[str]:
             out.append(f"{_short(c.kernel)} {c.dtype}: GPU faster from n ≈ {c.n:,.0f}")
         elif c.kind == cx.GPU_ALWAYS:
             out.append(f"{_short(c.kernel)} {c.dtype}: GPU faster at every measured size (from n = {c.points[0][0]:,})")
-        elif c.kind == getattr(cx, "GPU_BAND", None):
+        elif c.kind == cx.GPU_BAND:
             out.append(f"{_short(c.kernel)} {c.dtype}: {c.answer()}")
-    tied = [c for c in items if c.kind == getattr(cx, "WITHIN_NOISE", None)]
+    tied = [c for c in items if c.kind == cx.WITHIN_NOISE]
     if tied:
         out.append(f"within noise at every measured size: {_plural(len(tied), 'kernel/dtype pair')}")
     slower = [c for c in items if c.kind == cx.NONE_IN_RANGE]
