@@ -289,6 +289,29 @@ def measured_keys(results_dir: Path, machine: str, commit: str) -> set[str]:
     return keys
 
 
+def any_value(results_dir: Path, machine: str, commit: str) -> bool:
+    """True when a result file of `commit` holds at least one measured number (not failed, not n/a)."""
+    import math
+
+    def numbers(value):
+        if isinstance(value, list):
+            for item in value:
+                yield from numbers(item)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            yield value
+
+    for path in (results_dir / machine).glob(f"{commit[:8]}-*.json"):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("commit_hash") == commit:
+            for row in data.get("results", {}).values():
+                if any(True for _ in numbers(row[:1] if isinstance(row, list) else row)):
+                    return True
+    return False
+
+
 def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | None:
     """Names in asv's benchmarks.json matching any --bench regex (asv's re.search rule); None if unknown."""
     try:
@@ -383,6 +406,9 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
         ok, reason = run_release(repo, machine, commit, bench, env, log)
         if ok and not measured_keys(results_dir, machine, commit):
             ok, reason = False, f"no result file written: {reason or _last_error(log.read_text(errors='replace'))}"
+        elif ok and not any_value(results_dir, machine, commit):
+            text = log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
+            ok, reason = False, f"every benchmark failed: {_last_error(text)}"
         seconds = time.monotonic() - t0
         spent.append(seconds)
         outcomes.append(Outcome(version, commit, "measured" if ok else "failed", seconds, reason))

@@ -218,3 +218,21 @@ def test_validate_workflow_input(tmp_path):
     for bad in ("0.11.1\nevil=1", "$(id)", "0.11.x", "latest"):
         assert history.main(["--validate", bad, "--github-output", str(out)]) == 2
     assert out.read_text().count("history=") == 3
+
+
+def test_a_release_whose_every_benchmark_failed_is_recorded_failed(repo, monkeypatch):
+    chain = history.build_chain(repo, "HEAD", ["0.11.0"], DATES, {"0.11.0"})
+    results = repo / "results"
+    (results / "m").mkdir(parents=True)
+    commit = chain.commits["0.11.0"]
+
+    def crashed(repo_, machine, commit_, bench, env, log):
+        log.write_text("==== asv run\nasv: benchmark failed (exit status -11)\n")
+        (results / machine / f"{commit_[:8]}-env.json").write_text(
+            '{"commit_hash": "%s", "results": {"loops.F.time_warm": [[null, NaN]]}}' % commit_)
+        return True, "some benchmarks failed (asv exit 2; see the log)"
+
+    monkeypatch.setattr(history, "run_release", crashed)
+    (out,) = history.backfill(repo, "m", ["0.11.0"], chain, [], {}, results)
+    assert out.status == "failed" and "exit status -11" in out.reason
+    assert history.any_value(results, "m", commit) is False
