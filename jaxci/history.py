@@ -357,14 +357,17 @@ def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: di
     text = log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
     if proc.returncode not in (0, 2):
         return False, f"asv run exit {proc.returncode}: {_last_error(text)}"
-    if "Error running" in text and "install" in text.lower() and "Running benchmarks" not in text:
+    if re.search(r"Error running .*env_matrix/install\.py", text):
         return False, f"install failed: {_last_error(text)}"
+    if re.search(r"Error running .*benchmark\.py discover", text):
+        return False, f"the benchmarks did not import under this release: {_last_error(text)}"
     return True, "" if proc.returncode == 0 else "some benchmarks failed (asv exit 2; see the log)"
 
 
 def _last_error(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    hits = [ln for ln in lines if re.search(r"error|Error|ERROR|No matching distribution|conflict", ln)]
+    hits = [ln for ln in lines if re.search(r"error|Error|ERROR|No matching distribution|conflict", ln)
+            and "skipped:" not in ln and not ln.startswith(("·", "[", "=="))]
     return (hits[-1] if hits else lines[-1] if lines else "no output")[:300]
 
 

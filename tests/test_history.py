@@ -236,3 +236,10 @@ def test_a_release_whose_every_benchmark_failed_is_recorded_failed(repo, monkeyp
     (out,) = history.backfill(repo, "m", ["0.11.0"], chain, [], {}, results)
     assert out.status == "failed" and "exit status -11" in out.reason
     assert history.any_value(results, "m", commit) is False
+
+
+def test_failure_reason_names_the_error_not_a_skip():
+    log = ("·· Error running /e/bin/python /x/asv/benchmark.py discover /b /tmp/r.json (exit status 1)\n"
+           "   AttributeError: module 'numpy' has no attribute 'trapz'. Did you mean: 'trace'?\n"
+           "               asv: skipped: NotImplementedError('large case: skipped at JAXCI_SCALE=ci')\n")
+    assert history._last_error(log).startswith("AttributeError: module 'numpy' has no attribute 'trapz'")
