@@ -43,7 +43,7 @@ def summarise(results_dir: Path, machine: str) -> list[str]:
             params = results.get_result_params(key)
             combos = list(itertools.product(*params)) if params else [()]
             for combo, value in zip(combos, results.get_result_value(key, params)):
-                if "'gpu'" not in combo and params:
+                if "'gpu'" not in combo:  # cpu combinations and param-less run facts (track_scale)
                     continue
                 if value is None:
                     counts["failed"] += 1
