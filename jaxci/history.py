@@ -276,17 +276,20 @@ def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str
 
 # ---- measuring -----------------------------------------------------------------------------------------
 
-def measured_keys(results_dir: Path, machine: str, commit: str) -> set[str]:
-    """Benchmarks with a result for `commit` in results/<machine>/ (any value, failed included)."""
-    keys: set[str] = set()
+def _result_rows(results_dir: Path, machine: str, commit: str):
+    """(benchmark, asv result row) of every result file of `commit` in results/<machine>/."""
     for path in (results_dir / machine).glob(f"{commit[:8]}-*.json"):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
         if data.get("commit_hash") == commit:
-            keys |= set(data.get("results", {}))
-    return keys
+            yield from data.get("results", {}).items()
+
+
+def measured_keys(results_dir: Path, machine: str, commit: str) -> set[str]:
+    """Benchmarks with a result for `commit` in results/<machine>/ (any value, failed included)."""
+    return {key for key, _ in _result_rows(results_dir, machine, commit)}
 
 
 def any_value(results_dir: Path, machine: str, commit: str) -> bool:
@@ -300,16 +303,8 @@ def any_value(results_dir: Path, machine: str, commit: str) -> bool:
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             yield value
 
-    for path in (results_dir / machine).glob(f"{commit[:8]}-*.json"):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if data.get("commit_hash") == commit:
-            for row in data.get("results", {}).values():
-                if any(True for _ in numbers(row[:1] if isinstance(row, list) else row)):
-                    return True
-    return False
+    return any(any(True for _ in numbers(row[:1] if isinstance(row, list) else row))
+               for _, row in _result_rows(results_dir, machine, commit))
 
 
 def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | None:
