@@ -4,8 +4,10 @@ A capture is the folder the capture wrote (capture.json, summary.md, results.tar
 tar.gz of that folder. Everything is checked before anything is copied, so a refused import changes
 nothing: asv's own schema (machine.json, each results file, benchmarks.json load through asv's API), the
 machine facts (a catalogue or lab name must match its catalogue kind and GPU; a rehearsal never lands
-under a catalogue or lab name), no gpu value on a machine without a GPU, and no duplicate (a results file
-already there is refused, never overwritten; one machine name must keep one kind of hardware).
+under a catalogue or lab name), no gpu value on a machine without a GPU, and no duplicate (one machine name
+must keep one kind of hardware). A second capture of the same commit and environment (a loan spent in two
+calls) fills the combinations the first did not measure; a combination measured in both keeps the first
+value (the import says so, with the ratio); a capture that adds nothing was imported before and is refused.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Capture:
     machine_dir: Path           # <unpacked>/results/<machine>
     result_files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    merged: dict[str, dict] = field(default_factory=dict)   # results file name -> merged with the one there
 
 
 def _safe_extract(tar_path: Path, dest: Path) -> None:
@@ -173,13 +176,89 @@ def gpu_values(cap: Capture) -> list[str]:
     return found
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not math.isnan(value)
+
+
+def _outcome_rank(value) -> int:
+    """n/a (NaN) < failed (None) < measured: a later capture may only move a combination up."""
+    return 2 if _is_number(value) else (0 if isinstance(value, float) else 1)
+
+
+def merge_results_files(old: dict, new: dict) -> tuple[dict, int, list[str]]:
+    """Two asv results files (JSON, format 2) of one machine, commit and environment: the combinations of
+    `new` that `old` lacks (n/a there, or failed there and measured here) are taken with every column.
+    Returns the merged file, how many combinations it gained, and a note per combination measured in both."""
+    if old.get("version") != 2 or new.get("version") != 2 or old.get("result_columns") != new.get("result_columns"):
+        raise ImportRefused("results files of another asv format: cannot merge them combination by combination")
+    columns = old["result_columns"]
+    per_combo = [i for i, c in enumerate(columns) if c == "result" or c.startswith("stats_") or c == "samples"]
+    merged, gained, again = json.loads(json.dumps(old)), 0, []
+    for key, row in new["results"].items():
+        ours = merged["results"].get(key)
+        if ours is None or ours[columns.index("version")] != row[columns.index("version")] \
+                or ours[columns.index("params")] != row[columns.index("params")]:
+            if ours is not None:
+                again.append(f"{key}: another benchmark version or params: kept the first")
+                continue
+            merged["results"][key] = row
+            gained += sum(_outcome_rank(v) > 0 for v in row[0])
+            continue
+        ours.extend([None] * (len(columns) - len(ours)))   # asv drops trailing empty columns
+        if not isinstance(row[0], list):                   # a benchmark without params: one outcome, whole row
+            if _is_number(ours[0]) and _is_number(row[0]) and ours[0] != row[0]:
+                again.append(f"{key}: measured in both, kept the first ({ours[0]:.4g}; this one {row[0]:.4g})")
+            elif _outcome_rank(row[0]) > _outcome_rank(ours[0]):
+                merged["results"][key], gained = row, gained + 1
+            continue
+        for j, value in enumerate(row[0]):
+            first = ours[0][j]
+            if _is_number(first) and _is_number(value) and value != first:
+                combo = ", ".join(p[k] for p, k in zip(row[1], _unravel(j, [len(p) for p in row[1]])))
+                again.append(f"{key}({combo}): measured in both, kept the first ({first:.4g}; this one "
+                             f"{value:.4g}, x{value / first:.2f})")
+            elif _outcome_rank(value) > _outcome_rank(first):
+                for i in per_combo:
+                    theirs = row[i] if i < len(row) and isinstance(row[i], list) else None
+                    if theirs is not None:
+                        ours[i] = ours[i] if isinstance(ours[i], list) else [None] * len(row[0])
+                        ours[i][j] = theirs[j]
+                    elif isinstance(ours[i], list):
+                        ours[i][j] = None
+                gained += 1
+    for name, seconds in new.get("durations", {}).items():
+        merged.setdefault("durations", {}).setdefault(name, seconds)
+    return merged, gained, again
+
+
+def _unravel(index: int, sizes: list[int]) -> list[int]:
+    """The position in each param list of flat combination `index` (asv's itertools.product order)."""
+    out = []
+    for size in reversed(sizes):
+        out.append(index % size)
+        index //= size
+    return out[::-1]
+
+
 def check_duplicates(cap: Capture, info: dict, target: Path) -> None:
     tdir = target / cap.machine
-    clash = [p.name for p in cap.result_files if (tdir / p.name).exists()]
-    if clash:
-        raise ImportRefused(f"{tdir}/ already holds {', '.join(clash)}: this capture (same machine, commit and "
-                            "environment) was imported before. Nothing was copied; to replace it, remove that "
-                            "file first and say why in the commit")
+    for path in cap.result_files:
+        there = tdir / path.name
+        if not there.exists():
+            continue
+        try:
+            old = json.loads(there.read_text())
+        except (OSError, ValueError) as exc:
+            raise ImportRefused(f"{there}: not readable ({exc}); fix or remove it first") from None
+        merged, gained, again = merge_results_files(old, json.loads(path.read_text()))
+        if not gained:
+            raise ImportRefused(f"{tdir}/ already holds {path.name} with every combination this capture measured: "
+                                "this capture (same machine, commit and environment) was imported before. Nothing "
+                                "was copied; to replace it, remove that file first and say why in the commit")
+        cap.merged[path.name] = merged
+        cap.warnings.extend(again)
+        cap.warnings.append(f"{there}: {gained} combination(s) added to the results of an earlier capture of the "
+                            "same commit")
     old_path = tdir / "machine.json"
     if old_path.is_file():
         try:
@@ -194,13 +273,18 @@ def check_duplicates(cap: Capture, info: dict, target: Path) -> None:
 
 
 def merge(cap: Capture, target: Path) -> list[str]:
-    """Copy the checked capture; returns what was written. benchmarks.json is copied only where the
-    target has none (a mismatch of benchmark versions is warned about: asv ignores stale results)."""
+    """Copy the checked capture; returns what was written. benchmarks.json is copied where the target has
+    none, or where the capture ran the commit checked out here (its versions are what `asv run` would write);
+    otherwise a mismatch of benchmark versions is warned about (asv ignores results of stale versions)."""
     tdir = target / cap.machine
     tdir.mkdir(parents=True, exist_ok=True)
     written = []
     for path in cap.result_files:
-        shutil.copy2(path, tdir / path.name)
+        if path.name in cap.merged:
+            from asv.util import write_json   # asv's own writer: the file stays one asv reads and writes
+            write_json(str(tdir / path.name), cap.merged[path.name], api_version=2, compact=True)
+        else:
+            shutil.copy2(path, tdir / path.name)
         written.append(str(tdir / path.name))
     if not (tdir / "machine.json").exists():
         shutil.copy2(cap.machine_dir / "machine.json", tdir / "machine.json")
@@ -211,9 +295,14 @@ def merge(cap: Capture, target: Path) -> list[str]:
         written.append(str(dst_bench))
     else:
         ours, theirs = json.loads(src_bench.read_text()), json.loads(dst_bench.read_text())
-        stale = [k for k, v in ours.items() if isinstance(v, dict) and k in theirs
-                 and isinstance(theirs[k], dict) and v.get("version") != theirs[k].get("version")]
-        if stale:
+        stale = [k for k, v in ours.items() if isinstance(v, dict) and (not isinstance(theirs.get(k), dict)
+                 or v.get("version") != theirs[k].get("version"))]
+        commit = str(cap.manifest.get("facts", {}).get("commit", ""))
+        if stale and commit and commit == _checkout_head():
+            shutil.copy2(src_bench, dst_bench)
+            written.append(f"{dst_bench} (the capture ran this checkout's commit: its benchmark versions replace "
+                           f"{len(stale)} stale one(s), e.g. {stale[0]})")
+        elif stale:
             cap.warnings.append(f"{len(stale)} benchmark(s) have another version in {dst_bench} than in the "
                                 f"capture (e.g. {stale[0]}): asv and the report ignore those results until "
                                 "benchmarks.json is rewritten by a run of the captured commit")
@@ -224,6 +313,14 @@ def merge(cap: Capture, target: Path) -> list[str]:
         shutil.copy2(summary, tdir / name)
         written.append(str(tdir / name))
     return written
+
+
+def _checkout_head() -> str:
+    """The commit checked out here ('' outside a git checkout)."""
+    import subprocess
+
+    proc = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
 def import_capture(source: Path, target: Path, catalogue: dict | None = None) -> tuple[Capture, list[str]]:

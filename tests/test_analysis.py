@@ -112,10 +112,14 @@ def test_concurrency_safe_n_stops_at_first_death():
                         n_workers=n, policy="default", device="gpu"))
     recs.append(rec("concurrency.Concurrency.track_workers_died", None, status="failed", unit="workers",
                     n_workers=1, policy="fraction", device="gpu"))
+    for n in (1, 2):   # a policy left out of the run (JAXCI_POLICIES): n/a everywhere, never "died at N = 1"
+        recs.append(rec("concurrency.Concurrency.track_workers_died", None, status="skipped", unit="workers",
+                        n_workers=n, policy="platform", device="gpu"))
     cells = concurrency.grid(recs)
     assert {c.n_workers: c.status for c in cells if c.policy == "default"} == {1: "ok", 2: "ok", 4: "1 died", 8: "ok"}
     safe = concurrency.safe_n(cells)
     assert safe[("m", "gpu", "default")] == 2 and safe[("m", "gpu", "fraction")] is None
+    assert ("m", "gpu", "platform") not in safe
 
 
 def test_family_cost_arithmetic():
@@ -162,6 +166,8 @@ def test_latest_keeps_scales_apart():
 def test_device_ratio_of_unsized_timings():
     records = [rec("notebooks.Notebook.time_notebook", t, notebook="intro", device=d) for d, t in (("cpu", 2.0), ("gpu", 20.0))]
     records.append(rec("notebooks.Notebook.time_notebook", 1.0, notebook="other", device="cpu"))  # no gpu partner
+    records += [rec("dispatch.Transfer.time_transfer", t, direction="d2h", megabytes=100, device=d)  # a copy, not
+                for d, t in (("cpu", 1e-4), ("gpu", 6e-2))]                                            # a device choice
     (d,) = cx.device_ratios(records)
     assert d.ratio == pytest.approx(10.0) and d.params == (("notebook", "intro"),)
 

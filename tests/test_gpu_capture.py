@@ -238,7 +238,8 @@ def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
 
 # ------------------------------------------------------------------------------------------- import
 
-def _capture(tmp_path, machine="local-x", gpu="no GPU", kind="local", gpu_value=math.nan, rehearsal=True) -> Path:
+def _capture(tmp_path, machine="local-x", gpu="no GPU", kind="local", gpu_value=math.nan, rehearsal=True,
+             cpu_value=1e-5) -> Path:
     """A synthetic capture folder (asv results written through asv's API) with known contents."""
     from tests.synth import SynthResults
 
@@ -246,7 +247,7 @@ def _capture(tmp_path, machine="local-x", gpu="no GPU", kind="local", gpu_value=
                                                    backend="cuda13" if gpu != "no GPU" else "cpu")
     synth.machines[machine]["gpu_driver"] = "580.1" if gpu != "no GPU" else None
     synth.add(machine, "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu", "gpu"]],
-              lambda dtype, device: 1e-5 if device == "cpu" else gpu_value)
+              lambda dtype, device: cpu_value if device == "cpu" else gpu_value)
     results = synth.save()
     out = tmp_path / "out"
     out.mkdir()
@@ -269,6 +270,27 @@ def test_import_merges_and_refuses_a_duplicate(tmp_path, capsys):
     assert importer.main([str(src), "--results", str(target)]) == 2
     assert "imported before" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before  # nothing touched
+
+
+def test_second_capture_of_the_same_commit_fills_what_the_first_lacked(tmp_path, capsys):
+    """A loan spent in two calls: the second capture's new combinations are merged into the first's results
+    file, a combination measured twice keeps the first value (and says so), and a third import adds nothing."""
+    from asv.results import Results
+
+    lab = dict(machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab", rehearsal=False)
+    first = _capture(tmp_path / "a", gpu_value=math.nan, **lab)
+    second = _capture(tmp_path / "b", gpu_value=2e-5, cpu_value=1.2e-5, **lab)
+    target = tmp_path / "results"
+    assert importer.main([str(first), "--results", str(target)]) == 0
+    assert importer.main([str(second), "--results", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert "1 combination(s) added" in err and "measured in both, kept the first (1e-05; this one 1.2e-05, x1.20)" in err
+    (path,) = [p for p in (target / "lab-h200").glob("*.json") if p.name != "machine.json"]
+    res = Results.load(str(path), machine_name="lab-h200")
+    assert res.get_result_value("dispatch.TinyOp.time_warm", [["'float32'"], ["'cpu'", "'gpu'"]]) == [1e-5, 2e-5]
+    before = path.read_bytes()
+    assert importer.main([str(second), "--results", str(target)]) == 2
+    assert "imported before" in capsys.readouterr().err and path.read_bytes() == before
 
 
 def test_import_of_a_tarball_of_the_folder(tmp_path):

@@ -41,9 +41,12 @@ def grid(records) -> list[Cell]:
 
 def safe_n(cells) -> dict:
     """(machine, device, policy) -> the largest N where no worker died there or at any smaller measured N
-    (None: not even the smallest measured N was safe, or nothing measured)."""
+    (None: not even the smallest measured N was safe). A policy with no measured N (every combination
+    skipped, e.g. narrowed by JAXCI_POLICIES) has no entry: n/a is never read as a death."""
     out = {}
     for key, cs in group(cells, lambda c: (c.machine, c.device, c.policy)).items():
+        if all(c.status in ("skipped", "not measured") for c in cs):
+            continue
         best = None
         for cell in sorted(cs, key=lambda c: c.n_workers):
             if cell.status == "ok":

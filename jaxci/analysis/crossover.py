@@ -247,10 +247,16 @@ class DeviceRatio:
         return verdict(self.cpu, self.gpu, self.cpu_iqr, self.gpu_iqr)
 
 
+# Timings whose cpu and gpu lines are not a choice of device for the same work: a transfer "to the CPU
+# device" is a host copy (or none), so its gpu/cpu ratio would read as "pin to CPU" advice it cannot give.
+NOT_A_DEVICE_CHOICE = ("dispatch.Transfer.",)
+
+
 def device_ratios(records) -> list[DeviceRatio]:
     """gpu/cpu time of warm timings that have a device but no size axis (whole notebooks, single kernels).
     A pair with a 0.0 or non-finite time has no ratio and is left out (`safe_ratio`), never a crash."""
-    timed = [r for r in records if is_timing(r) and r.ok and "device" in r.params and "n" not in r.params]
+    timed = [r for r in records if is_timing(r) and r.ok and "device" in r.params and "n" not in r.params
+             and not r.benchmark.startswith(NOT_A_DEVICE_CHOICE)]
     key = lambda r: (r.machine, r.benchmark, tuple(sorted((k, v) for k, v in r.params.items() if k != "device")))
     out = []
     for (machine, bench, params), recs in sorted(group(timed, key).items(), key=lambda kv: str(kv[0])):

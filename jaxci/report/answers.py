@@ -182,8 +182,19 @@ def _concurrency(report, m, gpu) -> Answer:
     safe = {p: n for (mm, d, p), n in report.safe_n.items() if mm == m and d == "gpu"}
     if not safe:
         return Answer(3, "—", _nm(3))
-    words = [f"policy {p}: " + (f"up to N = {n} {'kernel' if n == 1 else 'kernels'} at once, no worker lost" if n is not None else "a worker died at the smallest N")
-             for p, n in sorted(safe.items(), key=lambda kv: -(kv[1] or 0))]
+    def first_death(policy):
+        dead = [c for c in report.concurrency if (c.machine, c.device, c.policy) == (m, "gpu", policy)
+                and c.status.endswith("died")]
+        return min(dead, key=lambda c: c.n_workers) if dead else None
+
+    words = []
+    for p, n in sorted(safe.items(), key=lambda kv: -(kv[1] or 0)):
+        said = (f"up to N = {n} {'kernel' if n == 1 else 'kernels'} at once, no worker lost" if n is not None
+                else "a worker died at the smallest N")
+        death = first_death(p)
+        if death is not None and n is not None:
+            said += f" (N = {death.n_workers}: {death.status})"
+        words.append(f"policy {p}: {said}")
     return Answer(3, "; ".join(words), MEASURED)
 
 
@@ -200,8 +211,9 @@ def _sampler(report, m, gpu) -> Answer:
     for r, ((method, chains), ess) in best:
         setting = " ".join(str(v) for _, v in r.setting)
         words.append(f"{setting}: chain_method={method} with {chains} chains, {ess:.3g} ESS/s")
-    missing = sorted({dict(r.setting).get("device", "?") for r in rows if not r.best})
-    status = MEASURED + (f" ({', '.join(missing)}: every combination skipped or failed)" if missing else "")
+    missing = [" ".join(f"{k}={v}" for k, v in r.setting) for r in rows if not r.best]
+    status = MEASURED + (f" (not measured: {len(missing)} other setting(s), every combination skipped or failed, "
+                         f"e.g. {missing[0]})" if missing else "")
     return Answer(4, "; ".join(words[:3]), status)
 
 
