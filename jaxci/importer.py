@@ -310,7 +310,7 @@ def merge(cap: Capture, target: Path) -> list[str]:
     if summary.is_file():
         commit = str(cap.manifest.get("facts", {}).get("commit", "unknown"))[:8]
         name = f"capture-{commit}-{str(cap.manifest.get('started', 'unknown')).replace(':', '')}.md"
-        shutil.copy2(summary, tdir / name)
+        shutil.copyfile(summary, tdir / name)   # not copy2: the fetched capture is read-only
         written.append(str(tdir / name))
     return written
 
