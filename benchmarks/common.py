@@ -4,8 +4,12 @@ Rules the suites follow (the project's asv style: numpy/scipy-like suites):
 - params never change with the environment; a combination this machine cannot run raises
   NotImplementedError in setup (asv shows n/a): no GPU, a large case at JAXCI_SCALE=ci, or a device
   other than JAXCI_ONLY_DEVICE (the GPU smoke run spends scarce GPU time on gpu combinations only);
-- skips are decided before JAX is imported, so a skipped combination costs a bare process start;
-- each benchmark process is fresh (asv spawns), so x64 and JAX_PLATFORMS are set there, before JAX starts;
+- asv's forkserver (asv.conf.json) imports this module, and so JAX, once per run in a server process that
+  forks one child per combination: the import starts no backend, and `fork_check` proves at every fork
+  that none was started (a CPU or CUDA runtime copied into a child is undefined behaviour);
+- skips are decided before JAX starts, so a skipped combination costs a fork;
+- each child starts JAX's backend itself, so the platform (JAX_PLATFORMS) and x64 are set per combination,
+  and `start_jax` checks both took effect before anything is measured;
 - inputs are placed on the device in setup, compilation happens in setup, every timed call blocks.
 """
 
@@ -15,6 +19,8 @@ import abc
 import os
 import sys
 from pathlib import Path
+
+import jax  # in the forkserver, before any fork: paid once per asv run, not once per combination
 
 DEVICES = ["cpu", "gpu"]
 DTYPES = ["float32", "float64"]
@@ -75,24 +81,68 @@ def platform_for(device: str) -> str:
     return "cpu" if device == "cpu" else "cuda"
 
 
-def start_jax(device: str, dtype: str, *, cache: bool = False):
-    """Import JAX for one device and dtype in this (fresh) process; returns (jax, the jax.Device).
+def backend_started() -> bool:
+    """Whether this process started a JAX backend (CPU or CUDA): from then on it must never fork."""
+    from jax._src import xla_bridge
 
-    JAX_PLATFORMS names only the param's platform, so a GPU run whose CUDA backend fails raises
-    instead of silently timing the CPU. The persistent compilation cache is off unless `cache`.
+    check = getattr(xla_bridge, "backends_are_initialized", None)   # older JAX releases: the dict itself
+    return bool(check() if check else getattr(xla_bridge, "_backends", {}))
+
+
+def fork_check() -> None:
+    """os.register_at_fork hook: a fork after a backend started is reported on stderr and, when
+    JAXCI_FORK_AUDIT names a file, recorded there (the tests read it after a whole suite run)."""
+    if backend_started():
+        line = f"pid {os.getpid()} forked after a JAX backend started ({' '.join(sys.argv)[:200]})"
+        print(f"jaxci: {line}", file=sys.stderr)
+        audit = os.environ.get("JAXCI_FORK_AUDIT")
+        if audit:
+            with open(audit, "a") as fh:
+                fh.write(line + "\n")
+
+
+os.register_at_fork(before=fork_check)
+
+
+def start_jax(device: str, dtype: str, *, cache: bool = False):
+    """Start JAX for one device and dtype in this process (a forkserver child, or a fresh interpreter);
+    returns (jax, the jax.Device).
+
+    The platform list names only the param's platform, so a GPU run whose CUDA backend fails raises
+    instead of silently timing the CPU. JAX read JAX_PLATFORMS and the cache variables when the server
+    imported it, so they are set through jax.config here (and in os.environ, for processes this one
+    starts). The persistent compilation cache is off unless `cache`.
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype param {dtype!r}: expected one of {DTYPES}")
-    if "jax" not in sys.modules:
-        os.environ["JAX_PLATFORMS"] = platform_for(device)
+    platform = platform_for(device)
+    if not backend_started():   # the first start_jax of this process decides its platform
+        os.environ["JAX_PLATFORMS"] = platform
+        jax.config.update("jax_platforms", platform)
         if not cache:
             without_compile_cache()
-    import jax
-
+        elif os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+            jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
     jax.config.update("jax_enable_x64", dtype == "float64")
     if not cache:
         jax.config.update("jax_enable_compilation_cache", False)
-    return jax, jax.devices(platform_for(device))[0]
+    try:
+        dev = jax.devices(platform)[0]
+    except Exception as exc:   # e.g. no CUDA plugin: JAX's own error can be a bare AssertionError
+        raise RuntimeError(f"JAX could not start platform {platform!r} for a {device} combination: {exc!r}") from exc
+    check_started(jax, dev, device, dtype)
+    return jax, dev
+
+
+def check_started(jax, dev, device: str, dtype: str) -> None:
+    """Refuse to measure a combination whose device or dtype did not take effect in this process."""
+    import numpy as np
+
+    want = "cpu" if device == "cpu" else "gpu"
+    got = jax.dtypes.canonicalize_dtype(np.float64)
+    if dev.platform != want or jax.default_backend() != want or str(got) != dtype:
+        raise RuntimeError(f"combination ({dtype}, {device}) started JAX on {dev.platform} (default backend "
+                           f"{jax.default_backend()}) with {got} as the float type: settings did not take effect")
 
 
 def place(jax, device, tree):
@@ -187,6 +237,7 @@ class ColdStart(JaxCase):
 
     timeout = 300
     repeat = (1, 5, 30.0)
+    warmup_time = 0   # every sample is a fresh interpreter: asv's default warm-up would start one more, unused
 
     def setup(self, *params):
         *case, dtype, device = params

@@ -7,8 +7,8 @@ use threads (BLAS, Numba prange); NumPy elementwise and sort are single-threaded
 `Threads` tracks the effective BLAS and Numba thread counts and writes the BLAS library and kernel
 (threadpoolctl) to $JAXCI_ARTIFACTS/host or .jaxci/host/, so runs on different machines can be compared.
 
-Numba's first call (compile + one small run) is tracked in setup of a fresh process (asv spawns one per
-combination), apart from the warm times. CI scale skips the large sizes; params never change.
+Numba's first call (compile + one small run) is tracked in setup of a process of its own (asv's forkserver
+forks one per combination from a server that never imports Numba), apart from the warm times. CI scale skips the large sizes; params never change.
 """
 
 from benchmarks.common import DTYPES, skip_unless_runnable

@@ -11,7 +11,7 @@ def ci_run(tmp_path_factory):
     """
     box = AsvSandbox(tmp_path_factory.mktemp("asv")).write_conf()
     machine = box.register("ci-test")
-    proc = box.run_existing(machine)
+    proc = box.run_existing(machine, JAXCI_FORK_AUDIT=str(box.root / "forks-after-backend.txt"))
     return box, machine, proc.stdout + proc.stderr
 
 

@@ -397,6 +397,8 @@ def test_lab_results_calibrate_family_predictions_and_are_never_a_family(tmp_pat
     assert t4 and all("measured on lab-h200" in p.inputs for p in t4)
     assert not [p for p in report.runtimes if p.family == "lab-h200"]
     assert "lab-h200" not in {p.family for p in report.predicted_crossovers}
+    t4_cost = next(c for c in report.costs if c.family == "g4dn.2xlarge")   # a capture's seconds price no job
+    assert t4_cost.label == "not predicted" and "a lab capture runs chosen combinations" in t4_cost.inputs
 
 
 def test_benchmark_processes_get_the_repository_on_their_path(tmp_path):

@@ -101,7 +101,10 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
     measured = {m: s for m, s in measured.items() if s}
 
     def reference(gpu: bool, exclude: str):
-        cands = [m for m in measured if m != exclude and machines[m].has_gpu == gpu]
+        # a lab capture runs chosen combinations within a loan's budget, not the suite a family's job runs:
+        # its seconds would price a job far too cheaply
+        cands = [m for m in measured if m != exclude and machines[m].has_gpu == gpu
+                 and machines[m].get("jaxci_kind") != "lab"]
         cands.sort(key=lambda m: (machines[m].get("jaxci_kind") != "catalogue", -len(measured[m]), m))
         return cands[0] if cands else None
 
@@ -126,6 +129,7 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
                           f"{overhead_min} min (catalogue planning figure); price ${price}/h")
         else:
             kind = "GPU" if entry.has_gpu else "CPU-only"
-            row.inputs = f"no {kind} machine measured to take the suite wall time from"
+            row.inputs = (f"no {kind} machine measured to take the suite wall time from (a lab capture runs "
+                          "chosen combinations, not the suite)")
         out.append(row)
     return out

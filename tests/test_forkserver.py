@@ -1,0 +1,95 @@
+"""asv's forkserver with JAX imported in the server: no process that forks has a JAX backend running,
+and each forked child still gets its own platform and x64 setting (benchmarks/common.py)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.asvutil import REPO
+
+
+def run_forking(body: str, tmp_path, **env) -> subprocess.CompletedProcess:
+    """Run `body` in a fresh interpreter that imported benchmarks.common (and so JAX) like asv's server."""
+    code = textwrap.dedent(f"""
+        import json, os, sys
+        sys.path.insert(0, {str(REPO)!r})
+        import benchmarks.common as common
+
+        def in_child(fn):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                try:
+                    out = fn()
+                except Exception as exc:
+                    out = f"{{type(exc).__name__}}: {{exc}}"
+                os.write(w, json.dumps(out).encode())
+                os._exit(0)
+            os.close(w)
+            data = os.read(r, 65536)
+            os.waitpid(pid, 0)
+            return json.loads(data)
+    """) + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "JAXCI_FORK_AUDIT": str(tmp_path / "audit.txt"), **env})
+
+
+def test_import_starts_no_backend_and_a_fork_after_one_is_recorded(tmp_path):
+    proc = run_forking("""
+        assert "jax" in sys.modules and not common.backend_started()
+        in_child(lambda: 0)                       # the server's forks: nothing to report
+        before = os.path.exists(os.environ["JAXCI_FORK_AUDIT"])
+        common.start_jax("cpu", "float32")        # now this process runs a backend ...
+        in_child(lambda: 0)                       # ... and a fork is recorded
+        print(json.dumps(before))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1]) is False
+    (line,) = (tmp_path / "audit.txt").read_text().splitlines()
+    assert "forked after a JAX backend started" in line and "forked after a JAX backend started" in proc.stderr
+
+
+def test_each_child_gets_the_platform_and_x64_of_its_combination(tmp_path):
+    """The server imported JAX under JAX_PLATFORMS=cuda and x64 off; children ask for other settings."""
+    proc = run_forking("""
+        def run(dtype):
+            jax, dev = common.start_jax("cpu", dtype)
+            return [dev.platform, str(jax.numpy.ones(3).sum().dtype), os.environ["JAX_PLATFORMS"]]
+        print(json.dumps([in_child(lambda d=d: run(d)) for d in ("float64", "float32", "float64")]))
+        print(json.dumps(in_child(lambda: common.start_jax("gpu", "float32")[1].platform)))
+    """, tmp_path, JAX_PLATFORMS="cuda", JAX_ENABLE_X64="0")
+    assert proc.returncode == 0, proc.stderr
+    runs, gpu = (json.loads(line) for line in proc.stdout.splitlines()[-2:])
+    assert runs == [["cpu", "float64", "cpu"], ["cpu", "float32", "cpu"], ["cpu", "float64", "cpu"]]
+    from jaxci.nvml import gpu_present
+
+    if not gpu_present():   # no silent fallback to the CPU: the child asked for CUDA and cannot have it
+        assert gpu.startswith("RuntimeError: JAX could not start platform 'cuda'")
+    assert not (tmp_path / "audit.txt").exists()
+
+
+def test_a_setting_that_did_not_take_effect_refuses_to_measure(tmp_path):
+    """A combination whose backend started earlier on another platform (or another dtype) fails, never times."""
+    proc = run_forking("""
+        def twice():
+            common.start_jax("cpu", "float32")
+            jax = sys.modules["jax"]
+            dev = jax.devices("cpu")[0]
+            common.check_started(jax, dev, "gpu", "float32")
+        print(json.dumps(in_child(twice)))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "settings did not take effect" in json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_whole_suite_never_forks_after_a_backend_started(ci_run):
+    box, _, log = ci_run
+    assert json.loads(box.conf.read_text())["launch_method"] == "forkserver"
+    assert not (box.root / "forks-after-backend.txt").exists(), (box.root / "forks-after-backend.txt").read_text()
+    assert "forked after a JAX backend started" not in log
