@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,30 +78,19 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
 
 
 # The published incident table (outside check only: never an input to any number above).
-_ROW = re.compile(r"^\|\s*(?P<what>[^|]+?),\s*compiled\s*\|\s*(?P<cpu>[\d.]+)\s*s\s*\|\s*(?P<gpu>[\d.]+)\s*s\s*\|")
-_KERNELS = [
-    (re.compile(r"(\d+)x\1 matmul"), "dense.Dense.time_warm", (("op", "matmul"),), lambda m: int(m[1])),
-    (re.compile(r"(\d+)M-element elementwise"), "elementwise.Elementwise.time_warm", (), lambda m: int(m[1]) * 1_000_000),
-]
 # incidents.md: the "CPU runner" column is the GitHub-hosted runner, the "T4 runner" a g4dn.2xlarge (float32)
-_COLUMNS = (("cpu", "ubuntu-latest", "cpu"), ("gpu", "g4dn.2xlarge", "gpu"))
+_COLUMNS = (("ubuntu-latest", "cpu"), ("g4dn.2xlarge", "gpu"))
 
 
 def incident_checks(text: str, predictor) -> list[dict]:
+    from jaxci.report.published import direct_timings
+
     out = []
-    for line in text.splitlines():
-        m = _ROW.match(line.strip())
-        if not m:
-            continue
-        for pattern, bench, case, size in _KERNELS:
-            k = pattern.search(m["what"])
-            if not k:
-                continue
-            n = size(k)
-            for column, family, device in _COLUMNS:
-                seconds, inputs = predictor.predict(family, bench, case, "float32", device, n)
-                out.append({"what": m["what"].strip(), "family": family, "device": device, "n": n,
-                            "incident_s": float(m[column]), "predicted_s": seconds, "inputs": inputs})
+    for row in direct_timings(text):
+        for incident_s, (family, device) in zip((row.cpu_s, row.gpu_s), _COLUMNS):
+            seconds, inputs = predictor.predict(family, row.benchmark, row.case, "float32", device, row.n)
+            out.append({"what": row.what, "family": family, "device": device, "n": row.n,
+                        "incident_s": incident_s, "predicted_s": seconds, "inputs": inputs})
     return out
 
 

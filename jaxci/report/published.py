@@ -33,7 +33,19 @@ class Point:
     what: str
 
 
-def points(text: str) -> list[Point]:
+@dataclass(frozen=True)
+class DirectRow:
+    what: str
+    benchmark: str
+    case: tuple
+    n: int
+    cpu_s: float
+    gpu_s: float
+
+
+def direct_timings(text: str) -> list[DirectRow]:
+    """The compiled rows of the direct-timings table whose workload is a suite kernel at a stated size
+    (float32: the table's heading says so)."""
     out = []
     for line in text.splitlines():
         m = _ROW.match(line.strip())
@@ -41,9 +53,16 @@ def points(text: str) -> list[Point]:
             continue
         for pattern, bench, case, size in _KERNELS:
             k = pattern.search(m["what"])
-            if k:  # the direct timings are float32 (the table's heading says so)
-                out.append(Point(bench, case, "float32", COLUMNS[0], size(k), float(m["cpu"]), m["what"].strip()))
-                out.append(Point(bench, case, "float32", COLUMNS[1], size(k), float(m["gpu"]), m["what"].strip()))
+            if k:
+                out.append(DirectRow(m["what"].strip(), bench, case, size(k), float(m["cpu"]), float(m["gpu"])))
+    return out
+
+
+def points(text: str) -> list[Point]:
+    out = []
+    for row in direct_timings(text):
+        out.append(Point(row.benchmark, row.case, "float32", COLUMNS[0], row.n, row.cpu_s, row.what))
+        out.append(Point(row.benchmark, row.case, "float32", COLUMNS[1], row.n, row.gpu_s, row.what))
     flat = " ".join(text.split())
     for m in _SCAN_LONG.finditer(flat):
         n = int(m[3].replace(",", ""))
