@@ -175,13 +175,18 @@ def _rec(machine, bench, value, **params):
     return {"machine": machine, "benchmark": bench, "params": params, "value": value, "status": "ok"}
 
 
+def _two_family_records():
+    """The T4 family 1.5x slower than c7i on host Python and 2x on the dense cpu line."""
+    return [_rec("c7i.2xlarge", "host.PurePython.time_loop", 1.0, n=10),
+            _rec("g4dn.2xlarge", "host.PurePython.time_loop", 1.5, n=10),
+            _rec("c7i.2xlarge", "dense.Dense.time_warm", 1.0, n=64, device="cpu"),
+            _rec("g4dn.2xlarge", "dense.Dense.time_warm", 2.0, n=64, device="cpu")]
+
+
 def test_runner_tier_with_build_estimates_from_records():
     root = FIX / "findings_gpu"
     facts = _measured(root, slowest=5.0, cpu_s=100.0)
-    records = [_rec("c7i.2xlarge", "host.PurePython.time_loop", 1.0, n=10),
-               _rec("g4dn.2xlarge", "host.PurePython.time_loop", 1.5, n=10),
-               _rec("c7i.2xlarge", "dense.Dense.time_warm", 1.0, n=64, device="cpu"),
-               _rec("g4dn.2xlarge", "dense.Dense.time_warm", 2.0, n=64, device="cpu")]
+    records = _two_family_records()
     r = audit_ci(root, facts, records=records, baseline="c7i.2xlarge")
     tier = r.tiers[0]
     rows = {row["family"]: row for row in tier.rows}
@@ -333,10 +338,7 @@ def test_cli_refuses_unwritable_ci_paths_before_auditing(tmp_path, capsys):
 def test_job_timeout_uses_the_instance_fit_estimate_when_there_is_one():
     root = FIX / "findings_gpu"
     facts = _measured(root, slowest=5.0, cpu_s=100.0)
-    records = [_rec("c7i.2xlarge", "host.PurePython.time_loop", 1.0, n=10),
-               _rec("g4dn.2xlarge", "host.PurePython.time_loop", 1.5, n=10),
-               _rec("c7i.2xlarge", "dense.Dense.time_warm", 1.0, n=64, device="cpu"),
-               _rec("g4dn.2xlarge", "dense.Dense.time_warm", 2.0, n=64, device="cpu")]
+    records = _two_family_records()
     timeout, = by_kind(audit_ci(root, facts, records=records, baseline="c7i.2xlarge"), "job-timeout")
     # the job moves to c7i.2xlarge (400 s there, the baseline): ceil((6 + 6.67) x 1.5) = 19
     assert timeout.inputs["build_min"] == pytest.approx(6.67) and timeout.inputs["timeout_minutes"] == 19
