@@ -2,7 +2,7 @@
 backend, in setup + compile, and in timed calls, from asv's own durations and a profile of one process.
 
 usage: .venv/bin/python measure/suite_cost.py [--scale ci|full] [--suites dense,loops] [--launch spawn|forkserver]
-                                              [--out FILE.json] [--markdown]
+                                              [--bench RE] [--out FILE.json] [--keep DIR]
 
 Each suite runs as `scripts/run-suites.sh` runs it: one stock `asv run` per suite (here `-E existing` on this
 interpreter, results in a temporary directory, default sampling, no --quick). The account per suite:
@@ -28,6 +28,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -129,7 +130,8 @@ def account(results_file: Path, benchmarks: dict, suite: str, wall: float, probe
     return row
 
 
-def run(scale: str, names: list[str], launch: str | None) -> tuple[list[dict], dict]:
+def run(scale: str, names: list[str], launch: str | None, keep: Path | None = None,
+        bench: str = "") -> tuple[list[dict], dict]:
     probe = profile()
     rows = []
     with tempfile.TemporaryDirectory(prefix="suite-cost-") as tmp:
@@ -149,7 +151,7 @@ def run(scale: str, names: list[str], launch: str | None) -> tuple[list[dict], d
         for suite in names:
             t0 = time.perf_counter()
             proc = subprocess.run([ASV, "--config", str(root / "asv.conf.json"), "run", "-E", f"existing:{sys.executable}",
-                                   "--set-commit-hash", commit, "--machine", "suite-cost", "--bench", f"^{suite}\\."],
+                                   "--set-commit-hash", commit, "--machine", "suite-cost", "--bench", f"^{suite}\\.{bench}"],
                                   cwd=REPO, env=env, capture_output=True, text=True)
             wall = time.perf_counter() - t0
             files = [p for p in (root / "results" / "suite-cost").glob("*.json") if p.name != "machine.json"]
@@ -162,6 +164,8 @@ def run(scale: str, names: list[str], launch: str | None) -> tuple[list[dict], d
             row["asv_exit"] = proc.returncode
             rows.append(row)
             print(f"suite_cost: {suite}: {wall:.0f} s", file=sys.stderr)
+        if keep:   # e.g. for `jaxci report KEEP/results`: the cost table priced from these suite times
+            shutil.copytree(root / "results", keep / "results", dirs_exist_ok=True)
     return rows, probe
 
 
@@ -184,9 +188,11 @@ def main() -> int:
     ap.add_argument("--launch", choices=["spawn", "forkserver"],
                     help="override asv.conf.json's launch_method (default: as configured)")
     ap.add_argument("--out", type=Path, help="write the rows and the profile as JSON here")
+    ap.add_argument("--bench", default="", help="regex after 'SUITE.' (e.g. 'DenseColdStart'): part of a suite")
+    ap.add_argument("--keep", type=Path, help="copy asv's results directory to KEEP/results (machine suite-cost)")
     args = ap.parse_args()
     names = args.suites.split(",") if args.suites else suites()
-    rows, probe = run(args.scale, names, args.launch)
+    rows, probe = run(args.scale, names, args.launch, args.keep, args.bench)
     print(f"profile of one process (s): start {probe['start']:.2f}, JAX import {probe['jax_import']:.2f}, "
           f"CPU backend {probe['backend']:.2f}, fork of a JAX-imported process {probe['fork']:.4f}")
     print(markdown(rows))

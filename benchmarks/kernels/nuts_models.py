@@ -17,11 +17,10 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
-from numpyro.diagnostics import effective_sample_size
-from numpyro.infer import MCMC, NUTS
 
+# numpyro is imported inside the functions: asv imports every module under benchmarks/ in its discovery and
+# in its forkserver, and numpyro's import warms JAX's lowering machinery, so every forked child of every
+# suite would compile faster than a fresh process does (docs/suite-cost.md: the fidelity check found it).
 from benchmarks.kernels import kalman
 from jaxci.jaxmon import CompileClock
 
@@ -34,6 +33,9 @@ REGRESSION_N = 100
 
 
 def statespace_model(y):
+    import numpyro
+    import numpyro.distributions as dist
+
     """18 unconstrained parameters with a N(THETA_TRUE, 1) prior, likelihood from the sequential filter."""
     center = jnp.asarray(kalman.THETA_TRUE, y.dtype)
     theta = numpyro.sample("theta", dist.Normal(center, 1.0).to_event(1))
@@ -41,6 +43,9 @@ def statespace_model(y):
 
 
 def regression_model(x, y):
+    import numpyro
+    import numpyro.distributions as dist
+
     alpha = numpyro.sample("alpha", dist.Normal(0.0, 10.0))
     beta = numpyro.sample("beta", dist.Normal(0.0, 10.0))
     sigma = numpyro.sample("sigma", dist.HalfNormal(5.0))
@@ -78,6 +83,8 @@ def min_ess(samples: dict) -> float:
 
     A stuck element (no variance) or a non-finite draw gives NaN in numpyro: it counts as 0 here, so
     a stuck sampler reads as ESS 0 whatever the parameter order (Python's min with NaN depends on it)."""
+    from numpyro.diagnostics import effective_sample_size
+
     out = math.inf
     for value in samples.values():
         arr = np.asarray(value, dtype=np.float64)
@@ -91,6 +98,8 @@ def min_ess(samples: dict) -> float:
 def run(model: str, chain_method: str, num_chains: int, *, num_warmup: int, num_samples: int,
         dtype: str = "float64", seed: int = 0, device=None) -> dict:
     """One seeded NUTS run (dense mass matrix, max tree depth 8); returns its numbers and posterior means."""
+    from numpyro.infer import MCMC, NUTS
+
     reason = runnable(chain_method, num_chains)
     if reason:
         raise NotImplementedError(reason)
