@@ -202,7 +202,7 @@ def merge_results_files(old: dict, new: dict) -> tuple[dict, int, list[str]]:
                 again.append(f"{key}: another benchmark version or params: kept the first")
                 continue
             merged["results"][key] = row
-            gained += sum(_outcome_rank(v) > 0 for v in row[0])
+            gained += sum(_outcome_rank(v) > 0 for v in (row[0] if isinstance(row[0], list) else [row[0]]))
             continue
         ours.extend([None] * (len(columns) - len(ours)))   # asv drops trailing empty columns
         if not isinstance(row[0], list):                   # a benchmark without params: one outcome, whole row
@@ -214,7 +214,7 @@ def merge_results_files(old: dict, new: dict) -> tuple[dict, int, list[str]]:
         for j, value in enumerate(row[0]):
             first = ours[0][j]
             if _is_number(first) and _is_number(value) and value != first:
-                combo = ", ".join(p[k] for p, k in zip(row[1], _unravel(j, [len(p) for p in row[1]])))
+                combo = ", ".join(list(itertools.product(*row[1]))[j])   # asv's order of combinations
                 again.append(f"{key}({combo}): measured in both, kept the first ({first:.4g}; this one "
                              f"{value:.4g}, x{value / first:.2f})")
             elif _outcome_rank(value) > _outcome_rank(first):
@@ -229,15 +229,6 @@ def merge_results_files(old: dict, new: dict) -> tuple[dict, int, list[str]]:
     for name, seconds in new.get("durations", {}).items():
         merged.setdefault("durations", {}).setdefault(name, seconds)
     return merged, gained, again
-
-
-def _unravel(index: int, sizes: list[int]) -> list[int]:
-    """The position in each param list of flat combination `index` (asv's itertools.product order)."""
-    out = []
-    for size in reversed(sizes):
-        out.append(index % size)
-        index //= size
-    return out[::-1]
 
 
 def check_duplicates(cap: Capture, info: dict, target: Path) -> None:

@@ -33,10 +33,10 @@ REGRESSION_N = 100
 
 
 def statespace_model(y):
+    """18 unconstrained parameters with a N(THETA_TRUE, 1) prior, likelihood from the sequential filter."""
     import numpyro
     import numpyro.distributions as dist
 
-    """18 unconstrained parameters with a N(THETA_TRUE, 1) prior, likelihood from the sequential filter."""
     center = jnp.asarray(kalman.THETA_TRUE, y.dtype)
     theta = numpyro.sample("theta", dist.Normal(center, 1.0).to_event(1))
     numpyro.factor("loglik", kalman.loglik_sequential(theta, y, STATE_DIM))
