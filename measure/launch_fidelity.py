@@ -1,6 +1,6 @@
 """Do the compile and cold-start tracks mean the same under asv's forkserver as under spawn?
 
-usage: .venv/bin/python measure/launch_fidelity.py [--suites dense,loops] [--bench 'Dense(Compile|ColdStart)']
+usage: .venv/bin/python measure/launch_fidelity.py [--suites dense,loops] [--bench 'Dense(Compile|ColdStart)'] [--repeat 3]
 
 Runs the chosen benchmarks twice at CI scale through measure/suite_cost.py, once with
 `launch_method: spawn` (every benchmark process a new interpreter, the launch before issue 18) and once with
@@ -15,6 +15,7 @@ import argparse
 import itertools
 import json
 import math
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -45,17 +46,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suites", default="dense")
     ap.add_argument("--bench", default="Dense(Compile|ColdStart)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per launch method, interleaved; the table shows each combination's median")
     args = ap.parse_args()
-    got = {}
+    got = {"spawn": {}, "forkserver": {}}
     with tempfile.TemporaryDirectory(prefix="launch-fidelity-") as tmp:
-        for launch in ("spawn", "forkserver"):
-            keep = Path(tmp) / launch
+        for i, launch in itertools.product(range(args.repeat), ("spawn", "forkserver")):
+            keep = Path(tmp) / f"{launch}-{i}"
             suite_cost.run("ci", args.suites.split(","), launch, keep, args.bench)
-            got[launch] = values(keep)
-    print("| benchmark (params) | spawn | forkserver | forkserver / spawn |")
+            for name, value in values(keep).items():
+                got[launch].setdefault(name, []).append(value)
+    print(f"| benchmark (params) | spawn | forkserver | forkserver / spawn |  (median of {args.repeat} runs each)")
     print("|---|---|---|---|")
     for name in sorted(set(got["spawn"]) & set(got["forkserver"])):
-        a, b = got["spawn"][name], got["forkserver"][name]
+        a, b = statistics.median(got["spawn"][name]), statistics.median(got["forkserver"][name])
         print(f"| {name} | {a:.4g} | {b:.4g} | {b / a:.2f} |" if a else f"| {name} | {a} | {b} | — |")
     return 0
 

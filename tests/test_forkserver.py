@@ -87,6 +87,59 @@ def test_a_setting_that_did_not_take_effect_refuses_to_measure(tmp_path):
     assert "settings did not take effect" in json.loads(proc.stdout.splitlines()[-1])
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="copy-on-write unsharing is Linux's madvise")
+def test_a_first_call_child_holds_its_own_memory_as_a_fresh_process_does(tmp_path):
+    """A forked child's first writes to what it inherited are copy-on-write page faults a fresh interpreter
+    never takes (they made DenseCompile.track_trace_s +6-8 ms under the forkserver); a child that measures
+    a first call takes them all before it measures. Counted in page faults, not seconds."""
+    proc = run_forking("""
+        import resource
+        inherited = bytearray(64 << 20)   # 16,384 pages written by the server before it forks
+
+        def faults_writing_inherited(unshare):
+            said = common.unshare_inherited_memory() if unshare else "-"
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            for i in range(0, len(inherited), 4096):
+                inherited[i] = 1
+            return [said, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before]
+
+        print(json.dumps([common.unshare_inherited_memory(), in_child(lambda: faults_writing_inherited(False)),
+                          in_child(lambda: faults_writing_inherited(True))]))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    in_server, (_, shared_faults), (said, own_faults) = json.loads(proc.stdout.splitlines()[-1])
+    assert in_server == "not a forked child: nothing shared"
+    assert shared_faults >= 16_000                 # one copy-on-write fault per inherited page written
+    if said.startswith("madvise"):
+        pytest.skip(f"this kernel cannot unshare: {said}")
+    assert said.startswith("unshared ") and own_faults < 100, said
+
+
+def test_first_call_classes_unshare_and_warm_ones_do_not():
+    import benchmarks.common as common
+    from benchmarks import dense, host  # noqa: F401
+
+    first = {c.__name__ for c in _subclasses(common.JaxCase) if c.first_in_process}
+    assert {"DenseCompile", "LoopsCompile", "ElementwiseCompile", "DispatchCompile"} <= first
+    assert not first & {"Dense", "DenseColdStart", "TinyOp"}
+
+
+def _subclasses(cls):
+    import importlib
+    import pkgutil
+
+    import benchmarks
+
+    for m in pkgutil.walk_packages(benchmarks.__path__, "benchmarks."):
+        importlib.import_module(m.name)
+    out, todo = set(), [cls]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            out.add(sub)
+            todo.append(sub)
+    return out
+
+
 @pytest.mark.slow
 def test_whole_suite_never_forks_after_a_backend_started(ci_run):
     box, _, log = ci_run
