@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import abc
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import jax  # in the forkserver, before any fork: paid once per asv run, not once per combination
@@ -142,14 +144,47 @@ def unshare_inherited_memory() -> str:
     return f"unshared {done >> 20} MiB"
 
 
-def start_jax(device: str, dtype: str, *, cache: bool = False):
+WARM_CACHE_PREFIX = "jaxci-warm-compiles-"
+
+
+def warm_compile_cache() -> Path | None:
+    """The compilation cache that the forked children of one asv run share for warm benchmarks, or None
+    outside a forkserver child.
+
+    asv measures every combination in 2 rounds, each a process of its own, and each process compiled the
+    kernel again before its first timed call: up to ~15 s for a Kalman gradient, not part of any timing.
+    With this cache the second round loads the executable the first compiled (JAX caches compiles of 1 s
+    or more) and times the same calls. Compile and cold-start classes never use it.
+    """
+    if os.getpid() == _IMPORT_PID:
+        return None
+    return Path(tempfile.gettempdir()) / f"{WARM_CACHE_PREFIX}{_IMPORT_PID}"
+
+
+def _remove_stale_warm_caches() -> None:
+    """Delete the warm caches of asv runs that have ended (their server's pid is gone)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{WARM_CACHE_PREFIX}*"):
+        pid = path.name.removeprefix(WARM_CACHE_PREFIX)
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (ValueError, PermissionError):
+            continue
+
+
+_remove_stale_warm_caches()
+
+
+def start_jax(device: str, dtype: str, *, cache: bool = False, reuse_compiles: bool = False):
     """Start JAX for one device and dtype in this process (a forkserver child, or a fresh interpreter);
     returns (jax, the jax.Device).
 
     The platform list names only the param's platform, so a GPU run whose CUDA backend fails raises
     instead of silently timing the CPU. JAX read JAX_PLATFORMS and the cache variables when the server
     imported it, so they are set through jax.config here (and in os.environ, for processes this one
-    starts). The persistent compilation cache is off unless `cache`.
+    starts). The persistent compilation cache is off unless `cache`, or `reuse_compiles` in a forkserver
+    child: then it is this asv run's own (warm_compile_cache), never one inherited from the environment.
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype param {dtype!r}: expected one of {DTYPES}")
@@ -162,7 +197,11 @@ def start_jax(device: str, dtype: str, *, cache: bool = False):
         elif os.environ.get("JAX_COMPILATION_CACHE_DIR"):
             jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
     jax.config.update("jax_enable_x64", dtype == "float64")
-    if not cache:
+    shared = warm_compile_cache() if reuse_compiles and not cache else None
+    if shared is not None:
+        jax.config.update("jax_compilation_cache_dir", str(shared))
+        jax.config.update("jax_enable_compilation_cache", True)
+    elif not cache:
         jax.config.update("jax_enable_compilation_cache", False)
     try:
         dev = jax.devices(platform)[0]
@@ -197,6 +236,8 @@ class JaxCase(abc.ABC):
 
     #: a first trace or compile is measured in this process: take the fork's copy-on-write faults first
     first_in_process = False
+    #: only warm calls are timed: load a compile that another round of this asv run made (warm_compile_cache)
+    reuse_compiles = False
 
     def is_large(self, *case) -> bool:
         return False
@@ -210,7 +251,7 @@ class JaxCase(abc.ABC):
         skip_unless_runnable(device, large=self.is_large(*case))
         if self.first_in_process:
             unshare_inherited_memory()
-        jax, dev = start_jax(device, dtype)
+        jax, dev = start_jax(device, dtype, reuse_compiles=self.reuse_compiles)
         fn, host_args = self.build(*case, dtype)
         return jax, fn, place(jax, dev, host_args)
 
@@ -226,6 +267,7 @@ class WarmTime(JaxCase):
     """Warm run time: compiled in setup, the timed call only runs and blocks."""
 
     timeout = 180
+    reuse_compiles = True   # the compile is setup here: a later round may load it (warm_compile_cache)
 
     def setup(self, *params):
         def compile_and_warm(jax, fn, args):

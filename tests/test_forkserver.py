@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -113,6 +114,42 @@ def test_a_first_call_child_holds_its_own_memory_as_a_fresh_process_does(tmp_pat
     if said.startswith("madvise"):
         pytest.skip(f"this kernel cannot unshare: {said}")
     assert said.startswith("unshared ") and own_faults < 100, said
+
+
+def test_a_later_round_loads_the_warm_compile_and_first_call_classes_never_do(tmp_path):
+    """Children of one server share one compilation cache for warm benchmarks (the second round's compile is
+    setup, not measurement); a first-compile child never reads it, and nothing outside a child has one."""
+    proc = run_forking("""
+        from jaxci.jaxmon import CompileClock
+
+        def compile_once(reuse):
+            jax, dev = common.start_jax("cpu", "float64", reuse_compiles=reuse)
+            clock = CompileClock().install()
+            jax.block_until_ready(jax.jit(lambda x: (x @ x.T).sum())(jax.numpy.ones((64, 64))))
+            got = clock.snapshot()
+            return [str(common.warm_compile_cache()), got["cache_hits"], got["cache_misses"], got["compilations"]]
+
+        print(json.dumps([str(common.warm_compile_cache()), in_child(lambda: compile_once(True)),
+                          in_child(lambda: compile_once(True)), in_child(lambda: compile_once(False))]))
+    """, tmp_path, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "inherited"))
+    assert proc.returncode == 0, proc.stderr
+    in_server, first, second, first_call = json.loads(proc.stdout.splitlines()[-1])
+    assert in_server == "None"
+    assert first[0] == second[0] and first[0].startswith(os.path.join(tempfile.gettempdir(), "jaxci-warm-compiles-"))
+    hits, misses, compiles = first[1:]
+    assert hits == 0 and misses == compiles >= 1          # round 1 compiles and writes
+    assert second[1:3] == [misses, 0]                    # round 2 loads every one of them
+    assert first_call[1:3] == [0, 0] and first_call[3] == compiles   # no cache at all: compiles each
+    assert not (tmp_path / "inherited").exists()   # an inherited cache directory is never used
+
+
+def test_warm_benchmarks_reuse_compiles_and_first_call_ones_do_not():
+    import benchmarks.common as common
+
+    reuse = {c.__name__ for c in _subclasses(common.JaxCase) if c.reuse_compiles}
+    assert {"Dense", "Scan", "KalmanGrad", "TinyOp", "Elementwise"} <= reuse
+    assert not reuse & {c.__name__ for c in _subclasses(common.JaxCase) if c.first_in_process}
+    assert not reuse & {c.__name__ for c in _subclasses(common.ColdStart)}
 
 
 def test_first_call_classes_unshare_and_warm_ones_do_not():
