@@ -312,3 +312,16 @@ def test_two_folders_with_one_machine_name_are_both_kept_and_warned(tmp_path):
     assert set(rs.machines) == {"g4dn.2xlarge", "c7i.2xlarge", "c7i.2xlarge (folder c7i-copy)"}
     n = sum(r.machine == "c7i.2xlarge" for r in rs.records)
     assert n > 0 and sum(r.machine == "c7i.2xlarge (folder c7i-copy)" for r in rs.records) == n
+
+
+def test_a_setup_cache_duration_is_its_suites_and_a_suite_total_reads_in_seconds():
+    """asv records a class's setup_cache as `<setup_cache concurrency:99>`: the concurrency suite's worker runs
+    (194 s of its 204 s at full scale) were priced as "(asv build/setup)" and concurrency as $0.0005."""
+    from jaxci.analysis.cost import suite_seconds
+    from jaxci.report.text import seconds
+
+    run = {"machine": "m", "date": 1, "file": "f", "scales": {"concurrency": "full"},
+           "durations": {"<setup_cache concurrency:99>": 194.0, "concurrency.Concurrency.track_slowdown": 2.0,
+                         "<build>": 0.5, "nuts.Nuts.track_wall_s": 3.0}}
+    assert suite_seconds([run], "m") == {"concurrency": 196.0, "(asv build/setup)": 0.5, "nuts": 3.0}
+    assert seconds(3440.4) == "3,440 s" and seconds(12.34) == "12.3 s"

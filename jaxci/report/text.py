@@ -8,6 +8,8 @@ NM = "not measured"
 def seconds(v) -> str:
     if v is None:
         return NM
+    if v >= 1000:   # a suite or job: "3,440 s", never "3.44e+03 s"
+        return f"{v:,.0f} s"
     if v >= 1:
         return f"{v:.3g} s"
     if v >= 1e-3:
