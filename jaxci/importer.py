@@ -211,10 +211,11 @@ def merge_results_files(old: dict, new: dict) -> tuple[dict, int, list[str]]:
             elif _outcome_rank(row[0]) > _outcome_rank(ours[0]):
                 merged["results"][key], gained = row, gained + 1
             continue
+        combos = list(itertools.product(*row[1]))   # asv's order of combinations
         for j, value in enumerate(row[0]):
             first = ours[0][j]
             if _is_number(first) and _is_number(value) and value != first:
-                combo = ", ".join(list(itertools.product(*row[1]))[j])   # asv's order of combinations
+                combo = ", ".join(combos[j])
                 again.append(f"{key}({combo}): measured in both, kept the first ({first:.4g}; this one "
                              f"{value:.4g}, x{value / first:.2f})")
             elif _outcome_rank(value) > _outcome_rank(first):

@@ -143,22 +143,16 @@ def test_a_later_round_loads_the_warm_compile_and_first_call_classes_never_do(tm
     assert not (tmp_path / "inherited").exists()   # an inherited cache directory is never used
 
 
-def test_warm_benchmarks_reuse_compiles_and_first_call_ones_do_not():
+def test_warm_classes_reuse_compiles_first_call_classes_unshare_and_no_class_does_both():
     import benchmarks.common as common
 
-    reuse = {c.__name__ for c in _subclasses(common.JaxCase) if c.reuse_compiles}
+    classes = _subclasses(common.JaxCase)
+    reuse = {c.__name__ for c in classes if c.reuse_compiles}
+    first = {c.__name__ for c in classes if c.first_in_process}
     assert {"Dense", "Scan", "KalmanGrad", "TinyOp", "Elementwise"} <= reuse
-    assert not reuse & {c.__name__ for c in _subclasses(common.JaxCase) if c.first_in_process}
-    assert not reuse & {c.__name__ for c in _subclasses(common.ColdStart)}
-
-
-def test_first_call_classes_unshare_and_warm_ones_do_not():
-    import benchmarks.common as common
-    from benchmarks import dense, host  # noqa: F401
-
-    first = {c.__name__ for c in _subclasses(common.JaxCase) if c.first_in_process}
     assert {"DenseCompile", "LoopsCompile", "ElementwiseCompile", "DispatchCompile"} <= first
-    assert not first & {"Dense", "DenseColdStart", "TinyOp"}
+    cold = {c.__name__ for c in _subclasses(common.ColdStart)}
+    assert not reuse & first and not reuse & cold and not first & cold
 
 
 def _subclasses(cls):

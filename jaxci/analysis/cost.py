@@ -77,7 +77,8 @@ def suite_seconds(runs, machine: str) -> dict:
     newest = {bench: sec for bench, (_, sec) in best.items()}
     out: dict = {}
     for bench, sec in newest.items():
-        out[_suite_of(bench)] = out.get(_suite_of(bench), 0.0) + sec
+        suite = _suite_of(bench)
+        out[suite] = out.get(suite, 0.0) + sec
     return out
 
 
