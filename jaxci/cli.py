@@ -9,15 +9,15 @@ import importlib
 import sys
 
 COMMANDS = {
-    "machine": ("jaxci.machine", "register this machine with asv under a catalogue name"),
-    "import": ("jaxci.importer", "merge a GPU capture (scripts/gpu_capture.py) into results/<machine>/"),
-    "report": ("jaxci.report.cli", "findings, guidance and the findings page from asv results"),
-    "env": ("jaxci.envadvice", "recommended JAX/XLA environment for N kernels on one device"),
-    "audit": ("jaxci.audit.cli", "which lectures of a repository belong on CPU (static, or --execute)"),
-    "profile": ("jaxci.profile", "device-busy time and launch gaps of the pathological kernels"),
-    "inputs": ("jaxci.workflow_inputs", "validate workflow_dispatch inputs before a label or command is built"),
-    "upgrade-check": ("jaxci.upgrade", "asv continuous between two JAX pins, locally"),
-    "history": ("jaxci.history", "backfill the asv history over JAX releases on this machine"),
+    "machine": ("jaxci.machines.register", "register this machine with asv under a catalogue name"),
+    "import": ("jaxci.results.importer", "merge a GPU capture (scripts/gpu_capture.py) into results/<machine>/"),
+    "report": ("jaxci.commands.report", "findings, guidance and the findings page from asv results"),
+    "env": ("jaxci.ci.envadvice", "recommended JAX/XLA environment for N kernels on one device"),
+    "audit": ("jaxci.commands.audit", "which lectures of a repository belong on CPU (static, or --execute)"),
+    "profile": ("jaxci.measuring.profile", "device-busy time and launch gaps of the pathological kernels"),
+    "inputs": ("jaxci.ci.workflow_inputs", "validate workflow_dispatch inputs before a label or command is built"),
+    "upgrade-check": ("jaxci.results.upgrade", "asv continuous between two JAX pins, locally"),
+    "history": ("jaxci.results.history", "backfill the asv history over JAX releases on this machine"),
 }
 
 

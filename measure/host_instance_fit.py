@@ -3,7 +3,7 @@ all-CPUs view, then the build-time and cost estimate for a repository on every c
 
     python measure/host_instance_fit.py RESULTS_DIR [BASELINE_MACHINE] [REPOSITORY.json|.toml]
 
-Results are read through asv's own API (jaxci.results.load_results, which uses asv.results.Results).
+Results are read through asv's own API (jaxci.results.records.load_results, which uses asv.results.Results).
 Without a repository file the repository is synthetic, and says so: 100 lectures taking 60 s each on the
 baseline machine, with an assumed split of time (about a quarter of lectures import JAX in the largest
 series surveyed, incidents.md; the split itself is an assumption, not a measurement). The baseline is the
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from jaxci.analysis import buildtime as bt
     from jaxci.catalogue import catalogue_defaults, load_catalogue
-    from jaxci.results import ResultsError, load_results
+    from jaxci.results.records import ResultsError, load_results
 
     if not 1 <= len(argv) <= 3:
         print(__doc__, file=sys.stderr)

@@ -63,8 +63,8 @@ def plain_median(key: str, params: tuple) -> float:
 def asv_medians(out: Path) -> dict:
     from asv.results import iter_results_for_machine
 
-    from jaxci.asvconf import write_redirected_conf
-    from jaxci.machine import register
+    from jaxci.machines.asvconf import write_redirected_conf
+    from jaxci.machines.register import register
 
     conf = write_redirected_conf(out)
     register("perf-check", local=True, machine_file=str(out / ".asv-machine.json"))

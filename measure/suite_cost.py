@@ -39,7 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from jaxci.asvconf import write_redirected_conf  # noqa: E402
+from jaxci.machines.asvconf import write_redirected_conf  # noqa: E402
 
 ASV = str(Path(sys.executable).with_name("asv"))
 JAX_SUITES = {"compile", "dense", "dispatch", "elementwise", "kalman", "loops", "nuts"}  # start JAX in-process
@@ -143,7 +143,7 @@ def run(scale: str, names: list[str], launch: str | None, keep: Path | None = No
             (root / "asv.conf.json").write_text(json.dumps(conf))
         env = {**os.environ, "HOME": str(root), "JAXCI_SCALE": scale}
         env.pop("JAX_PLATFORMS", None)
-        from jaxci.machine import register
+        from jaxci.machines.register import register
 
         register("suite-cost", local=True, machine_file=str(root / ".asv-machine.json"))
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,

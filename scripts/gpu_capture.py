@@ -525,7 +525,7 @@ class Capture:
     def values(self) -> list[str]:
         """Every measured, skipped and failed combination of the results (read back through asv)."""
         try:
-            from jaxci.results import load_results
+            from jaxci.results.records import load_results
 
             rs = load_results(self.results)
         except Exception as exc:  # a summary must never stop the pack
@@ -594,8 +594,8 @@ def prepare(cap: Capture, wheels: Path | None) -> tuple[bool, Costs]:
     except ImportError:
         raise SystemExit("gpu_capture: asv is not importable: carry its wheels (scripts/prepare-device.sh) "
                          "and pass --wheels .device/wheels") from None
-    from jaxci.asvconf import write_redirected_conf
-    from jaxci.machine import register
+    from jaxci.machines.asvconf import write_redirected_conf
+    from jaxci.machines.register import register
     from jaxci import nvml
 
     src = source_commit()

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from jaxci.asvconf import write_redirected_conf  # noqa: E402
+from jaxci.machines.asvconf import write_redirected_conf  # noqa: E402
 
 
 def check_cuda() -> str:
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     backend = check_cuda()
     conf = write_redirected_conf(args.out)
     os.environ["HOME"] = str(args.out)  # asv's machine file goes there, not into the user's home
-    from jaxci.machine import register
+    from jaxci.machines.register import register
 
     local = args.machine == "gpu-smoke"
     info = register(args.machine, local=local, machine_file=str(args.out / ".asv-machine.json"))

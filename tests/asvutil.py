@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxci.asvconf import write_redirected_conf
+from jaxci.machines.asvconf import write_redirected_conf
 
 REPO = Path(__file__).resolve().parent.parent
 ASV = str(Path(sys.executable).with_name("asv"))
@@ -54,7 +54,7 @@ class AsvSandbox:
         return proc
 
     def register(self, name: str = "ci-test") -> str:
-        from jaxci.machine import register
+        from jaxci.machines.register import register
 
         register(name, local=True, machine_file=str(self.root / ".asv-machine.json"))
         return name

@@ -9,7 +9,7 @@ import pytest
 from jaxci.analysis import coldstart, concurrency, cost, penalty, timeouts, work
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import finite_or_none, safe_ratio
-from jaxci.results import Record
+from jaxci.results.records import Record
 
 
 def rec(benchmark, value, machine="m", status="ok", unit="seconds", q25=None, q75=None, scale="unknown", **params):
@@ -152,7 +152,7 @@ def test_cost_scale_is_the_recorded_one_not_inferred_from_skips():
 
 def test_latest_keeps_scales_apart():
     """Point 2: a newer CI-scale run never replaces a full-scale result of the same params."""
-    from jaxci.results import ResultSet
+    from jaxci.results.records import ResultSet
 
     full = rec("nuts.Nuts.track_wall_s", 100.0, model="x", scale="full")
     newer_ci = dataclasses.replace(full, value=1.0, date="2026-06-01T00:00:00Z", scale="ci")

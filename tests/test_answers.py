@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from jaxci.report import answers, cli, published, svg
+from jaxci.commands import report as cli
+from jaxci.report import answers, published, svg
 from jaxci.report.build import INCIDENTS, build
 from jaxci.report.findings import findings_md, guidance_md
 from jaxci.report.page import link_from_asv_index, render

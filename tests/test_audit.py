@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jaxci.audit import book, classify, render, repo
-from jaxci.audit.cli import main
+from jaxci.commands.audit import main
 from jaxci.audit.runner import CellTiming, NotebookRun
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lectures"
@@ -239,7 +239,7 @@ def test_static_audit_does_not_import_jax():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom jaxci.audit.cli import main\n"
+    code = ("import sys\nfrom jaxci.commands.audit import main\n"
             f"main([{str(BOOK)!r}, '--format', 'csv', '--output', '/dev/null'])\n"
             "assert 'jax' not in sys.modules and 'numpyro' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, GITHUB_STEP_SUMMARY=""))

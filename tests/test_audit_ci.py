@@ -228,7 +228,7 @@ def test_json_and_summary(static):
 
 
 def test_cli_appends_ci_and_writes_patch(tmp_path):
-    from jaxci.audit.cli import main
+    from jaxci.commands.audit import main
 
     out, diff, summ = tmp_path / "a.md", tmp_path / "ci.diff", tmp_path / "summary.md"
     assert main([str(FIX / "split_gpu"), "--output", str(out), "--ci-patch", str(diff), "--summary", str(summ),
@@ -240,7 +240,7 @@ def test_cli_appends_ci_and_writes_patch(tmp_path):
 
 
 def test_cli_json_has_ci_key(tmp_path):
-    from jaxci.audit.cli import main
+    from jaxci.commands.audit import main
 
     out = tmp_path / "a.json"
     assert main([str(FIX / "clean"), "--format", "json", "--output", str(out)]) == 0
@@ -313,7 +313,7 @@ def test_edits_for_list_labels_env_blocks_and_absent_cell_timeout(tmp_path):
 
 @pytest.mark.skipif(GIT is None, reason="needs git")
 def test_emit_config_carries_the_ci_changes(tmp_path):
-    from jaxci.audit.cli import main
+    from jaxci.commands.audit import main
 
     repo = _copy("split_gpu", tmp_path)
     out, emitted = tmp_path / "a.md", tmp_path / "emit.diff"
@@ -326,7 +326,7 @@ def test_emit_config_carries_the_ci_changes(tmp_path):
 
 
 def test_cli_refuses_unwritable_ci_paths_before_auditing(tmp_path, capsys):
-    from jaxci.audit.cli import main
+    from jaxci.commands.audit import main
 
     assert main([str(FIX / "clean"), "--ci-patch", str(tmp_path / "no" / "such" / "ci.diff")]) == 2
     err = capsys.readouterr().err

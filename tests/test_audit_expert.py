@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jaxci.audit import classify, emit, family, repo
-from jaxci.audit.cli import main
+from jaxci.commands.audit import main
 from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.audit.sizes import BULK, LATENCY, NEAR, UNKNOWN, Loop, classify_loop
 from jaxci.analysis.crossover import find_crossover

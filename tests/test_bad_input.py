@@ -93,7 +93,7 @@ CASES = [
 
 def setup(tmp: Path) -> None:
     """The scratch files the cases read: a cut-off status file, a reused work dir, empty folders."""
-    from jaxci.workflow_inputs import status_end, status_init
+    from jaxci.ci.workflow_inputs import status_end, status_init
 
     (tmp / "empty").mkdir()
     (tmp / "reused" / "repo").mkdir(parents=True)
@@ -165,7 +165,8 @@ def test_reused_workdir_and_collect_leave_the_rest_alone(scratch):
 
 def test_audit_gpu_platform_is_recorded_as_cuda(monkeypatch, tmp_path):
     """--platforms cpu,gpu ran on the GPU but the merge read only "cuda": gpu is now recorded as cuda."""
-    from jaxci.audit import cli, repo
+    from jaxci.audit import repo
+    from jaxci.commands import audit as cli
 
     class Seen(Exception):
         pass
@@ -205,8 +206,8 @@ budgets = st.one_of(st.floats(min_value=0.0, max_value=1.2), st.sampled_from([0.
        slowest=st.one_of(st.none(), numbers), slowdown=st.one_of(st.none(), numbers))
 def test_env_advice_never_oversubscribes_never_loops_never_crashes(kernels, peak, device, budget, pin_cpu, slowest,
                                                                    slowdown):
-    from jaxci import envadvice
-    from jaxci.envadvice import AdviceError, recommend
+    from jaxci.ci import envadvice
+    from jaxci.ci.envadvice import AdviceError, recommend
 
     policies, _ = _policies()
     calls = []
@@ -239,7 +240,7 @@ def _text(x) -> str:
        peak=st.one_of(numbers, st.text(max_size=8)), device=st.one_of(numbers, st.text(max_size=8)),
        budget=budgets, fmt=st.sampled_from(["text", "github", "json", "shell", "yaml"]))
 def test_env_cli_exits_0_or_2_with_one_line(kernels, peak, device, budget, fmt):
-    from jaxci.envadvice import main
+    from jaxci.ci.envadvice import main
 
     argv = [f"--kernels={_text(kernels)}", f"--peak-mib={_text(peak)}", f"--device-memory-mib={_text(device)}",
             f"--memory-budget={budget!r}", f"--format={fmt}"]

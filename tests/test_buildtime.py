@@ -140,7 +140,7 @@ def test_geometric_mean_over_kernels():
 
 
 def test_works_on_results_records():
-    from jaxci.results import Record
+    from jaxci.results.records import Record
 
     def r(machine, value):
         return Record(machine=machine, benchmark=PY[0], params=PY[1], status="ok", value=value, unit="seconds",

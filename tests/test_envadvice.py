@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from jaxci.catalogue import load_policies
-from jaxci.envadvice import AdviceError, main, recommend, render, safe_kernels
+from jaxci.ci.envadvice import AdviceError, main, recommend, render, safe_kernels
 from tests.synth import SynthResults
 
 POLICIES, BUDGET = load_policies()

@@ -19,7 +19,7 @@ from tests.asvutil import REPO
 
 sys.path.insert(0, str(REPO / "scripts"))
 import gpu_capture as gc  # noqa: E402
-from jaxci import importer  # noqa: E402
+from jaxci.results import importer  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------ the plan
@@ -207,7 +207,7 @@ def test_rehearsal_imports_and_reads_back_with_gpu_na(rehearsal, tmp_path):
     root, _, _ = rehearsal
     cap, written = importer.import_capture(root / "out", tmp_path / "results")
     assert cap.machine == "local-rehearsal" and any(w.endswith("machine.json") for w in written)
-    from jaxci.results import load_results
+    from jaxci.results.records import load_results
 
     rs = load_results(tmp_path / "results")
     tiny = {r.params["device"]: r for r in rs.records if r.benchmark == "dispatch.TinyOp.time_warm"
@@ -217,9 +217,9 @@ def test_rehearsal_imports_and_reads_back_with_gpu_na(rehearsal, tmp_path):
 
 
 def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
-    from jaxci.asvconf import write_redirected_conf
+    from jaxci.machines.asvconf import write_redirected_conf
 
-    from jaxci.machine import register
+    from jaxci.machines.register import register
 
     work = tmp_path / "work"
     cap = gc.Capture(out=tmp_path / "out", work=work, budget_s=30, machine="local-kill", rehearse=True)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxci import history
+from jaxci.results import history
 from jaxci.analysis.releases import release_steps, releases_md, releases_measured
-from jaxci.results import Record
+from jaxci.results.records import Record
 
 REPO = Path(__file__).resolve().parent.parent
 DATES = {"0.11.0": "2026-07-16T18:58:25Z", "0.11.1": "2026-08-17T20:31:29Z", "0.11.2": "2026-09-17T23:43:35Z"}
@@ -203,7 +203,7 @@ def test_history_end_to_end_two_releases(tmp_path):
     assert cmp.returncode == 0, cmp.stderr
     assert "loops.ForiAccumulate.time_warm" in cmp.stdout
     # the JAX version of each point comes from the pin at its commit, read in the clone that holds them
-    code = ("from jaxci.results import load_results; print(sorted({r.jax_version for r in "
+    code = ("from jaxci.results.records import load_results; print(sorted({r.jax_version for r in "
             "load_results('results').records if r.benchmark == 'loops.ForiAccumulate.time_warm' and r.ok}))")
     got = subprocess.run([sys.executable, "-c", code], cwd=clone, env=env, capture_output=True, text=True, check=True)
     assert got.stdout.strip() == "['0.11.0', '0.11.2']"

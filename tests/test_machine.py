@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from jaxci import machine
+from jaxci.machines import register as machine
 from jaxci.catalogue import CatalogueError, get_machine, load_catalogue
 from jaxci.nvml import GpuFacts, driver_warning
 
@@ -113,7 +113,7 @@ def test_cli_refuses_a_bad_local_name_in_one_line(tmp_path):
 
 @pytest.mark.parametrize("value", ["rocm", "../cpu", "CPU", " cpu"])
 def test_jaxci_backend_is_checked(monkeypatch, value):
-    from jaxci.validate import InputError
+    from jaxci.util.validate import InputError
 
     monkeypatch.setenv("JAXCI_BACKEND", value)
     with pytest.raises(InputError, match="JAXCI_BACKEND: unknown backend"):
@@ -124,6 +124,6 @@ def test_default_local_name_is_a_valid_name(monkeypatch):
     monkeypatch.setattr(machine.socket, "gethostname", lambda: "my host/with\nodd" + "x" * 100)
     name = machine.default_local_name()
     assert name.startswith("local-my-host-with-odd") and len(name) == 64
-    from jaxci.validate import machine_name
+    from jaxci.util.validate import machine_name
 
     assert machine_name("name", name) == name

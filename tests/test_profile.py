@@ -5,7 +5,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from jaxci import profile
+from jaxci.measuring import profile
 from jaxci.cli import main as cli
 from jaxci.nvml import gpu_present
 

@@ -13,7 +13,7 @@ from jaxci.report import cli
 from jaxci.report.build import build, incident_checks
 from jaxci.report.findings import findings_md, guidance_md
 from jaxci.report.page import LINK_ID, link_from_asv_index
-from jaxci.results import load_results
+from jaxci.results.records import load_results
 from tests import synth
 from tests.asvutil import result_values
 

@@ -12,9 +12,9 @@ import pytest
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, read_pins
-from jaxci.upgrade import CheckResult, Row, compare_args, continuous_args, load_config, local_check, \
+from jaxci.results.upgrade import CheckResult, Row, compare_args, continuous_args, load_config, local_check, \
     local_env, make_clone, parse_compare, set_jax_version
-from jaxci.validate import InputError
+from jaxci.util.validate import InputError
 
 COMPARE = """
 All benchmarks:

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
-from jaxci.jobcost import timeout_minutes
-from jaxci.workflow_inputs import (
+from jaxci.ci.jobcost import timeout_minutes
+from jaxci.ci.workflow_inputs import (
     InputError,
     collect,
     family_outcome,
@@ -274,7 +274,7 @@ def test_accepted_filters_match_a_long_name_quickly():
     worst = [".*.*z", ".?" * 14 + "z", "[a-z]+_x+", "(a|b)?(c|d)?(e|f)?.*z"]
     for bench in worst:
         assert validate_filter(bench) == bench
-    code = ("import re, sys; from jaxci.workflow_inputs import suite_regex\n"
+    code = ("import re, sys; from jaxci.ci.workflow_inputs import suite_regex\n"
             "for b in sys.argv[1:]: re.search(suite_regex('dense', b), 'dense.' + 'a' * 194)")
     subprocess.run([sys.executable, "-c", code, *worst], check=True, timeout=60)
 
@@ -304,7 +304,7 @@ def test_a_broken_status_file_is_refused_by_status(tmp_path, content):
 
 def test_status_is_written_atomically(tmp_path, monkeypatch):
     """A write cut off half way (here: the JSON encoder raising) leaves the previous status intact."""
-    import jaxci.workflow_inputs as wi
+    import jaxci.ci.workflow_inputs as wi
 
     status = tmp_path / "s.json"
     status_init(status, "c7i.2xlarge", spot=False)

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
-from jaxci.upgrade import load_config
-from jaxci.workflow_inputs import plan
+from jaxci.results.upgrade import load_config
+from jaxci.ci.workflow_inputs import plan
 
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = REPO / ".github"

@@ -1,4 +1,4 @@
-"""Pure functions over `jaxci.results.Record` lists: crossover, FP64 penalty, cold-start compile share,
+"""Pure functions over `jaxci.results.records.Record` lists: crossover, FP64 penalty, cold-start compile share,
 sampler and concurrency tables, achieved fraction of peak, cost, predictions. No JAX, no I/O."""
 
 from __future__ import annotations

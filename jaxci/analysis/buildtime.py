@@ -21,7 +21,7 @@ time spent in pure Python, NumPy, Numba, JAX on the CPU and JAX that would run o
   the CPU (the jax_cpu factor).
 - anything else is "not measured", and so is a build total that needs it.
 
-Dollars: (catalogue job overhead + build) billed by jaxci.jobcost's rule, times the catalogue price.
+Dollars: (catalogue job overhead + build) billed by jaxci.ci.jobcost's rule, times the catalogue price.
 Pure functions over records; no JAX, no NumPy, no I/O but `load_repository`.
 """
 
@@ -398,7 +398,7 @@ def _cost(est: BuildEstimate, entry, defaults) -> None:
     if not defaults or not defaults.get("job_overhead_minutes"):
         est.note = "no sourced job overhead in the catalogue defaults: dollars not computed"
         return
-    from jaxci.jobcost import billed_seconds
+    from jaxci.ci.jobcost import billed_seconds
 
     overhead = defaults["job_overhead_minutes"]
     est.job_s = float(overhead.value) * 60 + est.build_s

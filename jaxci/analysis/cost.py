@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxci.jobcost import billed_seconds
-from jaxci.results import SCALE_RANK, scale_label
+from jaxci.ci.jobcost import billed_seconds
+from jaxci.results.records import SCALE_RANK, scale_label
 
 
 @dataclass

@@ -7,7 +7,7 @@ Sources, best first:
   length: seconds / steps), the dispatch cost of one tiny op (dispatch.TinyOp);
 - predicted: the report's predictions for the family (jaxci.analysis.predict), with their inputs;
 - not known: a built-in threshold, said to be one.
-Reads results through jaxci.results and jaxci.analysis only (public functions); never imports JAX.
+Reads results through jaxci.results.records and jaxci.analysis only (public functions); never imports JAX.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def _measured_curve(records, family: str) -> dict:
 def from_results(results_dir, family: str, catalogue: dict | None = None) -> FamilyModel:
     """The model for `family` from an asv results directory (measured first, then predicted)."""
     from jaxci.analysis import crossover as cx
-    from jaxci.results import ResultsError, load_results
+    from jaxci.results.records import ResultsError, load_results
 
     if catalogue is None:
         from jaxci.catalogue import load_catalogue

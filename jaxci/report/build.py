@@ -11,7 +11,7 @@ from jaxci import REPO_ROOT
 from jaxci.analysis import (coldstart, concurrency, cost, crossover, finite_or_none, peak, penalty, predict, releases,
                             sampler)
 from jaxci.catalogue import catalogue_defaults, load_catalogue
-from jaxci.results import load_results
+from jaxci.results.records import load_results
 
 INCIDENTS = REPO_ROOT / "docs" / "reference" / "incidents.md"
 

@@ -143,7 +143,7 @@ class _Audit:
         self.records = records
         self.baseline = baseline
         if results_dir is not None:
-            from jaxci.results import ResultsError, load_results
+            from jaxci.results.records import ResultsError, load_results
 
             try:
                 self.records = load_results(str(results_dir)).latest()
@@ -342,7 +342,7 @@ class _Audit:
 
     def _advice(self, n: int, device) -> tuple[dict, str, str]:
         from jaxci.catalogue import CatalogueError, load_policies
-        from jaxci.envadvice import AdviceError, recommend
+        from jaxci.ci.envadvice import AdviceError, recommend
 
         try:
             policies, budget = load_policies()
@@ -385,7 +385,7 @@ class _Audit:
         slowest = max((f.slowest_cell_s for f in measured), default=None)
         proposed = max((f.proposed_timeout or max(CELL_MIN, math.ceil(f.slowest_cell_s * CELL_MARGIN / 60) * 60)
                         for f in measured), default=None)
-        from jaxci.envadvice import DEFAULT_CELL_TIMEOUT_S
+        from jaxci.ci.envadvice import DEFAULT_CELL_TIMEOUT_S
 
         target = int(proposed) if proposed else DEFAULT_CELL_TIMEOUT_S
         basis = (f"slowest measured cell {slowest:.1f} s x {CELL_MARGIN:g}, rounded up to a minute" if proposed
@@ -496,5 +496,5 @@ def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, baseline: 
              records=None) -> CIReport:
     """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.ci.lectures).
     Build time per family needs executed lectures, a baseline machine and asv records (a results
-    directory, or records as jaxci.results gives them)."""
+    directory, or records as jaxci.results.records gives them)."""
     return _Audit(Path(root), lectures, results_dir, baseline, records).go()

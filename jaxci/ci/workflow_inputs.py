@@ -28,12 +28,12 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, load_catalogue
-from jaxci.jobcost import timeout_minutes
-from jaxci.upgrade import load_config
-from jaxci.validate import (MAX_PATHS, NAME_LENGTH, InputError, backtracking_paths, full_sha, one_line, plain,
+from jaxci.ci.jobcost import timeout_minutes
+from jaxci.results.upgrade import load_config
+from jaxci.util.validate import (MAX_PATHS, NAME_LENGTH, InputError, backtracking_paths, full_sha, one_line, plain,
                             quoted)
 
-__all__ = ["InputError", "plan", "upgrade_plan", "collect"]  # InputError lives in jaxci.validate
+__all__ = ["InputError", "plan", "upgrade_plan", "collect"]  # InputError lives in jaxci.util.validate
 
 SCALES = ("ci", "full")
 SPOT_POLICIES = ("exploratory", "never")
@@ -48,7 +48,7 @@ _SUITE = re.compile(r"[a-z_][a-z0-9_]*")
 _RUN_ID = re.compile(r"[0-9]{1,20}")
 
 
-_plain = plain  # the shared check of jaxci.validate
+_plain = plain  # the shared check of jaxci.util.validate
 
 
 def _items(name: str, text: str | None) -> list[str]:
@@ -129,7 +129,7 @@ def validate_commits(text: str | None) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-validate_sha = full_sha  # the shared check of jaxci.validate
+validate_sha = full_sha  # the shared check of jaxci.util.validate
 
 
 def validate_run_id(text: str | None) -> str:

@@ -34,7 +34,7 @@ import sys
 from dataclasses import asdict, dataclass, field, replace
 
 from jaxci.catalogue import CatalogueError, MemoryPolicy, get_machine, load_catalogue, load_policies
-from jaxci.validate import InputError, machine_name, number
+from jaxci.util.validate import InputError, machine_name, number
 
 #: JAX preallocates this share of GPU memory by default (JAX docs, "GPU memory allocation").
 JAX_DEFAULT_PREALLOCATE = 0.75

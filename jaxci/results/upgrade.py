@@ -29,7 +29,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import BACKENDS, CatalogueError, Machine, env_matrix_dir, load_catalogue
-from jaxci.validate import InputError, env_flag, full_sha, jax_version, one_line, regex, writable_file
+from jaxci.util.validate import InputError, env_flag, full_sha, jax_version, one_line, regex, writable_file
 
 CONFIG_NAME = "upgrade.toml"
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,3}([a-z]+[0-9]*)?")
@@ -229,7 +229,7 @@ def local_env(home: Path, scale: str = "ci") -> dict:
 
 def local_check(old: str, new: str, bench: list[str], factor: float, workdir: Path,
                 rounds: int | None = None) -> tuple[CheckResult, str, str]:
-    from jaxci.machine import register
+    from jaxci.machines.register import register
 
     env = local_env(workdir)  # refuses JAXCI_OFFLINE=1 without wheels before anything is cloned
     repo, base, head = make_clone(workdir, old, new)

@@ -97,8 +97,8 @@ def job_cost(machine: Machine, defaults: dict[str, Figure], suite_minutes: float
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m jaxci.jobcost FAMILY=SUITE_MINUTES ...`: the cost table for measured suite times."""
-    parser = argparse.ArgumentParser(prog="python -m jaxci.jobcost", description=main.__doc__)
+    """`python -m jaxci.ci.jobcost FAMILY=SUITE_MINUTES ...`: the cost table for measured suite times."""
+    parser = argparse.ArgumentParser(prog="python -m jaxci.ci.jobcost", description=main.__doc__)
     parser.add_argument("suites", nargs="*", metavar="FAMILY=MINUTES", help="measured full-scale suite minutes")
     parser.add_argument("--overhead-minutes", type=float, help="measured job overhead (default: catalogue)")
     args = parser.parse_args(argv)
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{fmt(cost.dollars, '.3f')} | {cost.billing_rule or '-'} |")
         print(f"\nsuite minutes: {'measured, as given' if measured else 'not measured'}; overhead: "
               f"{'measured, as given' if args.overhead_minutes is not None else cost.overhead_source}; "
-              "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/jobcost.py docstring.")
+              "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/ci/jobcost.py docstring.")
     except (CatalogueError, ValueError) as exc:
         print(f"jaxci jobcost: {exc}", file=sys.stderr)
         return 2

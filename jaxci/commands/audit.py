@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.path.exists():
         print(f"jaxci audit: {args.path}: no such file or directory", file=sys.stderr)
         return 2
-    from jaxci.validate import InputError, number, platforms, writable_file
+    from jaxci.util.validate import InputError, number, platforms, writable_file
 
     try:  # checked before anything runs: a bad option must not cost a whole execution (issue 17)
         for option, target in (("--output", args.output), ("--summary", args.summary),

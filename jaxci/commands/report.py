@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
-from jaxci.results import ResultsError
+from jaxci.results.records import ResultsError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jaxci import nvml
 from jaxci.catalogue import CatalogueError, load_catalogue
-from jaxci.validate import InputError, backend, machine_name
+from jaxci.util.validate import InputError, backend, machine_name
 
 
 class RegistrationError(InputError):

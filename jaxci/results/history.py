@@ -523,7 +523,7 @@ def checkout_root() -> Path:
 def _register_local() -> str:
     import socket
 
-    from jaxci.machine import register
+    from jaxci.machines.register import register
 
     name = f"local-{socket.gethostname()}"
     register(name, local=True)
