@@ -23,6 +23,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from jaxci.util.proc import kill_tree
+
 #: Causes a worker can end with.
 CAUSES = ("ok", "python-exception", "error-exit", "abort-signal", "crash-signal", "killed", "timeout")
 _CRASH_SIGNALS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"}
@@ -111,13 +113,6 @@ def _stderr_facts(path: Path, tail_chars: int) -> tuple[bool, str]:
     return bool(_TRACEBACK.search(text)), text[-tail_chars:]
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class _Worker:
     def __init__(self, index: int, spec: WorkerSpec, workdir: Path, pythonpath: list[str]):
         self.index, self.spec = index, spec
@@ -153,19 +148,19 @@ class _Worker:
         if pid == 0:
             if now - self.start > self.spec.timeout_s:
                 self.timed_out = True
-                _kill_group(self.proc.pid)
+                kill_tree(self.proc.pid, reap=False)
                 pid, status, rusage = os.wait4(self.proc.pid, 0)
             else:
                 return
         self.wall_s = time.perf_counter() - self.start
         self.status, self.rusage = status, rusage
         self.proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        _kill_group(self.proc.pid)  # anything the worker left behind in its group
+        kill_tree(self.proc.pid, reap=False)  # anything the worker left behind in its group
 
     def abandon(self) -> None:
         """Kill and reap (the harness itself is failing or interrupted)."""
         if not self.done:
-            _kill_group(self.proc.pid)
+            kill_tree(self.proc.pid, reap=False)
             self.poll(float("inf"))
 
     def record(self, tail_chars: int, nvml_peaks: dict[int, float]) -> WorkerRecord:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jaxci.results import history
+from jaxci.util.pins import pin_jax
 from jaxci.analysis.releases import release_steps, releases_md, releases_measured
 from jaxci.results.records import Record
 
@@ -46,10 +47,10 @@ def test_parse_releases_checks_and_orders():
 
 def test_pins_text_moves_jax_and_frees_numpyro():
     base = "# c\njax[cuda13]==0.12.0.1\njaxlib==0.12.0.1\nnumpyro==0.22.0\n"
-    text = history.pins_text(base, "0.5.2", has_jaxlib=False, numpyro="0.19.0")
+    text = pin_jax(base, "0.5.2", jaxlib=False, numpyro="0.19.0")
     assert "jax[cuda13]==0.5.2" in text and "jaxlib" not in text and "numpyro==0.19.0" in text
-    assert "jaxlib==0.11.1" in history.pins_text(base, "0.11.1", has_jaxlib=True, numpyro="0.22.0")
-    assert "numpyro" not in history.pins_text(base, "0.4.1", has_jaxlib=True, numpyro=None)
+    assert "jaxlib==0.11.1" in pin_jax(base, "0.11.1", jaxlib=True, numpyro="0.22.0")
+    assert "numpyro" not in pin_jax(base, "0.4.1", jaxlib=True, numpyro=None)
 
 
 def test_numpyro_is_the_newest_that_declares_support():

@@ -10,7 +10,7 @@ Why this shape:
   reply (evaluated after `post_run_cell`, outside the timed window, no extra round trip); after an error,
   when the kernel skips user_expressions, one *silent* request (no run_cell events, no execution count)
   reads it instead; records already read survive a kernel that dies later;
-- the kernel is shut down `immediate`ly in every outcome and its process tree is checked with psutil and
+- the kernel is shut down `immediate`ly in every outcome and its process tree (jaxci.util.proc) is checked and
   killed if anything is left, so a timeout or a dead kernel leaves no zombie.
 
 This module is a runtime helper of benchmarks/notebooks.py (installed per benchmarked commit): keep its API
@@ -32,6 +32,8 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from jaxci.util import proc as proc_tree
 
 #: Outcomes of a notebook run (and of its last executed cell).
 OK, ERROR, TIMEOUT, DEAD, UNREADABLE, NO_KERNEL = "ok", "error", "timeout", "dead", "unreadable", "no-kernel"
@@ -434,49 +436,6 @@ def _kernel_pid(client) -> int | None:
     return getattr(process, "pid", None) or getattr(provisioner, "pid", None)
 
 
-def _tree(pid: int | None) -> list:
-    import psutil
-
-    if pid is None:
-        return []
-    try:
-        proc = psutil.Process(pid)
-        return [proc, *proc.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return []
-
-
-def _union(old: list, new: list) -> list:
-    seen = {p.pid for p in old}
-    return old + [p for p in new if p.pid not in seen]
-
-
-def _reap(procs: list) -> list[int]:
-    """Kill whatever of the kernel's process tree survived shutdown; returns the pids that had to be killed."""
-    import psutil
-
-    alive = []
-    for proc in procs:
-        try:
-            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-                alive.append(proc)
-        except psutil.NoSuchProcess:
-            pass
-    for proc in alive:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=10)
-    for proc in procs:  # reap children of ours that exited but were never waited for
-        try:
-            if proc.ppid() == os.getpid():
-                os.waitpid(proc.pid, os.WNOHANG)
-        except (psutil.NoSuchProcess, ChildProcessError, OSError):
-            pass
-    return [p.pid for p in alive]
-
-
 async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
                    startup_timeout, trace=True):
     from jupyter_client.kernelspec import NoSuchKernel
@@ -498,7 +457,7 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
     try:
         async with client.async_setup_kernel(env=env):
             result.kernel_start_s = time.perf_counter() - t0
-            procs = _tree(_kernel_pid(client))
+            procs = proc_tree.snapshot(_kernel_pid(client))
             result.kernel_pid = _kernel_pid(client)
             replies: dict = {}
             if instrument:
@@ -521,7 +480,7 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                     timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
                 finally:
                     timing.client_s = timing.wall_s = time.perf_counter() - sent
-                procs = _union(procs, _tree(result.kernel_pid))  # children a cell started, while still alive
+                procs = proc_tree.merge(procs, proc_tree.snapshot(result.kernel_pid))  # children a cell started, while still alive
                 if timing.status == OK:
                     error = _cell_error(cell)
                     if error and RAISES_TAG in tags:
@@ -543,8 +502,8 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
     except CellExecutionError as exc:  # not raised with allow_errors=True; kept for safety
         result.status, result.error = ERROR, _short(exc)
     finally:
-        procs = procs or _tree(_kernel_pid(client))
-        result.leftover_pids = _reap(procs)
+        procs = procs or proc_tree.snapshot(_kernel_pid(client))
+        result.leftover_pids = proc_tree.kill_tree(procs)
         atexit.unregister(client._cleanup_kernel)  # nbclient leaves it registered when start-up fails
         shutil.rmtree(sockets, ignore_errors=True)
 

@@ -30,7 +30,7 @@ from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, load_catalogue
 from jaxci.ci.jobcost import timeout_minutes
 from jaxci.results.upgrade import load_config
-from jaxci.util.validate import (MAX_PATHS, NAME_LENGTH, InputError, backtracking_paths, full_sha, one_line, plain,
+from jaxci.util.validate import (InputError, bench_filter, full_sha, one_line, plain,
                             quoted)
 
 __all__ = ["InputError", "plan", "upgrade_plan", "collect"]  # InputError lives in jaxci.util.validate
@@ -38,9 +38,7 @@ __all__ = ["InputError", "plan", "upgrade_plan", "collect"]  # InputError lives 
 SCALES = ("ci", "full")
 SPOT_POLICIES = ("exploratory", "never")
 MAX_COMMITS = 10
-MAX_FILTER = 200
 _SEPARATORS = re.compile(r"[, ]+")
-_FILTER_CHARS = re.compile(r"[A-Za-z0-9_.^$|()\[\]*+?,-]+")
 _HASH = re.compile(r"[0-9a-f]{7,40}")
 _REF_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _REV_SUFFIX = re.compile(r"(~[0-9]{1,4})?")
@@ -76,31 +74,8 @@ def validate_scale(text: str | None) -> str:
 
 
 def validate_filter(text: str | None) -> str | None:
-    """asv --bench regex: safe characters only, no $( or ${, not an option, it must compile, and its
-    backtracking must stay bounded (asv matches it against every benchmark name on every runner)."""
-    regex = _plain("bench", text)
-    if not regex:
-        return None
-    if len(regex) > MAX_FILTER:
-        raise InputError(f"input 'bench': {len(regex)} characters, at most {MAX_FILTER}")
-    if not _FILTER_CHARS.fullmatch(regex):
-        bad = sorted({c for c in regex if not _FILTER_CHARS.fullmatch(c)})
-        raise InputError(f"input 'bench': characters {''.join(bad)!r} not allowed in a benchmark filter "
-                         "(letters, digits and _ . ^ $ | ( ) [ ] * + ? , - only)")
-    if "$(" in regex or "${" in regex:
-        raise InputError("input 'bench': '$(' or '${' is shell syntax, not a benchmark filter")
-    if regex.startswith("-"):
-        raise InputError("input 'bench': must not start with '-' (it would read as an option)")
-    try:
-        re.compile(regex)
-    except re.error as exc:
-        raise InputError(f"input 'bench': not a valid regular expression: {exc}") from None
-    paths = backtracking_paths(regex)
-    if paths > MAX_PATHS:
-        raise InputError(f"input 'bench': {regex!r} can backtrack through {paths:.3g} paths per "
-                         f"{NAME_LENGTH}-character benchmark name (at most {MAX_PATHS:,}): use at most two "
-                         "'.*', and no '*' or '+' after a group (write [ab]* rather than (a|b)*)")
-    return regex
+    """asv --bench regex of a workflow input (None when empty): the shared check, jaxci.util.validate."""
+    return bench_filter("input 'bench'", text, allow_empty=True)
 
 
 def _valid_rev(item: str) -> bool:

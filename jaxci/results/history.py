@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
+from jaxci.util.git import GitError, git
+from jaxci.util.pins import pin_jax
 
 BRANCH = "jax-history"
 TAG_PREFIX = "jax-v"
@@ -169,39 +171,6 @@ def numpyro_for(jax_version: str, specs: dict[str, str]) -> str | None:
 
 # ---- the pin commits -----------------------------------------------------------------------------------
 
-def pins_text(base_text: str, version: str, has_jaxlib: bool, numpyro: str | None) -> str:
-    """A requirements file of the base commit with jax moved to `version`.
-
-    jax (with its extra) and jaxlib are pinned to the release (jaxlib dropped where that release has no
-    jaxlib of its own number: jax's metadata names the one it needs); numpyro is pinned to the newest
-    release that declares support for this jax (one numpyro pin cannot span years of JAX releases), or
-    dropped when none does (the NUTS suite then fails for that release and says why).
-    """
-    lines = []
-    for line in base_text.splitlines():
-        name = line.split("#", 1)[0].split("==", 1)[0].strip()
-        bare = name.split("[", 1)[0].lower()
-        if bare == "jax":
-            lines.append(f"{name}=={version}")
-        elif bare == "jaxlib":
-            if has_jaxlib:
-                lines.append(f"jaxlib=={version}")
-        elif bare == "numpyro":
-            if numpyro:
-                lines.append(f"numpyro=={numpyro}")
-        else:
-            lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
-def git(repo: Path, *args: str, env: dict | None = None, input: str | None = None) -> str:
-    full_env = dict(os.environ, **(env or {}))
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=full_env, input=input)
-    if proc.returncode:
-        raise HistoryError(f"git {' '.join(args[:3])}: {proc.stderr.strip()[-400:]}")
-    return proc.stdout.strip()
-
-
 def _dated_env(iso: str) -> dict:
     stamp = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
     when = f"{int(stamp.timestamp())} +0000"
@@ -216,7 +185,7 @@ def existing_base(repo: Path) -> str | None:
         try:
             log = git(repo, "log", "--first-parent", "--format=%H %P%x09%s", ref).splitlines()
             break
-        except HistoryError:
+        except GitError:
             continue
     base = None
     for line in log:
@@ -253,8 +222,8 @@ def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str
             git(repo, "read-tree", parent, env=index)
             for backend in backends:
                 path = f"env_matrix/{backend}/requirements.txt"
-                text = pins_text(git(repo, "show", f"{chain.base}:{path}") + "\n", version,
-                                 version in jaxlib_versions, (numpyro or {}).get(version))
+                text = pin_jax(git(repo, "show", f"{chain.base}:{path}") + "\n", version,
+                               jaxlib=version in jaxlib_versions, numpyro=(numpyro or {}).get(version))
                 blob = git(repo, "hash-object", "-w", "--stdin", input=text)
                 git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=index)
             tree = git(repo, "write-tree", env=index)
@@ -264,7 +233,7 @@ def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str
             tag = TAG_PREFIX + version
             try:
                 current = git(repo, "rev-parse", f"{tag}^{{commit}}")
-            except HistoryError:
+            except GitError:
                 current = None
             if current != parent:
                 if current is not None:
@@ -458,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             value = args.validate.strip()
             value = value if value in ("", "all") else ",".join(parse_releases(value))
-        except HistoryError as exc:
+        except (HistoryError, GitError) as exc:
             print(f"jaxci history: {exc}", file=sys.stderr)
             return 2
         print(f"jaxci history: {value or 'no backfill'}")

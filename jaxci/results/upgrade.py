@@ -29,7 +29,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import BACKENDS, CatalogueError, Machine, env_matrix_dir, load_catalogue
-from jaxci.util.validate import InputError, env_flag, full_sha, jax_version, one_line, regex, writable_file
+from jaxci.util.validate import InputError, env_flag, full_sha, jax_version, one_line, bench_filter, writable_file
 
 CONFIG_NAME = "upgrade.toml"
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,3}([a-z]+[0-9]*)?")
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = load_config()
-        args.bench = [regex("--bench", b) for b in args.bench]
+        args.bench = [bench_filter("--bench", b) for b in args.bench]
         if args.rounds is not None and not 1 <= args.rounds <= 100:
             raise InputError(f"--rounds {args.rounds}: must be 1-100")
         if args.summary:

@@ -175,18 +175,39 @@ def backtracking_paths(regex: str, length: int = NAME_LENGTH) -> float:
     return cost(_parser.parse(regex))
 
 
-def regex(name: str, text: str | None) -> str:
-    """A user's benchmark filter for asv --bench: one line, compiles, bounded backtracking."""
+MAX_FILTER = 200
+_FILTER_CHARS = re.compile(r"[A-Za-z0-9_.^$|()\[\]*+?,\\{}-]+")
+
+
+def bench_filter(name: str, text: str | None, *, allow_empty: bool = False) -> str | None:
+    """The one check of a benchmark filter (asv --bench) for every command and workflow that takes one:
+    one line of at most MAX_FILTER safe characters (letters, digits and _ . ^ $ | ( ) [ ] { } * + ? , - \\),
+    no $( or ${, not an option, it compiles, and its backtracking stays bounded (asv matches it against every
+    benchmark name). Empty gives None with `allow_empty`, else it is refused."""
     value = plain(name, text)
     if not value:
+        if allow_empty:
+            return None
         raise InputError(f"{name}: empty; omit it to select every benchmark")
+    if len(value) > MAX_FILTER:
+        raise InputError(f"{name}: {len(value)} characters, at most {MAX_FILTER}")
+    if not _FILTER_CHARS.fullmatch(value):
+        bad = sorted({c for c in value if not _FILTER_CHARS.fullmatch(c)})
+        raise InputError(f"{name}: characters {''.join(bad)!r} not allowed in a benchmark filter "
+                         "(letters, digits and _ . ^ $ | ( ) [ ] { } * + ? , - \\ only)")
+    if "$(" in value or "${" in value:
+        raise InputError(f"{name}: '$(' or '${{' is shell syntax, not a benchmark filter")
+    if value.startswith("-"):
+        raise InputError(f"{name}: must not start with '-' (it would read as an option)")
     try:
         re.compile(value)
+        paths = backtracking_paths(value)
     except re.error as exc:
-        raise InputError(f"{name} {quoted(value, 80)}: not a valid regular expression: {exc}") from None
-    paths = backtracking_paths(value)
+        raise InputError(f"{name}: {quoted(value, 80)} is not a valid regular expression: {exc}") from None
+    except (RecursionError, OverflowError):
+        raise InputError(f"{name}: {quoted(value, 80)} is nested or repeated too deeply to be a benchmark filter") from None
     if paths > MAX_PATHS:
-        raise InputError(f"{name} {quoted(value, 80)}: can backtrack through {paths:.3g} paths per "
+        raise InputError(f"{name}: {quoted(value, 80)} can backtrack through {paths:.3g} paths per "
                          f"{NAME_LENGTH}-character benchmark name (at most {MAX_PATHS:,}): use at most two "
                          "'.*', and no '*' or '+' after a group (write [ab]* rather than (a|b)*)")
     return value

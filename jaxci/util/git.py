@@ -1,0 +1,32 @@
+"""The one git wrapper: run git in a checkout, return its output, raise GitError with git's own words."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+class GitError(RuntimeError):
+    """git failed, could not start, or took too long; the message names the command and git's stderr."""
+
+
+def git(repo: str | Path, *args: str, env: dict | None = None, input: str | None = None,
+        timeout: float | None = None) -> str:
+    """git's stdout (stripped) for `git ARGS` run in `repo`, with `env` added to this process's environment."""
+    full_env = dict(os.environ, **(env or {}))
+    try:
+        proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=full_env,
+                              input=input, timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GitError(f"git {' '.join(args[:3])}: {exc}") from None
+    if proc.returncode:
+        raise GitError(f"git {' '.join(args[:3])}: {proc.stderr.strip()[-400:]}")
+    return proc.stdout.strip()
+
+
+def head(repo: str | Path) -> str | None:
+    """The commit checked out in `repo`, or None where it is no git checkout."""
+    try:
+        return git(repo, "rev-parse", "HEAD", timeout=30)
+    except GitError:
+        return None

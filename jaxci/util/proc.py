@@ -1,0 +1,116 @@
+"""The one process-tree killer: find every process below a pid and SIGKILL them, from /proc.
+
+Used by the concurrency harness (a worker and what it started), the notebook runner (a kernel and the
+processes its cells started) and the GPU capture (asv and its benchmark servers). A process is named by
+its pid and its start time, so a snapshot taken while the tree was alive never kills a stranger that
+reused a pid. Linux only (/proc); elsewhere the snapshot is the pid alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Iterable, NamedTuple
+
+
+class Proc(NamedTuple):
+    pid: int
+    started: int | None  # clock ticks since boot (/proc/PID/stat field 22); None where unreadable
+
+
+def _stat(pid: int) -> tuple[int, int, str] | None:
+    """(parent pid, start time, state) of `pid`, or None if it is gone or unreadable."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    try:
+        return int(fields[1]), int(fields[19]), fields[0]
+    except (IndexError, ValueError):
+        return None
+
+
+def _parents() -> dict[int, int]:
+    parents = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        stat = _stat(int(entry.name))
+        if stat is not None:
+            parents[int(entry.name)] = stat[0]
+    return parents
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (children first, then theirs). [] where /proc is unreadable."""
+    parents = _parents()
+    found, frontier = [], {pid}
+    while frontier:
+        kids = [p for p, parent in parents.items() if parent in frontier and p not in found]
+        found += kids
+        frontier = set(kids)
+    return found
+
+
+def snapshot(pid: int | None) -> list[Proc]:
+    """`pid` and everything below it now, each with its start time: what to kill later, even after the
+    tree's root has exited and its children were reparented."""
+    if pid is None:
+        return []
+    procs = []
+    for p in [pid, *descendants(pid)]:
+        stat = _stat(p)
+        procs.append(Proc(p, stat[1] if stat else None))
+    return procs
+
+
+def merge(old: Iterable[Proc], new: Iterable[Proc]) -> list[Proc]:
+    """Two snapshots as one, in order, each process once."""
+    seen, out = set(), []
+    for proc in [*old, *new]:
+        if proc not in seen:
+            seen.add(proc)
+            out.append(proc)
+    return out
+
+
+def _alive(proc: Proc) -> bool:
+    stat = _stat(proc.pid)
+    return stat is not None and stat[2] != "Z" and (proc.started is None or stat[1] == proc.started)
+
+
+def kill_tree(root: int | Iterable[Proc], *, reap: bool = True) -> list[int]:
+    """SIGKILL a tree: a pid (its process group, and while it runs itself and everything below it) or a
+    snapshot (the processes in it that still run). Returns the pids that were alive and were sent the signal;
+    with `reap`, waits for them and reaps our own children among them so none is left a zombie (the harness
+    reaps its workers itself, for their rusage)."""
+    if isinstance(root, int):
+        stat = _stat(root)
+        procs = snapshot(root) if stat is not None and stat[2] != "Z" else []
+        try:
+            os.killpg(root, signal.SIGKILL)  # a group leader's group: its members that were reparented too
+        except (ProcessLookupError, PermissionError):
+            pass
+    else:
+        procs = list(root)
+    killed = []
+    for proc in procs:
+        if not _alive(proc):
+            continue
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+            killed.append(proc.pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + 10
+    for pid in killed if reap else []:
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except (ChildProcessError, OSError):  # not our child: wait until it is gone from /proc
+                done = pid if _stat(pid) is None or _stat(pid)[2] == "Z" else 0
+            if done or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+    return killed
