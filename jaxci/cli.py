@@ -9,15 +9,15 @@ import importlib
 import sys
 
 COMMANDS = {
-    "machine": ("jaxci.machines.register", "register this machine with asv under a catalogue name"),
-    "import": ("jaxci.results.importer", "merge a GPU capture (scripts/gpu_capture.py) into results/<machine>/"),
+    "machine": ("jaxci.commands.machine", "register this machine with asv under a catalogue name"),
+    "import": ("jaxci.commands.import_capture", "merge a GPU capture (scripts/gpu_capture.py) into results/<machine>/"),
     "report": ("jaxci.commands.report", "findings, guidance and the findings page from asv results"),
-    "env": ("jaxci.ci.envadvice", "recommended JAX/XLA environment for N kernels on one device"),
+    "env": ("jaxci.commands.env", "recommended JAX/XLA environment for N kernels on one device"),
     "audit": ("jaxci.commands.audit", "which lectures of a repository belong on CPU (static, or --execute)"),
-    "profile": ("jaxci.measuring.profile", "device-busy time and launch gaps of the pathological kernels"),
-    "inputs": ("jaxci.ci.workflow_inputs", "validate workflow_dispatch inputs before a label or command is built"),
-    "upgrade-check": ("jaxci.results.upgrade", "asv continuous between two JAX pins, locally"),
-    "history": ("jaxci.results.history", "backfill the asv history over JAX releases on this machine"),
+    "profile": ("jaxci.commands.profile", "device-busy time and launch gaps of the pathological kernels"),
+    "inputs": ("jaxci.commands.inputs", "validate workflow_dispatch inputs before a label or command is built"),
+    "upgrade-check": ("jaxci.commands.upgrade_check", "asv continuous between two JAX pins, locally"),
+    "history": ("jaxci.commands.history", "backfill the asv history over JAX releases on this machine"),
 }
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from jaxci.ci.suites import suites  # noqa: E402  (the one list of suites, as scripts/run-suites.sh runs them)
 from jaxci.machines.asvconf import write_redirected_conf  # noqa: E402
 
 ASV = str(Path(sys.executable).with_name("asv"))
@@ -58,10 +59,6 @@ for _ in range(20):
     os.waitpid(pid, 0)
 print((time.perf_counter() - t0) / 20)
 """
-
-
-def suites() -> list[str]:
-    return sorted(p.stem for p in (REPO / "benchmarks").glob("*.py") if p.stem not in ("common", "__init__"))
 
 
 def profile(repeat: int = 9) -> dict:
@@ -150,8 +147,9 @@ def run(scale: str, names: list[str], launch: str | None, keep: Path | None = No
                                 check=True).stdout.strip()
         for suite in names:
             t0 = time.perf_counter()
-            proc = subprocess.run([ASV, "--config", str(root / "asv.conf.json"), "run", "-E", f"existing:{sys.executable}",
-                                   "--set-commit-hash", commit, "--machine", "suite-cost", "--bench", f"^{suite}\\.{bench}"],
+            proc = subprocess.run([ASV, "--config", str(root / "asv.conf.json"), "run",
+                                   "-E", f"existing:{sys.executable}", "--set-commit-hash", commit,
+                                   "--machine", "suite-cost", "--bench", f"^{suite}\\.{bench}"],
                                   cwd=REPO, env=env, capture_output=True, text=True)
             wall = time.perf_counter() - t0
             files = [p for p in (root / "results" / "suite-cost").glob("*.json") if p.name != "machine.json"]
@@ -177,7 +175,8 @@ def markdown(rows: list[dict]) -> str:
     total = {c: sum(r[c] for r in rows) for c in COLUMNS[1:]}
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in sorted(rows, key=lambda r: -r["wall"]) + [{"suite": "**total**", **total}]:
-        lines.append("| " + " | ".join(str(r[c]) if isinstance(r[c], (int, str)) else f"{r[c]:.0f}" for c in COLUMNS) + " |")
+        cells = (str(r[c]) if isinstance(r[c], (int, str)) else f"{r[c]:.0f}" for c in COLUMNS)
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -93,7 +93,7 @@ CASES = [
 
 def setup(tmp: Path) -> None:
     """The scratch files the cases read: a cut-off status file, a reused work dir, empty folders."""
-    from jaxci.ci.workflow_inputs import status_end, status_init
+    from jaxci.ci.status import end as status_end, init as status_init
 
     (tmp / "empty").mkdir()
     (tmp / "reused" / "repo").mkdir(parents=True)
@@ -240,7 +240,7 @@ def _text(x) -> str:
        peak=st.one_of(numbers, st.text(max_size=8)), device=st.one_of(numbers, st.text(max_size=8)),
        budget=budgets, fmt=st.sampled_from(["text", "github", "json", "shell", "yaml"]))
 def test_env_cli_exits_0_or_2_with_one_line(kernels, peak, device, budget, fmt):
-    from jaxci.ci.envadvice import main
+    from jaxci.commands.env import main
 
     argv = [f"--kernels={_text(kernels)}", f"--peak-mib={_text(peak)}", f"--device-memory-mib={_text(device)}",
             f"--memory-budget={budget!r}", f"--format={fmt}"]

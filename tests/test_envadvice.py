@@ -1,16 +1,19 @@
 """`jaxci env`: known answers of the model, clear errors for inputs outside sense, every output format,
-reading the measured peak through asv's results API, and no JAX (or NumPy) behind it."""
+reading the measured peak through asv's results API, the device memory through NVML (a fake pynvml here),
+the appends for the jax-env action, and no JAX (or NumPy) behind it."""
 
 import json
 import shlex
 import subprocess
 import sys
+import types
 
 import pytest
 import yaml
 
 from jaxci.catalogue import load_policies
-from jaxci.ci.envadvice import AdviceError, main, recommend, render, safe_kernels
+from jaxci.ci.envadvice import AdviceError, recommend, render, safe_kernels
+from jaxci.commands.env import main
 from tests.synth import SynthResults
 
 POLICIES, BUDGET = load_policies()
@@ -98,9 +101,11 @@ def test_pinned_to_cpu():
     assert a.policy == "cpu" and a.env["JAX_PLATFORMS"] == "cpu" and not XLA_VARS & a.env.keys()
 
 
-@pytest.mark.parametrize("slowest, slowdown, expected", [(100, None, 300), (100, 2.5, 780), (100, 0.8, 300), (1, None, 60)])
+@pytest.mark.parametrize("slowest, slowdown, expected",
+                         [(100, None, 300), (100, 2.5, 780), (100, 0.8, 300), (1, None, 60)])
 def test_cell_timeout(slowest, slowdown, expected):
-    assert advise(2, peak_mib=1000, device_mib=T4, slowest_cell_s=slowest, slowdown=slowdown).cell_timeout_s == expected
+    a = advise(2, peak_mib=1000, device_mib=T4, slowest_cell_s=slowest, slowdown=slowdown)
+    assert a.cell_timeout_s == expected
 
 
 @pytest.mark.parametrize("kernels, kw, match", [
@@ -145,7 +150,8 @@ def test_cli_machine_from_catalogue(capsys):
     assert main(["--machine", "g4dn.2xlarge", "--kernels", "3", "--peak-mib", "3072", "--format", "json",
                  "--cache-dir", "/c"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["policy"] == "fraction" and data["inputs"]["device_mib"] == 15360 and data["env"]["JAX_COMPILATION_CACHE_DIR"] == "/c"
+    assert data["policy"] == "fraction" and data["inputs"]["device_mib"] == 15360
+    assert data["env"]["JAX_COMPILATION_CACHE_DIR"] == "/c"
 
 
 def test_formats_carry_the_same_environment(tmp_path):
@@ -155,7 +161,8 @@ def test_formats_carry_the_same_environment(tmp_path):
     assert json.loads(render(a, "json"))["env"] == a.env
     script = tmp_path / "env.sh"
     script.write_text(render(a, "shell") + "\n" + "".join(f"echo {k}=\"${k}\"\n" for k in a.env))
-    out = subprocess.run(["bash", "--noprofile", "--norc", str(script)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(["bash", "--noprofile", "--norc", str(script)], capture_output=True, text=True,
+                         check=True).stdout
     assert dict(line.split("=", 1) for line in out.splitlines()) == a.env
     text = render(a, "text")
     assert "policy: fraction" in text and "why:" in text
@@ -226,3 +233,158 @@ def test_github_lines_refuse_a_newline(capsys):
     assert main(["--pin-cpu", "--cache-dir", "/tmp/x\nLD_PRELOAD=/evil.so", "--format", "github"]) == 2
     out, err = capsys.readouterr()
     assert "LD_PRELOAD" not in out and "JAX_COMPILATION_CACHE_DIR" in err
+
+
+# ---- the device memory through NVML ----------------------------------------------------------------------
+
+def fake_pynvml(mode: str = "ok", memory_mib: int = T4) -> str:
+    """The source of a stand-in for pynvml (what jaxci.nvml imports), one NVIDIA GPU or one way to fail:
+    "ok", "no library" (a machine without NVIDIA's driver), "no driver", "memory fails". A module, so the
+    jax-env action's tests can put it on PYTHONPATH of the step they run."""
+    return f"""
+class NVMLError(Exception):
+    pass
+class NVMLError_LibraryNotFound(NVMLError):
+    pass
+class NVMLError_DriverNotLoaded(NVMLError):
+    pass
+def nvmlInit():
+    if {mode!r} == "no library":
+        raise NVMLError_LibraryNotFound("NVML Shared Library Not Found")
+    if {mode!r} == "no driver":
+        raise NVMLError_DriverNotLoaded("Driver Not Loaded")
+def nvmlShutdown():
+    pass
+def nvmlSystemGetDriverVersion():
+    return "580.65.06"
+def nvmlDeviceGetCount():
+    return 1
+def nvmlDeviceGetHandleByIndex(i):
+    return i
+def nvmlDeviceGetName(handle):
+    return "Tesla T4"
+def nvmlDeviceGetCudaComputeCapability(handle):
+    return 7, 5
+class _Memory:
+    total = {memory_mib} * 2**20
+    used = 0
+def nvmlDeviceGetMemoryInfo(handle):
+    if {mode!r} == "memory fails":
+        raise NVMLError("Unknown Error")
+    return _Memory()
+"""
+
+
+@pytest.fixture
+def nvml(monkeypatch):
+    """nvml(mode, memory_mib, proc_gpu=False): install a fake pynvml; proc_gpu fakes the driver's /proc entry."""
+    from jaxci import nvml as jaxci_nvml
+
+    def install(mode="ok", memory_mib=T4, proc_gpu=False):
+        module = types.ModuleType("pynvml")
+        exec(fake_pynvml(mode, memory_mib), module.__dict__)
+        monkeypatch.setitem(sys.modules, "pynvml", module)
+        monkeypatch.setattr(jaxci_nvml, "gpu_present", lambda: bool(jaxci_nvml.gpus()) or proc_gpu)
+        jaxci_nvml.gpus.cache_clear()
+
+    yield install
+    jaxci_nvml.gpus.cache_clear()
+
+
+def test_nvml_gives_the_device_memory(nvml, capsys):
+    nvml("ok")
+    assert main(["--kernels", "3", "--peak-mib", "3072", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["inputs"]["device_mib"] == T4 and data["safe_kernels"] == 4
+    assert "device memory from NVML: GPU 0, Tesla T4, 15,360 MiB" in data["notes"]
+
+
+@pytest.mark.parametrize("mode, memory, proc_gpu, match", [
+    ("no driver", T4, False, "NVML is installed but failed (Driver Not Loaded); give --device-memory-mib"),
+    ("memory fails", T4, False, "NVML is installed but failed (Unknown Error)"),
+    ("ok", 0, False, "NVML reported 0 MiB as the memory of GPU 0 (Tesla T4)"),
+    ("no library", T4, True, "listed in /proc/driver/nvidia/gpus but NVML cannot read it"),
+    ("no library", T4, False, "device memory unknown"),  # no NVIDIA GPU here: as without NVML
+])
+def test_nvml_that_fails_is_refused_never_read_as_no_gpu(nvml, capsys, mode, memory, proc_gpu, match):
+    nvml(mode, memory, proc_gpu)
+    assert main(["--kernels", "2"]) == 2
+    assert match in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_a_gpu_without_pynvml_says_what_to_install(nvml, monkeypatch, capsys):
+    from jaxci import nvml as jaxci_nvml
+
+    nvml("no library", proc_gpu=True)
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError: a bare install
+    jaxci_nvml.gpus.cache_clear()
+    assert main(["--kernels", "2"]) == 2
+    assert "NVML cannot read it (pip install nvidia-ml-py)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--device-memory-mib", "16000"], ["--machine", "g4dn.2xlarge"], ["--pin-cpu"]])
+def test_nvml_is_not_asked_when_the_device_is_known(nvml, capsys, argv):
+    nvml("no driver")
+    assert main(["--kernels", "2", *argv]) == 0
+    assert "NVML" not in capsys.readouterr().out
+
+
+# ---- the flags the jax-env action passes ---------------------------------------------------------------
+
+@pytest.mark.parametrize("flag, pinned", [(["--pin-cpu"], True), (["--pin-cpu=true"], True),
+                                          (["--pin-cpu=false", "--device-memory-mib", "16000"], False),
+                                          (["--pin-cpu", "false", "--device-memory-mib", "16000"], False)])
+def test_pin_cpu_takes_true_or_false(capsys, flag, pinned):
+    assert main(["--kernels", "2", "--format", "json", *flag]) == 0
+    assert (json.loads(capsys.readouterr().out)["policy"] == "cpu") == pinned
+
+
+@pytest.mark.parametrize("value", ["yes", "", "True"])
+def test_pin_cpu_refuses_anything_else(capsys, value):
+    assert main(["--kernels", "2", f"--pin-cpu={value}"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"jaxci env: error: pin-cpu must be true or false, not {value!r}"
+
+
+def test_empty_values_mean_not_given(capsys):
+    empty = ["--peak-mib=", "--memory-budget=", "--machine=", "--results=", "--slowest-cell-s="]
+    assert main(["--kernels", "3", "--device-memory-mib=16000", "--format", "json", *empty]) == 0
+    with_empty = json.loads(capsys.readouterr().out)
+    assert main(["--kernels", "3", "--device-memory-mib=16000", "--format", "json"]) == 0
+    assert with_empty == json.loads(capsys.readouterr().out) and with_empty["policy"] == "no-prealloc"
+
+
+def test_github_files_are_appended_in_one_run(tmp_path, capsys):
+    env, out = tmp_path / "env", tmp_path / "out"
+    env.write_text("EARLIER=1\n")
+    assert main(["--kernels", "3", "--peak-mib", "3072", "--device-memory-mib", "15360", "--cache-dir", "/cache/jax",
+                 "--github-env", str(env), "--github-output", str(out)]) == 0
+    earlier, *lines = env.read_text().splitlines()
+    assert earlier == "EARLIER=1" and dict(line.split("=", 1) for line in lines) == advise(3, peak_mib=3072,
+                                                                                          device_mib=T4).env
+    assert out.read_text() == "policy=fraction\nsafe-kernels=4\ncell-timeout=600\ncache-dir=/cache/jax\n"
+    assert capsys.readouterr().out.startswith("policy: fraction\nwhy:")  # the text, for the log
+
+
+@pytest.mark.parametrize("argv", [
+    ["--kernels", "6", "--peak-mib", "3072", "--device-memory-mib", "15360"],  # refused by the model
+    ["--pin-cpu", "--cache-dir", "/tmp/x\nLD_PRELOAD=/evil.so"],  # refused when rendered
+])
+def test_a_refusal_appends_nothing(tmp_path, capsys, argv):
+    env, out = tmp_path / "env", tmp_path / "out"
+    assert main([*argv, "--github-env", str(env), "--github-output", str(out)]) == 2
+    assert not env.exists() and not out.exists()
+    assert capsys.readouterr().err.splitlines()[-1].startswith("jaxci env: error:")
+
+
+def test_outputs_for_cpu_leave_safe_kernels_empty(tmp_path):
+    out = tmp_path / "out"
+    assert main(["--pin-cpu", "--kernels", "4", "--cache-dir", "/c", "--github-output", str(out)]) == 0
+    assert out.read_text() == "policy=cpu\nsafe-kernels=\ncell-timeout=600\ncache-dir=/c\n"
+
+
+def test_the_results_path_alone_imports_asv(tmp_path):
+    """jaxci.results.records (the one reader) is imported only for --results, and asv with it."""
+    code = ("import sys; from jaxci.commands.env import main; main(['--pin-cpu']); "
+            "print(sorted(m for m in ('asv', 'jaxci.results.records') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.commands import history as history_cmd
 from jaxci.results import history
+from tests.synth import SynthResults
 from jaxci.util.pins import pin_jax
 from jaxci.analysis.releases import release_steps, releases_md, releases_measured
 from jaxci.results.records import Record
@@ -114,8 +117,8 @@ def test_backfill_goes_on_after_a_failure_and_resumes(repo, monkeypatch, capsys)
         calls.append(commit)
         if commit == chain.commits["0.11.1"]:
             return False, "install failed: No matching distribution found for jaxlib==0.11.1"
-        (results / machine / f"{commit[:8]}-env.json").write_text(
-            json.dumps({"commit_hash": commit, "results": {"loops.F.time_warm": [1.0]}}))
+        SynthResults(repo_, commit=commit).machine(machine, kind="local") \
+            .add(machine, "loops.F.time_warm", [], [], lambda: 1.0).save()  # a real asv results file
         return True, ""
 
     monkeypatch.setattr(history, "run_release", fake_run)
@@ -212,12 +215,12 @@ def test_history_end_to_end_two_releases(tmp_path):
 
 def test_validate_workflow_input(tmp_path):
     out = tmp_path / "out"
-    assert history.main(["--validate", " 0.11.1,0.11.0 ", "--github-output", str(out)]) == 0
-    assert history.main(["--validate", "all", "--github-output", str(out)]) == 0
-    assert history.main(["--validate", "", "--github-output", str(out)]) == 0
+    assert history_cmd.main(["--validate", " 0.11.1,0.11.0 ", "--github-output", str(out)]) == 0
+    assert history_cmd.main(["--validate", "all", "--github-output", str(out)]) == 0
+    assert history_cmd.main(["--validate", "", "--github-output", str(out)]) == 0
     assert out.read_text() == "history=0.11.0,0.11.1\nhistory=all\nhistory=\n"
     for bad in ("0.11.1\nevil=1", "$(id)", "0.11.x", "latest"):
-        assert history.main(["--validate", bad, "--github-output", str(out)]) == 2
+        assert history_cmd.main(["--validate", bad, "--github-output", str(out)]) == 2
     assert out.read_text().count("history=") == 3
 
 
@@ -229,8 +232,8 @@ def test_a_release_whose_every_benchmark_failed_is_recorded_failed(repo, monkeyp
 
     def crashed(repo_, machine, commit_, bench, env, log):
         log.write_text("==== asv run\nasv: benchmark failed (exit status -11)\n")
-        (results / machine / f"{commit_[:8]}-env.json").write_text(
-            '{"commit_hash": "%s", "results": {"loops.F.time_warm": [[null, NaN]]}}' % commit_)
+        SynthResults(repo_, commit=commit_).machine(machine, kind="local") \
+            .add(machine, "loops.F.time_warm", ["n"], [[1, 2]], lambda n: None if n == 1 else math.nan).save()
         return True, "some benchmarks failed (asv exit 2; see the log)"
 
     monkeypatch.setattr(history, "run_release", crashed)

@@ -1,6 +1,7 @@
 """The jax-env composite action: its metadata, the linters (zizmor on the action; actionlint on a workflow
 that uses it, which checks the inputs against action.yml), and its shell steps run here as a runner would
-run them (bash -eo pipefail, GITHUB_ENV carried to later steps), with jaxci from this checkout."""
+run them (bash -eo pipefail, GITHUB_ENV carried to later steps), with jaxci from this checkout and a fake
+pynvml (tests/test_envadvice.py) on PYTHONPATH, so NVML answers the same on a GPU machine as on a CPU one."""
 
 import os
 import re
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.test_envadvice import fake_pynvml
 
 REPO = Path(__file__).resolve().parent.parent
 ACTION_DIR = REPO / ".github" / "actions" / "jax-env"
@@ -44,7 +47,8 @@ def test_cache_is_the_pinned_actions_cache():
 
 
 def test_zizmor_passes_on_the_action():
-    proc = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", str(ACTION)], capture_output=True, text=True)
+    proc = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", str(ACTION)], capture_output=True,
+                          text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No findings" in proc.stdout + proc.stderr
 
@@ -90,9 +94,9 @@ def _env_file(path: Path) -> dict:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
 
 
-def run_steps(tmp_path, inputs: dict, names=("advise", "key", None), fake_tools: dict | None = None):
-    """Run the action's shell steps after the install step (jaxci comes from this interpreter's venv).
-    fake_tools: {name: bash script} put first on PATH (a failing nvidia-smi, say).
+def run_steps(tmp_path, inputs: dict, nvml: str = "no library", memory_mib: int = 15360):
+    """Run the action's shell steps after the install step (jaxci comes from this interpreter's venv), with
+    pynvml faked: nvml is a mode of tests/test_envadvice.fake_pynvml ("no library": no NVIDIA GPU here).
     Returns (last exit status, GITHUB_ENV, step outputs, summary, combined output)."""
     a = action()
     values = {k: str(v.get("default", "")) for k, v in a["inputs"].items()} | inputs
@@ -107,13 +111,10 @@ def run_steps(tmp_path, inputs: dict, names=("advise", "key", None), fake_tools:
     base.update(RUNNER_TEMP=str(temp), GITHUB_ACTION_PATH=str(ACTION_DIR), RUNNER_OS="Linux", RUNNER_ARCH="X64",
                 GITHUB_RUN_ID="99", GITHUB_RUN_ATTEMPT="1", **{k: str(v) for k, v in files.items()})
     base["PATH"] = f"{BIN}{os.pathsep}{base['PATH']}"
-    if fake_tools:
-        tools = tmp_path / "fake-tools"
-        tools.mkdir()
-        for name, script in fake_tools.items():
-            (tools / name).write_text("#!/bin/bash\n" + script + "\n")
-            (tools / name).chmod(0o755)
-        base["PATH"] = f"{tools}{os.pathsep}{base['PATH']}"
+    fake = tmp_path / "fake-nvml"
+    fake.mkdir()
+    (fake / "pynvml.py").write_text(fake_pynvml(nvml, memory_mib))
+    base["PYTHONPATH"] = os.pathsep.join([str(fake), *filter(None, [base.get("PYTHONPATH")])])
     log, rc, outputs = "", 0, {}
     steps = [s for s in a["runs"]["steps"] if "run" in s][1:]  # the install step is replaced by the symlinks
     for step in steps:
@@ -133,8 +134,10 @@ def run_steps(tmp_path, inputs: dict, names=("advise", "key", None), fake_tools:
 
 @pytest.mark.slow
 def test_steps_on_a_t4_family(tmp_path):
-    rc, env, out, summary, log = run_steps(tmp_path, {"concurrency": "3", "peak-mib": "3072", "machine": "g4dn.2xlarge",
-                                                       "python": sys.executable})
+    # NVML fails here, and is not asked: the machine input gives the device memory
+    rc, env, out, summary, log = run_steps(tmp_path, {"concurrency": "3", "peak-mib": "3072",
+                                                      "machine": "g4dn.2xlarge", "python": sys.executable},
+                                           nvml="no driver")
     assert rc == 0, log
     assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == env["XLA_CLIENT_MEM_FRACTION"] == "0.30"
     assert env["JAX_TRACEBACK_FILTERING"] == "off" and "JAX_PLATFORMS" not in env
@@ -183,7 +186,8 @@ def _annotation(log: str) -> str:
 
 @pytest.mark.parametrize("inputs, message", [
     # 3 kernels of 6,000 MiB on 16,000 MiB: was a 0.45 fraction each (135% of the device) appended with no warning
-    ({"concurrency": "3", "peak-mib": "6000", "device-memory-mib": "16000"}, "--kernels 3: 3 kernels of peak 6,000 MiB"),
+    ({"concurrency": "3", "peak-mib": "6000", "device-memory-mib": "16000"},
+     "--kernels 3: 3 kernels of peak 6,000 MiB"),
     ({"concurrency": "2", "pin-cpu": "true", "machine": "nosuch"}, "--machine 'nosuch': unknown machine"),
     ({"concurrency": "2", "memory-budget": "0.29", "peak-mib": "2900", "device-memory-mib": "10000"}, "at most 1 fit"),
     ({"device-memory-mib": "inf"}, "--device-memory-mib inf"),
@@ -199,27 +203,39 @@ def test_refusals_end_the_step_with_an_error_annotation_and_export_nothing(tmp_p
 def test_a_tiny_peak_finishes(tmp_path):
     # peak-mib 1e-9 reached a count-down from 1.4e13 kernels; now the search is bounded by the hundredths
     rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2", "peak-mib": "1e-9", "device-memory-mib": "16000",
-                                                "cache": "false"}, names=("advise",))
+                                                "cache": "false"})
     assert rc == 0, log
     assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.45" and out["advise"]["safe-kernels"] == "90"
 
 
-@pytest.mark.parametrize("script, message", [
-    ("echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver' >&2; exit 9",
-     "nvidia-smi is installed but failed (NVIDIA-SMI has failed"),
-    ("echo '[N/A]'", "nvidia-smi reported '[N/A]'"),
+@pytest.mark.parametrize("mode, memory_mib, message", [
+    ("no driver", 15360, "NVML is installed but failed (Driver Not Loaded); give --device-memory-mib or --machine"),
+    ("memory fails", 15360, "NVML is installed but failed (Unknown Error)"),
+    ("ok", 0, "NVML reported 0 MiB as the memory of GPU 0"),
 ])
-def test_a_broken_nvidia_smi_is_an_error_annotation(tmp_path, script, message):
-    rc, env, _, _, log = run_steps(tmp_path, {"concurrency": "2"}, fake_tools={"nvidia-smi": script})
+def test_a_broken_nvml_is_an_error_annotation(tmp_path, mode, memory_mib, message):
+    rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2"}, nvml=mode, memory_mib=memory_mib)
     assert rc == 2 and message in _annotation(log), log
+    assert env == {} and out.get("advise") == {}
+
+
+def test_nvml_gives_the_device_memory(tmp_path):
+    rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2", "peak-mib": "3072", "cache": "false"}, nvml="ok")
+    assert rc == 0, log
+    assert out["advise"]["safe-kernels"] == "4" and env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.45"
+    assert "note: device memory from NVML: GPU 0, Tesla T4, 15,360 MiB" in log  # the text, in the step's log
+
+
+def test_a_percent_and_a_newline_in_the_reason_stay_one_annotation(tmp_path):
+    rc, env, _, _, log = run_steps(tmp_path, {"concurrency": "2", "machine": "50%\nbad", "pin-cpu": "true"})
+    assert rc == 2 and "'50%25\\nbad'" in _annotation(log), log
     assert env == {}
 
 
-def test_a_working_nvidia_smi_gives_the_device_memory(tmp_path):
-    rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2", "peak-mib": "3072", "cache": "false"},
-                                     fake_tools={"nvidia-smi": "echo ' 15360'"})
-    assert rc == 0, log
-    assert out["advise"]["safe-kernels"] == "4" and env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.45"
+def test_the_advise_step_is_one_jaxci_call():
+    run = next(s for s in action()["runs"]["steps"] if s.get("id") == "advise")["run"]
+    assert run.count("jaxci-venv/bin/jaxci") == 1 and "nvidia-smi" not in run and "<<" not in run
+    assert '>> "$GITHUB_ENV"' not in run  # jaxci appends, once the whole advice succeeded
 
 
 def test_the_advise_step_passes_shellcheck():

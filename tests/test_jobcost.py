@@ -73,3 +73,24 @@ def test_real_catalogue_has_what_the_model_needs():
     for m in load_catalogue().values():
         assert timeout_minutes(m, defaults) > 0
         assert job_cost(m, defaults, 10).dollars is not None  # every family has a sourced price
+
+
+def test_cost_table_command():
+    """`python -m jaxci.commands.jobcost FAMILY=MINUTES`: a row per measured family; bad input exits 2."""
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "jaxci.commands.jobcost", *args], capture_output=True,
+                              text=True, timeout=60)
+
+    proc = run("g4dn.2xlarge=30", "--overhead-minutes", "4")
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| g4dn")]
+    assert len(rows) == 1 and "| 30.0 | 4.0 | 34.0 | 2040 |" in rows[0]
+    assert "overhead: measured, as given" in proc.stdout
+    proc = run()
+    assert proc.returncode == 0 and proc.stdout.count("not measured") >= len(load_catalogue())
+    for bad, message in [("nope=3", "unknown family 'nope'"), ("g4dn.2xlarge=x", "must be a number")]:
+        proc = run(bad)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from jaxci.commands import machine as machine_cmd
 from jaxci.machines import register as machine
 from jaxci.catalogue import CatalogueError, get_machine, load_catalogue
 from jaxci.nvml import GpuFacts, driver_warning
@@ -31,7 +32,7 @@ def test_runs_on_label():
 
 
 def test_unknown_name_is_refused_with_the_known_names(tmp_path, capsys):
-    assert machine.main(["g9.mega", "--machine-file", str(tmp_path / "m.json")]) == 2
+    assert machine_cmd.main(["g9.mega", "--machine-file", str(tmp_path / "m.json")]) == 2
     err = capsys.readouterr().err
     assert "unknown machine 'g9.mega'" in err and "g4dn.2xlarge" in err
     assert not (tmp_path / "m.json").exists()

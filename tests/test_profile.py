@@ -5,6 +5,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
+from jaxci.commands import profile as profile_cmd
 from jaxci.measuring import profile
 from jaxci.cli import main as cli
 from jaxci.nvml import gpu_present
@@ -48,7 +49,7 @@ def test_profile_scan_on_cpu(capsys):
 
 @pytest.mark.skipif(gpu_present(), reason="a GPU is present")
 def test_profile_kalman_grad_json_reports_host_events(capsys):
-    assert profile.main(["kalman-grad", "--n", "24", "--json"]) == 0
+    assert profile_cmd.main(["kalman-grad", "--n", "24", "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["device_timings"] is False and s["platform"] == "cpu"
     assert s["host"]["xla_cpu_ops"] > 24  # the CPU runtime executes the filter's ops one thunk at a time
@@ -57,7 +58,7 @@ def test_profile_kalman_grad_json_reports_host_events(capsys):
 
 def test_bad_input_is_named(capsys):
     with pytest.raises(SystemExit):
-        profile.main(["matmul"])
+        profile_cmd.main(["matmul"])
     assert "invalid choice: 'matmul'" in capsys.readouterr().err
     with pytest.raises(profile.ProfileError, match="--n 0"):
         profile.profile("scan", "cpu", "float32", 0)

@@ -9,7 +9,7 @@ import pytest
 
 from jaxci.analysis import crossover as cx
 from jaxci.catalogue import load_catalogue, read_pins
-from jaxci.report import cli
+from jaxci.commands import report as cli
 from jaxci.report.build import build, incident_checks
 from jaxci.report.findings import findings_md, guidance_md
 from jaxci.report.page import LINK_ID, link_from_asv_index

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from jaxci.report import cli
+from jaxci.commands import report as cli
 from jaxci.report.build import build
 from jaxci.report.page import LINK_ID, concurrency_grids, time_vs_size
 from tests import synth

@@ -13,7 +13,8 @@ import pytest
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, read_pins
 from jaxci.results.upgrade import CheckResult, Row, compare_args, continuous_args, load_config, local_check, \
-    local_env, make_clone, parse_compare, set_jax_version
+    local_env, make_clone, parse_compare, pin_commit
+from jaxci.util.pins import pin_jax
 from jaxci.util.validate import InputError
 
 COMPARE = """
@@ -49,12 +50,17 @@ def test_bad_config_is_refused(tmp_path):
         load_config(tmp_path)
 
 
-def test_set_jax_version_moves_jax_and_jaxlib_only():
+def test_the_pin_writer_moves_jax_and_jaxlib_only():
     text = "# pins\njax[cuda13]==0.10.2\njaxlib==0.10.2\nnumpyro==0.22.0\n"
-    assert set_jax_version(text, "0.10.1") == "# pins\njax[cuda13]==0.10.1\njaxlib==0.10.1\nnumpyro==0.22.0\n"
-    for bad in ("0.10.1; rm -rf /", "latest", "0.10.1\njax==0.1"):
-        with pytest.raises(ValueError):
-            set_jax_version(text, bad)
+    assert pin_jax(text, "0.10.1") == "# pins\njax[cuda13]==0.10.1\njaxlib==0.10.1\nnumpyro==0.22.0\n"
+    with pytest.raises(ValueError, match="no jax pin"):
+        pin_jax("numpyro==0.22.0\n", "0.10.1")
+
+
+@pytest.mark.parametrize("bad", ["0.10.1; rm -rf /", "latest", "0.10.1\njax==0.1"])
+def test_a_pin_commit_refuses_what_is_not_a_version(tmp_path, bad):
+    with pytest.raises(ValueError):
+        pin_commit(tmp_path, bad)
 
 
 def test_parse_compare_reads_every_row():

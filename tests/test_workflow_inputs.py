@@ -1,32 +1,26 @@
 """jaxci inputs: hostile workflow inputs are refused before any label or command is built; the plan takes its
-families, labels, spot use and timeouts from the catalogue; suite status and collection report what happened."""
+families, labels, spot use and timeouts from the catalogue; suite status and collection report what happened;
+scripts/run-suites.sh runs the suites of jaxci.ci.suites and records their status."""
 
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.ci import status as run_status
+from jaxci.ci.collect import collect, family_outcome
+from jaxci.ci.inputs import InputError, validate_commits, validate_families, validate_filter
 from jaxci.ci.jobcost import timeout_minutes
-from jaxci.ci.workflow_inputs import (
-    InputError,
-    collect,
-    family_outcome,
-    plan,
-    status_end,
-    status_finish,
-    status_init,
-    status_start,
-    suite_regex,
-    suites,
-    upgrade_plan,
-    validate_commits,
-    validate_families,
-    validate_filter,
-)
+from jaxci.ci.plan import bench_requirements, plan, suite_regex, upgrade_plan
+from jaxci.ci.status import RunStatus, SuiteOutcome, SuiteState
+from jaxci.ci.suites import suites
 
+REPO = Path(__file__).resolve().parent.parent
 CATALOGUE = load_catalogue()
 DEFAULTS = catalogue_defaults()
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -188,27 +182,31 @@ def test_suites_are_the_benchmark_modules():
 
 def test_status_records_the_interrupted_suite(tmp_path):
     path = tmp_path / "s.json"
-    status_init(path, "g4dn.2xlarge", spot=True)
-    status_start(path, "dense")
-    status_end(path, "dense", 0)
-    status_start(path, "loops")  # the job is cancelled here (timeout, or the user)
-    status = status_finish(path)
-    assert status["suites"] == {"dense": "ok", "loops": status["suites"]["loops"]}
-    assert status["suites"]["loops"].startswith("interrupted")
+    run_status.init(path, "g4dn.2xlarge", spot=True)
+    run_status.start(path, "dense")
+    run_status.end(path, "dense", 0)
+    run_status.start(path, "loops")  # the job is cancelled here (timeout, or the user)
+    status = run_status.finish(path)
+    assert status.suites == {"dense": SuiteOutcome(SuiteState.OK), "loops": SuiteOutcome(SuiteState.INTERRUPTED)}
+    assert status.interrupted == "loops" and status.running is None and status.finished
+    assert json.loads(path.read_text())["suites"]["loops"].startswith("interrupted")  # the text on disk
     assert family_outcome({"spot": True}, status)[0] == "interrupted"
 
 
 def test_status_distinguishes_failure_from_no_selection(tmp_path):
     path = tmp_path / "s.json"
-    status_init(path, "c7i.2xlarge", spot=False)
-    status_end(path, "dense", 1, log="· No benchmarks selected")
-    status_end(path, "loops", 2)
-    status_end(path, "dispatch", 1, log="Traceback ...")
-    suites_ = status_finish(path)["suites"]
-    assert suites_["dense"].startswith("not selected")
-    assert suites_["loops"].startswith("completed")
-    assert suites_["dispatch"].startswith("failed")
-    assert family_outcome({"spot": False}, status_finish(path))[0] == "failed"
+    run_status.init(path, "c7i.2xlarge", spot=False)
+    run_status.end(path, "dense", 1, log="· No benchmarks selected")
+    run_status.end(path, "loops", 2)
+    run_status.end(path, "dispatch", 1, log="Traceback ...")
+    suites_ = run_status.finish(path).suites
+    assert suites_["dense"].state is SuiteState.NOT_SELECTED
+    assert suites_["loops"].state is SuiteState.PARTIAL
+    assert suites_["dispatch"] == SuiteOutcome(SuiteState.FAILED, 1) and suites_["dispatch"].failed
+    on_disk = json.loads(path.read_text())["suites"]
+    assert on_disk["dense"].startswith("not selected") and on_disk["loops"].startswith("completed")
+    assert on_disk["dispatch"] == "failed: asv exit 1"
+    assert family_outcome({"spot": False}, run_status.finish(path))[0] == "failed"
 
 
 def test_lost_runner_is_a_spot_interruption_only_on_spot():
@@ -223,9 +221,9 @@ def test_collect_merges_what_came_back_and_reports_the_rest(tmp_path):
     (ok / "results" / "c7i.2xlarge" / "abc-virtualenv.json").write_text("{}")
     (ok / "results" / "c7i.2xlarge" / "machine.json").write_text("{}")
     (ok / "results" / "benchmarks.json").write_text('{"version": 2}')
-    status_init(ok / "run-status" / "c7i.2xlarge.json", "c7i.2xlarge", spot=False)
-    status_end(ok / "run-status" / "c7i.2xlarge.json", "dense", 0)
-    status_finish(ok / "run-status" / "c7i.2xlarge.json")
+    run_status.init(ok / "run-status" / "c7i.2xlarge.json", "c7i.2xlarge", spot=False)
+    run_status.end(ok / "run-status" / "c7i.2xlarge.json", "dense", 0)
+    run_status.finish(ok / "run-status" / "c7i.2xlarge.json")
     results.mkdir()
     matrix = {"include": [{"family": "c7i.2xlarge", "spot": False}, {"family": "g4dn.2xlarge", "spot": True}]}
     rows = collect(matrix, incoming, results, CATALOGUE)
@@ -274,7 +272,7 @@ def test_accepted_filters_match_a_long_name_quickly():
     worst = [".*.*z", ".?" * 14 + "z", "[a-z]+_x+", "(a|b)?(c|d)?(e|f)?.*z"]
     for bench in worst:
         assert validate_filter(bench) == bench
-    code = ("import re, sys; from jaxci.ci.workflow_inputs import suite_regex\n"
+    code = ("import re, sys; from jaxci.ci.plan import suite_regex\n"
             "for b in sys.argv[1:]: re.search(suite_regex('dense', b), 'dense.' + 'a' * 194)")
     subprocess.run([sys.executable, "-c", code, *worst], check=True, timeout=60)
 
@@ -304,18 +302,16 @@ def test_a_broken_status_file_is_refused_by_status(tmp_path, content):
 
 def test_status_is_written_atomically(tmp_path, monkeypatch):
     """A write cut off half way (here: the JSON encoder raising) leaves the previous status intact."""
-    import jaxci.ci.workflow_inputs as wi
-
     status = tmp_path / "s.json"
-    status_init(status, "c7i.2xlarge", spot=False)
+    run_status.init(status, "c7i.2xlarge", spot=False)
     before = status.read_text()
 
     def broken(*a, **k):
         raise KeyboardInterrupt  # what a cancelled job delivers
 
-    monkeypatch.setattr(wi.json, "dumps", broken)
+    monkeypatch.setattr(run_status.json, "dumps", broken)
     with pytest.raises(KeyboardInterrupt):
-        status_start(status, "dense")
+        run_status.start(status, "dense")
     monkeypatch.undo()
     assert status.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["s.json"]
 
@@ -328,8 +324,8 @@ def test_collect_reports_a_broken_status_and_still_collects_the_rest(tmp_path):
     (bad / "results" / "c7i.2xlarge").mkdir(parents=True)
     (bad / "results" / "c7i.2xlarge" / "abc-virtualenv.json").write_text("{}")
     good = incoming / "results-g4dn.2xlarge" / "run-status" / "g4dn.2xlarge.json"
-    status_init(good, "g4dn.2xlarge", spot=False)
-    status_end(good, "dense", 0)
+    run_status.init(good, "g4dn.2xlarge", spot=False)
+    run_status.end(good, "dense", 0)
     results.mkdir()
     matrix = {"include": [{"family": "c7i.2xlarge", "spot": False}, {"family": "g4dn.2xlarge", "spot": False}]}
     rows = collect(matrix, incoming, results, CATALOGUE)
@@ -343,3 +339,132 @@ def test_collect_refuses_a_matrix_of_the_wrong_shape(tmp_path, matrix):
     proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "collect", "--matrix", matrix, "--incoming",
                            str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 2 and "--matrix: expected the plan's matrix" in proc.stderr, proc.stderr
+
+
+# ---- the status file: typed in memory, the same text on disk; one reader ---------------------------------
+
+def test_status_round_trips_through_its_file(tmp_path):
+    path = tmp_path / "s.json"
+    run_status.init(path, "g4dn.2xlarge", spot=True)
+    for suite, code, log in [("dense", 0, ""), ("loops", 2, ""), ("host", 1, "No benchmarks selected"),
+                             ("nuts", 137, "")]:
+        run_status.start(path, suite)
+        run_status.end(path, suite, code, log)
+    run_status.start(path, "kalman")
+    status = run_status.finish(path)
+    assert run_status.load(path) == status
+    assert json.loads(path.read_text()) == {
+        "family": "g4dn.2xlarge", "spot": True, "running": None, "finished": True, "interrupted": "kalman",
+        "suites": {"dense": "ok", "loops": "completed; some benchmarks failed or timed out (results saved)",
+                   "host": "not selected by the filter", "nuts": "failed: asv exit 137",
+                   "kalman": "interrupted (job cancelled or timed out during this suite)"}}
+    assert [s for s, o in status.suites.items() if o.failed] == ["nuts"]
+
+
+@pytest.mark.parametrize("suites_", [{"dense": "whatever"}, {"dense": "failed: asv exit"}, {"de|nse": "ok"},
+                                     {"dense": "failed: asv exit 1; | injected |"}])
+def test_a_status_no_writer_produces_is_refused(tmp_path, suites_):
+    status = tmp_path / "s.json"
+    status.write_text(json.dumps({"family": "c7i.2xlarge", "suites": suites_, "running": None}))
+    proc = _status_cli(status, "finish")
+    assert proc.returncode == 2 and f"status file {status}" in proc.stderr and "Traceback" not in proc.stderr
+    with pytest.raises(InputError):
+        run_status.load(status)
+
+
+def test_outcomes_of_asv_exits():
+    assert SuiteOutcome.of_asv(0).state is SuiteState.OK
+    assert SuiteOutcome.of_asv(2).state is SuiteState.PARTIAL
+    assert SuiteOutcome.of_asv(1, "· No benchmarks selected").state is SuiteState.NOT_SELECTED
+    assert SuiteOutcome.of_asv(1) == SuiteOutcome(SuiteState.FAILED, 1)
+    for outcome in (SuiteOutcome(s) for s in SuiteState if s is not SuiteState.FAILED):
+        assert SuiteOutcome.parse(str(outcome)) == outcome and not outcome.failed
+    assert RunStatus.from_json({"family": "x", "suites": {}}) == RunStatus("x")  # older fields default
+
+
+# ---- one list of suites, and the runner's requirements from the bench extra --------------------------------
+
+def test_suites_are_the_modules_that_define_benchmarks(tmp_path):
+    for name in ("__init__", "common", "dense", "loops"):
+        (tmp_path / f"{name}.py").write_text("")
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "nested.py").write_text("")
+    assert suites(tmp_path) == ["dense", "loops"]
+    (tmp_path / "Bad-Name.py").write_text("")
+    with pytest.raises(InputError, match="not plain identifiers"):
+        suites(tmp_path)
+
+
+def test_suites_command_prints_the_list():
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "suites"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.split() == suites()
+
+
+def test_runner_requirements_come_from_the_bench_extra():
+    import tomllib
+
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bench"]
+    (asv,) = [r for r in extra if r.startswith("asv")]
+    assert bench_requirements(["asv"]) == [asv] and asv.startswith("asv==")
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "requirements", "asv", "virtualenv",
+                           "nvidia_ml_py"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0] == asv and len(proc.stdout.splitlines()) == 3
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "requirements", "pytest"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "'pytest' not in the bench extra" in proc.stderr
+
+
+# ---- scripts/run-suites.sh, locally and as the bench workflow runs it (a stand-in asv) ----------------------
+
+FAKE_ASV = """#!{python}
+import json, os, re, sys
+args = sys.argv[1:]
+bench = args[args.index("--bench") + 1]
+suite = re.search(r"([a-z_]+)(?:\\[[.]\\]|\\\\[.])$", bench).group(1)
+with open(os.environ["FAKE_ASV_CALLS"], "a") as fh:
+    fh.write(json.dumps(args) + "\\n")
+print("fake asv ran", suite, "No benchmarks selected" if suite == "host" else "")
+sys.exit(json.loads(os.environ.get("FAKE_ASV_EXIT", "{{}}")).get(suite, 0))
+"""
+
+
+def _run_suites(tmp_path, exits: dict, **env):
+    asv = tmp_path / "asv"
+    asv.write_text(FAKE_ASV.format(python=sys.executable))
+    asv.chmod(0o755)
+    calls = tmp_path / "calls.jsonl"
+    env = {**os.environ, "ASV": str(asv), "PYTHON": sys.executable, "FAKE_ASV_CALLS": str(calls),
+           "FAKE_ASV_EXIT": json.dumps(exits), **env}
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "run-suites.sh"), "fam", "HEAD^!", "--show-stderr"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    return proc, [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+
+
+def test_run_suites_runs_every_suite_and_fails_on_any_asv_failure(tmp_path):
+    proc, calls = _run_suites(tmp_path, {"loops": 2})
+    assert proc.returncode == 2 and "suites with failures: loops" in proc.stderr
+    assert [c[c.index("--bench") + 1] for c in calls] == [f"^{s}\\." for s in suites()]
+    assert calls[0] == ["run", "--machine", "fam", "--bench", f"^{suites()[0]}\\.", "HEAD^!", "--show-stderr"]
+    (tmp_path / "two").mkdir()
+    proc, calls = _run_suites(tmp_path / "two", {}, JAXCI_SUITES="dense loops")
+    assert proc.returncode == 0 and len(calls) == 2 and "all suites finished" in proc.stdout
+
+
+def test_run_suites_records_the_status_as_the_bench_workflow_needs(tmp_path):
+    """bench.yml: the plan's suite_filters, a status file; only asv's own failure fails the job."""
+    status = tmp_path / "run-status" / "c7i.2xlarge.json"
+    run_status.init(status, "c7i.2xlarge", spot=False)
+    filters = _plan(bench="TinyOp|Scan").outputs()["suite_filters"]  # suites dense and loops
+    proc, calls = _run_suites(tmp_path, {"loops": 2, "host": 1}, JAXCI_STATUS=str(status),
+                              JAXCI_SUITE_FILTERS=filters + " host=^host[.]")
+    assert proc.returncode == 0, proc.stderr
+    regexes = [f.split("=", 1)[1] for f in filters.split()] + ["^host[.]"]
+    assert [c[c.index("--bench") + 1] for c in calls] == regexes
+    got = run_status.load(status).suites
+    assert {s: o.state for s, o in got.items()} == {"dense": SuiteState.OK, "loops": SuiteState.PARTIAL,
+                                                     "host": SuiteState.NOT_SELECTED}
+    assert "fake asv ran dense" in (tmp_path / "run-status" / "c7i.2xlarge.dense.log").read_text()
+    proc, _ = _run_suites(tmp_path, {"dense": 1}, JAXCI_STATUS=str(status), JAXCI_SUITE_FILTERS=filters)
+    assert proc.returncode == 2 and "suite dense failed" in proc.stderr
+    assert run_status.load(status).suites["dense"] == SuiteOutcome(SuiteState.FAILED, 1)
+    assert run_status.load(status).suites["loops"].state is SuiteState.OK  # the next suite still ran

@@ -1,6 +1,7 @@
 """Everything under .github/: zizmor and actionlint pass; least privilege; pinned actions from the reference list;
 no expression reaches a shell line; every job has a timeout; paid (RunsOn) jobs are guarded against forks and
-untrusted events; and the families in the workflows are the catalogue's (no drift)."""
+untrusted events; the families in the workflows are the catalogue's and asv's pin is pyproject.toml's (no drift);
+the suites run through scripts/run-suites.sh, as locally."""
 
 import re
 import subprocess
@@ -12,7 +13,7 @@ import yaml
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.results.upgrade import load_config
-from jaxci.ci.workflow_inputs import plan
+from jaxci.ci.plan import plan
 
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = REPO / ".github"
@@ -390,6 +391,25 @@ def test_every_bench_family_is_reachable():
     p = plan("", "", "", "", "1", suite_names=["dense"])
     assert {e["family"] for e in p.matrix["include"]} == bench_families
     assert len(bench_families) >= 2
+
+
+def test_asv_is_pinned_only_in_pyproject():
+    """The runner jobs install the bench extra's pins (`jaxci inputs requirements`), never a version of their own."""
+    for path in WORKFLOWS:
+        assert not re.search(r"asv\s*[=<>~!]=", path.read_text()), f"{path.name} pins asv itself"
+    installs = {where: step["run"] for where, step in steps() if step.get("name", "").startswith("install asv")}
+    assert set(installs) == {"bench.yml:bench", "bench.yml:collect", "jax-upgrade.yml:continuous"}
+    for where, run in installs.items():
+        assert "python -m jaxci inputs requirements asv" in run and "pip install -r" in run, where
+
+
+def test_bench_runs_the_suites_through_run_suites_sh():
+    """One suite loop (scripts/run-suites.sh) for local runs and the bench job; the job records the status."""
+    (step,) = [s for s in load(GITHUB / "workflows" / "bench.yml")["jobs"]["bench"]["steps"]
+               if "run-suites.sh" in s.get("run", "")]
+    assert 'JAXCI_STATUS="$STATUS"' in step["run"] and 'JAXCI_SUITE_FILTERS="$SUITE_FILTERS"' in step["run"]
+    assert not [s for s in load(GITHUB / "workflows" / "bench.yml")["jobs"]["bench"]["steps"]
+                if "asv run" in s.get("run", "")]
 
 
 def test_upgrade_families_are_a_cpu_and_a_gpu_catalogue_family():

@@ -1,4 +1,4 @@
-"""`jaxci env`: the JAX/XLA environment for N notebook kernels sharing one device, with its reasons.
+"""`jaxci env`'s model: the JAX/XLA environment for N notebook kernels sharing one device, with its reasons.
 
 The model (stated, so the advice can be checked):
 - A kernel needs its measured peak P MiB of device memory (from the concurrency suite's
@@ -20,21 +20,21 @@ The model (stated, so the advice can be checked):
   per-cell timeout the lecture series use.
 - Inputs are finite numbers in stated ranges (device and peak at most 4 TiB, at most 1,024 kernels, the
   slowest cell at most a day); anything else is refused with the option and the value named.
-Pure Python: no JAX, no NumPy; asv is imported only to read a results directory.
+- Device memory: given, else the catalogue's figure for the machine, else GPU 0 as NVML reports it.
+Pure Python: no JAX, no NumPy; asv is imported only to read a results directory (jaxci.results.records).
+The command line is jaxci/commands/env.py.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import shlex
-import sys
 from dataclasses import asdict, dataclass, field, replace
 
-from jaxci.catalogue import CatalogueError, MemoryPolicy, get_machine, load_catalogue, load_policies
-from jaxci.util.validate import InputError, machine_name, number
+from jaxci.catalogue import MemoryPolicy, get_machine, load_catalogue, load_policies
+from jaxci.util.validate import InputError, machine_name, number, one_line
 
 #: JAX preallocates this share of GPU memory by default (JAX docs, "GPU memory allocation").
 JAX_DEFAULT_PREALLOCATE = 0.75
@@ -54,6 +54,8 @@ MAX_CELL_TIMEOUT_S = 5 * 86_400
 _SLACK = 1e-9
 FORMATS = ("text", "yaml", "github", "shell", "json")
 CONCURRENCY_KEY = "concurrency.Concurrency.{}"
+#: What to do when the device memory cannot be read: the end of every such refusal.
+_GIVE_DEVICE = "give --device-memory-mib or --machine (a catalogue GPU family), or --pin-cpu"
 
 
 class AdviceError(InputError):
@@ -75,6 +77,18 @@ class Advice:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """One case of the model's answer (CPU, no peak, measured peak), before the common variables are added."""
+
+    policy: str
+    env: dict[str, str]
+    reason: str
+    safe: int | None = None
+    fraction: float | None = None
+    notes: tuple[str, ...] = ()
 
 
 def _mib(x: float) -> str:
@@ -120,14 +134,14 @@ def _validate(kernels, peak_mib, device_mib, budget, pin_cpu):
     if pin_cpu:
         return
     if device_mib is None:
-        raise AdviceError("device memory unknown: give --device-memory-mib or --machine (a catalogue GPU family), "
-                          "or --pin-cpu for lectures pinned to CPU")
+        raise AdviceError(f"device memory unknown: {_GIVE_DEVICE} for lectures pinned to CPU")
     if peak_mib is not None and peak_mib > device_mib:
         raise AdviceError(f"peak {_mib(peak_mib)} per kernel is larger than the device ({_mib(device_mib)}): "
                           "no policy can run it; pin the lecture to CPU or use a larger GPU")
     if peak_mib is not None and peak_mib > budget * device_mib:
         raise AdviceError(f"peak {_mib(peak_mib)} per kernel exceeds the memory budget {budget:.2f} x "
-                          f"{_mib(device_mib)} = {_mib(budget * device_mib)}: raise --memory-budget or use a larger GPU")
+                          f"{_mib(device_mib)} = {_mib(budget * device_mib)}: raise --memory-budget or use a "
+                          "larger GPU")
 
 
 def _timeout(slowest_cell_s, slowdown):
@@ -149,6 +163,77 @@ def _timeout(slowest_cell_s, slowdown):
     return seconds, f"{TIMEOUT_MARGIN:g} x slowest cell {slowest_cell_s:g} s {how}, rounded up to a minute"
 
 
+# ---- the model's three cases ----------------------------------------------------------------------------
+
+def _pinned_to_cpu() -> _Choice:
+    return _Choice("cpu", {"JAX_PLATFORMS": "cpu"},
+                   "pinned to CPU: JAX_PLATFORMS=cpu keeps JAX off the GPU; the XLA memory variables act only on "
+                   "the GPU backend, so none is set",
+                   notes=("host memory and CPU cores are not modelled: N kernels share the runner's cores",))
+
+
+def _without_peak(kernels: int, budget: float, policies: dict[str, MemoryPolicy]) -> _Choice:
+    """No measured peak: the default for one kernel (or its budget as a fraction), else allocation on demand."""
+    notes = ("per-kernel peak not measured: safe N unknown",)
+    if kernels == 1 and budget < JAX_DEFAULT_PREALLOCATE:
+        env = policies["fraction"].environment(1, budget)
+        fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
+        return _Choice("fraction", env, f"one kernel and a budget of {budget:.2f}, below JAX's default "
+                       f"preallocation of 75%: the kernel preallocates {fraction:.2f} of the device instead",
+                       fraction=fraction, notes=notes)
+    if kernels == 1:
+        return _Choice("default", dict(policies["default"].env),
+                       "one kernel on the device: JAX's default (preallocate 75%) is the fastest allocator and "
+                       "nothing else competes for the memory", notes=notes)
+    return _Choice("no-prealloc", dict(policies["no-prealloc"].env),
+                   f"{kernels} kernels and no measured peak: allocate on demand so no kernel holds memory it "
+                   "does not use (under the default the first kernel takes 75% of the device and a later one "
+                   "can abort, incident 3); measure the peak with the concurrency suite for a safe N", notes=notes)
+
+
+def _safe_or_refuse(kernels: int, peak_mib: float, device_mib: float, budget: float,
+                    policies: dict[str, MemoryPolicy]) -> int:
+    """The safe N; refused when not even one kernel's slice holds the peak, or when `kernels` exceeds it."""
+    safe = safe_kernels(peak_mib, device_mib, budget, policies["fraction"])
+    if safe == 0:
+        f1 = _fraction(policies["fraction"], 1, budget)
+        raise AdviceError(f"--peak-mib {peak_mib:g}: one kernel's slice under the budget {budget:g} is "
+                          f"{f1:.2f} x {_mib(device_mib)} = {_mib(f1 * device_mib)} (fractions are set in "
+                          "hundredths, rounded down), smaller than the peak: raise --memory-budget")
+    if kernels > safe:
+        raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {_mib(peak_mib)} do not fit the budget "
+                          f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)} (each needs its own "
+                          f"slice of at least its peak); at most {safe} fit: run {safe} at once, or measure a "
+                          "smaller peak, or use a larger GPU")
+    return safe
+
+
+def _with_peak(kernels: int, peak_mib: float, device_mib: float, budget: float,
+               policies: dict[str, MemoryPolicy]) -> _Choice:
+    """A measured peak: the default for one kernel it fits, else each kernel its own slice (fraction)."""
+    safe = _safe_or_refuse(kernels, peak_mib, device_mib, budget, policies)
+    default_mib = JAX_DEFAULT_PREALLOCATE * device_mib
+    if kernels == 1 and peak_mib <= default_mib and budget >= JAX_DEFAULT_PREALLOCATE:
+        return _Choice("default", dict(policies["default"].env),
+                       f"one kernel of peak {_mib(peak_mib)}: JAX's default preallocation of 75% "
+                       f"({_mib(default_mib)}) holds it and nothing else competes", safe=safe)
+    n = kernels
+    env = policies["fraction"].environment(n, budget)
+    fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
+    slice_mib = fraction * device_mib
+    reason = (f"{n} kernel(s) of peak {_mib(peak_mib)} need {_mib(n * peak_mib)}, within the budget "
+              f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)}: each kernel preallocates "
+              f"its own {fraction:.2f} x {_mib(device_mib)} = {_mib(slice_mib)}, which holds its peak, "
+              "so no kernel can take another's memory")
+    if kernels > 1:
+        reason += (f" (under JAX's default the first kernel would take 75% = {_mib(default_mib)} and leave "
+                   f"{_mib(device_mib - default_mib)} to the other {kernels - 1}: incident 3)")
+    outside = device_mib - n * slice_mib
+    note = (f"{_mib(outside)} stays outside the kernels' pools for CUDA contexts and library workspaces "
+            f"({_mib(outside / n)} per kernel; not measured here)")
+    return _Choice("fraction", env, reason, safe=safe, fraction=fraction, notes=(note,))
+
+
 def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float | None = None,
               pin_cpu: bool = False, budget: float, policies: dict[str, MemoryPolicy], cache_dir: str,
               slowest_cell_s: float | None = None, slowdown: float | None = None,
@@ -157,106 +242,197 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
     _validate(kernels, peak_mib, device_mib, budget, pin_cpu)
     inputs = dict(kernels=kernels, peak_mib=peak_mib, peak_source=peak_source, device_mib=device_mib,
                   pin_cpu=pin_cpu, budget=budget, slowest_cell_s=slowest_cell_s, slowdown=slowdown)
-    common = {"JAX_COMPILATION_CACHE_DIR": cache_dir, "JAX_TRACEBACK_FILTERING": "off"}
-    notes = []
-    fraction = None
     if pin_cpu:
-        policy, safe = "cpu", None
-        env = {"JAX_PLATFORMS": "cpu"}
-        reason = ("pinned to CPU: JAX_PLATFORMS=cpu keeps JAX off the GPU; the XLA memory variables act only on "
-                  "the GPU backend, so none is set")
-        notes.append("host memory and CPU cores are not modelled: N kernels share the runner's cores")
+        choice = _pinned_to_cpu()
     elif peak_mib is None:
-        safe = None
-        if kernels == 1 and budget < JAX_DEFAULT_PREALLOCATE:
-            policy, env = "fraction", policies["fraction"].environment(1, budget)
-            fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
-            reason = (f"one kernel and a budget of {budget:.2f}, below JAX's default preallocation of 75%: the "
-                      f"kernel preallocates {fraction:.2f} of the device instead")
-        elif kernels == 1:
-            policy, env = "default", dict(policies["default"].env)
-            reason = ("one kernel on the device: JAX's default (preallocate 75%) is the fastest allocator and "
-                      "nothing else competes for the memory")
-        else:
-            policy, env = "no-prealloc", dict(policies["no-prealloc"].env)
-            reason = (f"{kernels} kernels and no measured peak: allocate on demand so no kernel holds memory it "
-                      "does not use (under the default the first kernel takes 75% of the device and a later one "
-                      "can abort, incident 3); measure the peak with the concurrency suite for a safe N")
-        notes.append("per-kernel peak not measured: safe N unknown")
+        choice = _without_peak(kernels, budget, policies)
     else:
-        safe = safe_kernels(peak_mib, device_mib, budget, policies["fraction"])
-        if safe == 0:
-            f1 = _fraction(policies["fraction"], 1, budget)
-            raise AdviceError(f"--peak-mib {peak_mib:g}: one kernel's slice under the budget {budget:g} is "
-                              f"{f1:.2f} x {_mib(device_mib)} = {_mib(f1 * device_mib)} (fractions are set in "
-                              "hundredths, rounded down), smaller than the peak: raise --memory-budget")
-        if kernels > safe:
-            raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {_mib(peak_mib)} do not fit the budget "
-                              f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)} (each needs its own "
-                              f"slice of at least its peak); at most {safe} fit: run {safe} at once, or measure a "
-                              "smaller peak, or use a larger GPU")
-        if kernels == 1 and peak_mib <= JAX_DEFAULT_PREALLOCATE * device_mib and budget >= JAX_DEFAULT_PREALLOCATE:
-            policy, env = "default", dict(policies["default"].env)
-            reason = (f"one kernel of peak {_mib(peak_mib)}: JAX's default preallocation of 75% "
-                      f"({_mib(JAX_DEFAULT_PREALLOCATE * device_mib)}) holds it and nothing else competes")
-        else:
-            n = kernels
-            policy, env = "fraction", policies["fraction"].environment(n, budget)
-            fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
-            slice_mib = fraction * device_mib
-            reason = (f"{n} kernel(s) of peak {_mib(peak_mib)} need {_mib(n * peak_mib)}, within the budget "
-                      f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)}: each kernel preallocates "
-                      f"its own {fraction:.2f} x {_mib(device_mib)} = {_mib(slice_mib)}, which holds its peak, "
-                      "so no kernel can take another's memory")
-            if kernels > 1:
-                reason += (f" (under JAX's default the first kernel would take 75% = "
-                           f"{_mib(JAX_DEFAULT_PREALLOCATE * device_mib)} and leave "
-                           f"{_mib((1 - JAX_DEFAULT_PREALLOCATE) * device_mib)} to the other {kernels - 1}: incident 3)")
-            notes.append(f"{_mib(device_mib - n * slice_mib)} stays outside the kernels' pools for CUDA contexts and "
-                         f"library workspaces ({_mib((device_mib - n * slice_mib) / n)} per kernel; not measured here)")
+        choice = _with_peak(kernels, peak_mib, device_mib, budget, policies)
+    notes = choice.notes
     if peak_mib is not None and not pin_cpu:
-        notes.append(f"model: N kernels fit when N x peak <= budget x device memory and each kernel's slice holds its "
-                     f"peak; safe N = {safe}")
+        notes += (f"model: N kernels fit when N x peak <= budget x device memory and each kernel's slice holds "
+                  f"its peak; safe N = {choice.safe}",)
     cell_timeout, timeout_reason = _timeout(slowest_cell_s, slowdown)
-    env = {**env, **common, "JAXCI_CELL_TIMEOUT_S": str(cell_timeout)}
-    return Advice(policy=policy, reason=reason, kernels=kernels, safe_kernels=safe, fraction=fraction, env=env,
-                  cell_timeout_s=cell_timeout, cell_timeout_reason=timeout_reason, notes=tuple(notes), inputs=inputs)
+    env = {**choice.env, "JAX_COMPILATION_CACHE_DIR": cache_dir, "JAX_TRACEBACK_FILTERING": "off",
+           "JAXCI_CELL_TIMEOUT_S": str(cell_timeout)}
+    return Advice(policy=choice.policy, reason=choice.reason, kernels=kernels, safe_kernels=choice.safe,
+                  fraction=choice.fraction, env=env, cell_timeout_s=cell_timeout,
+                  cell_timeout_reason=timeout_reason, notes=notes, inputs=inputs)
+
+
+# ---- device memory: the catalogue, else NVML ------------------------------------------------------------
+
+def known_machine(machine: str, results: str | None) -> bool:
+    """True for a catalogue family; False for a local asv machine name, allowed only when its results are
+    read (--results) and only if it stays one folder under results/. Anything else is refused, --pin-cpu
+    or not: a typo must not pass silently."""
+    if machine in load_catalogue():
+        return True
+    if not results:
+        raise AdviceError(f"--machine {machine!r}: unknown machine, not a family of env_matrix/machines.toml "
+                          "(jaxci machine --list shows them)")
+    try:
+        machine_name("--machine", machine)
+    except InputError as exc:
+        raise AdviceError(str(exc)) from None
+    return False
+
+
+def catalogue_device_mib(machine: str) -> float:
+    """The catalogue's gpu_memory_mib of a family; refused where it lists no GPU or no figure."""
+    family = get_machine(machine)
+    figure = family.figure("gpu_memory_mib")
+    if not family.has_gpu:
+        raise AdviceError(f"--machine {machine}: the catalogue lists no GPU on it; use --pin-cpu")
+    if figure.value is None:
+        raise AdviceError(f"--machine {machine}: gpu_memory_mib not in the catalogue ({figure.reason}); "
+                          "give --device-memory-mib")
+    return float(figure.value)
+
+
+def _nvml_failure() -> str | None:
+    """Why NVML reads no GPU, when the NVIDIA library is there and fails (no driver, no permission);
+    None when there is no pynvml or no library (a machine without NVIDIA's driver) or NVML works.
+    jaxci.nvml reads any failure as "no GPU", right for benchmarks, wrong for advice."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError_LibraryNotFound:
+        return None
+    except Exception as exc:  # NVMLError_DriverNotLoaded, NoPermission, ...
+        return str(exc) or type(exc).__name__
+    try:  # the calls jaxci.nvml.gpus() makes, for the first GPU
+        pynvml.nvmlSystemGetDriverVersion()
+        if pynvml.nvmlDeviceGetCount():
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            pynvml.nvmlDeviceGetName(handle)
+            pynvml.nvmlDeviceGetMemoryInfo(handle)
+    except Exception as exc:
+        return str(exc) or type(exc).__name__
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+    return None
+
+
+def nvml_device_mib() -> tuple[float, str] | None:
+    """GPU 0's memory as NVML reports it (what nvidia-smi reads) and a note saying so; None where this
+    machine has no NVIDIA GPU. NVML that is there but fails is refused, never read as "no GPU": a GPU
+    runner advised as if its memory were unknown would stop later with a vaguer error."""
+    from jaxci import nvml
+
+    found = nvml.gpus()
+    if not found:
+        failure = _nvml_failure()
+        if failure is not None:
+            raise AdviceError(f"NVML is installed but failed ({failure[:200]}); {_GIVE_DEVICE}")
+        if nvml.gpu_present():
+            try:
+                import pynvml  # noqa: F401
+                hint = ""
+            except ImportError:
+                hint = " (pip install nvidia-ml-py)"
+            raise AdviceError(f"an NVIDIA GPU is listed in /proc/driver/nvidia/gpus but NVML cannot read it{hint}; "
+                              f"{_GIVE_DEVICE}")
+        return None
+    gpu = found[0]
+    if gpu.memory_mib <= 0:
+        raise AdviceError(f"NVML reported {gpu.memory_mib} MiB as the memory of GPU 0 ({gpu.name}), not a device "
+                          "size; give --device-memory-mib")
+    others = f" of {len(found)}" if len(found) > 1 else ""
+    return float(gpu.memory_mib), f"device memory from NVML: GPU 0{others}, {gpu.name}, {_mib(gpu.memory_mib)}"
 
 
 # ---- measured inputs from asv results -------------------------------------------------------------------
 
 def read_concurrency(results_dir: str, machine: str) -> dict[tuple, float]:
     """The concurrency tracks of the newest result file of `machine` that has them:
-    {(track, n_workers, policy, device): value}, finite values only. Reads through asv's own API."""
+    {(track, n_workers, policy, device): value}, finite values only. Read through jaxci.results.records
+    (asv's own API), imported here so that `jaxci env` without --results never imports asv."""
     try:
-        from asv.results import iter_results_for_machine
+        import asv  # noqa: F401  records needs it; say so before reading anything
     except ImportError:
-        raise AdviceError("reading --results needs asv (pip install 'jax-ci-bench[bench]'); or give --peak-mib") from None
-    import ast
-    import itertools
+        raise AdviceError("reading --results needs asv (pip install 'jax-ci-bench[bench]'); "
+                          "or give --peak-mib") from None
+    from jaxci.results.records import ResultsError, load_results
 
     if not os.path.isdir(os.path.join(results_dir, machine)):
         raise AdviceError(f"--results {results_dir}: no results for machine {machine!r} there")
-    newest, values = None, {}
-    for results in iter_results_for_machine(results_dir, machine):
-        keys = [k for k in results.get_all_result_keys() if k.startswith(CONCURRENCY_KEY.format(""))]
-        if not keys or (newest is not None and results.date <= newest):
-            continue
-        newest, values = results.date, {}
-        for key in keys:
-            params = results.get_result_params(key)
-            for combo, value in zip(itertools.product(*params), results.get_result_value(key, params)):
-                if value is not None and math.isfinite(value):
-                    values[(key.rsplit(".", 1)[1], *(ast.literal_eval(p) for p in combo))] = value
-    if not values:
-        raise AdviceError(f"--results {results_dir}: machine {machine!r} has no measured concurrency results")
-    return values
+    try:
+        loaded = load_results(results_dir)
+    except ResultsError as exc:
+        raise AdviceError(f"--results {results_dir}: {exc}") from None
+    by_file: dict[str, list] = {}
+    for rec in loaded.records:
+        if rec.machine == machine and rec.benchmark.startswith(CONCURRENCY_KEY.format("")):
+            by_file.setdefault(rec.file, []).append(rec)
+    if by_file:
+        newest = max(by_file, key=lambda f: (by_file[f][0].date, f))
+        values = {(rec.method, *rec.params.values()): rec.value for rec in by_file[newest]
+                  if rec.ok and math.isfinite(rec.value)}
+        if values:
+            return values
+    folder = os.path.join(results_dir, machine)
+    why = next((f" ({one_line(e, 200)})" for e in loaded.errors if folder in e), "")
+    raise AdviceError(f"--results {results_dir}: machine {machine!r} has no measured concurrency results{why}")
 
 
 def measured_peak(values: dict[tuple, float]) -> float | None:
     """The largest per-kernel GPU peak over every measured policy and N (conservative)."""
-    peaks = [v for (track, _, _, device), v in values.items() if track == "track_peak_memory_mib" and device == "gpu"]
+    peaks = [v for (track, _, _, device), v in values.items()
+             if track == "track_peak_memory_mib" and device == "gpu"]
     return max(peaks) if peaks else None
+
+
+def _measured_at(advice: Advice, values: dict[tuple, float], kernels: int, machine: str,
+                 pin_cpu: bool) -> tuple[float | None, str]:
+    """The measured slowdown of the recommended policy at this N (the suite measures N <= 4), and a note
+    of how many of its workers died there."""
+    n, device = min(kernels, 4), "cpu" if pin_cpu else "gpu"
+    policy = "default" if advice.policy == "cpu" else advice.policy
+    died = values.get(("track_workers_died", n, policy, device))
+    seen = f"{died:g} of {n} worker(s) died" if died is not None else "not measured"
+    return (values.get(("track_slowdown", n, policy, device)),
+            f"measured on {machine}, {policy} on {device} at n={n}: {seen}")
+
+
+def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results: str | None = None,
+           peak_mib: float | None = None, device_mib: float | None = None, pin_cpu: bool = False,
+           memory_budget: float | None = None, slowest_cell_s: float | None = None) -> Advice:
+    """`jaxci env`'s answer from what a user gives: the inputs it lacks come from the catalogue (device
+    memory), NVML (device memory, when neither it nor a machine is given) and asv results (peak, slowdown)."""
+    policies, default_budget = load_policies()
+    budget = default_budget if memory_budget is None else memory_budget
+    if results and not machine:
+        raise AdviceError("--results needs --machine: the asv machine whose results to read")
+    notes = []
+    if machine is not None:
+        if known_machine(machine, results) and device_mib is None and not pin_cpu:
+            device_mib = catalogue_device_mib(machine)
+    elif device_mib is None and not pin_cpu:
+        device_mib, note = nvml_device_mib() or (None, None)
+        notes += [note] if note else []
+    peak, peak_source, values = peak_mib, "given", {}
+    if results:
+        values = read_concurrency(results, machine)
+        if peak is None and not pin_cpu:
+            peak = measured_peak(values)
+            if peak is not None:
+                peak_source = f"measured: largest gpu track_peak_memory_mib in {results}/{machine}"
+    kwargs = dict(peak_mib=peak, device_mib=device_mib, pin_cpu=pin_cpu, budget=budget, policies=policies,
+                  cache_dir=cache_dir, slowest_cell_s=slowest_cell_s, peak_source=peak_source)
+    advice = recommend(kernels, **kwargs)
+    if values:
+        slowdown, note = _measured_at(advice, values, kernels, machine, pin_cpu)
+        if slowdown is not None:
+            advice = recommend(kernels, slowdown=slowdown, **kwargs)
+        notes.append(note)
+    return replace(advice, notes=(*advice.notes, *notes)) if notes else advice
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
@@ -269,102 +445,26 @@ def render(advice: Advice, fmt: str) -> str:
         if bad:
             raise AdviceError(f"cannot write {', '.join(bad)} as a $GITHUB_ENV line: a newline in the value")
         return "\n".join(f"{k}={v}" for k, v in advice.env.items())
+    safe = advice.safe_kernels if advice.safe_kernels is not None else "unknown"
     head = [f"policy: {advice.policy}", f"why: {advice.reason}",
-            f"kernels: {advice.kernels} requested, safe: {advice.safe_kernels if advice.safe_kernels is not None else 'unknown'}",
+            f"kernels: {advice.kernels} requested, safe: {safe}",
             f"per-cell timeout: {advice.cell_timeout_s} s ({advice.cell_timeout_reason})",
             *(f"note: {n}" for n in advice.notes)]
     if fmt == "yaml":
         return "\n".join([*(f"# {line}" for line in head), "env:",
                           *(f"  {k}: {json.dumps(v)}" for k, v in advice.env.items())])
     if fmt == "shell":
-        return "\n".join([*(f"# {line}" for line in head), *(f"export {k}={shlex.quote(v)}" for k, v in advice.env.items())])
+        return "\n".join([*(f"# {line}" for line in head),
+                          *(f"export {k}={shlex.quote(v)}" for k, v in advice.env.items())])
     return "\n".join([*head, "env:", *(f"  {k}={v}" for k, v in advice.env.items())])
 
 
-# ---- command line ---------------------------------------------------------------------------------------
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jaxci env", description="Recommended JAX/XLA environment for N kernels on one device.")
-    p.add_argument("--kernels", type=int, default=1, help="notebook kernels running at once (default 1)")
-    p.add_argument("--peak-mib", type=float, help="measured per-kernel peak device memory, MiB")
-    p.add_argument("--results", metavar="DIR", help="asv results directory to read the measured peak from (needs --machine)")
-    p.add_argument("--machine", help="catalogue family (device memory) and asv machine name (results)")
-    p.add_argument("--device-memory-mib", type=float, help="device memory, MiB (overrides the catalogue)")
-    p.add_argument("--pin-cpu", action="store_true", help="the lectures run on CPU (JAX_PLATFORMS=cpu)")
-    p.add_argument("--memory-budget", type=float, help="fraction of device memory all kernels together may use "
-                                                       "(default: env_matrix/memory_policies.toml)")
-    p.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/jax-compilation-cache"),
-                   help="JAX persistent compilation cache directory")
-    p.add_argument("--slowest-cell-s", type=float, help="measured time of the slowest cell, seconds")
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="text; yaml (a workflow env: block); github (lines for $GITHUB_ENV); shell (exports); json")
-    return p
-
-
-def advise(args: argparse.Namespace) -> Advice:
-    policies, default_budget = load_policies()
-    budget = default_budget if args.memory_budget is None else args.memory_budget
-    device_mib, peak, peak_source, values = args.device_memory_mib, args.peak_mib, "given", {}
-    if args.machine is not None and args.machine not in load_catalogue():
-        # always checked, --pin-cpu or not: a typo must not pass silently. Only an asv machine whose
-        # results are read (--results) may be a local name, and it must stay one folder under results/.
-        if not args.results:
-            raise AdviceError(f"--machine {args.machine!r}: unknown machine, not a family of env_matrix/machines.toml "
-                              "(jaxci machine --list shows them)")
-        try:
-            machine_name("--machine", args.machine)
-        except InputError as exc:
-            raise AdviceError(str(exc)) from None
-    elif args.machine and device_mib is None and not args.pin_cpu:
-        machine = get_machine(args.machine)
-        figure = machine.figure("gpu_memory_mib")
-        if not machine.has_gpu:
-            raise AdviceError(f"--machine {args.machine}: the catalogue lists no GPU on it; use --pin-cpu")
-        if figure.value is None:
-            raise AdviceError(f"--machine {args.machine}: gpu_memory_mib not in the catalogue ({figure.reason}); "
-                              "give --device-memory-mib")
-        device_mib = float(figure.value)
-    if args.results:
-        if not args.machine:
-            raise AdviceError("--results needs --machine: the asv machine whose results to read")
-        values = read_concurrency(args.results, args.machine)
-        if peak is None and not args.pin_cpu:
-            peak = measured_peak(values)
-            if peak is not None:
-                peak_source = f"measured: largest gpu track_peak_memory_mib in {args.results}/{args.machine}"
-    kwargs = dict(peak_mib=peak, device_mib=device_mib, pin_cpu=args.pin_cpu, budget=budget, policies=policies,
-                  cache_dir=args.cache_dir, slowest_cell_s=args.slowest_cell_s, peak_source=peak_source)
-    advice = recommend(args.kernels, **kwargs)
-    if not values:
-        return advice
-    # the measured slowdown and deaths of the recommended policy at this N (the suite measures N <= 4)
-    n, device = min(args.kernels, 4), "cpu" if args.pin_cpu else "gpu"
-    policy = "default" if advice.policy == "cpu" else advice.policy
-    slowdown = values.get(("track_slowdown", n, policy, device))
-    if slowdown is not None:
-        advice = recommend(args.kernels, slowdown=slowdown, **kwargs)
-    died = values.get(("track_workers_died", n, policy, device))
-    seen = f"{died:g} of {n} worker(s) died" if died is not None else "not measured"
-    return replace(advice, notes=(*advice.notes, f"measured on {args.machine}, {policy} on {device} at n={n}: {seen}"))
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    try:
-        advice = advise(args)
-    except (AdviceError, CatalogueError) as exc:
-        print(f"jaxci env: error: {exc}", file=sys.stderr)
-        return 2
-    if args.format == "github":  # $GITHUB_ENV takes only KEY=value lines: the reasons go to the log
-        print(render(advice, "text"), file=sys.stderr)
-    try:
-        text = render(advice, args.format)
-    except AdviceError as exc:
-        print(f"jaxci env: error: {exc}", file=sys.stderr)
-        return 2
-    print(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def render_outputs(advice: Advice) -> str:
+    """The jax-env action's step outputs, as $GITHUB_OUTPUT lines (a newline would forge another output)."""
+    safe = "" if advice.safe_kernels is None else str(advice.safe_kernels)
+    outputs = {"policy": advice.policy, "safe-kernels": safe, "cell-timeout": str(advice.cell_timeout_s),
+               "cache-dir": advice.env["JAX_COMPILATION_CACHE_DIR"]}
+    bad = [k for k, v in outputs.items() if "\n" in v or "\r" in v]
+    if bad:
+        raise AdviceError(f"cannot write {', '.join(bad)} as a $GITHUB_OUTPUT line: a newline in the value")
+    return "\n".join(f"{k}={v}" for k, v in outputs.items())

@@ -11,16 +11,15 @@ runners round up to whole minutes instead). The model, stated once and used by b
     dollars        = billed_seconds / 3600 x price_per_hour        (on-demand; RunsOn's licence is extra)
 
 Pure functions over catalogue records: nothing here measures or guesses; a missing figure stays None.
+The cost table for measured suite times: `python -m jaxci.commands.jobcost FAMILY=SUITE_MINUTES ...`.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from dataclasses import asdict, dataclass
 
-from jaxci.catalogue import CatalogueError, Figure, Machine, catalogue_defaults, load_catalogue
+from jaxci.catalogue import CatalogueError, Figure, Machine
 
 
 def _default(defaults: dict[str, Figure], key: str) -> float:
@@ -94,41 +93,3 @@ def job_cost(machine: Machine, defaults: dict[str, Figure], suite_minutes: float
     dollars = None if price.value is None else billed / 3600 * float(price.value)
     return JobCost(machine.name, machine.runner, suite_minutes, suite_source, overhead_minutes, overhead_source,
                    job, billed, rule, price.value, dollars, note)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m jaxci.ci.jobcost FAMILY=SUITE_MINUTES ...`: the cost table for measured suite times."""
-    parser = argparse.ArgumentParser(prog="python -m jaxci.ci.jobcost", description=main.__doc__)
-    parser.add_argument("suites", nargs="*", metavar="FAMILY=MINUTES", help="measured full-scale suite minutes")
-    parser.add_argument("--overhead-minutes", type=float, help="measured job overhead (default: catalogue)")
-    args = parser.parse_args(argv)
-    try:
-        catalogue, defaults = load_catalogue(), catalogue_defaults()
-        measured = {}
-        for item in args.suites:
-            name, _, minutes = item.partition("=")
-            if name not in catalogue:
-                raise CatalogueError(f"{item}: unknown family {name!r}")
-            try:
-                measured[name] = float(minutes)
-            except ValueError:
-                raise CatalogueError(f"{item}: suite minutes must be a number") from None
-        print("| family | suite min | overhead min | job min | billed s | $/h | $ per run | rule |")
-        print("|---|---|---|---|---|---|---|---|")
-        for name in measured or catalogue:
-            cost = job_cost(catalogue[name], defaults, measured.get(name), overhead_minutes=args.overhead_minutes)
-            fmt = lambda v, f: "not measured" if v is None else format(v, f)  # noqa: E731
-            print(f"| {name} | {fmt(cost.suite_minutes, '.1f')} | {cost.overhead_minutes:.1f} | "
-                  f"{fmt(cost.job_minutes, '.1f')} | {fmt(cost.billed_seconds, '.0f')} | {cost.price_per_hour} | "
-                  f"{fmt(cost.dollars, '.3f')} | {cost.billing_rule or '-'} |")
-        print(f"\nsuite minutes: {'measured, as given' if measured else 'not measured'}; overhead: "
-              f"{'measured, as given' if args.overhead_minutes is not None else cost.overhead_source}; "
-              "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/ci/jobcost.py docstring.")
-    except (CatalogueError, ValueError) as exc:
-        print(f"jaxci jobcost: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-config", metavar="FILE", type=Path, default=None,
                    help="write the CI change to apply (a patch: CPU-pinned kernels, per-lecture timeouts, "
                         "the jax-env step) to FILE")
-    from jaxci.audit.ci.cli import add_arguments  # the CI audit's options (issue 19)
+    from jaxci.commands.audit_ci import add_arguments  # the CI audit's options (issue 19)
 
     add_arguments(p)
     return p
@@ -59,7 +59,7 @@ def emit_config(args, verdicts) -> None:
     from jaxci.audit import emit
 
     config = emit.build(verdicts, args.machine)
-    from jaxci.audit.ci.cli import extend_emitted  # the CI audit's fixes join the same patch (issue 19)
+    from jaxci.commands.audit_ci import extend_emitted  # the CI audit's fixes join the same patch (issue 19)
 
     extend_emitted(args, config)
     args.emit_config.write_text(emit.render(config), encoding="utf-8")
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = repo.audit_static(args.path, model)
     if not verdicts:
         print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
-        from jaxci.audit.ci.cli import wanted
+        from jaxci.commands.audit_ci import wanted
 
         if not wanted(args):  # nothing audited is not "all fine" (issue 17)
             return 2
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
-    from jaxci.audit.ci.cli import attach  # the repository's CI, when it has .github/workflows (issue 19)
+    from jaxci.commands.audit_ci import attach  # the repository's CI, when it has .github/workflows (issue 19)
 
     text = attach(args, verdicts, text)
     if args.output:

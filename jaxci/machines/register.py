@@ -7,7 +7,6 @@ were installed; they go into the same asv machine entry, so asv copies them into
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import socket
@@ -15,7 +14,7 @@ import sys
 from pathlib import Path
 
 from jaxci import nvml
-from jaxci.catalogue import CatalogueError, load_catalogue
+from jaxci.catalogue import load_catalogue
 from jaxci.util.validate import InputError, backend, machine_name
 
 
@@ -124,28 +123,3 @@ def register(name: str, *, local: bool = False, machine_file: str | None = None,
         print(f"warning: {warning}", file=sys.stderr)
     MachineCollection.save(name, info, _path=machine_file)
     return info
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci machine", description=__doc__.splitlines()[0])
-    parser.add_argument("name", nargs="?", help="catalogue family (env_matrix/machines.toml), or a local name")
-    parser.add_argument("--local", action="store_true",
-                        help="register a machine that is not a runner family (results stay git-ignored)")
-    parser.add_argument("--machine-file", help="asv machine file (default: ~/.asv-machine.json)")
-    parser.add_argument("--list", action="store_true", help="list the catalogue names and exit")
-    args = parser.parse_args(argv)
-    try:
-        if args.list:
-            for name, entry in sorted(load_catalogue().items()):
-                print(f"{name:14s} {entry.description}")
-            return 0
-        name = args.name or (default_local_name() if args.local else None)
-        if not name:
-            parser.error("give a catalogue name, or --local")
-        info = register(name, local=args.local, machine_file=args.machine_file)
-    except (InputError, CatalogueError) as exc:
-        print(f"jaxci machine: {exc}", file=sys.stderr)
-        return 2
-    print(f"registered asv machine {name!r}: {info['cpu']}, {info['num_cpu']} CPUs, {info['gpu']}, "
-          f"backend {info['jaxci_backend']}")
-    return 0

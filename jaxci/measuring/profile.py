@@ -13,8 +13,6 @@ diagnostics: they never feed the benchmark history.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import tempfile
@@ -185,29 +183,3 @@ def render(s: dict) -> str:
         lines.append(f"    {item['seconds']:10.6f} s  x{item['count']:<6d} {item['name'][:70]}")
     lines.append("  (diagnostic only: tracing changes timings; profiles never enter the benchmark history)")
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci profile", description=__doc__.splitlines()[0])
-    parser.add_argument("kernel", choices=KERNELS)
-    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    parser.add_argument("--dtype", choices=("float32", "float64"), default=None,
-                        help="default: float64 for kalman-grad and nuts (the incident), float32 for scan")
-    parser.add_argument("--n", type=int, default=None,
-                        help="scan steps / Kalman periods / NUTS warm-up and sample count")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    args = parser.parse_args(argv)
-    dtype = args.dtype or ("float32" if args.kernel == "scan" else "float64")
-    if args.device == "gpu":
-        from jaxci.nvml import gpu_present
-
-        if not gpu_present():
-            print("jaxci profile: --device gpu, but NVML finds no NVIDIA GPU on this machine", file=sys.stderr)
-            return 2
-    try:
-        summary = profile(args.kernel, args.device, dtype, args.n)
-    except ProfileError as exc:
-        print(f"jaxci profile: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(summary, indent=2, default=float) if args.json else render(summary))
-    return 0

@@ -21,10 +21,8 @@ fails to install or run is recorded with the reason (.jaxci/history/<machine>.js
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
-import os
 import re
 import subprocess
 import sys
@@ -34,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
+from jaxci.results.asvrun import asv_exe
+from jaxci.results.records import FormatError, any_value, load_benchmarks_json, measured_keys
 from jaxci.util.git import GitError, git
 from jaxci.util.pins import pin_jax
 
@@ -245,42 +245,11 @@ def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str
 
 # ---- measuring -----------------------------------------------------------------------------------------
 
-def _result_rows(results_dir: Path, machine: str, commit: str):
-    """(benchmark, asv result row) of every result file of `commit` in results/<machine>/."""
-    for path in (results_dir / machine).glob(f"{commit[:8]}-*.json"):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if data.get("commit_hash") == commit:
-            yield from data.get("results", {}).items()
-
-
-def measured_keys(results_dir: Path, machine: str, commit: str) -> set[str]:
-    """Benchmarks with a result for `commit` in results/<machine>/ (any value, failed included)."""
-    return {key for key, _ in _result_rows(results_dir, machine, commit)}
-
-
-def any_value(results_dir: Path, machine: str, commit: str) -> bool:
-    """True when a result file of `commit` holds at least one measured number (not failed, not n/a)."""
-    import math
-
-    def numbers(value):
-        if isinstance(value, list):
-            for item in value:
-                yield from numbers(item)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            yield value
-
-    return any(any(True for _ in numbers(row[:1] if isinstance(row, list) else row))
-               for _, row in _result_rows(results_dir, machine, commit))
-
-
 def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | None:
     """Names in asv's benchmarks.json matching any --bench regex (asv's re.search rule); None if unknown."""
     try:
-        names = [k for k in json.loads((results_dir / "benchmarks.json").read_text()) if k != "version"]
-    except (OSError, ValueError):
+        names = list(load_benchmarks_json(results_dir / "benchmarks.json"))
+    except FormatError:
         return None
     return {n for n in names if not patterns or any(re.search(p, n) for p in patterns)}
 
@@ -292,20 +261,6 @@ class Outcome:
     status: str      # measured | skipped (already measured) | failed
     seconds: float
     reason: str = ""
-
-
-def asv_exe() -> str:
-    beside = Path(sys.executable).with_name("asv")
-    return str(beside) if beside.exists() else "asv"
-
-
-def asv_env(scale: str, backend: str) -> dict:
-    """The environment of each asv run: the scale and backend, and this interpreter's bin first on PATH so
-    asv's virtualenv is made from it (a pyenv shim for python3.12 may not run where 3.12 is not global)."""
-    env = dict(os.environ, JAXCI_SCALE=scale, JAXCI_BACKEND=backend)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.pop("JAX_PLATFORMS", None)
-    return env
 
 
 def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: dict, log: Path) -> tuple[bool, str]:
@@ -386,8 +341,6 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
     return outcomes
 
 
-# ---- command line --------------------------------------------------------------------------------------
-
 def choose(all_releases: list[str], releases: list[str] | None, since: str | None) -> list[str]:
     """The releases to measure, newest first."""
     if releases:
@@ -407,97 +360,11 @@ def choose(all_releases: list[str], releases: list[str] | None, since: str | Non
     return sorted(picked, key=version_key, reverse=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci history", description=__doc__.splitlines()[0])
-    parser.add_argument("--releases", help="comma-separated JAX releases (default: every installable one)")
-    parser.add_argument("--since", help="only releases at or after this one")
-    parser.add_argument("--bench", action="append", default=[], help="asv --bench regex (repeatable)")
-    parser.add_argument("--scale", choices=("ci", "full"), default=os.environ.get("JAXCI_SCALE", "ci"),
-                        help="JAXCI_SCALE for the runs (default: $JAXCI_SCALE, else ci)")
-    parser.add_argument("--machine", help="registered asv machine (default: local-<hostname>, registered)")
-    parser.add_argument("--backend", choices=tuple(BACKEND_WHEEL), default=os.environ.get("JAXCI_BACKEND", "cpu"))
-    parser.add_argument("--base", help="base commit of the chain (default: the existing branch's, else HEAD)")
-    parser.add_argument("--force", action="store_true", help="run releases already measured again")
-    parser.add_argument("--dry-run", action="store_true", help="build the branch and tags, measure nothing")
-    parser.add_argument("--validate", metavar="TEXT",
-                        help="only check a workflow input: empty, 'all', or releases like 0.11.0,0.11.1")
-    parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
-    args = parser.parse_args(argv)
-    if args.validate is not None:
-        try:
-            value = args.validate.strip()
-            value = value if value in ("", "all") else ",".join(parse_releases(value))
-        except (HistoryError, GitError) as exc:
-            print(f"jaxci history: {exc}", file=sys.stderr)
-            return 2
-        print(f"jaxci history: {value or 'no backfill'}")
-        if args.github_output:
-            with open(args.github_output, "a") as fh:
-                fh.write(f"history={value}\n")
-        return 0
-    repo = checkout_root()
-    try:
-        if args.backend not in BACKEND_WHEEL:
-            raise HistoryError(f"--backend {args.backend!r}: expected one of {', '.join(BACKEND_WHEEL)}")
-        wanted = parse_releases(args.releases) if args.releases else None
-        print("jaxci history: asking the package index which JAX releases install here ...", flush=True)
-        all_releases = installable_releases(args.backend)
-        todo = choose(all_releases, wanted, args.since)
-        jaxlibs = set(index_versions("jaxlib"))
-        dates = release_dates(all_releases)
-        chain_releases = [v for v in all_releases if v in dates]
-        base = args.base or existing_base(repo) or "HEAD"
-        specs = numpyro_jax_specs(repo / ".jaxci" / "history" / "numpyro-jax-requirements.json")
-        numpyro = {v: numpyro_for(v, specs) for v in chain_releases}
-        chain = build_chain(repo, base, chain_releases, dates, jaxlibs, numpyro)
-        print(f"jaxci history: branch {BRANCH}: {len(chain.commits)} release commits over {chain.base[:8]} "
-              f"({chain_releases[0]} .. {chain_releases[-1]}), tags {TAG_PREFIX}*", flush=True)
-        if chain.moved_tags:
-            print(f"jaxci history: warning: {len(chain.moved_tags)} tag(s) moved to the new chain over "
-                  f"{chain.base[:8]} ({chain.moved_tags[0]} .. {chain.moved_tags[-1]}); results taken on the old "
-                  "chain no longer sit on a release tag", file=sys.stderr)
-        todo = [v for v in todo if v in chain.commits]
-        if args.dry_run:
-            print("jaxci history: --dry-run: would measure " + ", ".join(todo))
-            return 0
-        machine = args.machine or _register_local()
-        results_dir = repo / "results"
-        env = asv_env(args.scale, args.backend)
-    except (HistoryError, subprocess.TimeoutExpired, OSError) as exc:
-        print(f"jaxci history: {exc}", file=sys.stderr)
-        return 2
-    start = time.monotonic()
-    outcomes = backfill(repo, machine, todo, chain, args.bench, env, results_dir, force=args.force)
-    failed = [o for o in outcomes if o.status == "failed"]
-    print(f"jaxci history: done in {time.monotonic() - start:.0f} s: "
-          f"{sum(o.status == 'measured' for o in outcomes)} measured, "
-          f"{sum(o.status == 'skipped' for o in outcomes)} already measured, {len(failed)} failed")
-    for o in failed:
-        print(f"  jax {o.release}: {o.reason}")
-    print(f"jaxci history: state in {state_path(machine, repo)}; next: asv publish, then "
-          f"asv compare {TAG_PREFIX}<old> {TAG_PREFIX}<new> --machine {machine}")
-    return 1 if failed and len(failed) == len(outcomes) else 0
-
-
 def checkout_root() -> Path:
     """The jax-ci-bench checkout to work in: the git top level of the current directory when it is one
     (jaxci installed from a wheel, as in the bench workflow), else the checkout this jaxci comes from."""
     try:
         top = Path(git(Path.cwd(), "rev-parse", "--show-toplevel"))
-    except (HistoryError, OSError):
+    except (GitError, OSError):
         return REPO_ROOT
     return top if (top / "asv.conf.json").is_file() and (top / "env_matrix").is_dir() else REPO_ROOT
-
-
-def _register_local() -> str:
-    import socket
-
-    from jaxci.machines.register import register
-
-    name = f"local-{socket.gethostname()}"
-    register(name, local=True)
-    return name
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

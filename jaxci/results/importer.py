@@ -12,18 +12,17 @@ value (the import says so, with the ratio); a capture that adds nothing was impo
 
 from __future__ import annotations
 
-import argparse
-import itertools
 import json
-import math
 import shutil
-import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
+from jaxci.util.git import head
+from jaxci.results.records import FormatError, combinations, is_number, load_benchmarks_json, load_file, \
+    load_machine_json, merge_files
 
 CAPTURE_FORMAT = 1
 HARDWARE_KEYS = ("gpu", "cpu", "num_cpu", "arch")   # what one machine name must keep across imports
@@ -104,28 +103,24 @@ def read_capture(root: Path) -> Capture:
 
 def check_schema(cap: Capture) -> dict:
     """asv loads machine.json, every results file and benchmarks.json (their api versions included)."""
-    from asv import util
-    from asv.machine import Machine
-    from asv.results import Results
-
     try:
-        info = util.load_json(str(cap.machine_dir / "machine.json"), api_version=Machine.api_version)
-    except (util.UserError, OSError) as exc:
-        raise ImportRefused(f"results/{cap.machine}/machine.json: {exc}") from None
+        info = load_machine_json(cap.machine_dir / "machine.json")
+    except FormatError as exc:
+        raise ImportRefused(f"results/{cap.machine}/machine.json: {exc.reason}") from None
     if info.get("machine") != cap.machine:
         raise ImportRefused(f"results/{cap.machine}/machine.json names machine {info.get('machine')!r}")
     for path in cap.result_files:
         try:
-            Results.load(str(path), machine_name=cap.machine)
-        except Exception as exc:  # asv raises UserError; a damaged file can raise anything
-            raise ImportRefused(f"results/{cap.machine}/{path.name}: not an asv results file ({exc})") from None
+            load_file(path, cap.machine)
+        except FormatError as exc:
+            raise ImportRefused(f"results/{cap.machine}/{path.name}: {exc.reason}") from None
     bench = cap.root / "results" / "benchmarks.json"
     if not bench.is_file():
         raise ImportRefused("results.tar.gz: no results/benchmarks.json (asv writes it on every run)")
     try:
-        util.load_json(str(bench), api_version=2)
-    except util.UserError as exc:
-        raise ImportRefused(f"results/benchmarks.json: {exc}") from None
+        load_benchmarks_json(bench)
+    except FormatError as exc:
+        raise ImportRefused(f"results/benchmarks.json: {exc.reason}") from None
     return info
 
 
@@ -160,76 +155,16 @@ def check_machine(cap: Capture, info: dict, catalogue: dict) -> None:
 
 def gpu_values(cap: Capture) -> list[str]:
     """Combinations with device 'gpu' that hold a number (not failed, not n/a)."""
-    from asv.results import Results
-
-    found = []
-    for path in cap.result_files:
-        res = Results.load(str(path), machine_name=cap.machine)
-        for key in res.get_all_result_keys():
-            params = res.get_result_params(key) or []
-            values = res.get_result_value(key, params)
-            if not params:
-                continue
-            for combo, value in zip(itertools.product(*params), values):
-                if "'gpu'" in combo and isinstance(value, (int, float)) and not math.isnan(value):
-                    found.append(f"{key}({', '.join(combo)})")
-    return found
+    return [f"{key}({', '.join(combo)})" for path in cap.result_files
+            for key, combo, value in combinations(load_file(path, cap.machine))
+            if "'gpu'" in combo and is_number(value)]
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not math.isnan(value)
-
-
-def _outcome_rank(value) -> int:
-    """n/a (NaN) < failed (None) < measured: a later capture may only move a combination up."""
-    return 2 if _is_number(value) else (0 if isinstance(value, float) else 1)
-
-
-def merge_results_files(old: dict, new: dict) -> tuple[dict, int, list[str]]:
-    """Two asv results files (JSON, format 2) of one machine, commit and environment: the combinations of
-    `new` that `old` lacks (n/a there, or failed there and measured here) are taken with every column.
-    Returns the merged file, how many combinations it gained, and a note per combination measured in both."""
-    if old.get("version") != 2 or new.get("version") != 2 or old.get("result_columns") != new.get("result_columns"):
-        raise ImportRefused("results files of another asv format: cannot merge them combination by combination")
-    columns = old["result_columns"]
-    per_combo = [i for i, c in enumerate(columns) if c == "result" or c.startswith("stats_") or c == "samples"]
-    merged, gained, again = json.loads(json.dumps(old)), 0, []
-    for key, row in new["results"].items():
-        ours = merged["results"].get(key)
-        if ours is None or ours[columns.index("version")] != row[columns.index("version")] \
-                or ours[columns.index("params")] != row[columns.index("params")]:
-            if ours is not None:
-                again.append(f"{key}: another benchmark version or params: kept the first")
-                continue
-            merged["results"][key] = row
-            gained += sum(_outcome_rank(v) > 0 for v in (row[0] if isinstance(row[0], list) else [row[0]]))
-            continue
-        ours.extend([None] * (len(columns) - len(ours)))   # asv drops trailing empty columns
-        if not isinstance(row[0], list):                   # a benchmark without params: one outcome, whole row
-            if _is_number(ours[0]) and _is_number(row[0]) and ours[0] != row[0]:
-                again.append(f"{key}: measured in both, kept the first ({ours[0]:.4g}; this one {row[0]:.4g})")
-            elif _outcome_rank(row[0]) > _outcome_rank(ours[0]):
-                merged["results"][key], gained = row, gained + 1
-            continue
-        combos = list(itertools.product(*row[1]))   # asv's order of combinations
-        for j, value in enumerate(row[0]):
-            first = ours[0][j]
-            if _is_number(first) and _is_number(value) and value != first:
-                combo = ", ".join(combos[j])
-                again.append(f"{key}({combo}): measured in both, kept the first ({first:.4g}; this one "
-                             f"{value:.4g}, x{value / first:.2f})")
-            elif _outcome_rank(value) > _outcome_rank(first):
-                for i in per_combo:
-                    theirs = row[i] if i < len(row) and isinstance(row[i], list) else None
-                    if theirs is not None:
-                        ours[i] = ours[i] if isinstance(ours[i], list) else [None] * len(row[0])
-                        ours[i][j] = theirs[j]
-                    elif isinstance(ours[i], list):
-                        ours[i][j] = None
-                gained += 1
-    for name, seconds in new.get("durations", {}).items():
-        merged.setdefault("durations", {}).setdefault(name, seconds)
-    return merged, gained, again
+def _merge(old: dict, new: dict) -> tuple[dict, int, list[str]]:
+    try:
+        return merge_files(old, new)
+    except FormatError as exc:
+        raise ImportRefused(exc.reason) from None
 
 
 def check_duplicates(cap: Capture, info: dict, target: Path) -> None:
@@ -242,7 +177,7 @@ def check_duplicates(cap: Capture, info: dict, target: Path) -> None:
             old = json.loads(there.read_text())
         except (OSError, ValueError) as exc:
             raise ImportRefused(f"{there}: not readable ({exc}); fix or remove it first") from None
-        merged, gained, again = merge_results_files(old, json.loads(path.read_text()))
+        merged, gained, again = _merge(old, json.loads(path.read_text()))
         if not gained:
             raise ImportRefused(f"{tdir}/ already holds {path.name} with every combination this capture measured: "
                                 "this capture (same machine, commit and environment) was imported before. Nothing "
@@ -309,10 +244,7 @@ def merge(cap: Capture, target: Path) -> list[str]:
 
 def _checkout_head() -> str:
     """The commit checked out here ('' outside a git checkout)."""
-    import subprocess
-
-    proc = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
-    return proc.stdout.strip() if proc.returncode == 0 else ""
+    return head(REPO_ROOT) or ""
 
 
 def import_capture(source: Path, target: Path, catalogue: dict | None = None) -> tuple[Capture, list[str]]:
@@ -333,28 +265,3 @@ def import_capture(source: Path, target: Path, catalogue: dict | None = None) ->
         check_duplicates(cap, info, target)
         written = merge(cap, target)
     return cap, written
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci import", description=__doc__.splitlines()[0])
-    parser.add_argument("capture", type=Path, help="the folder scripts/gpu_capture.py wrote, or a tar.gz of it")
-    parser.add_argument("--results", type=Path, default=REPO_ROOT / "results",
-                        help="asv results directory to merge into (default: results/ of this checkout)")
-    args = parser.parse_args(argv)
-    from jaxci.catalogue import CatalogueError
-
-    try:
-        cap, written = import_capture(args.capture, args.results)
-    except (ImportRefused, CatalogueError) as exc:
-        print(f"jaxci import: refused: {exc}", file=sys.stderr)
-        return 2
-    for warning in cap.warnings:
-        print(f"jaxci import: warning: {warning}", file=sys.stderr)
-    steps = cap.manifest.get("steps", [])
-    ran = [s["step"] for s in steps if s.get("status") != "not reached"]
-    missed = [s["step"] for s in steps if s.get("status") == "not reached"]
-    print(f"jaxci import: {cap.machine}: {len(cap.result_files)} results file(s) merged into {args.results / cap.machine}"
-          f" (steps run: {', '.join(ran) or 'none'}; not reached: {', '.join(missed) or 'none'})")
-    for path in written:
-        print(f"  wrote {path}")
-    return 0

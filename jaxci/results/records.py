@@ -1,4 +1,6 @@
-"""asv results of every machine, read through asv's own API, as plain records.
+"""asv results of every machine, read through asv's own API, as plain records: the one adapter of asv's
+result format. Every other module (the report, env advice, the capture import, the release history, the GPU
+capture) reads result files, machine.json and benchmarks.json through the functions here.
 
 One `Record` per benchmark x parameter combination x result file. asv stores a failed combination as None
 and a skipped one (n/a) as NaN: they become status "failed" / "skipped" with value None, so nothing
@@ -18,6 +20,7 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import itertools
+import json
 import math
 import os
 import subprocess
@@ -201,29 +204,164 @@ def _jax_version(results, backend: str) -> tuple[str, str]:
     return pin, f"env_matrix/{backend} pin at {results.commit_hash[:8]}"
 
 
-def load_benchmarks_meta(results_dir: Path, errors: list[str]) -> dict | None:
+class FormatError(ResultsError):
+    """A file is not what asv writes (or of another asv format); the message names the file and the cause."""
+
+    def __init__(self, path, reason: str):
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path, self.reason = path, reason
+
+
+def load_file(path: str | Path, machine: str | None = None):
+    """One asv results file as asv's `Results` (the one place result files are opened). Raises FormatError."""
+    from asv.results import Results
+
+    try:
+        return Results.load(str(path), machine_name=machine)
+    except Exception as exc:  # asv raises UserError; a truncated or damaged file can raise anything
+        raise FormatError(path, f"not an asv results file ({exc})") from None
+
+
+def load_machine_json(path: str | Path) -> dict:
+    """results/<machine>/machine.json through asv's loader (its api version checked). Raises FormatError."""
+    from asv import util
+    from asv.machine import Machine
+
+    try:
+        info = util.load_json(str(path), api_version=Machine.api_version)
+    except (util.UserError, OSError, ValueError) as exc:
+        raise FormatError(path, str(exc)) from None
+    if not isinstance(info, dict) or not isinstance(info.get("machine"), str):
+        raise FormatError(path, "malformed: no machine name")
+    return info
+
+
+def load_benchmarks_json(path: str | Path) -> dict:
+    """results/benchmarks.json (asv's api version 2) without its version key. Raises FormatError."""
     from asv import util
 
+    try:
+        data = util.load_json(str(path), api_version=2)
+    except (util.UserError, OSError, ValueError) as exc:
+        raise FormatError(path, str(exc)) from None
+    data.pop("version", None)
+    return data
+
+
+def combinations(res):
+    """(benchmark, combination as asv's param strings, value) of every result in a loaded file; a benchmark
+    without params has one combination, (). Values are asv's: a number, None (failed) or NaN (n/a)."""
+    for key in res.get_all_result_keys():
+        params = res.get_result_params(key) or []
+        values = res.get_result_value(key, params)
+        if not params:
+            yield key, (), values[0] if isinstance(values, list) else values
+            continue
+        yield from ((key, combo, value) for combo, value in zip(itertools.product(*params), values))
+
+
+def is_number(value) -> bool:
+    """A measured value: a finite number (not failed, not n/a, not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def commit_files(results_dir: Path, machine: str, commit: str) -> list:
+    """The loaded result files of `commit` in results/<machine>/ (unreadable ones left out)."""
+    out = []
+    for path in sorted((Path(results_dir) / machine).glob(f"{commit[:8]}-*.json")):
+        try:
+            res = load_file(path, machine)
+        except FormatError:
+            continue
+        if res.commit_hash == commit:
+            out.append(res)
+    return out
+
+
+def measured_keys(results_dir: Path, machine: str, commit: str) -> set[str]:
+    """Benchmarks with a result for `commit` in results/<machine>/ (any value, failed included)."""
+    return {key for res in commit_files(results_dir, machine, commit) for key in res.get_all_result_keys()}
+
+
+def any_value(results_dir: Path, machine: str, commit: str) -> bool:
+    """True when a result file of `commit` holds at least one measured number (not failed, not n/a)."""
+    return any(is_number(value) for res in commit_files(results_dir, machine, commit)
+               for _, _, value in combinations(res))
+
+
+def _outcome_rank(value) -> int:
+    """n/a (NaN) < failed (None) < measured: a later capture may only move a combination up."""
+    return 2 if is_number(value) else (0 if isinstance(value, float) else 1)
+
+
+def merge_files(old: dict, new: dict) -> tuple[dict, int, list[str]]:
+    """Two asv results files (JSON, format 2) of one machine, commit and environment: the combinations of
+    `new` that `old` lacks (n/a there, or failed there and measured here) are taken with every column.
+    asv has no API for this, so it is done on the file format, here beside the rest of it.
+    Returns the merged file, how many combinations it gained, and a note per combination measured in both."""
+    if old.get("version") != 2 or new.get("version") != 2 or old.get("result_columns") != new.get("result_columns"):
+        raise FormatError(None, "results files of another asv format: cannot merge them combination by combination")
+    columns = old["result_columns"]
+    merged, gained, again = json.loads(json.dumps(old)), 0, []
+    for key, row in new["results"].items():
+        ours = merged["results"].get(key)
+        if ours is None or ours[columns.index("version")] != row[columns.index("version")] \
+                or ours[columns.index("params")] != row[columns.index("params")]:
+            if ours is not None:
+                again.append(f"{key}: another benchmark version or params: kept the first")
+                continue
+            merged["results"][key] = row
+            gained += sum(_outcome_rank(v) > 0 for v in (row[0] if isinstance(row[0], list) else [row[0]]))
+            continue
+        ours.extend([None] * (len(columns) - len(ours)))   # asv drops trailing empty columns
+        if not isinstance(row[0], list):                   # a benchmark without params: one outcome, whole row
+            if is_number(ours[0]) and is_number(row[0]) and ours[0] != row[0]:
+                again.append(f"{key}: measured in both, kept the first ({ours[0]:.4g}; this one {row[0]:.4g})")
+            elif _outcome_rank(row[0]) > _outcome_rank(ours[0]):
+                merged["results"][key], gained = row, gained + 1
+            continue
+        gained += _merge_row(key, ours, row, columns, again)
+    for name, seconds in new.get("durations", {}).items():
+        merged.setdefault("durations", {}).setdefault(name, seconds)
+    return merged, gained, again
+
+
+def _merge_row(key: str, ours: list, row: list, columns: list, again: list[str]) -> int:
+    """Take into `ours` each combination of `row` that ranks higher (every per-combination column)."""
+    per_combo = [i for i, c in enumerate(columns) if c == "result" or c.startswith("stats_") or c == "samples"]
+    combos, gained = list(itertools.product(*row[1])), 0   # asv's order of combinations
+    for j, value in enumerate(row[0]):
+        first = ours[0][j]
+        if is_number(first) and is_number(value) and value != first:
+            again.append(f"{key}({', '.join(combos[j])}): measured in both, kept the first ({first:.4g}; this one "
+                         f"{value:.4g}, x{value / first:.2f})")
+        elif _outcome_rank(value) > _outcome_rank(first):
+            for i in per_combo:
+                theirs = row[i] if i < len(row) and isinstance(row[i], list) else None
+                if theirs is not None:
+                    ours[i] = ours[i] if isinstance(ours[i], list) else [None] * len(row[0])
+                    ours[i][j] = theirs[j]
+                elif isinstance(ours[i], list):
+                    ours[i][j] = None
+            gained += 1
+    return gained
+
+
+def load_benchmarks_meta(results_dir: Path, errors: list[str]) -> dict | None:
     path = results_dir / "benchmarks.json"
     if not path.is_file():
         errors.append(f"{path}: missing (asv writes it on every run): units and param names are guessed, "
                       "stale benchmark versions are not filtered")
         return None
     try:
-        data = util.load_json(str(path), api_version=2)
-    except util.UserError as exc:
-        errors.append(f"{path}: {exc}")
+        return load_benchmarks_json(path)
+    except FormatError as exc:
+        errors.append(str(exc))
         return None
-    data.pop("version", None)
-    return data
 
 
 def load_results(results_dir: str | Path) -> ResultSet:
     """Every machine's results in an asv results directory (results/<machine>/*.json)."""
-    from asv import util
-    from asv.machine import Machine
-    from asv.results import Results
-
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ResultsError(f"{results_dir}: not a directory of asv results (expected results/<machine>/*.json)")
@@ -234,10 +372,8 @@ def load_results(results_dir: str | Path) -> ResultSet:
     for mdir in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         files = sorted(f for f in mdir.glob("*.json") if f.name != "machine.json")
         try:
-            info = util.load_json(str(mdir / "machine.json"), api_version=Machine.api_version)
-            if not isinstance(info.get("machine"), str):
-                raise util.UserError(f"malformed {mdir / 'machine.json'}: no machine name")
-        except (util.UserError, OSError) as exc:
+            info = load_machine_json(mdir / "machine.json")
+        except FormatError as exc:
             if files:
                 out.errors.append(f"{mdir}: results skipped: machine.json unusable ({exc})")
             continue
@@ -255,13 +391,15 @@ def load_results(results_dir: str | Path) -> ResultSet:
         folders[name] = mdir
         for path in files:
             try:
-                res = Results.load(str(path), machine_name=info["machine"])
+                res = load_file(path, info["machine"])
                 scales = _suite_scales(res, str(path), out.errors)
                 out.records.extend(_records(res, facts, meta, str(path), out.errors, scales))
                 out.runs.append({"machine": facts.name, "date": _iso(res.date), "file": str(path), "scales": scales,
                                  "durations": {k: float(v) for k, v in (res.duration or {}).items()
                                                if isinstance(v, (int, float))}})
-            except Exception as exc:  # asv raises UserError, but a truncated row can raise anything
+            except FormatError as exc:
+                out.errors.append(f"{path}: not loaded: {exc.reason}")
+            except Exception as exc:  # a truncated row can raise anything in asv's accessors
                 out.errors.append(f"{path}: not loaded: {exc}")
         if facts.get("jaxci_kind") == "catalogue" and any(r.scale == "ci" for r in out.records if r.machine == facts.name):
             out.errors.append(f"{mdir}: CI-scale results under the catalogue family name {facts.name!r}: kept apart "

@@ -16,24 +16,20 @@ JAXCI_OFFLINE=1 (no package index): local mode installs only from PIP_FIND_LINKS
 
 from __future__ import annotations
 
-import argparse
 import os
-import re
-import shutil
 import subprocess
-import sys
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import BACKENDS, CatalogueError, Machine, env_matrix_dir, load_catalogue
-from jaxci.util.validate import InputError, env_flag, full_sha, jax_version, one_line, bench_filter, writable_file
+from jaxci.results.asvrun import asv_env, asv_exe
+from jaxci.util.git import git
+from jaxci.util.pins import pin_jax
+from jaxci.util.validate import InputError, env_flag, jax_version
 
 CONFIG_NAME = "upgrade.toml"
-_VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,3}([a-z]+[0-9]*)?")
-_PIN_LINE = re.compile(r"^(jax|jaxlib|jax\[[a-z0-9,]+\])==\S+$", re.M)
 LOCAL_MACHINE = "upgrade-check"
 
 
@@ -68,23 +64,6 @@ def load_config(directory: Path | None = None, catalogue: dict[str, Machine] | N
         if catalogue[name].has_gpu != wants_gpu:
             raise CatalogueError(f"{path}: {key} = {name!r} {'has no' if wants_gpu else 'has a'} GPU")
     return UpgradeConfig(float(factor), data["scale"], data["cpu_family"], data["gpu_family"])
-
-
-def set_jax_version(text: str, version: str) -> str:
-    """A requirements file with its jax / jaxlib / jax[extra] pins moved to `version` (numpyro stays)."""
-    if not _VERSION.fullmatch(version):
-        raise ValueError(f"{version!r} is not a JAX version like 0.10.2")
-    new, count = _PIN_LINE.subn(lambda m: f"{m.group(1)}=={version}", text)
-    if count == 0:
-        raise ValueError("no jax pin line to move")
-    return new
-
-
-# ---- asv ----------------------------------------------------------------------------------------------
-
-def asv_exe() -> str:
-    beside = Path(sys.executable).with_name("asv")
-    return str(beside) if beside.exists() else "asv"
 
 
 def continuous_args(base: str, head: str, machine: str, factor: float, bench: list[str], rounds: int | None) -> list:
@@ -186,15 +165,20 @@ def report(result: CheckResult, factor: float, title: str) -> str:
 
 # ---- local mode: a temporary clone with two commits -------------------------------------------------
 
+_IDENTITY = {"GIT_AUTHOR_NAME": "jaxci upgrade-check", "GIT_AUTHOR_EMAIL": "jaxci@localhost",
+             "GIT_COMMITTER_NAME": "jaxci upgrade-check", "GIT_COMMITTER_EMAIL": "jaxci@localhost"}
+
+
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=jaxci upgrade-check", "-c", "user.email=jaxci@localhost",
-                           *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+    return git(repo, *args, env=_IDENTITY)
 
 
 def pin_commit(repo: Path, version: str) -> str:
+    """A commit on top of `repo`'s HEAD with every backend's JAX pin moved to `version`."""
+    version = jax_version("version", version)
     for backend in BACKENDS:
         path = repo / "env_matrix" / backend / "requirements.txt"
-        path.write_text(set_jax_version(path.read_text(), version))
+        path.write_text(pin_jax(path.read_text(), version))
         _git(repo, "add", str(path.relative_to(repo)))
     _git(repo, "commit", "--allow-empty", "-q", "-m", f"pin jax {version}")
     return _git(repo, "rev-parse", "HEAD")
@@ -206,7 +190,7 @@ def make_clone(workdir: Path, old: str, new: str, source: Path = REPO_ROOT) -> t
     if repo.exists():
         raise InputError(f"--workdir {workdir}: already holds {repo} from an earlier check; give a new or empty "
                          f"folder, or remove {repo}")
-    subprocess.run(["git", "clone", "-q", "--no-local", str(source), str(repo)], check=True, capture_output=True)
+    git(workdir, "clone", "-q", "--no-local", str(source), str(repo))
     return repo, pin_commit(repo, old), pin_commit(repo, new)
 
 
@@ -220,11 +204,8 @@ def local_env(home: Path, scale: str = "ci") -> dict:
                              "set PIP_FIND_LINKS to a folder of wheels, or run it where the index is reachable")
         env["PIP_NO_INDEX"] = "1"
     env.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
-    env.update(HOME=str(home), JAXCI_SCALE=scale, JAXCI_BACKEND="cpu")
-    # asv makes its virtualenv from `pythonX.Y` on PATH: this interpreter's, not a pyenv shim that may not run
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.pop("JAX_PLATFORMS", None)
-    return env
+    env["HOME"] = str(home)
+    return asv_env(scale, "cpu", env)
 
 
 def local_check(old: str, new: str, bench: list[str], factor: float, workdir: Path,
@@ -236,78 +217,3 @@ def local_check(old: str, new: str, bench: list[str], factor: float, workdir: Pa
     register(LOCAL_MACHINE, local=True, machine_file=str(workdir / ".asv-machine.json"))
     result = run_check(repo, base, head, LOCAL_MACHINE, factor, bench, env, rounds=rounds)
     return result, base, head
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci upgrade-check", description=__doc__.splitlines()[0])
-    parser.add_argument("--old", help="local mode: the JAX version before (e.g. 0.10.1)")
-    parser.add_argument("--new", help="local mode: the JAX version after (e.g. 0.10.2)")
-    parser.add_argument("--base", help="CI mode: the base commit")
-    parser.add_argument("--head", help="CI mode: the head commit")
-    parser.add_argument("--machine", help="CI mode: the registered catalogue family")
-    parser.add_argument("--bench", action="append", default=[], help="asv --bench regex (repeatable: union)")
-    parser.add_argument("--rounds", type=int, help="asv rounds per benchmark (default: asv's own)")
-    parser.add_argument("--workdir", type=Path, help="local mode: where the clone goes (kept)")
-    parser.add_argument("--summary", default=os.environ.get("GITHUB_STEP_SUMMARY"),
-                        help="append the markdown report here (default: $GITHUB_STEP_SUMMARY)")
-    args = parser.parse_args(argv)
-    try:
-        config = load_config()
-        args.bench = [bench_filter("--bench", b) for b in args.bench]
-        if args.rounds is not None and not 1 <= args.rounds <= 100:
-            raise InputError(f"--rounds {args.rounds}: must be 1-100")
-        if args.summary:
-            writable_file("--summary", Path(args.summary))
-        if args.old or args.new:
-            if not (args.old and args.new):
-                parser.error("local mode needs both --old and --new")
-            old, new = jax_version("--old", args.old), jax_version("--new", args.new)
-            if args.workdir is not None and args.workdir.exists() and not args.workdir.is_dir():
-                raise InputError(f"--workdir {args.workdir}: is a file, not a folder")
-            if args.workdir is not None and (args.workdir / "repo").exists():
-                raise InputError(f"--workdir {args.workdir}: already holds {args.workdir / 'repo'} from an earlier "
-                                 f"check; give a new or empty folder, or remove {args.workdir / 'repo'}")
-            local_env(Path("."))  # JAXCI_OFFLINE checked before anything is cloned or built
-            workdir = args.workdir or Path(tempfile.mkdtemp(prefix="jaxci-upgrade-"))
-            workdir.mkdir(parents=True, exist_ok=True)
-            try:
-                result, base, head = local_check(old, new, args.bench, config.factor, workdir,
-                                                 rounds=args.rounds)
-            finally:
-                if not args.workdir:
-                    shutil.rmtree(workdir, ignore_errors=True)
-            title = f"JAX {args.old} -> {args.new} on this machine (CI scale; {base[:8]} -> {head[:8]})"
-        else:
-            if not (args.base and args.head and args.machine):
-                parser.error("give --old/--new (local) or --base/--head/--machine (CI)")
-            base, head = full_sha("--base", args.base), full_sha("--head", args.head)
-            if args.machine not in load_catalogue():
-                raise CatalogueError(f"--machine {args.machine!r} is not a catalogue family")
-            env = dict(os.environ, JAXCI_SCALE=config.scale)
-            result = run_check(Path.cwd(), base, head, args.machine, config.factor, args.bench, env,
-                               rounds=args.rounds)
-            title = f"JAX upgrade check on {args.machine} ({config.scale} scale; {base[:8]} -> {head[:8]})"
-    except (CatalogueError, ValueError) as exc:  # InputError is a ValueError
-        print(f"jaxci upgrade-check: {exc}", file=sys.stderr)
-        return 2
-    except subprocess.CalledProcessError as exc:  # git could not clone or commit
-        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
-        detail = err.strip().splitlines()
-        print(f"jaxci upgrade-check: {' '.join(map(str, exc.cmd[:3]))} failed (exit {exc.returncode})"
-              f"{': ' + one_line(detail[-1], 200) if detail else ''}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"jaxci upgrade-check: {one_line(exc, 200)}", file=sys.stderr)
-        return 2
-    text = report(result, config.factor, title)
-    if result.status == 2:
-        print(result.continuous_log[-6000:], file=sys.stderr)
-    print(text)
-    if args.summary:
-        with open(args.summary, "a") as fh:
-            fh.write(text)
-    return result.status
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -110,3 +110,25 @@ def unified_diff(root: Path, edits: list[Edit]) -> str:
             # a last line without a newline gets git's marker, so `git apply` reproduces the file exactly
             chunks.append(out_line if out_line.endswith("\n") else out_line + "\n\\ No newline at end of file\n")
     return "".join(chunks)
+
+
+def join_emitted(report, config) -> None:
+    """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.emit's
+    EmittedConfig), so one `git apply` carries both; CI findings without an edit become notes."""
+    if not report.edits:
+        return
+    from jaxci.audit.emit import FileChange
+
+    taken = {c.path for c in config.changes}
+    for path, (old, new) in changed_files(Path(report.root), report.edits).items():
+        if path in taken:  # never two diffs of one file in a patch
+            config.notes.append(f"{path}: CI edits left out (the lecture audit edits this file too): "
+                                "apply --ci-patch after this patch")
+            continue
+        kinds = sorted({f.kind for f in report.findings if any(e.file == path for e in f.edits)
+                        or (f.label_edit and f.where.startswith(path + ":"))})
+        config.changes.append(FileChange(path, old, new, "CI audit: " + ", ".join(kinds)))
+    unpatched = [f for f in report.findings if not (f.edits or f.label_edit)]
+    if unpatched:
+        config.notes.append("CI findings to act on by hand: "
+                            + "; ".join(f"{f.kind} at {f.where}" for f in unpatched))

@@ -1,5 +1,8 @@
 """The CI audit's part of `jaxci audit`: its options, and one call that runs it after the lecture audit.
 
+A helper of jaxci.commands.audit (argument group, files written, what is printed); the audit itself is
+jaxci.audit.ci.
+
 `jaxci audit PATH` audits the CI too when PATH has .github/workflows (`--no-ci` turns it off, `--ci`
 forces it). Markdown output gets the CI section appended; JSON gets a "ci" key; CSV stays the lecture
 table (use --ci-output). `--ci-patch FILE` writes the unified diff (`git apply FILE` in the repository);
@@ -13,6 +16,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+from jaxci.audit.ci.edits import join_emitted
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -72,24 +77,7 @@ def attach(args, verdicts, text: str) -> str:
 
 
 def extend_emitted(args, config) -> None:
-    """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.emit's
-    EmittedConfig), so one `git apply` carries both; CI findings without an edit become notes."""
+    """Add the CI audit's file changes (when it ran) to the lecture audit's --emit-config patch."""
     report = getattr(args, "ci_report", None)
-    if report is None or not report.edits:
-        return
-    from jaxci.audit.ci.edits import changed_files
-    from jaxci.audit.emit import FileChange
-
-    taken = {c.path for c in config.changes}
-    for path, (old, new) in changed_files(Path(report.root), report.edits).items():
-        if path in taken:  # never two diffs of one file in a patch
-            config.notes.append(f"{path}: CI edits left out (the lecture audit edits this file too): "
-                                "apply --ci-patch after this patch")
-            continue
-        kinds = sorted({f.kind for f in report.findings if any(e.file == path for e in f.edits)
-                        or (f.label_edit and f.where.startswith(path + ":"))})
-        config.changes.append(FileChange(path, old, new, "CI audit: " + ", ".join(kinds)))
-    unpatched = [f for f in report.findings if not (f.edits or f.label_edit)]
-    if unpatched:
-        config.notes.append("CI findings to act on by hand: "
-                            + "; ".join(f"{f.kind} at {f.where}" for f in unpatched))
+    if report is not None:
+        join_emitted(report, config)

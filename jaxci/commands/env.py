@@ -1,0 +1,100 @@
+"""`jaxci env [--kernels N] [--peak-mib MIB | --results DIR] [--machine FAMILY] [--pin-cpu[=true|false]] ...`.
+
+The recommended JAX/XLA environment for N kernels on one device (the model: jaxci/ci/envadvice.py), printed
+in one --format; --github-env and --github-output also append it, and the jax-env action's outputs, to those
+files, so the action makes one call. Refusals print `jaxci env: error: <one line>` last on stderr and exit 2.
+Imports neither JAX nor NumPy (asv only with --results): a lecture repository's CI installs jaxci bare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from jaxci.catalogue import CatalogueError
+from jaxci.ci.envadvice import FORMATS, AdviceError, advise, render, render_outputs
+
+
+def _optional(kind):
+    """An option's type where empty text means "not given": the jax-env action passes unset inputs as ""."""
+    def parse(text: str):
+        return None if text == "" else kind(text)
+    parse.__name__ = kind.__name__  # argparse names the type in "invalid float value"
+    return parse
+
+
+def _true_or_false(text: str | None) -> bool:
+    """--pin-cpu's value as the action passes its input: exactly "true" or "false" (absent: false)."""
+    if text is None or text == "false":
+        return False
+    if text == "true":
+        return True
+    raise AdviceError(f"pin-cpu must be true or false, not {text[:80]!r}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="jaxci env", description="Recommended JAX/XLA environment for N kernels "
+                                "on one device. Empty values of the optional numbers and names mean not given.")
+    p.add_argument("--kernels", type=int, default=1, help="notebook kernels running at once (default 1)")
+    p.add_argument("--peak-mib", type=_optional(float), help="measured per-kernel peak device memory, MiB")
+    p.add_argument("--results", metavar="DIR", type=_optional(str),
+                   help="asv results directory to read the measured peak from (needs --machine)")
+    p.add_argument("--machine", type=_optional(str),
+                   help="catalogue family (device memory) and asv machine name (results)")
+    p.add_argument("--device-memory-mib", type=_optional(float),
+                   help="device memory, MiB (overrides the catalogue; without it or --machine, GPU 0 by NVML)")
+    p.add_argument("--pin-cpu", nargs="?", const="true", metavar="true|false",
+                   help="the lectures run on CPU (JAX_PLATFORMS=cpu); alone or =true, or =false")
+    p.add_argument("--memory-budget", type=_optional(float),
+                   help="fraction of device memory all kernels together may use "
+                        "(default: env_matrix/memory_policies.toml)")
+    p.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/jax-compilation-cache"),
+                   help="JAX persistent compilation cache directory")
+    p.add_argument("--slowest-cell-s", type=_optional(float), help="measured time of the slowest cell, seconds")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text; yaml (a workflow env: block); github (lines for $GITHUB_ENV); shell (exports); json")
+    p.add_argument("--github-env", metavar="FILE",
+                   help="also append the github lines to FILE ($GITHUB_ENV), only once all the advice succeeded")
+    p.add_argument("--github-output", metavar="FILE", help="also append the jax-env action's outputs (policy, "
+                   "safe-kernels, cell-timeout, cache-dir) to FILE ($GITHUB_OUTPUT)")
+    return p
+
+
+def _refuse(message: object) -> int:
+    print(f"jaxci env: error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        advice = advise(args.kernels, cache_dir=args.cache_dir, machine=args.machine, results=args.results,
+                        peak_mib=args.peak_mib, device_mib=args.device_memory_mib,
+                        pin_cpu=_true_or_false(args.pin_cpu), memory_budget=args.memory_budget,
+                        slowest_cell_s=args.slowest_cell_s)
+    except (AdviceError, CatalogueError) as exc:
+        return _refuse(exc)
+    if args.format == "github":  # $GITHUB_ENV takes only KEY=value lines: the reasons go to the log
+        print(render(advice, "text"), file=sys.stderr)
+    try:  # everything rendered before anything is written: a refusal appends nothing
+        text = render(advice, args.format)
+        appends = []
+        if args.github_output:
+            appends.append((args.github_output, render_outputs(advice)))
+        if args.github_env:  # last, so the environment is exported only if everything before it worked
+            appends.append((args.github_env, render(advice, "github")))
+    except AdviceError as exc:
+        return _refuse(exc)
+    for path, block in appends:
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(block + "\n")
+        except OSError as exc:
+            return _refuse(f"cannot append to {path}: {exc.strerror or exc}")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

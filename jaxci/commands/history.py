@@ -1,0 +1,124 @@
+"""`jaxci history`: backfill the asv history over JAX releases on the machine at hand (jaxci.results.history).
+
+One dated, tagged pin commit per release on the branch jax-history, `asv run` per release (resumable,
+failures recorded with their reason); `--validate` only checks a workflow input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from jaxci.machines.register import register
+from jaxci.results.asvrun import asv_env
+from jaxci.results.history import (BACKEND_WHEEL, BRANCH, TAG_PREFIX, Chain, HistoryError, backfill,
+                                   build_chain, checkout_root, choose, existing_base, index_versions,
+                                   installable_releases, numpyro_for, numpyro_jax_specs, parse_releases,
+                                   release_dates, state_path)
+from jaxci.util.git import GitError
+from jaxci.util.validate import InputError, bench_filter, machine_name
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jaxci history",
+                                     description="Backfill the asv history over JAX releases on the machine at hand.")
+    parser.add_argument("--releases", help="comma-separated JAX releases (default: every installable one)")
+    parser.add_argument("--since", help="only releases at or after this one")
+    parser.add_argument("--bench", action="append", default=[], help="asv --bench regex (repeatable)")
+    parser.add_argument("--scale", choices=("ci", "full"), default=os.environ.get("JAXCI_SCALE", "ci"),
+                        help="JAXCI_SCALE for the runs (default: $JAXCI_SCALE, else ci)")
+    parser.add_argument("--machine", help="registered asv machine (default: local-<hostname>, registered)")
+    parser.add_argument("--backend", choices=tuple(BACKEND_WHEEL), default=os.environ.get("JAXCI_BACKEND", "cpu"))
+    parser.add_argument("--base", help="base commit of the chain (default: the existing branch's, else HEAD)")
+    parser.add_argument("--force", action="store_true", help="run releases already measured again")
+    parser.add_argument("--dry-run", action="store_true", help="build the branch and tags, measure nothing")
+    parser.add_argument("--validate", metavar="TEXT",
+                        help="only check a workflow input: empty, 'all', or releases like 0.11.0,0.11.1")
+    parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
+    return parser
+
+
+def _validate(text: str, github_output: str | None) -> int:
+    """--validate: a workflow input checked and echoed (appended to $GITHUB_OUTPUT when asked)."""
+    try:
+        value = text.strip()
+        value = value if value in ("", "all") else ",".join(parse_releases(value))
+    except HistoryError as exc:
+        print(f"jaxci history: {exc}", file=sys.stderr)
+        return 2
+    print(f"jaxci history: {value or 'no backfill'}")
+    if github_output:
+        with open(github_output, "a") as fh:
+            fh.write(f"history={value}\n")
+    return 0
+
+
+def _chain(repo: Path, args) -> tuple[Chain, list[str]]:
+    """The releases to measure and the pin-commit chain they sit on (built or reused)."""
+    wanted = parse_releases(args.releases) if args.releases else None
+    print("jaxci history: asking the package index which JAX releases install here ...", flush=True)
+    all_releases = installable_releases(args.backend)
+    todo = choose(all_releases, wanted, args.since)
+    jaxlibs = set(index_versions("jaxlib"))
+    dates = release_dates(all_releases)
+    chain_releases = [v for v in all_releases if v in dates]
+    base = args.base or existing_base(repo) or "HEAD"
+    specs = numpyro_jax_specs(repo / ".jaxci" / "history" / "numpyro-jax-requirements.json")
+    numpyro = {v: numpyro_for(v, specs) for v in chain_releases}
+    chain = build_chain(repo, base, chain_releases, dates, jaxlibs, numpyro)
+    print(f"jaxci history: branch {BRANCH}: {len(chain.commits)} release commits over {chain.base[:8]} "
+          f"({chain_releases[0]} .. {chain_releases[-1]}), tags {TAG_PREFIX}*", flush=True)
+    if chain.moved_tags:
+        print(f"jaxci history: warning: {len(chain.moved_tags)} tag(s) moved to the new chain over "
+              f"{chain.base[:8]} ({chain.moved_tags[0]} .. {chain.moved_tags[-1]}); results taken on the old "
+              "chain no longer sit on a release tag", file=sys.stderr)
+    return chain, [v for v in todo if v in chain.commits]
+
+
+def _register_local() -> str:
+    name = f"local-{socket.gethostname()}"
+    register(name, local=True)
+    return name
+
+
+def _summary(outcomes, machine: str, repo: Path, seconds: float) -> int:
+    failed = [o for o in outcomes if o.status == "failed"]
+    print(f"jaxci history: done in {seconds:.0f} s: "
+          f"{sum(o.status == 'measured' for o in outcomes)} measured, "
+          f"{sum(o.status == 'skipped' for o in outcomes)} already measured, {len(failed)} failed")
+    for o in failed:
+        print(f"  jax {o.release}: {o.reason}")
+    print(f"jaxci history: state in {state_path(machine, repo)}; next: asv publish, then "
+          f"asv compare {TAG_PREFIX}<old> {TAG_PREFIX}<new> --machine {machine}")
+    return 1 if failed and len(failed) == len(outcomes) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.validate is not None:
+        return _validate(args.validate, args.github_output)
+    repo = checkout_root()
+    try:
+        bench = [bench_filter("--bench", b) for b in args.bench]
+        machine = machine_name("--machine", args.machine) if args.machine else None
+        chain, todo = _chain(repo, args)
+        if args.dry_run:
+            print("jaxci history: --dry-run: would measure " + ", ".join(todo))
+            return 0
+        machine = machine or _register_local()
+        env = asv_env(args.scale, args.backend)
+    except (HistoryError, InputError, GitError, subprocess.TimeoutExpired, OSError) as exc:
+        print(f"jaxci history: {exc}", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    outcomes = backfill(repo, machine, todo, chain, bench, env, repo / "results", force=args.force)
+    return _summary(outcomes, machine, repo, time.monotonic() - start)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""`jaxci inputs ...`: validate workflow inputs before a label or command is built, plan and follow the jobs.
+
+Subcommands:
+  plan          bench.yml: families/scale/filter/commits -> matrix (runs-on label, spot, timeout per family)
+  upgrade       jax-upgrade.yml: base/head SHAs -> matrix of the CPU and GPU family of env_matrix/upgrade.toml
+  status        inside a family job: record which suite is running and how each ended (survives a cancel)
+  collect       after all families: merge their results into results/ and say what happened to each one,
+                a runner that vanished on spot capacity reported as a spot interruption, not a regression
+  suites        the suite modules of benchmarks/, one per line (what scripts/run-suites.sh runs)
+  requirements  the bench extra's requirement lines of the named projects (what a runner job installs)
+
+A refused input exits 2 with one line naming the input and the reason (the library: jaxci.ci.inputs,
+jaxci.ci.plan, jaxci.ci.status, jaxci.ci.collect, jaxci.ci.suites).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from jaxci.catalogue import CatalogueError, load_catalogue
+from jaxci.ci import status as run_status
+from jaxci.ci.collect import collect, outcome_markdown
+from jaxci.ci.inputs import InputError, validate_suite
+from jaxci.ci.plan import bench_requirements, plan, upgrade_plan, write_outputs
+from jaxci.ci.suites import suites
+from jaxci.util.validate import one_line
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jaxci inputs", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plan", help="bench.yml inputs -> matrix")
+    for name in ("families", "scale", "bench", "commits"):
+        p.add_argument(f"--{name}", default="")
+    p.add_argument("--run-id", required=True)
+    p.add_argument("--github-output")
+    u = sub.add_parser("upgrade", help="jax-upgrade.yml base/head -> matrix")
+    u.add_argument("--base", required=True)
+    u.add_argument("--head", required=True)
+    u.add_argument("--run-id", required=True)
+    u.add_argument("--github-output")
+    s = sub.add_parser("status", help="record suite progress in a family job")
+    s.add_argument("file", type=Path)
+    s.add_argument("action", choices=("init", "start", "end", "finish"))
+    s.add_argument("--family")
+    s.add_argument("--spot", choices=("true", "false"))
+    s.add_argument("--suite")
+    s.add_argument("--exit", type=int)
+    s.add_argument("--log", type=Path)
+    c = sub.add_parser("collect", help="merge family artifacts, report each family's outcome")
+    c.add_argument("--matrix", required=True, help="the plan's matrix JSON")
+    c.add_argument("--incoming", type=Path, required=True)
+    c.add_argument("--results", type=Path, default=Path("results"))
+    sub.add_parser("suites", help="the suite modules of benchmarks/, one per line")
+    r = sub.add_parser("requirements", help="requirement lines of the bench extra (pyproject.toml), one per line")
+    r.add_argument("names", nargs="+", metavar="PROJECT", help="e.g. asv virtualenv nvidia-ml-py")
+    return parser
+
+
+def _status(args) -> int:
+    """`status FILE init|start|end|finish`; exit 1 when the suite that ended failed (the job fails; the
+    other suites still run)."""
+    if args.action == "init":
+        if args.family not in load_catalogue():
+            raise InputError(f"family {args.family!r} is not in the catalogue")
+        run_status.init(args.file, args.family, args.spot == "true")
+    elif args.action in ("start", "end"):
+        suite = validate_suite(f"status {args.action}", args.suite)
+        if args.action == "start":
+            run_status.start(args.file, suite)
+            return 0
+        if args.exit is None:
+            raise InputError("status end: --exit is required (asv's exit status for this suite)")
+        log = args.log.read_text(errors="replace") if args.log and args.log.is_file() else ""
+        return 1 if run_status.end(args.file, suite, args.exit, log).suites[suite].failed else 0
+    else:
+        print(run_status.finish(args.file).markdown())
+    return 0
+
+
+def _collect(args) -> int:
+    try:
+        matrix = json.loads(args.matrix)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--matrix is not JSON: {exc}") from None
+    print(outcome_markdown(collect(matrix, args.incoming, args.results, load_catalogue())))
+    return 0
+
+
+def _run(args) -> int:
+    if args.command == "plan":
+        result = plan(args.families, args.scale, args.bench, args.commits, args.run_id)
+        print(f"jaxci inputs: families {', '.join(result.families)}; scale {result.scale}; "
+              f"filter {result.bench or '(all)'}; commits {' '.join(result.commits)}; "
+              f"publish {result.publish}", file=sys.stderr)
+        print(write_outputs(result.outputs(), args.github_output), end="")
+    elif args.command == "upgrade":
+        print(write_outputs(upgrade_plan(args.base, args.head, args.run_id), args.github_output), end="")
+    elif args.command == "status":
+        return _status(args)
+    elif args.command == "collect":
+        return _collect(args)
+    elif args.command == "suites":
+        print("\n".join(suites()))
+    else:
+        print("\n".join(bench_requirements(args.names)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except (InputError, CatalogueError) as exc:
+        print(f"jaxci inputs: refused: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a status or output path that is a folder, unwritable, on a full disk
+        print(f"jaxci inputs: cannot write: {one_line(exc, 200)}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""`python -m jaxci.commands.jobcost FAMILY=SUITE_MINUTES ...`: the cost table for measured suite times.
+
+One row per family (every catalogue family when none is given): suite, overhead and job minutes, billed
+seconds, price and dollars per run, by the model of jaxci.ci.jobcost. A family without a measured suite
+time reads "not measured", never a guess. Exit 2 on an unknown family or a figure that is not a number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue
+from jaxci.ci.jobcost import JobCost, job_cost
+
+
+def _measured(items: list[str], catalogue: dict) -> dict[str, float]:
+    measured = {}
+    for item in items:
+        name, _, minutes = item.partition("=")
+        if name not in catalogue:
+            raise CatalogueError(f"{item}: unknown family {name!r}")
+        try:
+            measured[name] = float(minutes)
+        except ValueError:
+            raise CatalogueError(f"{item}: suite minutes must be a number") from None
+    return measured
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "not measured" if value is None else format(value, spec)
+
+
+def _row(cost: JobCost) -> str:
+    return (f"| {cost.family} | {_fmt(cost.suite_minutes, '.1f')} | {cost.overhead_minutes:.1f} | "
+            f"{_fmt(cost.job_minutes, '.1f')} | {_fmt(cost.billed_seconds, '.0f')} | {cost.price_per_hour} | "
+            f"{_fmt(cost.dollars, '.3f')} | {cost.billing_rule or '-'} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jaxci.commands.jobcost", description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", metavar="FAMILY=MINUTES", help="measured full-scale suite minutes")
+    parser.add_argument("--overhead-minutes", type=float, help="measured job overhead (default: catalogue)")
+    args = parser.parse_args(argv)
+    try:
+        catalogue, defaults = load_catalogue(), catalogue_defaults()
+        measured = _measured(args.suites, catalogue)
+        print("| family | suite min | overhead min | job min | billed s | $/h | $ per run | rule |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name in measured or catalogue:
+            cost = job_cost(catalogue[name], defaults, measured.get(name), overhead_minutes=args.overhead_minutes)
+            print(_row(cost))
+        print(f"\nsuite minutes: {'measured, as given' if measured else 'not measured'}; overhead: "
+              f"{'measured, as given' if args.overhead_minutes is not None else cost.overhead_source}; "
+              "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/ci/jobcost.py docstring.")
+    except (CatalogueError, ValueError) as exc:
+        print(f"jaxci jobcost: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

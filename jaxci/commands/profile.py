@@ -1,0 +1,49 @@
+"""`jaxci profile KERNEL`: device-busy time and launch gaps of a pathological kernel (jaxci.measuring.profile)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from jaxci.measuring.profile import KERNELS, ProfileError, profile, render
+
+def _steps(text: str) -> int:
+    """A positive step count small enough to build arrays of (a 20-digit --n gave a TypeError deep in JAX)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= n <= 10**9:
+        raise argparse.ArgumentTypeError(f"{n} is out of range (1 .. 1,000,000,000)")
+    return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jaxci profile", description="Run a pathological kernel under jax.profiler and read the trace without TensorBoard.")
+    parser.add_argument("kernel", choices=KERNELS)
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                        help="default: float64 for kalman-grad and nuts (the incident), float32 for scan")
+    parser.add_argument("--n", type=_steps, default=None,
+                        help="scan steps / Kalman periods / NUTS warm-up and sample count")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    dtype = args.dtype or ("float32" if args.kernel == "scan" else "float64")
+    if args.device == "gpu":
+        from jaxci.nvml import gpu_present
+
+        if not gpu_present():
+            print("jaxci profile: --device gpu, but NVML finds no NVIDIA GPU on this machine", file=sys.stderr)
+            return 2
+    try:
+        summary = profile(args.kernel, args.device, dtype, args.n)
+    except ProfileError as exc:
+        print(f"jaxci profile: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, indent=2, default=float) if args.json else render(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
