@@ -1,4 +1,23 @@
-"""jaxci: the tooling around the jax-ci-bench asv suite (machines, results, findings, advice, audits)."""
+"""jaxci: the tooling around the jax-ci-bench asv suite (machines, results, findings, advice, audits).
+
+Where a change belongs:
+
+- top level, the **runtime**: `harness`, `workloads`, `jaxmon`, `nvml`, `catalogue`. Benchmarks import these
+  inside asv's environments, per benchmarked commit, by these exact paths (the import lines inside a
+  benchmark's setup are part of its asv version), so they stay few, small and stable, and nothing else is added
+  at the top level. `cli` is the dispatcher of the `jaxci` console script.
+- `commands/`: one thin module per command (parse arguments, call the library, print, exit code).
+- `machines/`: registering this machine with asv (with NVML's facts) and asv configuration copies.
+- `results/`: the one adapter of asv's result format (`records`), capture import, release history, upgrade check.
+- `capture/`: the GPU capture run on a lent machine (plan, scheduler, asv plugin, packing).
+- `ci/`: what workflows and lecture CI call: workflow inputs, job plan, run status, collect, job cost, env advice.
+- `analysis/`, `report/`: pure functions over records, and the findings rendered from them (no JAX).
+- `audit/`: a lecture repository's static scan, instrumented execution and CI audit.
+- `measuring/`: commands' libraries that run JAX outside asv (`jaxci profile`).
+- `util/`: shared checks and helpers with no project knowledge: input validation, git, pins, process trees.
+
+Library modules never import `jaxci.commands` and hold no argparse; tests/test_layout.py enforces the rules.
+"""
 
 from pathlib import Path
 

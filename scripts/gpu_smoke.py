@@ -10,7 +10,6 @@ OUT_DIR/asv-run.log and OUT_DIR/summary.txt (what ran, what failed, the gpu medi
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import os
 import subprocess
@@ -35,24 +34,21 @@ def check_cuda() -> str:
 
 
 def summarise(results_dir: Path, machine: str) -> list[str]:
-    from asv.results import iter_results_for_machine
+    from jaxci.results.records import combinations, machine_files
 
     lines, counts = [], {"ok": 0, "skipped": 0, "failed": 0}
-    for results in iter_results_for_machine(str(results_dir), machine):
-        for key in sorted(results.get_all_result_keys()):
-            params = results.get_result_params(key)
-            combos = list(itertools.product(*params)) if params else [()]
-            for combo, value in zip(combos, results.get_result_value(key, params)):
-                if "'gpu'" not in combo:  # cpu combinations and param-less run facts (track_scale)
-                    continue
-                if value is None:
-                    counts["failed"] += 1
-                    lines.append(f"FAILED  {key}{combo}")
-                elif isinstance(value, float) and math.isnan(value):
-                    counts["skipped"] += 1
-                else:
-                    counts["ok"] += 1
-                    lines.append(f"ok      {key}{combo} = {value:.6g}")
+    for results in machine_files(results_dir, machine):
+        for key, combo, value in sorted(combinations(results), key=lambda kcv: kcv[0]):
+            if "'gpu'" not in combo:  # cpu combinations and param-less run facts (track_scale)
+                continue
+            if value is None:
+                counts["failed"] += 1
+                lines.append(f"FAILED  {key}{combo}")
+            elif isinstance(value, float) and math.isnan(value):
+                counts["skipped"] += 1
+            else:
+                counts["ok"] += 1
+                lines.append(f"ok      {key}{combo} = {value:.6g}")
     return [f"gpu combinations: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} n/a"] + lines
 
 

@@ -14,12 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.capture.carried import install_wheels, source_commit
+from jaxci.capture.pack import MAX_FILE_BYTES, MAX_FILES
+from jaxci.capture.plan import Step, combo, plan
+from jaxci.capture.run import DRAIN_S, Capture
+from jaxci.capture.scheduler import OVERRUN_FACTOR, PACK_RESERVE_S, Costs, schedule
+from jaxci.commands.import_capture import main as import_main
 from jaxci.nvml import gpu_present
+from jaxci.results import importer
 from tests.asvutil import REPO
-
-sys.path.insert(0, str(REPO / "scripts"))
-import gpu_capture as gc  # noqa: E402
-from jaxci.results import importer  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------ the plan
@@ -27,20 +30,20 @@ from jaxci.results import importer  # noqa: E402
 def _all_combinations() -> set[str]:
     """Every `name(repr params)` asv would list for the benchmark classes the plan uses (no JAX imported)."""
     names = set()
-    for step in gc.plan():
+    for step in plan():
         for c in step.combos:
             bench = c.split("(", 1)[0]
             module, cls, method = bench.split(".")
             klass = getattr(importlib.import_module(f"benchmarks.{module}"), cls)
             assert hasattr(klass, method), bench
             for params in itertools.product(*klass.params):
-                names.add(gc.combo(bench, *params))
+                names.add(combo(bench, *params))
     return names
 
 
 def test_every_planned_combination_is_a_real_parameter_combination():
     real = _all_combinations()
-    for step in gc.plan():
+    for step in plan():
         missing = [c for c in step.combos if c not in real]
         assert not missing, f"{step.name}: {missing[:3]}"
         assert len(set(step.combos)) == len(step.combos), f"{step.name}: a combination twice"
@@ -48,11 +51,11 @@ def test_every_planned_combination_is_a_real_parameter_combination():
 
 
 def test_plan_order_follows_the_questions():
-    names = [s.name for s in gc.plan()]
+    names = [s.name for s in plan()]
     assert names[:2] == ["sanity", "crossover-f32"]
     assert names.index("crossover-f64") < names.index("kalman-seq") < names.index("concurrency") \
         < names.index("nuts-seq1") < names.index("nuts-seq4") < names.index("compile")
-    kalman = [c for s in gc.plan() if s.name.startswith("kalman") for c in s.combos]
+    kalman = [c for s in plan() if s.name.startswith("kalman") for c in s.combos]
     assert {c.split("'")[1] for c in kalman} == {"sequential", "parallel"} and all("11, 96" in c for c in kalman)
     assert {c.split("'")[3] for c in kalman} == {"float32", "float64"}
 
@@ -60,7 +63,7 @@ def test_plan_order_follows_the_questions():
 def test_regex_selects_exactly_the_combination():
     import re
 
-    step = gc.plan()[0]
+    step = plan()[0]
     rx = step.regexes()[0]
     assert re.search(rx, "dispatch.TinyOp.time_warm('float32', 'cpu')")
     assert not re.search(rx, "dispatch.TinyOp.time_warm('float32', 'gpu')")
@@ -81,13 +84,13 @@ class FakeClock:
 
 
 def _step(name, n_cpu, n_gpu=0, work=0.0):
-    return gc.Step(name, "q", tuple([f"x.C.time_warm('{name}', {i}, 'cpu')" for i in range(n_cpu)]
-                                   + [f"x.C.time_warm('{name}', {i}, 'gpu')" for i in range(n_gpu)]), work)
+    return Step(name, "q", tuple([f"x.C.time_warm('{name}', {i}, 'cpu')" for i in range(n_cpu)]
+                                + [f"x.C.time_warm('{name}', {i}, 'gpu')" for i in range(n_gpu)]), work)
 
 
 def test_schedule_never_starts_a_step_that_cannot_finish():
     clock = FakeClock()
-    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 20.0}, skip_s=1.0, discovery_s=0.0)
+    costs = Costs(start_s={"cpu": 10.0, "gpu": 20.0}, skip_s=1.0, discovery_s=0.0)
     ran = []
 
     def run_step(step, deadline):
@@ -97,26 +100,26 @@ def test_schedule_never_starts_a_step_that_cannot_finish():
         return "ok", spent
 
     steps = [_step("a", 3), _step("big", 20), _step("b", 2, n_gpu=5)]
-    budget = 70 + gc.PACK_RESERVE_S
-    records = gc.schedule(steps, budget, costs, False, run_step, clock=clock)
+    budget = 70 + PACK_RESERVE_S
+    records = schedule(steps, budget, costs, False, run_step, clock=clock)
     assert [r["status"] for r in records] == ["ok", "not reached", "ok"]  # a later, smaller step still runs
     assert "needs about 200 s" in records[1]["why"] and records[0]["estimate_s"] == 30.0
     assert records[2]["estimate_s"] == 25.0  # 2 cpu processes + 5 gpu combinations skipped at 1 s
-    assert all(deadline <= budget - gc.PACK_RESERVE_S for _, deadline in ran)
-    assert clock.t <= budget - gc.PACK_RESERVE_S
+    assert all(deadline <= budget - PACK_RESERVE_S for _, deadline in ran)
+    assert clock.t <= budget - PACK_RESERVE_S
 
 
 def test_schedule_learns_from_underestimated_steps():
     clock = FakeClock()
-    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
+    costs = Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
 
     def run_step(step, deadline):
         spent = min(deadline, 1.5 * costs.raw(step, gpu=True))  # everything takes 1.5x the raw estimate
         clock.t += spent
         return "ok", spent
 
-    records = gc.schedule([_step("a", 2), _step("b", 2), _step("c", 4)], 110 + gc.PACK_RESERVE_S, costs, True,
-                          run_step, clock=clock)
+    records = schedule([_step("a", 2), _step("b", 2), _step("c", 4)], 110 + PACK_RESERVE_S, costs, True,
+                       run_step, clock=clock)
     assert records[1]["estimate_s"] == 30.0      # 20 s raw x the factor 1.5 learnt from step a
     assert records[2]["status"] == "not reached"  # 60 s (40 x 1.5) do not fit the 50 s left (raw 40 would)
     assert costs.factor == 1.5
@@ -124,7 +127,7 @@ def test_schedule_learns_from_underestimated_steps():
 
 def test_step_overrunning_its_estimate_gets_a_deadline():
     clock = FakeClock()
-    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
+    costs = Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
     seen = []
 
     def run_step(step, deadline):
@@ -132,8 +135,8 @@ def test_step_overrunning_its_estimate_gets_a_deadline():
         clock.t += deadline  # hangs until killed at its deadline
         return f"killed at {deadline:.0f} s", deadline
 
-    records = gc.schedule([_step("a", 2), _step("b", 1)], 100 + gc.PACK_RESERVE_S, costs, True, run_step, clock=clock)
-    assert seen[0] == 20 * gc.OVERRUN_FACTOR and records[0]["status"].startswith("killed")
+    records = schedule([_step("a", 2), _step("b", 1)], 100 + PACK_RESERVE_S, costs, True, run_step, clock=clock)
+    assert seen[0] == 20 * OVERRUN_FACTOR and records[0]["status"].startswith("killed")
     assert records[1]["estimate_s"] == 20.0  # 10 s raw x factor 2 (the kill counted as spent time)
     assert clock.t <= 100
 
@@ -146,7 +149,7 @@ def test_wheels_unpack_only_what_is_missing(tmp_path):
     for name in ("pytest-0.0-py3-none-any.whl", "jaxci_fake_dist-1.0-py3-none-any.whl"):
         with zipfile.ZipFile(wheels / name, "w") as zf:
             zf.writestr(f"{name.split('-')[0]}_marker.py", "X = 1\n")
-    done = gc.install_wheels(wheels, tmp_path / "site")
+    done = install_wheels(wheels, tmp_path / "site")
     assert done == ["jaxci_fake_dist-1.0-py3-none-any.whl"]  # pytest is installed here: left alone
     assert (tmp_path / "site" / "jaxci_fake_dist_marker.py").is_file()
 
@@ -161,9 +164,11 @@ def test_carried_wheels_give_a_bare_python_asv(tmp_path):
     if proc.returncode:
         pytest.skip("no bare CPython 3.12 here (pyenv 3.12.1)")
     bare = Path(proc.stdout.strip()) / "bin" / "python3.12"
-    code = ("import sys; sys.path.insert(0, %r); import gpu_capture as g; from pathlib import Path; "
-            "print(len(g.install_wheels(Path(%r), Path(%r)))); import asv, asv_runner, asv._rangemedian; "
-            "from asv.results import Results; print(asv.__version__)") % (str(REPO / "scripts"), str(CARRIED),
+    # the checkout on sys.path, as scripts/gpu_capture.py puts it there: jaxci is not installed on the lent machine
+    code = ("import sys; sys.path.insert(0, %r); from jaxci.capture.carried import install_wheels; "
+            "from pathlib import Path; print(len(install_wheels(Path(%r), Path(%r)))); "
+            "import asv, asv_runner, asv._rangemedian; import jaxci.capture.asvrepo; "
+            "from asv.results import Results; print(asv.__version__)") % (str(REPO), str(CARRIED),
                                                                           str(tmp_path / "site"))
     out = subprocess.run([str(bare), "-I", "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -189,10 +194,10 @@ def test_rehearsal_honours_budget_and_packs_few_small_files(rehearsal):
     root, budget, manifest = rehearsal
     files = sorted(p.name for p in (root / "out").iterdir())
     assert files == ["capture.json", "logs.tar.gz", "results.tar.gz", "summary.md"]
-    assert len(files) <= gc.MAX_FILES and all(p.stat().st_size < gc.MAX_FILE_BYTES for p in (root / "out").iterdir())
+    assert len(files) <= MAX_FILES and all(p.stat().st_size < MAX_FILE_BYTES for p in (root / "out").iterdir())
     assert manifest["wall_s"] <= budget  # the budget is the feature under test, not a performance goal
     steps = {r["step"]: r for r in manifest["steps"]}
-    assert list(steps) == [s.name for s in gc.plan()]   # every step is accounted for, run or not reached
+    assert list(steps) == [s.name for s in plan()]   # every step is accounted for, run or not reached
     assert steps["sanity"]["status"] == "ok"
     assert steps["nuts-seq1"]["status"] == "not reached" and "were left" in steps["nuts-seq1"]["why"]
     summary = (root / "out" / "summary.md").read_text()
@@ -213,25 +218,24 @@ def test_rehearsal_imports_and_reads_back_with_gpu_na(rehearsal, tmp_path):
     tiny = {r.params["device"]: r for r in rs.records if r.benchmark == "dispatch.TinyOp.time_warm"
             and r.params["dtype"] == "float32"}
     assert tiny["cpu"].status == "ok" and tiny["gpu"].status == "skipped"
-    assert importer.main([str(root / "out"), "--results", str(tmp_path / "results")]) == 2  # a duplicate
+    assert import_main([str(root / "out"), "--results", str(tmp_path / "results")]) == 2  # a duplicate
 
 
 def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
     from jaxci.machines.asvconf import write_redirected_conf
-
     from jaxci.machines.register import register
 
     work = tmp_path / "work"
-    cap = gc.Capture(out=tmp_path / "out", work=work, budget_s=30, machine="local-kill", rehearse=True)
-    src = gc.source_commit()
+    cap = Capture(out=tmp_path / "out", work=work, budget_s=30, machine="local-kill", rehearse=True)
+    src = source_commit()
     cap.facts.update(commit=src["commit"], commit_date=src["date"])
     write_redirected_conf(work)
     register("local-kill", local=True, machine_file=str(work / ".asv-machine.json"))  # asv gets to discovery
     earlier = work / "results" / "local-kill" / "earlier.json"
     earlier.parent.mkdir(parents=True)
     earlier.write_text('{"kept": true}')
-    status, seconds = cap.run_step(gc.plan()[0], deadline_s=0.1)  # asv cannot even start in 0.1 s
-    assert status.startswith(("cut at", "killed at")) and seconds < gc.DRAIN_S + 5
+    status, seconds = cap.run_step(plan()[0], deadline_s=0.1)  # asv cannot even start in 0.1 s
+    assert status.startswith(("cut at", "killed at")) and seconds < DRAIN_S + 5
     assert json.loads(earlier.read_text()) == {"kept": True}
     assert (cap.out / "capture.json").is_file() and "overran" in (work / "logs" / "01-sanity.log").read_text()
 
@@ -263,11 +267,11 @@ def _capture(tmp_path, machine="local-x", gpu="no GPU", kind="local", gpu_value=
 def test_import_merges_and_refuses_a_duplicate(tmp_path, capsys):
     src = _capture(tmp_path)
     target = tmp_path / "results"
-    assert importer.main([str(src), "--results", str(target)]) == 0
+    assert import_main([str(src), "--results", str(target)]) == 0
     files = sorted(p.name for p in (target / "local-x").iterdir())
     assert "machine.json" in files and any(f.startswith("capture-") and f.endswith(".md") for f in files)
     before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
-    assert importer.main([str(src), "--results", str(target)]) == 2
+    assert import_main([str(src), "--results", str(target)]) == 2
     assert "imported before" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before  # nothing touched
 
@@ -281,15 +285,16 @@ def test_second_capture_of_the_same_commit_fills_what_the_first_lacked(tmp_path,
     first = _capture(tmp_path / "a", gpu_value=math.nan, **lab)
     second = _capture(tmp_path / "b", gpu_value=2e-5, cpu_value=1.2e-5, **lab)
     target = tmp_path / "results"
-    assert importer.main([str(first), "--results", str(target)]) == 0
-    assert importer.main([str(second), "--results", str(target)]) == 0
+    assert import_main([str(first), "--results", str(target)]) == 0
+    assert import_main([str(second), "--results", str(target)]) == 0
     err = capsys.readouterr().err
-    assert "1 combination(s) added" in err and "measured in both, kept the first (1e-05; this one 1.2e-05, x1.20)" in err
+    assert "1 combination(s) added" in err
+    assert "measured in both, kept the first (1e-05; this one 1.2e-05, x1.20)" in err
     (path,) = [p for p in (target / "lab-h200").glob("*.json") if p.name != "machine.json"]
     res = Results.load(str(path), machine_name="lab-h200")
     assert res.get_result_value("dispatch.TinyOp.time_warm", [["'float32'"], ["'cpu'", "'gpu'"]]) == [1e-5, 2e-5]
     before = path.read_bytes()
-    assert importer.main([str(second), "--results", str(target)]) == 2
+    assert import_main([str(second), "--results", str(target)]) == 2
     assert "imported before" in capsys.readouterr().err and path.read_bytes() == before
 
 
@@ -404,16 +409,35 @@ def test_lab_results_calibrate_family_predictions_and_are_never_a_family(tmp_pat
 def test_benchmark_processes_get_the_repository_on_their_path(tmp_path):
     """asv drops PYTHONPATH from its benchmark processes unless ASV_PYTHONPATH names it; on the lent machine
     jaxci is not installed, so without it discovery fails (found by a rehearsal in a bare Python 3.12)."""
-    cap = gc.Capture(out=tmp_path / "out", work=tmp_path / "work", budget_s=60, machine="local-x", rehearse=True)
+    cap = Capture(out=tmp_path / "out", work=tmp_path / "work", budget_s=60, machine="local-x", rehearse=True)
     cap.facts.update(commit="0" * 40, commit_date=1_700_000_000)
-    env = cap.env(gc.plan()[0])
+    env = cap.env(plan()[0])
     assert env["ASV_PYTHONPATH"] == env["PYTHONPATH"]
     assert str(REPO) in env["ASV_PYTHONPATH"].split(":") and env["JAXCI_SCALE"] == "full"
     assert "JAX_PLATFORMS" not in env and env["HOME"] == str(tmp_path / "work")
 
 
+def test_asv_finds_the_snapshot_repository_the_conf_names(monkeypatch):
+    """asv imports the module asv.conf.json's "plugins" names (from the repository root: a leading ".") and
+    takes the Repo subclass whose dvcs the conf names: the plugin's module path must stay importable there."""
+    from types import SimpleNamespace
+
+    from asv.plugin_manager import plugin_manager
+    from asv.repo import get_repo
+
+    from jaxci.capture.asvrepo import DVCS, PLUGIN
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("JAXCI_CAPTURE_COMMIT", "ab" * 20)
+    monkeypatch.setenv("JAXCI_CAPTURE_DATE", "1700000000")
+    plugin_manager.import_plugin(PLUGIN)
+    repo = get_repo(SimpleNamespace(repo=".", dvcs=DVCS, project="jax-ci-bench"))
+    assert type(repo).__name__ == "SnapshotRepo" and repo.get_hash_from_name("HEAD") == "ab" * 20
+    assert repo.get_date(repo.get_hash_from_name("main")) == 1_700_000_000_000
+
+
 def test_a_quick_first_step_does_not_shrink_later_estimates():
-    costs = gc.Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
+    costs = Costs(start_s={"cpu": 10.0, "gpu": 10.0}, skip_s=0.0, discovery_s=0.0)
     costs.estimated, costs.actual = 12.0, 6.0    # a sanity step twice as fast as estimated
     assert costs.factor == 1.0
     costs.estimated, costs.actual = 120.0, 60.0  # a minute of evidence: now it may

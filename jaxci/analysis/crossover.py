@@ -50,11 +50,6 @@ def verdict(cpu: float, gpu: float, cpu_iqr=None, gpu_iqr=None) -> str:
     return GPU_FASTER if gpu < cpu else CPU_FASTER
 
 
-def record_verdict(cpu_rec, gpu_rec) -> str:
-    """`verdict` of two Records (their medians and asv's recorded quartiles)."""
-    return verdict(cpu_rec.value, gpu_rec.value, (cpu_rec.q25, cpu_rec.q75), (gpu_rec.q25, gpu_rec.q75))
-
-
 @dataclass(frozen=True)
 class Point:
     """One measured size: medians and (q25, q75) of each line (None where asv recorded no quartiles)."""

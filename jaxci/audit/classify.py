@@ -17,9 +17,6 @@ from jaxci.audit import family as fam
 from jaxci.audit.sizes import BULK, LATENCY, NEAR, UNKNOWN, classify_loop
 from jaxci.audit.static import LectureScan
 
-#: built-in: largest array at or above this many elements is "large" (kept for callers; the family's
-#: crossover replaces it when known)
-LARGE_ELEMENTS = fam.BUILTIN_CROSSOVER
 #: built-in moderate size; with a family, a tenth of its crossover
 MODERATE_ELEMENTS = 10_000
 
@@ -98,20 +95,10 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
     big = size is not None and size >= c
     moderate = (size is not None and size >= min(c / 10, MODERATE_ELEMENTS if model.family is None else c))
     moderate = moderate or scan.grid
-    if c == float("inf"):
-        cross_text = f"{cross.label}: the GPU never beat the CPU on elementwise work in the measured range"
-    elif cross.label == fam.NOT_KNOWN:
-        cross_text = f"built-in threshold {_n(c)} elements, not a measurement"
-    else:
-        cross_text = f"{cross.label} crossover {_n(c)} elements"
+    cross_text = _crossover_text(cross)
 
     def speed(elements) -> str:
-        r = model.speedup(elements, dtype)
-        if r is None:
-            return f"GPU expected faster on {where}"
-        word = "faster" if r >= 1 else "slower"
-        x = max(r, 1 / r)
-        return f"GPU ~{x:.0f}x {word} on {where}" if x >= 10 else f"GPU ~{x:.1f}x {word} on {where}"
+        return _speed_text(model.speedup(elements, dtype), where)
 
     def gpu_wins(elements) -> str:
         """keep on GPU unless the family's numbers put this size within 25% of break-even"""
@@ -124,18 +111,7 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
     if latency and (bulk or big):
         return _mixed(scan, model, latency, bulk, dtype, where, reasons, basis)
     if latency and not unsure:
-        worst = max(latency, key=lambda lp: lp.trips or 0)
-        ratio, how = model.step_ratio(dtype)
-        regime = SMALL_F64_SEQ if scan.float64 else SMALL_F32_SEQ
-        if ratio is not None:
-            word = "slower" if ratio >= 1 else "faster"
-            why = (f"latency-bound {_loop_text(worst)}: GPU ~{max(ratio, 1 / ratio):.0f}x {word} per step on "
-                   f"{where} ({how})")
-            return Decision(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, fam.MEASURED, reasons)
-        why = (f"latency-bound {_loop_text(worst)}: each step is a few tiny kernels, launch cost dominates on a "
-               f"GPU ({cross_text}" + (f"; {how})" if model.family else ")"))
-        return Decision(regime, PIN_CPU, why + (", and float64 is slow on most CI GPUs" if scan.float64 else ""),
-                        basis, reasons)
+        return _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons)
     if bulk and not unsure:
         top = max(bulk, key=lambda lp: lp.carry)
         return Decision(BULK_LOOPS, gpu_wins(top.carry), f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
@@ -159,6 +135,41 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
     what = f"largest array {_n(size)} elements" if size else "no array sizes visible"
     return Decision(TRIVIAL, PIN_CPU, f"{what}, no long loops: compile time dominates on either device "
                     f"({cross_text})", basis, reasons)
+
+
+def _crossover_text(cross) -> str:
+    """How the threshold a verdict used reads: measured / predicted crossover, or the built-in one."""
+    c = cross.value
+    if c == float("inf"):
+        return f"{cross.label}: the GPU never beat the CPU on elementwise work in the measured range"
+    if cross.label == fam.NOT_KNOWN:
+        return f"built-in threshold {_n(c)} elements, not a measurement"
+    return f"{cross.label} crossover {_n(c)} elements"
+
+
+def _speed_text(ratio: float | None, where: str) -> str:
+    """'GPU ~12x faster on g4dn.2xlarge' from the family's speedup curve (or 'expected faster' without one)."""
+    if ratio is None:
+        return f"GPU expected faster on {where}"
+    word = "faster" if ratio >= 1 else "slower"
+    x = max(ratio, 1 / ratio)
+    return f"GPU ~{x:.0f}x {word} on {where}" if x >= 10 else f"GPU ~{x:.1f}x {word} on {where}"
+
+
+def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons) -> Decision:
+    """Only latency-bound loops: the family's measured per-step ratio decides, else the launch-cost rule."""
+    worst = max(latency, key=lambda lp: lp.trips or 0)
+    ratio, how = model.step_ratio(dtype)
+    regime = SMALL_F64_SEQ if scan.float64 else SMALL_F32_SEQ
+    if ratio is not None:
+        word = "slower" if ratio >= 1 else "faster"
+        why = (f"latency-bound {_loop_text(worst)}: GPU ~{max(ratio, 1 / ratio):.0f}x {word} per step on "
+               f"{where} ({how})")
+        return Decision(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, fam.MEASURED, reasons)
+    why = (f"latency-bound {_loop_text(worst)}: each step is a few tiny kernels, launch cost dominates on a "
+           f"GPU ({cross_text}" + (f"; {how})" if model.family else ")"))
+    return Decision(regime, PIN_CPU, why + (", and float64 is slow on most CI GPUs" if scan.float64 else ""),
+                    basis, reasons)
 
 
 def _curve_basis(model) -> str:

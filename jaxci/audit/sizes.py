@@ -10,7 +10,7 @@ carries (lax loops: the carry; a Python loop: the largest array passed to JAX in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 LATENCY, BULK, NEAR, UNKNOWN = "latency-bound", "bulk", "near crossover", "unknown"
 
@@ -105,13 +105,3 @@ class SizeFinding:
                (f" ({self.why})" if self.why else "")
 
 
-@dataclass
-class Inferred:
-    """Everything size-related found in one lecture."""
-
-    sizes: list[SizeFinding] = field(default_factory=list)
-    loops: list[Loop] = field(default_factory=list)
-
-    @property
-    def largest(self) -> SizeFinding | None:
-        return max(self.sizes, key=lambda s: s.elements, default=None)

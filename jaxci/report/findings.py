@@ -12,7 +12,7 @@ from jaxci.analysis import crossover as cx
 from jaxci.analysis import timeouts
 from jaxci.analysis import group, median
 from jaxci.report import answers
-from jaxci.report.text import NM, dollars, num, pct, seconds, table
+from jaxci.report.text import dollars, num, pct, seconds, table
 
 # Extra sections of findings.md (e.g. release regressions): callables report -> (title, markdown) or None.
 # They are placed between the guidance and the evidence; append a builder here from the module that owns it.
@@ -219,17 +219,6 @@ def _incidents(report) -> str:
             + _counted(len(report.incidents) - len(rows), "published cases without a model prediction"))
 
 
-def _runtimes(report, limit_per_family=None) -> str:
-    rows = []
-    for p in report.runtimes:
-        if p.seconds is None and p.measured is None:
-            continue
-        rows.append([p.family, p.kernel, p.dtype, p.device, f"{p.n:,}",
-                     ("predicted " + seconds(p.seconds)) if p.seconds is not None else "not predicted",
-                     seconds(p.measured), pct(p.error)])
-    return table(["family", "kernel", "dtype", "device", "n", "predicted", "measured", "error"], rows)
-
-
 def _sections(report, builders) -> str:
     out = []
     for builder in builders:
@@ -241,11 +230,13 @@ def _sections(report, builders) -> str:
 
 def findings_md(report, sections=None) -> str:
     """Answers first (one table per machine), guidance per lecture type, extra sections, then the evidence."""
-    errors = "\n".join(f"- {e}" for e in report.errors)
-    errors = f"\nProblems reading the results (those files or cells are left out, the rest is used):\n\n{errors}\n" if errors else ""
-    loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
-    guide = "\n\n".join(f"### {title}\n\n" + "\n".join(lines) for title, lines in guidance_sections(report))
     extra = _sections(report, SECTIONS if sections is None else sections)
+    return _front(report) + extra + _evidence(report)
+
+
+def _front(report) -> str:
+    """The answers and the guidance per lecture type: what a maintainer reads first."""
+    guide = "\n\n".join(f"### {title}\n\n" + "\n".join(lines) for title, lines in guidance_sections(report))
     return f"""# Findings
 
 Generated {report.generated} by `jaxci report {report.results_dir}` from asv results.
@@ -261,8 +252,16 @@ measured cell; *not measured*, with the run that would measure it.
 
 {guide}
 
-{extra}
-## Evidence: machines and runs
+"""
+
+
+def _evidence(report) -> str:
+    """The machines and runs, then the measured (and predicted) figures behind each of the seven answers."""
+    errors = "\n".join(f"- {e}" for e in report.errors)
+    errors = (f"\nProblems reading the results (those files or cells are left out, the rest is used):\n\n{errors}\n"
+              if errors else "")
+    loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
+    return f"""## Evidence: machines and runs
 
 Only measured and predicted cells are listed below; skipped and n/a cells are counted.
 

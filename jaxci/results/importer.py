@@ -22,7 +22,7 @@ from pathlib import Path
 from jaxci import REPO_ROOT
 from jaxci.util.git import head
 from jaxci.results.records import FormatError, combinations, is_number, load_benchmarks_json, load_file, \
-    load_machine_json, merge_files
+    load_machine_json, merge_files, save_file
 
 CAPTURE_FORMAT = 1
 HARDWARE_KEYS = ("gpu", "cpu", "num_cpu", "arch")   # what one machine name must keep across imports
@@ -208,8 +208,7 @@ def merge(cap: Capture, target: Path) -> list[str]:
     written = []
     for path in cap.result_files:
         if path.name in cap.merged:
-            from asv.util import write_json   # asv's own writer: the file stays one asv reads and writes
-            write_json(str(tdir / path.name), cap.merged[path.name], api_version=2, compact=True)
+            save_file(tdir / path.name, cap.merged[path.name])
         else:
             shutil.copy2(path, tdir / path.name)
         written.append(str(tdir / path.name))

@@ -248,6 +248,41 @@ def load_benchmarks_json(path: str | Path) -> dict:
     return data
 
 
+def save_file(path: str | Path, data: dict) -> None:
+    """Write an asv results file (format 2) with asv's own writer, so it stays one asv reads and writes."""
+    from asv.util import write_json
+
+    write_json(str(path), data, api_version=2, compact=True)
+
+
+def set_requirements(machine_dir: str | Path, versions: dict) -> None:
+    """Record package versions in each result file of a machine folder that has none (asv's `existing`
+    environment records no requirements); the rest of each file stays as asv wrote it."""
+    from asv import util
+    from asv.results import Results
+
+    for path in sorted(Path(machine_dir).glob("*.json")):
+        if path.name == "machine.json":
+            continue
+        data = util.load_json(str(path), api_version=Results.api_version)
+        if not data.get("requirements"):
+            data["requirements"] = versions
+            util.write_json(str(path), data, api_version=Results.api_version)
+
+
+def machine_files(results_dir: str | Path, machine: str) -> list:
+    """Every loadable result file of results/<machine>/, as asv's `Results` (unreadable ones left out)."""
+    out = []
+    for path in sorted((Path(results_dir) / machine).glob("*.json")):
+        if path.name == "machine.json":
+            continue
+        try:
+            out.append(load_file(path, machine))
+        except FormatError:
+            continue
+    return out
+
+
 def combinations(res):
     """(benchmark, combination as asv's param strings, value) of every result in a loaded file; a benchmark
     without params has one combination, (). Values are asv's: a number, None (failed) or NaN (n/a)."""

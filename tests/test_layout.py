@@ -1,0 +1,105 @@
+"""The layout's rules, read from the source (jaxci/__init__.py says where a change belongs):
+
+- library modules never import a command module and hold no argparse;
+- jaxci's top level holds only the runtime that benchmarks import, and the dispatcher;
+- benchmarks import from jaxci only that runtime (and the notebook runner);
+- asv's result format is read in one module, jaxci.results.records;
+- every subpackage says in its docstring what it owns.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+JAXCI = ROOT / "jaxci"
+RUNTIME = {"harness", "workloads", "jaxmon", "nvml", "catalogue"}
+TOP_LEVEL = RUNTIME | {"__init__", "__main__", "cli"}
+#: what benchmarks may import from jaxci (the runtime, and the notebook runner the notebooks suite drives)
+BENCHMARK_IMPORTS = {f"jaxci.{m}" for m in RUNTIME} | {"jaxci.audit.runner", "jaxci.audit.repo"}
+#: the one module that reads asv's result files
+RESULTS_READER = "jaxci.results.records"
+#: asv's readers and writers of result files (asv.machine's machine *file* belongs to registration)
+ASV_FORMAT = {"asv.results", "asv.util.load_json", "asv.util.write_json"}
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def imports(path: Path) -> set[str]:
+    """Every module a file imports, at the top or inside a function; `from a import b` counts as a and a.b."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def library_modules():
+    for path in sorted(JAXCI.rglob("*.py")):
+        name = module_name(path)
+        if not name.startswith("jaxci.commands") and name not in ("jaxci.cli", "jaxci.__main__"):
+            yield name, path
+
+
+def test_the_library_never_imports_a_command_module():
+    offenders = {name: sorted(i for i in imports(path) if i.startswith("jaxci.commands"))
+                 for name, path in library_modules()}
+    assert not {k: v for k, v in offenders.items() if v}
+
+
+def test_argparse_lives_only_in_commands():
+    assert not [name for name, path in library_modules() if "argparse" in imports(path)]
+
+
+def test_every_command_of_the_dispatcher_is_a_commands_module():
+    from jaxci.cli import COMMANDS
+
+    assert all(module.startswith("jaxci.commands.") for module, _ in COMMANDS.values())
+
+
+def test_the_top_level_is_the_runtime_and_the_dispatcher():
+    assert {p.stem for p in JAXCI.glob("*.py")} == TOP_LEVEL
+
+
+def test_benchmarks_import_only_the_runtime():
+    used = {}
+    for path in sorted((ROOT / "benchmarks").rglob("*.py")):
+        found = {i for i in imports(path) if i.startswith("jaxci")}
+        # `from jaxci.nvml import gpu_present` counts jaxci.nvml and jaxci.nvml.gpu_present: keep the module
+        extra = {i for i in found if i not in BENCHMARK_IMPORTS and i.rsplit(".", 1)[0] not in BENCHMARK_IMPORTS}
+        extra.discard("jaxci")
+        if extra:
+            used[str(path.relative_to(ROOT))] = sorted(extra)
+    assert not used
+
+
+def test_asv_result_files_are_read_in_one_module():
+    readers = []
+    for path in [*JAXCI.rglob("*.py"), *(ROOT / "scripts").glob("*.py")]:
+        name = module_name(path)
+        if name == RESULTS_READER:
+            continue
+        text = path.read_text()
+        if imports(path) & ASV_FORMAT or "result_columns" in text or "Results.load" in text:
+            readers.append(name)
+    assert not readers, f"read asv's result format through {RESULTS_READER}: {readers}"
+
+
+@pytest.mark.parametrize("package", sorted(p.parent for p in JAXCI.rglob("__init__.py")), ids=str)
+def test_every_subpackage_says_what_it_owns(package):
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text()))
+    assert doc and len(doc.split()) >= 12, f"{package}: a one-paragraph docstring: what it owns, what it may import"
+
+
+def test_a_library_module_has_a_docstring():
+    missing = [name for name, path in library_modules()
+               if path.stem != "__init__" and not ast.get_docstring(ast.parse(path.read_text()))]
+    assert not missing
