@@ -189,11 +189,11 @@ def test_runner_tier_with_build_estimates_from_records():
     records = _two_family_records()
     r = audit_ci(root, facts, records=records, baseline="c7i.2xlarge")
     tier = r.tiers[0]
-    rows = {row["family"]: row for row in tier.rows}
-    assert rows["c7i.2xlarge"]["label"] == "baseline" and rows["c7i.2xlarge"]["build_s"] == pytest.approx(400)
+    rows = {row.family: row for row in tier.rows}
+    assert rows["c7i.2xlarge"].label == "baseline" and rows["c7i.2xlarge"].build_s == pytest.approx(400)
     # other 100 s x 1.5 (python factor) + jax_cpu 300 s x 2.0 = 750 s, measured on g4dn.2xlarge
-    assert rows["g4dn.2xlarge"]["label"] == "measured" and rows["g4dn.2xlarge"]["build_s"] == pytest.approx(750)
-    assert rows["g4dn.2xlarge"]["dollars"] > rows["c7i.2xlarge"]["dollars"]
+    assert rows["g4dn.2xlarge"].label == "measured" and rows["g4dn.2xlarge"].build_s == pytest.approx(750)
+    assert rows["g4dn.2xlarge"].dollars > rows["c7i.2xlarge"].dollars
     assert tier.label == "measured" and "12.5 min on g4dn.2xlarge vs 6.7 min on c7i.2xlarge" in tier.reason
 
 

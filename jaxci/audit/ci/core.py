@@ -234,11 +234,11 @@ class _Audit:
         family = (job.label.family or "").split("+")[0] if job.label else ""
         family = self.label_changes.get(job.where, {}).get("family", family)
         if self.records is not None and self.baseline and self.catalogue:
-            rows = {r["family"]: r for r in tier.estimates(self.lectures, self.catalogue, self.defaults,
-                                                           self.records, self.baseline)}
+            rows = {r.family: r for r in tier.estimates(self.lectures, self.catalogue, self.defaults,
+                                                        self.records, self.baseline)}
             row = rows.get(family)
-            if row and row["build_s"]:
-                return row["build_s"] / 60, row["label"], f"instance-fit estimate for {family}: {row['basis']}"
+            if row and row.build_s:
+                return row.build_s / 60, row.label, f"instance-fit estimate for {family}: {row.basis}"
         measured = [f for f in self.run if f.measured]
         if self.run and len(measured) == len(self.run):
             on_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
@@ -285,18 +285,18 @@ class _Audit:
             return
         rec, reason, inputs = tier.recommend(self.lectures)
         alt = tier.cpu_family(family, self.catalogue)
-        by = {r["family"]: r for r in rows}
+        by = {r.family: r for r in rows}
         label = "static verdicts"
         here, there = by.get(family), by.get(alt)
         cost = ""
-        if here and there and here["build_s"] and there["build_s"]:
-            label = "predicted" if "predicted" in (here["label"], there["label"]) else "measured"
-            cost = (f"; build {here['build_s'] / 60:.1f} min on {family} vs {there['build_s'] / 60:.1f} min on {alt} "
+        if here and there and here.build_s and there.build_s:
+            label = "predicted" if "predicted" in (here.label, there.label) else "measured"
+            cost = (f"; build {here.build_s / 60:.1f} min on {family} vs {there.build_s / 60:.1f} min on {alt} "
                     f"({label})")
-            if here["dollars"] is not None and there["dollars"] is not None:
-                cost += f", ${here['dollars']:.3f} vs ${there['dollars']:.3f} per build"
-        elif here and there and here["price_per_hour"] and there["price_per_hour"]:
-            cost = (f"; {alt} costs ${there['price_per_hour']:g}/h vs ${here['price_per_hour']:g}/h for {family} "
+            if here.dollars is not None and there.dollars is not None:
+                cost += f", ${here.dollars:.3f} vs ${there.dollars:.3f} per build"
+        elif here and there and here.price_per_hour and there.price_per_hour:
+            cost = (f"; {alt} costs ${there.price_per_hour:g}/h vs ${here.price_per_hour:g}/h for {family} "
                     f"(catalogue prices; build time not measured)")
         t = tier.Tier(job.where, family, True, rec, reason + cost, label, alt, inputs, rows)
         self.report.tiers.append(t)

@@ -52,10 +52,9 @@ def to_markdown(report: CIReport, patch: str | None = None) -> str:
         if t.rows:
             lines += ["| family | GPU | $/h | build min | $ per build | basis |", "|---|---|---|---|---|---|"]
             for r in t.rows:
-                lines.append(f"| {r['family']} | {'yes' if r['gpu'] else 'no'} | "
-                             f"{_num(r['price_per_hour'], 'g', '-')} | "
-                             f"{_num(r['build_s'] and r['build_s'] / 60, '.1f')} | {_num(r['dollars'], '.3f', '-')} | "
-                             f"{_cell(r['label'] + ': ' + r['basis'])} |")
+                lines.append(f"| {r.family} | {'yes' if r.gpu else 'no'} | {_num(r.price_per_hour, 'g', '-')} | "
+                             f"{_num(r.build_s and r.build_s / 60, '.1f')} | {_num(r.dollars, '.3f', '-')} | "
+                             f"{_cell(r.label + ': ' + r.basis)} |")
             lines += ["", "Dollars: on-demand EC2 price, RunsOn licence not included."]
     if report.errors:
         lines += ["", "### Could not read", ""] + [f"- {_cell(e)}" for e in report.errors]

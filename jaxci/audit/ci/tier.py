@@ -14,12 +14,25 @@ the build time reads "not measured".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from jaxci.audit.ci.lectures import KEEP_GPU, MEASURE
 
 SPLIT_SHARE = 0.25
 STAY, MOVE, SPLIT = "stay", "move to CPU", "split"
+
+
+@dataclass
+class TierRow:
+    """One catalogue family's build estimate for a tier decision (build_s and dollars None when not estimated)."""
+
+    family: str
+    gpu: bool | None
+    price_per_hour: float | None
+    build_s: float | None
+    dollars: float | None
+    label: str                   # "measured" | "predicted" | "not measured"
+    basis: str
 
 
 @dataclass
@@ -32,10 +45,10 @@ class Tier:
     label: str                   # "static verdicts" | "measured" | "predicted" | ...
     cpu_family: str | None = None
     inputs: dict = field(default_factory=dict)
-    rows: list = field(default_factory=list)  # per family: family, gpu, price_per_hour, build_s, dollars, label, basis
+    rows: list[TierRow] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "rows": [asdict(r) for r in self.rows]}
 
 
 def is_gpu(label, catalogue: dict) -> bool:
@@ -96,7 +109,7 @@ def _repository(lectures, baseline: str):
                                               "jax_cpu, the rest as other (scales as python)"})
 
 
-def estimates(lectures, catalogue: dict, defaults: dict, records=None, baseline: str | None = None) -> list[dict]:
+def estimates(lectures, catalogue: dict, defaults: dict, records=None, baseline: str | None = None) -> list[TierRow]:
     """Rows per catalogue family: the buildtime estimate when it can be made, else the price only."""
     repo = _repository(lectures, baseline) if baseline and records is not None else None
     if repo is not None:
@@ -104,14 +117,12 @@ def estimates(lectures, catalogue: dict, defaults: dict, records=None, baseline:
 
         rows = []
         for e in bt.estimate_build(repo, records, catalogue, defaults):
-            rows.append({"family": e.family, "gpu": bool(catalogue[e.family].has_gpu) if e.family in catalogue
-                         else None, "price_per_hour": e.price_per_hour, "build_s": e.build_s,
-                         "dollars": e.dollars, "label": e.label,
-                         "basis": "; ".join(f"{c}: {f.basis}" for c, f in e.factors.items()) + (
-                             f". {e.note}" if e.note else "") + (f". Cost: {', '.join(e.inputs)}" if e.inputs else "")})
+            basis = "; ".join(f"{c}: {f.basis}" for c, f in e.factors.items()) + (
+                f". {e.note}" if e.note else "") + (f". Cost: {', '.join(e.inputs)}" if e.inputs else "")
+            gpu = bool(catalogue[e.family].has_gpu) if e.family in catalogue else None
+            rows.append(TierRow(e.family, gpu, e.price_per_hour, e.build_s, e.dollars, e.label, basis))
         return rows
     why = ("lectures not executed (run with --execute)" if not any(f.measured for f in lectures)
            else "no asv results / baseline machine given (--results DIR --baseline NAME)")
-    return [{"family": m.name, "gpu": m.has_gpu, "price_per_hour": m.value("price_per_hour"), "build_s": None,
-             "dollars": None, "label": "not measured", "basis": f"build time not measured: {why}"}
-            for m in catalogue.values()]
+    return [TierRow(m.name, m.has_gpu, m.value("price_per_hour"), None, None, "not measured",
+                    f"build time not measured: {why}") for m in catalogue.values()]
