@@ -87,22 +87,22 @@ def kill_tree(root: int | Iterable[Proc], *, reap: bool = True) -> list[int]:
     reaps its workers itself, for their rusage)."""
     if isinstance(root, int):
         stat = _stat(root)
-        procs = snapshot(root) if stat is not None and stat[2] != "Z" else []
+        procs = [p for p in snapshot(root) if _alive(p)] if stat is not None and stat[2] != "Z" else []
         try:
             os.killpg(root, signal.SIGKILL)  # a group leader's group: its members that were reparented too
         except (ProcessLookupError, PermissionError):
             pass
     else:
-        procs = list(root)
+        procs = [p for p in root if _alive(p)]
     killed = []
     for proc in procs:
-        if not _alive(proc):
-            continue
         try:
             os.kill(proc.pid, signal.SIGKILL)
-            killed.append(proc.pid)
-        except (ProcessLookupError, PermissionError):
+        except ProcessLookupError:  # gone meanwhile (the group's signal may have reached it first)
             pass
+        except PermissionError:
+            continue
+        killed.append(proc.pid)
     deadline = time.monotonic() + 10
     for pid in killed if reap else []:
         while True:
