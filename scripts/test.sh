@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-venv.sh bench,audit,test
 bash scripts/setup-browser.sh
+.venv/bin/ruff check .   # lint first: configured in pyproject.toml [tool.ruff]
 exec .venv/bin/python -m pytest "$@"
