@@ -11,6 +11,7 @@ import types
 import pytest
 import yaml
 
+from jaxci import REPO_ROOT
 from jaxci.catalogue import load_policies
 from jaxci.ci.envadvice import AdviceError, recommend, render, safe_kernels
 from jaxci.commands.env import main
@@ -39,7 +40,8 @@ def test_t4_three_kernels_of_3_gib():
     assert a.env["JAX_TRACEBACK_FILTERING"] == "off" and a.env["JAX_COMPILATION_CACHE_DIR"] == "/cache/jax"
     assert "JAX_PLATFORMS" not in a.env
     assert "4,608 MiB" in a.reason and "11,520 MiB" in a.reason  # its slice; what the default would take
-    assert a.cell_timeout_s == 600 and a.env["JAXCI_CELL_TIMEOUT_S"] == "600"
+    assert a.cell_timeout_s == 600 and "JAXCI_CELL_TIMEOUT_S" not in a.env  # nothing reads it: an output only
+    assert a.env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"  # what the compile suite measured
 
 
 def test_one_kernel_that_fits_the_default():
@@ -388,3 +390,46 @@ def test_the_results_path_alone_imports_asv(tmp_path):
             "print(sorted(m for m in ('asv', 'jaxci.results.records') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+# ---- issue 28: the environment does what was measured --------------------------------------------------
+
+def test_safe_n_is_printed_with_the_fraction_it_holds_at():
+    """Three kernels of 3 GiB on a T4 get 0.30 each; the safe N of 4 holds only at 0.22 (4 x 0.30 > 1)."""
+    from jaxci.ci.envadvice import advise, render
+
+    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072)
+    assert advice.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.30" and advice.safe_kernels == 4
+    assert advice.safe_fraction == pytest.approx(0.22)
+    assert "safe: 4 (each at XLA_PYTHON_CLIENT_MEM_FRACTION=0.22); this environment is sized for 3 at 0.30" \
+        in render(advice, "text")
+
+
+def test_a_policy_no_gpu_has_run_says_so():
+    from jaxci.ci.envadvice import advise
+
+    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072)
+    assert any("'fraction' policy has no GPU run" in n for n in advice.notes)
+    assert not any("no GPU run" in n for n in advise(1, cache_dir="/tmp/c", machine="g4dn.2xlarge",
+                                                      peak_mib=3072).notes)  # the default policy
+
+
+def test_the_cache_is_set_up_as_the_compile_suite_measured_it():
+    """JAX's default threshold (1 s) keeps lecture compiles out of the cache: the suite measured it at 0."""
+    from jaxci.ci.envadvice import advise
+
+    env = advise(2, cache_dir="/tmp/c", device_mib=15360, peak_mib=1024).env
+    assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"
+    assert env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == "-1"
+    compile_suite = (REPO_ROOT / "benchmarks" / "compile.py").read_text()
+    assert 'jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)' in compile_suite
+
+
+def test_a_lab_machine_gets_advice_with_its_registered_memory():
+    """The report prints `jaxci env --machine lab-h200 ...`: it must run (it said 'unknown machine'). The
+    catalogue has no memory figure for the H200; its registration (results/lab-h200/machine.json) does."""
+    from jaxci.ci.envadvice import advise
+
+    advice = advise(3, cache_dir="/tmp/c", machine="lab-h200", peak_mib=3136)
+    assert advice.inputs["device_mib"] == 143771 and advice.policy == "fraction"
+    assert any("registered from NVML" in n for n in advice.notes)

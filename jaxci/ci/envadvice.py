@@ -32,8 +32,10 @@ import math
 import os
 import shlex
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
-from jaxci.catalogue import MemoryPolicy, get_machine, load_catalogue, load_policies
+from jaxci import REPO_ROOT
+from jaxci.catalogue import MemoryPolicy, load_catalogue, load_policies
 from jaxci.util.validate import InputError, machine_name, number, one_line
 
 #: JAX preallocates this share of GPU memory by default (JAX docs, "GPU memory allocation").
@@ -62,6 +64,13 @@ class AdviceError(InputError):
     """Inputs outside sense: the message names the input and the value."""
 
 
+#: What the compile suite measured the persistent cache with (benchmarks/compile.py CACHE_CHILD): every
+#: compilation cached. JAX's own default (1 s) keeps a lecture's compiles (tens to hundreds of ms) out of the
+#: cache, so the cache directory alone saves nothing.
+CACHE_THRESHOLDS = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
+
+
 @dataclass(frozen=True)
 class Advice:
     policy: str  # a memory policy of env_matrix/, or "cpu" when pinned to CPU
@@ -74,9 +83,21 @@ class Advice:
     cell_timeout_reason: str
     notes: tuple[str, ...] = ()
     inputs: dict = field(default_factory=dict)
+    safe_fraction: float | None = None  # XLA_PYTHON_CLIENT_MEM_FRACTION at which safe_kernels hold
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def safe_text(self) -> str:
+        """'4 (each at XLA_PYTHON_CLIENT_MEM_FRACTION=0.22)': a safe N is only safe at its own fraction."""
+        if self.safe_kernels is None:
+            return "unknown"
+        if self.safe_fraction is None:
+            return str(self.safe_kernels)
+        text = f"{self.safe_kernels} (each at XLA_PYTHON_CLIENT_MEM_FRACTION={self.safe_fraction:.2f})"
+        if self.fraction is not None and self.safe_kernels != self.kernels:
+            text += f"; this environment is sized for {self.kernels} at {self.fraction:.2f}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -87,6 +108,7 @@ class _Choice:
     env: dict[str, str]
     reason: str
     safe: int | None = None
+    safe_fraction: float | None = None  # the fraction the safe N holds at (each of safe N kernels gets it)
     fraction: float | None = None
     notes: tuple[str, ...] = ()
 
@@ -212,11 +234,13 @@ def _with_peak(kernels: int, peak_mib: float, device_mib: float, budget: float,
                policies: dict[str, MemoryPolicy]) -> _Choice:
     """A measured peak: the default for one kernel it fits, else each kernel its own slice (fraction)."""
     safe = _safe_or_refuse(kernels, peak_mib, device_mib, budget, policies)
+    safe_fraction = _fraction(policies["fraction"], safe, budget)
     default_mib = JAX_DEFAULT_PREALLOCATE * device_mib
     if kernels == 1 and peak_mib <= default_mib and budget >= JAX_DEFAULT_PREALLOCATE:
         return _Choice("default", dict(policies["default"].env),
                        f"one kernel of peak {_mib(peak_mib)}: JAX's default preallocation of 75% "
-                       f"({_mib(default_mib)}) holds it and nothing else competes", safe=safe)
+                       f"({_mib(default_mib)}) holds it and nothing else competes", safe=safe,
+                       safe_fraction=safe_fraction)
     n = kernels
     env = policies["fraction"].environment(n, budget)
     fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
@@ -231,7 +255,7 @@ def _with_peak(kernels: int, peak_mib: float, device_mib: float, budget: float,
     outside = device_mib - n * slice_mib
     note = (f"{_mib(outside)} stays outside the kernels' pools for CUDA contexts and library workspaces "
             f"({_mib(outside / n)} per kernel; not measured here)")
-    return _Choice("fraction", env, reason, safe=safe, fraction=fraction, notes=(note,))
+    return _Choice("fraction", env, reason, safe=safe, fraction=fraction, notes=(note,), safe_fraction=safe_fraction)
 
 
 def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float | None = None,
@@ -253,9 +277,9 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
         notes += (f"model: N kernels fit when N x peak <= budget x device memory and each kernel's slice holds "
                   f"its peak; safe N = {choice.safe}",)
     cell_timeout, timeout_reason = _timeout(slowest_cell_s, slowdown)
-    env = {**choice.env, "JAX_COMPILATION_CACHE_DIR": cache_dir, "JAX_TRACEBACK_FILTERING": "off",
-           "JAXCI_CELL_TIMEOUT_S": str(cell_timeout)}
+    env = {**choice.env, "JAX_COMPILATION_CACHE_DIR": cache_dir, **CACHE_THRESHOLDS, "JAX_TRACEBACK_FILTERING": "off"}
     return Advice(policy=choice.policy, reason=choice.reason, kernels=kernels, safe_kernels=choice.safe,
+                  safe_fraction=choice.safe_fraction,
                   fraction=choice.fraction, env=env, cell_timeout_s=cell_timeout,
                   cell_timeout_reason=timeout_reason, notes=notes, inputs=inputs)
 
@@ -266,7 +290,7 @@ def known_machine(machine: str, results: str | None) -> bool:
     """True for a catalogue family; False for a local asv machine name, allowed only when its results are
     read (--results) and only if it stays one folder under results/. Anything else is refused, --pin-cpu
     or not: a typo must not pass silently."""
-    if machine in load_catalogue():
+    if machine in load_catalogue(include_lab=True):  # lab machines too: the report prints their commands
         return True
     if not results:
         raise AdviceError(f"--machine {machine!r}: unknown machine, not a family of env_matrix/machines.toml "
@@ -278,16 +302,35 @@ def known_machine(machine: str, results: str | None) -> bool:
     return False
 
 
-def catalogue_device_mib(machine: str) -> float:
-    """The catalogue's gpu_memory_mib of a family; refused where it lists no GPU or no figure."""
-    family = get_machine(machine)
+def catalogue_device_mib(machine: str, results: str | None = None) -> tuple[float, str | None]:
+    """The device memory of a catalogue machine: the catalogue's gpu_memory_mib, else (a lab machine whose
+    catalogue entry has none) what its registration recorded from NVML in results/<machine>/machine.json
+    (the --results directory, else this checkout's results/). Returns (MiB, a note naming the file or None);
+    refused where it lists no GPU or neither has a figure."""
+    family = load_catalogue(include_lab=True)[machine]
     figure = family.figure("gpu_memory_mib")
     if not family.has_gpu:
         raise AdviceError(f"--machine {machine}: the catalogue lists no GPU on it; use --pin-cpu")
-    if figure.value is None:
-        raise AdviceError(f"--machine {machine}: gpu_memory_mib not in the catalogue ({figure.reason}); "
-                          "give --device-memory-mib")
-    return float(figure.value)
+    if figure.value is not None:
+        return float(figure.value), None
+    path = Path(results or REPO_ROOT / "results") / machine / "machine.json"
+    recorded = _registered_device_mib(path)
+    if recorded is None:
+        raise AdviceError(f"--machine {machine}: gpu_memory_mib not in the catalogue ({figure.reason}) nor in "
+                          f"{path}; give --device-memory-mib")
+    return recorded, f"device memory {_mib(recorded)} as registered from NVML in {path}"
+
+
+def _registered_device_mib(path: Path) -> float | None:
+    if not path.is_file():
+        return None
+    from jaxci.results.records import FormatError, load_machine_json
+
+    try:
+        value = float(load_machine_json(path).get("gpu_memory_mib", "nan"))
+    except (FormatError, ValueError):
+        return None
+    return value if math.isfinite(value) and value > 0 else None
 
 
 def _nvml_failure() -> str | None:
@@ -413,7 +456,8 @@ def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results:
     notes = []
     if machine is not None:
         if known_machine(machine, results) and device_mib is None and not pin_cpu:
-            device_mib = catalogue_device_mib(machine)
+            device_mib, note = catalogue_device_mib(machine, results)
+            notes += [note] if note else []
     elif device_mib is None and not pin_cpu:
         device_mib, note = nvml_device_mib() or (None, None)
         notes += [note] if note else []
@@ -432,7 +476,21 @@ def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results:
         if slowdown is not None:
             advice = recommend(kernels, slowdown=slowdown, **kwargs)
         notes.append(note)
+    untried = _untried_on_gpu(advice, values)
+    notes += [untried] if untried else []
     return replace(advice, notes=(*advice.notes, *notes)) if notes else advice
+
+
+def _untried_on_gpu(advice: Advice, values: dict[tuple, float]) -> str | None:
+    """A note when the recommended GPU policy has no GPU run behind it in the results read (or none were)."""
+    if advice.policy in ("cpu", "default"):
+        return None
+    ran = any(policy == advice.policy and device == "gpu" for (_, _, policy, device) in values)
+    if ran:
+        return None
+    where = "in the results read" if values else "(no --results given)"
+    return (f"the {advice.policy!r} policy has no GPU run of the concurrency suite {where}: the advice follows "
+            "the model above, not a measurement of it")
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
@@ -445,9 +503,8 @@ def render(advice: Advice, fmt: str) -> str:
         if bad:
             raise AdviceError(f"cannot write {', '.join(bad)} as a $GITHUB_ENV line: a newline in the value")
         return "\n".join(f"{k}={v}" for k, v in advice.env.items())
-    safe = advice.safe_kernels if advice.safe_kernels is not None else "unknown"
     head = [f"policy: {advice.policy}", f"why: {advice.reason}",
-            f"kernels: {advice.kernels} requested, safe: {safe}",
+            f"kernels: {advice.kernels} requested, safe: {advice.safe_text()}",
             f"per-cell timeout: {advice.cell_timeout_s} s ({advice.cell_timeout_reason})",
             *(f"note: {n}" for n in advice.notes)]
     if fmt == "yaml":

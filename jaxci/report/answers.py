@@ -231,7 +231,8 @@ def _environment(report, m, gpu) -> Answer:
     if gpu:
         safe = [n for (mm, d, _), n in report.safe_n.items() if mm == m and d == "gpu" and n]
         if safe:
-            words.append(f"`jaxci env --machine {m} --kernels {max(safe)}` gives the memory settings")
+            words.append(f"`jaxci env --machine {m} --kernels {max(safe)} --results {report.results_dir}` gives the "
+                         "memory settings")
     if not words:
         return Answer(5, "—", _nm(5))
     return Answer(5, "; ".join(words), MEASURED)
