@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare, on a build machine with network, what a lent GPU machine lacks for scripts/gpu_capture.py:
-# cp312 manylinux wheels of asv and everything it needs, in .device/wheels (git-ignored, carried with the
+# cp312 manylinux wheels of asv and of a Jupyter kernel's stack (nbclient, ipykernel, jupytext) and everything
+# they need, in .device/wheels (git-ignored, carried with the
 # working tree), plus .device/commit.json (the commit and its date: the copy sent to the device may hold
 # no .git). The device has Python 3.12, jax + CUDA 13 and numpyro, no network and no asv
 # (docs/gpu-capture.md). Run it again after a commit: commit.json names the commit being captured.
@@ -10,8 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${1:-python3}"
 DEST=.device/wheels
-ASV_PIN=$(grep -o '"asv==[^"]*"' pyproject.toml | tr -d '"')   # the asv the project pins (bench extra)
-[ -n "$ASV_PIN" ] || { echo "prepare-device: no asv==... pin found in pyproject.toml" >&2; exit 2; }
+# the pins the project writes once, in pyproject.toml: asv (bench extra), and what runs a notebook through a
+# Jupyter kernel (audit extra) for the capture's notebooks step
+mapfile -t WANTED < <(PYTHONPATH=. "$PY" -m jaxci inputs requirements asv &&
+                      PYTHONPATH=. "$PY" -m jaxci inputs requirements --extra audit nbclient nbformat jupytext ipykernel)
+[ "${#WANTED[@]}" -ge 5 ] || { echo "prepare-device: could not read the pins from pyproject.toml" >&2; exit 2; }
 
 rm -rf "$DEST"
 mkdir -p "$DEST"
@@ -19,7 +23,7 @@ mkdir -p "$DEST"
 "$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$DEST" \
     --python-version 3.12 --implementation cp --abi cp312 \
     --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
-    "$ASV_PIN"
+    "${WANTED[@]}"
 
 commit=$(git rev-parse HEAD)
 date=$(git show -s --format=%ct HEAD)

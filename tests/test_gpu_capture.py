@@ -16,7 +16,7 @@ import pytest
 
 from jaxci.capture.carried import install_wheels, source_commit
 from jaxci.capture.pack import MAX_FILE_BYTES, MAX_FILES
-from jaxci.capture.plan import Step, combo, plan
+from jaxci.capture.plan import Step, combo, first, plan, select
 from jaxci.capture.run import DRAIN_S, Capture
 from jaxci.capture.scheduler import OVERRUN_FACTOR, PACK_RESERVE_S, Costs, schedule
 from jaxci.commands.import_capture import main as import_main
@@ -41,21 +41,43 @@ def _all_combinations() -> set[str]:
     return names
 
 
+GPU_ONLY = {"concurrency-fraction"}  # XLA's memory policies act on the GPU backend only
+
+
 def test_every_planned_combination_is_a_real_parameter_combination():
     real = _all_combinations()
     for step in plan():
         missing = [c for c in step.combos if c not in real]
         assert not missing, f"{step.name}: {missing[:3]}"
         assert len(set(step.combos)) == len(step.combos), f"{step.name}: a combination twice"
-        assert {"cpu", "gpu"} <= set(step.devices()), f"{step.name}: not on both devices"
+        assert step.combos or step.is_command, f"{step.name}: nothing to run"
+        wanted = {"gpu"} if step.name in GPU_ONLY else {"cpu", "gpu"}
+        assert wanted <= set(step.devices()), f"{step.name}: not on both devices"
+
+
+def test_the_second_capture_measures_the_model_primitives_first_and_skips_what_the_first_measured():
+    from jaxci.capture.plan import second
+    from jaxci.capture.scheduler import Costs
+
+    steps = second()
+    assert all(s.primitive and s.question and not s.measured for s in steps)
+    call1 = [s.name for s in select(plan(), None, call=1)]
+    assert call1[:2] == ["sanity", "gemm-precision"] and {"bandwidth", "nuts-step", "profile"} <= set(call1)
+    assert {"autotune", "concurrency-fraction", "cache", "notebooks", "notebooks-split"} == \
+        {s.name for s in select(plan(), None, 2)}
+    assert "crossover-f32" not in {s.name for s in select(plan(), None)}          # the first capture measured it
+    assert [s.name for s in select(plan(), "^crossover-f32$")] == ["crossover-f32"]  # unless asked for by name
+    h200 = Costs(start_s={"cpu": 3.0, "gpu": 3.8})  # the first capture's measured process starts
+    for call in (1, 2):  # each call's estimate fits one 9-minute device call before the correction factor
+        assert sum(h200.raw(s, True) for s in select(plan(), None, call)) <= 540
 
 
 def test_plan_order_follows_the_questions():
-    names = [s.name for s in plan()]
+    names = [s.name for s in first()]
     assert names[:2] == ["sanity", "crossover-f32"]
     assert names.index("crossover-f64") < names.index("kalman-seq") < names.index("concurrency") \
         < names.index("nuts-seq1") < names.index("nuts-seq4") < names.index("compile")
-    kalman = [c for s in plan() if s.name.startswith("kalman") for c in s.combos]
+    kalman = [c for s in first() if s.name.startswith("kalman") for c in s.combos]
     assert {c.split("'")[1] for c in kalman} == {"sequential", "parallel"} and all("11, 96" in c for c in kalman)
     assert {c.split("'")[3] for c in kalman} == {"float32", "float64"}
 
@@ -197,9 +219,9 @@ def test_rehearsal_honours_budget_and_packs_few_small_files(rehearsal):
     assert len(files) <= MAX_FILES and all(p.stat().st_size < MAX_FILE_BYTES for p in (root / "out").iterdir())
     assert manifest["wall_s"] <= budget  # the budget is the feature under test, not a performance goal
     steps = {r["step"]: r for r in manifest["steps"]}
-    assert list(steps) == [s.name for s in plan()]   # every step is accounted for, run or not reached
+    assert list(steps) == [s.name for s in select(plan(), None)]  # every step accounted for, run or not reached
     assert steps["sanity"]["status"] == "ok"
-    assert steps["nuts-seq1"]["status"] == "not reached" and "were left" in steps["nuts-seq1"]["why"]
+    assert steps["nuts-step"]["status"] == "not reached" and "were left" in steps["nuts-step"]["why"]
     summary = (root / "out" / "summary.md").read_text()
     assert "rehearsal" in summary and "not reached" in summary
     with tarfile.open(root / "out" / "results.tar.gz") as tar:

@@ -25,7 +25,8 @@ def manifest(cap) -> dict:
     return {"format": FORMAT, "machine": cap.machine, "rehearsal": cap.rehearse,
             "started": cap.started_utc, "budget_s": cap.budget_s, "wall_s": round(cap.elapsed(), 1),
             "facts": cap.facts, "steps": cap.records, "notes": cap.notes,
-            "plan": [{"step": s.name, "question": s.question, "combinations": len(s.combos)} for s in plan()]}
+            "plan": [{"step": s.name, "question": s.question, "primitive": s.primitive, "call": s.call,
+                      "combinations": len(s.combos), "measured_before": s.measured} for s in plan()]}
 
 
 def summary(cap) -> str:
@@ -41,7 +42,35 @@ def summary(cap) -> str:
                      f"{r.get('estimate_s', '')} | {r.get('seconds', '')} |")
     lines += [""] + [f"- note: {n}" for n in cap.notes]
     lines += ["", "## Values", ""] + values(cap.results)
+    lines += profiles(cap.work / "artifacts" / "profiles")
     return "\n".join(lines) + "\n"
+
+
+def _num(value, fmt: str) -> str:
+    return "" if value is None else format(value, fmt)
+
+
+def profiles(folder: Path) -> list[str]:
+    """The profile step's summaries (jaxci.capture.profiles): device time vs gaps per kernel and device."""
+    rows = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            s = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            rows.append(f"| {path.name} | unreadable: {exc} | | | | |")
+            continue
+        if s.get("status") != "ok":
+            rows.append(f"| {path.stem} | {s.get('status')} | | | | |")
+            continue
+        busy, gaps = s.get("device_busy_s"), s.get("gap_fraction")
+        top = "; ".join(f"{k['name'][:40]} x{k['count']} {k['mean_s'] * 1e6:.1f} us" for k in s.get("device_top", [])[:3])
+        rows.append(f"| {path.stem} | {s['wall_s']:.6f} | {_num(busy, '.6f')} | {_num(gaps, '.3f')} | "
+                    f"{_num(s.get('device_ops_per_iteration'), '.1f')} | {top or s.get('note', '')} |")
+    if not rows:
+        return []
+    return ["", "## Profiles (jax.profiler: device time vs gaps)", "",
+            "| kernel-dtype-device | wall s | device busy s | gap fraction | device ops per step | top kernels |",
+            "|---|---|---|---|---|---|", *rows]
 
 
 def values(results: Path) -> list[str]:

@@ -1,10 +1,17 @@
-"""The capture's plan: the steps in priority order, each with its question, its parameter combinations (asv's
-names for them) and the work per benchmark process the scheduler's estimates start from."""
+"""The capture's plan: the steps in priority order, each with its question, the runner-model primitive it
+feeds, its parameter combinations (asv's names for them) or command, and the work per benchmark process the
+scheduler's estimates start from.
+
+Two captures so far: the first (results/lab-h200, commit 024bc0aa) answered the seven questions on an H200;
+the second measures the primitives the runner model needs to carry that evidence to a T4, A10G or L4 (true
+FP32 GEMM, achieved bandwidth, NUTS per leapfrog step, kernel time vs gaps, autotuning's share of a compile)
+and what the first could not reach (whole notebooks, the fraction policy, N = 4, the cache as the jax-env
+action sets it). Steps the first capture measured are skipped unless asked for by name (`--only`)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 def combo(bench: str, *params) -> str:
@@ -22,9 +29,20 @@ class Step:
     attrs: tuple = ("repeat=(1,5,1.0)", "warmup_time=0.05", "rounds=1")
     per_work: int = 1             # combinations sharing one heavy process (the others read its numbers)
     batches: tuple = ()           # (device, sequential batches, work s each) run once in a setup_cache
+    primitive: str = ""           # the runner-model input it measures (docs/runner-model.md)
+    call: int = 1                 # which device call of the second capture runs it (each at most 9 minutes)
+    measured: str = ""            # where an earlier capture measured it: skipped unless asked for by name
+    command: tuple = ()           # a non-asv step: `python -m ARGS...`, its JSON kept in the artifacts
 
     def devices(self) -> list[str]:
+        """The device of each combination; a command step's, from its batches (it runs once per device)."""
+        if self.is_command:
+            return [device for device, _, _ in self.batches]
         return [("gpu" if c.endswith("'gpu')") else "cpu") for c in self.combos]
+
+    @property
+    def is_command(self) -> bool:
+        return bool(self.command)
 
     def suites(self) -> set[str]:
         return {c.split(".")[0] for c in self.combos}
@@ -107,10 +125,13 @@ def _extra() -> Step:
                 attrs=("repeat=(1,5,1.0)", "rounds=1"))
 
 
-def plan() -> list[Step]:
-    """The steps in priority order (the seven questions: crossover first, then FP64, incident shapes,
-    concurrency, sampler, compile); the capture runs them in this order while the budget allows."""
-    return [
+FIRST = "results/lab-h200 (the first capture, commit 024bc0aa)"
+
+
+def first() -> list[Step]:
+    """The first capture's steps in priority order (the seven questions: crossover first, then FP64, incident
+    shapes, concurrency, sampler, compile)."""
+    steps = [
         Step("sanity", "first: both devices start and dispatch (a broken GPU shows here, cheaply)",
              tuple(_both("dispatch.TinyOp.time_warm", "float32")), 1.0),
         Step("crossover-f32", "2: crossover of memory-bound (op mix) and compute-bound (matmul) kernels (float32)",
@@ -128,8 +149,113 @@ def plan() -> list[Step]:
         _compile(),
         _extra(),
     ]
+    return [replace(s, measured=FIRST) for s in steps]
 
 
-def select(steps: list[Step], only: str | None) -> list[Step]:
-    """The steps whose names match the regex `only` (all of them without one)."""
-    return [s for s in steps if not only or re.search(only, s.name)]
+def _precision() -> Step:
+    """float32 matmul at JAX's default precision (TF32 on Ampere and later) and at `highest` (true FP32), and
+    float64, at sizes past the launch-bound range; the CPU at the sizes it can do in a capture step."""
+    gpu = [combo("dense.DensePrecision.time_warm", p, n, "float32", "gpu")
+           for p in ("default", "highest") for n in (2048, 4096, 8192)]
+    gpu += [combo("dense.DensePrecision.time_warm", "default", n, "float64", "gpu") for n in (4096, 8192)]
+    cpu = [combo("dense.DensePrecision.time_warm", "default", n, dt, "cpu") for n in (2048, 4096)
+           for dt in ("float32", "float64")]
+    return Step("gemm-precision", "2+6: matmul rate per precision path (TF32 vs true FP32 vs FP64)",
+                tuple(gpu + cpu), 4.0, primitive="GEMM rate per precision path (large n)", call=1)
+
+
+def _bandwidth() -> Step:
+    sizes = {"axpy": (10_000_000, 100_000_000), "scale": (100_000_000,)}  # GB/s follows from time and bytes
+    combos = [c for op, ns in sizes.items() for n in ns for dt in ("float32", "float64")
+              for c in _both("elementwise.Bandwidth.time_warm", op, n, dt)]
+    return Step("bandwidth", "2+6: achieved memory bandwidth at sizes that are not launch-bound (up to 800 MB)",
+                tuple(combos), 4.0, primitive="achieved bandwidth (GB/s) per device", call=1)
+
+
+def _nuts_step() -> Step:
+    tracks = ("track_s_per_leapfrog_step", "track_leapfrog_steps", "track_compile_s")
+    combos = [c for m in tracks for dt in ("float64", "float32")
+              for c in _both(f"nuts.NutsLeapfrogStep.{m}", dt)]
+    return Step("nuts-step", "4 (incident 2): seconds per leapfrog step of the 11-state model (k=11, 96 quarters, "
+                "dense mass, depth 8)", tuple(combos), 0.0, attrs=(), per_work=10**6,
+                batches=(("cpu", 2, 45.0), ("gpu", 2, 60.0)), primitive="NUTS cost per leapfrog step", call=1)
+
+
+def _profiles() -> Step:
+    return Step("profile", "kernel time vs gaps: is a scan step's ~8 us launch, sync or device work?", (), 0.0,
+                attrs=(), batches=(("cpu", 2, 6.0), ("gpu", 2, 8.0)), primitive="per-launch cost and device time "
+                "per kernel (jax.profiler)", call=1,
+                command=("jaxci.capture.profiles", "scan:float32", "kalman-grad:float64"))
+
+
+def _autotune() -> Step:
+    combos = [combo(f"compile.AutotuneCompile.{m}", a, k, dt, "gpu")
+              for m in ("track_trace_s", "track_lower_s", "track_backend_s") for a in ("default", "off")
+              for k, dt in (("matmul", "float32"), ("kalman_grad", "float64"))]
+    combos += [combo("compile.AutotuneCompile.track_backend_s", "default", k, dt, "cpu")
+               for k, dt in (("matmul", "float32"), ("kalman_grad", "float64"))]
+    return Step("autotune", "5: compile stages with XLA's GPU autotuning on and off (what moves between GPUs)",
+                tuple(combos), 8.0, attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=3,
+                primitive="compile stage seconds per device, autotune share", call=2)
+
+
+def _fraction() -> Step:
+    conc = [combo(f"concurrency.Concurrency.{m}", n, p, "gpu") for m in CONC_TRACKS for n in (1, 2, 3, 4)
+            for p in ("fraction", "default")]
+    conc += [combo(f"concurrency.Concurrency.{m}", 4, "no-prealloc", "gpu") for m in CONC_TRACKS]
+    return Step("concurrency-fraction", "3: the fraction policy jaxci env recommends, N = 1..4, beside the default",
+                tuple(conc), 0.0, env=(("JAXCI_POLICIES", "fraction,default,no-prealloc"),
+                                       ("JAXCI_MAX_WORKERS", "4")),
+                attrs=(), per_work=10**6, batches=(("gpu", 9, 5.0),), primitive="safe N and slowdown per policy",
+                call=2)
+
+
+def _cache() -> Step:
+    combos = [c for dt in ("float32", "float64") for c in
+              _tracks("compile.PersistentCache", ("track_cold_s", "track_warm_s", "track_compile_saved_s",
+                                                  "track_warm_cache_hits"), dt)]
+    return Step("cache", "5: the persistent cache as the jax-env action sets it (every compile cached)",
+                tuple(c for c in combos if "float64" in c or c.endswith("'gpu')")), 8.0,
+                attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=4,
+                primitive="compile seconds saved per lecture-like series", call=2)
+
+
+NOTEBOOKS = ("elementwise_f64", "grid_scan", "nuts_f64", "fresh_compiles")  # benchmarks/notebook_fixtures
+
+
+def _notebooks() -> list[Step]:
+    """Whole notebooks (each a fresh kernel per timed run), then their compile/run split (one process for all)."""
+    whole = [c for nb in NOTEBOOKS for c in _both("notebooks.Notebook.time_notebook", nb)]
+    split = [c for m in ("track_compile_s", "track_run_s") for nb in NOTEBOOKS
+             for c in _both(f"notebooks.NotebookSplit.{m}", nb)]
+    return [Step("notebooks", "7: whole notebooks through a Jupyter kernel on the GPU", tuple(whole), 12.0,
+                 attrs=("repeat=(1,2,10.0)", "rounds=1"), primitive="whole-lecture seconds per device", call=2),
+            Step("notebooks-split", "5+7: the same notebooks' compile vs run seconds per cell", tuple(split), 0.0,
+                 attrs=(), per_work=10**6, batches=(("cpu", 1, 30.0), ("gpu", 1, 40.0)),
+                 primitive="compile and run seconds of a lecture per device", call=2)]
+
+
+def second() -> list[Step]:
+    """The second capture in priority order: call 1 the runner model's primitives, call 2 the rest."""
+    sanity = replace(first()[0], measured="", primitive="dispatch floor per device (TinyOp)", call=1)
+    return [sanity, _precision(), _bandwidth(), _nuts_step(), _profiles(),
+            _autotune(), _fraction(), _cache(), *_notebooks()]
+
+
+def plan() -> list[Step]:
+    """Every step the capture knows: the second capture's, then the first's (skipped unless named)."""
+    names = set()
+    steps = []
+    for step in second() + first():
+        if step.name not in names:
+            names.add(step.name)
+            steps.append(step)
+    return steps
+
+
+def select(steps: list[Step], only: str | None, call: int | None = None) -> list[Step]:
+    """The steps whose names match the regex `only`; without one, those no earlier capture measured, of
+    device call `call` when given (the second capture spends its loan in two calls)."""
+    if only:
+        return [s for s in steps if re.search(only, s.name)]
+    return [s for s in steps if not s.measured and (call is None or s.call == call)]

@@ -86,12 +86,16 @@ class Capture:
             cmd += ["--bench", regex]
         return cmd
 
+    def step_command(self, step: Step) -> list[str]:
+        """asv over the step's combinations, or a command step's `python -m MODULE ARGS` (the profiles)."""
+        return [sys.executable, "-m", *step.command] if step.is_command else self.asv_command(step)
+
     def run_step(self, step: Step, deadline_s: float) -> tuple[str, float]:
         """One `asv run` over the step's combinations; killed (and its results file restored) at the deadline."""
         shutil.rmtree(self.backup, ignore_errors=True)
         if self.results.exists():
             shutil.copytree(self.results, self.backup)
-        cmd = self.asv_command(step)
+        cmd = self.step_command(step)
         log_path = self.work / "logs" / f"{len(self.records) + 1:02d}-{step.name}.log"  # records: steps before
         log_path.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
@@ -105,7 +109,8 @@ class Capture:
             self.child = proc
             try:
                 code = proc.wait(timeout=max(deadline_s - DRAIN_S, min(deadline_s, 1.0)))
-                status = "ok" if code == 0 else f"asv exit {code} (some combinations failed: see the log)"
+                what = "the command" if step.is_command else "asv"
+                status = "ok" if code == 0 else f"{what} exit {code} (some combinations failed: see the log)"
                 self.scale_done |= step.suites()
             except subprocess.TimeoutExpired:
                 status = self.cut(proc, deadline_s)

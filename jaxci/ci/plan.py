@@ -125,17 +125,19 @@ def _project_name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", name.group()).lower() if name else ""
 
 
-def bench_requirements(names: list[str], pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
-    """The requirement lines of `names` in the project's `bench` extra (e.g. "asv==0.6.6"): a runner job
-    installs these rather than the whole extra (JAX comes from env_matrix/, inside asv's environments), so
-    asv's pin is written once, in pyproject.toml."""
+def bench_requirements(names: list[str], pyproject: Path = REPO_ROOT / "pyproject.toml",
+                       extra_name: str = "bench") -> list[str]:
+    """The requirement lines of `names` in one of the project's extras (default `bench`, e.g. "asv==0.6.6"): a
+    runner job installs these rather than the whole extra (JAX comes from env_matrix/, inside asv's
+    environments), and the GPU capture's carried wheels are downloaded from them, so each pin is written once,
+    in pyproject.toml."""
     try:
-        extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["bench"]
+        extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"][extra_name]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise InputError(f"{pyproject}: no [project.optional-dependencies] bench list ({exc})") from None
+        raise InputError(f"{pyproject}: no [project.optional-dependencies] {extra_name} list ({exc})") from None
     by_name = {_project_name(req): req for req in extra if isinstance(req, str)}
     missing = [n for n in names if _project_name(n) not in by_name]
     if missing:
-        raise InputError(f"{pyproject}: {', '.join(map(repr, missing))} not in the bench extra "
+        raise InputError(f"{pyproject}: {', '.join(map(repr, missing))} not in the {extra_name} extra "
                          f"(it holds {', '.join(by_name)})")
     return [by_name[_project_name(n)] for n in names]

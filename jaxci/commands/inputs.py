@@ -16,7 +16,6 @@ jaxci.ci.plan, jaxci.ci.status, jaxci.ci.collect, jaxci.ci.suites).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -57,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("suites", help="the suite modules of benchmarks/, one per line")
     r = sub.add_parser("requirements", help="requirement lines of the bench extra (pyproject.toml), one per line")
     r.add_argument("names", nargs="+", metavar="PROJECT", help="e.g. asv virtualenv nvidia-ml-py")
+    r.add_argument("--extra", default="bench", choices=("bench", "audit", "test"),
+                   help="the pyproject.toml extra to read (default bench)")
     return parser
 
 
@@ -82,10 +83,14 @@ def _status(args) -> int:
 
 
 def _collect(args) -> int:
-    try:
-        matrix = json.loads(args.matrix)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"--matrix is not JSON: {exc}") from None
+    from jaxci.util import safeio
+
+    if len(args.matrix) > 1024 * 1024:
+        raise InputError(f"--matrix: {len(args.matrix):,} characters; the plan's matrix is a few KiB")
+    try:  # the plan's matrix nests 3 deep: {"include": [{...}]}
+        matrix = safeio.parse_json(args.matrix, "--matrix", max_depth=8)
+    except safeio.UnsafeFile as exc:
+        raise InputError(f"--matrix is not the plan's JSON: {exc.reason}") from None
     print(outcome_markdown(collect(matrix, args.incoming, args.results, load_catalogue())))
     return 0
 
@@ -106,7 +111,7 @@ def _run(args) -> int:
     elif args.command == "suites":
         print("\n".join(suites()))
     else:
-        print("\n".join(bench_requirements(args.names)))
+        print("\n".join(bench_requirements(args.names, extra_name=args.extra)))
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from jaxci.measuring.profile import KERNELS, ProfileError, profile, render
 
@@ -28,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=_steps, default=None,
                         help="scan steps / Kalman periods / NUTS warm-up and sample count")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--trace-out", type=Path, help="keep the trace (.xplane.pb) here when it is small enough")
+    parser.add_argument("--trace-max-bytes", type=_steps, default=4 * 2**20,
+                        help="largest trace kept with --trace-out (default 4 MiB)")
     args = parser.parse_args(argv)
     dtype = args.dtype or ("float32" if args.kernel == "scan" else "float64")
     if args.device == "gpu":
@@ -37,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             print("jaxci profile: --device gpu, but NVML finds no NVIDIA GPU on this machine", file=sys.stderr)
             return 2
     try:
-        summary = profile(args.kernel, args.device, dtype, args.n)
+        summary = profile(args.kernel, args.device, dtype, args.n, args.trace_out, args.trace_max_bytes)
     except ProfileError as exc:
         print(f"jaxci profile: {exc}", file=sys.stderr)
         return 2

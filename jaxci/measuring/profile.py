@@ -14,11 +14,14 @@ diagnostics: they never feed the benchmark history.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+from jaxci import REPO_ROOT
 
 KERNELS = ("scan", "kalman-grad", "nuts")
 DEFAULT_N = {"scan": 100_000, "kalman-grad": 96, "nuts": 10}
@@ -110,15 +113,23 @@ def summarize(planes, wall_s: float, iterations: int | None) -> dict:
         out.update(device_timings=False, note=NOT_AVAILABLE)
         return out
     busy = _intervals_union((start, stop) for start, stop, _ in device_events) * 1e-9
+    per_kernel, per_kernel_ns = Counter(), Counter()
+    for start, stop, name in device_events:
+        per_kernel[name] += 1
+        per_kernel_ns[name] += stop - start
     out.update(device_timings=True, device_ops=len(device_events), device_busy_s=busy,
                gap_fraction=max(0.0, 1.0 - busy / wall_s) if wall_s > 0 else None,
                device_ops_per_iteration=len(device_events) / iterations if iterations else None,
-               mean_op_s=busy / len(device_events))
+               mean_op_s=busy / len(device_events),
+               device_top=[{"name": name, "count": per_kernel[name], "seconds": ns * 1e-9,
+                            "mean_s": ns * 1e-9 / per_kernel[name]} for name, ns in per_kernel_ns.most_common(8)])
     return out
 
 
-def profile(kernel: str, device: str = "cpu", dtype: str = "float32", n: int | None = None) -> dict:
-    """Compile and warm the kernel, trace one call, summarise the trace (JAX starts here, on `device` only)."""
+def profile(kernel: str, device: str = "cpu", dtype: str = "float32", n: int | None = None,
+            trace_out: Path | None = None, trace_max_bytes: int = 4 * 2**20) -> dict:
+    """Compile and warm the kernel, trace one call, summarise the trace (JAX starts here, on `device` only).
+    With `trace_out`, the trace (.xplane.pb) is kept there when it is at most `trace_max_bytes`."""
     if kernel not in KERNELS:
         raise ProfileError(f"kernel {kernel!r}: expected one of {KERNELS}")
     if device not in ("cpu", "gpu"):
@@ -128,7 +139,7 @@ def profile(kernel: str, device: str = "cpu", dtype: str = "float32", n: int | N
         raise ProfileError(f"--n {n}: must be at least 1")
     if "jax" not in sys.modules:
         os.environ["JAX_PLATFORMS"] = "cpu" if device == "cpu" else "cuda"
-    repo = str(Path(__file__).resolve().parent.parent)
+    repo = str(REPO_ROOT)
     if repo not in sys.path:
         sys.path.insert(0, repo)  # benchmarks/ lives beside the package in a checkout
     import jax
@@ -151,13 +162,26 @@ def profile(kernel: str, device: str = "cpu", dtype: str = "float32", n: int | N
         if not files:
             raise ProfileError(f"jax.profiler wrote no .xplane.pb under {tmp}")
         data = jax.profiler.ProfileData.from_file(str(files[-1]))
+        kept = _keep_trace(files[-1], trace_out, trace_max_bytes)
         if kernel == "nuts":
             iterations = run.state["leapfrog_steps"]
         summary = summarize(data.planes, wall, iterations)
     summary.update(kernel=kernel, device=device, dtype=dtype, n=n, per_iteration=per,
                    platform=jax.devices()[0].platform, jax_version=jax.__version__,
-                   compile_s_in_trace=clock.total)
+                   compile_s_in_trace=clock.total, trace=kept)
     return summary
+
+
+def _keep_trace(trace: Path, dest: Path | None, max_bytes: int) -> str | None:
+    """Copy the trace to `dest` when asked and small enough; what was done, for the summary."""
+    if dest is None:
+        return None
+    size = trace.stat().st_size
+    if size > max_bytes:
+        return f"not kept: {size:,} bytes, over {max_bytes:,}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(trace, dest)
+    return str(dest)
 
 
 def render(s: dict) -> str:
