@@ -62,3 +62,29 @@ def test_bad_input_is_named(capsys):
     assert "invalid choice: 'matmul'" in capsys.readouterr().err
     with pytest.raises(profile.ProfileError, match="--n 0"):
         profile.profile("scan", "cpu", "float32", 0)
+
+
+def test_the_capture_profile_step_runs_from_anywhere_and_keeps_a_small_trace(tmp_path):
+    """The second capture's profile step: one fresh interpreter per kernel and device, JSON in the artifacts.
+    Run from another folder: `jaxci profile` must find benchmarks/ beside the package (it looked in jaxci/)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from jaxci import REPO_ROOT
+
+    env = dict(os.environ, JAXCI_ARTIFACTS=str(tmp_path / "artifacts"),
+               PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "jaxci.capture.profiles", "scan:float32"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((tmp_path / "artifacts" / "profiles" / "scan-float32-cpu.json").read_text())
+    assert summary["status"] == "ok" and summary["kernel"] == "scan" and summary["device"] == "cpu"
+    assert summary["trace"] and (tmp_path / "artifacts" / "profiles" / "scan-float32-cpu.xplane.pb").is_file()
+    if "gpu profiles not run" in proc.stdout:  # a machine without a GPU: said, never faked
+        assert not (tmp_path / "artifacts" / "profiles" / "scan-float32-gpu.json").exists()
+    from jaxci.capture.pack import profiles
+
+    table = "\n".join(profiles(tmp_path / "artifacts" / "profiles"))
+    assert "| scan-float32-cpu |" in table
