@@ -197,3 +197,71 @@ class PersistentCache(_SeriesRun):
 
     track_cold_s.unit = track_warm_s.unit = track_compile_saved_s.unit = "seconds"
     track_warm_cache_hits.unit = track_warm_cache_misses.unit = "compilations"
+
+
+# ---- compile stages with XLA's GPU autotuning on (default) and off (the second GPU capture) ----
+
+from benchmarks.common import CompileSplit, backend_started  # noqa: E402  (appended with the class below)
+
+AUTOTUNE = ["default", "off"]
+AUTOTUNE_KERNELS = ["matmul", "kalman_grad"]
+AUTOTUNE_FLAG = "--xla_gpu_autotune_level"
+AUTOTUNE_MATMUL_N = 1024
+CI_AUTOTUNE = {("matmul", "float32"), ("kalman_grad", "float64")}
+
+
+def autotune_flags(autotune: str, flags: str = "") -> str:
+    """XLA_FLAGS for one `autotune` param: any inherited --xla_gpu_autotune_level removed (so `default` is
+    XLA's own level), and `--xla_gpu_autotune_level=0` appended for `off`; every other flag is kept."""
+    if autotune not in AUTOTUNE:
+        raise ValueError(f"autotune param {autotune!r}: expected one of {AUTOTUNE}")
+    kept = [f for f in flags.split() if f.split("=", 1)[0] != AUTOTUNE_FLAG]
+    return " ".join(kept + ([f"{AUTOTUNE_FLAG}=0"] if autotune == "off" else []))
+
+
+def set_autotune(autotune: str) -> str:
+    """Put this param's XLA_FLAGS in os.environ before this process starts a JAX backend (XLA parses the
+    variable once, when the first backend starts); refuse when a backend already started with other flags."""
+    flags = autotune_flags(autotune, os.environ.get("XLA_FLAGS", ""))
+    if os.environ.get("XLA_FLAGS", "") != flags:
+        if backend_started():
+            raise RuntimeError(f"XLA_FLAGS={flags!r} must be set before JAX starts; a backend already started "
+                               f"with {os.environ.get('XLA_FLAGS', '')!r}")
+        if flags:
+            os.environ["XLA_FLAGS"] = flags
+        else:
+            os.environ.pop("XLA_FLAGS", None)
+    return flags
+
+
+class AutotuneCompile(CompileSplit):
+    """Compile seconds by stage (trace, lower, backend) of the first jit in a process whose XLA_FLAGS set GPU
+    autotuning to XLA's default level or off (`--xla_gpu_autotune_level=0`: no GEMM/fusion autotuning, the
+    heuristic choice), for a 1024 x 1024 matmul and the Kalman gradient (k = 11, T = 96).
+
+    The flag is put in the environment in setup, before the process (an asv forkserver child whose server
+    started no backend) starts JAX, and XLA reads it when the backend starts. On a CPU the flag has no effect
+    (XLA:CPU does not autotune): both lines should agree there, and they still run so the CPU path and the
+    flag handling are exercised. CI scale runs the matmul in float32 and the gradient in float64.
+    """
+
+    params = [AUTOTUNE, AUTOTUNE_KERNELS, DTYPES, DEVICES]
+    param_names = ["autotune", "kernel", "dtype", "device"]
+
+    def setup(self, autotune, kernel, dtype, device):
+        if scale() == "ci" and (kernel, dtype) not in CI_AUTOTUNE:
+            raise NotImplementedError("skipped at JAXCI_SCALE=ci")
+        skip_unless_runnable(device)
+        self.xla_flags = set_autotune(autotune)
+        super().setup(autotune, kernel, dtype, device)
+
+    def build(self, autotune, kernel, dtype):
+        if kernel == "matmul":
+            from benchmarks.kernels import dense
+
+            return dense.matmul, dense.inputs(AUTOTUNE_MATMUL_N, dtype)
+        if kernel == "kalman_grad":
+            from benchmarks.kernels import kalman
+
+            return kalman.grad_fn("sequential", 11), kalman.inputs(11, 96, dtype)
+        raise ValueError(f"autotune kernel {kernel!r}: expected one of {AUTOTUNE_KERNELS}")

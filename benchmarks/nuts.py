@@ -102,3 +102,78 @@ def _run(model, chain_method, num_chains, draws, dtype, device) -> dict:
         out = nuts_models.run(model, chain_method, num_chains, num_warmup=draws, num_samples=draws, dtype=dtype)
     return {key: out[key] for key in ("wall_s", "compile_s", "ess_min", "ess_per_s", "leapfrog_steps", "warmup_steps",
                                       "sample_steps", "steps_per_s", "finite")}
+
+
+# ---- seconds per leapfrog step at the incident's shape (the second GPU capture) ----
+
+STEP_MODEL = "statespace"   # k = 11, 96 quarters, dense mass, max tree depth 8 (kernels.nuts_models)
+#: warmup = samples = 10 at every scale (the figure is per step, not per run): ~1000 leapfrog steps in float64
+#: with seed 0, ~7 s on a 2-core CPU, ~40 s on an H200 (38 ms per Kalman gradient in the first capture);
+#: 20 + 20 takes ~6000 steps (trees at depth 8 from the first draws), 4 minutes of a GPU capture
+STEP_DRAWS = 10
+
+
+def run_steps(dtype: str, device: str, draws: int | None = None) -> dict:
+    """One seeded sequential 1-chain NUTS run on the state-space model, with seconds per leapfrog step: the
+    seconds the sampler executed (wall minus compile seconds, as `Nuts.track_leapfrog_steps_per_s` counts
+    them) over the leapfrog steps of warmup and sampling. `draws` defaults to STEP_DRAWS."""
+    draws = STEP_DRAWS if draws is None else draws
+    out = _run(STEP_MODEL, "sequential", 1, draws, dtype, device)
+    executing = out["wall_s"] - out["compile_s"]
+    out["s_per_step"] = executing / out["leapfrog_steps"] if executing > 0 and out["leapfrog_steps"] else None
+    out["draws"] = draws
+    return out
+
+
+class NutsLeapfrogStep:
+    """Seconds per leapfrog step of numpyro NUTS on the incident's state-space model (k = 11, 96 quarters,
+    dense mass matrix, max tree depth 8), one chain, 10 warm-up + 10 draws, float64 and float32.
+
+    A NUTS cell's time is about compile + (leapfrog steps) x (seconds per step); the step count belongs to
+    the sampler and the seed (devices differ only by rounding), so the per-step cost is what moves between
+    devices.
+    Tracks from ONE run per combination (the `Nuts` scratch-file pattern: the first process runs NUTS, the
+    others read its numbers): `track_s_per_leapfrog_step` = (wall - compile seconds from jax.monitoring) /
+    leapfrog steps of warmup and sampling (the extra field num_steps), `track_leapfrog_steps` and
+    `track_compile_s`. numpyro re-jits its loop on every run, so compile is subtracted, not warmed away;
+    what is left also holds the run's fixed host work (~0.4 s on a 2-core CPU: initial point, glue), a few
+    tenths of a millisecond per step over ~1000 CPU steps, negligible against a GPU's tens of milliseconds.
+    Both dtypes run at CI scale: the same 10 + 10 draws as at full scale, so the series are shared.
+    """
+
+    params = [DTYPES, DEVICES]
+    param_names = ["dtype", "device"]
+    timeout = 900   # per process: each of the 20 iterations may take 255 steps (tree depth 8)
+
+    def setup_cache(self):
+        return os.getcwd()  # asv runs setup_cache and every benchmark of this class in one temp dir
+
+    def setup(self, rundir, dtype, device):
+        skip_unless_runnable(device)
+        path = Path(rundir) / f"nuts-step-{dtype}-{device}.json"
+        if path.exists():
+            self.result = json.loads(path.read_text())
+        else:
+            path.write_text(json.dumps({"started": True}))
+            self.result = run_steps(dtype, device)
+            path.write_text(json.dumps(self.result))
+        if "started" in self.result:
+            raise RuntimeError(f"{path.name}: an earlier process of this run started NUTS and did not finish")
+        if not self.result["finite"]:
+            raise RuntimeError(f"{path.name}: the sampler produced non-finite draws: the cell failed, not skipped")
+        if self.result["s_per_step"] is None:
+            raise RuntimeError(f"{path.name}: compile seconds {self.result['compile_s']} >= wall "
+                               f"{self.result['wall_s']}: no execution time left to divide by")
+
+    def track_s_per_leapfrog_step(self, rundir, dtype, device):
+        return self.result["s_per_step"]
+
+    def track_leapfrog_steps(self, rundir, dtype, device):
+        return self.result["leapfrog_steps"]
+
+    def track_compile_s(self, rundir, dtype, device):
+        return self.result["compile_s"]
+
+    track_s_per_leapfrog_step.unit = "seconds/leapfrog step"
+    track_leapfrog_steps.unit = "leapfrog steps"
+    track_compile_s.unit = "seconds"

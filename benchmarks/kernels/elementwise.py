@@ -25,3 +25,43 @@ def inputs(n: int, dtype: str):
 def bytes_moved(n: int, dtype: str) -> int:
     """One read and one write per element, for achieved GB/s."""
     return 2 * n * np.dtype(dtype).itemsize
+
+
+
+# ---- streaming bandwidth (elementwise.Bandwidth): STREAM-like kernels with next to no arithmetic ----
+
+BANDWIDTH_OPS = ["scale", "axpy"]
+AXPY_A = 2.5   # exact in binary: with the small-integer inputs below every result is exact in either dtype
+
+
+def scale(x):
+    """a * x (STREAM "scale"): reads x, writes a new array."""
+    return AXPY_A * x
+
+
+def axpy(x, y):
+    """a * x + y (BLAS axpy): reads x and y, writes a new array (y is not donated, so not overwritten)."""
+    return AXPY_A * x + y
+
+
+BANDWIDTH_KERNELS = {"scale": scale, "axpy": axpy}
+#: (arrays read, arrays written) of n elements per call
+BANDWIDTH_ARRAYS = {"scale": (1, 1), "axpy": (2, 1)}
+
+
+def bandwidth_inputs(op: str, n: int, dtype: str, seed: int = 0):
+    """x (and y for axpy): small integers, so a * x + y is exact and JAX and NumPy agree to the bit."""
+    rng = np.random.default_rng(seed)
+    reads, _ = BANDWIDTH_ARRAYS[op]
+    return tuple(rng.integers(-1000, 1000, n).astype(dtype) for _ in range(reads))
+
+
+def bandwidth_bytes(op: str, n: int, dtype: str) -> int:
+    """Bytes read plus bytes written by one call, for achieved GB/s: scale 2n, axpy 3n elements."""
+    reads, writes = BANDWIDTH_ARRAYS[op]
+    return (reads + writes) * n * np.dtype(dtype).itemsize
+
+
+def bandwidth_numpy(op: str, *args):
+    """The same kernels in NumPy (the tests compare them exactly)."""
+    return AXPY_A * args[0] if op == "scale" else AXPY_A * args[0] + args[1]
