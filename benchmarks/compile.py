@@ -21,8 +21,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import (DEVICES, DTYPES, REPO_ROOT, ColdStart, platform_for, scale, skip_unless_runnable, start_jax,
-                               track_scale)  # noqa: F401  (track_scale: this suite's recorded scale)
+from benchmarks.common import (
+    DEVICES,
+    DTYPES,
+    REPO_ROOT,
+    ColdStart,
+    platform_for,
+    scale,
+    skip_unless_runnable,
+    start_jax,
+    track_scale,  # noqa: F401  (track_scale: this suite's recorded scale)
+)
 
 SERIES_SIZES = [100, 500, 1000, 2000, 3000]
 COLD_KERNELS = ["matmul", "op_mix", "scan", "kalman_grad"]

@@ -3,8 +3,14 @@
 Read with asv's "x-axis: n" view: where the gpu line crosses the cpu line is the break-even size.
 """
 
-from benchmarks.common import DEVICES, DTYPES, ColdStart, CompileSplit, WarmTime
-from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
+from benchmarks.common import (
+    DEVICES,
+    DTYPES,
+    ColdStart,
+    CompileSplit,
+    WarmTime,
+    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
+)
 
 OPS = ["matmul", "solve", "cholesky"]
 SIZES = [64, 256, 1024, 2048, 4096]

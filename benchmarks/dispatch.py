@@ -4,8 +4,17 @@ The dispatch time is the floor under every loop iteration on a device; the trans
 lecture pays each time it moves data between NumPy and JAX.
 """
 
-from benchmarks.common import DEVICES, DTYPES, ColdStart, CompileSplit, WarmTime, place, skip_unless_runnable, start_jax
-from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
+from benchmarks.common import (
+    DEVICES,
+    DTYPES,
+    ColdStart,
+    CompileSplit,
+    WarmTime,
+    place,
+    skip_unless_runnable,
+    start_jax,
+    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
+)
 
 SIZES_MB = [1, 100]
 CI_MAX_MB = 1

@@ -8,11 +8,15 @@ use threads (BLAS, Numba prange); NumPy elementwise and sort are single-threaded
 (threadpoolctl) to $JAXCI_ARTIFACTS/host or .jaxci/host/, so runs on different machines can be compared.
 
 Numba's first call (compile + one small run) is tracked in setup of a process of its own (asv's forkserver
-forks one per combination from a server that never imports Numba), apart from the warm times. CI scale skips the large sizes; params never change.
+forks one per combination from a server that never imports Numba), apart from the warm times. CI scale
+skips the large sizes; params never change.
 """
 
-from benchmarks.common import DTYPES, skip_unless_runnable
-from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
+from benchmarks.common import (
+    DTYPES,
+    skip_unless_runnable,
+    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
+)
 
 _CACHE: dict = {}  # per process: asv reruns setup around each repeat
 

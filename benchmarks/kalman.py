@@ -9,8 +9,13 @@ likelihood in float64 (its gradient compiles for seconds); everything else is sk
 call of the gradient is timed in compile.CompileColdStart (a CompileSplit class here would add 24 processes).
 """
 
-from benchmarks.common import DEVICES, DTYPES, WarmTime, scale
-from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
+from benchmarks.common import (
+    DEVICES,
+    DTYPES,
+    WarmTime,
+    scale,
+    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
+)
 
 VARIANTS = ["sequential", "parallel"]
 STATE_DIMS = [2, 11, 50]

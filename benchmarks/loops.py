@@ -7,8 +7,14 @@ expected to hit the class timeout: asv then records it as timed out and the run 
 
 import numpy as np
 
-from benchmarks.common import DEVICES, DTYPES, ColdStart, CompileSplit, WarmTime
-from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
+from benchmarks.common import (
+    DEVICES,
+    DTYPES,
+    ColdStart,
+    CompileSplit,
+    WarmTime,
+    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
+)
 
 SCAN_SIZES = [1_000, 10_000, 100_000, 1_000_000, 10_000_000]
 UNROLLS = [1, 8]

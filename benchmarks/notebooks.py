@@ -19,8 +19,14 @@ over. Nothing here imports JAX: the notebooks run in kernels and subprocesses.
 import os
 from pathlib import Path
 
-from benchmarks.common import (DEVICES, REPO_ROOT, platform_for, skip_unless_runnable,
-                               track_scale, without_compile_cache)  # noqa: F401  (track_scale: this suite's scale)
+from benchmarks.common import (
+    DEVICES,
+    REPO_ROOT,
+    platform_for,
+    skip_unless_runnable,
+    track_scale,  # noqa: F401  (track_scale: this suite's scale)
+    without_compile_cache,
+)
 
 HERE = Path(__file__).resolve().parent / "notebook_fixtures"  # asv rejects a folder named like a module
 NOTEBOOKS = ["elementwise_f64", "grid_scan", "nuts_f64", "fresh_compiles"]

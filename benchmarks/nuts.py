@@ -20,8 +20,14 @@ import json
 import os
 from pathlib import Path
 
-from benchmarks.common import DEVICES, DTYPES, scale, skip_unless_runnable, start_jax
-from benchmarks.common import track_scale  # noqa: F401  (a run fact: the scale this suite ran at)
+from benchmarks.common import (
+    DEVICES,
+    DTYPES,
+    scale,
+    skip_unless_runnable,
+    start_jax,
+    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
+)
 
 MODELS = ["statespace", "regression"]
 CHAIN_METHODS = ["sequential", "vectorized", "parallel"]

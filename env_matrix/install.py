@@ -15,7 +15,8 @@ sys.path.insert(0, str(HERE.parent))  # this commit's jaxci, importable before i
 
 from jaxci.catalogue import CatalogueError, pin_file, read_pins  # noqa: E402
 from jaxci.nvml import gpu_present  # noqa: E402
-from jaxci.util.validate import InputError, backend as checked_backend  # noqa: E402
+from jaxci.util.validate import InputError  # noqa: E402
+from jaxci.util.validate import backend as checked_backend  # noqa: E402
 
 
 def choose_backend() -> str:

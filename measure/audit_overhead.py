@@ -3,8 +3,9 @@
     .venv/bin/python measure/audit_overhead.py [--pairs 7] [--scale ci] [--trivial-cells 200]
         [--loop-calls 20000] [--baseline plain|untraced] [NOTEBOOK ...]
 
-Default notebooks (when none is named and no --trivial-cells): the suite's fixtures except nuts_f64 (slow). Runs alternate (plain,
-instrumented, plain, ...) so load drift hits both; each run is a fresh kernel on JAX_PLATFORMS=cpu.
+Default notebooks (when none is named and no --trivial-cells): the suite's fixtures except nuts_f64 (slow).
+Runs alternate (plain, instrumented, plain, ...) so load drift hits both; each run is a fresh kernel on
+JAX_PLATFORMS=cpu.
 --trivial-cells N adds a generated notebook of N `x = i` cells: its difference divided by N is the fixed
 per-cell cost of the instrumentation (hooks plus one silent request), free of the work's own noise.
 --loop-calls N adds a generated notebook whose Python loop calls a tiny jitted function N times and runs a

@@ -1,6 +1,7 @@
 """Do the compile and cold-start tracks mean the same under asv's forkserver as under spawn?
 
-usage: .venv/bin/python measure/launch_fidelity.py [--suites dense,loops] [--bench 'Dense(Compile|ColdStart)'] [--repeat 3]
+usage: .venv/bin/python measure/launch_fidelity.py [--suites dense,loops] [--bench 'Dense(Compile|ColdStart)']
+                                                   [--repeat 3]
 
 Runs the chosen benchmarks twice at CI scale through measure/suite_cost.py, once with
 `launch_method: spawn` (every benchmark process a new interpreter, the launch before issue 18) and once with

@@ -31,7 +31,8 @@ inputs = linalg_inputs
 
 
 def flops(op: str, n: int) -> float:
-    """Nominal floating-point operations, for achieved GFLOP/s (matmul 2n^3, LU solve 2/3 n^3 + 2n^3, Cholesky 1/3 n^3)."""
+    """Nominal floating-point operations, for achieved GFLOP/s (matmul 2n^3, LU solve 2/3 n^3 + 2n^3,
+    Cholesky 1/3 n^3)."""
     return {"matmul": 2 * n**3, "solve": 2 / 3 * n**3 + 2 * n**3, "cholesky": n**3 / 3}[op]
 
 

@@ -3,8 +3,8 @@
 `run(model, chain_method, num_chains, ...)` runs one seeded `mcmc.run` (warmup, then sampling, in one
 compiled loop) and returns plain numbers: its wall seconds (tracing and compiling included, as a notebook
 cell pays them), the minimum effective sample size over every parameter element of the posterior draws
-(`min_ess`: a stuck element counts as 0, never dropped), ESS per wall second, and leapfrog steps per second. The steps are those of warmup AND
-sampling (extra field num_steps, collected from iteration 0) over the seconds the sampler executed: the wall
+(`min_ess`: a stuck element counts as 0, never dropped), ESS per wall second, and leapfrog steps per second.
+The steps are those of warmup AND sampling (extra field num_steps, collected from iteration 0) over the seconds the sampler executed: the wall
 time minus the compile seconds (jax.monitoring), so the rate is the sampler's, not the compiler's.
 numpyro compiles its loops on every run, so on a CPU compile is a large part of a short run.
 """
@@ -89,7 +89,8 @@ def min_ess(samples: dict) -> float:
     for value in samples.values():
         arr = np.asarray(value, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            ess = np.asarray(effective_sample_size(arr), dtype=np.float64) if np.all(np.isfinite(arr)) else np.array(np.nan)
+            finite = np.all(np.isfinite(arr))
+            ess = np.asarray(effective_sample_size(arr), dtype=np.float64) if finite else np.array(np.nan)
         ess = np.where(np.isfinite(ess), ess, 0.0)
         out = min(out, float(np.min(ess)) if ess.size else math.inf)
     return 0.0 if out == math.inf else out
