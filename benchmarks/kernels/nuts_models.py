@@ -4,8 +4,9 @@
 compiled loop) and returns plain numbers: its wall seconds (tracing and compiling included, as a notebook
 cell pays them), the minimum effective sample size over every parameter element of the posterior draws
 (`min_ess`: a stuck element counts as 0, never dropped), ESS per wall second, and leapfrog steps per second.
-The steps are those of warmup AND sampling (extra field num_steps, collected from iteration 0) over the seconds the sampler executed: the wall
-time minus the compile seconds (jax.monitoring), so the rate is the sampler's, not the compiler's.
+The steps are those of warmup AND sampling (extra field num_steps, collected from iteration 0) over the
+seconds the sampler executed: the wall time minus the compile seconds (jax.monitoring), so the rate is the
+sampler's, not the compiler's.
 numpyro compiles its loops on every run, so on a CPU compile is a large part of a short run.
 """
 
