@@ -18,6 +18,7 @@ COMMANDS = {
     "inputs": ("jaxci.commands.inputs", "validate workflow_dispatch inputs before a label or command is built"),
     "upgrade-check": ("jaxci.commands.upgrade_check", "asv continuous between two JAX pins, locally"),
     "history": ("jaxci.commands.history", "backfill the asv history over JAX releases on this machine"),
+    "predict": ("jaxci.commands.predict", "one case through the runner model: predicted seconds, band, inputs"),
     "capture": ("jaxci.commands.capture", "run the GPU capture on a lent machine (what scripts/gpu_capture.py runs)"),
 }
 

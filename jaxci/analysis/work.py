@@ -24,6 +24,14 @@ def dense_bytes(n: int, dtype: str) -> int:
     return 3 * n * n * ITEMSIZE[dtype]
 
 
+BANDWIDTH_ARRAYS = {"scale": 2, "axpy": 3}   # arrays of n elements read plus written (kernels/elementwise.py)
+
+
+def bandwidth_bytes(op: str, n: int, dtype: str) -> int:
+    """benchmarks/kernels/elementwise.py bandwidth_bytes(): scale reads and writes n, axpy reads 2n, writes n."""
+    return BANDWIDTH_ARRAYS[op] * n * ITEMSIZE[dtype]
+
+
 def work(benchmark: str, params: dict) -> tuple[str, float, float] | None:
     """(bound, flops, bytes) for a warm-timed kernel with a stated work formula, else None.
 
@@ -34,6 +42,10 @@ def work(benchmark: str, params: dict) -> tuple[str, float, float] | None:
         return None
     if benchmark == "dense.Dense.time_warm" and params.get("op") in ("matmul", "solve", "cholesky"):
         return "flops", dense_flops(params["op"], n), dense_bytes(n, dtype)
+    if benchmark == "dense.DensePrecision.time_warm" and params.get("precision") in ("default", "highest"):
+        return "flops", dense_flops("matmul", n), dense_bytes(n, dtype)
     if benchmark == "elementwise.Elementwise.time_warm":
         return "bytes", 0.0, elementwise_bytes(n, dtype)
+    if benchmark == "elementwise.Bandwidth.time_warm" and params.get("op") in BANDWIDTH_ARRAYS:
+        return "bytes", 0.0, bandwidth_bytes(params["op"], n, dtype)
     return None

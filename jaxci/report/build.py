@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
-from jaxci.analysis import (coldstart, concurrency, cost, crossover, finite_or_none, peak, penalty, predict, releases,
-                            sampler)
+from jaxci.analysis import (coldstart, concurrency, cost, crossover, finite_or_none, model, peak, penalty, predict,
+                            releases, sampler)
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.results.records import load_results
 
@@ -40,6 +40,8 @@ class Report:
     release_steps: list = field(default_factory=list)     # analysis.releases.Step, all history
     releases_measured: dict = field(default_factory=dict)  # machine -> JAX releases with results
     upgrade_factor: float = 1.3
+    model: object = None                                  # analysis.model.RunnerModel: the one prediction interface
+    model_checks: list = field(default_factory=list)      # every published figure against the model (outside check)
 
     def suite_records(self, suite: str) -> list:
         return [r for r in self.records if r.suite == suite]
@@ -58,7 +60,10 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     cx = crossover.crossovers(records, cpu_only_machines=cpu_only)
     ratios = penalty.fp64_ratios(records)
     cells = concurrency.grid(records)
-    runtimes, pcx = predict.predictions(records, rs.machines, load_catalogue(catalogue_dir, include_lab=True), cx)
+    # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms (the
+    # incident check and the achieved table once used the runner-only catalogue and lost the H200's peaks)
+    with_lab = load_catalogue(catalogue_dir, include_lab=True)
+    runtimes, pcx = predict.predictions(records, rs.machines, with_lab, cx)
     report = Report(
         results_dir=str(results_dir),
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -66,14 +71,17 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         crossovers=cx, device_ratios=crossover.device_ratios(records), fp64=ratios, fp64_summary=penalty.summarize(ratios),
         cold=coldstart.compile_shares(records), nuts=sampler.nuts_table(records),
         concurrency=cells, safe_n=concurrency.safe_n(cells),
-        achieved=peak.achieved(records, catalogue),
+        achieved=peak.achieved(records, with_lab),
         costs=cost.family_costs(records, rs.runs, rs.machines, catalogue, defaults),
         runtimes=runtimes, predicted_crossovers=pcx)
+    report.model = model.RunnerModel.from_results(records, rs.machines, with_lab)
     report.upgrade_factor = releases.upgrade_factor(catalogue_dir)
     report.release_steps = releases.release_steps(rs.records, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)
     if incidents is not None and Path(incidents).is_file():
-        report.incidents = incident_checks(Path(incidents).read_text(), predict.Predictor(records, rs.machines, catalogue))
+        text = Path(incidents).read_text()
+        report.incidents = incident_checks(text, predict.Predictor(records, rs.machines, with_lab))
+        report.model_checks = model_checks(text, report.model)
     return report
 
 
@@ -89,9 +97,18 @@ def incident_checks(text: str, predictor) -> list[dict]:
     for row in direct_timings(text):
         for incident_s, (family, device) in zip((row.cpu_s, row.gpu_s), _COLUMNS):
             seconds, inputs = predictor.predict(family, row.benchmark, row.case, "float32", device, row.n)
+            full = predictor.full(family, row.benchmark, row.case, "float32", device, row.n) if seconds else None
             out.append({"what": row.what, "family": family, "device": device, "n": row.n,
-                        "incident_s": incident_s, "predicted_s": seconds, "inputs": inputs})
+                        "incident_s": incident_s, "predicted_s": seconds, "inputs": inputs,
+                        "low_s": full.low if full else None, "high_s": full.high if full else None})
     return out
+
+
+def model_checks(text: str, runner_model) -> list[dict]:
+    """Every figure of incidents.md against the runner model (jaxci.report.published.check): never an input."""
+    from jaxci.report.published import check, figures
+
+    return check(figures(text), runner_model)
 
 
 def _plain(obj):
@@ -114,7 +131,7 @@ def _plain(obj):
 def to_json(report: Report) -> dict:
     out = {k: _plain(getattr(report, k)) for k in (
         "results_dir", "generated", "errors", "crossovers", "device_ratios", "fp64_summary", "fp64", "cold", "nuts", "concurrency",
-        "safe_n", "achieved", "costs", "predicted_crossovers", "runtimes", "incidents")}
+        "safe_n", "achieved", "costs", "predicted_crossovers", "runtimes", "incidents", "model_checks")}
     out["machines"] = {name: facts.info for name, facts in report.machines.items()}
     for row in out["predicted_crossovers"]:
         row["label"] = "predicted"

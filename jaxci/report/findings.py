@@ -24,7 +24,8 @@ def _release_section(report):
     return "Regressions across JAX releases", text
 
 
-SECTIONS: list = [_release_section]
+SECTIONS: list = [_release_section,
+                  lambda report: __import__("jaxci.report.model_check", fromlist=["model_section"]).model_section(report)]
 
 
 def _rows_or(header, rows, empty: str) -> str:

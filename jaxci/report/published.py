@@ -79,3 +79,130 @@ def for_kernel(pts, benchmark: str, case: tuple) -> list[Point]:
     """Published points of one figure's kernel (a case matches when its stated params agree)."""
     have = dict(case)
     return [p for p in pts if p.benchmark == benchmark and all(have.get(k) == v for k, v in p.case)]
+
+
+# ---- every published figure, held against the runner model (measure/predict_vs_published.py, findings) ----
+
+@dataclass(frozen=True)
+class Figure:
+    """One published figure and the model question that predicts it (kernel None: the model cannot, `why`)."""
+    case: str
+    family: str
+    device: str
+    published_s: float
+    kernel: str | None = None
+    n: int | None = None
+    dtype: str = "float32"
+    first_call: bool = False
+    compile_only: bool = False
+    per_step: bool = False     # published as seconds per step: compared with the model's per-step slope
+    why: str = ""
+
+
+_FAMILY = {"CPU runner": "ubuntu-latest", "T4 runner": "g4dn.2xlarge"}
+_DIRECT = re.compile(r"^\|\s*(?P<what>[^|]+?)\s*\|\s*(?P<cpu>[\d.]+)\s*s\s*\|\s*(?P<gpu>[\d.]+)\s*s\s*\|")
+
+
+def _direct(what: str, device_col: str) -> dict:
+    """Model question for a direct-timings row (device cpu on the CPU runner, gpu on the T4 runner)."""
+    first = "first call" in what
+    for pattern, kernel, size in ((r"(\d+)x\1 matmul", "matmul", lambda m: int(m[1])),
+                                  (r"(\d+)M-element elementwise", "elementwise", lambda m: int(m[1]) * 1_000_000)):
+        m = re.search(pattern, what)
+        if m and not what.startswith("NumPy"):
+            return {"kernel": kernel, "n": size(m), "first_call": first}
+    if what.startswith("NumPy"):
+        return {"why": "NumPy on the runner's CPU: host.NumpyLinalg has no results in this directory, and the "
+                       "model moves only JAX kernels"}
+    return {"why": "pure-Python host speed: a host single-thread figure (host.PurePython), not a JAX kernel; "
+                   "the model uses such a score as an input when measured, never predicts it"}
+
+
+def figures(text: str) -> list[Figure]:
+    """Every figure of docs/reference/incidents.md the runner model is held against, in the file's order."""
+    out: list[Figure] = []
+    for line in text.splitlines():
+        m = _DIRECT.match(line.strip())
+        if not m or m["what"] == "benchmark":
+            continue
+        for col, value, device in (("CPU runner", m["cpu"], "cpu"), ("T4 runner", m["gpu"], "gpu")):
+            q = _direct(m["what"], col)
+            dev = device if "kernel" in q else "cpu"
+            out.append(Figure(m["what"], _FAMILY[col], dev, float(value), **q))
+    flat = " ".join(text.split())
+    s = re.search(r"fresh jits at sizes [\d, ]+ \(each compile included\): CPU ([\d.]+) s in total, "
+                  r"T4 ([\d.]+) s", flat)
+    if s:
+        out += [Figure("fresh-jit series 100-3000", "ubuntu-latest", "cpu", float(s[1]), kernel="series"),
+                Figure("fresh-jit series 100-3000", "g4dn.2xlarge", "gpu", float(s[2]), kernel="series")]
+    for m in _SCAN_LONG.finditer(flat):
+        n = int(m[3].replace(",", ""))
+        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[1]), kernel="scan", n=n),
+                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n)]
+    for m in _SCAN_SHORT.finditer(flat):
+        n = int(m[1].replace(",", ""))
+        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[3]), kernel="scan", n=n),
+                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n)]
+    c = re.search(r"compile ([\d.]+) s GPU vs ([\d.]+) s CPU", flat)
+    if c:
+        out += [Figure("scalar scan compile", "ubuntu-latest", "cpu", float(c[2]), kernel="scan", n=100_000,
+                       compile_only=True),
+                Figure("scalar scan compile", "g4dn.2xlarge", "gpu", float(c[1]), kernel="scan", n=100_000,
+                       compile_only=True)]
+    p = re.search(r"about (\d+) microseconds per iteration on the GPU", flat)
+    if p:
+        out.append(Figure("scalar scan per step", "g4dn.2xlarge", "gpu", float(p[1]) * 1e-6, kernel="scan",
+                          n=1, per_step=True))
+    w = re.search(r"25x25 matrix iterated in a `while_loop` for (\d+) iterations.*?about ([\d.]+) s compile", flat)
+    if w:
+        out += [Figure(f"25x25 while_loop, {w[1]} iterations (GPU 5-6x NumPy: a ratio)", "g4dn.2xlarge", "gpu",
+                       float("nan"), why="published as a ratio to NumPy on the CPU, not in seconds; the suite's "
+                       "loops.WhileConverge records no iteration count, so no per-step while slope exists"),
+                Figure("25x25 while_loop compile", "g4dn.2xlarge", "gpu", float(w[2]),
+                       why="no compile timing of the while loop on a GPU in these results "
+                           "(loops.LoopsCompile / LoopsColdStart ran on no GPU)")]
+    t = re.search(r"exceeded the ([\d,]+) s per-cell timeout on the T4; the whole lecture pinned to the runner's CPU "
+                  r"took (\d+) min (\d+) s", flat)
+    if t:
+        out += [Figure("NUTS state-space cell (> timeout, a bound)", "g4dn.2xlarge", "gpu",
+                       float(t[1].replace(",", "")), kernel="nuts", n=4 * 800, dtype="float64"),
+                Figure("NUTS lecture pinned to CPU (whole lecture)", "g4dn.2xlarge", "cpu",
+                       int(t[2]) * 60 + float(t[3]), kernel="nuts", n=4 * 800, dtype="float64")]
+    lec = re.search(r"A lecture took ([\d.]+) s on the CPU runner and ([\d.]+) s on the T4", flat)
+    if lec:
+        why = ("the lecture's workload (its kernels, sizes and loop steps) is not stated: nothing to put through "
+               "the model (jaxci audit --execute measures a lecture's own cells)")
+        out += [Figure("whole lecture", "ubuntu-latest", "cpu", float(lec[1]), why=why),
+                Figure("whole lecture", "g4dn.2xlarge", "gpu", float(lec[2]), why=why)]
+    return out
+
+
+def check(figs: list[Figure], model) -> list[dict]:
+    """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why."""
+    import math
+
+    rows = []
+    for f in figs:
+        row = {"case": f.case, "family": f.family, "device": f.device,
+               "published_s": None if math.isnan(f.published_s) else f.published_s,
+               "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "why": f.why, "inputs": ""}
+        if f.kernel is not None:
+            if f.per_step:
+                a = model.predict(f.family, f.kernel, 1_000_000, f.dtype, f.device)
+                b = model.predict(f.family, f.kernel, 2_000_000, f.dtype, f.device)
+                p = a if not (a and b) else None
+                if a and b:
+                    row.update(predicted_s=(b.seconds - a.seconds) / 1e6, low_s=(b.low - a.low) / 1e6,
+                               high_s=(b.high - a.high) / 1e6, inputs=a.inputs)
+            else:
+                p = model.predict(f.family, f.kernel, f.n, f.dtype, f.device, first_call=f.first_call,
+                                  compile_only=f.compile_only)
+                if p:
+                    row.update(predicted_s=p.seconds, low_s=min(p.low, p.high), high_s=max(p.low, p.high),
+                               inputs=p.inputs)
+            if p is not None and not p:
+                row["why"] = p.reason
+        if row["predicted_s"] is not None and row["published_s"]:
+            row["ratio"] = row["predicted_s"] / row["published_s"]
+        rows.append(row)
+    return rows

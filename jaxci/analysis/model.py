@@ -1,0 +1,441 @@
+"""The runner model: one machine's measured primitives become another catalogue family's predicted seconds.
+
+    warm(n)   = floor + max(FLOPs / (eff x peak of the precision path), bytes / (eff_bw x bandwidth))   (one launch)
+    loop(n)   = intercept + n x per-step slope                                                  (scan, fori)
+    first(n)  = (cold first call - warm at the cold kernel's size) x host ratio + warm(n)         (compile part)
+
+docs/runner-model.md states every term, what moves between machines and why. In short:
+
+- GPU: the efficiency (achieved / the ref's peak of the path it ran on: TF32, FP32, FP64, FP64 tensor) moves to
+  the family's peak of the path the same call takes there (jaxci.analysis.peak.gemm_path); the dispatch floor,
+  the loop per-step cost, compile seconds and the latency-bound Kalman gradient are host + driver latency and
+  move only by a sourced host single-thread ratio (none is sourced yet: carried unscaled, and said so).
+- CPU: GEMM rate per physical core x the family's physical cores (or the ratio of sourced CPU peaks); the op mix's
+  per-element rate is not scaled by cores (XLA:CPU barely spreads it); loops and compile as on the GPU.
+- Every estimate is a Band: the quartiles asv recorded, the floor subtracted or not, the plausible range of an
+  unknown (an unknown SMT split: cores/2..cores; an unmeasured bandwidth efficiency: measured lower bound..1),
+  and several reference machines (geometric mean, widest ends).
+
+Inputs are measured records and sourced catalogue figures only; the published figures in
+docs/reference/incidents.md never enter (jaxci.report.published holds them against the output).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from jaxci.analysis import primitives as P
+from jaxci.analysis.peak import gemm_path
+from jaxci.analysis.primitives import Band, combine
+from jaxci.analysis.work import dense_flops
+
+DENSE_OPS = ("matmul", "solve", "cholesky")
+LOOP_KINDS = ("scan", "fori", "while")
+KERNELS = DENSE_OPS + ("elementwise", "dispatch") + LOOP_KINDS + ("kalman_grad", "series", "nuts")
+COLD_KERNEL = {"matmul": "matmul", "elementwise": "op_mix", "scan": "scan"}
+ITEMSIZE = {"float32": 4, "float64": 8}
+
+
+@dataclass
+class Prediction:
+    """Predicted seconds with a band, the inputs (measured records and catalogue figures) and the equation used;
+    `seconds is None` with `reason` when the model cannot predict."""
+    family: str
+    kernel: str
+    n: int | None
+    dtype: str
+    device: str
+    first_call: bool = False
+    seconds: float | None = None
+    low: float | None = None
+    high: float | None = None
+    inputs: str = ""
+    basis: str = ""
+    reason: str = ""
+    label: str = "predicted"
+
+    def __bool__(self) -> bool:
+        return self.seconds is not None
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("family", "kernel", "n", "dtype", "device", "first_call", "seconds",
+                                              "low", "high", "inputs", "basis", "reason", "label")}
+
+
+class _Why(Exception):
+    """Raised inside the model where a term cannot be estimated; its text is the prediction's reason."""
+
+
+@dataclass
+class _Est:
+    band: Band
+    inputs: list = field(default_factory=list)
+    basis: str = ""
+
+
+def _geo(a: float, b: float) -> float:
+    return math.sqrt(a * b)
+
+
+class RunnerModel:
+    """predict(family, kernel, n, dtype, device, first_call=False) for every catalogue family; the report, the
+    audit, `jaxci predict` and measure/predict_vs_published.py all ask this one object."""
+
+    def __init__(self, records, machines: dict, catalogue: dict):
+        self.records = [r for r in records if r.ok]
+        self.machines = machines
+        self.catalogue = catalogue
+        self.gpu_refs = sorted(m for m, f in machines.items() if f.has_gpu and P.floor(self.records, m, "gpu")[0])
+        self.cpu_refs = sorted(m for m in machines if P.floor(self.records, m, "cpu")[0])
+
+    @classmethod
+    def from_results(cls, records, machines: dict, catalogue: dict) -> RunnerModel:
+        return cls(records, machines, catalogue)
+
+    # ---- the one interface ----
+
+    def predict(self, family: str, kernel: str, n: int | None, dtype: str = "float32", device: str = "gpu",
+                first_call: bool = False, precision: str = "default", compile_only: bool = False) -> Prediction:
+        out = Prediction(family, kernel, n, dtype, device, first_call)
+        try:
+            est = self._predict(family, kernel, n, dtype, device, first_call, precision, compile_only)
+        except _Why as why:
+            out.reason = str(why)
+            return out
+        out.seconds, out.low, out.high = est.band.mid, est.band.low, est.band.high
+        out.inputs = "; ".join(dict.fromkeys(est.inputs))
+        out.basis = est.basis
+        return out
+
+    def _predict(self, family, kernel, n, dtype, device, first_call, precision, compile_only) -> _Est:
+        entry = self.catalogue.get(family)
+        if entry is None:
+            raise _Why(f"{family} is not in the catalogue")
+        if kernel not in KERNELS:
+            raise _Why(f"kernel {kernel!r}: the model knows {', '.join(KERNELS)}")
+        if dtype not in ITEMSIZE:
+            raise _Why(f"dtype {dtype!r}: float32 or float64")
+        if device == "gpu" and not entry.has_gpu:
+            raise _Why(f"{family} has no GPU")
+        if kernel in ("series", "nuts"):
+            return self._series(family, dtype, device) if kernel == "series" else self._nuts(family, n, dtype, device)
+        if kernel not in ("dispatch", "while", "kalman_grad") and not (isinstance(n, int) and n > 0):
+            raise _Why(f"{kernel} needs a size n > 0")
+        if first_call or compile_only:
+            return self._first_call(family, kernel, n, dtype, device, precision, compile_only)
+        return self._warm(family, kernel, n, dtype, device, precision)
+
+    # ---- references ----
+
+    def _refs(self, family, device) -> tuple[list[str], str]:
+        refs = self.gpu_refs if device == "gpu" else self.cpu_refs
+        others = [m for m in refs if m != family]
+        if others:
+            return others, ""
+        if refs:
+            return refs, " [calibrated on this family itself: not an independent check]"
+        raise _Why(f"no measured {device} machine in these results to calibrate from")
+
+    def _floor(self, refs, device, dtype) -> _Est:
+        bands, inputs = [], []
+        for m in refs:
+            b, text = P.floor(self.records, m, device, dtype)
+            if b:
+                bands.append(b)
+                inputs.append(text)
+        if not bands:
+            raise _Why(f"no dispatch.TinyOp on {device} in these results")
+        return _Est(combine(bands), inputs)
+
+    def _host_ratio(self, ref: str, family: str) -> tuple[float, str]:
+        """Host single-thread ratio ref / family (sourced `cpu_single_thread_score` on both), else 1, said."""
+        a, b = self.catalogue.get(ref), self.catalogue.get(family)
+        sa = a.value("cpu_single_thread_score") if a is not None else None
+        sb = b.value("cpu_single_thread_score") if b is not None else None
+        if sa and sb:
+            return float(sb) / float(sa), f"host single-thread ratio {float(sb) / float(sa):.2f} (catalogue)"
+        return 1.0, "host-side cost carried unscaled (no sourced single-thread score for both hosts)"
+
+    def _cores(self, machine: str, target: bool) -> tuple[Band, str]:
+        entry = self.catalogue.get(machine)
+        if entry is not None and "cpu_physical_cores" in entry.figures:
+            fig = entry.figure("cpu_physical_cores")
+            if fig.value is not None:
+                return Band.of(float(fig.value)), f"{machine} {fig.value:g} physical cores (catalogue)"
+            reg = self.machines.get(machine)
+            vcpu = entry.value("vcpu") or (reg.get("cpu_cores") if reg else None)
+            try:
+                v = float(vcpu)
+            except (TypeError, ValueError):
+                raise _Why(f"{machine}: physical cores unknown ({fig.reason})") from None
+            return Band(_geo(v / 2, v), v / 2, v), f"{machine} {v / 2:g}-{v:g} physical cores (SMT unknown)"
+        if target:
+            cores = entry.value("cpu_cores") if entry is not None else None
+            if cores is None:
+                raise _Why(f"{machine}: no sourced physical core count to scale a CPU rate to")
+            return Band.of(float(cores)), f"{machine} {cores} cores (catalogue cpu_cores)"
+        reg = self.machines.get(machine)
+        try:
+            v = float(reg.get("cpu_cores")) if reg else float(entry.value("cpu_cores"))
+        except (TypeError, ValueError, AttributeError):
+            raise _Why(f"{machine}: core count not recorded") from None
+        return Band.of(v), f"{machine} {v:g} cores (registration)"
+
+    # ---- warm calls ----
+
+    def _warm(self, family, kernel, n, dtype, device, precision="default") -> _Est:
+        refs, note = self._refs(family, device)
+        if kernel in LOOP_KINDS:
+            return self._loop(family, refs, note, kernel, n, dtype, device)
+        if kernel == "kalman_grad":
+            return self._kalman(family, refs, note, n, dtype, device)
+        floor = self._floor(refs, device, dtype)
+        if kernel == "dispatch":
+            h, text = self._host_ratio(refs[0], family)
+            return _Est(floor.band.scale(h), floor.inputs + [text + note], "floor (dispatch.TinyOp)")
+        if device == "gpu":
+            work, inputs, basis = self._gpu_work(family, refs, kernel, n, dtype, precision)
+        else:
+            work, inputs, basis = self._cpu_work(family, refs, kernel, n, dtype)
+        h, text = self._host_ratio(refs[0], family)
+        return _Est(floor.band.scale(h) + work, floor.inputs + inputs + [text + note], "floor + " + basis)
+
+    def _gpu_work(self, family, refs, kernel, n, dtype, precision):
+        entry = self.catalogue[family]
+        if kernel == "elementwise":
+            return self._gpu_bytes(family, refs, 2 * n * ITEMSIZE[dtype], dtype)
+        path, key, peak, src = gemm_path(entry, dtype, precision)
+        inputs, floor_note = [], ""
+        if peak is None and path == "tf32":
+            _, key, peak, src = gemm_path(entry, dtype, "highest")
+            floor_note = " (TF32 peak unsourced: the FP32 peak is used, so the time is an upper bound)"
+            path = "fp32"
+        if peak is None:
+            raise _Why(f"{family}: {key} has no sourced figure ({src})")
+        effs = []
+        for m in refs:
+            ref = self.catalogue.get(m)
+            f, _ = P.floor(self.records, m, "gpu", dtype)
+            if kernel == "matmul":
+                pts = P.gemm_points(self.records, m, "gpu", dtype, f.mid)
+            else:
+                pt, why = P.dense_point(self.records, m, "gpu", kernel, dtype, f.mid)
+                if pt is None:
+                    raise _Why(why)
+                pts = [("default", pt)]
+            same = [(p, pt) for p, pt in pts if gemm_path(ref, dtype, p)[0] == path] if ref is not None else []
+            for prec, pt in (same or pts):
+                rpath, rkey, rpeak, _ = gemm_path(ref, dtype, prec)
+                if rpeak is None:
+                    continue
+                eff = pt.rate.scale(1 / (rpeak * 1e9))
+                effs.append(eff)
+                inputs.append(f"{pt.source}: efficiency {eff.mid:.2f} of the {rpath} peak {rpeak / 1000:g} TFLOP/s, "
+                              f"measured on {m}")
+        if not effs:
+            raise _Why(f"no measured GPU {kernel} {dtype} throughput point with a sourced peak on {', '.join(refs)}"
+                       " (a lab machine's peaks come from the catalogue including lab machines)")
+        eff = combine(effs)
+        inputs.append(f"{family} {path} peak {peak / 1000:g} TFLOP/s (catalogue {key}: {src}){floor_note}")
+        flops = dense_flops(kernel, n)
+        return eff.scale(peak * 1e9).inverse().scale(flops), inputs, f"FLOPs / (efficiency x {path} peak)"
+
+    def _gpu_bytes(self, family, refs, nbytes, dtype):
+        entry = self.catalogue[family]
+        bw = entry.value("gpu_bandwidth_gbs")
+        if bw is None:
+            raise _Why(f"{family}: gpu_bandwidth_gbs has no sourced figure")
+        effs, inputs = [], []
+        for m in refs:
+            ref = self.catalogue.get(m)
+            rbw = ref.value("gpu_bandwidth_gbs") if ref is not None else None
+            if rbw is None:
+                continue
+            f, _ = P.floor(self.records, m, "gpu", dtype)
+            pt, why = P.bandwidth_point(self.records, m, "gpu", dtype, f.mid)
+            if pt is not None:
+                eff = pt.rate.scale(1 / (float(rbw) * 1e9))
+                inputs.append(f"{pt.source}: {eff.mid:.2f} of {m}'s {rbw:g} GB/s")
+            else:
+                lb, _ = P.op_mix_lower_bound(self.records, m, "gpu", dtype)
+                if lb is None:
+                    continue
+                lo = min(lb.rate.mid / (float(rbw) * 1e9), 1.0)
+                eff = Band(_geo(lo, 1.0), lo, 1.0)
+                inputs.append(f"{why}; bandwidth efficiency {lo:.2f}..1 of {m}'s {rbw:g} GB/s (lower end: {lb.source}, "
+                              "floor included: a latency-bound point bounds the bandwidth from below only)")
+            effs.append(eff)
+        if not effs:
+            raise _Why(f"no measured GPU bandwidth or op mix on {', '.join(refs)} with a sourced bandwidth")
+        eff = combine(effs)
+        inputs.append(f"{family} bandwidth {bw:g} GB/s (catalogue)")
+        return eff.scale(float(bw) * 1e9).inverse().scale(nbytes), inputs, "bytes / (efficiency x bandwidth)"
+
+    def _cpu_work(self, family, refs, kernel, n, dtype):
+        target = self.catalogue[family]
+        bands, inputs = [], []
+        why = ""
+        for m in refs:
+            f, _ = P.floor(self.records, m, "cpu", dtype)
+            if kernel == "elementwise":
+                pt, why = P.element_point(self.records, m, "cpu", dtype, f.mid)
+                if pt is None:
+                    continue
+                bands.append(pt.rate.inverse().scale(n))
+                inputs.append(f"{pt.source}: {pt.rate.mid / 1e6:.0f} M elements/s, not scaled by cores "
+                              "(the op mix is arithmetic-bound and XLA:CPU barely spreads it over cores)")
+                continue
+            if kernel == "matmul":
+                pts = [pt for _, pt in P.gemm_points(self.records, m, "cpu", dtype, f.mid)]
+                pt = max(pts, key=lambda p: p.n) if pts else None
+                if pt is None:
+                    why = f"{m} cpu matmul {dtype}: no throughput point"
+            else:
+                pt, why = P.dense_point(self.records, m, "cpu", kernel, dtype, f.mid)
+            if pt is None:
+                continue
+            scale, text = self._cpu_scale(m, target, dtype)
+            rate = pt.rate.scale(scale)
+            bands.append(rate.inverse().scale(dense_flops(kernel, n)))
+            inputs.append(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s on {m}, x{scale.mid:.2f} ({text})")
+        if not bands:
+            raise _Why(why or f"no CPU {kernel} {dtype} results to calibrate from")
+        basis = "n / element rate" if kernel == "elementwise" else "FLOPs / (rate per physical core x cores)"
+        return combine(bands), inputs, basis
+
+    def _cpu_scale(self, ref: str, target, dtype) -> tuple[Band, str]:
+        if ref == target.name:
+            return Band.of(1.0), "same machine"
+        key = "cpu_fp64_gflops" if dtype == "float64" else "cpu_fp32_gflops"
+        r = self.catalogue.get(ref)
+        tp, rp = target.value(key), (r.value(key) if r is not None else None)
+        if tp and rp:
+            return Band.of(float(tp) / float(rp)), f"ratio of catalogue CPU peaks {tp} / {rp}"
+        tc, ttext = self._cores(target.name, target=True)
+        rc, rtext = self._cores(ref, target=False)
+        return tc.scale(rc.inverse()), f"{ttext} / {rtext}: same rate per physical core assumed"
+
+    def _loop(self, family, refs, note, kind, n, dtype, device) -> _Est:
+        bands, inputs, why = [], [], ""
+        for m in refs:
+            fit, why = P.loop_slope(self.records, m, device, kind, dtype)
+            if fit is None:
+                continue
+            icpt, slope = fit
+            h, htext = self._host_ratio(m, family)
+            bands.append((icpt + slope.scale(n)).scale(h))
+            inputs += [why, htext]
+        if not bands:
+            raise _Why(why)
+        what = ("per-step cost is launch + sync latency (host and driver), carried unscaled: a faster GPU does "
+                "not remove it") if device == "gpu" else "per-step cost is single-thread host work"
+        return _Est(combine(bands), inputs + [what + note], "intercept + n x per-step slope")
+
+    def _kalman(self, family, refs, note, n, dtype, device) -> _Est:
+        steps = n or 96
+        bands, inputs = [], []
+        for m in refs:
+            b, text = P.kalman_grad(self.records, m, device, dtype)
+            if b:
+                h, htext = self._host_ratio(m, family)
+                bands.append(b.scale(h * steps / 96))
+                inputs += [text, htext]
+        if not bands:
+            raise _Why(f"no sequential Kalman gradient (k = 11, n = 96, {dtype}) on {device} in these results")
+        return _Est(combine(bands), inputs + ["a sequential scan of tiny ops: latency-bound, carried per step"
+                                              + note], "Kalman gradient x n / 96")
+
+    # ---- first calls, compile, the fresh-jit series, NUTS ----
+
+    def _ref_warm(self, m, kernel, n, dtype, device) -> Band:
+        """The reference's own warm time at a size (exact record, else its own primitives), to take off a
+        cold first call so what remains is the compile part."""
+        bench = {"matmul": P.DENSE, "elementwise": P.ELEMENTWISE, "scan": P.SCAN}[kernel]
+        fixed = {"op": "matmul"} if kernel == "matmul" else ({"unroll": 1} if kernel == "scan" else {})
+        exact = [r for r in P._ok(self.records, m, bench, device, dtype=dtype, **fixed) if r.params.get("n") == n]
+        if exact:
+            return P.band_of(exact[0])
+        f, _ = P.floor(self.records, m, device, dtype)
+        f = f or Band.of(0.0)
+        if kernel == "scan":
+            fit, _ = P.loop_slope(self.records, m, device, "scan", dtype)
+            return (fit[0] + fit[1].scale(n)) if fit else f
+        if kernel == "matmul":
+            pts = P.gemm_points(self.records, m, device, dtype, f.mid)
+            return f + pts[-1][1].rate.inverse().scale(dense_flops("matmul", n)) if pts else f
+        pt, _ = P.element_point(self.records, m, device, dtype, f.mid)
+        if pt is None:
+            lb, _ = P.op_mix_lower_bound(self.records, m, device, dtype)
+            return Band(0.0, 0.0, 2 * n * ITEMSIZE[dtype] / lb.rate.mid) if lb else f
+        return f + pt.rate.inverse().scale(n)
+
+    def _compile_part(self, family, kernel, dtype, device) -> _Est:
+        if kernel not in COLD_KERNEL:
+            raise _Why(f"{kernel}: the suite times no cold first call for it (compile.CompileColdStart: "
+                       f"{', '.join(COLD_KERNEL)})")
+        refs, note = self._refs(family, device)
+        cold = COLD_KERNEL[kernel]
+        bands, inputs = [], []
+        for m in refs:
+            b, text = P.cold_call(self.records, m, device, cold, dtype)
+            if b is None:
+                continue
+            part = b.minus(self._ref_warm(m, kernel, P.COLD_SIZES[cold], dtype, device))
+            h, htext = self._host_ratio(m, family)
+            bands.append(part.scale(h))
+            inputs += [f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = compile part {part.mid:.3g} s",
+                       htext]
+        if not bands:
+            raise _Why(f"no compile.CompileColdStart for {cold} on {device} in these results")
+        return _Est(combine(bands), inputs + ["compile is host work (XLA on the host): moves with single-thread "
+                                              "speed, not with the device" + note], "compile part")
+
+    def _first_call(self, family, kernel, n, dtype, device, precision, compile_only) -> _Est:
+        comp = self._compile_part(family, kernel, dtype, device)
+        if compile_only:
+            return comp
+        warm = self._warm(family, kernel, n, dtype, device, precision)
+        return _Est(comp.band + warm.band, comp.inputs + warm.inputs, "compile part + warm call")
+
+    def _series(self, family, dtype, device) -> _Est:
+        refs, note = self._refs(family, device)
+        bands, inputs = [], []
+        for m in refs:
+            b, text = P.series_total(self.records, m, device, dtype)
+            if b is None:
+                continue
+            ref_warm = Band.of(0.0)
+            for n in P.SERIES_SIZES:
+                ref_warm = ref_warm + self._ref_warm(m, "matmul", n, dtype, device)
+            h, htext = self._host_ratio(m, family)
+            bands.append(b.minus(ref_warm).scale(h))
+            inputs += [f"{text}, less its warm matmuls {ref_warm.mid:.3g} s", htext]
+        if not bands:
+            raise _Why(f"no compile.JitSeriesTotal on {device} in these results")
+        warm = Band.of(0.0)
+        for n in P.SERIES_SIZES:
+            w = self._warm(family, "matmul", n, dtype, device)
+            warm = warm + w.band
+        inputs.append(f"plus {family}'s predicted warm matmuls at {', '.join(map(str, P.SERIES_SIZES))}: "
+                      f"{warm.mid:.3g} s" + note)
+        return _Est(combine(bands) + warm, inputs, "series compile part + warm matmuls")
+
+    def _nuts(self, family, iterations, dtype, device) -> _Est:
+        refs, note = self._refs(family, device)
+        bands, inputs, why = [], [], ""
+        for m in refs:
+            got, why = P.nuts_step(self.records, m, device, dtype)
+            if got is None:
+                continue
+            per, steps = got
+            per_iter = steps / 20.0    # NutsLeapfrogStep: 10 warm-up + 10 draws, one chain
+            h, htext = self._host_ratio(m, family)
+            bands.append(per.scale(h * per_iter * (iterations or 0)))
+            inputs += [why, f"{per_iter:.0f} leapfrog steps per iteration (its 20 iterations)", htext]
+        if not bands or not iterations:
+            k, _ = P.kalman_grad(self.records, refs[0], device, dtype)
+            extra = f"; one gradient (a leapfrog step) costs {k.mid * 1e3:.3g} ms on {refs[0]}" if k else ""
+            raise _Why((why or "NUTS needs the iteration count") + extra)
+        return _Est(combine(bands), inputs + ["per-step cost latency-bound, carried" + note],
+                    "iterations x leapfrog steps per iteration x seconds per step")
