@@ -49,7 +49,7 @@ class CompileClock:
         if name is not None:
             self.events[name] += 1
 
-    def install(self) -> "CompileClock":
+    def install(self) -> CompileClock:
         import jax.monitoring
 
         jax.monitoring.register_event_duration_secs_listener(self.on_duration)

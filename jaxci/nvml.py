@@ -112,7 +112,7 @@ class MemorySampler:
         self._stop = None
         self._thread = None
 
-    def start(self) -> "MemorySampler":
+    def start(self) -> MemorySampler:
         import threading
 
         nvml = _nvml()
@@ -176,7 +176,7 @@ class MemorySampler:
                 peaks[pid] = max(peaks.get(pid, 0.0), mib)
         return peaks
 
-    def __enter__(self) -> "MemorySampler":
+    def __enter__(self) -> MemorySampler:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -37,7 +37,7 @@ class AsvSandbox:
     def html(self) -> Path:
         return self.root / "html"
 
-    def write_conf(self) -> "AsvSandbox":
+    def write_conf(self) -> AsvSandbox:
         write_redirected_conf(self.root, self.repo)
         return self
 
@@ -50,7 +50,8 @@ class AsvSandbox:
         proc = subprocess.run([ASV, "--config", str(self.conf), *args], cwd=self.repo, env=self.env(**extra_env),
                               capture_output=True, text=True, timeout=timeout)
         if check and proc.returncode:
-            raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+            raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}\n"
+                                 f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
         return proc
 
     def register(self, name: str = "ci-test") -> str:

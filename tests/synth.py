@@ -11,7 +11,8 @@ from tests.asvutil import REPO
 
 
 def head() -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 class SynthResults:
@@ -43,7 +44,8 @@ class SynthResults:
         combos = list(itertools.product(*params))
         values = [value(**dict(zip(param_names, c))) for c in combos]
         k = len(values)
-        result = BenchmarkResult(result=values, samples=[None] * k, number=[None] * k, errcode=0, stderr="", profile=None)
+        result = BenchmarkResult(result=values, samples=[None] * k, number=[None] * k, errcode=0, stderr="",
+                                 profile=None)
         self.runs[machine].add_result({"name": name, "version": "1", "params": reprs}, result, duration=duration)
         return self
 
@@ -93,13 +95,15 @@ def gpu_set(root: Path, commit: str | None = None) -> Path:
           lambda op, n, dtype, device: 2 * dense_truth(op, n, dtype, device) if device == "cpu" else math.nan)
     s.add("g4dn.2xlarge", "concurrency.Concurrency.track_workers_died", ["n_workers", "policy", "device"],
           [[1, 2, 4], ["default", "no-prealloc"], ["gpu"]],
-          lambda n_workers, policy, device: 0.0 if (policy == "no-prealloc" or n_workers == 1) else float(n_workers - 1),
+          lambda n_workers, policy, device: (0.0 if (policy == "no-prealloc" or n_workers == 1)
+                                             else float(n_workers - 1)),
           unit="workers")
     s.add("g4dn.2xlarge", "nuts.Nuts.track_ess_per_s", ["model", "chain_method", "num_chains", "dtype", "device"],
           [["kalman"], ["sequential", "vectorized"], [1, 4], ["float64"], ["cpu", "gpu"]],
-          lambda model, chain_method, num_chains, dtype, device: (100.0 if chain_method == "vectorized" else 50.0) * num_chains
-          if device == "cpu" else None, unit="ESS/s")
+          lambda model, chain_method, num_chains, dtype, device:
+          (100.0 if chain_method == "vectorized" else 50.0) * num_chains if device == "cpu" else None, unit="ESS/s")
     # a whole notebook 5x slower on the T4 than on its CPU: guidance must say to pin it
-    s.add("g4dn.2xlarge", "notebooks.Notebook.time_notebook", ["notebook", "device"], [["scan_lecture"], ["cpu", "gpu"]],
+    s.add("g4dn.2xlarge", "notebooks.Notebook.time_notebook", ["notebook", "device"],
+          [["scan_lecture"], ["cpu", "gpu"]],
           lambda notebook, device: 12.0 if device == "cpu" else 60.0)
     return s.save()

@@ -26,7 +26,8 @@ def test_unknown_command_is_refused(capsys):
 def test_env_command_does_not_import_jax_or_asv():
     """A lecture repository's CI installs jaxci bare to run `jaxci env`: no JAX, no asv, no numpy needed."""
     code = ("import sys; from jaxci.cli import main; main(['env', '--kernels', '2', '--device-memory-mib', '15360',"
-            " '--peak-mib', '1024', '--format', 'json']); print(sorted(m for m in ('jax', 'asv', 'numpy') if m in sys.modules))")
+            " '--peak-mib', '1024', '--format', 'json']);"
+            " print(sorted(m for m in ('jax', 'asv', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
 
@@ -55,7 +56,8 @@ def test_no_import_cycle_between_jaxci_modules():
     root = Path(__file__).resolve().parent.parent
     files = {".".join(p.relative_to(root).with_suffix("").parts): p for p in (root / "jaxci").rglob("*.py")}
     modules = {name.removesuffix(".__init__"): path for name, path in files.items()}
-    graph = {m: {i for i in _jaxci_imports(p, modules) if i in modules and i != m and i != "jaxci"} for m, p in modules.items()}
+    graph = {m: {i for i in _jaxci_imports(p, modules) if i in modules and i != m and i != "jaxci"}
+             for m, p in modules.items()}
     cycles, state = [], {}
 
     def visit(m, stack):

@@ -227,7 +227,7 @@ def test_no_jax_or_numpy_imported():
 
 def test_shell_values_are_quoted():
     a = recommend(2, pin_cpu=True, budget=BUDGET, policies=POLICIES, cache_dir="/dir with space/$HOME")
-    line = next(l for l in render(a, "shell").splitlines() if "JAX_COMPILATION_CACHE_DIR" in l)
+    line = next(ln for ln in render(a, "shell").splitlines() if "JAX_COMPILATION_CACHE_DIR" in ln)
     assert shlex.split(line) == ["export", "JAX_COMPILATION_CACHE_DIR=/dir with space/$HOME"]
 
 

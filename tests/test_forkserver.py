@@ -131,7 +131,8 @@ def test_a_later_round_loads_the_warm_compile_and_first_call_classes_never_do(tm
 
         print(json.dumps([str(common.warm_compile_cache()), in_child(lambda: compile_once(True)),
                           in_child(lambda: compile_once(True)), in_child(lambda: compile_once(False))]))
-    """, tmp_path, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "inherited"))
+    """, tmp_path, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        JAX_COMPILATION_CACHE_DIR=str(tmp_path / "inherited"))
     assert proc.returncode == 0, proc.stderr
     in_server, first, second, first_call = json.loads(proc.stdout.splitlines()[-1])
     assert in_server == "None"
@@ -183,11 +184,10 @@ def test_asv_discovery_imports_warm_nothing_a_fresh_benchmark_process_would_not_
     """asv imports every module under benchmarks/ (discovery, and the forkserver before it forks). A module
     that imported numpyro there made every child's first lowering 3-4x faster than a fresh process's
     (measure/launch_fidelity.py: DenseCompile.track_lower_s 0.29 s -> 0.07 s), so nothing heavy may load."""
-    code = ("import sys, pkgutil, importlib; sys.path.insert(0, %r)\n"
+    code = (f"import sys, pkgutil, importlib; sys.path.insert(0, {str(REPO)!r})\n"
             "import benchmarks\n"
             "for m in pkgutil.walk_packages(benchmarks.__path__, 'benchmarks.'): importlib.import_module(m.name)\n"
-            "print(sorted(n for n in ('numpyro', 'numba', 'jax.scipy.special', 'nbclient') if n in sys.modules))"
-            % str(REPO))
+            "print(sorted(n for n in ('numpyro', 'numba', 'jax.scipy.special', 'nbclient') if n in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []

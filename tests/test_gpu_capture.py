@@ -24,7 +24,6 @@ from jaxci.nvml import gpu_present
 from jaxci.results import importer
 from tests.asvutil import REPO
 
-
 # ------------------------------------------------------------------------------------------ the plan
 
 def _all_combinations() -> set[str]:
@@ -187,11 +186,11 @@ def test_carried_wheels_give_a_bare_python_asv(tmp_path):
         pytest.skip("no bare CPython 3.12 here (pyenv 3.12.1)")
     bare = Path(proc.stdout.strip()) / "bin" / "python3.12"
     # the checkout on sys.path, as scripts/gpu_capture.py puts it there: jaxci is not installed on the lent machine
-    code = ("import sys; sys.path.insert(0, %r); from jaxci.capture.carried import install_wheels; "
-            "from pathlib import Path; print(len(install_wheels(Path(%r), Path(%r)))); "
+    site = tmp_path / "site"
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from jaxci.capture.carried import install_wheels; "
+            f"from pathlib import Path; print(len(install_wheels(Path({str(CARRIED)!r}), Path({str(site)!r})))); "
             "import asv, asv_runner, asv._rangemedian; import jaxci.capture.asvrepo; "
-            "from asv.results import Results; print(asv.__version__)") % (str(REPO), str(CARRIED),
-                                                                          str(tmp_path / "site"))
+            "from asv.results import Results; print(asv.__version__)")
     out = subprocess.run([str(bare), "-I", "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "0.6.6"

@@ -1,7 +1,6 @@
 """The worker harness: each way a worker can die is recorded with its cause, the others' results are kept,
 and nothing is left running afterwards. CPU only; the NVML sampler is checked against a fake NVML."""
 
-import os
 import sys
 import types
 
@@ -125,7 +124,8 @@ def test_lecture_like_workload_on_cpu():
 
 
 @pytest.mark.parametrize("args, cause", [
-    ((0, None, False, False), "ok"), ((1, None, True, False), "python-exception"), ((2, None, False, False), "error-exit"),
+    ((0, None, False, False), "ok"), ((1, None, True, False), "python-exception"),
+    ((2, None, False, False), "error-exit"),
     ((None, "SIGABRT", False, False), "abort-signal"), ((None, "SIGSEGV", False, False), "crash-signal"),
     ((None, "SIGTERM", False, False), "killed"), ((None, "SIGKILL", False, True), "timeout"),
 ])
@@ -145,7 +145,8 @@ def _fake_pynvml(used):
     return types.SimpleNamespace(
         nvmlInit=lambda: None, nvmlShutdown=lambda: None, nvmlDeviceGetCount=lambda: 1,
         nvmlDeviceGetHandleByIndex=lambda i: i, nvmlDeviceGetMemoryInfo=memory_info,
-        nvmlDeviceGetComputeRunningProcesses=lambda h: [types.SimpleNamespace(pid=42, usedGpuMemory=state["last"] * 2**20)],
+        nvmlDeviceGetComputeRunningProcesses=lambda h: [types.SimpleNamespace(pid=42,
+                                                                              usedGpuMemory=state["last"] * 2**20)],
     )
 
 

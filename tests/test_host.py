@@ -164,7 +164,8 @@ def test_instance_fit_script_on_sandbox_results(tmp_path, capsys):
     fit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fit)
     repo = tmp_path / "repo.toml"
-    repo.write_text(f'lectures = 10\nbaseline = "{machine}"\nbuild_seconds = 600\n[shares]\npython = 0.5\nnumpy = 0.5\n')
+    repo.write_text(f'lectures = 10\nbaseline = "{machine}"\nbuild_seconds = 600\n'
+                    '[shares]\npython = 0.5\nnumpy = 0.5\n')
     assert fit.main([str(box.results), machine, str(repo)]) == 0
     out = capsys.readouterr().out
     assert "| fit-test | host.NumpyLinalg.time_run |" in out

@@ -8,7 +8,6 @@ jax = pytest.importorskip("jax")
 from benchmarks.kernels import kalman  # noqa: E402
 from tests.jaxmode import x64_for  # noqa: E402
 
-
 pytestmark = pytest.mark.usefixtures("x64")
 
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from jaxci.catalogue import CatalogueError, get_machine, load_catalogue
 from jaxci.commands import machine as machine_cmd
 from jaxci.machines import register as machine
-from jaxci.catalogue import CatalogueError, get_machine, load_catalogue
 from jaxci.nvml import GpuFacts, driver_warning
 
 T4 = GpuFacts(0, "Tesla T4", 15360, "575.57.08", "7.5")

@@ -5,9 +5,9 @@ from types import SimpleNamespace as NS
 
 import pytest
 
+from jaxci.cli import main as cli
 from jaxci.commands import profile as profile_cmd
 from jaxci.measuring import profile
-from jaxci.cli import main as cli
 from jaxci.nvml import gpu_present
 
 

@@ -12,8 +12,18 @@ import pytest
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, read_pins
-from jaxci.results.upgrade import CheckResult, Row, compare_args, continuous_args, load_config, local_check, \
-    local_env, make_clone, parse_compare, pin_commit
+from jaxci.results.upgrade import (
+    CheckResult,
+    Row,
+    compare_args,
+    continuous_args,
+    load_config,
+    local_check,
+    local_env,
+    make_clone,
+    parse_compare,
+    pin_commit,
+)
 from jaxci.util.pins import pin_jax
 from jaxci.util.validate import InputError
 
@@ -25,7 +35,7 @@ All benchmarks:
 |          | 2.10±0.1μs                   | 2.05±0.1μs                |   ~0.98 | dispatch.TinyOp.time_warm('float32', 'cpu')    |
 | +        | 10.0±0.2ms                   | 25.0±0.3ms                |    2.5  | loops.Scan.time_warm(10000, 1, 'float32', 'cpu') |
 |          | n/a                          | n/a                       |     n/a | dispatch.TinyOp.time_warm('float32', 'gpu')    |
-"""
+"""  # noqa: E501 (asv compare's table, as asv prints it)
 
 
 def test_factor_is_set_once_and_passed_to_asv():
@@ -78,7 +88,8 @@ def test_parse_compare_reads_every_row():
 def test_clone_has_two_pin_commits(tmp_path):
     repo, base, head = make_clone(tmp_path, "0.10.1", "0.10.2")
     assert read_pins("cpu", repo / "env_matrix")["jax"] == "0.10.2"
-    assert subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=repo, capture_output=True, text=True).stdout.strip() == base
+    assert subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=repo, capture_output=True,
+                          text=True).stdout.strip() == base
     old = subprocess.run(["git", "show", f"{base}:env_matrix/cpu/requirements.txt"], cwd=repo,
                          capture_output=True, text=True).stdout
     assert "jax==0.10.1" in old and "jaxlib==0.10.1" in old and "numpyro==0.22.0" in old

@@ -125,7 +125,8 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
         if name in measured:
             row.label, row.suites, row.source_machine = "measured", measured[name], name
             row.scale = recorded_scale(records, name)
-            row.inputs = f"asv durations on {name}; overhead {overhead_min} min (catalogue planning figure); price ${price}/h"
+            row.inputs = (f"asv durations on {name}; overhead {overhead_min} min (catalogue planning figure); "
+                          f"price ${price}/h")
             if ref is not None and row.price_per_hour is not None and overhead is not None:
                 billed, _ = billed_seconds(entry.runner, overhead + sum(measured[ref].values()), defaults)
                 pred = billed * row.price_per_hour / 3600

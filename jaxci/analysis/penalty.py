@@ -46,7 +46,8 @@ class Fp64Summary:
 def fp64_ratios(records) -> list[Fp64Ratio]:
     timed = [r for r in records if is_timing(r) and r.ok and "dtype" in r.params]
     # suites without a device param (host: NumPy, Numba) run on the host CPU
-    key = lambda r: (r.machine, r.benchmark, tuple(sorted((k, v) for k, v in r.params.items() if k not in ("dtype", "device"))),
+    key = lambda r: (r.machine, r.benchmark,
+                     tuple(sorted((k, v) for k, v in r.params.items() if k not in ("dtype", "device"))),
                      r.params.get("device", "host"))
     out = []
     for (machine, bench, case, device), recs in sorted(group(timed, key).items(), key=lambda kv: str(kv[0])):

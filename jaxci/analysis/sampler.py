@@ -36,7 +36,8 @@ def nuts_table(records) -> list[SamplerRow]:
             configs[(r.params["chain_method"], r.params["num_chains"])] = r.value if r.ok else None
         for r in recs:
             if r.ok and not r.method.endswith("ess_per_s"):
-                extras.setdefault((r.params["chain_method"], r.params["num_chains"]), {})[r.method.removeprefix("track_")] = r.value
+                chains = (r.params["chain_method"], r.params["num_chains"])
+                extras.setdefault(chains, {})[r.method.removeprefix("track_")] = r.value
         prov = next((r.provenance() for r in ess if r.ok), ess[0].provenance())
         out.append(SamplerRow(machine, setting, configs, extras, prov))
     return out

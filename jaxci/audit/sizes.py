@@ -33,7 +33,7 @@ class Known:
     def chain(self) -> str:
         return " <- ".join(map(str, reversed(self.why))) if self.why else "literal"
 
-    def plus(self, step: str) -> "Known":
+    def plus(self, step: str) -> Known:
         return Known(self.value, self.why + (step,))
 
 

@@ -63,7 +63,8 @@ def profiles(folder: Path) -> list[str]:
             rows.append(f"| {path.stem} | {s.get('status')} | | | | |")
             continue
         busy, gaps = s.get("device_busy_s"), s.get("gap_fraction")
-        top = "; ".join(f"{k['name'][:40]} x{k['count']} {k['mean_s'] * 1e6:.1f} us" for k in s.get("device_top", [])[:3])
+        top = "; ".join(f"{k['name'][:40]} x{k['count']} {k['mean_s'] * 1e6:.1f} us"
+                        for k in s.get("device_top", [])[:3])
         rows.append(f"| {path.stem} | {s['wall_s']:.6f} | {_num(busy, '.6f')} | {_num(gaps, '.3f')} | "
                     f"{_num(s.get('device_ops_per_iteration'), '.1f')} | {top or s.get('note', '')} |")
     if not rows:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from jaxci.measuring.profile import KERNELS, ProfileError, profile, render
 
+
 def _steps(text: str) -> int:
     """A positive step count small enough to build arrays of (a 20-digit --n gave a TypeError deep in JAX)."""
     try:
@@ -21,7 +22,9 @@ def _steps(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci profile", description="Run a pathological kernel under jax.profiler and read the trace without TensorBoard.")
+    parser = argparse.ArgumentParser(prog="jaxci profile",
+                                     description="Run a pathological kernel under jax.profiler and read the trace "
+                                                 "without TensorBoard.")
     parser.add_argument("kernel", choices=KERNELS)
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--dtype", choices=("float32", "float64"), default=None,

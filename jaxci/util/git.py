@@ -6,6 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
+
 class GitError(RuntimeError):
     """git failed, could not start, or took too long; the message names the command and git's stderr."""
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 
 class Proc(NamedTuple):

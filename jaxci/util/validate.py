@@ -145,7 +145,8 @@ def backtracking_paths(regex: str, length: int = NAME_LENGTH) -> float:
     """An upper bound on the paths Python's backtracking matcher can try for `regex` from one start
     position in a name of `length` characters: alternatives add, a sequence multiplies, a repeat of a
     single path multiplies by how far it can reach, a repeat of several paths is exponential (inf)."""
-    from re import _constants as c, _parser
+    from re import _constants as c
+    from re import _parser
 
     def cost(items) -> float:
         total = 1.0
@@ -205,7 +206,8 @@ def bench_filter(name: str, text: str | None, *, allow_empty: bool = False) -> s
     except re.error as exc:
         raise InputError(f"{name}: {quoted(value, 80)} is not a valid regular expression: {exc}") from None
     except (RecursionError, OverflowError):
-        raise InputError(f"{name}: {quoted(value, 80)} is nested or repeated too deeply to be a benchmark filter") from None
+        raise InputError(f"{name}: {quoted(value, 80)} is nested or repeated too deeply "
+                         "to be a benchmark filter") from None
     if paths > MAX_PATHS:
         raise InputError(f"{name}: {quoted(value, 80)} can backtrack through {paths:.3g} paths per "
                          f"{NAME_LENGTH}-character benchmark name (at most {MAX_PATHS:,}): use at most two "
