@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from jaxci.audit import book, classify, render, repo
-from jaxci.commands.audit import main
 from jaxci.audit.runner import CellTiming, NotebookRun
+from jaxci.commands.audit import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lectures"
 BOOK, BAD, EXEC = FIXTURES / "book", FIXTURES / "bad", FIXTURES / "exec"
@@ -146,7 +146,7 @@ def test_cli_exit_codes_and_formats(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     assert main([str(BOOK), "--format", "json", "--output", str(tmp_path / "a.json")]) == 0
     data = json.loads((tmp_path / "a.json").read_text())
-    assert {l["path"] for l in data["lectures"]} == set(EXPECTED) and not data["failed"]
+    assert {lecture["path"] for lecture in data["lectures"]} == set(EXPECTED) and not data["failed"]
     assert "f64_scan.md" in data["pin_to_cpu"]
 
     assert main([str(BOOK), "--format", "csv"]) == 0
@@ -209,7 +209,7 @@ def test_execute_fixture_repository(tmp_path, monkeypatch):
     code = main([str(EXEC), "--execute", "--platforms", "cpu", "--format", "json", "--output", str(out),
                  "--no-progress", "--cell-timeout", "60"])
     assert code == 1
-    data = {l["path"]: l for l in json.loads(out.read_text())["lectures"]}
+    data = {lecture["path"]: lecture for lecture in json.loads(out.read_text())["lectures"]}
     jit = data["jit_cell.md"]
     assert jit["status"] == "ok"
     cells = jit["runs"]["cpu"]["cells"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jaxci.audit.ci import audit_ci, lectures, render
-from jaxci.audit.ci.lectures import KEEP_GPU, PIN_CPU, LectureFacts
+from jaxci.audit.ci.lectures import KEEP_GPU, PIN_CPU
 from jaxci.audit.ci.workflows import parse_label
 from jaxci.catalogue import read_pins
 

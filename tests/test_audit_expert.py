@@ -4,19 +4,17 @@ predictions, or built-in thresholds, each labelled; tolerated tags; the --emit-c
 
 import copy
 import json
-import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from jaxci.analysis.crossover import find_crossover
 from jaxci.audit import classify, emit, family, repo
-from jaxci.commands.audit import main
 from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.audit.sizes import BULK, LATENCY, NEAR, UNKNOWN, Loop, classify_loop
-from jaxci.analysis.crossover import find_crossover
+from jaxci.commands.audit import main
 
 EXPERT = Path(__file__).parent / "fixtures" / "lectures" / "expert"
 C, M, K = classify, family.MEASURED, family.NOT_KNOWN
@@ -40,7 +38,8 @@ BUILTIN = {
 
 # Evidence each verdict must show: the chain from the size back to the names it came through.
 EVIDENCE = {
-    "firms_bulk.md": ["steps: cell 2 line 2: T = 500", "k0 = jnp.ones(num_firms) <- cell 2 line 1: num_firms = 1000000"],
+    "firms_bulk.md": ["steps: cell 2 line 2: T = 500",
+                      "k0 = jnp.ones(num_firms) <- cell 2 line 1: num_firms = 1000000"],
     "defaults_vfi.md": ["v0 = jnp.zeros(model.grid.shape)", "model.grid is the `grid` its factory built",
                         "default of create_model(grid_size=500)"],
     "dataclass_grid.md": ["meshgrid[1000, 1000] = 1,000,000 elements", "field Params.grid_size = 1000"],
@@ -48,7 +47,7 @@ EVIDENCE = {
     "python_loop_bulk.md": ["around jitted `update`", "wealth = jax.random.uniform(key, shape=(M,))"],
     "scalar_scan.md": ["num_steps = 10 ** 5", "1 element x 1e5 steps"],
     "vmap_households.md": ["vmap over [500000]", "num_households = 500000"],
-    "small_matrix_while.md": ["v0 = jnp.ones(n) <- cell 1 line 4: n = 25"],
+    "small_matrix_while.md": ["`A` read inside the step <- cell 1 line 5: A = jnp.eye(n)"],
 }
 
 
@@ -126,7 +125,8 @@ def test_loops_classified_by_carry(builtin_verdicts):
     loops = {v.path: [(lp.kind, lp.trips, lp.carry, lp.cls) for lp in v.scan.loops] for v in builtin_verdicts.values()}
     assert loops["firms_bulk.md"] == [("lax.fori_loop", 500, 1_000_000, BULK)]
     assert loops["scalar_scan.md"] == [("lax.scan", 100_000, 1, LATENCY)]
-    assert loops["small_matrix_while.md"] == [("lax.while_loop", None, 26, LATENCY)]  # (v0[25], err)
+    # the step's work: the 25x25 matrix it closes over (issue 27), larger than its carry (v0[25], err)
+    assert loops["small_matrix_while.md"] == [("lax.while_loop", None, 625, LATENCY)]
     assert loops["python_loop_keys.md"] == [("Python for loop", 1_000, 2, LATENCY)]  # a PRNG key per step
     assert loops["python_loop_bulk.md"] == [("Python for loop", 200, 2_000_000, BULK)]
     assert loops["mixed_loops.md"] == [("lax.fori_loop", 100, 4_000_000, BULK), ("lax.fori_loop", 200_000, 2, LATENCY)]
@@ -229,8 +229,8 @@ def test_predicted_family(results):
     vs = by_path(repo.audit_static(EXPERT, model))
     assert vs["firms_bulk.md"].basis == family.PREDICTED and vs["firms_bulk.md"].recommendation == C.KEEP_GPU
     assert "predicted crossover" in vs["firms_bulk.md"].why
-    # no per-step costs can be predicted: the latency-bound verdict says so
-    assert "not known: no per-step loop costs for g4dn.xlarge" in vs["scalar_scan.md"].why
+    # per-step costs come from the runner model (issue 27), labelled predicted
+    assert "predicted loops.Scan" in vs["scalar_scan.md"].why and vs["scalar_scan.md"].basis == family.PREDICTED
 
 
 def test_cli_machine_and_bad_machine(results, tmp_path, capsys, monkeypatch):
@@ -238,7 +238,7 @@ def test_cli_machine_and_bad_machine(results, tmp_path, capsys, monkeypatch):
     out = tmp_path / "a.json"
     assert main([str(EXPERT), "--machine", "g4dn.2xlarge", "--results", str(results), "--format", "json",
                  "--output", str(out)]) == 0
-    data = {l["path"]: l for l in json.loads(out.read_text())["lectures"]}
+    data = {lecture["path"]: lecture for lecture in json.loads(out.read_text())["lectures"]}
     assert data["vmap_households.md"]["recommendation"] == C.KEEP_GPU and data["vmap_households.md"]["basis"] == M
     assert main([str(EXPERT), "--machine", "no-such-family", "--results", str(results)]) == 2
     assert "no-such-family" in capsys.readouterr().err

@@ -100,7 +100,8 @@ def test_child_processes_of_a_timed_out_kernel_are_killed(tmp_path):
     """A child in its own session escapes jupyter_client's process-group kill: the runner's reap gets it."""
     pidfile = tmp_path / "child.pid"
     result = runner.run_notebook(notebook(
-        "import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
         f"open({str(pidfile)!r}, 'w').write(str(p.pid))",
         "import time\ntime.sleep(60)"), timeout=3)
     assert result.status == runner.TIMEOUT

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,10 +91,119 @@ CASES = [
     Case("9", ("audit", "{tmp}/empty"), 2, "no lectures"),
 ]
 
+# ---- issue 30: the third probe. "TMP/i30" is prepared by setup30(); one capture per folder under it. ----------
+I30 = "{tmp}/i30"
+NEST = "(" * 1000 + "a" + ")" * 1000
+CASES += [
+    Case("30.1", ("import", f"{I30}/cap-version", "--results", f"{I30}/results"), 2, "would orphan those results",
+         shown="jaxci import CAPTURE (benchmark versions differ from the ones results/ uses) --results R"),
+    Case("30.2", ("import", f"{I30}/cap-passwd", "--results", f"{I30}/results"), 2, "is a symbolic link",
+         shown="jaxci import CAPTURE (summary.md -> /etc/passwd) --results R"),
+    Case("30.3", ("import", f"{I30}/cap-started", "--results", f"{I30}/results"), 2, "is not a time like",
+         shown='jaxci import CAPTURE ("started": "/../../../../../../tmp/pr/ESCAPED_started") --results R'),
+    Case("30.3", ("import", f"{I30}/cap-commit", "--results", f"{I30}/results"), 2, "is not a hex commit",
+         shown='jaxci import CAPTURE (facts.commit "/../..") --results R'),
+    Case("30.3", ("import", f"{I30}/cap-facts", "--results", f"{I30}/results"), 2, "'facts' is 'oops'",
+         shown='jaxci import CAPTURE ("facts": "oops") --results R'),
+    Case("30.3", ("import", f"{I30}/cap-steps", "--results", f"{I30}/results"), 2, "steps must be a list",
+         shown='jaxci import CAPTURE ("steps": ["a", "b"]) --results R'),
+    Case("30.3", ("import", f"{I30}/cap-newline", "--results", f"{I30}/results"), 2, "a machine name is",
+         shown='jaxci import CAPTURE ("machine": "a\\nb") --results R'),
+    Case("30.3", ("import", f"{I30}/cap-shell", "--results", f"{I30}/results"), 2, "a machine name is",
+         shown='jaxci import CAPTURE ("machine": "x;rm -rf ~ $(id)`id`|&") --results R'),
+    Case("30.4", ("import", f"{I30}/cap-big", "--results", f"{I30}/results"), 2, "over the limit of 4.0 MiB",
+         shown="jaxci import CAPTURE (a 5 MiB summary.md; the limit is 4 MiB) --results R"),
+    Case("30.5", ("import", f"{I30}/cap-t4-h200", "--results", f"{I30}/results"), 2, "has a Tesla T4 in the catalogue",
+         shown="jaxci import CAPTURE (g4dn.2xlarge whose machine.json says 1 x NVIDIA H200) --results R"),
+    *[Case("30.5", ("import", f"{I30}/cap-value-{tag}", "--results", f"{I30}/results"), 2, frag,
+           shown=f"jaxci import CAPTURE (a time of {tag}) --results R")
+      for tag, frag in (("string", "not a number"), ("inf", "not a number"), ("-inf", "not a number"),
+                        ("-1", "never negative"), ("dict", "not a number"))],
+    Case("30.6", ("import", f"{I30}/cap-ok", "--results", f"{I30}/file"), 2, "not a folder",
+         shown="jaxci import CAPTURE --results FILE"),
+    Case("30.6", ("import", f"{I30}/cap-ok", "--results", f"{I30}/corrupt"), 2, "fix or remove it first",
+         shown="jaxci import CAPTURE --results R (R/benchmarks.json cut off)"),
+    Case("30.6", ("import", f"{I30}/cap-scalar", "--results", f"{I30}/scalar"), 2, "do not have the shape",
+         shown="jaxci import CAPTURE --results R (R's row holds a scalar where the capture has a list)"),
+    Case("30.6", ("import", f"{I30}/cap-empty-results", "--results", f"{I30}/results"), 2, "malformed",
+         shown='jaxci import CAPTURE ("results": [] in the results file) --results R'),
+    Case("30.6", ("import", f"{I30}/cap-deep", "--results", f"{I30}/results"), 2, "nested",
+         shown="jaxci import CAPTURE (capture.json nested 100,000 deep) --results R"),
+    Case("30.6", ("import", f"{I30}/two.tar.gz", "--results", f"{I30}/results"), 2, "2 capture folders inside",
+         shown="jaxci import TARBALL (two capture folders) --results R"),
+    Case("30.7", ("report", f"{I30}/fifo-results"), 2, "FIFO", shown="jaxci report R (R/m/machine.json a FIFO)"),
+    Case("30.7", ("report", f"{I30}/zz-results"), 0, "zz.json: not loaded", pick="zz.json",
+         shown="jaxci report R (R/m/zz.json a FIFO, the rest fine)"),
+    Case("30.7", ("report", f"{I30}/zero-results"), 2, "character device",
+         shown="jaxci report R (R/m/a.json a link to /dev/zero, no other results)"),
+    Case("30.7", ("env", "--results", f"{I30}/fifo-results", "--machine", "m"), 2, "FIFO",
+         shown="jaxci env --results R --machine m (R/m/machine.json a FIFO)"),
+    Case("30.7", ("audit", f"{I30}/fifo-lecture"), 1, "is a FIFO", shown="jaxci audit D (D/a.md a FIFO)"),
+    Case("30.7", ("audit", f"{I30}/fifo-config", "--format", "json"), 0, "FIFO", pick="FIFO",
+         shown="jaxci audit D (D/_config.yml a FIFO)"),
+    Case("30.7", ("audit", f"{I30}/laughs", "--format", "json"), 0, "alias bomb", pick="alias bomb",
+         shown="jaxci audit D (D/myst.yml: a billion laughs)"),
+    Case("30.7", ("audit", f"{I30}/laughs-ci"), 0, "alias bomb", pick="alias bomb",
+         shown="jaxci audit D (D/.github/workflows/w.yml: a billion laughs)"),
+    Case("30.7", ("audit", f"{I30}/recursive-ci"), 0, "recursive alias", pick="recursive alias",
+         shown="jaxci audit D (a workflow with a recursive alias)"),
+    Case("30.8", ("report", f"{I30}/neg-results"), 0, "unreadable value -1.0", pick="unreadable value",
+         shown="jaxci report R (a time of -1; inf likewise)"),
+    Case("30.8", ("report", f"{I30}/good-results", "--out", f"{I30}/file"), 2, "is a file; give a folder",
+         shown="jaxci report R --out FILE"),
+    Case("30.8", ("report", f"{I30}/good-results", "--html", f"{I30}/file"), 2, "is a file; give a folder",
+         shown="jaxci report R --html FILE"),
+    Case("30.8", ("report", f"{I30}/good-results", "--out", f"{I30}/outdir"), 2, "is a folder or special file",
+         shown="jaxci report R --out D (D/findings.md a folder)"),
+    Case("30.8", ("report", f"{I30}/good-results", "--html", f"{I30}/htmldir"), 2, "not UTF-8",
+         shown="jaxci report R --html D (D/index.html binary)"),
+    Case("30.8", ("report", f"{I30}/good-results", "--out", f"{I30}/good-results/m"), 2, "inside the results folder",
+         shown="jaxci report R --out R/m"),
+    *[Case("30.8", ("report", f"{I30}/loader-{tag}"), 2, frag, shown=f"jaxci report R ({what})")
+      for tag, frag, what in (("nomachine", "no machine name", "machine.json without machine"),
+                              ("date", "is not a time", "a date of 1e300"),
+                              ("version", "older benchmark version", "changed benchmark versions"))],
+    *[Case("30.8", ("report", f"{I30}/loader-{tag}"), 0, frag, pick=frag, shown=f"jaxci report R ({what})")
+      for tag, frag, what in (("notdict", "is a list, not an object", "a benchmarks.json entry not a dict"),
+                              ("short", "param lists but", "a benchmarks.json entry shortened"))],
+    Case("30.9", ("audit", f"{I30}/timeout-abc", "--format", "json"), 0, "execute.timeout", pick="execute.timeout",
+         shown="jaxci audit D (_config.yml timeout: abc)"),
+    Case("30.9", ("audit", f"{I30}/exclude-5", "--format", "json"), 0, "exclude_patterns", pick="exclude_patterns",
+         shown="jaxci audit D (_config.yml exclude_patterns: 5)"),
+    Case("30.9", ("audit", f"{I30}/steps-7"), 0, "not a list of steps", pick="not a list of steps",
+         shown="jaxci audit D (a workflow job with steps: 7)"),
+    Case("30.9", ("audit", "{fixtures}/exec", "--emit-config", "{tmp}"), 2, "is a folder",
+         shown="jaxci audit tests/fixtures/lectures/exec --emit-config DIR"),
+    Case("30.9", ("audit", "{fixtures}/exec", "--emit-config", "{tmp}/missing/x.patch"), 2, "does not exist",
+         shown="jaxci audit tests/fixtures/lectures/exec --emit-config TMP/missing/x.patch"),
+    Case("30.11", ("capture", "--budget", "nan", "--out", "{tmp}/empty"), 2, "--budget nan"),
+    Case("30.11", ("capture", "--only", "["), 2, "--only '[': not a regular expression"),
+    Case("30.11", ("capture", "--budget", "900", "--out", f"{I30}/file"), 2, "is a file; give a folder for the packed",
+         shown="jaxci capture --budget 900 --out FILE"),
+    Case("30.11", ("capture", "--budget", "900", "--out", "{tmp}/cap-out", "--work", "."), 2,
+         "inside (or above) the checkout",
+         shown="jaxci capture --budget 900 --out D --work ."),
+    Case("30.12", ("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--bench", NEST), 2, "at most 200",
+         shown="jaxci upgrade-check --old 0.10.1 --new 0.10.2 --bench '((...(a)...))' (1,000 groups)"),
+    Case("30.12", ("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--bench", "a{4294967296}"), 2,
+         "nested or repeated"),
+    Case("30.12", ("inputs", "status", f"{I30}/fifo-status", "finish"), 2, "FIFO",
+         shown="jaxci inputs status FIFO finish"),
+    Case("30.12", ("inputs", "collect", "--matrix", "[" * 50_000 + "]" * 50_000, "--incoming", "{tmp}/incoming"), 2,
+         "nested", shown="jaxci inputs collect --matrix '[[[...]]]' (50,000 deep)"),
+    Case("30.12", ("machine", "--local", "ok-name", "--machine-file", "{tmp}"), 2, "is a folder",
+         shown="jaxci machine --local ok-name --machine-file DIR"),
+    Case("30.12", ("machine", "--local", "ok-name", "--machine-file", f"{I30}/corrupt-machine.json"), 2,
+         "fix or remove it", shown="jaxci machine --local ok-name --machine-file F (F cut off)"),
+    Case("30.12", ("env", "--kernels", "３", "--device-memory-mib", "16000"), 2, "non-ASCII character '３'"),
+    Case("30.12", ("env", "--peak-mib", "٢", "--device-memory-mib", "16000"), 2, "non-ASCII character '٢'"),
+]
+
 
 def setup(tmp: Path) -> None:
     """The scratch files the cases read: a cut-off status file, a reused work dir, empty folders."""
-    from jaxci.ci.status import end as status_end, init as status_init
+    from jaxci.ci.status import end as status_end
+    from jaxci.ci.status import init as status_init
 
     (tmp / "empty").mkdir()
     (tmp / "reused" / "repo").mkdir(parents=True)
@@ -106,6 +216,147 @@ def setup(tmp: Path) -> None:
     status_init(good, "g4dn.2xlarge", spot=False)
     status_end(good, "dense", 0)
     status_init(tmp / "status.json", "c7i.2xlarge", spot=False)
+    setup30(tmp / "i30")
+
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+
+
+def setup30(root: Path) -> None:
+    """Issue 30's inputs: hostile captures, results folders with special files, audit configs."""
+    import math
+    import tarfile
+
+    from tests.test_import_transaction import BENCH, capture_folder, results_tree
+
+    root.mkdir()
+    (root / "file").write_text("x")
+    shutil.copytree(results_tree(root / "t", machine="local-old", cpu_value=3e-5), root / "results")
+
+    def cap(name, manifest=None, edit=None, summary=b"# summary\n", **kw):
+        res = results_tree(root / "src" / name, **kw)
+        if edit:
+            edit(res)
+        return capture_folder(root / name, res, manifest, summary)
+
+    def value(v):
+        def edit(res):
+            (path,) = (res / "local-x").glob("*-*.json")
+            data = json.loads(path.read_text())
+            data["results"][BENCH][0][0] = v
+            path.write_text(json.dumps(data))
+        return edit
+
+    def empty_results(res):
+        (path,) = (res / "local-x").glob("*-*.json")
+        data = json.loads(path.read_text())
+        data["results"] = []
+        path.write_text(json.dumps(data))
+
+    ok = cap("cap-ok")
+    cap("cap-version", version="2")
+    (cap("cap-passwd") / "summary.md").unlink()
+    (root / "cap-passwd" / "summary.md").symlink_to("/etc/passwd")
+    cap("cap-started", {"started": "/../../../../../../tmp/pr/ESCAPED_started"})
+    cap("cap-commit", {"facts": {"commit": "/../.."}})
+    cap("cap-facts", {"facts": "oops"})
+    cap("cap-steps", {"steps": ["a", "b"]})
+    cap("cap-newline", {"machine": "a\nb"})
+    cap("cap-shell", {"machine": "x;rm -rf ~ $(id)`id`|&"})
+    cap("cap-big", summary=b"x" * (5 * 1024 * 1024))
+    cap("cap-t4-h200", {"machine": "g4dn.2xlarge", "rehearsal": False}, machine="g4dn.2xlarge",
+        gpu="1 x NVIDIA H200", kind="catalogue", gpu_value=2e-5)
+    for tag, v in (("string", "fast"), ("inf", math.inf), ("-inf", -math.inf), ("-1", -1.0), ("dict", {"a": 1})):
+        cap(f"cap-value-{tag}", edit=value(v))
+    cap("cap-empty-results", edit=empty_results)
+    deep = cap("cap-deep")
+    (deep / "capture.json").write_text("[" * 100_000 + "]" * 100_000)
+    with tarfile.open(root / "two.tar.gz", "w:gz") as tar:
+        tar.add(ok, arcname="a")
+        tar.add(ok, arcname="b")
+    shutil.copytree(root / "results", root / "corrupt")
+    (root / "corrupt" / "benchmarks.json").write_text('{"version": 2, "x": ')
+    scalar = cap("cap-scalar")   # the target holds the same file with a scalar where the capture has a list
+    shutil.copytree(root / "results", root / "scalar")
+    (root / "scalar" / "local-x").mkdir()
+    res = root / "src" / "cap-scalar" / "results" / "local-x"
+    for path in res.iterdir():
+        data = json.loads(path.read_text())
+        if "results" in data:
+            data["results"][BENCH][0] = 1e-5
+        path.write_text(json.dumps(data) if "results" in data else path.read_text())
+        shutil.copy(path, root / "scalar" / "local-x" / path.name)
+    assert scalar.exists()
+    # results folders for report and env
+    def results_folder(name, machine="m", **kw):
+        out = root / name
+        shutil.copytree(results_tree(root / "src" / name, machine=machine, **kw), out)
+        return out
+    fifo = results_folder("fifo-results")
+    (fifo / "m" / "machine.json").unlink()
+    os.mkfifo(fifo / "m" / "machine.json")
+    zz = results_folder("zz-results")
+    os.mkfifo(zz / "m" / "zz.json")
+    zero = results_folder("zero-results")
+    for path in (zero / "m").glob("*-*.json"):
+        path.unlink()
+    (zero / "m" / "a.json").symlink_to("/dev/zero")
+    neg = results_folder("neg-results")
+    for path in (neg / "m").glob("*-*.json"):
+        data = json.loads(path.read_text())
+        data["results"][BENCH][0][0] = -1.0
+        path.write_text(json.dumps(data))
+    results_folder("good-results")
+    (root / "outdir" / "findings.md").mkdir(parents=True)
+    (root / "htmldir").mkdir()
+    (root / "htmldir" / "index.html").write_bytes(b"\xff\xfe\x00binary")
+    for tag in ("notdict", "short", "nomachine", "date", "version"):
+        out = results_folder(f"loader-{tag}")
+        bench = json.loads((out / "benchmarks.json").read_text())
+        if tag == "notdict":
+            bench[BENCH] = ["not", "a", "dict"]
+        elif tag == "short":
+            bench[BENCH]["param_names"] = ["dtype"]
+        elif tag == "version":
+            bench[BENCH]["version"] = "changed"
+        (out / "benchmarks.json").write_text(json.dumps(bench))
+        if tag == "nomachine":
+            info = json.loads((out / "m" / "machine.json").read_text())
+            info.pop("machine")
+            (out / "m" / "machine.json").write_text(json.dumps(info))
+        if tag == "date":
+            for path in (out / "m").glob("*-*.json"):
+                data = json.loads(path.read_text())
+                data["date"] = 1e300
+                path.write_text(json.dumps(data))
+    # audit inputs
+    lecture = (REPO / "tests" / "fixtures" / "lectures" / "exec")
+    md = next(p for p in sorted(lecture.iterdir()) if p.suffix == ".md")
+
+    def book(name, config=None, myst=None, workflow=None):
+        d = root / name
+        d.mkdir()
+        shutil.copy(md, d / md.name)
+        if config is not None:
+            (d / "_config.yml").write_text(config)
+        if myst is not None:
+            (d / "myst.yml").write_text(myst)
+        if workflow is not None:
+            (d / ".github" / "workflows").mkdir(parents=True)
+            (d / ".github" / "workflows" / "w.yml").write_text(workflow)
+        return d
+    (root / "fifo-lecture").mkdir()
+    os.mkfifo(root / "fifo-lecture" / "a.md")
+    os.mkfifo(book("fifo-config") / "_config.yml")
+    book("laughs", myst=LAUGHS)
+    book("laughs-ci", workflow="on: push\n" + LAUGHS + "jobs: {}\n")
+    book("recursive-ci", workflow="on: push\njobs: &a\n  b: *a\n")
+    book("timeout-abc", config="execute:\n  timeout: abc\n")
+    book("exclude-5", config="execute:\n  exclude_patterns: 5\n")
+    book("steps-7", workflow="on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps: 7\n")
+    os.mkfifo(root / "fifo-status")
+    (root / "corrupt-machine.json").write_text('{"version": 1, "x": {')
 
 
 @dataclass
@@ -303,3 +554,65 @@ def table(before: Path | None = None) -> str:
 
 if __name__ == "__main__":
     sys.stdout.write(table(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None))
+
+
+def test_the_cache_key_step_escapes_the_cache_input(tmp_path):
+    """Issue 30, case 10: a `cache` input holding a newline and a workflow command is echoed escaped, so the
+    runner sees one ::error annotation and no injected ::warning."""
+    import yaml
+
+    action = yaml.safe_load((REPO / ".github" / "actions" / "jax-env" / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "key"]
+    env = {**os.environ, "CACHE": "maybe\n::warning title=injected::gotcha%0A", "MACHINE": "g4dn.2xlarge",
+           "PYTHON": sys.executable, "GITHUB_OUTPUT": str(tmp_path / "out"), "RUNNER_OS": "Linux",
+           "RUNNER_ARCH": "X64", "GITHUB_RUN_ID": "1", "GITHUB_RUN_ATTEMPT": "1"}
+    proc = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("::error title=jax-env::cache must be true or false")
+    assert "%0A::warning" in lines[0] and "%250A" in lines[0]
+
+
+@pytest.mark.parametrize("signum, rc", [(2, 130), (15, 143)])
+def test_an_interrupted_audit_says_so_and_ends_the_lecture_processes(tmp_path, signum, rc):
+    """Issue 30, case 9: SIGINT/SIGTERM during --execute: one line "interrupted", exit 130/143, and the
+    daemon a cell double-forked (setsid, PPID 1 once its parent exits) is ended too; the lecture's writes went
+    to a scratch working directory, not beside the lecture."""
+    import signal
+    import time
+
+    import nbformat
+
+    marker = tmp_path / "daemon.pid"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import os, time\nopen('written-here.txt', 'w').write('x')\nimport jax\npid = os.fork()\nif pid == 0:\n"
+        "    os.setsid()\n    if os.fork() == 0:\n"
+        f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n        time.sleep(600)\n    os._exit(0)\n"
+        "os.waitpid(pid, 0)\ntime.sleep(600)\n"))
+    lecture = tmp_path / "lectures"
+    lecture.mkdir()
+    nbformat.write(nb, lecture / "sleeper.ipynb")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAXCI_", "GITHUB_"))}
+    proc = subprocess.Popen([sys.executable, "-m", "jaxci", "audit", str(lecture), "--execute", "--platforms", "cpu",
+                             "--no-progress", "--output", str(tmp_path / "t.md")], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert marker.exists(), proc.communicate(timeout=30)
+    time.sleep(0.5)
+    daemon = int(marker.read_text())
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == rc, err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert "Traceback" not in err and len(lines) == 1 and "interrupted" in lines[0], err
+    time.sleep(0.5)
+    state = Path(f"/proc/{daemon}/stat").read_text().rsplit(")", 1)[1].split()[0] \
+        if Path(f"/proc/{daemon}").exists() else "gone"
+    assert state in ("gone", "Z"), f"the daemon {daemon} survived ({state})"
+    assert not (lecture / "written-here.txt").exists()
+    if state == "Z":
+        os.kill(daemon, signal.SIGKILL)

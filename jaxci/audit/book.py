@@ -13,6 +13,8 @@ import fnmatch
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from jaxci.util import safeio
+
 JUPYTER_BOOK_DEFAULT_TIMEOUT = 30.0
 
 
@@ -36,12 +38,11 @@ class BookConfig:
 
 
 def _load(path: Path):
-    import yaml
-
+    """The YAML of a book config through safeio: a regular file within its size limit, aliases bounded."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}, None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        return None, f"{path}: cannot read: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        return safeio.load_yaml(path) or {}, None
+    except safeio.UnsafeFile as exc:
+        return None, f"{path}: cannot read: {' '.join(exc.reason.split())[:200]}"
 
 
 def read_jupyter_book(path: Path) -> BookConfig:
@@ -57,12 +58,21 @@ def read_jupyter_book(path: Path) -> BookConfig:
     config.mode = execute.get("execute_notebooks", "auto")
     if "timeout" in execute:
         value = execute["timeout"]
-        config.timeout = None if value in (None, -1) or (isinstance(value, (int, float)) and value < 0) \
-            else float(value)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or value != value):
+            config.error = f"{path}: execute.timeout is {str(value)[:40]!r}, not a number of seconds (or -1/null)"
+            return config
+        config.timeout = None if value is None or value < 0 else float(value)
         config.timeout_origin = f"{path.name} execute.timeout"
     else:
         config.timeout, config.timeout_origin = JUPYTER_BOOK_DEFAULT_TIMEOUT, "Jupyter Book default (30 s)"
-    config.exclude = [str(p) for p in execute.get("exclude_patterns") or []]
+    patterns = execute.get("exclude_patterns") or []
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, list):
+        config.error = f"{path}: execute.exclude_patterns is {str(patterns)[:40]!r}, not a list of patterns"
+        return config
+    config.exclude = [str(p) for p in patterns]
     if config.mode == "off":
         config.notes.append(f"{path.name}: execute_notebooks is off: lectures are not executed in the build")
     return config
@@ -72,7 +82,7 @@ def _timeout_keys(data, prefix=""):
     if isinstance(data, dict):
         for key, value in data.items():
             where = f"{prefix}.{key}" if prefix else str(key)
-            if "timeout" in str(key).lower() and isinstance(value, (int, float)):
+            if "timeout" in str(key).lower() and isinstance(value, (int, float)) and not isinstance(value, bool):
                 yield where, value
             yield from _timeout_keys(value, where)
 
@@ -86,7 +96,7 @@ def read_myst(path: Path) -> BookConfig:
     found = list(_timeout_keys(data))
     if found:
         where, value = found[0]
-        config.timeout = None if value < 0 else float(value)
+        config.timeout = None if value < 0 or value != value else float(value)
         config.timeout_origin = f"{path.name} {where}"
     else:
         config.notes.append(f"{path.name}: sets no execution timeout")

@@ -40,7 +40,7 @@ REGIMES = {
     UNSEEN: "loop sizes not visible",
     TRIVIAL: "trivial",
 }
-KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
+KEEP_GPU, PIN_CPU, MEASURE, EITHER = "keep on GPU", "pin to CPU", "measure", "either"
 #: measured GPU/CPU wall ratio beyond which a run overrides the static recommendation
 GPU_SLOWER, GPU_FASTER = 1.2, 0.8
 
@@ -76,17 +76,24 @@ def classify(scan: LectureScan, model: fam.FamilyModel | None = None) -> tuple[s
 
 def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
     model = model or fam.builtin()
+    d = _decide(scan, model)
+    if model.missing and d.basis == fam.NOT_KNOWN:  # never a silent fallback: every row says there is no model
+        d.basis = f"{fam.NOT_KNOWN}: no runner model for {model.family}"
+    return d
+
+
+def _decide(scan: LectureScan, model: fam.FamilyModel) -> Decision:
     if not (scan.uses_jax or scan.uses_numpyro):
         return Decision(TRIVIAL, PIN_CPU, "does not import jax or numpyro: nothing here uses a GPU",
                         fam.NOT_KNOWN, [])
-    dtype = "float64" if scan.float64 else "float32"
+    dtype = lecture_dtype(scan)
     cross = model.crossover_for(dtype)
     c = cross.value
     where = model.family or "a GPU runner"
     basis = cross.label
     loops = scan.loops
-    for loop in loops:
-        loop.cls = classify_loop(loop, c)
+    for loop in loops:  # each loop against the crossover of the dtype it runs in (x64 may come on late)
+        loop.cls = classify_loop(loop, model.crossover_for(loop.dtype if scan.float64 else "float32").value)
     reasons = _evidence(scan, cross, dtype)
     latency = [lp for lp in loops if lp.cls == LATENCY]
     bulk = [lp for lp in loops if lp.cls == BULK]
@@ -112,10 +119,14 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
         return _mixed(scan, model, latency, bulk, dtype, where, reasons, basis)
     if latency and not unsure:
         return _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons)
-    if bulk and not unsure:
+    if bulk:  # bulk evidence outranks a loop the scan cannot size
         top = max(bulk, key=lambda lp: lp.carry)
         return Decision(BULK_LOOPS, gpu_wins(top.carry), f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
                         basis if model.speedup(top.carry, dtype) is None else _curve_basis(model), reasons)
+    if big:  # so do arrays past the crossover
+        return Decision(LARGE, gpu_wins(size), f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})"
+                        + (f"; {len(unsure)} loop(s) not sized statically" if unsure else ""),
+                        basis if model.speedup(size, dtype) is None else _curve_basis(model), reasons)
     if unsure:
         lp = unsure[0]
         if lp.cls == NEAR:
@@ -125,9 +136,6 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
                    "`jaxci audit --execute` to see it)")
         return Decision(UNSEEN if lp.cls == UNKNOWN else MODERATE, MEASURE, why, fam.NOT_KNOWN
                         if lp.cls == UNKNOWN else basis, reasons)
-    if big:
-        return Decision(LARGE, gpu_wins(size), f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})",
-                        basis if model.speedup(size, dtype) is None else _curve_basis(model), reasons)
     if moderate:
         what = f"arrays of {_n(size)} elements" if size else "a grid of unknown size"
         return Decision(MODERATE, MEASURE, f"{what}{' (grid)' if scan.grid else ''}: within 10x of the "
@@ -135,6 +143,18 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
     what = f"largest array {_n(size)} elements" if size else "no array sizes visible"
     return Decision(TRIVIAL, PIN_CPU, f"{what}, no long loops: compile time dominates on either device "
                     f"({cross_text})", basis, reasons)
+
+
+def lecture_dtype(scan: LectureScan) -> str:
+    """float64 only where the deciding work runs after jax_enable_x64 is switched on (its cell, not the lecture)."""
+    if not scan.float64:
+        return "float32"
+    x64 = scan.x64_cell if scan.x64_cell is not None else 0
+    cells = [lp.cell for lp in scan.loops]  # the loops decide; without loops, the largest array
+    top = max(scan.size_findings, key=lambda f: f.elements, default=None)
+    if top is not None and not cells:
+        cells.append(top.cell)
+    return "float64" if not cells or any(c >= x64 for c in cells) else "float32"
 
 
 def _crossover_text(cross) -> str:
@@ -160,12 +180,13 @@ def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reason
     """Only latency-bound loops: the family's measured per-step ratio decides, else the launch-cost rule."""
     worst = max(latency, key=lambda lp: lp.trips or 0)
     ratio, how = model.step_ratio(dtype)
-    regime = SMALL_F64_SEQ if scan.float64 else SMALL_F32_SEQ
+    regime = SMALL_F64_SEQ if lecture_dtype(scan) == "float64" else SMALL_F32_SEQ
     if ratio is not None:
         word = "slower" if ratio >= 1 else "faster"
         why = (f"latency-bound {_loop_text(worst)}: GPU ~{max(ratio, 1 / ratio):.0f}x {word} per step on "
                f"{where} ({how})")
-        return Decision(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, fam.MEASURED, reasons)
+        label = model.step[(dtype, "cpu")].label
+        return Decision(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, label, reasons)
     why = (f"latency-bound {_loop_text(worst)}: each step is a few tiny kernels, launch cost dominates on a "
            f"GPU ({cross_text}" + (f"; {how})" if model.family else ")"))
     return Decision(regime, PIN_CPU, why + (", and float64 is slow on most CI GPUs" if scan.float64 else ""),
@@ -226,7 +247,8 @@ def _evidence(scan: LectureScan, cross, dtype) -> list[str]:
     if scan.grid:
         reasons.append("grid construction (meshgrid / mgrid / nested vmap)")
     if scan.float64:
-        reasons.append("float64 enabled (" + scan.float64[0] + ")")
+        reasons.append("float64 enabled (" + scan.float64[0] + ")" + (
+            "; the deciding work runs before it, in float32" if dtype == "float32" else ""))
     if scan.nuts:
         chains = [n for n in scan.nuts if "num_chains" in n]
         text = ", ".join(f"num_chains={n['num_chains']}, chain_method={n['chain_method']!r}" for n in chains[:1])

@@ -5,8 +5,10 @@ Sources, best first:
   crosses the CPU line, jaxci.analysis.crossover), the elementwise times at each size (speed-up of bulk work),
   the per-step cost of a latency-bound loop on each device (loops.Scan, unroll 1, at its largest measured
   length: seconds / steps), the dispatch cost of one tiny op (dispatch.TinyOp);
-- predicted: the report's predictions for the family (jaxci.analysis.predict), with their inputs;
-- not known: a built-in threshold, said to be one.
+- predicted: the runner model (jaxci.analysis.model.RunnerModel, docs/runner-model.md) asked for the family, with
+  the lab-inclusive catalogue as its inputs: crossovers per kernel kind and dtype, elementwise times, per-step
+  loop costs, the dispatch floor and the compile part, each with band and inputs (`RunnerView`);
+- not known: a built-in threshold, said to be one, and said on the audit's first line (`FamilyModel.missing`).
 Reads results through jaxci.results.records and jaxci.analysis only (public functions); never imports JAX.
 """
 
@@ -52,6 +54,17 @@ class FamilyModel:
     step: dict = field(default_factory=dict)  # (dtype, device) -> Figure (seconds per loop step)
     dispatch: dict = field(default_factory=dict)  # device -> Figure (seconds)
     notes: list = field(default_factory=list)
+    crossovers: dict = field(default_factory=dict)  # (kernel kind, dtype) -> Figure (elements, or matrix order)
+    runner: object = None  # RunnerView: the runner model asked for this family (None: no model)
+
+    @property
+    def missing(self) -> str:
+        """Why this family has no model ('' when it has one): the audit says it on its first line."""
+        if self.family is None or self.crossover:
+            return ""
+        return (f"no runner model for {self.family}: nothing measured or predicted "
+                f"({'; '.join(self.notes[-2:]) or 'no results'}): verdicts use the built-in threshold "
+                f"{BUILTIN_CROSSOVER:,} elements")
 
     @property
     def name(self) -> str:
@@ -61,7 +74,8 @@ class FamilyModel:
         return self.crossover.get(dtype) or Figure(
             BUILTIN_CROSSOVER, NOT_KNOWN,
             f"built-in threshold {BUILTIN_CROSSOVER:,} elements"
-            + (f" (no {dtype} elementwise crossover for {self.family})" if self.family else " (no --machine)"))
+            + (f" (no runner model for {self.family}: no {dtype} elementwise crossover)" if self.family
+               else " (no --machine)"))
 
     def bulk_time(self, elements: int, dtype: str, device: str) -> float | None:
         """Seconds of one elementwise op over `elements` on `device`, log-log interpolated between measured
@@ -95,7 +109,8 @@ class FamilyModel:
                 "crossover": {d: vars(f) for d, f in self.crossover.items()},
                 "step_s": {f"{d}/{dev}": vars(f) for (d, dev), f in self.step.items()},
                 "dispatch_s": {d: vars(f) for d, f in self.dispatch.items()},
-                "bulk_curve": self.curve_label, "notes": self.notes}
+                "bulk_curve": self.curve_label, "notes": self.notes, "missing": self.missing,
+                "crossovers": {f"{k}/{d}": vars(f) for (k, d), f in self.crossovers.items()}}
 
 
 def builtin() -> FamilyModel:
@@ -132,7 +147,7 @@ def from_results(results_dir, family: str, catalogue: dict | None = None) -> Fam
     if catalogue is None:
         from jaxci.catalogue import load_catalogue
 
-        catalogue = load_catalogue()
+        catalogue = load_catalogue(include_lab=True)  # the lab machines' sourced peaks calibrate the model
     try:
         rs = load_results(Path(results_dir))
     except ResultsError as exc:
@@ -175,27 +190,92 @@ def _crossover_value(c) -> float | None:
 
 
 def _predicted(model: FamilyModel, records, machines, catalogue) -> None:
-    """Fill what the family's own results lack from the report's predictions for it."""
-    from jaxci.analysis import predict
+    """Fill what the family's own results lack from the runner model (one interface: RunnerView)."""
+    from jaxci.analysis.model import RunnerModel
 
     if model.family not in catalogue:
         model.notes.append(f"{model.family} is not in the catalogue: nothing to predict from")
         return
     try:
-        runtimes, crossings = predict.predictions(records, machines, catalogue)
-    except Exception as exc:  # a prediction that cannot be made is "not known", never a crash
-        model.notes.append(f"predictions for {model.family} failed: {type(exc).__name__}: {exc}")
+        view = RunnerView(RunnerModel.from_results(records, machines, catalogue), model.family)
+    except Exception as exc:  # a model that cannot be built is "not known", never a crash
+        model.notes.append(f"runner model for {model.family} failed: {type(exc).__name__}: {exc}")
         return
-    for pc in crossings:
-        if pc.family == model.family and pc.benchmark == ELEMENTWISE and pc.dtype not in model.crossover:
-            value = _crossover_value(pc)
-            if value is not None:
-                model.crossover[pc.dtype] = Figure(value, PREDICTED, f"elementwise crossover ({pc.inputs[:160]})")
+    model.runner = view
+    if not catalogue[model.family].has_gpu:
+        model.notes.append(f"{model.family} has no GPU: every lecture runs on its CPU")
+        return
+    for dtype in ("float32", "float64"):
+        for kernel in ("elementwise", "matmul"):
+            fig = view.crossover(kernel, dtype)
+            if fig is not None:
+                model.crossovers[(kernel, dtype)] = fig
+        if dtype not in model.crossover and ("elementwise", dtype) in model.crossovers:
+            model.crossover[dtype] = model.crossovers[("elementwise", dtype)]
+        for device in ("cpu", "gpu"):
+            if (dtype, device) not in model.step:
+                step = view.step("scan", dtype, device)
+                if step is not None:
+                    model.step[(dtype, device)] = step
+            if device not in model.dispatch:
+                p = view.call("dispatch", None, "float32", device)
+                if p:
+                    model.dispatch[device] = Figure(p.seconds, PREDICTED, f"dispatch floor ({p.inputs[:160]})")
     if not model.curve:
         curve: dict = {}
-        for p in runtimes:
-            if p.family == model.family and p.benchmark == ELEMENTWISE and p.seconds:
-                curve.setdefault((p.dtype, p.device), []).append((p.n, p.seconds))
+        for dtype in ("float32", "float64"):
+            for device in ("cpu", "gpu"):
+                for n in GRID:
+                    p = view.call("elementwise", n, dtype, device)
+                    if p:
+                        curve.setdefault((dtype, device), []).append((n, p.seconds))
         if {k[1] for k in curve} >= {"cpu", "gpu"}:
-            model.curve = {k: sorted(v) for k, v in curve.items()}
-            model.curve_label = f"{PREDICTED} elementwise times for {model.family}"
+            model.curve = curve
+            model.curve_label = f"{PREDICTED} elementwise times for {model.family} (runner model)"
+    if not model.crossover:
+        model.notes.append(f"the runner model predicts no elementwise crossover for {model.family}")
+
+
+#: sizes the predicted elementwise curve and crossovers are evaluated at (1e2 .. 1e9, 4 per decade)
+GRID = [int(round(10 ** (2 + i / 4))) for i in range(29)]
+
+
+class RunnerView:
+    """The runner model asked for one family: the audit's only way to its predictions."""
+
+    def __init__(self, model, family: str):
+        self.model, self.family = model, family
+
+    def call(self, kernel: str, n, dtype: str, device: str, **kw):
+        """jaxci.analysis.model.Prediction (falsy with `reason` when it cannot predict)."""
+        return self.model.predict(self.family, kernel, n, dtype, device, **kw)
+
+    def crossover(self, kernel: str, dtype: str) -> Figure | None:
+        """The smallest size at which the family's GPU is predicted faster than its CPU, with the band of sizes
+        it moves over when the two lines take the ends of their bands; inf when it never crosses on the grid."""
+        sizes = GRID if kernel == "elementwise" else [int(round(10 ** (1 + i / 8))) for i in range(21)]
+        lines = []
+        for n in sizes:
+            c, g = self.call(kernel, n, dtype, "cpu"), self.call(kernel, n, dtype, "gpu")
+            if not (c and g):
+                return None
+            lines.append((n, c, g))
+
+        def first(pick):
+            return next((n for n, c, g in lines if pick(c, g)), None)
+
+        mid = first(lambda c, g: g.seconds < c.seconds)
+        early = first(lambda c, g: (g.low or g.seconds) < (c.high or c.seconds))
+        late = first(lambda c, g: (g.high or g.seconds) < (c.low or c.seconds))
+        band = f"band {early or 'none'}..{late or 'not in range'}"
+        what = "elements" if kernel == "elementwise" else "matrix order"
+        src = (f"runner model {kernel} {dtype} crossover ({what}; {band}; cpu: {lines[0][1].inputs[:120]} | gpu: "
+               f"{lines[0][2].inputs[:120]})")
+        return Figure(float(mid) if mid is not None else math.inf, PREDICTED, src)
+
+    def step(self, kind: str, dtype: str, device: str) -> Figure | None:
+        """Predicted seconds per step of a latency-bound loop: the slope between 1e4 and 1e5 steps."""
+        a, b = self.call(kind, 10_000, dtype, device), self.call(kind, 100_000, dtype, device)
+        if not (a and b):
+            return None
+        return Figure((b.seconds - a.seconds) / 90_000, PREDICTED, f"runner model {kind} per step ({b.inputs[:160]})")

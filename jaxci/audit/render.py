@@ -13,7 +13,8 @@ from jaxci.audit import classify
 from jaxci.audit.repo import MARGIN, Verdict, pin_list
 
 COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
-           "max_elements", "loops", "regime", "recommendation", "basis", "why", "cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s",
+           "max_elements", "loops", "regime", "recommendation", "basis", "why", "cpu_s", "cpu_compile_s", "gpu_s",
+           "gpu_compile_s", "predicted_cpu_s", "predicted_gpu_s",
            "slowest_cell_s", "timeout_s", "proposed_timeout_s", "over_timeout", "reasons", "errors"]
 
 
@@ -46,6 +47,8 @@ def row(v: Verdict) -> dict:
         "cpu_compile_s": _s(cpu.compile_s) if cpu else "-",
         "gpu_s": _s(gpu.cells_s) if gpu and gpu.cells else "-",
         "gpu_compile_s": _s(gpu.compile_s) if gpu else "-",
+        "predicted_cpu_s": _predicted(v, "cpu"),
+        "predicted_gpu_s": _predicted(v, "gpu"),
         "slowest_cell_s": _s(max(slowest)) if slowest else "-",
         "timeout_s": "none" if v.config and v.timeout is None else (_s(v.timeout) if v.timeout else "-"),
         "proposed_timeout_s": f"{v.proposed_timeout:.0f}" if v.proposed_timeout else "-",
@@ -53,6 +56,14 @@ def row(v: Verdict) -> dict:
         "reasons": "; ".join(v.reasons[1:] if v.why and v.reasons[:1] == [v.why] else v.reasons),  # evidence
         "errors": "; ".join(v.errors),
     }
+
+
+def _predicted(v: Verdict, device: str) -> str:
+    """'predicted 1.23 (0.9..2.1)' on the judged family: never in a measured column."""
+    p = v.predicted.get(v.family or "")
+    if not p:
+        return "-"
+    return f"predicted {p[device + '_s']:.3g} ({p[device + '_low_s']:.3g}..{p[device + '_high_s']:.3g})"
 
 
 def _loop_counts(scan) -> dict:
@@ -86,7 +97,7 @@ def _cell(text) -> str:
 def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
     columns = [c for c in COLUMNS if executed or c not in
                ("cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s", "slowest_cell_s", "proposed_timeout_s",
-                "over_timeout")]
+                "over_timeout", "predicted_cpu_s", "predicted_gpu_s")]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for v in verdicts:
         r = row(v)

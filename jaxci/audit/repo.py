@@ -16,6 +16,7 @@ from jaxci.audit import book, classify
 from jaxci.audit import family as fam
 from jaxci.audit.sizes import Loop
 from jaxci.audit.static import LectureScan, is_lecture, scan_notebook
+from jaxci.util import safeio
 
 SKIP_DIRS = {"_build", "node_modules", ".ipynb_checkpoints", "__pycache__", "site-packages"}
 #: proposed per-cell timeout = slowest measured cell x MARGIN, rounded up to a whole minute, at least 60 s
@@ -41,6 +42,7 @@ class Verdict:
     family: str | None = None  # the runner family judged for (None: built-in thresholds)
     excluded: bool = False  # excluded from execution by the book's exclude_patterns
     not_executed: str = ""  # why --execute did not run it (excluded, missing modules)
+    predicted: dict = field(default_factory=dict)  # family -> predicted cpu_s / gpu_s / band / basis (executed)
 
     @property
     def status(self) -> str:
@@ -72,12 +74,16 @@ class Verdict:
                 "reasons": self.reasons, "scan": self.scan.as_dict(), "timeout": self.timeout,
                 "timeout_origin": self._timeout_origin(), "proposed_timeout": self.proposed_timeout,
                 "over_timeout": self.over_timeout, "notes": self.notes,
-                "runs": {p: r.as_dict() for p, r in self.runs.items()}}
+                "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted}
 
     def _timeout_origin(self) -> str | None:
         if self.scan.timeout_override is not None:
             return "notebook metadata"
         return self.config.timeout_origin if self.config else None
+
+
+#: the largest lecture read (a lecture with its outputs is rarely over 5 MiB)
+LECTURE_LIMIT = 64 * 1024 * 1024
 
 
 def find_lectures(root: Path) -> list[Path]:
@@ -93,12 +99,9 @@ def find_lectures(root: Path) -> list[Path]:
                 found.append(path)
             elif path.suffix == ".md":
                 try:
-                    text = path.read_bytes().decode("utf-8")
-                except UnicodeDecodeError:
-                    found.append(path)  # cannot tell: report it as unreadable rather than drop it
-                    continue
-                except OSError:
-                    found.append(path)
+                    text = safeio.read_bytes(path, LECTURE_LIMIT).decode("utf-8")
+                except (UnicodeDecodeError, safeio.UnsafeFile):
+                    found.append(path)  # cannot tell (a FIFO, too large, not UTF-8): report it as unreadable
                     continue
                 if is_lecture(path, text):
                     found.append(path)
@@ -196,6 +199,8 @@ def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: floa
             if verdict.recommendation:
                 decide(verdict, model)
         merge(verdict)
+        if verdict.runs and verdict.recommendation:
+            decide_predicted(verdict, model)
     return preflight
 
 
@@ -213,17 +218,20 @@ def merge_traced(verdict: Verdict) -> None:
         return
     scan = verdict.scan
     pending = [lp for lp in scan.loops if lp.trips is None or lp.carry is None]
+    # the largest trace wins (over the whole run): a loop first traced small and later large is the large one
+    traces = sorted(((cell.index, *rec[:3]) for cell in run.cells for rec in cell.loops or []),
+                    key=lambda t: -(t[3] or 0))
+    for index, kind, trips, carry in traces:
+        match = next((lp for lp in pending if lp.kind == kind and lp.cell == index), None) or \
+            next((lp for lp in pending if lp.kind == kind), None)
+        if match is None:
+            if not any(lp.kind == kind and lp.trips == trips and lp.carry == carry for lp in scan.loops):
+                scan.loops.append(Loop(kind, index, 0, trips, "traced at execution" if trips is not None
+                                       else "", carry, "traced at execution", source="executed"))
+            continue
+        _fill(match, trips, carry)
+        pending.remove(match)
     for cell in run.cells:
-        for kind, trips, carry, _count in cell.loops or []:
-            match = next((lp for lp in pending if lp.kind == kind and lp.cell == cell.index), None) or \
-                next((lp for lp in pending if lp.kind == kind), None)
-            if match is None:
-                if not any(lp.kind == kind and lp.trips == trips and lp.carry == carry for lp in scan.loops):
-                    scan.loops.append(Loop(kind, cell.index, 0, trips, "traced at execution" if trips is not None
-                                           else "", carry, "traced at execution", source="executed"))
-                continue
-            _fill(match, trips, carry)
-            pending.remove(match)
         for name, largest in (cell.jitted or {}).items():
             match = next((lp for lp in pending if lp.kind.startswith("Python") and lp.carry is None
                           and _AROUND.search(lp.what) and _AROUND.search(lp.what)[1] == name), None)
@@ -267,6 +275,31 @@ def merge(verdict: Verdict) -> None:
     if target is not None and target.ok and target.cells:
         slowest = target.slowest.wall_s
         verdict.proposed_timeout = max(MIN_TIMEOUT, math.ceil(slowest * MARGIN / 60) * 60)
+
+
+def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
+    """The executed lecture's predicted seconds on the family's CPU and GPU decide (a measured GPU/CPU ratio from
+    this run still outranks them); without predictions a measured slow cell outranks a static "trivial"."""
+    from jaxci.audit import predicted
+
+    run = next((r for p, r in sorted(verdict.runs.items()) if r.ok and r.cells), None)
+    measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
+    pred = (predicted.predict_lecture(run, model, float64=classify.lecture_dtype(verdict.scan) == "float64",
+                                      loops=verdict.scan.loops) if model else None)
+    if pred is not None:
+        verdict.predicted[model.family] = pred
+        if not measured_both:
+            rec, why = predicted.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
+            verdict.recommendation, verdict.why, verdict.basis = rec, why, "predicted"
+            verdict.reasons.insert(0, why)
+            return
+    slow = predicted.slow_cell(run)
+    if slow and verdict.regime == classify.TRIVIAL and verdict.recommendation == classify.PIN_CPU \
+            and not measured_both and (verdict.scan.uses_jax or verdict.scan.uses_numpyro):
+        why = (f"cell {slow[0]} measured {slow[1]:.1f} s on {run.platform or 'cpu'}: not trivial, whatever the static "
+               "class says; measure on the GPU (no runner model prediction)")
+        verdict.recommendation, verdict.why = classify.MEASURE, why
+        verdict.reasons.insert(0, why)
 
 
 def pin_list(verdicts: list[Verdict]) -> list[str]:

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from jaxci.util import proc as proc_tree
+from jaxci.util import safeio
 
 #: Outcomes of a notebook run (and of its last executed cell).
 OK, ERROR, TIMEOUT, DEAD, UNREADABLE, NO_KERNEL = "ok", "error", "timeout", "dead", "unreadable", "no-kernel"
@@ -42,192 +43,24 @@ RAISES_TAG, SKIP_TAG = "raises-exception", "skip-execution"  # the tags Jupyter 
 _MODULE = "_jaxci_kernel"
 _TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
 
-_HOOKS = r'''
-import importlib.abc as _abc
-import importlib.util as _util
-import json as _json
-import sys as _sys
-import time as _time
-
-_clock = CompileClock()
-_state = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}}
-_LIB = ("site-packages", "dist-packages")
-
-
-def _elements(tree):
-    """Elements in a pytree of arrays/scalars (shapes only: works on tracers too)."""
-    import jax
-
-    total = 0
-    for leaf in jax.tree_util.tree_leaves(tree):
-        n = 1
-        for d in getattr(leaf, "shape", ()):
-            n *= int(d)
-        total += n
-    return total
-
-
-def _user_call():
-    """True when the loop was called from notebook code, not from inside a library."""
-    name = _sys._getframe(2).f_code.co_filename
-    return not any(part in name for part in _LIB)
-
-
-def _note_loop(kind, trips, carry):
-    key = (kind, trips, carry)
-    _state["loops"][key] = _state["loops"].get(key, 0) + 1
-
-
-def _concrete(x):
-    try:
-        return int(x)
-    except Exception:
-        return None
-
-
-def _trace_hooks(jax):
-    """Record, per cell, the trip count and carry size of every lax loop the notebook calls, and the
-    largest argument of every function it jits, seen when JAX traces it. Nothing wraps a jitted call
-    itself: any Python wrapper costs 7-15% of a tiny jitted call (measured), so Python loops' trip counts
-    are not counted here."""
-    import functools
-    import weakref
-
-    lax = jax.lax
-    scan0, fori0, while0, jit0 = lax.scan, lax.fori_loop, lax.while_loop, jax.jit
-
-    @functools.wraps(scan0)
-    def scan(f, init, xs=None, length=None, *args, **kwargs):
-        if _user_call():
-            try:
-                n = length
-                if n is None:
-                    leaves = jax.tree_util.tree_leaves(xs)
-                    n = int(leaves[0].shape[0]) if leaves and getattr(leaves[0], "shape", ()) else None
-                _note_loop("lax.scan", n, _elements(init))
-            except Exception:
-                pass
-        return scan0(f, init, xs, length, *args, **kwargs)
-
-    @functools.wraps(fori0)
-    def fori_loop(lower, upper, body_fun, init_val, *args, **kwargs):
-        if _user_call():
-            try:
-                lo, hi = _concrete(lower), _concrete(upper)
-                _note_loop("lax.fori_loop", hi - lo if lo is not None and hi is not None else None,
-                           _elements(init_val))
-            except Exception:
-                pass
-        return fori0(lower, upper, body_fun, init_val, *args, **kwargs)
-
-    @functools.wraps(while0)
-    def while_loop(cond_fun, body_fun, init_val):
-        if _user_call():
-            try:
-                _note_loop("lax.while_loop", None, _elements(init_val))
-            except Exception:
-                pass
-        return while0(cond_fun, body_fun, init_val)
-
-    wrapped = weakref.WeakKeyDictionary()  # one wrapper per function, so jit's own cache still hits
-
-    def jit(fun=None, *args, **kwargs):
-        if not callable(fun) or not _user_call():
-            return jit0(fun, *args, **kwargs) if fun is not None else jit0(*args, **kwargs)
-        try:
-            traced = wrapped.get(fun)
-        except TypeError:  # not weak-referenceable: leave it alone
-            return jit0(fun, *args, **kwargs)
-        if traced is None:
-            name = getattr(fun, "__name__", "<jitted>")
-
-            @functools.wraps(fun)
-            def traced(*a, **k):
-                try:
-                    size = _elements((a, k))
-                    _state["shapes"][name] = max(_state["shapes"].get(name, 0), size)
-                except Exception:
-                    pass
-                return fun(*a, **k)
-
-            wrapped[fun] = traced
-        return jit0(traced, *args, **kwargs)
-
-    lax.scan, lax.fori_loop, lax.while_loop, jax.jit = scan, fori_loop, while_loop, jit
-
-
-def _install():
-    if not _state["installed"]:
-        _clock.install()
-        if _TRACE:
-            try:
-                _trace_hooks(_sys.modules["jax"])
-            except Exception:
-                pass
-        _state["installed"] = True
-
-
-class _JaxWatcher(_abc.MetaPathFinder):
-    """Install the clock right after the notebook's own `import jax` finishes."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "jax":
-            return None
-        _sys.meta_path.remove(self)
-        spec = _util.find_spec(name)
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            run = spec.loader.exec_module
-
-            def exec_module(module):
-                run(module)
-                _install()
-
-            spec.loader.exec_module = exec_module
-        return spec
-
-
-def _pre(info=None):
-    _state["loops"], _state["shapes"] = {}, {}
-    _state["before"] = _clock.snapshot()
-    _state["t0"] = _time.perf_counter()
-
-
-def _post(result=None):
-    wall = _time.perf_counter() - _state["t0"]
-    after = _clock.snapshot()
-    delta = {k: after[k] - _state["before"][k] for k in after}
-    delta["wall"] = wall
-    delta["ok"] = bool(getattr(result, "success", True))
-    if _state["loops"] or _state["shapes"]:
-        delta["loops"] = [[k, t, c, n] for (k, t, c), n in _state["loops"].items()][:50]
-        delta["jitted"] = dict(list(_state["shapes"].items())[:50])
-    _state["records"].append(delta)
-
-
-def take():
-    records, _state["records"] = _state["records"], []
-    return _json.dumps(records)
-
-
-if "jax" in _sys.modules:
-    _install()
-else:
-    _sys.meta_path.insert(0, _JaxWatcher())
-_ip = get_ipython()
-_ip.events.register("pre_run_cell", _pre)
-_ip.events.register("post_run_cell", _post)
-'''
-
 
 def _kernel_setup_code(trace: bool = True) -> str:
-    """jaxmon's source plus the hooks, executed in a private module so the user namespace stays clean."""
+    """jaxmon's source plus jaxci.audit.hooks' (the kernel-side module), executed in a private module so the user
+    namespace stays clean; the kernel needs no jaxci."""
     from jaxci import jaxmon
+    from jaxci.audit import hooks
 
-    body = inspect.getsource(jaxmon) + f"\n_TRACE = {bool(trace)}\n" + _HOOKS
+    kernel_side = inspect.getsource(hooks).replace("from __future__ import annotations\n", "")
+    body = (inspect.getsource(jaxmon) + "\n" + kernel_side
+            + f"\ninstall(get_ipython(), CompileClock(), {bool(trace)})\n")
     return (f"import sys as _s, types as _t\n_m = _t.ModuleType({_MODULE!r})\n"
             f"_m.__dict__['get_ipython'] = get_ipython\n"
             f"exec(compile({body!r}, {_MODULE!r}, 'exec'), _m.__dict__)\n"
             f"_s.modules[{_MODULE!r}] = _m\ndel _s, _t, _m\n")
+
+
+#: the largest notebook read (jaxci.audit.repo.LECTURE_LIMIT finds lectures with the same bound)
+NOTEBOOK_LIMIT = 64 * 1024 * 1024
 
 
 class NotebookReadError(Exception):
@@ -254,6 +87,7 @@ class CellTiming:
     expected_error: str | None = None  # the error of a cell tagged raises-exception (not a failure)
     loops: list | None = None  # traced lax loops: [kind, trips or None, carry elements, times called]
     jitted: dict | None = None  # jitted function traced in this cell -> its largest argument, in elements
+    calls: list | None = None  # per jitted function called here: calls, wall_s (waited for), shapes, XLA cost
 
     @property
     def run_s(self) -> float | None:
@@ -316,9 +150,9 @@ def read_notebook(path):
 
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise NotebookReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = safeio.read_bytes(path, NOTEBOOK_LIMIT).decode("utf-8")
+    except safeio.UnsafeFile as exc:
+        raise NotebookReadError(f"{path}: cannot read: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         raise NotebookReadError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
     try:
@@ -411,23 +245,190 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
     if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):  # nan too (issue 17)
         raise ValueError(f"cell timeout {timeout!r}: must be a finite number of seconds > 0")
     path = str(notebook) if isinstance(notebook, (str, Path)) else "<notebook>"
+    scratch = None
     if isinstance(notebook, (str, Path)):
         try:
             nb = read_notebook(notebook)
         except NotebookReadError as exc:
             return NotebookRun(path, status=UNREADABLE, error=str(exc), platform=platform)
-        cwd = cwd or str(Path(notebook).resolve().parent)
+        if cwd is None:
+            scratch, cwd = scratch_copy(Path(notebook).resolve().parent)
     else:
         nb = notebook
     result = NotebookRun(path, platform=platform)
+    _adopt_orphans()
     start = time.perf_counter()
+    STOP["running"] = True
     try:
-        asyncio.run(_execute(nb, result, timeout=timeout, env=kernel_env(platform, env), kernel_name=kernel_name,
-                             cwd=cwd, instrument=instrument, allow_errors=allow_errors,
-                             startup_timeout=startup_timeout, trace=trace))
+        if STOP["signum"] is None:
+            asyncio.run(_execute(nb, result, timeout=timeout, env=kernel_env(platform, env),
+                                 kernel_name=kernel_name, cwd=cwd, instrument=instrument, allow_errors=allow_errors,
+                                 startup_timeout=startup_timeout, trace=trace))
     finally:
+        STOP["running"] = False
         result.wall_s = time.perf_counter() - start
+        end_kernels()   # an interrupt can leave the loop before _execute's own clean-up ran
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if STOP["signum"] is not None:
+            raise Interrupted(STOP["signum"])   # whatever the killed kernel made nbclient raise meanwhile
     return result
+
+
+def _signal_handlers() -> dict:
+    import signal
+
+    return {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(handlers: dict) -> None:
+    """Put back the handlers that were there before nbclient added its event-loop ones (a command's
+    "interrupted" handler, or Python's defaults), so a signal ends the lecture through request_stop."""
+    import signal
+
+    if threading_main():
+        loop = asyncio.get_running_loop()
+        for signum, handler in handlers.items():
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+class Interrupted(Exception):
+    """A stop was requested (request_stop) while a lecture ran: its kernel and processes were ended."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: set by request_stop(); "running" while run_notebook has a kernel up
+STOP: dict = {"signum": None, "running": False}
+
+
+def request_stop(signum: int) -> bool:
+    """For a signal handler: end the running lecture's processes now and make run_notebook raise Interrupted
+    once its event loop is done (raising inside the loop leaves nbclient's clean-up half done). False when no
+    lecture is running (the caller raises itself)."""
+    if not STOP["running"]:
+        return False
+    STOP["signum"] = signum
+    end_kernels()
+    return True
+
+
+#: the most a lecture's folder may hold to be copied as the kernel's scratch working directory
+SCRATCH_LIMIT = 256 * 1024 * 1024
+_SKIP_COPY = {"_build", "node_modules", "__pycache__"}
+
+
+def scratch_copy(folder: Path) -> tuple[str, str]:
+    """A scratch copy of the lecture's folder (hidden and build folders left out, links kept as links), so the
+    lecture reads its data files by their relative paths and what it writes there lands in the copy, removed
+    after the run. A folder over SCRATCH_LIMIT is not copied: the kernel starts in an empty scratch folder.
+    Returns (scratch root to remove, working directory)."""
+    root = tempfile.mkdtemp(prefix="jaxci-lecture-")
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _SKIP_COPY]
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+        if total > SCRATCH_LIMIT:
+            work = os.path.join(root, "work")
+            os.mkdir(work)
+            return root, work
+    work = os.path.join(root, folder.name or "work")
+    shutil.copytree(folder, work, symlinks=True, ignore_dangling_symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n.startswith(".") or n in _SKIP_COPY
+                                             or not (os.path.isdir(os.path.join(d, n))
+                                                     or os.path.islink(os.path.join(d, n))
+                                                     or os.path.isfile(os.path.join(d, n)))])
+    return root, work
+
+
+# ---- everything a kernel started ends with the lecture ---------------------------------------------------
+# jupyter_client starts each kernel in its own session and process group (start_new_session). At the end of
+# a lecture, or when the audit is interrupted, everything is killed (jaxci.util.proc): the kernel's process
+# tree as last seen, every process still in its session (a daemon that double-forked without setsid), and
+# every orphan this process adopted meanwhile as a child subreaper (a daemon that also called setsid).
+
+_LIVE: dict[int, list] = {}   # kernel pid -> snapshot of its tree, while a lecture runs
+_ADOPTED: set[int] = set()    # our children before the kernels started (never killed here)
+_SUBREAPER = {"set": False}
+
+
+def _adopt_orphans() -> None:
+    """Become a child subreaper (Linux), so a kernel's orphaned descendants are reparented here, not to init."""
+    if _SUBREAPER["set"]:
+        return
+    _SUBREAPER["set"] = True
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+    _ADOPTED.update(_children(os.getpid()))
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = _stat_fields(int(entry.name))
+        if fields and len(fields) > 4 and fields[1] == str(pid):
+            out.add(int(entry.name))
+    return out
+
+
+def _session(sid: int) -> list[int]:
+    """Every process whose session is `sid` (field 6 of /proc/PID/stat)."""
+    out = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = _stat_fields(int(entry.name))
+        if fields and len(fields) > 4 and fields[3] == str(sid) and int(entry.name) != os.getpid():
+            out.append(int(entry.name))
+    return out
+
+
+def end_kernel(kernel_pid: int | None, procs: list) -> list[int]:
+    """Kill the kernel's tree, its session and the orphans it left with us; the pids that were still alive."""
+    if kernel_pid is not None:
+        for pid in _session(kernel_pid):
+            procs = proc_tree.merge(procs, proc_tree.snapshot(pid))
+    born = next((p.started for p in procs if p.pid == kernel_pid), None)
+    for pid in _children(os.getpid()) - _ADOPTED:
+        if pid != kernel_pid and not any(p.pid == pid for p in procs):
+            fields = _stat_fields(pid)
+            # an adopted orphan: not in our own session, started after this kernel
+            if fields and len(fields) > 19 and fields[3] != str(os.getsid(0)) and born is not None \
+                    and int(fields[19]) >= born:
+                procs = proc_tree.merge(procs, proc_tree.snapshot(pid))
+    killed = proc_tree.kill_tree(procs)
+    if kernel_pid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(kernel_pid, 9)
+    return killed
+
+
+def end_kernels() -> list[int]:
+    """End every kernel still registered (the audit was interrupted mid-lecture)."""
+    killed = []
+    for pid, procs in list(_LIVE.items()):
+        killed += end_kernel(pid, procs)
+        _LIVE.pop(pid, None)
+    return killed
 
 
 def _kernel_pid(client) -> int | None:
@@ -455,10 +456,14 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
     procs: list = []
     t0 = time.perf_counter()
     try:
+        handlers = _signal_handlers()
         async with client.async_setup_kernel(env=env):
+            _restore_signal_handlers(handlers)   # nbclient's own SIGINT/SIGTERM clean-up leaves it half done
             result.kernel_start_s = time.perf_counter() - t0
             procs = proc_tree.snapshot(_kernel_pid(client))
             result.kernel_pid = _kernel_pid(client)
+            if result.kernel_pid is not None:
+                _LIVE[result.kernel_pid] = procs
             replies: dict = {}
             if instrument:
                 await _silent(client, _kernel_setup_code(trace), timeout=startup_timeout)
@@ -481,6 +486,8 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                 finally:
                     timing.client_s = timing.wall_s = time.perf_counter() - sent
                 procs = proc_tree.merge(procs, proc_tree.snapshot(result.kernel_pid))  # children a cell started, while still alive
+                if result.kernel_pid is not None:
+                    _LIVE[result.kernel_pid] = procs
                 if timing.status == OK:
                     error = _cell_error(cell)
                     if error and RAISES_TAG in tags:
@@ -503,7 +510,8 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
         result.status, result.error = ERROR, _short(exc)
     finally:
         procs = procs or proc_tree.snapshot(_kernel_pid(client))
-        result.leftover_pids = proc_tree.kill_tree(procs)
+        result.leftover_pids = end_kernel(result.kernel_pid or _kernel_pid(client), procs)
+        _LIVE.pop(result.kernel_pid, None)
         atexit.unregister(client._cleanup_kernel)  # nbclient leaves it registered when start-up fails
         shutil.rmtree(sockets, ignore_errors=True)
 
@@ -580,4 +588,4 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.trace_s, timing.lower_s, timing.backend_s = rec["trace"], rec["lower"], rec["backend"]
     timing.compilations = rec["compilations"]
     timing.cache_hits, timing.cache_misses = rec["cache_hits"], rec["cache_misses"]
-    timing.loops, timing.jitted = rec.get("loops"), rec.get("jitted")
+    timing.loops, timing.jitted, timing.calls = rec.get("loops"), rec.get("jitted"), rec.get("calls")

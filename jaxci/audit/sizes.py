@@ -60,6 +60,8 @@ class Loop:
     what: str = ""  # e.g. "around jitted `update`"
     source: str = "static"  # static | executed
     cls: str = UNKNOWN  # set by classify_loop
+    dtype: str = "float32"  # float64 when jax_enable_x64 was already on in the cell that runs it
+    func: str = ""  # the function whose body holds the loop (a vmap of it multiplies the carry)
 
     def describe(self) -> str:
         trips = f"{self.trips:,} steps" if self.trips is not None else "steps not known"
@@ -75,7 +77,8 @@ class Loop:
     def as_dict(self) -> dict:
         return {"kind": self.kind, "cell": self.cell, "line": self.line, "trips": self.trips,
                 "trips_why": self.trips_why, "carry": self.carry, "carry_why": self.carry_why,
-                "what": self.what, "source": self.source, "class": self.cls}
+                "what": self.what, "source": self.source, "class": self.cls,
+                "dtype": self.dtype}
 
 
 def classify_loop(loop: Loop, crossover: float, band: float = 10.0) -> str:

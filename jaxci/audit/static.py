@@ -59,6 +59,7 @@ class LectureScan:
     sizes: list[str] = field(default_factory=list)
     max_elements: int | None = None
     grid: bool = False  # meshgrid / vmap over a grid seen
+    x64_cell: int | None = None  # the first cell where float64 is switched on (earlier cells run float32)
     timeout_override: float | None = None  # the notebook's own execution timeout metadata, if any
     loops: list[Loop] = field(default_factory=list)  # every long or unknown-length loop, with carry and trips
     size_findings: list[SizeFinding] = field(default_factory=list)  # sizes with their evidence chain
@@ -227,6 +228,11 @@ class _CodeScan:
         self.instances: dict[str, dict[str, Known]] = {}  # name -> attribute -> value (factory or constructor)
         self.vmapped: dict[str, int] = {}  # name -> vmap depth
         self.jitted: set[str] = set()
+        self.defs: dict[str, list] = {}  # name -> [((cell, line), jitted?)] in order of definition
+        self.funcdefs: dict[str, ast.AST] = {}  # function name -> its def (closed-over arrays of a loop body)
+        self.wrapped: dict[str, str] = {}  # name bound to jit/vmap(...) of a function -> that function
+        self.func_stack: list[str] = []
+        self.jax_defs: set = set()  # (cell, line) of each function definition that calls into JAX
         self.jax_funcs: set[str] = set()
         self.cell = 0
         self.line = 0
@@ -253,19 +259,40 @@ class _CodeScan:
                     self.alias[a.asname or a.name] = f"{node.module}.{a.name}"
                 self._uses(node.module)
             elif isinstance(node, ast.Assign):
-                if isinstance(node.value, ast.Call) and self._is_jit(node.value.func):
-                    self.jitted.update(t.id for t in node.targets if isinstance(t, ast.Name))
+                jit = isinstance(node.value, ast.Call) and self._is_jit(node.value.func)
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        self.defs.setdefault(t.id, []).append(((self.cell, node.lineno), jit))
+                        if jit:
+                            self.jitted.add(t.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if any(self._is_jit(d.func if isinstance(d, ast.Call) else d) or self._is_partial_jit(d)
-                       for d in node.decorator_list):
+                self.funcdefs[node.name] = node
+                jit = any(self._is_jit(d.func if isinstance(d, ast.Call) else d) or self._is_partial_jit(d)
+                          for d in node.decorator_list)
+                self.defs.setdefault(node.name, []).append(((self.cell, node.lineno), jit))
+                if jit:
                     self.jitted.add(node.name)
         self._jax_functions(tree, [])
+
+    def _jitted_here(self, name: str) -> bool:
+        """Is `name` a jitted function where the scan stands (its latest definition before here, in order)?"""
+        here = (self.cell, self.line)
+        before = [jit for at, jit in self.defs.get(name, []) if at <= here]
+        return bool(before) and before[-1]
+
+    def _uses_jax_here(self, name: str) -> bool:
+        """Does the definition of `name` in force here (the latest before, in order) call into JAX?"""
+        here = (self.cell, self.line)
+        before = [at for at, _ in self.defs.get(name, []) if at <= here]
+        return bool(before) and before[-1] in self.jax_defs
 
     def _jax_functions(self, node, enclosing: list) -> None:
         """Functions that call into JAX (directly or in a nested function): one walk, after the imports."""
         if isinstance(node, ast.Call) and enclosing and self._name(node.func).startswith(("jax.", "numpyro.")):
-            self.jax_funcs.update(enclosing)
-        inner = enclosing + [node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else enclosing
+            self.jax_funcs.update(name for name, _ in enclosing)
+            self.jax_defs.update(at for _, at in enclosing)
+        inner = enclosing + [(node.name, (self.cell, node.lineno))] \
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else enclosing
         for child in ast.iter_child_nodes(node):
             self._jax_functions(child, inner)
 
@@ -277,7 +304,7 @@ class _CodeScan:
         elif root == "numpyro":
             self.scan.uses_numpyro = True
 
-    def _step(self, node, text: str | None = None) -> "_Step":
+    def _step(self, node, text: str | None = None) -> _Step:
         return _Step(self.cell, getattr(node, "lineno", 0), node, text)
 
     def _bind(self, node: ast.Assign) -> None:
@@ -326,6 +353,10 @@ class _CodeScan:
             depth = self._vmap_depth(value_node)
             if depth:
                 self.vmapped[name] = depth
+            base = self._base_function(value_node)
+            if base and base != name and isinstance(value_node.func, (ast.Name, ast.Attribute)) \
+                    and self._name(value_node.func) in ("jax.vmap", *JIT):
+                self.wrapped[name] = base
 
     def _function_defaults(self, node) -> None:
         args = node.args.posonlyargs + node.args.args
@@ -604,6 +635,8 @@ class _CodeScan:
             return self.vmapped.get(node.id, 0)
         if isinstance(node, ast.Call) and self._name(node.func) == "jax.vmap" and node.args:
             return 1 + self._vmap_depth(node.args[0])
+        if isinstance(node, ast.Call) and self._is_jit(node.func) and node.args:  # jax.jit(jax.vmap(f))
+            return self._vmap_depth(node.args[0])
         return 0
 
     def _elements_k(self, node) -> Known | None:
@@ -649,14 +682,20 @@ class _CodeScan:
         function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         if function:
             self.scopes.append(dict(self.defaults.get(node.name, [])))
+            self.func_stack.append(node.name)
         for child in ast.iter_child_nodes(node):
             self._visit(child, in_jit)
         if function:
             self.scopes.pop()
+            self.func_stack.pop()
         if isinstance(node, ast.Assign):  # rebind after the right-hand side was scanned
             self._bind(node)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             self._bind_name(node.target.id, node.value, node)
+
+    def _x64_on(self) -> None:
+        if self.scan.x64_cell is None or self.cell < self.scan.x64_cell:
+            self.scan.x64_cell = self.cell
 
     def _where(self) -> str:
         return f"cell {self.cell}"
@@ -677,17 +716,21 @@ class _CodeScan:
             if isinstance(n, ast.Call):
                 name = self._name(n.func)
                 hit = None
-                if isinstance(n.func, ast.Name) and n.func.id in self.jitted:
+                if isinstance(n.func, ast.Name) and self._jitted_here(n.func.id):
                     hit = f"jitted `{n.func.id}`"
                 elif isinstance(n.func, ast.Call) and self._is_jit(n.func.func):
                     hit = "jax.jit(...)(...)"
-                elif isinstance(n.func, ast.Name) and n.func.id in self.jax_funcs:
+                elif isinstance(n.func, ast.Name) and self._uses_jax_here(n.func.id):
                     hit = f"`{n.func.id}` (uses JAX)"
                 elif name.startswith(("jax.", "numpyro.")):
                     hit = name.replace("jax.numpy.", "jnp.")
                 if hit is None:
                     continue
                 called.append(hit)
+                if isinstance(n.func, ast.Name):
+                    inner = self._closed_over(ast.Name(self.wrapped.get(n.func.id, n.func.id), ast.Load()))
+                    if inner is not None:
+                        touched.append(inner)
                 for arg in list(n.args) + [k.value for k in n.keywords]:
                     size = self._elements_k(arg)
                     if size is None:
@@ -710,7 +753,9 @@ class _CodeScan:
                           "largest array passed to JAX in the body")
 
     def _record_loop(self, kind, node, trips: Known | None, carry: Known | None, what="", carry_note="") -> None:
-        loop = Loop(kind, self.cell, getattr(node, "lineno", self.line), what=what)
+        loop = Loop(kind, self.cell, getattr(node, "lineno", self.line), what=what,
+                    dtype="float64" if self.scan.x64_cell is not None and self.cell >= self.scan.x64_cell
+                    else "float32", func=self.func_stack[-1] if self.func_stack else "")
         if trips is not None:
             loop.trips, loop.trips_why = trips.value, trips.chain()
         if carry is not None:
@@ -726,7 +771,8 @@ class _CodeScan:
             args = [self._eval_k(a) for a in it.args]
             if args and all(a is not None and isinstance(a.value, int) for a in args):
                 vals = [a.value for a in args]
-                start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) > 2 else 1)
+                start, stop, step = ((0, vals[0], 1) if len(vals) == 1
+                                     else (vals[0], vals[1], vals[2] if len(vals) > 2 else 1))
                 return Known(max(len(range(start, stop, step)), 0), join(*args)) if step else None
             return None
         if isinstance(it, ast.Name) and it.id in self.consts and isinstance(self.consts[it.id].value, tuple):
@@ -735,6 +781,27 @@ class _CodeScan:
         if shape is not None and shape.value:
             return Known(shape.value[0], shape.why)
         return None
+
+    def _closed_over(self, fn, seen=None) -> Known | None:
+        """The largest array of known size a loop body (a lambda, or a function by name, and the functions it
+        calls) reads from outside its parameters: work done inside every step."""
+        seen = set() if seen is None else seen
+        if isinstance(fn, ast.Name) and fn.id in self.funcdefs and fn.id not in seen:
+            seen.add(fn.id)
+            fn = self.funcdefs[fn.id]
+        if not isinstance(fn, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+        best = None
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in params:
+                found = self.arrays.get(n.id)
+                found = Known(found.elements, found.why) if found is not None and found.elements else None
+                if found is None and n.id in self.funcdefs:
+                    found = self._closed_over(n, seen)
+                if found is not None and (best is None or found.value > best.value):
+                    best = found.plus(f"`{n.id}` read inside the step")
+        return best
 
     def _sequential(self, what: str, length: int | None) -> None:
         self.scan.sequential.append(f"{self._where()}: {what}")
@@ -769,10 +836,15 @@ class _CodeScan:
             trips = None
         if init is not None:
             carry = self._elements_k(init)
+        body = {"fori_loop": 2, "while_loop": 1}.get(short, 0)
+        inner = self._closed_over(kw.get("body_fun", kw.get("f", args[body] if len(args) > body else None)))
+        note = "initial carry"
+        if inner is not None and (carry is None or inner.value > carry.value):
+            carry, note = inner, "largest array the step closes over or uses"
         label = SEQUENTIAL[name] + (f" (length {trips.value})" if trips else "")
         if trips is None or trips.value >= SHORT_LOOP:
             self._sequential(label, trips.value if trips else None)
-            self._record_loop(SEQUENTIAL[name], node, trips, carry, carry_note="initial carry")
+            self._record_loop(SEQUENTIAL[name], node, trips, carry, carry_note=note)
         else:
             self.scan.short_loops.append(f"{self._where()}: {label}")
 
@@ -787,16 +859,19 @@ class _CodeScan:
             value = node.args[1] if len(node.args) > 1 else None
             if key == "jax_enable_x64" and not (isinstance(value, ast.Constant) and not value.value):
                 self.scan.float64.append(f"{self._where()}: jax.config.update('jax_enable_x64', ...)")
+                self._x64_on()
             elif key in PLATFORM_CONFIG:
                 self.scan.device_pins.append(f"{self._where()}: config {key}={_text(value)}")
         elif name in ("numpyro.enable_x64", "jax.experimental.enable_x64"):
             if not (node.args and isinstance(node.args[0], ast.Constant) and not node.args[0].value):
                 self.scan.float64.append(f"{self._where()}: {name}()")
+                self._x64_on()
         elif name in ("jax.default_device", "numpyro.set_platform"):
             arg = node.args[0] if node.args else kw.get("platform")
             self.scan.device_pins.append(f"{self._where()}: {name}({_text(arg)})")
         elif name in ("jax.devices", "jax.local_devices") and (node.args or "backend" in kw):
-            self.scan.device_pins.append(f"{self._where()}: {name}({_text(node.args[0] if node.args else kw['backend'])})")
+            arg = node.args[0] if node.args else kw["backend"]
+            self.scan.device_pins.append(f"{self._where()}: {name}({_text(arg)})")
         elif name in ("print", "display", "IPython.display.display"):
             for n in ast.walk(node):
                 if isinstance(n, ast.Call) and n is not node and self._name(n.func) in DEVICE_QUERIES and not n.args:
@@ -845,6 +920,27 @@ class _CodeScan:
         else:
             top = max(shapes, key=lambda s: s.elements)
             self._size_found(f"vmap over {list(top.value)}", Known(top.value, top.why))
+            self._vmap_loops(node.func, top)
+
+    def _vmap_loops(self, func, axis: Known) -> None:
+        """A function holding a lax loop, vmapped over an axis of known size: each step carries that many copies."""
+        base = self._base_function(func)
+        if not base or not axis.value:
+            return
+        for loop in self.scan.loops:
+            if loop.func == base and loop.kind.startswith("lax.") and "vmap over" not in loop.carry_why:
+                loop.carry = (loop.carry or 1) * axis.value[0]
+                loop.carry_why = (f"vmap over {axis.value[0]:,} ({axis.chain()}) x "
+                                  + (loop.carry_why or "one element per mapped call"))
+                self.scan.max_elements = max(self.scan.max_elements or 0, loop.carry)
+
+    def _base_function(self, node) -> str:
+        """The function a callable expression wraps: jax.jit(jax.vmap(f)) -> f; a name bound to one -> f."""
+        while isinstance(node, ast.Call) and node.args and self._name(node.func) in ("jax.vmap", *JIT):
+            node = node.args[0]
+        if isinstance(node, ast.Name):
+            return self.wrapped.get(node.id, node.id)
+        return ""
 
     def _size_found(self, what: str, known: Known) -> None:
         elements = known.elements
@@ -891,6 +987,7 @@ class _CodeScan:
     def _env_setting(self, key: str, value: str) -> None:
         if key == "JAX_ENABLE_X64" and value.strip("'\"").lower() in ("1", "true", "yes"):
             self.scan.float64.append(f"{self._where()}: JAX_ENABLE_X64={value}")
+            self._x64_on()
         elif key in PLATFORM_ENV:
             self.scan.device_pins.append(f"{self._where()}: {key}={value}")
 

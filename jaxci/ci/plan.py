@@ -17,8 +17,15 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, load_catalogue
-from jaxci.ci.inputs import (InputError, validate_commits, validate_families, validate_filter, validate_run_id,
-                             validate_scale, validate_sha)
+from jaxci.ci.inputs import (
+    InputError,
+    validate_commits,
+    validate_families,
+    validate_filter,
+    validate_run_id,
+    validate_scale,
+    validate_sha,
+)
 from jaxci.ci.jobcost import timeout_minutes
 from jaxci.ci.suites import suites
 from jaxci.results.upgrade import load_config

@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 
 from jaxci.ci.suites import is_suite_name
+from jaxci.util import safeio
 from jaxci.util.validate import InputError, one_line, quoted
 
 
@@ -128,14 +129,18 @@ class RunStatus:
         return "\n".join(lines) + "\n"
 
 
+#: a status file lists a few suites: a few KiB
+STATUS_LIMIT = 1024 * 1024
+
+
 def load(path: Path) -> RunStatus:
     """The status file at `path`; InputError (naming the file) if it is missing or not a run status."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError(f"status file {path}: not found (run `jaxci inputs status {path} init` first)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"status file {path}: unreadable: {one_line(exc, 120)}") from None
+    if not (path.exists() or path.is_symlink()):
+        raise InputError(f"status file {path}: not found (run `jaxci inputs status {path} init` first)")
+    try:  # a regular file of at most 1 MiB, nested at most 16 deep: a FIFO or /dev/zero cannot hang a job
+        data = safeio.load_json(path, STATUS_LIMIT, max_depth=16)
+    except safeio.UnsafeFile as exc:
+        raise InputError(f"status file {path}: unreadable: {one_line(exc.reason, 120)}") from None
     try:
         return RunStatus.from_json(data)
     except ValueError as exc:

@@ -66,7 +66,61 @@ def emit_config(args, verdicts) -> None:
     print(f"jaxci audit: wrote {args.emit_config} ({len(config.changes)} file change(s))", file=sys.stderr)
 
 
+class Interrupted(Exception):
+    """SIGINT or SIGTERM reached the audit: everything the lectures started is ended, nothing else written."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum, frame):
+    from jaxci.audit import runner
+
+    if not runner.request_stop(signum):   # a lecture runs: it is ended, and run_notebook raises when it is out
+        raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The audit, with SIGINT and SIGTERM ending it cleanly: every kernel process ended, one line
+    "interrupted", exit 130 (SIGINT) or 143 (SIGTERM)."""
+    import signal
+
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[signum] = signal.signal(signum, _interrupt)
+        except ValueError:  # not the main thread: leave the handlers alone
+            pass
+    try:
+        return _main(argv)
+    except Exception as exc:
+        from jaxci.audit.runner import Interrupted as Stopped
+
+        if not isinstance(exc, (Interrupted, Stopped)):
+            raise
+        return _interrupted(exc.signum, previous)
+    except KeyboardInterrupt:
+        return _interrupted(signal.SIGINT, previous)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _interrupted(signum: int, previous: dict) -> int:
+    import signal
+
+    from jaxci.audit.runner import end_kernels
+
+    for handled in previous:
+        signal.signal(handled, signal.SIG_IGN)   # a second ^C must not interrupt the clean-up
+    ended = end_kernels()
+    print(f"jaxci audit: interrupted ({signal.Signals(signum).name}): stopped; every process a lecture "
+          f"started was ended{f' ({len(ended)} still running then)' if ended else ''}", file=sys.stderr)
+    return 128 + signum
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not args.path.exists():
         print(f"jaxci audit: {args.path}: no such file or directory", file=sys.stderr)
@@ -75,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:  # checked before anything runs: a bad option must not cost a whole execution (issue 17)
         for option, target in (("--output", args.output), ("--summary", args.summary),
-                               ("--ci-output", args.ci_output), ("--ci-patch", args.ci_patch)):
+                               ("--ci-output", args.ci_output), ("--ci-patch", args.ci_patch),
+                               ("--emit-config", args.emit_config)):
             if target is not None:
                 writable_file(option, target)
         number("--cell-timeout", args.cell_timeout, low=0, high=86_400, unit="seconds")
@@ -91,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     except FamilyError as exc:
         print(f"jaxci audit: {exc}", file=sys.stderr)
         return 2
+    missing = model.missing if model is not None else ""
+    if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
+        print(f"jaxci audit: {missing}", file=sys.stderr)
     verdicts = repo.audit_static(args.path, model)
     if not verdicts:
         print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
@@ -108,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     from jaxci.commands.audit_ci import attach  # the repository's CI, when it has .github/workflows (issue 19)
 
     text = attach(args, verdicts, text)
+    if missing and args.format == "md":
+        text = f"**{missing}**\n\n" + text
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:

@@ -23,7 +23,7 @@ from jaxci.capture.carried import CaptureError
 from jaxci.capture.plan import plan, select
 from jaxci.capture.prepare import LAB_MACHINE, REHEARSAL_MACHINE, prepare
 from jaxci.capture.run import Capture, run_plan
-from jaxci.capture.scheduler import PACK_RESERVE_S
+from jaxci.capture.scheduler import PACK_RESERVE_S, Costs
 
 
 def parser() -> argparse.ArgumentParser:
@@ -35,23 +35,79 @@ def parser() -> argparse.ArgumentParser:
                    help="carried wheels to unpack when asv is missing (default .device/wheels)")
     p.add_argument("--work", type=Path, help="working directory (default: a new temporary one)")
     p.add_argument("--rehearse", action="store_true", help="CPU-only dress rehearsal of the whole flow")
-    p.add_argument("--only", help="run only the steps whose names match this regex")
-    p.add_argument("--plan", action="store_true", help="print the steps and exit")
+    p.add_argument("--only", help="run only the steps whose names match this regex (steps an earlier capture "
+                                  "measured run only when named here)")
+    p.add_argument("--call", type=int, choices=(1, 2),
+                   help="the second capture's device call: 1 the runner model's primitives, 2 the rest")
+    p.add_argument("--plan", action="store_true", help="print the steps (question, primitive, estimate) and exit")
     return p
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents or path in folder.parents
+
+
+def check_args(args) -> str | None:
+    """What is wrong with the options, checked before any step runs (issue 30); None when all is well."""
+    import math
+    import re
+
+    if args.only is not None:
+        try:
+            re.compile(args.only)
+        except re.error as exc:
+            return f"--only {args.only!r}: not a regular expression ({exc})"
+    if args.plan:
+        return None
+    if args.budget is None or not math.isfinite(args.budget) or args.budget <= PACK_RESERVE_S:
+        return (f"--budget {args.budget}: SECONDS is required, a finite number above the {PACK_RESERVE_S:.0f} s "
+                "pack reserve")
+    if not args.out:
+        return "--out DIR is required where $OUT is not set"
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        return f"--out {args.out}: is a file; give a folder for the packed capture"
+    if not Path(args.out).exists() and not Path(args.out).resolve().parent.is_dir():
+        return f"--out {args.out}: folder {Path(args.out).resolve().parent} does not exist"
+    if args.work is not None:
+        if args.work.exists() and not args.work.is_dir():
+            return f"--work {args.work}: is a file; give a new or empty folder"
+        if _inside(args.work, REPO_ROOT):
+            return (f"--work {args.work}: inside (or above) the checkout {REPO_ROOT}; the capture writes its own "
+                    "asv.conf.json and results/ there: give a folder outside it")
+    return None
+
+
+def print_plan(steps, every) -> None:
+    """Each selected step with its call, question, primitive and estimate (the first capture's measured process
+    starts on the H200: cpu 3.0 s, gpu 3.8 s; before the scheduler's correction factor), then what is skipped."""
+    costs = Costs(start_s={"cpu": 3.0, "gpu": 3.8})
+    totals: dict = {}
+    for s in steps:
+        estimate = costs.raw(s, True)
+        totals[s.call] = totals.get(s.call, 0.0) + estimate
+        size = f"{len(s.combos)} combinations" if s.combos else "a command"
+        print(f"call {s.call}  {s.name:20s} ~{estimate:4.0f} s  {size:16s} {s.question}")
+        if s.primitive:
+            print(f"{'':29s}primitive: {s.primitive}")
+    for call, total in sorted(totals.items()):
+        print(f"call {call}: ~{total:.0f} s estimated on the H200 (a call's budget: 540 s)")
+    skipped = [s.name for s in every if s.measured and s not in steps]
+    if skipped:
+        print(f"skipped (measured in {every[-1].measured}; name them with --only to rerun): {', '.join(skipped)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(argv)
-    steps = select(plan(), args.only)
+    problem = check_args(args)
+    if problem:
+        print(f"gpu_capture: error: {problem}", file=sys.stderr)
+        return 2
+    steps = select(plan(), args.only, args.call)
     if args.plan:
-        for s in steps:
-            print(f"{s.name:14s} {len(s.combos):3d} combinations  {s.question}")
+        print_plan(steps, plan())
         return 0
-    if not args.budget or args.budget <= PACK_RESERVE_S:
-        p.error(f"--budget SECONDS is required and must exceed the {PACK_RESERVE_S:.0f} s pack reserve")
-    if not args.out:
-        p.error("--out DIR is required where $OUT is not set")
     machine = args.machine or (REHEARSAL_MACHINE if args.rehearse else LAB_MACHINE)
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-capture-"))
     work.mkdir(parents=True, exist_ok=True)

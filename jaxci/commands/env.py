@@ -19,9 +19,28 @@ from jaxci.ci.envadvice import FORMATS, AdviceError, advise, render, render_outp
 def _optional(kind):
     """An option's type where empty text means "not given": the jax-env action passes unset inputs as ""."""
     def parse(text: str):
-        return None if text == "" else kind(text)
+        return None if text == "" else _ascii_number(kind)(text)
     parse.__name__ = kind.__name__  # argparse names the type in "invalid float value"
     return parse
+
+
+class _Ascii:
+    """int/float that refuse digits other than ASCII 0-9: Python reads '３' (fullwidth) and '٢' (Arabic-Indic)
+    as 3 and 2, but no workflow or shell means them as numbers; a pasted one is more likely a mistake."""
+
+    def __init__(self, kind):
+        self.kind, self.__name__ = kind, kind.__name__
+
+    def __call__(self, text: str):
+        if not text.isascii():
+            bad = next(c for c in text if not c.isascii())
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} holds the non-ASCII character {bad!r} "
+                                             f"(U+{ord(bad):04X}); write numbers with the digits 0-9")
+        return self.kind(text)
+
+
+def _ascii_number(kind):
+    return _Ascii(kind) if kind in (int, float) else kind
 
 
 def _true_or_false(text: str | None) -> bool:
@@ -36,7 +55,7 @@ def _true_or_false(text: str | None) -> bool:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jaxci env", description="Recommended JAX/XLA environment for N kernels "
                                 "on one device. Empty values of the optional numbers and names mean not given.")
-    p.add_argument("--kernels", type=int, default=1, help="notebook kernels running at once (default 1)")
+    p.add_argument("--kernels", type=_Ascii(int), default=1, help="notebook kernels running at once (default 1)")
     p.add_argument("--peak-mib", type=_optional(float), help="measured per-kernel peak device memory, MiB")
     p.add_argument("--results", metavar="DIR", type=_optional(str),
                    help="asv results directory to read the measured peak from (needs --machine)")
@@ -58,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="also append the github lines to FILE ($GITHUB_ENV), only once all the advice succeeded")
     p.add_argument("--github-output", metavar="FILE", help="also append the jax-env action's outputs (policy, "
                    "safe-kernels, cell-timeout, cache-dir) to FILE ($GITHUB_OUTPUT)")
+
+    def one_line_error(message: str):  # one line, as every other refusal (the usage is in --help)
+        p.exit(2, f"jaxci env: error: {message}\n")
+
+    p.error = one_line_error
     return p
 
 

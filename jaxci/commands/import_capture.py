@@ -3,31 +3,58 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError
+from jaxci.results import importer
 from jaxci.results.importer import ImportRefused, import_capture
+from jaxci.results.records import FormatError
+from jaxci.util.safeio import UnsafeFile
+
+
+class _Stopped(Exception):
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame):
+    raise _Stopped(signum)
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci import", description="Merge a capture (scripts/gpu_capture.py) into results/<machine>/.")
+    parser = argparse.ArgumentParser(prog="jaxci import",
+                                     description="Merge a capture (scripts/gpu_capture.py) into results/<machine>/.")
     parser.add_argument("capture", type=Path, help="the folder scripts/gpu_capture.py wrote, or a tar.gz of it")
     parser.add_argument("--results", type=Path, default=REPO_ROOT / "results",
                         help="asv results directory to merge into (default: results/ of this checkout)")
     args = parser.parse_args(argv)
+    previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         cap, written = import_capture(args.capture, args.results)
-    except (ImportRefused, CatalogueError) as exc:
-        print(f"jaxci import: refused: {exc}", file=sys.stderr)
+    except (ImportRefused, CatalogueError, FormatError, UnsafeFile) as exc:
+        print(f"jaxci import: refused: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
+    except (_Stopped, KeyboardInterrupt) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        done = ("after the import was written (it is complete)" if importer.STATE["committed"]
+                else f"before anything was written: {args.results} is unchanged")
+        print(f"jaxci import: interrupted ({signal.Signals(signum).name}) {done}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     for warning in cap.warnings:
         print(f"jaxci import: warning: {warning}", file=sys.stderr)
     steps = cap.manifest.get("steps", [])
     ran = [s["step"] for s in steps if s.get("status") != "not reached"]
     missed = [s["step"] for s in steps if s.get("status") == "not reached"]
-    print(f"jaxci import: {cap.machine}: {len(cap.result_files)} results file(s) merged into {args.results / cap.machine}"
-          f" (steps run: {', '.join(ran) or 'none'}; not reached: {', '.join(missed) or 'none'})")
+    print(f"jaxci import: {cap.machine}: {len(cap.result_files)} results file(s) merged into "
+          f"{args.results / cap.machine} (steps run: {', '.join(ran) or 'none'}; "
+          f"not reached: {', '.join(missed) or 'none'})")
     for path in written:
         print(f"  wrote {path}")
     return 0

@@ -115,9 +115,30 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
     return info, warnings
 
 
+def check_machine_file(path: str) -> None:
+    """The asv machine file registration adds to: absent, or a regular JSON file holding an object (asv would
+    otherwise fail with a traceback on a folder, or overwrite nothing useful of a corrupt one)."""
+    from jaxci.util import safeio
+
+    where = Path(path)
+    if where.is_dir():
+        raise InputError(f"--machine-file {path}: is a folder; give the asv machine file (a .json file)")
+    if not (where.exists() or where.is_symlink()):
+        if not where.resolve().parent.is_dir():
+            raise InputError(f"--machine-file {path}: folder {where.resolve().parent} does not exist")
+        return
+    try:
+        data = safeio.load_json(where, 16 * 1024 * 1024, max_depth=8)
+    except safeio.UnsafeFile as exc:
+        raise InputError(f"machine file {path}: {exc.reason}; fix or remove it (asv re-creates it)") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for k, v in data.items() if k != "version"):
+        raise InputError(f"machine file {path}: not asv's machine file (an object of machines); fix or remove it")
+
+
 def register(name: str, *, local: bool = False, machine_file: str | None = None, gpus=None) -> dict:
     from asv.machine import MachineCollection
 
+    check_machine_file(machine_file or MachineCollection.get_machine_file_path())
     info, warnings = machine_info(name, local=local, gpus=gpus)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)

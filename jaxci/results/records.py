@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import datetime as _dt
+import functools
 import itertools
 import json
 import math
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
+from jaxci.util import safeio
 
 
 class ResultsError(ValueError):
@@ -121,6 +123,8 @@ class ResultSet:
 SCALE_RANK = {"ci": 0, "unknown": 1, "full": 2}
 SCALE_TRACK = "track_scale"  # benchmarks/common.py: a run fact per suite, not a measurement
 SCALE_VALUES = {0.0: "ci", 1.0: "full"}
+#: benchmarks whose value is a time or a size: a negative value is not a measurement
+NON_NEGATIVE = ("time_", "timeraw_", "peakmem_", "mem_")
 
 
 def scale_label(scales) -> str:
@@ -133,8 +137,10 @@ def scale_label(scales) -> str:
     return "mixed: " + ", ".join(sorted(s if s != "unknown" else "unrecorded" for s in scales))
 
 
+@functools.lru_cache(maxsize=65536)
 def _literal(text):
-    """asv stores param values as their repr(); give back the value, or the text when it is not a literal."""
+    """asv stores param values as their repr(); give back the value, or the text when it is not a literal.
+    Memoised: the same few param strings repeat in every file (10,000 files: most of the read time)."""
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -160,9 +166,12 @@ def _unit(method: str, meta: dict | None) -> str:
 
 
 def _iso(js_ms) -> str:
-    if not isinstance(js_ms, (int, float)):
+    if not isinstance(js_ms, (int, float)) or isinstance(js_ms, bool):
         return "unknown"
-    return _dt.datetime.fromtimestamp(js_ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return _dt.datetime.fromtimestamp(js_ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError, OSError):
+        raise FormatError(None, f"date {js_ms!r} is not a time (asv records milliseconds since 1970)") from None
 
 
 _PIN_CACHE: dict = {}
@@ -212,39 +221,91 @@ class FormatError(ResultsError):
         self.path, self.reason = path, reason
 
 
+#: the largest asv file read (a results file of the whole suite is under 1 MiB; machine.json a few hundred bytes)
+RESULT_LIMIT = 32 * 1024 * 1024
+MACHINE_LIMIT = 1024 * 1024
+#: asv's files nest 4 deep (results -> row -> column -> value list)
+FORMAT_DEPTH = 16
+
+
 def load_file(path: str | Path, machine: str | None = None):
-    """One asv results file as asv's `Results` (the one place result files are opened). Raises FormatError."""
+    """One asv results file as asv's `Results` (the one place result files are opened). Raises FormatError.
+    The path is checked first (a regular file, at most RESULT_LIMIT bytes), so a FIFO or a link to a device
+    is refused instead of blocking asv's reader."""
     from asv.results import Results
 
     try:
+        safeio.check(path, RESULT_LIMIT)
+    except safeio.UnsafeFile as exc:
+        raise FormatError(path, exc.reason) from None
+    try:
         return Results.load(str(path), machine_name=machine)
+    except RecursionError:
+        raise FormatError(path, "not an asv results file (JSON nested too deep)") from None
     except Exception as exc:  # asv raises UserError; a truncated or damaged file can raise anything
-        raise FormatError(path, f"not an asv results file ({exc})") from None
+        raise FormatError(path, f"not an asv results file ({_short(exc)})") from None
+
+
+def _short(exc: Exception) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def _load_versioned(path, api_version: int, limit: int) -> dict:
+    """A JSON file of asv's with its "version" key checked and removed (asv's util.load_json, through safeio)."""
+    try:
+        data = safeio.load_json(path, limit, max_depth=FORMAT_DEPTH)
+    except safeio.UnsafeFile as exc:
+        raise FormatError(path, exc.reason) from None
+    if not isinstance(data, dict):
+        raise FormatError(path, f"malformed: a JSON {type(data).__name__}, not an object")
+    version = data.pop("version", None)
+    if version is None:
+        raise FormatError(path, "no version specified (not a file asv wrote)")
+    if version != api_version:
+        raise FormatError(path, f"asv format version {version!r}; this asv reads version {api_version}")
+    return data
+
+
+def read_results_json(path: str | Path) -> dict:
+    """An asv results file (format 2) as its JSON, version key kept (for merge_files), through safeio."""
+    from asv.results import Results
+
+    data = _load_versioned(path, Results.api_version, RESULT_LIMIT)
+    if not isinstance(data.get("results"), dict) or not isinstance(data.get("result_columns"), list):
+        raise FormatError(path, "malformed: no results object or result_columns list")
+    data["version"] = Results.api_version
+    return data
 
 
 def load_machine_json(path: str | Path) -> dict:
-    """results/<machine>/machine.json through asv's loader (its api version checked). Raises FormatError."""
-    from asv import util
+    """results/<machine>/machine.json (asv's api version checked). Raises FormatError."""
     from asv.machine import Machine
 
-    try:
-        info = util.load_json(str(path), api_version=Machine.api_version)
-    except (util.UserError, OSError, ValueError) as exc:
-        raise FormatError(path, str(exc)) from None
-    if not isinstance(info, dict) or not isinstance(info.get("machine"), str):
+    info = _load_versioned(path, Machine.api_version, MACHINE_LIMIT)
+    if not isinstance(info.get("machine"), str):
         raise FormatError(path, "malformed: no machine name")
+    bad = [k for k, v in info.items() if not isinstance(v, (str, int, float, type(None))) or isinstance(v, bool)]
+    if bad:
+        raise FormatError(path, f"malformed: {bad[0]!r} is a {type(info[bad[0]]).__name__}, not text or a number")
     return info
 
 
 def load_benchmarks_json(path: str | Path) -> dict:
     """results/benchmarks.json (asv's api version 2) without its version key. Raises FormatError."""
-    from asv import util
-
-    try:
-        data = util.load_json(str(path), api_version=2)
-    except (util.UserError, OSError, ValueError) as exc:
-        raise FormatError(path, str(exc)) from None
-    data.pop("version", None)
+    data = _load_versioned(path, 2, RESULT_LIMIT)
+    bad = [k for k, v in data.items() if not isinstance(v, dict)]
+    if bad:
+        raise FormatError(path, f"malformed: entry {bad[0]!r} is a {type(data[bad[0]]).__name__}, not an object "
+                                f"({len(bad)} such)")
+    for key, entry in data.items():
+        for field_, kind in (("version", str), ("params", list), ("param_names", list)):
+            if field_ in entry and not isinstance(entry[field_], kind):
+                raise FormatError(path, f"malformed: {key}: {field_} is a {type(entry[field_]).__name__}, "
+                                        f"not a {kind.__name__}")
+        if len(entry.get("params") or []) != len(entry.get("param_names") or []):
+            raise FormatError(path, f"malformed: {key}: {len(entry.get('params') or [])} param lists but "
+                                    f"{len(entry.get('param_names') or [])} param names")
     return data
 
 
@@ -395,9 +456,14 @@ def load_benchmarks_meta(results_dir: Path, errors: list[str]) -> dict | None:
         return None
 
 
+#: called as progress(files_read, files_total) while load_results reads (set by `jaxci report`; None: silent)
+PROGRESS: dict = {"hook": None}
+
+
 def load_results(results_dir: str | Path) -> ResultSet:
     """Every machine's results in an asv results directory (results/<machine>/*.json)."""
     results_dir = Path(results_dir)
+    hook = PROGRESS["hook"]
     if not results_dir.is_dir():
         raise ResultsError(f"{results_dir}: not a directory of asv results (expected results/<machine>/*.json)")
     out = ResultSet()
@@ -413,6 +479,7 @@ def load_results(results_dir: str | Path) -> ResultSet:
                 out.errors.append(f"{mdir}: results skipped: machine.json unusable ({exc})")
             continue
         found.append((mdir, files, info))
+    total, done = sum(len(f[1]) for f in found), 0
     # a folder named as its machine keeps the name when another folder claims it too
     for mdir, files, info in sorted(found, key=lambda f: (f[0].name != f[2]["machine"], f[0].name)):
         name = info["machine"]
@@ -425,6 +492,9 @@ def load_results(results_dir: str | Path) -> ResultSet:
         out.machines[facts.name] = facts
         folders[name] = mdir
         for path in files:
+            done += 1
+            if hook is not None:
+                hook(done, total)
             try:
                 res = load_file(path, info["machine"])
                 scales = _suite_scales(res, str(path), out.errors)
@@ -473,6 +543,7 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
     keys = {k for k in keys if k.partition(".")[2] != SCALE_TRACK}  # run facts, read by _suite_scales
     jax_version, jax_source = _jax_version(res, facts.backend)
     date = _iso(res.date)
+    rel = os.path.relpath(path, Path(path).parent.parent)
     out = []
     for key in sorted(keys):
         params = res.get_result_params(key) or []
@@ -497,7 +568,8 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
                 status, val = "failed", None
             elif isinstance(value, float) and math.isnan(value):
                 status, val = "skipped", None
-            elif isinstance(value, (int, float)):
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                    and (value >= 0 or not method.startswith(NON_NEGATIVE)):
                 status, val = "ok", float(value)
             else:
                 errors.append(f"{path}: {key}{combo}: unreadable value {value!r}; not measured")
@@ -508,5 +580,5 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
                 status=status, value=val, unit=_unit(method, bmeta), commit=res.commit_hash or "unknown",
                 date=date, jax_version=jax_version, jax_source=jax_source, env_name=res.env_name or "",
                 q25=stat.get("q_25") if status == "ok" else None, q75=stat.get("q_75") if status == "ok" else None,
-                file=os.path.relpath(path, Path(path).parent.parent), scale=scales.get(key.split(".")[0], "unknown")))
+                file=rel, scale=scales.get(key.split(".")[0], "unknown")))
     return out

@@ -15,8 +15,18 @@ import yaml
 from jaxci.audit.ci import edits as ed
 from jaxci.audit.ci import settings, tier, workflows
 from jaxci.audit.ci.lectures import LectureFacts
-from jaxci.audit.ci.report import (CACHE, CELL_TIMEOUT, JOB_TIMEOUT, KINDS, MEMORY, RUNNER_TIER, SPOT,
-                                   VERSIONS, CIReport, Finding)
+from jaxci.audit.ci.report import (
+    CACHE,
+    CELL_TIMEOUT,
+    JOB_TIMEOUT,
+    KINDS,
+    MEMORY,
+    RUNNER_TIER,
+    SPOT,
+    VERSIONS,
+    CIReport,
+    Finding,
+)
 
 #: a per-cell timeout more than this many times the proposed one is "far above need" (policy)
 FAR_ABOVE = 4.0
@@ -59,7 +69,7 @@ def _catalogue():
 def parallelism(job: workflows.Job, catalogue: dict) -> tuple[int | None, str | None]:
     """How many notebook kernels the job's build runs at once, and where that is written."""
     for line, run in job.commands():
-        for pattern, what in PARALLEL:
+        for pattern, _what in PARALLEL:
             m = pattern.search(run)
             if not m:
                 continue
@@ -472,7 +482,7 @@ class _Audit:
             if bad and (bad[1] != "sequential" or sequential):
                 users = [f.path for f in self.jax if f.sequential]
                 self.add(Finding(VERSIONS, req.where, f"{name} pinned to {req.version}, a release regressed for a "
-                                 "kernel these lectures use", bad[0] + f"; lectures with sequential loops: "
+                                 "kernel these lectures use", bad[0] + "; lectures with sequential loops: "
                                  + ", ".join(users[:5]) + (" ..." if len(users) > 5 else ""), "measured",
                                  f"move the pin to {pin}" if pin else "move the pin off this release",
                                  {"pinned": req.version, "pin": pin}, self._pin_edit(req, pin)))

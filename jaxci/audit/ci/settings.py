@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.audit.ci.yamlread import Doc, load
+from jaxci.util import safeio
 
 WATCHED = ("jax", "jaxlib", "numpyro")
 _REQ = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.-]+)(?P<extras>\[[^\]]*\])?\s*(?P<spec>[^#;]*)")
@@ -71,8 +72,14 @@ def read_book(root: Path) -> BookSettings:
                     out.timeout, out.timeout_state = float(value), "set"
                 else:
                     out.error = f"{rel}:{out.timeout_line}: execute.timeout is not a number: {value!r}"
-            out.exclude = [str(p) for p in execute.get("exclude_patterns") or []]
+            patterns = execute.get("exclude_patterns") or []
             out.exclude_line = doc.line("execute", "exclude_patterns")
+            if isinstance(patterns, list):
+                out.exclude = [str(p) for p in patterns]
+            elif isinstance(patterns, str):
+                out.exclude = [patterns]
+            else:
+                out.error = f"{rel}:{out.exclude_line}: execute.exclude_patterns is not a list: {patterns!r}"
     else:
         found = list(_timeout_paths(doc.data))
         if found:
@@ -151,9 +158,9 @@ def read_env(root: Path) -> EnvSettings:
     for path in sorted(root.glob("requirements*.txt")):
         rel = path.relative_to(root).as_posix()
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            env.errors.append(f"{rel}: cannot read: {type(exc).__name__}")
+            lines = safeio.read_text(path).splitlines()
+        except safeio.UnsafeFile as exc:
+            env.errors.append(f"{rel}: cannot read: {exc.reason}")
             continue
         env.files.append(rel)
         for n, text in enumerate(lines, 1):

@@ -163,7 +163,12 @@ def read_workflow(path: Path, rel: str) -> Workflow:
             job.timeout_line = doc.line("jobs", job_id, "timeout-minutes")
         env_name = body.get("environment")
         job.environment = str(env_name.get("name") if isinstance(env_name, dict) else env_name) if env_name else None
-        for i, step in enumerate(body.get("steps") or []):
+        steps = body.get("steps") or []
+        if not isinstance(steps, list):
+            wf.error = f"{doc.where('jobs', job_id, 'steps')}: steps is {type(steps).__name__} {str(steps)[:40]!r}, " \
+                "not a list of steps"
+            return wf
+        for i, step in enumerate(steps):
             if not isinstance(step, dict):
                 continue
             spath = ("jobs", job_id, "steps", i)

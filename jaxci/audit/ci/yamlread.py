@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from jaxci.util import safeio
+
 
 @dataclass
 class Doc:
@@ -67,6 +69,7 @@ def parse(text: str, rel: str, path: Path | None = None) -> Doc:
     doc = Doc(path=path or Path(rel), rel=rel, text=text)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        safeio.check_yaml_node(root, rel)   # an alias bomb or a recursive alias, before it is walked
         constructor = yaml.constructor.SafeConstructor()
         doc.nodes[()] = (None, root)
         doc.data = _build(root, (), doc.nodes, constructor) if root is not None else None
@@ -75,13 +78,18 @@ def parse(text: str, rel: str, path: Path | None = None) -> Doc:
         where = f"{rel}:{mark.line + 1}" if mark is not None else rel
         doc.error = f"{where}: not valid YAML: {getattr(exc, 'problem', None) or type(exc).__name__}"
         doc.data, doc.nodes = None, {}
+    except safeio.UnsafeFile as exc:
+        doc.error, doc.data, doc.nodes = str(exc), None, {}
+    except RecursionError:
+        doc.error, doc.data, doc.nodes = f"{rel}: not valid YAML: nested deeper than Python can parse", None, {}
     return doc
 
 
 def load(path: Path, rel: str) -> Doc:
-    """Read and parse one file; a read or parse failure becomes doc.error (naming file and line)."""
+    """Read (a regular file, within safeio's size limit) and parse one file; a read or parse failure, an alias
+    bomb or a recursive alias becomes doc.error (naming file and line)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return Doc(path=Path(path), rel=rel, error=f"{rel}: cannot read: {type(exc).__name__}: {exc}")
+        text = safeio.read_text(path)
+    except safeio.UnsafeFile as exc:
+        return Doc(path=Path(path), rel=rel, error=f"{rel}: cannot read: {exc.reason}")
     return parse(text, rel, Path(path))

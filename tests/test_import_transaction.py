@@ -1,0 +1,309 @@
+"""`jaxci import` is a transaction (issue 30): a refused, failed or interrupted import leaves the target byte for
+byte as it was (every file's hash compared), a good one lands whole; and random hostile captures (hypothesis)
+either import valid data or are refused with exit 2 and one line, the target unchanged."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import math
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jaxci.commands.import_capture import main as import_main
+from jaxci.results import importer
+from jaxci.results.records import load_results
+
+BENCH = "dispatch.TinyOp.time_warm"
+
+
+def tree_hash(root: Path) -> dict[str, str]:
+    """Every entry under root: a file's sha256, a folder's listing marker, a link's target."""
+    out = {}
+    if not root.exists():
+        return out
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(root))
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                out[rel] = "link:" + os.readlink(path)
+            elif stat.S_ISDIR(mode):
+                out[rel] = "dir"
+            else:
+                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def results_tree(root: Path, machine="local-x", gpu="no GPU", kind="local", gpu_value=math.nan,
+                 cpu_value=1e-5, version="1") -> Path:
+    """results/ as asv writes it (tests/synth.py): machine.json, one results file, benchmarks.json."""
+    from tests.synth import SynthResults
+
+    synth = SynthResults(root).machine(machine, gpu=gpu, kind=kind, backend="cuda13" if gpu != "no GPU" else "cpu")
+    synth.machines[machine]["gpu_driver"] = "580.1" if gpu != "no GPU" else None
+    synth.add(machine, BENCH, ["dtype", "device"], [["float32"], ["cpu", "gpu"]],
+              lambda dtype, device: cpu_value if device == "cpu" else gpu_value)
+    out = synth.save()
+    if version != "1":
+        bench = json.loads((out / "benchmarks.json").read_text())
+        bench[BENCH]["version"] = version
+        (out / "benchmarks.json").write_text(json.dumps(bench))
+        for path in (out / machine).glob("*-*.json"):
+            data = json.loads(path.read_text())
+            data["results"][BENCH][data["result_columns"].index("version")] = version
+            path.write_text(json.dumps(data))
+    return out
+
+
+def capture_folder(folder: Path, results: Path, manifest: dict | None = None, summary: bytes = b"# summary\n") -> Path:
+    folder.mkdir(parents=True)
+    with tarfile.open(folder / "results.tar.gz", "w:gz") as tar:
+        tar.add(results, arcname="results")
+    base = {"format": 1, "machine": "local-x", "rehearsal": True, "started": "2026-11-30T00:00:00Z",
+            "facts": {"commit": "abc"}, "steps": [{"step": "sanity", "status": "ok"}]}
+    (folder / "capture.json").write_text(json.dumps({**base, **(manifest or {})}))
+    (folder / "summary.md").write_bytes(summary)
+    return folder
+
+
+def run(capture: Path, target: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = import_main([str(capture), "--results", str(target)])
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def target(tmp_path) -> Path:
+    """A results/ that already holds another machine's results and a benchmarks.json."""
+    results = results_tree(tmp_path / "existing", machine="local-old", cpu_value=3e-5)
+    dest = tmp_path / "results"
+    shutil.copytree(results, dest)
+    return dest
+
+
+def refused(capture: Path, target: Path, fragment: str) -> str:
+    before = tree_hash(target)
+    rc, out, err = run(capture, target)
+    assert rc == 2, (out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err and fragment in err, err
+    assert tree_hash(target) == before
+    return err
+
+
+def test_a_good_capture_lands_whole(tmp_path, target):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"))
+    rc, _, err = run(cap, target)
+    assert rc == 0, err
+    names = sorted(p.name for p in (target / "local-x").iterdir())
+    assert "machine.json" in names and any(n.startswith("capture-abc-") for n in names)
+    assert not [p for p in target.iterdir() if p.name.startswith(importer.STAGING_PREFIX)]
+    loaded = load_results(target)
+    assert {r.machine for r in loaded.records} == {"local-old", "local-x"} and not loaded.errors
+
+
+@pytest.mark.parametrize("manifest, fragment", [
+    ({"started": "/../../../../../../tmp/pr/ESCAPED_started"}, "started '/../"),
+    ({"facts": {"commit": "/../.."}}, "facts.commit '/../..' is not a hex commit"),
+    ({"facts": "oops"}, "'facts' is 'oops', not a dict"),
+    ({"steps": ["a", "b"]}, "steps must be a list"),
+    ({"machine": "a\nb"}, "a machine name is"),
+    ({"machine": "x;rm -rf ~ $(id)`id`|&"}, "a machine name is"),
+])
+def test_manifest_fields_that_would_build_paths_are_refused(tmp_path, target, manifest, fragment):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"), manifest)
+    refused(cap, target, fragment)
+
+
+def test_a_symlinked_summary_is_refused(tmp_path, target):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"))
+    (cap / "summary.md").unlink()
+    (cap / "summary.md").symlink_to("/etc/passwd")
+    refused(cap, target, "is a symbolic link")
+
+
+def test_a_fifo_in_the_capture_is_refused(tmp_path, target):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"))
+    os.mkfifo(cap / "logs.tar.gz")
+    refused(cap, target, "not a regular file or folder")
+
+
+def test_catalogue_family_with_another_gpu_is_refused(tmp_path, target):
+    res = results_tree(tmp_path / "src", machine="g4dn.2xlarge", gpu="1 x NVIDIA H200", kind="catalogue",
+                       gpu_value=2e-5)
+    cap = capture_folder(tmp_path / "cap", res, {"machine": "g4dn.2xlarge", "rehearsal": False})
+    refused(cap, target, "has a Tesla T4 in the catalogue but machine.json records '1 x NVIDIA H200'")
+
+
+@pytest.mark.parametrize("value, fragment", [("fast", "not a number"), (math.inf, "not a number"),
+                                             (-math.inf, "not a number"), (-1.0, "never negative"),
+                                             ({"a": 1}, "not a number")])
+def test_bad_values_are_refused(tmp_path, target, value, fragment):
+    res = results_tree(tmp_path / "src")
+    (path,) = (res / "local-x").glob("*-*.json")
+    data = json.loads(path.read_text())
+    data["results"][BENCH][0][0] = value
+    path.write_text(json.dumps(data))
+    refused(capture_folder(tmp_path / "cap", res), target, fragment)
+
+
+def test_two_capture_folders_in_one_tarball_are_refused(tmp_path, target):
+    res = results_tree(tmp_path / "src")
+    a, b = capture_folder(tmp_path / "a", res), capture_folder(tmp_path / "b", res)
+    bundle = tmp_path / "two.tar.gz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        tar.add(a, arcname="a")
+        tar.add(b, arcname="b")
+    refused(bundle, target, "2 capture folders inside")
+
+
+def test_a_version_change_that_would_orphan_results_is_refused(tmp_path, target):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src", version="2"))
+    refused(cap, target, "would orphan those results")
+
+
+def test_a_version_change_no_result_uses_is_merged(tmp_path):
+    dest = tmp_path / "results"
+    dest.mkdir()
+    (dest / "benchmarks.json").write_text(json.dumps({"version": 2, BENCH: {
+        "name": BENCH, "version": "0", "params": [], "param_names": []}, "other.B.time_x": {
+        "name": "other.B.time_x", "version": "7", "params": [], "param_names": []}}))
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"))
+    rc, _, err = run(cap, dest)
+    assert rc == 0, err
+    bench = json.loads((dest / "benchmarks.json").read_text())
+    assert bench[BENCH]["version"] == "1" and bench["other.B.time_x"]["version"] == "7"  # merged, not replaced
+
+
+def test_corrupt_target_files_are_refused_before_writing(tmp_path, target):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"))
+    (target / "benchmarks.json").write_text('{"version": 2, "x": ')
+    refused(cap, target, "fix or remove it first")
+
+
+def test_results_option_naming_a_file_is_refused(tmp_path):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"))
+    (tmp_path / "file").write_text("x")
+    refused(cap, tmp_path / "file", "not a folder")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_machine_folder_changes_nothing(tmp_path, target):
+    first = capture_folder(tmp_path / "a", results_tree(tmp_path / "src", gpu_value=math.nan))
+    assert run(first, target)[0] == 0
+    (target / "benchmarks.json").write_text((target / "benchmarks.json").read_text())
+    second = capture_folder(tmp_path / "b", results_tree(tmp_path / "src2", cpu_value=math.nan, gpu_value=math.nan,
+                                                         version="1"), {"started": "2026-12-01T00:00:00Z"})
+    (target / "local-x").chmod(0o555)
+    try:
+        refused(second, target, "")
+    finally:
+        (target / "local-x").chmod(0o755)
+
+
+def test_an_interrupted_move_puts_everything_back(tmp_path, target, monkeypatch):
+    cap = capture_folder(tmp_path / "cap", results_tree(tmp_path / "src"))
+    before = tree_hash(target)
+    real, calls = os.replace, []
+
+    def interrupted(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(src, dst)
+
+    monkeypatch.setattr(importer.os, "replace", interrupted)
+    rc, _, err = run(cap, target)
+    assert rc == 130 and "interrupted" in err and "unchanged" in err, err
+    assert tree_hash(target) == before
+
+
+# ---- random hostile captures ------------------------------------------------------------------------------
+
+json_values = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=12),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                       max_size=3), max_leaves=8)
+MUTATIONS = st.fixed_dictionaries({}, optional={
+    "machine": st.one_of(st.text(max_size=20), json_values, st.sampled_from(["../x", "a/b", ".", "lab-h200"])),
+    "started": st.one_of(st.text(max_size=40), json_values, st.just("/../../tmp/x")),
+    "commit": st.one_of(st.text(max_size=12), json_values, st.just("/../..")),
+    "facts": json_values,
+    "steps": json_values,
+    "value": st.one_of(json_values, st.sampled_from([math.inf, -math.inf, -1.0, 1e300, 0.0])),
+    "version": st.sampled_from(["2", "", "x" * 64]),
+    "gpu": st.sampled_from(["1 x NVIDIA H200", "1 x Tesla T4", "unknown", "", "no GPU"]),
+    "kind": st.sampled_from(["lab", "catalogue", "local", "x"]),
+    "summary_link": st.just(True),
+    "fifo": st.just(True),
+    "extra_folder": st.just(True),
+    "deep": st.integers(min_value=20, max_value=5000),
+    "tarball": st.just(True),
+})
+
+
+def hostile_capture(tmp: Path, m: dict) -> Path:
+    res = results_tree(tmp / "src", gpu=m.get("gpu", "no GPU"), kind=m.get("kind", "local"))
+    (path,) = (res / "local-x").glob("*-*.json")
+    if "value" in m:
+        data = json.loads(path.read_text())
+        data["results"][BENCH][0][0] = m["value"]
+        path.write_text(json.dumps(data))
+    if "version" in m:
+        bench = json.loads((res / "benchmarks.json").read_text())
+        bench[BENCH]["version"] = m["version"]
+        (res / "benchmarks.json").write_text(json.dumps(bench))
+    if "deep" in m:
+        path.write_text("[" * m["deep"] + "]" * m["deep"])
+    if "extra_folder" in m:
+        (res / "other").mkdir()
+    manifest = {k: m[k] for k in ("machine", "started", "facts", "steps") if k in m}
+    if "commit" in m:
+        manifest["facts"] = {"commit": m["commit"]}
+    cap = capture_folder(tmp / "cap", res, manifest)
+    if "summary_link" in m:
+        (cap / "summary.md").unlink()
+        (cap / "summary.md").symlink_to("/etc/passwd")
+    if "fifo" in m:
+        os.mkfifo(cap / "logs.tar.gz")
+    if "tarball" in m and "fifo" not in m:
+        bundle = tmp / "cap.tar.gz"
+        with tarfile.open(bundle, "w:gz") as tar:
+            tar.add(cap, arcname="cap")
+        return bundle
+    return cap
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=MUTATIONS)
+def test_hostile_captures_import_valid_data_or_change_nothing(m):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        target = tmp / "results"
+        shutil.copytree(results_tree(tmp / "existing", machine="local-old", cpu_value=3e-5), target)
+        before_records = len(load_results(target).records)
+        before = tree_hash(target)
+        rc, out, err = run(hostile_capture(tmp, m), target)
+        assert "Traceback" not in err
+        if rc == 2:
+            assert err.count("\n") == 1 and err.startswith("jaxci import: refused: "), err
+            assert tree_hash(target) == before
+            return
+        assert rc == 0, err
+        loaded = load_results(target)
+        assert len([r for r in loaded.records if r.machine == "local-old"]) == before_records  # nothing orphaned
+        assert not [e for e in loaded.errors if "not loaded" in e or "ignored" in e], loaded.errors
+        assert all(r.value is None or (math.isfinite(r.value) and r.value >= 0) for r in loaded.records)
+        assert not (tmp / "tmp" / "x").exists() and "root:" not in "".join(
+            p.read_text(errors="replace") for p in target.rglob("*.md"))
