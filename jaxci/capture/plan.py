@@ -219,7 +219,7 @@ def _cache() -> Step:
               _tracks("compile.PersistentCache", ("track_cold_s", "track_warm_s", "track_compile_saved_s",
                                                   "track_warm_cache_hits"), dt)]
     return Step("cache", "5: the persistent cache as the jax-env action sets it (every compile cached)",
-                tuple(c for c in combos if "float64" in c or c.endswith("'gpu')")), 8.0,
+                tuple(c for c in combos if "float64" in c or c.endswith("'gpu')")), 10.0,
                 attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=4,
                 primitive="compile seconds saved per lecture-like series", call=2)
 
@@ -236,7 +236,7 @@ def _notebooks() -> list[Step]:
     return [Step("notebooks", "7: whole notebooks through a Jupyter kernel on the GPU", tuple(whole), 12.0,
                  attrs=("repeat=(1,2,10.0)", "rounds=1"), primitive="whole-lecture seconds per device", call=2),
             Step("notebooks-split", "5+7: the same notebooks' compile vs run seconds per cell", tuple(split), 0.0,
-                 attrs=(), per_work=10**6, batches=(("cpu", 1, 30.0), ("gpu", 1, 40.0)),
+                 attrs=(), per_work=10**6, batches=(("cpu", 1, 45.0), ("gpu", 1, 45.0)),
                  primitive="compile and run seconds of a lecture per device", call=2)]
 
 
