@@ -307,3 +307,18 @@ def test_hostile_captures_import_valid_data_or_change_nothing(m):
         assert all(r.value is None or (math.isfinite(r.value) and r.value >= 0) for r in loaded.records)
         assert not (tmp / "tmp" / "x").exists() and "root:" not in "".join(
             p.read_text(errors="replace") for p in target.rglob("*.md"))
+
+
+def test_a_step_cut_at_its_deadline_imports(tmp_path, target):
+    """asv records a benchmark killed at a capture step's deadline as a null row with a null duration: that is
+    a failed benchmark, imported as failed (a CPU rehearsal's cut step was refused: 'a NoneType for 8 ...')."""
+    src = results_tree(tmp_path / "src")
+    for path in (src / "local-x").glob("*-*.json"):
+        data = json.loads(path.read_text())
+        data["results"][BENCH][0] = None
+        data.setdefault("durations", {})[BENCH] = None
+        path.write_text(json.dumps(data))
+    rc, _, err = run(capture_folder(tmp_path / "cap", src), target)
+    assert rc == 0, err
+    failed = [r for r in load_results(target).records if r.machine == "local-x"]
+    assert failed and all(r.status == "failed" for r in failed)

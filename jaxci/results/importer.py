@@ -247,12 +247,16 @@ def _check_values(cap: Capture, path: Path, res) -> None:
     if not is_number(res.date) or not 0 <= res.date < 4e12:   # milliseconds since 1970, before 2096
         raise ImportRefused(f"{where}: date {quoted(res.date)} is not a time (milliseconds since 1970)")
     for name, seconds in (res.duration or {}).items():
+        if seconds is None:  # asv writes no duration for a benchmark killed at a capture step's deadline
+            continue
         if not is_number(seconds) or seconds < 0:
             raise ImportRefused(f"{where}: duration of {name} is {quoted(seconds)}, not a number of seconds >= 0")
     raw = getattr(res, "_results", {}) or {}
     for key in res.get_all_result_keys():
         params = res.get_result_params(key) or []
         row = raw.get(key)
+        if row is None:  # asv's record of a benchmark that failed as a whole (e.g. killed at a step's deadline)
+            continue
         if params:
             expected = math.prod(len(p) for p in params)
             if not isinstance(row, list) or len(row) != expected:
