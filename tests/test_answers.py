@@ -23,7 +23,8 @@ def cpu_only_set(root, kind="local", name="local-box"):
     s.add(name, "dense.Dense.time_warm", *DENSE,
           lambda op, n, dtype, device: synth.dense_truth(op, n, dtype, device) if device == "cpu" else math.nan)
     s.add(name, "concurrency.Concurrency.track_workers_died", ["n_workers", "policy", "device"],
-          [[1, 2, 4], ["default"], ["cpu", "gpu"]], lambda n_workers, policy, device: 0.0 if device == "cpu" else math.nan,
+          [[1, 2, 4], ["default"], ["cpu", "gpu"]],
+          lambda n_workers, policy, device: 0.0 if device == "cpu" else math.nan,
           unit="workers")
     return s.save()
 
@@ -51,7 +52,7 @@ def test_gpu_family_answers_measured(gpu_report):
     assert "no-prealloc: up to N = 4 kernels at once, no worker lost;" in t4[3].answer
     assert "default: up to N = 1 kernel at once, no worker lost (N = 2: 1 died)" in t4[3].answer
     assert "vectorized with 4 chains" in t4[4].answer and "gpu" in t4[4].status  # gpu nuts failed: said
-    assert "180 s" in t4[7].answer  # 3x the slowest whole notebook (60 s)
+    assert "60 s" in t4[7].answer and "never size a timeout" in t4[7].answer  # fixtures: evidence, no timeout
     # the CPU-only family: its cpu line against the T4's gpu line, measured, never its own "GPU"
     assert f"n ≈ {5e4 ** (2 / 3):,.0f}" in cpu[2].answer and cpu[2].status.startswith("measured")
     assert cpu[3].status.startswith("not measured") and "no GPU" in cpu[3].answer
@@ -66,7 +67,8 @@ def test_no_gpu_results_say_so_once_per_question(cpu_report):
     # CPU concurrency cells exist, yet the GPU question is not answered from them
     assert q[3].status.startswith("not measured") and "N =" not in q[3].answer
     md = findings_md(cpu_report)
-    rows = [x for x in md.split("## Guidance per lecture type")[0].splitlines() if x.startswith("| ")]
+    machine_part = md.split("## Evidence: answers per measured machine")[1].split("## Guidance per lecture type")[0]
+    rows = [x for x in machine_part.splitlines() if x.startswith("| ")]
     assert sum(x.count("not measured") for x in rows) == sheet.not_measured <= 7  # once per question, never per cell
     guide = guidance_md(cpu_report)
     several = guide.split("## Several kernels at once")[1].split("##")[0]
@@ -103,7 +105,8 @@ def test_lab_machine_is_never_a_runner_family(tmp_path):
 
 def test_sections_have_a_place_before_the_evidence(gpu_report):
     md = findings_md(gpu_report, sections=[lambda r: ("Release regressions", "- none found"), lambda r: None])
-    assert md.index("## Guidance per lecture type") < md.index("## Release regressions") < md.index("## Evidence")
+    evidence = md.index("## Evidence: machines")
+    assert md.index("## Guidance per lecture type") < md.index("## Release regressions") < evidence
 
 
 def test_guidance_per_lecture_type_is_traceable(gpu_report):
@@ -121,7 +124,8 @@ def test_terminal_summary_is_short(gpu_report, tmp_path, capsys):
     assert any("GPU faster from n ≈" in x for x in lines)
     s = synth.SynthResults(tmp_path)
     for i in range(5):
-        s.machine(f"m{i}").add(f"m{i}", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]], lambda **_: 1e-5)
+        s.machine(f"m{i}").add(f"m{i}", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]],
+                               lambda **_: 1e-5)
     lines = answers.summary_lines(build(s.save()))
     assert len(lines) < 30 and "2 more machine(s)" in lines[-1]
     assert cli.main([str(tmp_path / "results"), "--format", "summary"]) == 0
@@ -139,7 +143,8 @@ def test_log_axes_have_enough_ticks():
 def test_figures_mark_single_points_and_never_rotate_labels():
     one = svg.loglog("t", [("cpu float32", "#1f77b4", False, [(64, 1e-3)])])
     assert one.count("<circle") == 2 and "(one point)" in one  # the point and its legend marker
-    bars = svg.hbars("FP64", [("dense op=matmul (a, cpu)", 2.0, "#1f77b4")], "ratio", legend=[("device cpu", "#1f77b4")])
+    bars = svg.hbars("FP64", [("dense op=matmul (a, cpu)", 2.0, "#1f77b4")], "ratio",
+                     legend=[("device cpu", "#1f77b4")])
     assert "rotate" not in bars and "device cpu" in bars
     assert 'font-size="9"' not in bars + one and 'font-size="10"' not in bars + one
 

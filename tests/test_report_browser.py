@@ -28,7 +28,8 @@ from tests.asvutil import REPO
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run"]
 CDNJS = "https://cdnjs.cloudflare.com/ajax/libs/"
 CDN_FILES = {  # URL prefix -> (npm package dir in the cache, path inside it)
     "https://code.jquery.com/jquery-3.3.1.min.js": ("jquery@3.3.1", "dist/jquery.min.js"),
@@ -85,7 +86,8 @@ def without_mismatched_integrity(html: str, cache: Path) -> tuple[str, list[str]
         removed.append(url)
         return tag.replace(f'integrity="{sri}"', "")
 
-    return re.sub(r'<(?:script|link)[^>]*(?:src|href)="(?P<url>https://[^"]+)"[^>]*integrity="(?P<sri>[^"]+)"[^>]*>', fix, html), removed
+    pattern = r'<(?:script|link)[^>]*(?:src|href)="(?P<url>https://[^"]+)"[^>]*integrity="(?P<sri>[^"]+)"[^>]*>'
+    return re.sub(pattern, fix, html), removed
 
 
 class Page:
@@ -154,7 +156,8 @@ def check_answers_first(page) -> None:
     assert page.locator("#answers table.answers").count() > 0, "no answer sheet on the page"
     sheet = page.locator("#answers table.answers").first
     box = sheet.bounding_box()
-    assert box and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], f"answer sheet not in the first screen: {box}"
+    assert box and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], \
+        f"answer sheet not in the first screen: {box}"
     assert sheet.locator("tr").count() == 8  # header + the seven questions
     first_figure = page.locator("figure.jaxci-figure").first.bounding_box()
     assert first_figure["y"] > box["y"] + box["height"]

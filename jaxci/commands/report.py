@@ -3,6 +3,8 @@
 Prints the crossover table and FP64 ratios (md), the whole report (json), or a short summary (summary: the
 answer sheets in under 30 lines, what scripts/bench.sh ends with); --out writes findings.md, guidance.md
 and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it from asv's index.html.
+Both destinations are checked before the results are read (a folder, outside RESULTS_DIR, the files it will
+write not folders); progress goes to stderr while the result files are read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,102 @@ from pathlib import Path
 from jaxci.catalogue import CatalogueError
 from jaxci.results.records import ResultsError
 
+OUT_FILES = ("findings.md", "guidance.md", "report.json")
+
+
+class Refused(ValueError):
+    pass
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def check_destination(option: str, folder: Path, results_dir: Path, files: tuple[str, ...]) -> None:
+    """A folder the report writes into: a folder (or creatable), outside the results, its files writable."""
+    import os
+
+    if folder.exists() and not folder.is_dir():
+        raise Refused(f"{option} {folder}: is a file; give a folder")
+    if not folder.exists() and not folder.resolve().parent.is_dir():
+        raise Refused(f"{option} {folder}: folder {folder.resolve().parent} does not exist")
+    if _inside(folder, results_dir):
+        raise Refused(f"{option} {folder}: inside the results folder {results_dir}; the next report would read "
+                      "what this one writes: give a folder outside it")
+    for name in files:
+        path = folder / name
+        if path.is_dir() or (path.exists() and not path.is_file()):
+            raise Refused(f"{option} {path}: is a folder or special file, not a file the report can write")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise Refused(f"{option} {path}: not writable")
+    if folder.exists() and not os.access(folder, os.W_OK):
+        raise Refused(f"{option} {folder}: not writable")
+
+
+def check_html(folder: Path, results_dir: Path) -> None:
+    from jaxci.util import safeio
+
+    check_destination("--html", folder, results_dir, ())
+    findings = folder / "findings"
+    if findings.exists() and not findings.is_dir():
+        raise Refused(f"--html {findings}: is a file; the report writes the folder findings/ there")
+    if folder.exists():  # else both are created (its parent was checked above)
+        check_destination("--html", findings, results_dir, (*OUT_FILES, "index.html"))
+    for name in ("index.html", "error.html"):
+        page = folder / name
+        if page.exists() or page.is_symlink():
+            try:
+                safeio.read_text(page, 64 * 1024 * 1024)
+            except safeio.UnsafeFile as exc:
+                raise Refused(f"--html {exc.path}: {exc.reason}: not asv's page, which the report links from; "
+                              "run `asv publish` again") from None
+
+
+class Progress:
+    """'reading N/M result files' on stderr, at most every 2 s (and at the end when it took that long)."""
+
+    def __init__(self, stream=sys.stderr, every_s: float = 2.0):
+        self.stream, self.every_s = stream, every_s
+        self.start = self.last = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - self.last >= self.every_s or (done == total and now - self.start >= self.every_s):
+            self.last = now
+            print(f"jaxci report: reading result files: {done:,}/{total:,} ({now - self.start:.0f} s)",
+                  file=self.stream, flush=True)
+
+
+def _reason(errors: list[str]) -> str:
+    """What the loader said, shortened to one line: the first reason and how many more."""
+    if not errors:
+        return "expected <machine>/*.json from asv run"
+    first = " ".join(errors[0].split())
+    first = first if len(first) <= 300 else first[:300] + "..."
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"the loader says: {first}{more}"
+
+
+def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict | None]:
+    """--family names checked against the catalogue's runner families; --audit read as the audit's JSON."""
+    from jaxci.catalogue import load_catalogue
+
+    families = load_catalogue()
+    for name in family:
+        if name not in families or families[name].is_lab:
+            raise Refused(f"--family {name}: not a runner family of env_matrix/machines.toml "
+                          f"(known: {', '.join(sorted(n for n, m in families.items() if not m.is_lab))})")
+    data = None
+    if audit:
+        try:
+            data = json.loads(Path(audit).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise Refused(f"--audit {audit}: cannot read the audit JSON: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("lectures"), list):
+            raise Refused(f"--audit {audit}: not an audit JSON (`jaxci audit --execute --format json`)")
+    return family, data
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxci report", description=__doc__.splitlines()[0])
@@ -23,33 +121,58 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", metavar="HTML_DIR", help="asv's html directory: write findings/ there and link it")
     parser.add_argument("--out", metavar="DIR", help="write findings.md, guidance.md and report.json here")
     parser.add_argument("--format", choices=("md", "json", "summary"), default="md", help="what to print (default: md)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--family", action="append", default=[], metavar="NAME",
+                        help="a decision sheet for this catalogue family (repeatable; default: the families the "
+                             "results name, else g4dn.2xlarge and c7i.2xlarge)")
+    parser.add_argument("--audit", metavar="FILE", help="an audit JSON (jaxci audit --execute --format json): "
+                                                       "lecture build times for questions 6 and 7")
     args = parser.parse_args(argv)
 
     from jaxci.report.build import build, to_json
     from jaxci.report.findings import crossover_table, findings_md, fp64_table, guidance_md, predicted_crossover_table
+    from jaxci.results import records
 
-    start = time.perf_counter()
+    results_dir = Path(args.results_dir)
     try:
-        report = build(Path(args.results_dir))
-    except (ResultsError, CatalogueError) as exc:
+        if args.out:
+            check_destination("--out", Path(args.out), results_dir, OUT_FILES)
+        if args.html:
+            check_html(Path(args.html), results_dir)
+    except Refused as exc:
         print(f"jaxci report: {exc}", file=sys.stderr)
         return 2
-    if not report.records:  # an empty or wrong folder is not "all fine" (issue 17)
-        print(f"jaxci report: {args.results_dir}: no asv result values in it (expected <machine>/*.json "
-              "from asv run)", file=sys.stderr)
+    start = time.perf_counter()
+    records.PROGRESS["hook"] = None if args.no_progress else Progress()
+    try:
+        families, audit = _sheet_inputs(args.family, args.audit)
+        report = build(results_dir, families=families, audit=audit)
+    except (ResultsError, CatalogueError, Refused) as exc:
+        print(f"jaxci report: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    finally:
+        records.PROGRESS["hook"] = None
+    if not report.records:  # an empty or wrong folder is not "all fine" (issue 17); say why (issue 30)
+        print(f"jaxci report: {args.results_dir}: no asv result values in it ({_reason(report.errors)})",
+              file=sys.stderr)
         return 2
     findings, guidance, data = findings_md(report), guidance_md(report), to_json(report)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "findings.md").write_text(findings, encoding="utf-8")
-        (out / "guidance.md").write_text(guidance, encoding="utf-8")
-        (out / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
-    if args.html:
-        from jaxci.report.page import write_page
+    try:
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "findings.md").write_text(findings, encoding="utf-8")
+            (out / "guidance.md").write_text(guidance, encoding="utf-8")
+            (out / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+        if args.html:
+            from jaxci.report.page import write_page
 
-        page, link = write_page(report, Path(args.html), findings, guidance, data)
-        print(f"jaxci report: wrote {page} ({link})", file=sys.stderr)
+            page, link = write_page(report, Path(args.html), findings, guidance, data)
+            print(f"jaxci report: wrote {page} ({link})", file=sys.stderr)
+    except (OSError, UnicodeDecodeError) as exc:
+        where = getattr(exc, "filename", None) or args.out or args.html
+        print(f"jaxci report: cannot write {where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 2
     for error in report.errors:
         print(f"jaxci report: warning: {error}", file=sys.stderr)
     if args.format == "json":

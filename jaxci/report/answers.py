@@ -163,8 +163,11 @@ def _breakeven(report, m, gpu) -> Answer:
         by = {}
         for c in across:
             by.setdefault(c.gpu_machine, []).append(c)
-        words = [f"this CPU vs {g}'s GPU: " + "; ".join(_crossing_words(cs)[:3]) for g, cs in sorted(by.items())]
-        return Answer(2, " | ".join(words), "measured (this machine's cpu line vs another machine's gpu line)")
+        jax = lambda mm: ", ".join(sorted({r.jax_version for r in report.records if r.machine == mm})) or "?"
+        words = [f"this CPU (JAX {jax(m)}) vs {g}'s GPU (JAX {jax(g)}), two machines: "
+                 + "; ".join(_crossing_words(cs)[:3]) for g, cs in sorted(by.items())]
+        return Answer(2, " | ".join(words), "measured on two machines (this cpu line vs another machine's gpu line; "
+                      "not one runner)")
     pred = [p for p in report.predicted_crossovers if p.family == m and p.kind == cx.CROSSING]
     if pred:
         p = min(pred, key=lambda p: p.n)
@@ -262,8 +265,8 @@ def _hygiene(report, m, gpu) -> Answer:
     basis = timeout_basis([r for r in report.suite_records("notebooks") if r.machine == m])
     nbs = basis.seconds is not None
     if nbs:
-        words.append(f"slowest {basis.what} {seconds(basis.seconds)} ({basis.params.get('device')}): a per-cell timeout of "
-                     f"{basis.factor:g}x that ({seconds(basis.timeout_s)}) and a job `timeout-minutes`")
+        words.append(f"slowest fixture {basis.what} {seconds(basis.seconds)} ({basis.params.get('device')}; CI-scale "
+                     "fixtures never size a timeout: the decision sheet's row 7 does)")
     pins = [d for d in report.device_ratios if d.machine == m and d.verdict == cx.CPU_FASTER]  # noise margin
     if pins:
         worst = max(pins, key=lambda d: d.ratio)
@@ -277,7 +280,7 @@ def _hygiene(report, m, gpu) -> Answer:
             words.append(f"{len(loops)} loop kernel/dtype pairs never faster on the GPU: pin scalar loops to the CPU")
     if not words:
         return Answer(7, "—", _nm(7))
-    return Answer(7, "; ".join(words), MEASURED if nbs else MEASURED + " (no whole-notebook times: no timeout advice)")
+    return Answer(7, "; ".join(words), MEASURED)
 
 
 BUILDERS = (_fp64, _breakeven, _concurrency, _sampler, _environment, _cost, _hygiene)
@@ -315,8 +318,8 @@ def sheet_md(sheet: Sheet) -> str:
     return f"### {sheet.title}\n\n" + table(["#", "question", "answer", "status", "evidence"], rows)
 
 
-def answers_md(report) -> str:
-    parts = [headline(report), ""]
+def answers_md(report, headline: bool = True) -> str:
+    parts = [globals()["headline"](report), ""] if headline else []
     for s in sheets(report):
         parts += [sheet_md(s), ""]
     return "\n".join(parts).rstrip() + "\n"

@@ -42,6 +42,8 @@ class Report:
     upgrade_factor: float = 1.3
     model: object = None                                  # analysis.model.RunnerModel: the one prediction interface
     model_checks: list = field(default_factory=list)      # every published figure against the model (outside check)
+    families: list = field(default_factory=list)          # decision sheets asked for (--family); empty: the default
+    audit: dict | None = None                             # an audit JSON (jaxci audit --execute --format json)
 
     def suite_records(self, suite: str) -> list:
         return [r for r in self.records if r.suite == suite]
@@ -51,7 +53,8 @@ class Report:
         return sorted({r.suite for r in self.records})
 
 
-def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None = INCIDENTS) -> Report:
+def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None = INCIDENTS, families=None,
+          audit: dict | None = None) -> Report:
     rs = load_results(results_dir)
     records = rs.latest()
     catalogue = load_catalogue(catalogue_dir)
@@ -75,6 +78,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         costs=cost.family_costs(records, rs.runs, rs.machines, catalogue, defaults),
         runtimes=runtimes, predicted_crossovers=pcx)
     report.model = model.RunnerModel.from_results(records, rs.machines, with_lab)
+    report.families, report.audit = list(families or []), audit
     report.upgrade_factor = releases.upgrade_factor(catalogue_dir)
     report.release_steps = releases.release_steps(rs.records, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)

@@ -236,18 +236,32 @@ def findings_md(report, sections=None) -> str:
 
 
 def _front(report) -> str:
-    """The answers and the guidance per lecture type: what a maintainer reads first."""
+    """The decision sheet per runner family, the release regressions, the per-machine evidence sheets and the
+    guidance per lecture type: what a maintainer reads first."""
+    from jaxci.report import decisions
+
     guide = "\n\n".join(f"### {title}\n\n" + "\n".join(lines) for title, lines in guidance_sections(report))
+    regress = decisions.regressions_md(report)
+    regress = f"## Regressions across JAX releases: summary\n\n{regress}\n" if regress else ""
     return f"""# Findings
 
 Generated {report.generated} by `jaxci report {report.results_dir}` from asv results.
 
-## Answers
+## Decision sheets per runner family
 
-{answers.answers_md(report)}
+{answers.headline(report)}
+
+{decisions.sheets_md(report, report.families, report.audit)}
+Status: *measured* on that family; *predicted* by the runner model (band and inputs; docs/runner-model.md);
+*not measured*, with the command that would measure it. A row that uses another machine names it.
+
+{regress}## Evidence: answers per measured machine
+
+Lab and local machines are evidence for the sheets above, never a runner family's answer.
+
+{answers.answers_md(report, headline=False)}
 Status: *measured* on the machine in the heading (its JAX version, date and commit are under
-[Evidence](#evidence-machines-and-runs)); *predicted from* the model's inputs (docs/findings.md), never filling a
-measured cell; *not measured*, with the run that would measure it.
+[Evidence](#evidence-machines-and-runs)); *predicted from* the model's inputs, never filling a measured cell.
 
 ## Guidance per lecture type
 
@@ -326,8 +340,18 @@ Latency-bound loops, where a GPU pays a launch per iteration:
 """
 
 
+PIN_HOW = ("- How to pin what is measured above as slower on the GPU: "
+           "`jax.default_device(jax.devices('cpu')[0])` around the code, or "
+           "`JAX_PLATFORMS=cpu` for the lecture.")
+_VERSIONS: dict = {}
+
+
 def _where(c) -> str:
-    return f"on {c.gpu_machine}" if c.cpu_machine == c.gpu_machine else f"{c.gpu_machine} gpu vs {c.cpu_machine} cpu"
+    if c.cpu_machine == c.gpu_machine:
+        return f"on {c.gpu_machine}"
+    jax = lambda m: ", ".join(_VERSIONS.get(m, ["JAX ?"]))
+    return (f"{c.gpu_machine} gpu ({jax(c.gpu_machine)}) vs {c.cpu_machine} cpu ({jax(c.cpu_machine)}): "
+            "two machines" + ("" if jax(c.gpu_machine) == jax(c.cpu_machine) else " and two JAX versions"))
 
 
 def _gpu_advice(report, prefixes=("",)) -> list[str]:
@@ -351,8 +375,7 @@ def _cpu_advice(report, prefixes=("",), ratios=True) -> list[str]:
         if c.kind == cx.NONE_IN_RANGE and c.points and c.benchmark.startswith(prefixes):
             worst = max(g / cpu for _, cpu, g in c.points)
             lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size up to n = {c.points[-1][0]:,} "
-                         f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): pin this code to the CPU "
-                         "(`jax.default_device(jax.devices('cpu')[0])` or `JAX_PLATFORMS=cpu` for the lecture).")
+                         f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): pin this code to the CPU.")
     for d in report.device_ratios if ratios else ():
         if d.verdict == cx.CPU_FASTER and d.benchmark.startswith(prefixes):
             what = " ".join(f"{k}={v}" for k, v in d.params)
@@ -378,6 +401,10 @@ def _published(fragment: str) -> str:
 def guidance_sections(report) -> list[tuple[str, list[str]]]:
     """Guidance per lecture type; each line names the machine it was measured on, or says 'predicted' / 'published'.
     GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
+    _VERSIONS.clear()
+    for r in report.records:
+        _VERSIONS.setdefault(r.machine, set()).add(f"JAX {r.jax_version}")
+    _VERSIONS.update({m: sorted(v) for m, v in _VERSIONS.items()})
     gpu_machines = [m for m, f in report.machines.items() if f.has_gpu]
     no_gpu = f"- GPU: not measured (no GPU in these results): {answers.HOW[2]}." if not gpu_machines else None
     big = ("dense.", "elementwise.")
@@ -422,17 +449,29 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
                 _published("three kernels sharing a T4 with JAX's default 75% preallocation: one aborted with no traceback; "
                            "`XLA_PYTHON_CLIENT_PREALLOCATE=false` was the fix applied.")]
     basis = timeouts.timeout_basis(report.records)  # whole-cell / whole-notebook wall times only
-    timeout = ([f"- Per-cell timeout: {basis.answer()}; and a job `timeout-minutes`, so a pathological cell fails "
-                "fast instead of burning the runner."] if basis.seconds is not None else
-               [f"- Per-cell timeout: {basis.answer()}. Set one and a job `timeout-minutes` anyway; a failed notebook "
-                "is never cached and is re-executed by every build."])
+    fixture = (f"- The suite's fixture notebooks (CI-scale, not lectures): slowest whole time {basis.seconds:.3g} s "
+               f"on {basis.machine} (measured). Fixture times never size a timeout." if basis.seconds is not None
+               else "- The suite's fixture notebooks: no whole time measured.")
+    timeout = [fixture, "- Per-cell timeout: not measured on real lectures in these results; it, the job "
+               "`timeout-minutes` and fail-once are the decision sheet's row 7 (rule: 3x "
+               "the slowest real-lecture cell, at least 60 s; a failed notebook is never cached by jupyter-cache and "
+               "runs again in every build unless `jaxci failures` skips it)."]
     whole = _cpu_advice(report, ("notebooks.",)) + timeout
-    return [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
-            ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)", small),
-            ("NUTS lectures (numpyro)", nuts),
-            ("Lectures with many fresh compiles", compiles),
-            ("Several kernels at once (parallel notebook execution on one GPU)", safe),
-            ("Whole notebooks and timeouts", whole)]
+    out, seen, pinned = [], set(), False
+    for title, lines in [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
+                         ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)",
+                          small),
+                         ("NUTS lectures (numpyro)", nuts),
+                         ("Lectures with many fresh compiles", compiles),
+                         ("Several kernels at once (parallel notebook execution on one GPU)", safe),
+                         ("Whole notebooks and timeouts", whole)]:
+        kept = [line for line in lines if line not in seen]  # each line once in the whole guidance
+        seen.update(kept)
+        if not pinned and any("pin this code to the CPU" in line or "run it on the CPU" in line for line in kept):
+            kept.append(PIN_HOW)  # the how-to once, where the first pin line is
+            pinned = True
+        out.append((title, kept or ["- Nothing measured for this lecture type."]))
+    return out
 
 
 def guidance_md(report) -> str:

@@ -29,6 +29,10 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px so
 th{background:#f3f3f3}code{background:#f5f5f5}
 table.answers{width:100%;font-size:.9em}table.answers td:nth-child(1){width:1.5em}table.answers td:nth-child(2){width:11em}
 table.answers td:nth-child(4){width:16em}.answers h3{margin:.5em 0 .2em;font-size:1.05em}
+table.decisions{width:100%;font-size:.86em;margin:.2em 0 .4em}table.decisions td:nth-child(1){width:1.2em}
+table.decisions td:nth-child(2){width:9.5em}table.decisions td:nth-child(4){width:6.5em}
+table.decisions td:nth-child(5){width:40%;font-size:.86em;color:#555}
+.sheet h3{margin:.3em 0 .1em;font-size:1.05em}.regressions td{font-size:.9em}
 .st-measured{color:#1a6b1a;font-weight:bold}.st-predicted{color:#8a5a00;font-style:italic}.st-nm{color:#777}"""
 
 
@@ -111,7 +115,9 @@ def fp64_bars(report) -> tuple[str, str]:
 def concurrency_grids(report) -> list[tuple[str, str, str]]:
     out = []
     legend = [("every worker finished (slowdown beside)", "#b7e4b0"), ("workers died", "#f4b0a8"), ("skipped / not measured", "#eee")]
-    for i, ((machine, device), cells) in enumerate(sorted(group(report.concurrency, lambda c: (c.machine, c.device)).items())):
+    drawn = [(k, cells) for k, cells in sorted(group(report.concurrency, lambda c: (c.machine, c.device)).items())
+             if any(c.status == "ok" or c.status.endswith("died") or c.status == "failed" for c in cells)]
+    for i, ((machine, device), cells) in enumerate(drawn):
         rows = sorted({c.policy for c in cells})
         cols = sorted({c.n_workers for c in cells})
         table = {}
@@ -121,10 +127,7 @@ def concurrency_grids(report) -> list[tuple[str, str, str]]:
             table[(c.policy, c.n_workers)] = (c.status + (f" x{slow:.2g}" if slow is not None else ""), colour)
         out.append((f"concurrency-{i}", svg.grid(f"{machine} {device}: outcome by memory policy and N workers", rows, cols, table, legend),
                     "Rows: memory policies; columns: N kernels at once (measured)."))
-    if not out:
-        out.append(("concurrency-none", svg.empty("concurrency outcome grid", "not measured: no concurrency suite results"),
-                    "No concurrency suite results."))
-    return out
+    return out  # nothing measured: no panel (the decision sheet says not measured, with the command)
 
 
 def cost_bars(report) -> tuple[str, str]:
@@ -202,9 +205,35 @@ def answers_html(report) -> str:
     return "\n".join(parts) or "<p>No machine with results.</p>"
 
 
+def decisions_html(report) -> str:
+    """The decision sheet per runner family: seven decisions, each with its status and where it comes from."""
+    from jaxci.report import decisions
+
+    parts = []
+    for s in decisions.sheets(report, report.families, report.audit):
+        rows = "".join(f"<tr><td>{d.q}</td><td>{escape(d.question)}</td><td>{_md_inline(d.decision)}</td>"
+                       f"<td>{_status(d.status)}</td><td>{_md_inline(d.basis)}</td></tr>" for d in s.rows)
+        parts.append(f'<div class="sheet"><h3 id="{answers.slug("decision sheet " + s.family)}">Decision sheet: '
+                     f'{_md_inline(s.title)}</h3><table class="answers decisions"><tr><th>#</th><th>question</th>'
+                     f"<th>decision</th><th>status</th><th>from (band, inputs; or the command that measures it)</th>"
+                     f"</tr>{rows}</table></div>")
+    return "\n".join(parts)
+
+
+def regressions_html(report) -> str:
+    from jaxci.report import decisions
+
+    md = decisions.regressions_md(report)
+    if not md:
+        return ""
+    return ('<section id="regressions" class="regressions"><h2 id="regressions-across-jax-releases-summary">'
+            "Regressions across JAX releases (measured)</h2>" + markdown_to_html(md) + "</section>")
+
+
 def _split(findings: str) -> tuple[str, str]:
     """findings.md -> (guidance and extra sections, evidence); the answers are rendered from the sheets."""
-    g = findings.find("\n## Guidance per lecture type")
+    g = findings.find("\n## Evidence: answers per measured machine")
+    g = g if g >= 0 else findings.find("\n## Guidance per lecture type")
     e = findings.find("\n## Evidence: machines and runs")
     if g < 0 or e < 0:
         return "", findings
@@ -220,27 +249,34 @@ def render(report, findings: str, guidance: str) -> str:
     conc = "".join(fig(*f) for f in concurrency_grids(report))
     cost = fig("cost", *cost_bars(report))
     middle, evidence = _split(findings)
+    regressions = regressions_html(report)
+    reg_nav = ' · <a href="#regressions">regressions</a>' if regressions else ""
+    conc_section = (f'<h3>Concurrency outcome</h3><section id="figures-concurrency">{conc}</section>' if conc else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>jax-ci-bench findings</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{CSS}</style></head><body>
-<nav><a href="../index.html">← asv benchmarks</a> · <a href="#guidance-per-lecture-type">guidance</a> · <a href="#figures">figures</a>
+<nav><a href="../index.html">← asv benchmarks</a> · <a href="#answers">decision sheets</a>{reg_nav}
+· <a href="#evidence-answers-per-measured-machine">measured machines</a> · <a href="#guidance-per-lecture-type">guidance</a>
+· <a href="#figures">figures</a>
 · <a href="#evidence-machines-and-runs">evidence</a> · <a href="findings.md">findings.md</a> · <a href="guidance.md">guidance.md</a>
 · <a href="report.json">report.json</a></nav>
-<h1>jax-ci-bench findings: the seven questions, answered per machine</h1>
-<p class="headline">{escape(answers.headline(report))}</p>
-<section id="answers" class="answers">{answers_html(report)}</section>
-<p>Generated {escape(report.generated)} from <code>{escape(report.results_dir)}</code>. Status: <span class="st-measured">measured</span>
-on the machine in the heading (JAX version, date, commit under <a href="#evidence-machines-and-runs">evidence</a>);
-<span class="st-predicted">predicted from</span> the model's inputs; <span class="st-nm">not measured</span>, with the run that would measure it.</p>
+<h1>jax-ci-bench findings: seven decisions per runner family</h1>
+<section id="answers" class="answers">{decisions_html(report)}</section>
+<p>Status: <span class="st-measured">measured</span> on that family; <span class="st-predicted">predicted</span> by the
+runner model (band, inputs); <span class="st-nm">not measured</span>, with the command that measures it.
+{escape(answers.headline(report))} Generated {escape(report.generated)} from
+<code>{escape(report.results_dir)}</code>.</p>
+{regressions}
 <section id="guidance">{markdown_to_html(middle)}</section>
 <h2 id="figures">Figures</h2>
 <p>Time vs size: blues cpu, oranges/reds gpu (one shade per machine); solid float32, dashed float64; dots are measured
 medians; hollow diamonds are published incident figures (a reference, not our measurement); red lines: measured crossings.</p>
 <section id="figures-size">{size}</section>
 <h3>FP64 penalty</h3><section id="figures-fp64">{fp64}</section>
-<h3>Concurrency outcome</h3><section id="figures-concurrency">{conc}</section>
-<h3>Cost per family</h3><section id="figures-cost">{cost}</section>
+{conc_section}
+<h3 id="the-benchmark-suite-itself">The benchmark suite itself: one bench job per family (not a lecture build)</h3>
+<section id="figures-cost">{cost}</section>
 <section id="findings">{markdown_to_html(evidence)}</section>
 </body></html>
 """

@@ -1,0 +1,43 @@
+"""`jaxci failures record --cache DIR --out FILE` | `jaxci failures skip --cache DIR --known FILE [--remove]`.
+
+record: after the gating build, write the notebooks the jupyter-cache project failed on (with the hash of their
+code). skip: in the other builders, print the recorded failures whose notebook is unchanged, one path a line
+(for myst-nb's `nb_execution_excludepatterns`), and with --remove take them out of the jupyter-cache project.
+Exit 2 with the reason when the cache or the file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jaxci failures", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    rec = sub.add_parser("record", help="write the notebooks the cache failed on")
+    rec.add_argument("--cache", required=True, help="the jupyter-cache folder (e.g. _build/.jupyter_cache)")
+    rec.add_argument("--out", required=True, help="known-failures JSON to write")
+    skip = sub.add_parser("skip", help="print (and --remove) recorded failures whose notebook is unchanged")
+    skip.add_argument("--cache", required=True, help="the jupyter-cache folder")
+    skip.add_argument("--known", required=True, help="known-failures JSON from `jaxci failures record`")
+    skip.add_argument("--remove", action="store_true", help="remove them from the jupyter-cache project")
+    args = parser.parse_args(argv)
+
+    from jaxci.ci.failures import FailuresError, load_known, record, to_skip
+
+    try:
+        if args.action == "record":
+            data = record(args.cache)
+            with open(args.out, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=1)
+            print(f"jaxci failures: {len(data['failures'])} failed notebook(s) recorded in {args.out}",
+                  file=sys.stderr)
+        else:
+            for uri in to_skip(args.cache, load_known(args.known), remove=args.remove):
+                print(uri)
+    except (FailuresError, OSError) as exc:
+        print(f"jaxci failures: {exc}", file=sys.stderr)
+        return 2
+    return 0
