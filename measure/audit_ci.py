@@ -74,16 +74,21 @@ def main() -> int:
             audit_ci(root, facts).patch()
             ci.append(time.perf_counter() - start)
         data = json.loads((Path(tmp) / "a.json").read_text())
-        subprocess.run(["git", "init", "-q", str(root)], check=True)
-        check = subprocess.run(["git", "apply", "--check", str(Path(tmp) / "ci.diff")], cwd=root,
-                               capture_output=True, text=True)
+        from jaxci.util.git import GitError, git
+
+        git(root, "init", "-q")
+        try:
+            git(root, "apply", "--check", str(Path(tmp) / "ci.diff"))
+            applies = "ok"
+        except GitError as exc:
+            applies = f"FAILED: {exc}"
     kinds = sorted({f["kind"] for f in data["ci"]["findings"]})
     print(f"lectures: {args.lectures} x {args.cells} cells; "
           f"CI findings: {len(data['ci']['findings'])} ({', '.join(kinds)})")
     print(f"jaxci audit lectures + CI (fresh interpreter), {args.repeat} runs: median {statistics.median(times):.2f} s "
           f"(min {min(times):.2f}, max {max(times):.2f}); goal < 15 s")
     print(f"in process: lecture scan {lecture_s:.2f} s (1 run); CI part alone median {statistics.median(ci):.3f} s")
-    print(f"patch: git apply --check {'ok' if check.returncode == 0 else 'FAILED: ' + check.stderr.strip()}")
+    print(f"patch: git apply --check {applies}")
     return 0
 
 

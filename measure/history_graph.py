@@ -1,10 +1,14 @@
 """Screenshot asv's own graph of one benchmark across the JAX release history (headless Debian Chromium).
 
     .venv/bin/python measure/history_graph.py --machine local-$(hostname) --out docs/history-fori.png
+    .venv/bin/python measure/history_graph.py --machine ref-epyc-2c-ci --out docs/history-graph.png \
+        --regressions-out docs/history-regressions.png
 
 Publishes results/ with stock `asv publish` into a temporary html dir, serves it to Chromium with asv's CDN
 scripts from the npm cache (tests/browser/fetch_cdn.sh; nothing else leaves the machine), opens the graph of
---bench at the given params and saves a PNG. Prints the points asv plotted (release tag, value) beside it.
+--bench at the given params with only --machine selected (asv's `machine=` URL state: asv has no setting for
+a default machine) and saves a PNG; with --regressions-out also asv's Regressions page. Prints the points asv
+plotted (release tag, value) and the regressions asv listed for the machine.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ def main() -> int:
     parser.add_argument("--params", default="n=10000,dtype='float64',device='cpu'",
                         help="asv graph params as name=repr pairs")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "history-fori.png")
+    parser.add_argument("--regressions-out", type=Path, help="also screenshot asv's Regressions page here")
+    parser.add_argument("--even", action="store_true", help="evenly spaced points (asv's x-axis-scale=even)")
     args = parser.parse_args()
     asv = str(Path(sys.executable).with_name("asv"))
     cache = Path(os.environ.get("JAXCI_CDN_CACHE", Path.home() / ".cache" / "jaxci-cdn"))
@@ -42,9 +48,14 @@ def main() -> int:
         mine = [g for g in graphs if f"machine-{args.machine}" in str(g)]
         for g in mine:
             print(f"{g.relative_to(html)}: {len(json.loads(g.read_text()))} points")
+        listed = [r for r in json.loads((html / "regressions.json").read_text())["regressions"]
+                  if f"machine-{args.machine}" in r[1]]
+        print(f"asv's Regressions page lists {len(listed)} for {args.machine}: "
+              + ", ".join(r[0] for r in listed[:20]))
         from playwright.sync_api import sync_playwright
 
-        query = "&".join(f"p-{kv}" for kv in args.params.split(",") if kv)
+        query = "&".join([f"machine={args.machine}", *(f"p-{kv}" for kv in args.params.split(",") if kv)]
+                         + (["x-axis-scale=even"] if args.even else []))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
             view = Page(browser, html, cache)
@@ -54,6 +65,14 @@ def main() -> int:
             view.page.wait_for_timeout(1500)
             args.out.parent.mkdir(parents=True, exist_ok=True)
             view.page.screenshot(path=str(args.out))
+            if args.regressions_out:
+                view.page.goto("http://asv.test/index.html#regressions")
+                view.page.wait_for_selector("#regressions-body table",
+                                            timeout=60_000)
+                view.page.wait_for_timeout(1500)
+                args.regressions_out.parent.mkdir(parents=True, exist_ok=True)
+                view.page.screenshot(path=str(args.regressions_out), full_page=False)
+                print(f"wrote {args.regressions_out}")
             browser.close()
             if view.refused:
                 print("refused outside requests: " + ", ".join(view.refused), file=sys.stderr)

@@ -65,12 +65,13 @@ def asv_medians(out: Path) -> dict:
 
     from jaxci.machines.asvconf import write_redirected_conf
     from jaxci.machines.register import register
+    from jaxci.util.git import head
 
     conf = write_redirected_conf(out)
     register("perf-check", local=True, machine_file=str(out / ".asv-machine.json"))
     # asv matches --bench against "name(param, ...)": select exactly these combinations
     selection = [arg for k, p in CASES for arg in ("--bench", "^" + re.escape(f"{k}({', '.join(map(repr, p))})") + "$")]
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    commit = head(REPO) or ""
     env = dict(os.environ, HOME=str(out), JAXCI_SCALE="full")
     wanted = {k for k, _ in CASES}
     subprocess.run([sys.executable, "-m", "asv", "--config", str(conf), "run", "-E", f"existing:{sys.executable}",

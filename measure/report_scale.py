@@ -27,6 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from jaxci.util.git import GitError, git  # noqa: E402
+
 BENCHMARKS = {  # name -> (param names, param values)
     "dense.Dense.time_warm": (["op", "n", "dtype", "device"],
                               [["matmul", "solve"], [64, 256, 1024, 2048, 4096], ["float32", "float64"],
@@ -41,8 +43,7 @@ BENCHMARKS = {  # name -> (param names, param values)
 
 
 def head() -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return git(REPO, "rev-parse", "HEAD")
 
 
 def generate(root: Path, n: int, machines: int) -> Path:
@@ -96,8 +97,11 @@ def asv_conf(root: Path, results: Path) -> Path:
 
 
 def _branch() -> str:
-    out = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() != "HEAD" else "main"
+    try:
+        branch = git(REPO, "rev-parse", "--abbrev-ref", "HEAD")
+    except GitError:
+        return "main"
+    return branch if branch != "HEAD" else "main"
 
 
 def timed(cmd: list[str], cwd: Path, show_stderr: bool) -> tuple[float, int, str]:

@@ -41,6 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from jaxci.ci.suites import suites  # noqa: E402  (the one list of suites, as scripts/run-suites.sh runs them)
 from jaxci.machines.asvconf import write_redirected_conf  # noqa: E402
+from jaxci.util.git import git  # noqa: E402
 
 ASV = str(Path(sys.executable).with_name("asv"))
 JAX_SUITES = {"compile", "dense", "dispatch", "elementwise", "kalman", "loops", "nuts"}  # start JAX in-process
@@ -143,8 +144,7 @@ def run(scale: str, names: list[str], launch: str | None, keep: Path | None = No
         from jaxci.machines.register import register
 
         register("suite-cost", local=True, machine_file=str(root / ".asv-machine.json"))
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                                check=True).stdout.strip()
+        commit = git(REPO, "rev-parse", "HEAD")
         for suite in names:
             t0 = time.perf_counter()
             proc = subprocess.run([ASV, "--config", str(root / "asv.conf.json"), "run",

@@ -71,7 +71,9 @@ def main(argv=None) -> int:
     # asv drops PYTHONPATH from benchmark processes unless ASV_PYTHONPATH names it: where jaxci is not
     # installed (a machine that only has JAX), the benchmarks find it in this checkout
     env["ASV_PYTHONPATH"] = env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    from jaxci.util.git import head
+
+    commit = head(REPO) or ""
     cmd = [sys.executable, "-m", "asv", "--config", str(conf), "run", "-E", f"existing:{sys.executable}",
            "--set-commit-hash", commit, "--quick", "--machine", args.machine, "--show-stderr"]
     cmd += ["--bench", args.bench]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
+from jaxci.util.git import GitError, git
 from jaxci.util import safeio
 
 
@@ -184,12 +185,11 @@ def jax_pin(commit: str, backend: str, repo: Path = REPO_ROOT) -> str | None:
         _PIN_CACHE[key] = None
         if backend in ("cpu", "cuda13") and commit:
             try:
-                proc = subprocess.run(["git", "show", f"{commit}:env_matrix/{backend}/requirements.txt"],
-                                      cwd=repo, capture_output=True, text=True, timeout=30)
-            except (OSError, subprocess.SubprocessError):
-                proc = None
-            if proc is not None and proc.returncode == 0:
-                for line in proc.stdout.splitlines():
+                text = git(repo, "show", f"{commit}:env_matrix/{backend}/requirements.txt", timeout=30)
+            except GitError:
+                text = ""
+            if text:
+                for line in text.splitlines():
                     line = line.split("#", 1)[0].strip()
                     name, sep, version = line.partition("==")
                     if sep and name.split("[")[0].strip().lower() == "jax":
