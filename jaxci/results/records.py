@@ -24,13 +24,12 @@ import itertools
 import json
 import math
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
-from jaxci.util.git import GitError, git
 from jaxci.util import safeio
+from jaxci.util.git import GitError, git
 
 
 class ResultsError(ValueError):
@@ -170,7 +169,7 @@ def _iso(js_ms) -> str:
     if not isinstance(js_ms, (int, float)) or isinstance(js_ms, bool):
         return "unknown"
     try:
-        return _dt.datetime.fromtimestamp(js_ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _dt.datetime.fromtimestamp(js_ms / 1000, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (ValueError, OverflowError, OSError):
         raise FormatError(None, f"date {js_ms!r} is not a time (asv records milliseconds since 1970)") from None
 
@@ -207,9 +206,11 @@ def _jax_version(results, backend: str) -> tuple[str, str]:
     pin = jax_pin(results.commit_hash, backend)
     env = results.env_name or ""
     if pin is None:
-        return "unknown", f"no jax in asv requirements; env_matrix/{backend} pin not readable at {results.commit_hash[:8]}"
+        return "unknown", (f"no jax in asv requirements; env_matrix/{backend} pin not readable at "
+                           f"{results.commit_hash[:8]}")
     if env.startswith("existing"):
-        return pin, f"env_matrix/{backend} pin at {results.commit_hash[:8]} (asv 'existing' environment: installed version not recorded)"
+        return pin, (f"env_matrix/{backend} pin at {results.commit_hash[:8]} (asv 'existing' environment: installed "
+                     "version not recorded)")
     return pin, f"env_matrix/{backend} pin at {results.commit_hash[:8]}"
 
 
@@ -506,7 +507,8 @@ def load_results(results_dir: str | Path) -> ResultSet:
                 out.errors.append(f"{path}: not loaded: {exc.reason}")
             except Exception as exc:  # a truncated row can raise anything in asv's accessors
                 out.errors.append(f"{path}: not loaded: {exc}")
-        if facts.get("jaxci_kind") == "catalogue" and any(r.scale == "ci" for r in out.records if r.machine == facts.name):
+        ci_scale = any(r.scale == "ci" for r in out.records if r.machine == facts.name)
+        if facts.get("jaxci_kind") == "catalogue" and ci_scale:
             out.errors.append(f"{mdir}: CI-scale results under the catalogue family name {facts.name!r}: kept apart "
                               "(never read as full scale, never replacing a full-scale result); they do not belong "
                               "in the committed history")
@@ -561,7 +563,8 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
         values = res.get_result_value(key, params)
         stats = res.get_result_stats(key, params)
         if not params:
-            values, stats = [values[0] if isinstance(values, list) else values], [stats[0] if isinstance(stats, list) else stats]
+            values = [values[0] if isinstance(values, list) else values]
+            stats = [stats[0] if isinstance(stats, list) else stats]
         method = key.rsplit(".", 1)[-1]
         for combo, value, stat in zip(itertools.product(*params) if params else [()], values, stats):
             if value is None:
