@@ -3,14 +3,8 @@
 Read with asv's "x-axis: n" view: where the gpu line crosses the cpu line is the break-even size.
 """
 
-from benchmarks.common import (
-    DEVICES,
-    DTYPES,
-    ColdStart,
-    CompileSplit,
-    WarmTime,
-    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
-)
+# track_scale is a run fact (the scale this suite ran at), collected by asv from this module
+from benchmarks.common import DEVICES, DTYPES, ColdStart, CompileSplit, WarmTime, track_scale  # noqa: F401
 
 OPS = ["matmul", "solve", "cholesky"]
 SIZES = [64, 256, 1024, 2048, 4096]

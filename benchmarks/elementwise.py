@@ -1,13 +1,7 @@
 """elementwise: the intro-lecture op mix (cos, sin, sqrt, exp) from 1e3 to 5e7 elements (memory-bound)."""
 
-from benchmarks.common import (
-    DEVICES,
-    DTYPES,
-    ColdStart,
-    CompileSplit,
-    WarmTime,
-    track_scale,  # noqa: F401  (a run fact: the scale this suite ran at)
-)
+# track_scale is a run fact (the scale this suite ran at), collected by asv from this module
+from benchmarks.common import DEVICES, DTYPES, ColdStart, CompileSplit, WarmTime, track_scale  # noqa: F401
 
 SIZES = [1_000, 10_000, 100_000, 1_000_000, 10_000_000, 50_000_000]
 CI_MAX_N = 100_000
