@@ -6,9 +6,8 @@ import math
 
 import pytest
 
-from jaxci.analysis import coldstart, concurrency, cost, penalty, timeouts, work
+from jaxci.analysis import coldstart, concurrency, cost, finite_or_none, penalty, safe_ratio, timeouts, work
 from jaxci.analysis import crossover as cx
-from jaxci.analysis import finite_or_none, safe_ratio
 from jaxci.results.records import Record
 
 
@@ -85,7 +84,8 @@ def test_fp64_ratio_per_kernel_device_machine():
     ratios = penalty.fp64_ratios(records)
     assert [r.ratio for r in ratios] == [pytest.approx(32.0)] * 2
     (s,) = penalty.summarize(ratios)
-    assert s.ratio == pytest.approx(32.0) and s.at["n"] == 100 and s.device == "gpu" and s.kernel == "k.K.time_warm op=matmul"
+    assert (s.ratio == pytest.approx(32.0) and s.at["n"] == 100 and s.device == "gpu"
+            and s.kernel == "k.K.time_warm op=matmul")
 
 
 def test_fp64_ratio_of_a_suite_without_device_is_host():
@@ -164,7 +164,8 @@ def test_latest_keeps_scales_apart():
 
 
 def test_device_ratio_of_unsized_timings():
-    records = [rec("notebooks.Notebook.time_notebook", t, notebook="intro", device=d) for d, t in (("cpu", 2.0), ("gpu", 20.0))]
+    records = [rec("notebooks.Notebook.time_notebook", t, notebook="intro", device=d)
+               for d, t in (("cpu", 2.0), ("gpu", 20.0))]
     records.append(rec("notebooks.Notebook.time_notebook", 1.0, notebook="other", device="cpu"))  # no gpu partner
     records += [rec("dispatch.Transfer.time_transfer", t, direction="d2h", megabytes=100, device=d)  # a copy, not
                 for d, t in (("cpu", 1e-4), ("gpu", 6e-2))]                                            # a device choice
@@ -247,7 +248,8 @@ def test_device_ratio_verdict_within_noise():
 
 def test_zero_and_inf_times_have_no_ratio_and_do_not_crash():
     records = [rec("k.K.time_warm", t, n=10, dtype=d, device="cpu") for d, t in (("float32", 0.0), ("float64", 1.0))]
-    records += [rec("k.K.time_warm", t, n=20, dtype=d, device="cpu") for d, t in (("float32", math.inf), ("float64", math.inf))]
+    records += [rec("k.K.time_warm", t, n=20, dtype=d, device="cpu")
+                for d, t in (("float32", math.inf), ("float64", math.inf))]
     records += [rec("k.K.time_warm", t, n=30, dtype=d, device="cpu") for d, t in (("float32", 1.0), ("float64", 4.0))]
     ratios = penalty.fp64_ratios(records)
     assert [r.ratio for r in sorted(ratios, key=lambda r: r.n)] == [None, None, 4.0]
@@ -285,7 +287,8 @@ def _notebook_records(machine="m", nuts_whole=None, split_compile=4.9):
     nb = "notebooks.Notebook.time_notebook"
     out = [rec(nb, 2.0, machine=machine, notebook="grid_scan", device="cpu"),
            rec(nb, None, machine=machine, status="skipped", notebook="grid_scan", device="gpu"),
-           rec("notebooks.NotebookSplit.track_compile_s", split_compile, machine=machine, notebook="nuts_f64", device="cpu")]
+           rec("notebooks.NotebookSplit.track_compile_s", split_compile, machine=machine, notebook="nuts_f64",
+               device="cpu")]
     if nuts_whole is None:
         out.append(rec(nb, None, machine=machine, status="skipped", notebook="nuts_f64", device="cpu"))
     else:

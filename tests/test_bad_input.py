@@ -507,7 +507,8 @@ def test_env_cli_exits_0_or_2_with_one_line(kernels, peak, device, budget, fmt):
             "error:" in err.getvalue()
     elif fmt == "github":
         lines = out.getvalue().splitlines()
-        fractions = [float(v) for k, v in (line.split("=", 1) for line in lines) if k == "XLA_PYTHON_CLIENT_MEM_FRACTION"]
+        fractions = [float(v) for k, v in (line.split("=", 1) for line in lines)
+                     if k == "XLA_PYTHON_CLIENT_MEM_FRACTION"]
         assert all(f * int(kernels) <= budget + 1e-12 for f in fractions)
     elif fmt == "json":
         assert json.loads(out.getvalue())["kernels"] == int(kernels)

@@ -31,8 +31,8 @@ def gpu_report(gpu_results):
 def test_records_read_through_asv(gpu_results):
     rs = load_results(gpu_results)
     assert rs.errors == [] and set(rs.machines) == {"g4dn.2xlarge", "c7i.2xlarge"}
-    rec = next(r for r in rs.records if r.machine == "g4dn.2xlarge" and r.benchmark == "dense.Dense.time_warm" and r.params ==
-               {"op": "matmul", "n": 1024, "dtype": "float64", "device": "gpu"})
+    rec = next(r for r in rs.records if r.machine == "g4dn.2xlarge" and r.benchmark == "dense.Dense.time_warm"
+               and r.params == {"op": "matmul", "n": 1024, "dtype": "float64", "device": "gpu"})
     assert rec.value == pytest.approx(synth.dense_truth("matmul", 1024, "float64", "gpu")) and rec.unit == "seconds"
     assert rec.jax_version == read_pins("cuda13")["jax"] and "pin at" in rec.jax_source
     skipped = [r for r in rs.records if r.machine == "c7i.2xlarge" and r.params.get("device") == "gpu"]
@@ -48,7 +48,8 @@ def test_unknown_commit_gives_unknown_jax_version(tmp_path):
 
 
 def test_known_crossing_same_machine_and_across(gpu_report):
-    got = {(c.cpu_machine, c.gpu_machine, c.dtype): c for c in gpu_report.crossovers if c.benchmark == "dense.Dense.time_warm"}
+    got = {(c.cpu_machine, c.gpu_machine, c.dtype): c for c in gpu_report.crossovers
+           if c.benchmark == "dense.Dense.time_warm"}
     same = got[("g4dn.2xlarge", "g4dn.2xlarge", "float32")]
     assert same.kind == cx.CROSSING and same.n == pytest.approx(synth.CROSS_N, rel=1e-9)
     assert [p[0] for p in same.points] == synth.SIZES
@@ -118,14 +119,16 @@ def test_findings_name_provenance_and_not_measured(gpu_report):
 
 
 def test_incident_figures_are_an_outside_check_only(gpu_report):
-    text = "| 1000x1000 matmul, compiled | 0.011 s | 0.001 s |\n| 50M-element elementwise, compiled | 0.381 s | 0.002 s |\n"
+    text = ("| 1000x1000 matmul, compiled | 0.011 s | 0.001 s |\n"
+            "| 50M-element elementwise, compiled | 0.381 s | 0.002 s |\n")
     from jaxci.analysis.predict import Predictor
 
     pred = Predictor(gpu_report.records, gpu_report.machines, gpu_report.catalogue)
     rows = incident_checks(text, pred)
     t4 = [r for r in rows if r["family"] == "g4dn.2xlarge" and r["n"] == 1000]
     assert t4[0]["incident_s"] == 0.001 and t4[0]["predicted_s"] is not None
-    assert t4[0]["predicted_s"] == pred.predict("g4dn.2xlarge", "dense.Dense.time_warm", (("op", "matmul"),), "float32", "gpu", 1000)[0]
+    assert t4[0]["predicted_s"] == pred.predict("g4dn.2xlarge", "dense.Dense.time_warm", (("op", "matmul"),),
+                                                "float32", "gpu", 1000)[0]
     # no elementwise results: not predicted, never filled from the incident
     assert all(r["predicted_s"] is None for r in rows if r["n"] == 50_000_000)
 
@@ -166,12 +169,14 @@ def test_link_into_asv_index_is_idempotent(gpu_results, tmp_path):
     html = tmp_path / "html"
     html.mkdir()
     assert "asv publish" in link_from_asv_index(html)  # no index yet: says what to do, writes nothing
-    (html / "index.html").write_text('<html><body><nav><ul class="nav navbar-nav navbar-left"><li>x</li></ul></nav></body></html>')
+    (html / "index.html").write_text('<html><body><nav><ul class="nav navbar-nav navbar-left"><li>x</li></ul></nav>'
+                                     '</body></html>')
     assert cli.main([str(gpu_results), "--html", str(html)]) == 0
     assert cli.main([str(gpu_results), "--html", str(html)]) == 0
     assert (html / "index.html").read_text().count(LINK_ID) == 1
     page = (html / "findings" / "index.html").read_text()
-    assert page.count('class="jaxci-figure"') >= 4 and "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert (page.count('class="jaxci-figure"') >= 4 and "<script" not in page
+            and "http://" not in page.replace("http://www.w3.org/2000/svg", ""))
 
 
 @pytest.mark.slow
@@ -215,7 +220,8 @@ def test_full_scale_run_is_labelled_full_even_with_skipped_cpu_cases(tmp_path):
     scale comes from the recorded track_scale, not from skips (before: "measured (ci scale)")."""
     s = synth.SynthResults(tmp_path).machine("c7i.2xlarge")
     s.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", ["chain_method", "num_chains", "device"],
-          [["sequential", "parallel"], [1], ["cpu"]], lambda chain_method, **_: 5.0 if chain_method == "sequential" else math.nan)
+          [["sequential", "parallel"], [1], ["cpu"]],
+          lambda chain_method, **_: 5.0 if chain_method == "sequential" else math.nan)
     s.record_scale("c7i.2xlarge", "full")
     report = build(s.save())
     (row,) = [c for c in report.costs if c.family == "c7i.2xlarge"]
@@ -227,9 +233,11 @@ def test_ci_scale_never_replaces_full_and_is_warned_under_a_family_name(tmp_path
     """Point 2: a newer CI-scale run under a catalogue family's name is kept apart, never read as full."""
     nuts = (["model", "device"], [["regression"], ["cpu"]])
     full = synth.SynthResults(tmp_path, commit="a" * 40, date_ms=1_795_000_000_000).machine("c7i.2xlarge")
-    full.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", *nuts, lambda **_: 100.0).record_scale("c7i.2xlarge", "full").save()
+    full.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", *nuts,
+             lambda **_: 100.0).record_scale("c7i.2xlarge", "full").save()
     ci = synth.SynthResults(tmp_path, commit="b" * 40, date_ms=1_796_000_000_000).machine("c7i.2xlarge")
-    results = ci.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", *nuts, lambda **_: 1.0).record_scale("c7i.2xlarge", "ci").save()
+    results = ci.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", *nuts,
+                     lambda **_: 1.0).record_scale("c7i.2xlarge", "ci").save()
     rs = load_results(results)
     assert [(r.value, r.scale) for r in rs.latest()] == [(100.0, "full")]
     assert any("CI-scale results under the catalogue family name 'c7i.2xlarge'" in e for e in rs.errors)
@@ -242,7 +250,8 @@ def test_gpu_faster_only_in_the_middle_is_said_and_not_pinned_to_cpu(tmp_path):
     at every size."""
     s = synth.SynthResults(tmp_path).machine("g4dn.2xlarge", gpu="1 x Tesla T4", backend="cuda13")
     gpu = {10: 2.0, 100: 0.5, 1000: 2.0}
-    s.add("g4dn.2xlarge", "loops.Scan.time_warm", ["n", "dtype", "device"], [[10, 100, 1000], ["float32"], ["cpu", "gpu"]],
+    s.add("g4dn.2xlarge", "loops.Scan.time_warm", ["n", "dtype", "device"],
+          [[10, 100, 1000], ["float32"], ["cpu", "gpu"]],
           lambda n, dtype, device: 1.0 if device == "cpu" else gpu[n])
     report = build(s.save())
     (c,) = report.crossovers
@@ -266,9 +275,11 @@ def test_timeout_comes_only_from_whole_notebook_times(tmp_path):
 def test_zero_and_inf_times_do_not_crash_and_json_is_strict(tmp_path):
     """Point 9: 0.0 crashed the report (ZeroDivisionError), inf gave a "nan" ratio, report.json held bare NaN."""
     s = synth.SynthResults(tmp_path).machine("g4dn.2xlarge", gpu="1 x Tesla T4", backend="cuda13")
-    vals = {("float32", "cpu"): 0.0, ("float64", "cpu"): 1.0, ("float32", "gpu"): math.inf, ("float64", "gpu"): math.inf}
+    vals = {("float32", "cpu"): 0.0, ("float64", "cpu"): 1.0,
+            ("float32", "gpu"): math.inf, ("float64", "gpu"): math.inf}
     s.add("g4dn.2xlarge", "dense.Dense.time_warm", ["op", "n", "dtype", "device"],
-          [["matmul"], [64, 128], ["float32", "float64"], ["cpu", "gpu"]], lambda op, n, dtype, device: vals[(dtype, device)])
+          [["matmul"], [64, 128], ["float32", "float64"], ["cpu", "gpu"]],
+          lambda op, n, dtype, device: vals[(dtype, device)])
     s.add("g4dn.2xlarge", "notebooks.Notebook.time_notebook", ["notebook", "device"], [["a"], ["cpu", "gpu"]],
           lambda notebook, device: 0.0 if device == "cpu" else 2.0)
     results = s.save()
@@ -308,7 +319,8 @@ def test_two_folders_with_one_machine_name_are_both_kept_and_warned(tmp_path):
     shutil.copytree(results / "c7i.2xlarge", results / "c7i-copy")
     rs = load_results(results)
     (warning,) = [e for e in rs.errors if "also used by" in e]
-    assert str(results / "c7i.2xlarge" / "machine.json") in warning and str(results / "c7i-copy" / "machine.json") in warning
+    assert (str(results / "c7i.2xlarge" / "machine.json") in warning
+            and str(results / "c7i-copy" / "machine.json") in warning)
     assert set(rs.machines) == {"g4dn.2xlarge", "c7i.2xlarge", "c7i.2xlarge (folder c7i-copy)"}
     n = sum(r.machine == "c7i.2xlarge" for r in rs.records)
     assert n > 0 and sum(r.machine == "c7i.2xlarge (folder c7i-copy)" for r in rs.records) == n

@@ -11,12 +11,16 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jaxci.audit import book, classify
 from jaxci.audit import family as fam
 from jaxci.audit.sizes import Loop
 from jaxci.audit.static import LectureScan, is_lecture, scan_notebook
 from jaxci.util import safeio
+
+if TYPE_CHECKING:
+    from jaxci.audit import envcheck
 
 SKIP_DIRS = {"_build", "node_modules", ".ipynb_checkpoints", "__pycache__", "site-packages"}
 #: proposed per-cell timeout = slowest measured cell x MARGIN, rounded up to a whole minute, at least 60 s
@@ -164,7 +168,7 @@ def platforms_here() -> list[str]:
 
 def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: float = 600,
             kernel_name: str | None = None, progress: bool = True, env: dict | None = None,
-            model: fam.FamilyModel | None = None) -> "envcheck.Preflight":
+            model: fam.FamilyModel | None = None) -> envcheck.Preflight:
     """Run every readable lecture on each platform with the instrumented runner, then merge.
 
     Lectures the book excludes are not run; lectures importing a module the kernel's environment lacks

@@ -141,7 +141,8 @@ class NotebookRun:
         return {"path": self.path, "status": self.status, "error": self.error, "platform": self.platform,
                 "kernel_start_s": self.kernel_start_s, "wall_s": self.wall_s, "cells_s": self.cells_s,
                 "compile_s": self.compile_s, "run_s": self.run_s, "compilations": self.compilations,
-                "leftover_pids": self.leftover_pids, "kernel_pid": self.kernel_pid, "cells": [c.as_dict() for c in self.cells]}
+                "leftover_pids": self.leftover_pids, "kernel_pid": self.kernel_pid,
+                "cells": [c.as_dict() for c in self.cells]}
 
 
 def read_notebook(path):
@@ -450,7 +451,8 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
     # ports to race for, and no "running over TCP without encryption" warning on every kernel start
     sockets = tempfile.mkdtemp(prefix="jaxci-kernel-")
     config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
-    client = NotebookClient(nb, config=config, timeout=math.ceil(timeout), kernel_name=name, allow_errors=True, startup_timeout=startup_timeout,
+    client = NotebookClient(nb, config=config, timeout=math.ceil(timeout), kernel_name=name, allow_errors=True,
+                            startup_timeout=startup_timeout,
                             shutdown_kernel="immediate", interrupt_on_timeout=False, record_timing=False,
                             resources={"metadata": {"path": cwd}} if cwd else {})
     procs: list = []
@@ -485,7 +487,8 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                     timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
                 finally:
                     timing.client_s = timing.wall_s = time.perf_counter() - sent
-                procs = proc_tree.merge(procs, proc_tree.snapshot(result.kernel_pid))  # children a cell started, while still alive
+                # children a cell started, while still alive
+                procs = proc_tree.merge(procs, proc_tree.snapshot(result.kernel_pid))
                 if result.kernel_pid is not None:
                     _LIVE[result.kernel_pid] = procs
                 if timing.status == OK:

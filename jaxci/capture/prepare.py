@@ -112,8 +112,8 @@ def probe_costs(cap, gpus) -> Costs:
 def probe_start(device: str, env: dict) -> tuple[float | None, str]:
     """Seconds for a fresh interpreter to import JAX and run one op on `device`; (None, error) if it fails."""
     platform = "cuda" if device == "gpu" else "cpu"
-    code = ("import jax, jax.numpy as jnp; d = jax.devices(%r)[0]; "
-            "jax.block_until_ready(jnp.ones(8, device=d) + 1); print(jax.__version__, d.device_kind)") % platform
+    code = (f"import jax, jax.numpy as jnp; d = jax.devices({platform!r})[0]; "
+            "jax.block_until_ready(jnp.ones(8, device=d) + 1); print(jax.__version__, d.device_kind)")
     t0 = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,

@@ -124,7 +124,8 @@ def _fp64(report, m, gpu) -> Answer:
         rs = [s for s in rows if s.device == device]
         worst = max(rs, key=lambda s: s.ratio)
         parts.append(f"{device}: float64 costs {median([s.ratio for s in rs]):.1f}x float32 time (median of "
-                     f"{_plural(len(rs), 'kernel')} at the largest size; worst {worst.ratio:.1f}x, {_short(worst.kernel)})")
+                     f"{_plural(len(rs), 'kernel')} at the largest size; "
+                     f"worst {worst.ratio:.1f}x, {_short(worst.kernel)})")
     status = MEASURED
     if not gpu:
         parts.append("gpu: no GPU on this machine")
@@ -148,7 +149,8 @@ def _crossing_words(items) -> list[str]:
     slower = [c for c in items if c.kind == cx.NONE_IN_RANGE]
     if slower:
         names = sorted({_short(c.kernel) for c in slower})
-        out.append(f"CPU faster at every measured size: {_plural(len(slower), 'kernel/dtype pair')} ({', '.join(names[:3])}"
+        out.append(f"CPU faster at every measured size: {_plural(len(slower), 'kernel/dtype pair')} "
+                   f"({', '.join(names[:3])}"
                    f"{', …' if len(names) > 3 else ''})")
     return out
 
@@ -207,7 +209,8 @@ def _sampler(report, m, gpu) -> Answer:
     if not best:
         recs = [r for r in report.suite_records("nuts") if r.machine == m and r.method.endswith("ess_per_s")]
         skipped, failed = sum(r.status == "skipped" for r in recs), sum(r.status == "failed" for r in recs)
-        why = "no nuts result" if not recs else (f"{skipped} nuts combinations skipped (large cases at CI scale, or n/a here)"
+        why = "no nuts result" if not recs else (f"{skipped} nuts combinations skipped "
+                                                  "(large cases at CI scale, or n/a here)"
                                                   + (f", {failed} failed" if failed else ""))
         return Answer(4, "—", _nm(4, why))
     words = []
@@ -230,7 +233,8 @@ def _environment(report, m, gpu) -> Answer:
              and r.benchmark.startswith("compile.PersistentCache") and r.params.get("dtype") == "float32"}
     if "track_cold_s" in cache and "track_warm_s" in cache:
         words.append(f"persistent cache: {seconds(cache['track_cold_s'].value)} cold -> "
-                     f"{seconds(cache['track_warm_s'].value)} warm ({cache['track_cold_s'].params.get('device')}, float32)")
+                     f"{seconds(cache['track_warm_s'].value)} warm "
+                     f"({cache['track_cold_s'].params.get('device')}, float32)")
     if gpu:
         safe = [n for (mm, d, _), n in report.safe_n.items() if mm == m and d == "gpu" and n]
         if safe:
@@ -274,8 +278,8 @@ def _hygiene(report, m, gpu) -> Answer:
         words.append(f"pin to CPU: {len(pins)} notebook(s)/kernel(s) slower on the GPU (worst {worst.ratio:.1f}x, "
                      f"{worst.benchmark.split('.')[0]} {what})")
     if gpu:
-        loops = [c for c in report.crossovers if c.cpu_machine == m == c.gpu_machine and c.benchmark.startswith("loops.")
-                 and c.kind == cx.NONE_IN_RANGE]
+        loops = [c for c in report.crossovers if c.cpu_machine == m == c.gpu_machine
+                 and c.benchmark.startswith("loops.") and c.kind == cx.NONE_IN_RANGE]
         if loops:
             words.append(f"{len(loops)} loop kernel/dtype pairs never faster on the GPU: pin scalar loops to the CPU")
     if not words:
@@ -334,7 +338,8 @@ def summary_lines(report, limit_machines: int = 3, width: int = 150) -> list[str
     for s in ss[:limit_machines]:
         out.append(f"{s.title}:")
         for a in s.answers:
-            text = a.answer if a.answer != "—" else a.status.replace(": " + HOW[a.q], "") + " (how to measure it: findings.md)"
+            text = (a.answer if a.answer != "—"
+                    else a.status.replace(": " + HOW[a.q], "") + " (how to measure it: findings.md)")
             tag = "" if a.answer == "—" else (" [predicted]" if a.status.startswith("predicted") else "")
             line = f"  {a.q} {a.question}: {text}{tag}"
             out.append(line if len(line) <= width else line[: width - 1] + "…")

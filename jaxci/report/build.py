@@ -8,8 +8,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
-from jaxci.analysis import (coldstart, concurrency, cost, crossover, finite_or_none, model, peak, penalty, predict,
-                            releases, sampler)
+from jaxci.analysis import (
+    coldstart,
+    concurrency,
+    cost,
+    crossover,
+    finite_or_none,
+    model,
+    peak,
+    penalty,
+    predict,
+    releases,
+    sampler,
+)
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.results.records import load_results
 
@@ -69,9 +80,10 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     runtimes, pcx = predict.predictions(records, rs.machines, with_lab, cx)
     report = Report(
         results_dir=str(results_dir),
-        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         machines=rs.machines, errors=rs.errors, records=records, catalogue=catalogue,
-        crossovers=cx, device_ratios=crossover.device_ratios(records), fp64=ratios, fp64_summary=penalty.summarize(ratios),
+        crossovers=cx, device_ratios=crossover.device_ratios(records), fp64=ratios,
+        fp64_summary=penalty.summarize(ratios),
         cold=coldstart.compile_shares(records), nuts=sampler.nuts_table(records),
         concurrency=cells, safe_n=concurrency.safe_n(cells),
         achieved=peak.achieved(records, with_lab),
@@ -118,8 +130,8 @@ def model_checks(text: str, runner_model) -> list[dict]:
 def _plain(obj):
     if dataclasses.is_dataclass(obj):
         d = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        for prop in ("kernel", "ratio", "share", "compile", "fraction", "error", "suite_seconds", "job_seconds", "job_dollars",
-                     "verdict", "note"):
+        for prop in ("kernel", "ratio", "share", "compile", "fraction", "error", "suite_seconds", "job_seconds",
+                     "job_dollars", "verdict", "note"):
             if hasattr(type(obj), prop):
                 d[prop] = _plain(getattr(obj, prop))
         return d
@@ -134,8 +146,8 @@ def _plain(obj):
 
 def to_json(report: Report) -> dict:
     out = {k: _plain(getattr(report, k)) for k in (
-        "results_dir", "generated", "errors", "crossovers", "device_ratios", "fp64_summary", "fp64", "cold", "nuts", "concurrency",
-        "safe_n", "achieved", "costs", "predicted_crossovers", "runtimes", "incidents", "model_checks")}
+        "results_dir", "generated", "errors", "crossovers", "device_ratios", "fp64_summary", "fp64", "cold", "nuts",
+        "concurrency", "safe_n", "achieved", "costs", "predicted_crossovers", "runtimes", "incidents", "model_checks")}
     out["machines"] = {name: facts.info for name, facts in report.machines.items()}
     for row in out["predicted_crossovers"]:
         row["label"] = "predicted"

@@ -9,10 +9,10 @@ Predicted numbers say "predicted" and carry their inputs.
 from __future__ import annotations
 
 from jaxci.analysis import crossover as cx
-from jaxci.analysis import timeouts
-from jaxci.analysis import group, median
+from jaxci.analysis import group, median, timeouts
 from jaxci.report import answers
 from jaxci.report.text import dollars, num, pct, seconds, table
+
 
 # Extra sections of findings.md (e.g. release regressions): callables report -> (title, markdown) or None.
 # They are placed between the guidance and the evidence; append a builder here from the module that owns it.
@@ -25,7 +25,8 @@ def _release_section(report):
 
 
 SECTIONS: list = [_release_section,
-                  lambda report: __import__("jaxci.report.model_check", fromlist=["model_section"]).model_section(report)]
+                  lambda report: __import__("jaxci.report.model_check",
+                                            fromlist=["model_section"]).model_section(report)]
 
 
 def _rows_or(header, rows, empty: str) -> str:
@@ -48,7 +49,7 @@ def _machines(report) -> str:
     for name, f in sorted(report.machines.items()):
         recs = [r for r in report.records if r.machine == name]
         runs = group(recs, lambda r: (r.jax_version, r.jax_source, r.date[:10], r.commit[:8]))
-        for (jax, src, date, commit), rs in sorted(runs.items()):
+        for (_jax, src, _date, _commit), rs in sorted(runs.items()):
             rows.append([name, answers.machine_title(name, f), f.get("cpu"), f.get("cpu_cores"), rs[0].provenance(),
                          src, sum(r.ok for r in rs)])
         na = sum(r.status == "skipped" and r.params.get("device") == "gpu" and not f.has_gpu for r in recs)
@@ -113,7 +114,8 @@ def _fp64_answer(report) -> str:
     for s in report.fp64_summary:
         by.setdefault((s.machine, s.device), []).append(s.ratio)
     for (machine, device), vals in sorted(by.items()):
-        lines.append(f"- {machine} {device}: median float64/float32 time ratio {median(vals):.2f} over {len(vals)} kernels "
+        lines.append(f"- {machine} {device}: median float64/float32 time ratio {median(vals):.2f} "
+                     f"over {len(vals)} kernels "
                      f"(largest {max(vals):.2f}).")
     return "\n".join(lines) or "No kernel measured in both float32 and float64."
 
@@ -125,7 +127,8 @@ def _concurrency(report) -> str:
     rows = [[c.machine, c.device, c.policy, c.n_workers, c.status, _v(c.values.get("slowdown")),
              _v(c.values.get("peak_mib"), "{:.0f}")] for c in shown]
     safe = [f"- {m} {d}, policy {p}: largest safe N = {n if n is not None else 'none measured safe'}"
-            for (m, d, p), n in sorted(report.safe_n.items()) if any(c.machine == m and c.device == d and c.policy == p for c in shown)]
+            for (m, d, p), n in sorted(report.safe_n.items())
+            if any(c.machine == m and c.device == d and c.policy == p for c in shown)]
     return _rows_or(["machine", "device", "policy", "N", "outcome", "slowdown", "peak MiB"], rows,
                     "Every concurrency combination was skipped (n/a).") + "\n\n" + "\n".join(safe) + \
         _counted(len(report.concurrency) - len(shown), "concurrency combinations skipped (n/a)")
@@ -158,7 +161,8 @@ def _nuts(report) -> str:
 def _cold(report) -> str:
     rows = [[c.machine, c.suite, " ".join(f"{k}={v}" for k, v in c.params.items()), seconds(c.first_call),
              seconds(c.compile), f"{c.share:.0%}" if c.share is not None else c.note] for c in report.cold]
-    return _rows_or(["machine", "suite", "params", "cold first call", "compile (trace+lower+backend)", "compile share"], rows,
+    return _rows_or(["machine", "suite", "params", "cold first call", "compile (trace+lower+backend)",
+                     "compile share"], rows,
                     "No cold first call with its compile split (the *ColdStart and *Compile classes) measured.")
 
 
@@ -169,7 +173,8 @@ def _generic(report, suite: str, what: str) -> str:
     ok = [r for r in recs if r.ok]
     rows = [[r.machine, r.benchmark, " ".join(f"{k}={v}" for k, v in r.params.items()), num(r.value) + " " + r.unit]
             for r in ok]
-    return f"{what}\n\n" + _rows_or(["machine", "benchmark", "params", "value"], rows, f"No {suite} combination measured.") + \
+    return f"{what}\n\n" + _rows_or(["machine", "benchmark", "params", "value"], rows,
+                                    f"No {suite} combination measured.") + \
         _counted(len(recs) - len(ok), f"{suite} combinations skipped or failed")
 
 
@@ -192,26 +197,33 @@ def _costs(report) -> str:
         label = c.label if c.label != "measured" else f"measured ({c.scale} scale)"
         if c.label == "predicted":
             label = f"predicted ({c.scale} scale)"
-        rows.append([c.family, num(c.price_per_hour, "${:.4g}/h"), label, seconds(c.suite_seconds), dollars(c.job_dollars),
-                     suites, dollars(c.predicted_job_dollars) if c.label == "measured" and c.predicted_job_dollars is not None
-                     else "—", pct(c.error), c.inputs])
-    return _rows_or(["family", "price", "label", "suite time", "job $", "per workload", "predicted job $", "error", "inputs"],
+        rows.append([c.family, num(c.price_per_hour, "${:.4g}/h"), label, seconds(c.suite_seconds),
+                     dollars(c.job_dollars), suites,
+                     dollars(c.predicted_job_dollars)
+                     if c.label == "measured" and c.predicted_job_dollars is not None else "—",
+                     pct(c.error), c.inputs])
+    return _rows_or(["family", "price", "label", "suite time", "job $", "per workload", "predicted job $", "error",
+                     "inputs"],
                     rows, "No cost: no measured machine with a catalogue price.") + \
-        _counted(len(report.costs) - len(rows), "catalogue families without a cost (no price, or no machine of their kind measured)")
+        _counted(len(report.costs) - len(rows),
+                 "catalogue families without a cost (no price, or no machine of their kind measured)")
 
 
 def _achieved(report) -> str:
-    rows = [[a.machine, a.benchmark.split(".")[0], " ".join(f"{k}={v}" for k, v in a.params.items()), seconds(a.seconds),
-             f"{a.rate:.3g} {a.unit}", _v(a.peak, "{:.4g}"), "—" if a.fraction is None else f"{a.fraction:.1%}",
+    rows = [[a.machine, a.benchmark.split(".")[0], " ".join(f"{k}={v}" for k, v in a.params.items()),
+             seconds(a.seconds), f"{a.rate:.3g} {a.unit}", _v(a.peak, "{:.4g}"),
+             "—" if a.fraction is None else f"{a.fraction:.1%}",
              a.note if a.peak is None else a.peak_key] for a in report.achieved]
-    return _rows_or(["machine", "kernel", "params", "time", "achieved", "catalogue peak", "fraction", "peak source"], rows,
+    return _rows_or(["machine", "kernel", "params", "time", "achieved", "catalogue peak", "fraction", "peak source"],
+                    rows,
                     "No dense or elementwise timing to compare with a peak.")
 
 
 def _incidents(report) -> str:
     if not report.incidents:
         return "No incident figures found (docs/reference/incidents.md)."
-    rows = [[i["what"], i["family"], i["device"], seconds(i["incident_s"]), "predicted " + seconds(i["predicted_s"]), i["inputs"]]
+    rows = [[i["what"], i["family"], i["device"], seconds(i["incident_s"]), "predicted " + seconds(i["predicted_s"]),
+             i["inputs"]]
             for i in report.incidents if i["predicted_s"] is not None]
     return ("Published incident timings (docs/reference/incidents.md; the page draws them beside the measured lines) "
             "and this model's predictions for the same cases: an outside check only, never an input.\n\n"
@@ -362,7 +374,8 @@ def _gpu_advice(report, prefixes=("",)) -> list[str]:
         if c.kind == cx.CROSSING:
             lines.append(f"- **{c.kernel}** ({c.dtype}): the GPU wins from n ≈ {c.n:,.0f} ({_where(c)}; measured).")
         elif c.kind == cx.GPU_ALWAYS:
-            lines.append(f"- **{c.kernel}** ({c.dtype}): the GPU wins at every measured size from n = {c.points[0][0]:,} "
+            lines.append(f"- **{c.kernel}** ({c.dtype}): the GPU wins at every measured size "
+                         f"from n = {c.points[0][0]:,} "
                          f"({_where(c)}; measured).")
         elif c.kind == cx.GPU_BAND:
             lines.append(f"- **{c.kernel}** ({c.dtype}): {c.answer()} ({_where(c)}; measured).")
@@ -374,7 +387,8 @@ def _cpu_advice(report, prefixes=("",), ratios=True) -> list[str]:
     for c in report.crossovers:
         if c.kind == cx.NONE_IN_RANGE and c.points and c.benchmark.startswith(prefixes):
             worst = max(g / cpu for _, cpu, g in c.points)
-            lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size up to n = {c.points[-1][0]:,} "
+            lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size "
+                         f"up to n = {c.points[-1][0]:,} "
                          f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): pin this code to the CPU.")
     for d in report.device_ratios if ratios else ():
         if d.verdict == cx.CPU_FASTER and d.benchmark.startswith(prefixes):
@@ -387,7 +401,8 @@ def _cpu_advice(report, prefixes=("",), ratios=True) -> list[str]:
 def _predicted_gpu(report, prefixes, limit=3) -> list[str]:
     rows = [p for p in report.predicted_crossovers if p.kind == cx.CROSSING and p.measured is None
             and p.benchmark.startswith(prefixes)]
-    out = [f"- predicted (model, not measured) for {p.family}: **{p.kernel}** ({p.dtype}) GPU faster from n ≈ {p.n:,.0f}; "
+    out = [f"- predicted (model, not measured) for {p.family}: **{p.kernel}** ({p.dtype}) "
+           f"GPU faster from n ≈ {p.n:,.0f}; "
            "inputs in findings.md §2." for p in sorted(rows, key=lambda p: (p.family, p.kernel, p.dtype))[:limit]]
     if len(rows) > limit:
         out.append(f"- {len(rows) - limit} more predicted crossovers in findings.md §2.")
@@ -417,7 +432,8 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
               for s in report.fp64_summary if s.device == "gpu"]
     if not small:
         small = [no_gpu or "- GPU: no loop or Kalman kernel measured on both devices yet.",
-                 _published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the runner's CPU at n = 10,000,000.")]
+                 _published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the runner's CPU "
+                            "at n = 10,000,000.")]
     nuts = []
     for row in report.nuts:
         b = row.best
@@ -428,14 +444,17 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
     if not any(dict(r.setting).get("device") == "gpu" and r.best for r in report.nuts):
         nuts.append(("- GPU: not measured (no GPU in these results)." if not gpu_machines else
                      "- GPU: no nuts configuration measured on a GPU (skipped or failed).") + " " +
-                    _published("a small float64 NUTS model exceeded a 2,400 s cell timeout on a T4 and took 157 s on a laptop CPU.")[2:])
+                    _published("a small float64 NUTS model exceeded a 2,400 s cell timeout on a T4 "
+                               "and took 157 s on a laptop CPU.")[2:])
     compiles = []
     for m in sorted({c.machine for c in report.cold}):
         shares = [c.share for c in report.cold if c.machine == m and c.share is not None]
         if not shares:
             continue
-        compiles.append(f"- {m}: compile is {median(shares):.0%} of a cold first call (median of {len(shares)} kernels; measured): "
-                        "cache compilations (`JAX_COMPILATION_CACHE_DIR`, the jax-env action) and avoid re-jitting in loops.")
+        compiles.append(f"- {m}: compile is {median(shares):.0%} of a cold first call "
+                        f"(median of {len(shares)} kernels; measured): "
+                        "cache compilations (`JAX_COMPILATION_CACHE_DIR`, the jax-env action) "
+                        "and avoid re-jitting in loops.")
     for r in report.suite_records("compile"):
         if r.ok and r.method == "track_compile_saved_s" and r.params.get("dtype") == "float32":
             compiles.append(f"- {r.machine} ({r.params.get('device')}): the persistent cache saved {seconds(r.value)} "
@@ -446,7 +465,8 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
             for (m, d, p), n in sorted(report.safe_n.items()) if n is not None and d == "gpu"]
     if not safe:
         safe = [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
-                _published("three kernels sharing a T4 with JAX's default 75% preallocation: one aborted with no traceback; "
+                _published("three kernels sharing a T4 with JAX's default 75% preallocation: "
+                           "one aborted with no traceback; "
                            "`XLA_PYTHON_CLIENT_PREALLOCATE=false` was the fix applied.")]
     basis = timeouts.timeout_basis(report.records)  # whole-cell / whole-notebook wall times only
     fixture = (f"- The suite's fixture notebooks (CI-scale, not lectures): slowest whole time {basis.seconds:.3g} s "

@@ -23,11 +23,14 @@ PUBLISHED = {"CPU runner": "#08306b", "T4 runner": "#7f2704"}
 CSS = """body{font-family:sans-serif;margin:0 auto;max-width:1240px;padding:0 1em;color:#222;font-size:15px}
 nav{font-size:.9em;margin:.6em 0}h1{font-size:1.5em;margin:.3em 0}h2{margin-top:1.4em}
 .headline{font-weight:bold;margin:.3em 0 .6em}
-figure{display:inline-block;margin:.5em;border:1px solid #ddd;padding:.3em;vertical-align:top;max-width:100%;overflow-x:auto}
+figure{display:inline-block;margin:.5em;border:1px solid #ddd;padding:.3em;vertical-align:top;\
+max-width:100%;overflow-x:auto}
 figcaption{font-size:.9em;color:#444;max-width:740px}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 5px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}\
+td,th{border:1px solid #ccc;padding:2px 5px;text-align:left;vertical-align:top}
 th{background:#f3f3f3}code{background:#f5f5f5}
-table.answers{width:100%;font-size:.9em}table.answers td:nth-child(1){width:1.5em}table.answers td:nth-child(2){width:11em}
+table.answers{width:100%;font-size:.9em}table.answers td:nth-child(1){width:1.5em}\
+table.answers td:nth-child(2){width:11em}
 table.answers td:nth-child(4){width:16em}.answers h3{margin:.5em 0 .2em;font-size:1.05em}
 table.decisions{width:100%;font-size:.86em;margin:.2em 0 .4em}table.decisions td:nth-child(1){width:1.2em}
 table.decisions td:nth-child(2){width:9.5em}table.decisions td:nth-child(4){width:6.5em}
@@ -50,9 +53,11 @@ def report_incidents_path() -> Path:
 def _crossing_caption(items) -> str:
     measured = [c for c in items if c.kind != cx.NOT_MEASURED]
     if not measured:
-        return "Crossing of the cpu and gpu lines: none computed, no gpu line at two or more sizes (the lines drawn are measured)."
+        return ("Crossing of the cpu and gpu lines: none computed, no gpu line at two or more sizes "
+                "(the lines drawn are measured).")
     return "Crossing of the cpu and gpu lines (measured): " + "; ".join(
-        f"{c.dtype} ({c.cpu_machine if c.cpu_machine == c.gpu_machine else c.cpu_machine + ' cpu / ' + c.gpu_machine + ' gpu'}): "
+        f"{c.dtype} ("
+        f"{c.cpu_machine if c.cpu_machine == c.gpu_machine else c.cpu_machine + ' cpu / ' + c.gpu_machine + ' gpu'}): "
         f"{c.answer()}" for c in measured) + "."
 
 
@@ -70,7 +75,8 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
              for d in {r.params["device"] for r in timed}}
     for i, ((bench, case), recs) in enumerate(sorted(kernels.items(), key=str)):
         series = []
-        for (machine, device, dtype), line in sorted(group(recs, lambda r: (r.machine, r.params["device"], r.params["dtype"])).items()):
+        lines = group(recs, lambda r: (r.machine, r.params["device"], r.params["dtype"]))
+        for (machine, device, dtype), line in sorted(lines.items()):
             label = f"{machine + ' ' if multi else ''}{device} {dtype}"
             colours = PALETTE.get(device, ["#7f7f7f"])
             colour = colours[shade[device].get(machine, 0) % len(colours)]
@@ -81,16 +87,19 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
             pts = [(p.n, p.seconds) for p in mine if p.column == column]
             if pts:
                 dtype = {p.dtype for p in mine}.pop()
-                refs.append((f"published: {column}" + (f", {dtype}" if dtype != "unstated" else ""), PUBLISHED[column], pts))
+                refs.append((f"published: {column}" + (f", {dtype}" if dtype != "unstated" else ""),
+                             PUBLISHED[column], pts))
         items = [c for c in report.crossovers if c.benchmark == bench and c.case == case]
-        marks = [(c.n, f"{c.dtype}{'' if c.cpu_machine == c.gpu_machine else ' ' + c.cpu_machine + ' cpu'} n≈{c.n:,.0f}")
+        marks = [(c.n, f"{c.dtype}{'' if c.cpu_machine == c.gpu_machine else ' ' + c.cpu_machine + ' cpu'} "
+                       f"n≈{c.n:,.0f}")
                  for c in items if c.kind == cx.CROSSING]
         title = case_label(bench, case).replace(".time_warm", "")
         caption = _crossing_caption(items)
         if refs:
             caption += (" Hollow diamonds: published incident timings (docs/reference/incidents.md), a reference drawn "
                         "beside our measurements, never measured here"
-                        + ("; the incident does not state their dtype." if any(p.dtype == "unstated" for p in mine) else "."))
+                        + ("; the incident does not state their dtype."
+                           if any(p.dtype == "unstated" for p in mine) else "."))
         out.append((f"size-{i}", svg.loglog(title, series, marks, references=refs), caption))
     if not out:
         out.append(("size-none", svg.empty("time vs size"), "no size-swept timings in these results"))
@@ -114,7 +123,8 @@ def fp64_bars(report) -> tuple[str, str]:
 
 def concurrency_grids(report) -> list[tuple[str, str, str]]:
     out = []
-    legend = [("every worker finished (slowdown beside)", "#b7e4b0"), ("workers died", "#f4b0a8"), ("skipped / not measured", "#eee")]
+    legend = [("every worker finished (slowdown beside)", "#b7e4b0"), ("workers died", "#f4b0a8"),
+              ("skipped / not measured", "#eee")]
     drawn = [(k, cells) for k, cells in sorted(group(report.concurrency, lambda c: (c.machine, c.device)).items())
              if any(c.status == "ok" or c.status.endswith("died") or c.status == "failed" for c in cells)]
     for i, ((machine, device), cells) in enumerate(drawn):
@@ -122,10 +132,12 @@ def concurrency_grids(report) -> list[tuple[str, str, str]]:
         cols = sorted({c.n_workers for c in cells})
         table = {}
         for c in cells:
-            colour = "#b7e4b0" if c.status == "ok" else "#f4b0a8" if c.status.endswith("died") or c.status == "failed" else "#eee"
+            colour = ("#b7e4b0" if c.status == "ok"
+                      else "#f4b0a8" if c.status.endswith("died") or c.status == "failed" else "#eee")
             slow = c.values.get("slowdown")
             table[(c.policy, c.n_workers)] = (c.status + (f" x{slow:.2g}" if slow is not None else ""), colour)
-        out.append((f"concurrency-{i}", svg.grid(f"{machine} {device}: outcome by memory policy and N workers", rows, cols, table, legend),
+        out.append((f"concurrency-{i}",
+                    svg.grid(f"{machine} {device}: outcome by memory policy and N workers", rows, cols, table, legend),
                     "Rows: memory policies; columns: N kernels at once (measured)."))
     return out  # nothing measured: no panel (the decision sheet says not measured, with the command)
 
@@ -139,7 +151,8 @@ def cost_bars(report) -> tuple[str, str]:
     missing = [c.family for c in report.costs if c.job_dollars is None]
     legend = [(lab, col) for lab, col in (("measured on that family", "#1f77b4"), ("predicted", "#bbbbbb"))
               if any(c == col for *_, c in items)]
-    return svg.hbars("Cost of one bench job per family (US$)", items, "US$ per job", legend=legend, fmt_value="${:.3f}"), \
+    return svg.hbars("Cost of one bench job per family (US$)", items, "US$ per job", legend=legend,
+                     fmt_value="${:.3f}"), \
         "Predicted: the suite wall time of a measured machine of the same kind, at this family's price." + \
         (f" No cost for: {', '.join(missing)}." if missing else "")
 
@@ -161,7 +174,8 @@ def markdown_to_html(md: str) -> str:
         if rows:
             head, body = rows[0], rows[2:]
             out.append("<table><tr>" + "".join(f"<th>{_md_inline(c)}</th>" for c in head) + "</tr>" +
-                       "".join("<tr>" + "".join(f"<td>{_md_inline(c)}</td>" for c in r) + "</tr>" for r in body) + "</table>")
+                       "".join("<tr>" + "".join(f"<td>{_md_inline(c)}</td>" for c in r) + "</tr>" for r in body) +
+                       "</table>")
             rows.clear()
         if items:
             out.append("<ul>" + "".join(f"<li>{_md_inline(i)}</li>" for i in items) + "</ul>")
@@ -190,7 +204,8 @@ def _figure(fid: str, body: str, caption: str) -> str:
 
 
 def _status(status: str) -> str:
-    cls = "st-measured" if status.startswith("measured") else "st-predicted" if status.startswith("predicted") else "st-nm"
+    cls = ("st-measured" if status.startswith("measured")
+           else "st-predicted" if status.startswith("predicted") else "st-nm")
     return f'<span class="{cls}">{_md_inline(status)}</span>'
 
 
@@ -199,7 +214,8 @@ def answers_html(report) -> str:
     parts = []
     for s in answers.sheets(report):
         rows = "".join(f"<tr><td>{a.q}</td><td>{escape(a.question)}</td><td>{_md_inline(a.answer)}</td>"
-                       f"<td>{_status(a.status)}</td><td><a href=\"{a.evidence}\">evidence</a></td></tr>" for a in s.answers)
+                       f"<td>{_status(a.status)}</td><td><a href=\"{a.evidence}\">evidence</a></td></tr>"
+                       for a in s.answers)
         parts.append(f'<h3 id="{answers.slug(s.title)}">{_md_inline(s.title)}</h3><table class="answers"><tr><th>#</th>'
                      f"<th>question</th><th>answer</th><th>status</th><th></th></tr>{rows}</table>")
     return "\n".join(parts) or "<p>No machine with results.</p>"
@@ -257,9 +273,11 @@ def render(report, findings: str, guidance: str) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{CSS}</style></head><body>
 <nav><a href="../index.html">← asv benchmarks</a> · <a href="#answers">decision sheets</a>{reg_nav}
-· <a href="#evidence-answers-per-measured-machine">measured machines</a> · <a href="#guidance-per-lecture-type">guidance</a>
+· <a href="#evidence-answers-per-measured-machine">measured machines</a>\
+ · <a href="#guidance-per-lecture-type">guidance</a>
 · <a href="#figures">figures</a>
-· <a href="#evidence-machines-and-runs">evidence</a> · <a href="findings.md">findings.md</a> · <a href="guidance.md">guidance.md</a>
+· <a href="#evidence-machines-and-runs">evidence</a> · <a href="findings.md">findings.md</a>\
+ · <a href="guidance.md">guidance.md</a>
 · <a href="report.json">report.json</a></nav>
 <h1>jax-ci-bench findings: seven decisions per runner family</h1>
 <section id="answers" class="answers">{decisions_html(report)}</section>
@@ -271,7 +289,8 @@ runner model (band, inputs); <span class="st-nm">not measured</span>, with the c
 <section id="guidance">{markdown_to_html(middle)}</section>
 <h2 id="figures">Figures</h2>
 <p>Time vs size: blues cpu, oranges/reds gpu (one shade per machine); solid float32, dashed float64; dots are measured
-medians; hollow diamonds are published incident figures (a reference, not our measurement); red lines: measured crossings.</p>
+medians; hollow diamonds are published incident figures (a reference, not our measurement);\
+ red lines: measured crossings.</p>
 <section id="figures-size">{size}</section>
 <h3>FP64 penalty</h3><section id="figures-fp64">{fp64}</section>
 {conc_section}
@@ -306,13 +325,17 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
         if anchor in text:
             text = text.replace(anchor, anchor + link, 1)
         else:
-            text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + f'<p><a id="{LINK_ID}" href="findings/index.html">Findings</a></p>', text, count=1)
+            fallback = f'<p><a id="{LINK_ID}" href="findings/index.html">Findings</a></p>'
+            text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + fallback, text, count=1)
         if report is not None and _commits(report) == 1:  # a corner note: the navbar keeps its one line
-            note = (f'<div id="{GRID_NOTE_ID}" style="position:fixed;right:10px;bottom:10px;max-width:380px;z-index:2000;'
+            note = (f'<div id="{GRID_NOTE_ID}" style="position:fixed;right:10px;bottom:10px;max-width:380px;'
+                    'z-index:2000;'
                     'background:#fffbe6;border:1px solid #d9c77a;padding:6px 24px 6px 8px;font:13px sans-serif">'
-                    "One commit in these results: each grid thumbnail holds one point per line, so it looks empty (asv draws history across "
+                    "One commit in these results: each grid thumbnail holds one point per line, so it looks empty "
+                    "(asv draws history across "
                     "commits). Open a benchmark and pick a param such as <b>n</b> as the x-axis, or read the "
-                    '<a href="findings/index.html">Findings</a>.<a href="#" title="close" style="position:absolute;right:6px;top:2px" '
+                    '<a href="findings/index.html">Findings</a>.'
+                    '<a href="#" title="close" style="position:absolute;right:6px;top:2px" '
                     "onclick=\"this.parentNode.style.display='none';return false\">×</a></div>")
             text = re.sub(r"(</body>)", lambda m: note + m[1], text, count=1)
         index.write_text(text, encoding="utf-8")
@@ -323,12 +346,16 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
     if error.is_file():
         etext = error.read_text(encoding="utf-8")
         if f'id="{NOTICE_ID}"' not in etext:
-            note = (f'<div id="{NOTICE_ID}" style="border:2px solid #c60;padding:.8em;margin:1em 0;font-family:sans-serif">'
-                    "<p><b>Why this page:</b> asv's pages load jQuery, flot, bootstrap and three small libraries from public CDNs "
-                    "(code.jquery.com, cdnjs.cloudflare.com, cdn.jsdelivr.net). This browser could not load them: it is offline, "
+            note = (f'<div id="{NOTICE_ID}" '
+                    'style="border:2px solid #c60;padding:.8em;margin:1em 0;font-family:sans-serif">'
+                    "<p><b>Why this page:</b> asv's pages load jQuery, flot, bootstrap and three small libraries "
+                    "from public CDNs "
+                    "(code.jquery.com, cdnjs.cloudflare.com, cdn.jsdelivr.net). This browser could not load them: "
+                    "it is offline, "
                     "or third-party scripts are blocked. The published GitHub Pages site "
                     "and <code>asv preview</code> work wherever the browser reaches those CDNs.</p>"
-                    '<p><b>No network needed:</b> <a id="jaxci-error-findings" href="findings/index.html">the findings page</a> '
+                    '<p><b>No network needed:</b> '
+                    '<a id="jaxci-error-findings" href="findings/index.html">the findings page</a> '
                     "(answers, figures, evidence) and <a href=\"findings/findings.md\">findings.md</a>.</p></div>")
             etext = re.sub(r"(<body[^>]*>)", lambda m: m[1] + note, etext, count=1)
             error.write_text(etext, encoding="utf-8")

@@ -15,7 +15,8 @@ COLUMNS = ("CPU runner", "T4 runner")
 _ROW = re.compile(r"^\|\s*(?P<what>[^|]+?),\s*compiled\s*\|\s*(?P<cpu>[\d.]+)\s*s\s*\|\s*(?P<gpu>[\d.]+)\s*s\s*\|")
 _KERNELS = [  # (pattern in the row name, benchmark, case params, size from the match)
     (re.compile(r"(\d+)x\1 matmul"), "dense.Dense.time_warm", (("op", "matmul"),), lambda m: int(m[1])),
-    (re.compile(r"(\d+)M-element elementwise"), "elementwise.Elementwise.time_warm", (), lambda m: int(m[1]) * 1_000_000),
+    (re.compile(r"(\d+)M-element elementwise"), "elementwise.Elementwise.time_warm", (),
+     lambda m: int(m[1]) * 1_000_000),
 ]
 _SCAN_LONG = re.compile(r"about ([\d.]+) s on CPU and about ([\d.]+) s on the T4 at n = ([\d,]+)")
 _SCAN_SHORT = re.compile(r"at n = ([\d,]+): ([\d.]+) s GPU vs ([\d.]+) s CPU")

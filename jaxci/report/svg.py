@@ -37,12 +37,14 @@ def _svg(body: str, title: str, width=W, height=H) -> str:
 
 def _title(title: str, width: float) -> str:
     shown = fit(title, width - 20, 15)
-    return f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-weight="bold" font-size="15">{escape(shown)}</text>'
+    return (f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-weight="bold" font-size="15">'
+            f'{escape(shown)}</text>')
 
 
 def empty(title: str, message: str = "not measured") -> str:
     body = (f'<rect x="1" y="1" width="{W - 2}" height="{H - 2}" fill="#fafafa" stroke="#ccc"/>' + _title(title, W) +
-            f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle" fill="#666" font-size="15">{escape(fit(message, W - 40, 15))}</text>')
+            f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle" fill="#666" font-size="15">'
+            f'{escape(fit(message, W - 40, 15))}</text>')
     return _svg(body, f"{title}: {message}")
 
 
@@ -51,7 +53,8 @@ def log_ticks(lo: float, hi: float, minimum: int = 3) -> list[float]:
     k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     eps = 1e-9 * hi
     for steps in ((1,), (1, 2, 5), tuple(range(1, 10)), tuple(m / 10 for m in range(10, 100))):
-        ticks = [float(f"{m * 10.0 ** k:.6g}") for k in range(k0, k1 + 1) for m in steps if lo - eps <= m * 10.0 ** k <= hi + eps]
+        ticks = [float(f"{m * 10.0 ** k:.6g}") for k in range(k0, k1 + 1) for m in steps
+                 if lo - eps <= m * 10.0 ** k <= hi + eps]
         if len(ticks) >= minimum:
             return ticks
     return ticks
@@ -76,7 +79,8 @@ def _legend(entries, x0: float, y0: float, width: float) -> list[str]:
             out.append(f'<rect x="{x0}" y="{y - 6}" width="20" height="12" fill="{colour}"/>')
         else:
             if marker != "diamond":
-                out.append(f'<line x1="{x0}" x2="{x0 + 20}" y1="{y}" y2="{y}" stroke="{colour}" stroke-width="2"{dash}/>')
+                out.append(f'<line x1="{x0}" x2="{x0 + 20}" y1="{y}" y2="{y}" stroke="{colour}" '
+                           f'stroke-width="2"{dash}/>')
             out.append(_marker(x0 + 10, y, colour, marker or "circle"))
         shown = fit(label, width - 28, 12)
         out.append(f'<text x="{x0 + 26}" y="{y + 4}" font-size="12">{escape(shown)}'
@@ -181,13 +185,16 @@ def hbars(title: str, items, xlabel: str, legend=(), reference: tuple | None = N
     for i, (label, value, colour) in enumerate(items):
         y = top + bar_h * i
         shown = fit(label, lw - 12, 12)
-        out.append(f'<text x="{lw - 6:.1f}" y="{y + 16}" text-anchor="end" font-size="12">{escape(shown)}<title>{escape(label)}</title></text>'
-                   f'<rect class="bar" x="{lw:.1f}" y="{y + 3}" width="{max(sx(value) - lw, 1):.1f}" height="{bar_h - 6}" '
+        out.append(f'<text x="{lw - 6:.1f}" y="{y + 16}" text-anchor="end" font-size="12">{escape(shown)}'
+                   f'<title>{escape(label)}</title></text>'
+                   f'<rect class="bar" x="{lw:.1f}" y="{y + 3}" width="{max(sx(value) - lw, 1):.1f}" '
+                   f'height="{bar_h - 6}" '
                    f'fill="{colour}"><title>{escape(label)}: {value:.4g}</title></rect>'
                    f'<text x="{sx(value) + 4:.1f}" y="{y + 16}" font-size="12">{fmt_value.format(value)}</text>')
     if reference is not None:
         x = sx(reference[0])
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4}" y2="{height - 40}" stroke="#c00" stroke-dasharray="4,3"/>'
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4}" y2="{height - 40}" stroke="#c00" '
+                   'stroke-dasharray="4,3"/>'
                    f'<text x="{x + 4:.1f}" y="{top - 6}" fill="#c00" font-size="12">{escape(reference[1])}</text>')
     return _svg("".join(out), title, height=height)
 
@@ -211,7 +218,8 @@ def grid(title: str, rows, cols, cells, legend=()) -> str:
         out.append(f'<text x="{lw - 8}" y="{y + 19}" text-anchor="end">{escape(fit(str(r), lw - 12))}</text>')
         for j, c in enumerate(cols):
             text, colour = cells.get((r, c), ("not measured", "#eee"))
-            out.append(f'<rect class="cell" x="{lw + cw * j}" y="{y}" width="{cw - 2}" height="{ch - 2}" fill="{colour}"/>'
+            out.append(f'<rect class="cell" x="{lw + cw * j}" y="{y}" width="{cw - 2}" height="{ch - 2}" '
+                       f'fill="{colour}"/>'
                        f'<text x="{lw + cw * j + cw / 2}" y="{y + 19}" text-anchor="middle" font-size="12">'
                        f'{escape(fit(text, cw - 8, 12))}</text>')
     return _svg("".join(out), title, width=width, height=height)
