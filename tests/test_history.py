@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.analysis.releases import release_steps, releases_md, releases_measured
 from jaxci.commands import history as history_cmd
 from jaxci.results import history
-from tests.synth import SynthResults
-from jaxci.util.pins import pin_jax
-from jaxci.analysis.releases import release_steps, releases_md, releases_measured
 from jaxci.results.records import Record
+from jaxci.util.pins import pin_jax
+from tests.synth import SynthResults
 
 REPO = Path(__file__).resolve().parent.parent
 DATES = {"0.11.0": "2026-07-16T18:58:25Z", "0.11.1": "2026-08-17T20:31:29Z", "0.11.2": "2026-09-17T23:43:35Z"}
@@ -62,7 +62,8 @@ def test_numpyro_is_the_newest_that_declares_support():
     assert history.numpyro_for("0.5.2", specs) == "0.19.0"
     assert history.numpyro_for("0.12.0.1", specs) == "0.22.0"
     assert history.numpyro_for("0.1.0", specs) is None
-    meta = "Name: numpyro\nRequires-Dist: jaxlib>=0.7.0\nRequires-Dist: jax>=0.7.0\nRequires-Dist: jax[cuda13]>=0.7.0; extra == 'cuda13'\n"
+    meta = ("Name: numpyro\nRequires-Dist: jaxlib>=0.7.0\nRequires-Dist: jax>=0.7.0\n"
+            "Requires-Dist: jax[cuda13]>=0.7.0; extra == 'cuda13'\n")
     assert history._jax_spec(meta) == ">=0.7.0"
     assert history._jax_spec("Requires-Dist: jax (==0.1.44)\n") == "==0.1.44"
 
@@ -124,7 +125,8 @@ def test_backfill_goes_on_after_a_failure_and_resumes(repo, monkeypatch, capsys)
     monkeypatch.setattr(history, "run_release", fake_run)
     todo = ["0.11.2", "0.11.1", "0.11.0"]
     out = history.backfill(repo, "m", todo, chain, [], {}, results)
-    assert [(o.release, o.status) for o in out] == [("0.11.2", "measured"), ("0.11.1", "failed"), ("0.11.0", "measured")]
+    assert [(o.release, o.status) for o in out] == [("0.11.2", "measured"), ("0.11.1", "failed"),
+                                                    ("0.11.0", "measured")]
     assert "No matching distribution" in out[1].reason
     state = json.loads(history.state_path("m", repo).read_text())
     assert state["releases"]["0.11.1"]["status"] == "failed" and state["base"] == chain.base
@@ -163,7 +165,8 @@ def test_release_steps_noise_and_versions_order():
     # ordered by version, not by text: 0.9.2 -> 0.10.0 is consecutive; a regression never undone says so
     steps = release_steps([_rec("0.10.0", 5.0, 0.01), _rec("0.9.2", 1.0, 0.01)], 1.3)
     assert [(s.before, s.after, s.undone_in, s.last) for s in steps] == [("0.9.2", "0.10.0", None, "0.10.0")]
-    assert "no (still at 0.10.0)" in releases_md(steps, releases_measured([_rec("0.10.0", 5.0), _rec("0.9.2", 1.0)]), 1.3)
+    measured = releases_measured([_rec("0.10.0", 5.0), _rec("0.9.2", 1.0)])
+    assert "no (still at 0.10.0)" in releases_md(steps, measured, 1.3)
 
 
 def test_one_release_says_not_measured():
@@ -247,3 +250,150 @@ def test_failure_reason_names_the_error_not_a_skip():
            "   AttributeError: module 'numpy' has no attribute 'trapz'. Did you mean: 'trace'?\n"
            "               asv: skipped: NotImplementedError('large case: skipped at JAXCI_SCALE=ci')\n")
     assert history._last_error(log).startswith("AttributeError: module 'numpy' has no attribute 'trapz'")
+
+
+# ---- robust backfill: inputs, signals, the chain's refs, the state file -----------------------------------
+
+@pytest.mark.parametrize("argv", [["--bench", "["], ["--bench", "(a+)+$"], ["--bench=-x"],
+                                  ["--machine", "../x"], ["--machine", "a/b"],
+                                  ["--releases", "1" * 5000 + ".0"], ["--since", "0." + "9" * 5000]])
+def test_bad_arguments_give_one_line_and_exit_2(argv, capsys, monkeypatch):
+    monkeypatch.setattr(history_cmd, "installable_releases", lambda backend: ["0.11.0", "0.11.1"])
+    monkeypatch.setattr(history_cmd, "index_versions", lambda name: ["0.11.0", "0.11.1"])
+    assert history_cmd.main([*argv, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("jaxci history: ") and len(err) < 400, err
+
+
+def test_a_5000_digit_version_is_refused_not_a_traceback():
+    with pytest.raises(history.HistoryError, match="not a JAX release"):
+        history.parse_releases("0." + "1" * 5000)
+    assert history_cmd.main(["--validate", "1" * 5000 + ".1"]) == 2
+    assert history.parse_releases("0.12.0.1") == ["0.12.0.1"]
+
+
+def test_sigint_while_building_the_chain_moves_no_ref(repo, monkeypatch):
+    releases = ["0.11.0", "0.11.1", "0.11.2"]
+    first = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
+    before = {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in releases}
+    (repo / "benchmarks.py").write_text("x = 2\n")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "new base")
+    real, calls = history.git, []
+
+    def interrupted_git(repo_, *args, **kw):
+        calls.append(args[0])
+        if args[0] == "mktag" and calls.count("mktag") == 2:
+            raise KeyboardInterrupt
+        return real(repo_, *args, **kw)
+
+    monkeypatch.setattr(history, "git", interrupted_git)
+    with pytest.raises(KeyboardInterrupt):
+        history.build_chain(repo, "HEAD", releases, DATES, set(releases))
+    assert {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in releases} == before
+    assert _git(repo, "rev-parse", history.BRANCH) == first.commits["0.11.2"]
+    monkeypatch.setattr(history, "git", real)
+    second = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
+    assert second.moved_tags == [f"jax-v{r}" for r in releases]
+    assert {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in releases} == second.commits
+    assert _git(repo, "cat-file", "-p", "jax-v0.11.1").endswith("JAX 0.11.1")
+
+
+def test_signals_are_held_while_refs_move():
+    import signal
+    import time
+
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with history.signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            done.append("after the signal, still inside")
+    assert done
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigterm_kills_the_asv_tree_and_records_the_release(repo, monkeypatch, tmp_path):
+    import signal
+    import threading
+    import time
+
+    chain = history.build_chain(repo, "HEAD", ["0.11.0"], DATES, {"0.11.0"})
+    pidfile = tmp_path / "grandchild.pid"
+    fake = tmp_path / "asv"
+    fake.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pidfile}\nwait\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(history, "asv_exe", lambda: str(fake))
+    old = signal.signal(signal.SIGTERM, history_cmd._raise_interrupted)
+
+    def term_when_started():
+        deadline = time.monotonic() + 20
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=term_when_started, daemon=True).start()
+    try:
+        with pytest.raises(history.Interrupted):
+            history.backfill(repo, "m", ["0.11.0"], chain, [], {**os.environ}, repo / "results")
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "the asv run's child outlived the backfill"
+    record = json.loads(history.state_path("m", repo).read_text())["releases"]["0.11.0"]
+    assert record["status"] == "interrupted" and "SIGTERM" in record["reason"]
+
+
+def test_state_file_merges_earlier_records_and_keeps_failure_reasons(repo, monkeypatch):
+    releases = ["0.11.0", "0.11.1", "0.11.2"]
+    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
+    results = repo / "results"
+    (results / "m").mkdir(parents=True)
+    (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
+    broken = {chain.commits["0.11.1"]}
+
+    def fake_run(repo_, machine, commit, bench, env, log):
+        if commit in broken:
+            return False, "install failed: jaxlib==0.11.1 not found"
+        SynthResults(repo_, commit=commit).machine(machine, kind="local") \
+            .add(machine, "loops.F.time_warm", [], [], lambda: 1.0).save()
+        return True, ""
+
+    monkeypatch.setattr(history, "run_release", fake_run)
+    history.backfill(repo, "m", ["0.11.2", "0.11.1"], chain, [], {}, results)
+    broken.clear()
+    history.backfill(repo, "m", ["0.11.1", "0.11.0"], chain, [], {}, results)  # another run, other releases
+    state = json.loads(history.state_path("m", repo).read_text())["releases"]
+    assert set(state) == set(releases)  # 0.11.2 from the first run kept
+    assert state["0.11.2"]["status"] == "measured"
+    assert state["0.11.1"]["status"] == "measured"
+    assert state["0.11.1"]["earlier"] == [{"commit": chain.commits["0.11.1"], "status": "failed",
+                                           "reason": "install failed: jaxlib==0.11.1 not found"}]
+    history.backfill(repo, "m", ["0.11.2"], chain, [], {}, results)  # skipped: the measured record stays
+    assert json.loads(history.state_path("m", repo).read_text())["releases"]["0.11.2"]["seconds"] >= 0
+    assert json.loads(history.state_path("m", repo).read_text())["releases"]["0.11.2"]["status"] == "measured"
+
+
+@pytest.mark.parametrize("text", ["{not json", "[]", '{"releases": [1]}', '{"releases": {"0.11.0": 3}}', "\xff"])
+def test_a_corrupt_state_file_gives_one_line_and_exit_2(text, repo, monkeypatch, capsys):
+    path = history.state_path("m", repo)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(history.HistoryError, match="move it aside"):
+        history.load_state(path)
+    chain = history.build_chain(repo, "HEAD", ["0.11.0"], DATES, {"0.11.0"})
+    monkeypatch.setattr(history_cmd, "checkout_root", lambda: repo)
+    monkeypatch.setattr(history_cmd, "_chain", lambda repo_, args: (chain, ["0.11.0"]))
+    monkeypatch.setattr(history_cmd, "backfill", lambda *a, **k: pytest.fail("backfill started"))
+    assert history_cmd.main(["--machine", "m"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "move it aside" in err

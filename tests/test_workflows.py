@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
-from jaxci.results.upgrade import load_config
 from jaxci.ci.plan import plan
+from jaxci.results.upgrade import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = REPO / ".github"
@@ -51,7 +51,7 @@ def steps():
 
 
 def test_the_workflows_exist():
-    assert {p.name for p in WORKFLOWS} >= {"bench.yml", "jax-upgrade.yml", "ci.yml"}
+    assert {p.name for p in WORKFLOWS} >= {"bench.yml", "jax-upgrade.yml", "ci.yml", "jax-release-watch.yml"}
     assert (GITHUB / "dependabot.yml").is_file()
 
 
@@ -106,7 +106,8 @@ def test_zizmor_would_catch_an_unhardened_workflow():
 # ---- least privilege ---------------------------------------------------------------------------------
 
 # The only write scopes anywhere, and the job that needs each one.
-ALLOWED_WRITES = {("bench.yml", "commit"): {"contents"}, ("bench.yml", "deploy"): {"pages", "id-token"}}
+ALLOWED_WRITES = {("bench.yml", "commit"): {"contents"}, ("bench.yml", "deploy"): {"pages", "id-token"},
+                  ("jax-release-watch.yml", "file"): {"issues"}}
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -213,8 +214,9 @@ def runner_jobs():
 
 def test_runner_jobs_take_label_and_timeout_from_the_plan():
     found = list(runner_jobs())
-    assert {(p.name, n) for p, n, _ in found} == {("bench.yml", "bench"), ("jax-upgrade.yml", "continuous")}
-    for path, name, job in found:
+    assert {(p.name, n) for p, n, _ in found} == {("bench.yml", "bench"), ("jax-upgrade.yml", "continuous"),
+                                                  ("jax-release-watch.yml", "measure")}
+    for _path, _name, job in found:
         assert job["runs-on"] == "${{ matrix.runs_on }}"
         assert job["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
         assert job["strategy"]["fail-fast"] is False
@@ -398,7 +400,8 @@ def test_asv_is_pinned_only_in_pyproject():
     for path in WORKFLOWS:
         assert not re.search(r"asv\s*[=<>~!]=", path.read_text()), f"{path.name} pins asv itself"
     installs = {where: step["run"] for where, step in steps() if step.get("name", "").startswith("install asv")}
-    assert set(installs) == {"bench.yml:bench", "bench.yml:collect", "jax-upgrade.yml:continuous"}
+    assert set(installs) == {"bench.yml:bench", "bench.yml:collect", "jax-upgrade.yml:continuous",
+                             "jax-release-watch.yml:measure"}
     for where, run in installs.items():
         assert "python -m jaxci inputs requirements asv" in run and "pip install -r" in run, where
 

@@ -99,24 +99,41 @@ def _fmt_t(seconds: float) -> str:
     return f"{seconds / 1e-9:.3g} ns"
 
 
-def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float) -> str:
-    """The findings section: per machine, every regression and improvement between consecutive releases."""
+def _size(step: Step) -> float:
+    return max(step.ratio, 1 / step.ratio)
+
+
+def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float, limit: int = 40) -> str:
+    """The findings section: per machine, the regressions and improvements between consecutive releases.
+
+    One row per (benchmark, from, to, kind), largest first: the combination that moved most, then how many
+    other combinations of that benchmark took the same step (a kernel regressed by a release usually moves at
+    every size). At most `limit` rows per machine; the rest are counted, with the range of their ratios."""
     multi = {m: v for m, v in measured.items() if len(v) > 1}
     if not multi:
         return ("Not measured: no machine has results for more than one JAX release. "
                 "`jaxci history` backfills them (docs/history.md).\n")
     lines = [f"A step counts when the time moved by more than x{factor:g} (env_matrix/upgrade.toml) between two "
-             "consecutive measured releases and the interquartile ranges do not overlap.\n"]
+             "consecutive measured releases and the interquartile ranges do not overlap. Largest first; on a "
+             "shared or CI-scale machine, steps under about x1.5 are mostly its noise.\n"]
     for machine, versions in multi.items():
         mine = [s for s in steps if s.machine == machine]
         lines.append(f"### {machine}: {len(versions)} releases ({versions[0]} .. {versions[-1]})\n")
         if not mine:
             lines.append(f"No benchmark moved by more than x{factor:g} between consecutive releases.\n")
             continue
+        groups: dict[tuple, list[Step]] = {}
+        for s in mine:
+            groups.setdefault((s.benchmark, s.before, s.after, s.kind), []).append(s)
+        rows = sorted((sorted(g, key=_size, reverse=True) for g in groups.values()),
+                      key=lambda g: _size(g[0]), reverse=True)
         lines.append("| benchmark | params | from | to | ratio | times | undone |")
         lines.append("|---|---|---|---|---|---|---|")
-        for s in mine:
+        for group_ in rows[:limit]:
+            s = group_[0]
             params = ", ".join(f"{k}={v}" for k, v in s.params)
+            if len(group_) > 1:
+                params += f" (and {len(group_) - 1} more, the smallest step x{group_[-1].ratio:.3g})"
             if s.kind == "regression":
                 undone = f"yes, in {s.undone_in}" if s.undone_in else f"no (still at {s.last})"
             elif s.undone_in:
@@ -125,6 +142,10 @@ def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float
                 undone = "improvement"
             lines.append(f"| {s.benchmark} | {params} | {s.before} | {s.after} | x{s.ratio:.3g} | "
                          f"{_fmt_t(s.t_before)} -> {_fmt_t(s.t_after)} | {undone} |")
+        rest = rows[limit:]
+        if rest:
+            sizes = [_size(g[0]) for g in rest]
+            lines.append(f"\n{len(rest)} smaller steps not listed (x{min(sizes):.3g} .. x{max(sizes):.3g} either way).")
         lines.append("")
     return "\n".join(lines) + "\n"
 

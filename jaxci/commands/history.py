@@ -1,13 +1,15 @@
 """`jaxci history`: backfill the asv history over JAX releases on the machine at hand (jaxci.results.history).
 
 One dated, tagged pin commit per release on the branch jax-history, `asv run` per release (resumable,
-failures recorded with their reason); `--validate` only checks a workflow input.
+failures recorded with their reason); `--validate` only checks a workflow input. SIGINT and SIGTERM become
+history.Interrupted: the asv run in flight is killed with its tree, the state saved, exit 128 + signal.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,10 +18,27 @@ from pathlib import Path
 
 from jaxci.machines.register import register
 from jaxci.results.asvrun import asv_env
-from jaxci.results.history import (BACKEND_WHEEL, BRANCH, TAG_PREFIX, Chain, HistoryError, backfill,
-                                   build_chain, checkout_root, choose, existing_base, index_versions,
-                                   installable_releases, numpyro_for, numpyro_jax_specs, parse_releases,
-                                   release_dates, state_path)
+from jaxci.results.history import (
+    BACKEND_WHEEL,
+    BRANCH,
+    TAG_PREFIX,
+    Chain,
+    HistoryError,
+    Interrupted,
+    backfill,
+    build_chain,
+    checkout_root,
+    choose,
+    existing_base,
+    index_versions,
+    installable_releases,
+    load_state,
+    numpyro_for,
+    numpyro_jax_specs,
+    parse_releases,
+    release_dates,
+    state_path,
+)
 from jaxci.util.git import GitError
 from jaxci.util.validate import InputError, bench_filter, machine_name
 
@@ -98,11 +117,28 @@ def _summary(outcomes, machine: str, repo: Path, seconds: float) -> int:
     return 1 if failed and len(failed) == len(outcomes) else 0
 
 
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.validate is not None:
         return _validate(args.validate, args.github_output)
     repo = checkout_root()
+    previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(repo, args)
+    except Interrupted as exc:
+        print(f"jaxci history: interrupted by {exc.args[0]}: no asv run left behind, no ref half-moved; "
+              "the state file records the release in flight; rerun the same command to resume", file=sys.stderr)
+        return 128 + exc.signum
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _run(repo: Path, args) -> int:
     try:
         bench = [bench_filter("--bench", b) for b in args.bench]
         machine = machine_name("--machine", args.machine) if args.machine else None
@@ -111,12 +147,14 @@ def main(argv: list[str] | None = None) -> int:
             print("jaxci history: --dry-run: would measure " + ", ".join(todo))
             return 0
         machine = machine or _register_local()
+        earlier = load_state(state_path(machine, repo))
         env = asv_env(args.scale, args.backend)
     except (HistoryError, InputError, GitError, subprocess.TimeoutExpired, OSError) as exc:
         print(f"jaxci history: {exc}", file=sys.stderr)
         return 2
     start = time.monotonic()
-    outcomes = backfill(repo, machine, todo, chain, bench, env, repo / "results", force=args.force)
+    outcomes = backfill(repo, machine, todo, chain, bench, env, repo / "results", force=args.force,
+                        earlier=earlier)
     return _summary(outcomes, machine, repo, time.monotonic() - start)
 
 

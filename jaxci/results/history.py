@@ -16,14 +16,22 @@ moved from one release to the next:
   directory like any run, so `asv publish` draws them and `asv compare jax-v0.11.0 jax-v0.11.1` works.
 
 Resumable: a release whose result file already holds every selected benchmark is skipped. A release that
-fails to install or run is recorded with the reason (.jaxci/history/<machine>.json) and the rest go on.
+fails to install or run is recorded with the reason (.jaxci/history/<machine>.json) and the rest go on; the
+state file merges every run's records (an earlier failure's reason is kept when a later run measures it).
+
+Interruptible: SIGINT or SIGTERM (raised as Interrupted by the command's handler) kills the `asv run` in
+flight with its whole process tree and records the release as interrupted. Building the chain writes every
+object first and moves the branch and all tags in one git ref transaction at the end, with SIGINT and SIGTERM
+held off during it: an interrupted build moves no ref.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,19 +44,30 @@ from jaxci.results.asvrun import asv_exe
 from jaxci.results.records import FormatError, any_value, load_benchmarks_json, measured_keys
 from jaxci.util.git import GitError, git
 from jaxci.util.pins import pin_jax
+from jaxci.util.proc import kill_tree
+from jaxci.util.validate import quoted
 
 BRANCH = "jax-history"
 TAG_PREFIX = "jax-v"
 COMMIT_PREFIX = "history: pin jax "
 AUTHOR = ("jaxci history", "jaxci-history@localhost")
-_VERSION = re.compile(r"^[0-9]+(\.[0-9]+){1,3}$")
+# at most 6 digits a part: a release number, never a 5000-digit integer that int() refuses
+_VERSION = re.compile(r"^[0-9]{1,6}(\.[0-9]{1,6}){1,3}$")
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 # The wheel that has to exist for a release to be installable here, per backend.
 BACKEND_WHEEL = {"cpu": "jaxlib", "cuda13": "jax-cuda13-plugin"}
 
 
 class HistoryError(ValueError):
-    """The backfill cannot start: bad arguments, no releases, not a git checkout."""
+    """The backfill cannot start: bad arguments, no releases, not a git checkout, a corrupt state file."""
+
+
+class Interrupted(BaseException):  # noqa: N818 (like KeyboardInterrupt: not caught by `except Exception`)
+    """SIGINT or SIGTERM arrived (the command's signal handler raises it); `signum` says which."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -61,7 +80,7 @@ def parse_releases(text: str) -> list[str]:
     for part in text.split(","):
         part = part.strip()
         if not _VERSION.fullmatch(part):
-            raise HistoryError(f"--releases: {part!r} is not a JAX release like 0.11.1")
+            raise HistoryError(f"--releases: {quoted(part, 40)} is not a JAX release like 0.11.1")
         out.add(part)
     if not out:
         raise HistoryError("--releases: no release given")
@@ -70,9 +89,11 @@ def parse_releases(text: str) -> list[str]:
 
 # ---- what exists on the package index ------------------------------------------------------------------
 
-def index_versions(package: str, python: str = sys.executable) -> list[str]:
-    """Final releases of `package` with a wheel for `python`'s interpreter and platform (pip's own answer)."""
-    proc = subprocess.run([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
+def index_versions(package: str, python: str = sys.executable, index_url: str | None = None) -> list[str]:
+    """Final releases of `package` with a wheel for `python`'s interpreter and platform (pip's own answer);
+    from `index_url` (a PEP 503 simple index) instead of pip's configured index when given."""
+    extra = ["--index-url", index_url] if index_url else []
+    proc = subprocess.run([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check", *extra],
                           capture_output=True, text=True, timeout=120)
     if proc.returncode:
         raise HistoryError(f"pip index versions {package} failed (offline?): {proc.stderr.strip()[-300:]}")
@@ -204,20 +225,66 @@ class Chain:
     moved_tags: list[str] = field(default_factory=list)
 
 
+def _refs(repo: Path) -> dict[str, str]:
+    """refname -> the commit it names, for the branch and the jax-v* tags (peeled through tag objects)."""
+    out = git(repo, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)",
+              f"refs/tags/{TAG_PREFIX}*", f"refs/heads/{BRANCH}")
+    refs = {}
+    for line in out.splitlines():
+        name, obj, *peeled = line.split()
+        refs[name] = peeled[0] if peeled else obj
+    return refs
+
+
+def _tag_text(commit: str, tag: str, version: str, env: dict) -> str:
+    """An annotated tag object, byte for byte what `git tag -a -m 'JAX X'` writes with that env."""
+    return (f"object {commit}\ntype commit\ntag {tag}\n"
+            f"tagger {env['GIT_COMMITTER_NAME']} <{env['GIT_COMMITTER_EMAIL']}> {env['GIT_COMMITTER_DATE']}\n"
+            f"\nJAX {version}\n")
+
+
+@contextlib.contextmanager
+def signals_held():
+    """SIGINT and SIGTERM held off (delivered on exit) in this process and in the children it starts meanwhile."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (ValueError, OSError):  # not the main thread / no signal masks: nothing to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def move_refs(repo: Path, updates: list[tuple[str, str]]) -> None:
+    """Every (ref, object) update in one git transaction (all or none), with SIGINT and SIGTERM held off."""
+    script = "".join(f"update {ref} {obj}\n" for ref, obj in updates)
+    with signals_held():
+        git(repo, "update-ref", "--stdin", input=script)
+
+
 def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str],
                 jaxlib_versions: set[str], numpyro: dict[str, str] | None = None) -> Chain:
-    """One commit per release (oldest first) on BRANCH over `base`, each tagged jax-vX; deterministic."""
+    """One commit per release (oldest first) on BRANCH over `base`, each tagged jax-vX; deterministic.
+
+    Every commit and tag object is written first; the branch and the tags that change move together at the
+    end (move_refs), so an interruption before that leaves every ref where it was."""
     chain = Chain(base=git(repo, "rev-parse", f"{base}^{{commit}}"))
     parent = chain.base
     backends = [b for b in ("cpu", "cuda13")
                 if git(repo, "ls-tree", chain.base, f"env_matrix/{b}/requirements.txt")]
     if not backends:
         raise HistoryError(f"{chain.base[:8]} has no env_matrix/*/requirements.txt: not a jax-ci-bench commit")
+    missing = [v for v in releases if v not in dates]
+    if missing:
+        raise HistoryError(f"no release date for jax {missing[0]} (PyPI did not list it)")
+    current = _refs(repo)
+    updates = []
     with tempfile.TemporaryDirectory() as tmp:
         index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         for version in releases:
-            if version not in dates:
-                raise HistoryError(f"no release date for jax {version} (PyPI did not list it)")
             env = _dated_env(dates[version])
             git(repo, "read-tree", parent, env=index)
             for backend in backends:
@@ -231,15 +298,16 @@ def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str
             parent = git(repo, "commit-tree", tree, "-p", parent, "-m", message, env=env)
             chain.commits[version] = parent
             tag = TAG_PREFIX + version
-            try:
-                current = git(repo, "rev-parse", f"{tag}^{{commit}}")
-            except GitError:
-                current = None
-            if current != parent:
-                if current is not None:
+            was = current.get(f"refs/tags/{tag}")
+            if was != parent:
+                if was is not None:
                     chain.moved_tags.append(tag)
-                git(repo, "tag", "-f", "-a", tag, "-m", f"JAX {version}", parent, env=env)
-    git(repo, "update-ref", f"refs/heads/{BRANCH}", parent)
+                obj = git(repo, "mktag", input=_tag_text(parent, tag, version, env))
+                updates.append((f"refs/tags/{tag}", obj))
+    if current.get(f"refs/heads/{BRANCH}") != parent:
+        updates.append((f"refs/heads/{BRANCH}", parent))
+    if updates:
+        move_refs(repo, updates)
     return chain
 
 
@@ -258,7 +326,7 @@ def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | No
 class Outcome:
     release: str
     commit: str
-    status: str      # measured | skipped (already measured) | failed
+    status: str      # measured | skipped (already measured) | failed | interrupted
     seconds: float
     reason: str = ""
 
@@ -272,15 +340,30 @@ def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: di
     with log.open("a") as fh:
         fh.write(f"\n==== {' '.join(args)}\n")
         fh.flush()
-        proc = subprocess.run(args, cwd=repo, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        returncode = run_tree(args, cwd=repo, env=env, stdout=fh)
     text = log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
-    if proc.returncode not in (0, 2):
-        return False, f"asv run exit {proc.returncode}: {_last_error(text)}"
+    if returncode not in (0, 2):
+        return False, f"asv run exit {returncode}: {_last_error(text)}"
     if re.search(r"Error running .*env_matrix/install\.py", text):
         return False, f"install failed: {_last_error(text)}"
     if re.search(r"Error running .*benchmark\.py discover", text):
         return False, f"the benchmarks did not import under this release: {_last_error(text)}"
-    return True, "" if proc.returncode == 0 else "some benchmarks failed (asv exit 2; see the log)"
+    return True, "" if returncode == 0 else "some benchmarks failed (asv exit 2; see the log)"
+
+
+def run_tree(args: list[str], *, cwd: Path, env: dict, stdout) -> int:
+    """Run `args` in a session of its own and wait; if this wait is interrupted (Interrupted, KeyboardInterrupt,
+    anything), SIGKILL the child's whole process tree (asv, its builds and benchmark servers) before
+    re-raising, so no `asv run` is left writing results behind the backfill."""
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=stdout, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        return proc.wait()
+    except BaseException:
+        kill_tree(proc.pid)
+        with contextlib.suppress(Exception):
+            proc.wait(timeout=10)
+        raise
 
 
 def _last_error(text: str) -> str:
@@ -294,21 +377,74 @@ def state_path(machine: str, repo: Path) -> Path:
     return repo / ".jaxci" / "history" / f"{machine}.json"
 
 
-def save_state(path: Path, outcomes: list[Outcome], chain: Chain) -> None:
+def load_state(path: Path) -> dict:
+    """The state file's records ({} when there is none); HistoryError when it is not one (one line)."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HistoryError(f"{path}: not a readable history state file ({str(exc)[:120]}); "
+                           "move it aside to start a new record") from None
+    releases = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(releases, dict) or not all(
+            isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("status"), str)
+            for k, v in releases.items()):
+        raise HistoryError(f"{path}: not a history state file (no 'releases' table of records); "
+                           "move it aside to start a new record")
+    return data
+
+
+MAX_EARLIER = 10  # earlier failures kept per release
+
+
+def merge_records(earlier: dict, outcomes: list[Outcome]) -> dict:
+    """The state's release records: the earlier ones, updated by this run's outcomes. A release this run did not
+    touch keeps its record; a skipped release (already measured) keeps its earlier record; a failure or
+    interruption that a later attempt replaces is kept under "earlier" with its reason."""
+    records = {k: dict(v) for k, v in earlier.items()}
+    for o in outcomes:
+        old = records.get(o.release)
+        if o.status == "skipped" and old is not None and old.get("status") == "measured":
+            continue
+        new = {"commit": o.commit, "status": o.status, "seconds": round(o.seconds, 1), "reason": o.reason}
+        if old is not None:
+            past = list(old.get("earlier") or [])
+            if old.get("status") in ("failed", "interrupted"):
+                entry = {k: old.get(k) for k in ("commit", "status", "reason")}
+                if entry not in past:
+                    past.append(entry)
+            if past:
+                new["earlier"] = past[-MAX_EARLIER:]
+        records[o.release] = new
+    return records
+
+
+def save_state(path: Path, outcomes: list[Outcome], chain: Chain, earlier: dict | None = None) -> None:
+    """Write the state file: the earlier records (`earlier`, else what the file holds) merged with `outcomes`."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    before = (load_state(path) if earlier is None else earlier).get("releases", {})
+    records = merge_records(before, outcomes)
     data = {"base": chain.base, "branch": BRANCH,
-            "releases": {o.release: {"commit": o.commit, "status": o.status, "seconds": round(o.seconds, 1),
-                                     "reason": o.reason} for o in outcomes}}
+            "releases": dict(sorted(records.items(), key=lambda kv: _sort_key(kv[0])))}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1))
     tmp.replace(path)
 
 
+def _sort_key(version: str) -> tuple:
+    return version_key(version) if _VERSION.fullmatch(version) else (10**9, version)
+
+
 def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: list[str], env: dict,
-             results_dir: Path, force: bool = False, out=None) -> list[Outcome]:
-    """Measure `todo` (in the order given), printing progress; never stops at a failed release."""
+             results_dir: Path, force: bool = False, out=None, earlier: dict | None = None) -> list[Outcome]:
+    """Measure `todo` (in the order given), printing progress; never stops at a failed release. On
+    Interrupted or KeyboardInterrupt the release in flight is recorded as interrupted (its asv run killed,
+    run_tree) and the state saved before the exception goes on up."""
     out = out or sys.stdout
-    log = state_path(machine, repo).with_suffix(".log")
+    state = state_path(machine, repo)
+    earlier = load_state(state) if earlier is None else earlier
+    log = state.with_suffix(".log")
     log.parent.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
     start, spent = time.monotonic(), []
@@ -325,7 +461,14 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
             outcomes.append(Outcome(version, commit, "skipped", 0.0, "already measured"))
             continue
         t0 = time.monotonic()
-        ok, reason = run_release(repo, machine, commit, bench, env, log)
+        try:
+            ok, reason = run_release(repo, machine, commit, bench, env, log)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            name = exc.args[0] if isinstance(exc, Interrupted) else "SIGINT"
+            outcomes.append(Outcome(version, commit, "interrupted", time.monotonic() - t0,
+                                    f"interrupted by {name}; its asv run was stopped with its process tree"))
+            save_state(state, outcomes, chain, earlier)
+            raise
         if ok and not measured_keys(results_dir, machine, commit):
             ok, reason = False, f"no result file written: {reason or _last_error(log.read_text(errors='replace'))}"
         elif ok and not any_value(results_dir, machine, commit):
@@ -336,8 +479,8 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
         outcomes.append(Outcome(version, commit, "measured" if ok else "failed", seconds, reason))
         print(f"jaxci history:   {'measured' if ok else 'FAILED'} in {seconds:.0f} s"
               + (f": {reason}" if reason else ""), file=out, flush=True)
-        save_state(state_path(machine, repo), outcomes, chain)
-    save_state(state_path(machine, repo), outcomes, chain)
+        save_state(state, outcomes, chain, earlier)
+    save_state(state, outcomes, chain, earlier)
     return outcomes
 
 
@@ -353,7 +496,7 @@ def choose(all_releases: list[str], releases: list[str] | None, since: str | Non
         picked = list(all_releases)
     if since:
         if not _VERSION.fullmatch(since):
-            raise HistoryError(f"--since: {since!r} is not a JAX release like 0.11.1")
+            raise HistoryError(f"--since: {quoted(since, 40)} is not a JAX release like 0.11.1")
         picked = [v for v in picked if version_key(v) >= version_key(since)]
     if not picked:
         raise HistoryError("no release selected (check --releases / --since)")

@@ -1,0 +1,337 @@
+"""The JAX release watch (.github/workflows/jax-release-watch.yml): new JAX releases measured and compared.
+
+Daily: ask the package index (`pip index versions jax`) for JAX releases newer than the pin of
+env_matrix/cpu/requirements.txt; for each, on each family of the plan, run `jaxci history` for that release
+and the one before it (same machine, same run, the release-history chain), `asv compare` the two, and file one
+issue per release whose benchmarks stepped beyond the noise rule, with the compare table and the command that
+reproduces it. The workflow only calls `jaxci release-watch plan|measure|file`; the logic is here.
+
+The noise rule (hosted runners vary from one VM to the next, so one run is never enough):
+
+1. first run: asv compare --factor 1.5 marks a benchmark '+' (after / before > 1.5 and, where asv has the
+   samples, significant by its own test); those are *flagged*;
+2. confirmation: only the flagged benchmarks are measured again, on both releases, in the same job (asv run
+   without --skip-existing: the results are replaced), and compared again;
+3. a regression is *confirmed*, and reported, only when the same benchmark and parameters are '+' with a ratio
+   of at least 1.5 again. A flagged benchmark that does not hold is listed as noise in the job summary, never
+   filed. (Like a CI benchmarking service's "alert on a sustained change", with the rerun as the second look.)
+
+Families: the CPU families on GitHub-hosted runners always; the GPU families of the scheduled bench (bench =
+true) only on trusted events (the schedule, or a dispatch on the default branch), never on anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from jaxci.catalogue import Figure, Machine
+from jaxci.ci.jobcost import timeout_minutes
+from jaxci.ci.plan import matrix_entry
+from jaxci.results.asvrun import asv_env, asv_exe
+from jaxci.results.upgrade import Row, parse_compare, slower
+from jaxci.util.validate import InputError, bench_filter
+
+FACTOR = 1.5
+# the warm benchmarks of the reference history (docs/history.md); asv matches a parameterised benchmark as
+# "name(params)", so the end is "(" or the end of the name
+WATCH_BENCH = r"^(loops|dense|elementwise|dispatch|kalman)\.[A-Za-z]+\.time_warm(\(|$)"
+TITLE = "JAX {release} is slower than {previous} (release watch)"
+MARKER = "<!-- jaxci release-watch release={release} -->"
+MAX_TIMEOUT = 360  # GitHub's job limit on hosted runners
+_VERSION = re.compile(r"^[0-9]{1,6}(\.[0-9]{1,6}){1,3}$")
+
+
+class WatchError(ValueError):
+    """The watch cannot go on: a bad release, no index, nothing to compare."""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    if not _VERSION.fullmatch(version):
+        raise WatchError(f"{version[:40]!r} is not a JAX release like 0.11.1")
+    return tuple(int(p) for p in version.split("."))
+
+
+def newer_releases(pin: str, versions: list[str]) -> list[str]:
+    """The releases in `versions` newer than `pin`, oldest first (each is compared with the one before it)."""
+    return sorted((v for v in set(versions) if _VERSION.fullmatch(v) and version_key(v) > version_key(pin)),
+                  key=version_key)
+
+
+def previous_release(release: str, versions: list[str]) -> str:
+    """The newest release in `versions` older than `release`: what it is compared with."""
+    older = [v for v in versions if _VERSION.fullmatch(v) and version_key(v) < version_key(release)]
+    if not older:
+        raise WatchError(f"no JAX release before {release} to compare it with")
+    return max(older, key=version_key)
+
+
+def find(pin: str, versions: list[str], only: str | None = None) -> list[dict]:
+    """[{release, previous}] for every release newer than the pin (or just `only`, a dispatch's choice)."""
+    if only:
+        version_key(only)
+        if only not in versions:
+            raise WatchError(f"jax {only} is not on the package index (it has {', '.join(versions[-5:])} ...)")
+        todo = [only]
+    else:
+        todo = newer_releases(pin, versions)
+    return [{"release": r, "previous": previous_release(r, versions)} for r in todo]
+
+
+def families(catalogue: dict[str, Machine], trusted: bool) -> list[Machine]:
+    """CPU families on GitHub-hosted runners; with `trusted`, also the scheduled bench's GPU families."""
+    cpu = [m for m in catalogue.values() if not m.has_gpu and m.runner == "github"]
+    gpu = [m for m in catalogue.values() if m.has_gpu and m.bench] if trusted else []
+    return sorted(cpu, key=lambda m: m.name) + sorted(gpu, key=lambda m: m.name)
+
+
+def plan_matrix(found: list[dict], catalogue: dict[str, Machine], defaults: dict[str, Figure], run_id: str,
+                trusted: bool) -> dict:
+    """The measure job's matrix: one entry per (release, family), always on-demand (never spot)."""
+    include = []
+    for item in found:
+        for machine in families(catalogue, trusted):
+            timeout = min(MAX_TIMEOUT, timeout_minutes(machine, defaults, runs=3))  # two releases + the rerun
+            include.append({**matrix_entry(machine, run_id, False, timeout), **item})
+    return {"include": include}
+
+
+def is_trusted(event: str, ref: str, default_branch: str) -> bool:
+    """The schedule (it runs the default branch), or a dispatch of the default branch."""
+    return event == "schedule" or (event == "workflow_dispatch" and ref == f"refs/heads/{default_branch}")
+
+
+# ---- measuring one release on one machine ---------------------------------------------------------------
+
+def base_name(row: Row) -> str:
+    return row.name.split("(", 1)[0].strip()
+
+
+def rerun_filter(rows: list[Row]) -> str:
+    """An asv --bench regex selecting exactly the benchmarks of `rows` (every parameter set of each)."""
+    names = sorted({base_name(r) for r in rows})
+    text = "^(" + "|".join(re.escape(n) for n in names) + r")(\(|$)"
+    try:
+        return bench_filter("rerun filter", text)
+    except InputError:  # too many to name one by one: rerun the whole watch selection
+        return WATCH_BENCH
+
+
+def flagged(rows: list[Row], factor: float) -> list[Row]:
+    """Rows asv marks '+' with a ratio of at least `factor`."""
+    return [r for r in slower(rows) if r.ratio_value is not None and r.ratio_value >= factor]
+
+
+@dataclass
+class Report:
+    release: str
+    previous: str
+    machine: str
+    factor: float
+    status: str              # regression (confirmed) | noise (flagged, not confirmed) | clean | failed
+    table: str               # the first run's compare table (GitHub markdown)
+    rerun_table: str = ""
+    confirmed: list[dict] = field(default_factory=list)   # name, before, after, ratio, rerun_ratio
+    noise: list[str] = field(default_factory=list)
+    reason: str = ""
+    scale: str = "ci"
+
+    @property
+    def reproduce(self) -> str:
+        return reproduce_command(self.previous, self.release, self.machine, self.factor, self.scale)
+
+
+def reproduce_command(previous: str, release: str, machine: str, factor: float = FACTOR, scale: str = "ci") -> str:
+    return (f"jaxci history --releases {previous},{release} --scale {scale} --bench '{WATCH_BENCH}' "
+            f"--machine {machine}\n"
+            f"asv compare jax-v{previous} jax-v{release} --machine {machine} --factor {factor:g}")
+
+
+def _table(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if line.startswith("|"))
+
+
+def shown(table: str) -> str:
+    """A compare table without the rows that are n/a on both sides (cases skipped at this scale or device)."""
+    def skipped(line: str) -> bool:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        return len(cells) == 5 and cells[1] == cells[2] == "n/a"
+    return "\n".join(line for line in table.splitlines() if not skipped(line))
+
+
+def measure(release: str, previous: str, machine: str, runner, factor: float = FACTOR) -> Report:
+    """First run, compare, confirmation rerun of the flagged benchmarks, compare again: the Report.
+    `runner` has history(releases, bench, machine) -> int, compare(old, new, machine, factor) -> text and
+    rerun(release, bench, machine) -> int (AsvRunner; a fake in the tests)."""
+    scale = getattr(runner, "scale", "ci")
+    rc = runner.history([previous, release], WATCH_BENCH, machine)
+    text = runner.compare(previous, release, machine, factor)
+    rows = parse_compare(text)
+    if not rows:
+        return Report(release, previous, machine, factor, "failed", _table(text), scale=scale,
+                      reason=f"asv compare produced no table (jaxci history exit {rc}); see the job log")
+    first = flagged(rows, factor)
+    report = Report(release, previous, machine, factor, "clean", _table(text), scale=scale)
+    if not first:
+        return report
+    bench = rerun_filter(first)
+    for version in (release, previous):
+        runner.rerun(version, bench, machine)
+    again_text = runner.compare(previous, release, machine, factor)
+    again = {r.name: r for r in flagged(parse_compare(again_text), factor)}
+    report.rerun_table = _table(again_text)
+    for row in first:
+        held = again.get(row.name)
+        if held is not None:
+            report.confirmed.append({"name": row.name, "before": row.before, "after": row.after,
+                                     "ratio": row.ratio, "rerun_ratio": held.ratio})
+        else:
+            report.noise.append(row.name)
+    report.status = "regression" if report.confirmed else "noise"
+    return report
+
+
+class AsvRunner:
+    """The real runner: `jaxci history` and stock asv in the checkout `repo`, all at one scale and backend
+    (asv_env sets JAXCI_SCALE and JAXCI_BACKEND: a stock `asv run` would otherwise run at full scale)."""
+
+    def __init__(self, repo: Path, scale: str = "ci", backend: str = "cpu", log=None):
+        self.repo, self.scale, self.backend, self.log = repo, scale, backend, log or sys.stdout
+        self.env = asv_env(scale, backend)
+
+    def _run(self, args: list[str]) -> tuple[int, str]:
+        print("$ " + " ".join(args), file=self.log, flush=True)
+        proc = subprocess.run(args, cwd=self.repo, env=self.env, capture_output=True, text=True)
+        print(proc.stdout[-4000:] + proc.stderr[-4000:], file=self.log, flush=True)
+        return proc.returncode, proc.stdout
+
+    def history(self, releases: list[str], bench: str, machine: str) -> int:
+        return self._run([sys.executable, "-m", "jaxci", "history", "--releases", ",".join(releases),
+                          "--bench", bench, "--machine", machine, "--scale", self.scale,
+                          "--backend", self.backend])[0]
+
+    def compare(self, old: str, new: str, machine: str, factor: float) -> str:
+        return self._run([asv_exe(), "compare", "--factor", f"{factor:g}", "--machine", machine,
+                          f"jax-v{old}", f"jax-v{new}"])[1]
+
+    def rerun(self, release: str, bench: str, machine: str) -> int:
+        return self._run([asv_exe(), "run", "--machine", machine, "--show-stderr", "--bench", bench,
+                          f"jax-v{release}^!"])[0]
+
+
+def save_report(report: Report, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"watch-{report.release}-{report.machine}.json"
+    path.write_text(json.dumps(asdict(report), indent=1))
+    return path
+
+
+def load_reports(directory: Path) -> list[Report]:
+    """Every watch-*.json under `directory` (the downloaded artifacts); a malformed one is a WatchError."""
+    reports = []
+    for path in sorted(directory.rglob("watch-*.json")):
+        try:
+            data = json.loads(path.read_text())
+            reports.append(Report(**data))
+        except (ValueError, TypeError) as exc:
+            raise WatchError(f"{path}: not a release-watch report ({str(exc)[:120]})") from None
+    return reports
+
+
+def summary_md(report: Report) -> str:
+    """The job summary of one measure job."""
+    head = (f"## JAX {report.release} vs {report.previous} on {report.machine}: {report.status}\n\n"
+            f"Rule: asv compare --factor {report.factor:g} ('+'), held on a rerun of the flagged benchmarks.\n")
+    if report.reason:
+        head += f"\n{report.reason}\n"
+    if report.noise:
+        head += "\nFlagged on the first run, not confirmed on the rerun (noise): " + ", ".join(report.noise) + "\n"
+    return head + "\n" + shown(report.table) + "\n"
+
+
+# ---- the issue ---------------------------------------------------------------------------------------------
+
+def issue_title(release: str, previous: str) -> str:
+    return TITLE.format(release=release, previous=previous)
+
+
+def issue_body(reports: list[Report]) -> str:
+    """One issue's text for one release: every machine where a regression was confirmed."""
+    first = reports[0]
+    lines = [MARKER.format(release=first.release), "",
+             f"The release watch measured JAX {first.release} against {first.previous} (the release before it) "
+             "on the same machine, in the same job, and found benchmarks slower beyond the noise rule:",
+             f"asv compare --factor {first.factor:g} marked them '+' on the first run, and again on a rerun of just "
+             "the flagged benchmarks on both releases.", ""]
+    for r in reports:
+        lines += [f"### {r.machine}", "", "| benchmark | before | after | ratio | ratio on the rerun |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {c['name']} | {c['before']} | {c['after']} | {c['ratio']} | {c['rerun_ratio']} |"
+                  for c in r.confirmed]
+        if r.noise:
+            lines += ["", "Flagged but not confirmed (noise): " + ", ".join(r.noise)]
+        lines += ["", "<details><summary>asv compare, first run (every watched benchmark that ran)</summary>", "",
+                  shown(r.table), "", "</details>", "", "<details><summary>asv compare after the rerun</summary>",
+                  "", shown(r.rerun_table), "", "</details>", "",
+                  f"Reproduce (a checkout of this repository, `jaxci machine {r.machine}` or any registered machine):",
+                  "", "```bash", r.reproduce, "```", ""]
+    lines.append("Filed by .github/workflows/jax-release-watch.yml (jaxci/ci/release_watch.py); a later run for "
+                 "this release updates this issue instead of opening another.")
+    return "\n".join(lines) + "\n"
+
+
+def issues_to_file(reports: list[Report]) -> list[tuple[str, str, str]]:
+    """(release, title, body) for each release with a confirmed regression on some machine."""
+    by_release: dict[str, list[Report]] = {}
+    for r in reports:
+        if r.status == "regression":
+            by_release.setdefault(r.release, []).append(r)
+    out = []
+    for release in sorted(by_release, key=version_key):
+        group = sorted(by_release[release], key=lambda r: r.machine)
+        out.append((release, issue_title(release, group[0].previous), issue_body(group)))
+    return out
+
+
+class GhCli:
+    """Issues through the GitHub CLI (`gh`, with GH_TOKEN in the environment) in `repo` (owner/name)."""
+
+    def __init__(self, repo: str, gh: str = "gh"):
+        self.repo, self.gh = repo, gh
+
+    def _run(self, *args: str, input: str | None = None) -> str:
+        proc = subprocess.run([self.gh, *args, "--repo", self.repo], capture_output=True, text=True, input=input)
+        if proc.returncode:
+            raise WatchError(f"gh {' '.join(args[:2])}: {proc.stderr.strip()[-300:]}")
+        return proc.stdout
+
+    def find(self, release: str) -> int | None:
+        """The open issue this watch filed for `release` (by the marker in its body), else None."""
+        marker = MARKER.format(release=release)
+        found = json.loads(self._run("issue", "list", "--state", "open", "--search", f"\"{release}\" in:title",
+                                     "--json", "number,title,body", "--limit", "50") or "[]")
+        for issue in found:
+            if marker in (issue.get("body") or ""):
+                return int(issue["number"])
+        return None
+
+    def create(self, title: str, body: str) -> str:
+        return self._run("issue", "create", "--title", title, "--body-file", "-", input=body).strip()
+
+    def edit(self, number: int, title: str, body: str) -> str:
+        self._run("issue", "edit", str(number), "--title", title, "--body-file", "-", input=body)
+        return f"#{number} updated"
+
+
+def file_issues(reports: list[Report], gh) -> list[str]:
+    """Open or update one issue per release with a confirmed regression; what was done, one line each."""
+    done = []
+    for release, title, body in issues_to_file(reports):
+        number = gh.find(release)
+        done.append(f"jax {release}: " + (gh.edit(number, title, body) if number is not None
+                                          else f"opened {gh.create(title, body)}"))
+    return done
