@@ -397,3 +397,22 @@ def test_a_corrupt_state_file_gives_one_line_and_exit_2(text, repo, monkeypatch,
     assert history_cmd.main(["--machine", "m"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "move it aside" in err
+
+
+def test_a_clone_of_main_alone_gets_the_release_tags_back_byte_for_byte(repo, tmp_path):
+    """main carries the chain through a merge (-s ours); a clone of main has the commits but no tags, and asv
+    plots a commit off main's first parent only through its tag. restore_refs rebuilds each tag object as
+    build_chain wrote it (same tagger and date), so the tags are the originals, not new ones."""
+    releases = ["0.11.0", "0.11.1", "0.11.2"]
+    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "-s", "ours", "--no-edit", history.BRANCH)
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", "--single-branch", "--no-tags", str(repo), str(clone))
+    assert _git(clone, "tag").strip() == ""
+    assert history.restore_refs(clone) == (3, True)
+    for version in releases:
+        tag = history.TAG_PREFIX + version
+        assert _git(clone, "rev-parse", tag) == _git(repo, "rev-parse", tag)      # the same tag object
+        assert _git(clone, "rev-parse", f"{tag}^{{commit}}").strip() == chain.commits[version]
+    assert _git(clone, "rev-parse", history.BRANCH) == _git(repo, "rev-parse", history.BRANCH)
+    assert history.restore_refs(clone) == (0, False)  # nothing left to restore

@@ -37,6 +37,7 @@ from jaxci.results.history import (
     numpyro_jax_specs,
     parse_releases,
     release_dates,
+    restore_refs,
     state_path,
 )
 from jaxci.util.git import GitError
@@ -59,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--validate", metavar="TEXT",
                         help="only check a workflow input: empty, 'all', or releases like 0.11.0,0.11.1")
     parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
+    parser.add_argument("--restore-refs", action="store_true",
+                        help="only recreate the jax-v* tags and the branch of the pin commits main carries (no "
+                             "network; what asv publish needs in a fresh clone)")
     return parser
 
 
@@ -126,6 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.validate is not None:
         return _validate(args.validate, args.github_output)
     repo = checkout_root()
+    if args.restore_refs:
+        try:
+            tags, branch = restore_refs(repo)
+        except GitError as exc:
+            print(f"jaxci history: {exc}", file=sys.stderr)
+            return 2
+        print(f"jaxci history: {tags} release tag(s) restored" + (f", branch {BRANCH}" if branch else ""))
+        return 0
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return _run(repo, args)

@@ -311,6 +311,36 @@ def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str
     return chain
 
 
+def restore_refs(repo: Path) -> tuple[int, bool]:
+    """The jax-v* tags and the jax-history branch for the pin commits reachable from HEAD, where a clone lacks
+    them: main carries the chain through a merge (its commits are what the committed history's results name),
+    but a clone of main alone has no tags, and asv labels a release and plots a commit off main's first
+    parent only through its tag. Each tag object is rebuilt byte for byte as build_chain wrote it (same
+    tagger, same release date), so a tag made here equals the original. Returns (tags made, branch made)."""
+    log = git(repo, "log", "--format=%H %ct%x09%s", "HEAD").splitlines()
+    current = _refs(repo)
+    updates, tip = [], None
+    for line in log:  # newest first: the chain's commits are dated by release, so its tip comes first
+        head, _, subject = line.partition("\t")
+        if not subject.startswith(COMMIT_PREFIX):
+            continue
+        commit, stamp = head.split()
+        version = subject[len(COMMIT_PREFIX):].split(" ", 1)[0]
+        if not _VERSION.fullmatch(version):
+            continue
+        tip = tip or commit
+        tag = TAG_PREFIX + version
+        if f"refs/tags/{tag}" not in current:
+            env = _dated_env(dt.datetime.fromtimestamp(int(stamp), dt.UTC).isoformat())
+            updates.append((f"refs/tags/{tag}", git(repo, "mktag", input=_tag_text(commit, tag, version, env))))
+    branch = tip is not None and f"refs/heads/{BRANCH}" not in current
+    if branch:
+        updates.append((f"refs/heads/{BRANCH}", tip))
+    if updates:
+        move_refs(repo, updates)
+    return len(updates) - branch, branch
+
+
 # ---- measuring -----------------------------------------------------------------------------------------
 
 def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | None:
