@@ -120,54 +120,24 @@ def _interrupted(signum: int, previous: dict) -> int:
     return 128 + signum
 
 
-def _main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if not args.path.exists():
-        print(f"jaxci audit: {args.path}: no such file or directory", file=sys.stderr)
-        return 2
-    from jaxci.util.validate import InputError, number, platforms, writable_file
+def _check_options(args) -> list[str] | None:
+    """Every option checked before anything runs (a bad one must not cost a whole execution, issue 17): the
+    chosen platforms, or None for the default. Raises InputError."""
+    from jaxci.util.validate import number, platforms, writable_file
 
-    try:  # checked before anything runs: a bad option must not cost a whole execution (issue 17)
-        for option, target in (("--output", args.output), ("--summary", args.summary),
-                               ("--ci-output", args.ci_output), ("--ci-patch", args.ci_patch),
-                               ("--emit-config", args.emit_config)):
-            if target is not None:
-                writable_file(option, target)
-        number("--cell-timeout", args.cell_timeout, low=0, high=86_400, unit="seconds")
-        chosen = platforms("--platforms", args.platforms) if args.platforms is not None else None
-    except InputError as exc:
-        print(f"jaxci audit: {exc}", file=sys.stderr)
-        return 2
-    from jaxci.audit import render, repo
-    from jaxci.audit.family import FamilyError
+    for option, target in (("--output", args.output), ("--summary", args.summary),
+                           ("--ci-output", args.ci_output), ("--ci-patch", args.ci_patch),
+                           ("--emit-config", args.emit_config)):
+        if target is not None:
+            writable_file(option, target)
+    number("--cell-timeout", args.cell_timeout, low=0, high=86_400, unit="seconds")
+    return platforms("--platforms", args.platforms) if args.platforms is not None else None
 
-    try:
-        model = family_model(args)
-    except FamilyError as exc:
-        print(f"jaxci audit: {exc}", file=sys.stderr)
-        return 2
-    missing = model.missing if model is not None else ""
-    if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
-        print(f"jaxci audit: {missing}", file=sys.stderr)
-    verdicts = repo.audit_static(args.path, model)
-    if not verdicts:
-        print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
-        from jaxci.commands.audit_ci import wanted
 
-        if not wanted(args):  # nothing audited is not "all fine" (issue 17)
-            return 2
-    if args.execute:
-        preflight = repo.execute(verdicts, platforms=chosen or repo.platforms_here(), cell_timeout=args.cell_timeout,
-                                 kernel_name=args.kernel, progress=not args.no_progress, model=model)
-        if preflight.message():
-            print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
-    text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
-            "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
-    from jaxci.commands.audit_ci import attach  # the repository's CI, when it has .github/workflows (issue 19)
+def _write_outputs(args, verdicts, text: str) -> None:
+    """The table to --output or stdout, and the short summary to --summary / $GITHUB_STEP_SUMMARY."""
+    from jaxci.audit import render
 
-    text = attach(args, verdicts, text)
-    if missing and args.format == "md":
-        text = f"**{missing}**\n\n" + text
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:
@@ -179,9 +149,47 @@ def _main(argv: list[str] | None = None) -> int:
             fh.write(render.summary(verdicts, args.execute))
             if args.format == "md" or args.output:
                 fh.write("\n" + render.to_markdown(verdicts, args.execute))
+
+
+def _main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not args.path.exists():
+        print(f"jaxci audit: {args.path}: no such file or directory", file=sys.stderr)
+        return 2
+    from jaxci.audit import render, repo
+    from jaxci.audit.family import FamilyError
+    from jaxci.commands.audit_ci import attach, wanted
+    from jaxci.util.validate import InputError
+
+    try:
+        chosen = _check_options(args)
+        model = family_model(args)
+    except (InputError, FamilyError) as exc:
+        print(f"jaxci audit: {exc}", file=sys.stderr)
+        return 2
+    missing = model.missing if model is not None else ""
+    if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
+        print(f"jaxci audit: {missing}", file=sys.stderr)
+    verdicts = repo.audit_static(args.path, model)
+    if not verdicts:
+        print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
+        if not wanted(args):  # nothing audited is not "all fine" (issue 17)
+            return 2
+    if args.execute:
+        preflight = repo.execute(verdicts, platforms=chosen or repo.platforms_here(), cell_timeout=args.cell_timeout,
+                                 kernel_name=args.kernel, progress=not args.no_progress, model=model)
+        if preflight.message():
+            print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
+    text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
+            "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
+    text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows (issue 19)
+    if missing and args.format == "md":
+        text = f"**{missing}**\n\n" + text
+    _write_outputs(args, verdicts, text)
     if args.emit_config:
         emit_config(args, verdicts)
     failed = [v for v in verdicts if v.failed]
     for v in failed:
         print(f"jaxci audit: {v.path}: {v.status}: {'; '.join(v.errors)}", file=sys.stderr)
     return 1 if failed else 0
+

@@ -115,7 +115,7 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
     return family, data
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxci report", description=__doc__.splitlines()[0])
     parser.add_argument("results_dir", help="asv results directory (results/<machine>/*.json)")
     parser.add_argument("--html", metavar="HTML_DIR", help="asv's html directory: write findings/ there and link it")
@@ -127,57 +127,48 @@ def main(argv: list[str] | None = None) -> int:
                              "results name, else g4dn.2xlarge and c7i.2xlarge)")
     parser.add_argument("--audit", metavar="FILE", help="an audit JSON (jaxci audit --execute --format json): "
                                                        "lecture build times for questions 6 and 7")
-    args = parser.parse_args(argv)
+    return parser
 
-    from jaxci.report.build import build, to_json
-    from jaxci.report.findings import crossover_table, findings_md, fp64_table, guidance_md, predicted_crossover_table
+
+def _build(args, results_dir: Path):
+    """The report, with progress on stderr while the results are read. Raises Refused with the reason."""
+    from jaxci.report.build import build
     from jaxci.results import records
 
-    results_dir = Path(args.results_dir)
-    try:
-        if args.out:
-            check_destination("--out", Path(args.out), results_dir, OUT_FILES)
-        if args.html:
-            check_html(Path(args.html), results_dir)
-    except Refused as exc:
-        print(f"jaxci report: {exc}", file=sys.stderr)
-        return 2
-    start = time.perf_counter()
     records.PROGRESS["hook"] = None if args.no_progress else Progress()
     try:
         families, audit = _sheet_inputs(args.family, args.audit)
         report = build(results_dir, families=families, audit=audit)
-    except (ResultsError, CatalogueError, Refused) as exc:
-        print(f"jaxci report: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+    except (ResultsError, CatalogueError) as exc:
+        raise Refused(" ".join(str(exc).split())) from None
     finally:
         records.PROGRESS["hook"] = None
     if not report.records:  # an empty or wrong folder is not "all fine" (issue 17); say why (issue 30)
-        print(f"jaxci report: {args.results_dir}: no asv result values in it ({_reason(report.errors)})",
-              file=sys.stderr)
-        return 2
-    findings, guidance, data = findings_md(report), guidance_md(report), to_json(report)
-    try:
-        if args.out:
-            out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "findings.md").write_text(findings, encoding="utf-8")
-            (out / "guidance.md").write_text(guidance, encoding="utf-8")
-            (out / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
-        if args.html:
-            from jaxci.report.page import write_page
+        raise Refused(f"{args.results_dir}: no asv result values in it ({_reason(report.errors)})")
+    return report
 
-            page, link = write_page(report, Path(args.html), findings, guidance, data)
-            print(f"jaxci report: wrote {page} ({link})", file=sys.stderr)
-    except (OSError, UnicodeDecodeError) as exc:
-        where = getattr(exc, "filename", None) or args.out or args.html
-        print(f"jaxci report: cannot write {where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
-        return 2
-    for error in report.errors:
-        print(f"jaxci report: warning: {error}", file=sys.stderr)
-    if args.format == "json":
+
+def _write(args, report, findings: str, guidance: str, data: dict) -> None:
+    """findings.md, guidance.md and report.json into --out; the findings page into --html."""
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "findings.md").write_text(findings, encoding="utf-8")
+        (out / "guidance.md").write_text(guidance, encoding="utf-8")
+        (out / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    if args.html:
+        from jaxci.report.page import write_page
+
+        page, link = write_page(report, Path(args.html), findings, guidance, data)
+        print(f"jaxci report: wrote {page} ({link})", file=sys.stderr)
+
+
+def _print(fmt: str, report, data: dict) -> None:
+    from jaxci.report.findings import crossover_table, fp64_table, predicted_crossover_table
+
+    if fmt == "json":
         print(json.dumps(data, indent=1, default=str))
-    elif args.format == "summary":
+    elif fmt == "summary":
         from jaxci.report.answers import summary_lines
 
         print("\n".join(summary_lines(report)))
@@ -185,6 +176,35 @@ def main(argv: list[str] | None = None) -> int:
         print("## Crossovers (measured)\n\n" + crossover_table(report))
         print("\n## Crossovers (predicted)\n\n" + predicted_crossover_table(report))
         print("\n## FP64 / FP32 time ratios\n\n" + fp64_table(report))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from jaxci.report.build import to_json
+    from jaxci.report.findings import findings_md, guidance_md
+
+    results_dir = Path(args.results_dir)
+    start = time.perf_counter()
+    try:
+        if args.out:
+            check_destination("--out", Path(args.out), results_dir, OUT_FILES)
+        if args.html:
+            check_html(Path(args.html), results_dir)
+        report = _build(args, results_dir)
+    except Refused as exc:
+        print(f"jaxci report: {exc}", file=sys.stderr)
+        return 2
+    findings, guidance, data = findings_md(report), guidance_md(report), to_json(report)
+    try:
+        _write(args, report, findings, guidance, data)
+    except (OSError, UnicodeDecodeError) as exc:
+        where = getattr(exc, "filename", None) or args.out or args.html
+        print(f"jaxci report: cannot write {where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 2
+    for error in report.errors:
+        print(f"jaxci report: warning: {error}", file=sys.stderr)
+    _print(args.format, report, data)
     print(f"jaxci report: {len(report.records)} result cells from {len(report.machines)} machine(s) "
           f"in {time.perf_counter() - start:.2f} s", file=sys.stderr)
     return 0
+
