@@ -62,7 +62,7 @@ def test_argparse_lives_only_in_commands():
 def test_every_command_of_the_dispatcher_is_a_commands_module():
     from jaxci.cli import COMMANDS
 
-    assert all(module.startswith("jaxci.commands.") for module, _ in COMMANDS.values())
+    assert COMMANDS and all(module.startswith("jaxci.commands.") for module, _ in COMMANDS.values())
 
 
 def test_the_top_level_is_the_runtime_and_the_dispatcher():

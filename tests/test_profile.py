@@ -73,6 +73,7 @@ def test_the_capture_profile_step_runs_from_anywhere_and_keeps_a_small_trace(tmp
     import sys
 
     from jaxci import REPO_ROOT
+    from jaxci.capture.profiles import TRACE_KEEP_BYTES
 
     env = dict(os.environ, JAXCI_ARTIFACTS=str(tmp_path / "artifacts"),
                PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
@@ -81,7 +82,8 @@ def test_the_capture_profile_step_runs_from_anywhere_and_keeps_a_small_trace(tmp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((tmp_path / "artifacts" / "profiles" / "scan-float32-cpu.json").read_text())
     assert summary["status"] == "ok" and summary["kernel"] == "scan" and summary["device"] == "cpu"
-    assert summary["trace"] and (tmp_path / "artifacts" / "profiles" / "scan-float32-cpu.xplane.pb").is_file()
+    trace = tmp_path / "artifacts" / "profiles" / "scan-float32-cpu.xplane.pb"
+    assert summary["trace"] == str(trace) and 0 < trace.stat().st_size <= TRACE_KEEP_BYTES
     if "gpu profiles not run" in proc.stdout:  # a machine without a GPU: said, never faked
         assert not (tmp_path / "artifacts" / "profiles" / "scan-float32-gpu.json").exists()
     from jaxci.capture.pack import profiles

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from jaxci.analysis import primitives as P
 from jaxci.analysis.peak import gemm_path
 from jaxci.analysis.primitives import Band, combine
-from jaxci.analysis.work import dense_flops
+from jaxci.analysis.work import ITEMSIZE, dense_flops, elementwise_bytes
 
 DENSE_OPS = ("matmul", "solve", "cholesky")
 LOOP_KINDS = ("scan", "fori", "while")
 KERNELS = DENSE_OPS + ("elementwise", "dispatch") + LOOP_KINDS + ("kalman_grad", "series", "nuts")
 COLD_KERNEL = {"matmul": "matmul", "elementwise": "op_mix", "scan": "scan"}
-ITEMSIZE = {"float32": 4, "float64": 8}
 
 
 @dataclass
@@ -204,7 +203,7 @@ class RunnerModel:
     def _gpu_work(self, family, refs, kernel, n, dtype, precision):
         entry = self.catalogue[family]
         if kernel == "elementwise":
-            return self._gpu_bytes(family, refs, 2 * n * ITEMSIZE[dtype], dtype)
+            return self._gpu_bytes(family, refs, elementwise_bytes(n, dtype), dtype)
         path, key, peak, src = gemm_path(entry, dtype, precision)
         inputs, floor_note = [], ""
         if peak is None and path == "tf32":
@@ -367,7 +366,7 @@ class RunnerModel:
         pt, _ = P.element_point(self.records, m, device, dtype, f.mid)
         if pt is None:
             lb, _ = P.op_mix_lower_bound(self.records, m, device, dtype)
-            return Band(0.0, 0.0, 2 * n * ITEMSIZE[dtype] / lb.rate.mid) if lb else f
+            return Band(0.0, 0.0, elementwise_bytes(n, dtype) / lb.rate.mid) if lb else f
         return f + pt.rate.inverse().scale(n)
 
     def _compile_part(self, family, kernel, dtype, device) -> _Est:

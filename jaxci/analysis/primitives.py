@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jaxci.analysis.work import bandwidth_bytes, dense_flops
+from jaxci.analysis.work import bandwidth_bytes, dense_flops, elementwise_bytes
 
 LATENCY_FACTOR = 5.0   # a point is a throughput point when t >= 5 x its launch floor (floor <= 20 % of t)
 
@@ -169,7 +169,7 @@ def op_mix_lower_bound(records, machine, device, dtype) -> tuple[Point | None, s
     if not recs:
         return None, f"{machine} {device}: no elementwise op mix measured"
     r = recs[-1]
-    b = 2 * r.params["n"] * (8 if dtype == "float64" else 4)
+    b = elementwise_bytes(r.params["n"], dtype)
     text = f"op mix n={r.params['n']:,} {r.value * 1e6:.0f} µs"
     return Point(r.params["n"], r.value, Band.of(b / r.value), text), ""
 

@@ -33,6 +33,7 @@ from jaxci.catalogue import Figure, Machine
 from jaxci.ci.jobcost import timeout_minutes
 from jaxci.ci.plan import matrix_entry
 from jaxci.results.asvrun import asv_env, asv_exe
+from jaxci.results.history import RELEASE
 from jaxci.results.upgrade import Row, parse_compare, slower
 from jaxci.util.validate import InputError, bench_filter
 
@@ -43,7 +44,6 @@ WATCH_BENCH = r"^(loops|dense|elementwise|dispatch|kalman)\.[A-Za-z]+\.time_warm
 TITLE = "JAX {release} is slower than {previous} (release watch)"
 MARKER = "<!-- jaxci release-watch release={release} -->"
 MAX_TIMEOUT = 360  # GitHub's job limit on hosted runners
-_VERSION = re.compile(r"^[0-9]{1,6}(\.[0-9]{1,6}){1,3}$")
 
 
 class WatchError(ValueError):
@@ -51,20 +51,20 @@ class WatchError(ValueError):
 
 
 def version_key(version: str) -> tuple[int, ...]:
-    if not _VERSION.fullmatch(version):
+    if not RELEASE.fullmatch(version):
         raise WatchError(f"{version[:40]!r} is not a JAX release like 0.11.1")
     return tuple(int(p) for p in version.split("."))
 
 
 def newer_releases(pin: str, versions: list[str]) -> list[str]:
     """The releases in `versions` newer than `pin`, oldest first (each is compared with the one before it)."""
-    return sorted((v for v in set(versions) if _VERSION.fullmatch(v) and version_key(v) > version_key(pin)),
+    return sorted((v for v in set(versions) if RELEASE.fullmatch(v) and version_key(v) > version_key(pin)),
                   key=version_key)
 
 
 def previous_release(release: str, versions: list[str]) -> str:
     """The newest release in `versions` older than `release`: what it is compared with."""
-    older = [v for v in versions if _VERSION.fullmatch(v) and version_key(v) < version_key(release)]
+    older = [v for v in versions if RELEASE.fullmatch(v) and version_key(v) < version_key(release)]
     if not older:
         raise WatchError(f"no JAX release before {release} to compare it with")
     return max(older, key=version_key)

@@ -24,6 +24,7 @@ from jaxci.capture.plan import plan, select
 from jaxci.capture.prepare import LAB_MACHINE, REHEARSAL_MACHINE, prepare
 from jaxci.capture.run import Capture, run_plan
 from jaxci.capture.scheduler import PACK_RESERVE_S, Costs
+from jaxci.util.validate import inside
 
 
 def parser() -> argparse.ArgumentParser:
@@ -41,11 +42,6 @@ def parser() -> argparse.ArgumentParser:
                    help="the second capture's device call: 1 the runner model's primitives, 2 the rest")
     p.add_argument("--plan", action="store_true", help="print the steps (question, primitive, estimate) and exit")
     return p
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    path, folder = path.resolve(), folder.resolve()
-    return path == folder or folder in path.parents or path in folder.parents
 
 
 def check_args(args) -> str | None:
@@ -72,7 +68,7 @@ def check_args(args) -> str | None:
     if args.work is not None:
         if args.work.exists() and not args.work.is_dir():
             return f"--work {args.work}: is a file; give a new or empty folder"
-        if _inside(args.work, REPO_ROOT):
+        if inside(args.work, REPO_ROOT, or_above=True):
             return (f"--work {args.work}: inside (or above) the checkout {REPO_ROOT}; the capture writes its own "
                     "asv.conf.json and results/ there: give a folder outside it")
     return None

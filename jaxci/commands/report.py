@@ -17,17 +17,13 @@ from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
 from jaxci.results.records import ResultsError
+from jaxci.util.validate import inside
 
 OUT_FILES = ("findings.md", "guidance.md", "report.json")
 
 
 class Refused(ValueError):
     pass
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    path, folder = path.resolve(), folder.resolve()
-    return path == folder or folder in path.parents
 
 
 def check_destination(option: str, folder: Path, results_dir: Path, files: tuple[str, ...]) -> None:
@@ -38,7 +34,7 @@ def check_destination(option: str, folder: Path, results_dir: Path, files: tuple
         raise Refused(f"{option} {folder}: is a file; give a folder")
     if not folder.exists() and not folder.resolve().parent.is_dir():
         raise Refused(f"{option} {folder}: folder {folder.resolve().parent} does not exist")
-    if _inside(folder, results_dir):
+    if inside(folder, results_dir):
         raise Refused(f"{option} {folder}: inside the results folder {results_dir}; the next report would read "
                       "what this one writes: give a folder outside it")
     for name in files:

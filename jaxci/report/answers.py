@@ -322,8 +322,8 @@ def sheet_md(sheet: Sheet) -> str:
     return f"### {sheet.title}\n\n" + table(["#", "question", "answer", "status", "evidence"], rows)
 
 
-def answers_md(report, headline: bool = True) -> str:
-    parts = [globals()["headline"](report), ""] if headline else []
+def answers_md(report, with_headline: bool = True) -> str:
+    parts = [headline(report), ""] if with_headline else []
     for s in sheets(report):
         parts += [sheet_md(s), ""]
     return "\n".join(parts).rstrip() + "\n"

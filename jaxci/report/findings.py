@@ -271,7 +271,7 @@ Status: *measured* on that family; *predicted* by the runner model (band and inp
 
 Lab and local machines are evidence for the sheets above, never a runner family's answer.
 
-{answers.answers_md(report, headline=False)}
+{answers.answers_md(report, with_headline=False)}
 Status: *measured* on the machine in the heading (its JAX version, date and commit are under
 [Evidence](#evidence-machines-and-runs)); *predicted from* the model's inputs, never filling a measured cell.
 

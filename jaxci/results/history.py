@@ -52,7 +52,8 @@ TAG_PREFIX = "jax-v"
 COMMIT_PREFIX = "history: pin jax "
 AUTHOR = ("jaxci history", "jaxci-history@localhost")
 # at most 6 digits a part: a release number, never a 5000-digit integer that int() refuses
-_VERSION = re.compile(r"^[0-9]{1,6}(\.[0-9]{1,6}){1,3}$")
+#: a JAX release as the package index lists it (0.4.26, 0.12.0.1), each part at most six digits
+RELEASE = re.compile(r"^[0-9]{1,6}(\.[0-9]{1,6}){1,3}$")
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 # The wheel that has to exist for a release to be installable here, per backend.
 BACKEND_WHEEL = {"cpu": "jaxlib", "cuda13": "jax-cuda13-plugin"}
@@ -79,7 +80,7 @@ def parse_releases(text: str) -> list[str]:
     out = set()
     for part in text.split(","):
         part = part.strip()
-        if not _VERSION.fullmatch(part):
+        if not RELEASE.fullmatch(part):
             raise HistoryError(f"--releases: {quoted(part, 40)} is not a JAX release like 0.11.1")
         out.add(part)
     if not out:
@@ -100,7 +101,7 @@ def index_versions(package: str, python: str = sys.executable, index_url: str | 
     for line in proc.stdout.splitlines():
         if line.strip().startswith("Available versions:"):
             found = [v.strip() for v in line.split(":", 1)[1].split(",")]
-            return sorted((v for v in found if _VERSION.fullmatch(v)), key=version_key)
+            return sorted((v for v in found if RELEASE.fullmatch(v)), key=version_key)
     raise HistoryError(f"pip index versions {package}: no version list in its output")
 
 
@@ -186,7 +187,7 @@ def numpyro_for(jax_version: str, specs: dict[str, str]) -> str | None:
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-    ok = [v for v, spec in specs.items() if _VERSION.fullmatch(v) and Version(jax_version) in SpecifierSet(spec)]
+    ok = [v for v, spec in specs.items() if RELEASE.fullmatch(v) and Version(jax_version) in SpecifierSet(spec)]
     return max(ok, key=version_key) if ok else None
 
 
@@ -336,7 +337,7 @@ def restore_refs(repo: Path) -> tuple[int, bool]:
             continue
         commit, stamp = head.split()
         version = subject[len(COMMIT_PREFIX):].split(" ", 1)[0]
-        if not _VERSION.fullmatch(version):
+        if not RELEASE.fullmatch(version):
             continue
         tip = tip or commit
         tag = TAG_PREFIX + version
@@ -473,7 +474,7 @@ def save_state(path: Path, outcomes: list[Outcome], chain: Chain, earlier: dict 
 
 
 def _sort_key(version: str) -> tuple:
-    return version_key(version) if _VERSION.fullmatch(version) else (10**9, version)
+    return version_key(version) if RELEASE.fullmatch(version) else (10**9, version)
 
 
 def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: list[str], env: dict,
@@ -535,7 +536,7 @@ def choose(all_releases: list[str], releases: list[str] | None, since: str | Non
     else:
         picked = list(all_releases)
     if since:
-        if not _VERSION.fullmatch(since):
+        if not RELEASE.fullmatch(since):
             raise HistoryError(f"--since: {quoted(since, 40)} is not a JAX release like 0.11.1")
         picked = [v for v in picked if version_key(v) >= version_key(since)]
     if not picked:

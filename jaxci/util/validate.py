@@ -35,6 +35,13 @@ def one_line(text: object, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
+def inside(path: Path, folder: Path, *, or_above: bool = False) -> bool:
+    """`path` is `folder` or below it (with `or_above`, also one of its parents): a destination that would
+    write into (or over) a folder it must leave alone."""
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents or (or_above and path in folder.parents)
+
+
 def quoted(text: object, limit: int = 80) -> str:
     """repr() of what a user typed, shortened: control characters escaped, so a message stays one line."""
     text = str(text)
