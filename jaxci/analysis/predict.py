@@ -69,14 +69,19 @@ class Predictor:
         return self.model.predict(family, kernel, n, dtype, device, precision=precision)
 
     def predict(self, family: str, benchmark: str, case: tuple, dtype: str, device: str, n: int):
+        seconds, inputs, _, _ = self.predict_band(family, benchmark, case, dtype, device, n)
+        return seconds, inputs
+
+    def predict_band(self, family: str, benchmark: str, case: tuple, dtype: str, device: str, n: int):
+        """(seconds, inputs, low, high) from one model call, or (None, why not, None, None)."""
         if family not in self.catalogue:
-            return None, f"{family} is not in the catalogue"
+            return None, f"{family} is not in the catalogue", None, None
         p = self.full(family, benchmark, case, dtype, device, n)
         if p is None:
-            return None, "no work formula for this kernel"
+            return None, "no work formula for this kernel", None, None
         if not p:
-            return None, p.reason
-        return p.seconds, p.inputs
+            return None, p.reason, None, None
+        return p.seconds, p.inputs, p.low, p.high
 
 
 @dataclass
@@ -112,12 +117,13 @@ def _crossing(points) -> float | None:
     return n if kind == CROSSING else None
 
 
-def predictions(records, machines: dict, catalogue: dict, measured_crossovers=()):
+def predictions(records, machines: dict, catalogue: dict, measured_crossovers=(), predictor: Predictor | None = None):
     """(runtime predictions, predicted crossovers) for every catalogue family x kernel x dtype x size.
 
     `catalogue` must hold the measured lab machines too (load_catalogue(include_lab=True)): their sourced
-    peaks calibrate the GPU terms. Lab machines are never predicted as families."""
-    pred = Predictor(records, machines, catalogue)
+    peaks calibrate the GPU terms. Lab machines are never predicted as families. `predictor`: one already built
+    over the same records (the report builds the runner model once)."""
+    pred = predictor or Predictor(records, machines, catalogue)
     measured = {(r.machine, r.benchmark, case_of(r), r.params["dtype"], r.params.get("device"), r.params["n"]): r.value
                 for r in records if r.ok and work(r.benchmark, r.params)}
     mx = {(c.gpu_machine, c.benchmark, c.case, c.dtype): c for c in measured_crossovers

@@ -14,7 +14,6 @@ from jaxci.analysis import (
     cost,
     crossover,
     finite_or_none,
-    model,
     peak,
     penalty,
     predict,
@@ -77,7 +76,8 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms (the
     # incident check and the achieved table once used the runner-only catalogue and lost the H200's peaks)
     with_lab = load_catalogue(catalogue_dir, include_lab=True)
-    runtimes, pcx = predict.predictions(records, rs.machines, with_lab, cx)
+    predictor = predict.Predictor(records, rs.machines, with_lab)  # the runner model, built once
+    runtimes, pcx = predict.predictions(records, rs.machines, with_lab, cx, predictor=predictor)
     report = Report(
         results_dir=str(results_dir),
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -89,14 +89,14 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         achieved=peak.achieved(records, with_lab),
         costs=cost.family_costs(records, rs.runs, rs.machines, catalogue, defaults),
         runtimes=runtimes, predicted_crossovers=pcx)
-    report.model = model.RunnerModel.from_results(records, rs.machines, with_lab)
+    report.model = predictor.model
     report.families, report.audit = list(families or []), audit
     report.upgrade_factor = releases.upgrade_factor(catalogue_dir)
     report.release_steps = releases.release_steps(rs.records, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)
     if incidents is not None and Path(incidents).is_file():
         text = Path(incidents).read_text()
-        report.incidents = incident_checks(text, predict.Predictor(records, rs.machines, with_lab))
+        report.incidents = incident_checks(text, predictor)
         report.model_checks = model_checks(text, report.model)
     return report
 
@@ -112,11 +112,11 @@ def incident_checks(text: str, predictor) -> list[dict]:
     out = []
     for row in direct_timings(text):
         for incident_s, (family, device) in zip((row.cpu_s, row.gpu_s), _COLUMNS):
-            seconds, inputs = predictor.predict(family, row.benchmark, row.case, "float32", device, row.n)
-            full = predictor.full(family, row.benchmark, row.case, "float32", device, row.n) if seconds else None
+            seconds, inputs, low, high = predictor.predict_band(family, row.benchmark, row.case, "float32", device,
+                                                                row.n)
             out.append({"what": row.what, "family": family, "device": device, "n": row.n,
                         "incident_s": incident_s, "predicted_s": seconds, "inputs": inputs,
-                        "low_s": full.low if full else None, "high_s": full.high if full else None})
+                        "low_s": low, "high_s": high})
     return out
 
 
