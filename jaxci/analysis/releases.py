@@ -12,13 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxci.analysis import group, is_timing
-
-
-def version_key(version: str) -> tuple:
-    try:
-        return tuple(int(p) for p in version.split("."))
-    except ValueError:
-        return ()
+from jaxci.util.versions import release_key
 
 
 @dataclass(frozen=True)
@@ -49,7 +43,7 @@ def _separated(a, b) -> bool:
 
 def per_release(records) -> dict:
     """(machine, benchmark, params) -> [(release, record)] oldest first, one record per release (newest file)."""
-    timed = [r for r in records if r.ok and is_timing(r) and version_key(r.jax_version) and r.value > 0]
+    timed = [r for r in records if r.ok and is_timing(r) and release_key(r.jax_version) and r.value > 0]
     key = lambda r: (r.machine, r.benchmark, tuple(r.params.items()))  # asv's param order: the size first
     out = {}
     for k, recs in group(timed, key).items():
@@ -58,7 +52,7 @@ def per_release(records) -> dict:
             if r.jax_version not in best or (r.date, r.file) >= (best[r.jax_version].date, best[r.jax_version].file):
                 best[r.jax_version] = r
         if len(best) > 1:
-            out[k] = sorted(best.items(), key=lambda kv: version_key(kv[0]))
+            out[k] = sorted(best.items(), key=lambda kv: release_key(kv[0]))
     return out
 
 
@@ -87,9 +81,9 @@ def releases_measured(records) -> dict[str, list[str]]:
     """machine -> the JAX releases with at least one timing, oldest first."""
     out: dict[str, set] = {}
     for r in records:
-        if r.ok and version_key(r.jax_version):
+        if r.ok and release_key(r.jax_version):
             out.setdefault(r.machine, set()).add(r.jax_version)
-    return {m: sorted(v, key=version_key) for m, v in sorted(out.items())}
+    return {m: sorted(v, key=release_key) for m, v in sorted(out.items())}
 
 
 def _fmt_t(seconds: float) -> str:

@@ -4,7 +4,6 @@ repository holds no .git, from .device/commit.json. Standard library only: this 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import zipfile
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.util.git import GitError, git
+from jaxci.util.safeio import load_json
 
 
 class CaptureError(RuntimeError):
@@ -52,7 +52,7 @@ def source_commit(repo: Path = REPO_ROOT) -> dict:
         pass
     path = repo / ".device" / "commit.json"
     try:
-        data = json.loads(path.read_text())
+        data = load_json(path)
         return {"commit": str(data["commit"]), "date": int(data["date"]), "source": str(path.relative_to(repo))}
     except (OSError, ValueError, KeyError) as exc:
         raise CaptureError(f"gpu_capture: no git here and {path} unusable ({exc}): run scripts/prepare-device.sh "

@@ -15,6 +15,7 @@ import tarfile
 from pathlib import Path
 
 from jaxci.capture.plan import plan
+from jaxci.util.safeio import load_json
 
 FORMAT = 1                      # capture.json format, checked by `jaxci import`
 MAX_FILES, MAX_FILE_BYTES = 8, 16 * 2**20
@@ -55,7 +56,7 @@ def profiles(folder: Path) -> list[str]:
     rows = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            s = json.loads(path.read_text())
+            s = load_json(path)
         except (OSError, ValueError) as exc:
             rows.append(f"| {path.name} | unreadable: {exc} | | | | |")
             continue

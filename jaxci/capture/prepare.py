@@ -5,7 +5,6 @@ scheduler's estimates start from."""
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -57,11 +56,7 @@ def write_conf(cap) -> Path:
 
     src = source_commit()
     cap.facts.update(commit=src["commit"], commit_date=src["date"], commit_source=src["source"])
-    conf_path = write_redirected_conf(cap.work)
-    conf = json.loads(conf_path.read_text())
-    conf.update(dvcs=DVCS, plugins=[PLUGIN])
-    conf_path.write_text(json.dumps(conf, indent=2))
-    return conf_path
+    return write_redirected_conf(cap.work, dvcs=DVCS, plugins=[PLUGIN])
 
 
 def check_machine(cap, gpus) -> None:

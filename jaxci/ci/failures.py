@@ -13,8 +13,9 @@ never caches it, so every later build executes it again; it has no option to ski
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from jaxci.util.safeio import load_json
 
 FORMAT = 1
 
@@ -55,7 +56,7 @@ def record(cache_path) -> dict:
 
 def load_known(path) -> dict:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_json(path)
     except (OSError, ValueError) as exc:
         raise FailuresError(f"{path}: cannot read known failures: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("failures"), dict):

@@ -33,9 +33,10 @@ from jaxci.catalogue import Figure, Machine
 from jaxci.ci.jobcost import timeout_minutes
 from jaxci.ci.plan import matrix_entry
 from jaxci.results.asvrun import asv_env, asv_exe
-from jaxci.results.history import RELEASE
 from jaxci.results.upgrade import Row, parse_compare, slower
+from jaxci.util.safeio import load_json
 from jaxci.util.validate import InputError, bench_filter
+from jaxci.util.versions import RELEASE, release_key
 
 FACTOR = 1.5
 # the warm benchmarks of the reference history (docs/history.md); asv matches a parameterised benchmark as
@@ -51,9 +52,11 @@ class WatchError(ValueError):
 
 
 def version_key(version: str) -> tuple[int, ...]:
-    if not RELEASE.fullmatch(version):
+    """release_key, refusing what is not a release (the watch compares releases only)."""
+    key = release_key(version)
+    if not key:
         raise WatchError(f"{version[:40]!r} is not a JAX release like 0.11.1")
-    return tuple(int(p) for p in version.split("."))
+    return key
 
 
 def newer_releases(pin: str, versions: list[str]) -> list[str]:
@@ -235,7 +238,7 @@ def load_reports(directory: Path) -> list[Report]:
     reports = []
     for path in sorted(directory.rglob("watch-*.json")):
         try:
-            data = json.loads(path.read_text())
+            data = load_json(path)
             reports.append(Report(**data))
         except (ValueError, TypeError) as exc:
             raise WatchError(f"{path}: not a release-watch report ({str(exc)[:120]})") from None

@@ -45,7 +45,9 @@ from jaxci.results.records import FormatError, any_value, load_benchmarks_json, 
 from jaxci.util.git import GitError, git
 from jaxci.util.pins import pin_jax
 from jaxci.util.proc import kill_tree
+from jaxci.util.safeio import load_json
 from jaxci.util.validate import quoted
+from jaxci.util.versions import RELEASE, release_key
 
 BRANCH = "jax-history"
 TAG_PREFIX = "jax-v"
@@ -53,7 +55,6 @@ COMMIT_PREFIX = "history: pin jax "
 AUTHOR = ("jaxci history", "jaxci-history@localhost")
 # at most 6 digits a part: a release number, never a 5000-digit integer that int() refuses
 #: a JAX release as the package index lists it (0.4.26, 0.12.0.1), each part at most six digits
-RELEASE = re.compile(r"^[0-9]{1,6}(\.[0-9]{1,6}){1,3}$")
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 # The wheel that has to exist for a release to be installable here, per backend.
 BACKEND_WHEEL = {"cpu": "jaxlib", "cuda13": "jax-cuda13-plugin"}
@@ -71,10 +72,6 @@ class Interrupted(BaseException):  # noqa: N818 (like KeyboardInterrupt: not cau
         self.signum = signum
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
 def parse_releases(text: str) -> list[str]:
     """'0.11.0,0.11.1' -> ['0.11.0', '0.11.1'], checked; order and duplicates normalised (oldest first)."""
     out = set()
@@ -85,7 +82,7 @@ def parse_releases(text: str) -> list[str]:
         out.add(part)
     if not out:
         raise HistoryError("--releases: no release given")
-    return sorted(out, key=version_key)
+    return sorted(out, key=release_key)
 
 
 # ---- what exists on the package index ------------------------------------------------------------------
@@ -101,7 +98,7 @@ def index_versions(package: str, python: str = sys.executable, index_url: str | 
     for line in proc.stdout.splitlines():
         if line.strip().startswith("Available versions:"):
             found = [v.strip() for v in line.split(":", 1)[1].split(",")]
-            return sorted((v for v in found if RELEASE.fullmatch(v)), key=version_key)
+            return sorted((v for v in found if RELEASE.fullmatch(v)), key=release_key)
     raise HistoryError(f"pip index versions {package}: no version list in its output")
 
 
@@ -112,8 +109,8 @@ def installable_releases(backend: str, python: str = sys.executable) -> list[str
     wheels = index_versions(BACKEND_WHEEL[backend], python)
     if not wheels:
         raise HistoryError(f"no {BACKEND_WHEEL[backend]} wheel for this Python: no JAX release installs here")
-    oldest = version_key(wheels[0])
-    return [v for v in index_versions("jax", python) if version_key(v) >= oldest]
+    oldest = release_key(wheels[0])
+    return [v for v in index_versions("jax", python) if release_key(v) >= oldest]
 
 
 def release_dates(versions: list[str], fetch=None) -> dict[str, str]:
@@ -188,7 +185,7 @@ def numpyro_for(jax_version: str, specs: dict[str, str]) -> str | None:
     from packaging.version import Version
 
     ok = [v for v, spec in specs.items() if RELEASE.fullmatch(v) and Version(jax_version) in SpecifierSet(spec)]
-    return max(ok, key=version_key) if ok else None
+    return max(ok, key=release_key) if ok else None
 
 
 # ---- the pin commits -----------------------------------------------------------------------------------
@@ -420,11 +417,11 @@ def state_path(machine: str, repo: Path) -> Path:
 
 def load_state(path: Path) -> dict:
     """The state file's records ({} when there is none); HistoryError when it is not one (one line)."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+    if not path.exists():
         return {}
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    try:
+        data = load_json(path)
+    except (OSError, ValueError) as exc:
         raise HistoryError(f"{path}: not a readable history state file ({str(exc)[:120]}); "
                            "move it aside to start a new record") from None
     releases = data.get("releases") if isinstance(data, dict) else None
@@ -474,7 +471,7 @@ def save_state(path: Path, outcomes: list[Outcome], chain: Chain, earlier: dict 
 
 
 def _sort_key(version: str) -> tuple:
-    return version_key(version) if RELEASE.fullmatch(version) else (10**9, version)
+    return release_key(version) if RELEASE.fullmatch(version) else (10**9, version)
 
 
 def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: list[str], env: dict,
@@ -538,10 +535,10 @@ def choose(all_releases: list[str], releases: list[str] | None, since: str | Non
     if since:
         if not RELEASE.fullmatch(since):
             raise HistoryError(f"--since: {quoted(since, 40)} is not a JAX release like 0.11.1")
-        picked = [v for v in picked if version_key(v) >= version_key(since)]
+        picked = [v for v in picked if release_key(v) >= release_key(since)]
     if not picked:
         raise HistoryError("no release selected (check --releases / --since)")
-    return sorted(picked, key=version_key, reverse=True)
+    return sorted(picked, key=release_key, reverse=True)
 
 
 def checkout_root() -> Path:
