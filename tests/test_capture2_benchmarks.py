@@ -316,6 +316,12 @@ def test_asv_runs_the_new_classes_at_ci_scale(asv_run):
     assert math.isnan(gbps[("'axpy'", "100000000", "'float64'", "'cpu'")])
     step = result_values(results, "nuts.NutsLeapfrogStep.track_s_per_leapfrog_step")
     assert step[("'float64'", "'cpu'")] > 0 and step[("'float32'", "'cpu'")] > 0
+    # the step count asv recorded is the sampler's: whole, and within 1 .. 255 steps per iteration of
+    # 10 warm-up + 10 draws (max tree depth 8); the per-step cost is what is left after compile
+    counts = result_values(results, "nuts.NutsLeapfrogStep.track_leapfrog_steps")
+    for dt in DTYPES:
+        n = counts[(f"'{dt}'", "'cpu'")]
+        assert n == int(n) and 2 * nuts_suite.STEP_DRAWS <= n <= 2 * nuts_suite.STEP_DRAWS * 255
     backend = result_values(results, "compile.AutotuneCompile.track_backend_s")
     assert all(backend[(f"'{a}'", "'matmul'", "'float32'", "'cpu'")] > 0 for a in ("default", "off"))
     if not gpu_present():

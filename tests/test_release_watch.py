@@ -291,3 +291,14 @@ def test_the_real_runner_keeps_one_scale_for_history_rerun_and_compare(tmp_path,
     assert seen[0][0][-4:] == ["--scale", "ci", "--backend", "cpu"]
     assert all(env["JAXCI_SCALE"] == "ci" and env["JAXCI_BACKEND"] == "cpu" for _, env in seen)
     assert "--skip-existing-successful" not in seen[1][0] and seen[1][0][-1] == f"jax-v{FAKE}^!"
+
+
+def test_the_committed_demo_report_is_a_report_and_says_what_the_docs_say():
+    """docs/history.md quotes a real measure run; its report is committed beside it and must read back."""
+    from jaxci.ci.release_watch import load_reports
+
+    (report,) = load_reports(Path(__file__).resolve().parent.parent / "docs" / "watch-demo")
+    assert (report.release, report.previous, report.status) == ("0.11.1", "0.11.0", "regression")
+    assert len(report.confirmed) == 10 and all(r["name"].startswith("loops.") for r in report.confirmed)
+    ratios = sorted(float(r["ratio"]) for r in report.confirmed)
+    assert (ratios[0], round(ratios[-1])) == (4.25, 1027)   # "x4.25 .. x1,027" in docs/history.md
