@@ -286,12 +286,13 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
 
 # ---- device memory: the catalogue, else NVML ------------------------------------------------------------
 
-def known_machine(machine: str, results: str | None) -> bool:
-    """True for a catalogue family; False for a local asv machine name, allowed only when its results are
-    read (--results) and only if it stays one folder under results/. Anything else is refused, --pin-cpu
-    or not: a typo must not pass silently."""
-    if machine in load_catalogue(include_lab=True):  # lab machines too: the report prints their commands
-        return True
+def known_machine(machine: str, results: str | None):
+    """The catalogue entry of a family or lab machine; None for a local asv machine name, allowed only when
+    its results are read (--results) and only if it stays one folder under results/. Anything else is
+    refused, --pin-cpu or not: a typo must not pass silently."""
+    entry = load_catalogue(include_lab=True).get(machine)  # lab machines too: the report prints their commands
+    if entry is not None:
+        return entry
     if not results:
         raise AdviceError(f"--machine {machine!r}: unknown machine, not a family of env_matrix/machines.toml "
                           "(jaxci machine --list shows them)")
@@ -299,15 +300,15 @@ def known_machine(machine: str, results: str | None) -> bool:
         machine_name("--machine", machine)
     except InputError as exc:
         raise AdviceError(str(exc)) from None
-    return False
+    return None
 
 
-def catalogue_device_mib(machine: str, results: str | None = None) -> tuple[float, str | None]:
+def catalogue_device_mib(family, results: str | None = None) -> tuple[float, str | None]:
     """The device memory of a catalogue machine: the catalogue's gpu_memory_mib, else (a lab machine whose
     catalogue entry has none) what its registration recorded from NVML in results/<machine>/machine.json
     (the --results directory, else this checkout's results/). Returns (MiB, a note naming the file or None);
-    refused where it lists no GPU or neither has a figure."""
-    family = load_catalogue(include_lab=True)[machine]
+    refused where it lists no GPU or neither has a figure. `family` is the entry known_machine returned."""
+    machine = family.name
     figure = family.figure("gpu_memory_mib")
     if not family.has_gpu:
         raise AdviceError(f"--machine {machine}: the catalogue lists no GPU on it; use --pin-cpu")
@@ -455,8 +456,9 @@ def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results:
         raise AdviceError("--results needs --machine: the asv machine whose results to read")
     notes = []
     if machine is not None:
-        if known_machine(machine, results) and device_mib is None and not pin_cpu:
-            device_mib, note = catalogue_device_mib(machine, results)
+        family = known_machine(machine, results)
+        if family is not None and device_mib is None and not pin_cpu:
+            device_mib, note = catalogue_device_mib(family, results)
             notes += [note] if note else []
     elif device_mib is None and not pin_cpu:
         device_mib, note = nvml_device_mib() or (None, None)
