@@ -107,4 +107,8 @@ class SizeFinding:
         return f"cell {self.cell} line {self.line}: {self.what} = {self.elements:,} elements" + \
                (f" ({self.why})" if self.why else "")
 
+    def short(self) -> str:
+        """The line the report's `sizes` list shows ("cell 2: zeros[1000] = 1,000 elements")."""
+        return f"cell {self.cell}: {self.what} = {self.elements:,} elements"
+
 

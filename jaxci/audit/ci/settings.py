@@ -1,8 +1,8 @@
 """The build settings a CI audit needs beyond the workflows: the book config and the environment file.
 
-Book config: Jupyter Book 1 `_config.yml` (`execute.execute_notebooks`, `execute.timeout`,
-`execute.exclude_patterns`) or a `myst.yml` (any numeric key named like `timeout` under it), each with its
-line. Environment: conda `environment.yml` (conda entries `name=ver`, pip entries `name==ver`) and pip
+Book config: the repository's top-level `_config.yml` or `myst.yml`, read by `jaxci.audit.book` (the one
+reader and rule set the lecture audit uses too) and shown here with the lines a patch edits.
+Environment: conda `environment.yml` (conda entries `name=ver`, pip entries `name==ver`) and pip
 `requirements*.txt`: the Python version and the jax / jaxlib / numpyro entries with their lines.
 A package is pinned when it names one exact version (`==x` for pip, `=x` or `==x` for conda).
 """
@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxci.audit import book
 from jaxci.audit.ci.yamlread import Doc, load
 from jaxci.util import safeio
 
@@ -22,12 +23,15 @@ _REQ = re.compile(r"^\s*(?P<name>[A-Za-z0-9_.-]+)(?P<extras>\[[^\]]*\])?\s*(?P<s
 
 @dataclass
 class BookSettings:
+    """The CI audit's view of the book config that `book.read` parsed (no parsing or rules here): `timeout`
+    is the configured value only (None unless timeout_state is "set"), lines for findings and patches."""
+
     file: str | None = None
     doc: Doc | None = field(default=None, repr=False)
     mode: str | None = None
     mode_line: int | None = None
     timeout: float | None = None          # per-cell seconds; None: no limit or not set (see timeout_state)
-    timeout_state: str = "absent"         # set | none (-1/null) | absent
+    timeout_state: str = "absent"         # set | none (-1/null/0) | absent | invalid (the error says why)
     timeout_line: int | None = None
     timeout_path: tuple = ()
     exclude: list = field(default_factory=list)
@@ -38,14 +42,6 @@ class BookSettings:
         return f"{self.file}:{line}" if line else str(self.file)
 
 
-def _timeout_paths(data, path=()):
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if "timeout" in str(key).lower() and isinstance(value, (int, float)) and not isinstance(value, bool):
-                yield path + (key,), value
-            yield from _timeout_paths(value, path + (key,))
-
-
 def read_book(root: Path) -> BookSettings:
     """The top-level book config of the repository (`_config.yml`, else `myst.yml`, else under book/ or
     lectures/): the one a `jb build` / `myst build` of the repository reads first."""
@@ -53,40 +49,11 @@ def read_book(root: Path) -> BookSettings:
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
         return BookSettings()
-    rel = path.relative_to(root).as_posix()
-    doc = load(path, rel)
-    out = BookSettings(file=rel, doc=doc)
-    if doc.error or not isinstance(doc.data, dict):
-        out.error = doc.error or f"{rel}: not a YAML mapping"
-        return out
-    if path.name == "_config.yml":
-        execute = doc.data.get("execute")
-        if isinstance(execute, dict):
-            out.mode, out.mode_line = execute.get("execute_notebooks", "auto"), doc.line("execute", "execute_notebooks")
-            if "timeout" in execute:
-                value = execute["timeout"]
-                out.timeout_path, out.timeout_line = ("execute", "timeout"), doc.line("execute", "timeout")
-                if value is None or (isinstance(value, (int, float)) and value < 0):
-                    out.timeout_state = "none"
-                elif isinstance(value, (int, float)) and not isinstance(value, bool):
-                    out.timeout, out.timeout_state = float(value), "set"
-                else:
-                    out.error = f"{rel}:{out.timeout_line}: execute.timeout is not a number: {value!r}"
-            patterns = execute.get("exclude_patterns") or []
-            out.exclude_line = doc.line("execute", "exclude_patterns")
-            if isinstance(patterns, list):
-                out.exclude = [str(p) for p in patterns]
-            elif isinstance(patterns, str):
-                out.exclude = [patterns]
-            else:
-                out.error = f"{rel}:{out.exclude_line}: execute.exclude_patterns is not a list: {patterns!r}"
-    else:
-        found = list(_timeout_paths(doc.data))
-        if found:
-            out.timeout_path, value = found[0]
-            out.timeout_line = doc.line(*out.timeout_path)
-            out.timeout, out.timeout_state = (None, "none") if value < 0 else (float(value), "set")
-    return out
+    c = book.read(path, path.relative_to(root).as_posix())
+    return BookSettings(file=c.rel, doc=c.doc, mode=c.mode, mode_line=c.mode_line,
+                        timeout=c.timeout if c.timeout_state == book.SET else None, timeout_state=c.timeout_state,
+                        timeout_line=c.timeout_line, timeout_path=c.timeout_path, exclude=c.exclude,
+                        exclude_line=c.exclude_line, error=c.error)
 
 
 @dataclass
