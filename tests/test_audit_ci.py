@@ -71,7 +71,9 @@ def test_findings_repository(static):
     assert cache.label == "not measured" and "pin-cpu: true" in cache.fix and "c7i.2xlarge" in cache.fix
     assert not by_kind(r, "memory-policy")  # the job moves to a CPU family: a GPU memory policy is moot
     # drafts/heavy.md would keep a GPU busy, but exclude_patterns keeps it out of the build
-    assert r.tiers[0].inputs["executed_lectures"] == 4 and len(r.lectures) == 5
+    assert r.tiers[0].inputs["lectures_in_build"] == 4 and r.tiers[0].inputs["executed"] == 0
+    assert "static verdicts: nothing executed" in r.tiers[0].reason and "executed lectures" not in r.tiers[0].reason
+    assert len(r.lectures) == 5
 
 
 def test_split_repository(static):
@@ -320,7 +322,8 @@ def test_emit_config_carries_the_ci_changes(tmp_path):
     assert main([str(repo), "--output", str(out), "--emit-config", str(emitted), "--no-progress"]) == 0
     text = emitted.read_text()
     assert "diff --git a/.github/workflows/build.yml b/.github/workflows/build.yml" in text
-    assert "CI audit: memory-policy, spot" in text and "CI findings to act on by hand: runner-tier" in text
+    assert "CI audit: kernelspec install, memory-policy, spot" in text
+    assert "CI findings to act on by hand: runner-tier" in text
     subprocess.run([GIT, "apply", str(emitted)], cwd=repo, check=True)
     assert "spot=false" in (repo / ".github" / "workflows" / "build.yml").read_text()
 

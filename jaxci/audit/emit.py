@@ -6,7 +6,11 @@ the explanation, which git ignores):
   `_jaxci/kernels/`, and each lecture to pin switched to it in its own metadata (`kernelspec.name`);
 - per-lecture timeouts where the audit measured a cell slower than the configured timeout (`--execute`):
   `mystnb: execution_timeout` in the lecture's metadata;
-- the CI steps to add (install the kernelspec, the jax-env action), as text in the explanation.
+- the kernelspec install, as a step inserted before the build step of every workflow job that executes notebooks
+  (jaxci.audit.ci.edits.join_emitted; as text in the explanation only where no such job is found), and the
+  jax-env action step as text;
+- lectures whose purpose is to show the GPU backend (they print jax.devices() / the platform, run nvidia-smi, and
+  have little work) are never pinned: the explanation lists them as "left on the GPU: narrative".
 
 The settings it relies on are stated in the explanation (SETTINGS below). Changes are `FileChange`s collected
 in an `EmittedConfig`, so other producers (e.g. workflow edits) can add theirs before rendering.
@@ -24,11 +28,15 @@ from jaxci.audit.repo import Verdict, pin_list
 
 KERNEL = "python3-jax-cpu"
 KERNEL_DIR = f"_jaxci/kernels/{KERNEL}"
+#: what the build job runs before the build (relative to the repository root, where a job's steps start)
+INSTALL_CMD = f"jupyter kernelspec install --user --name {KERNEL} {KERNEL_DIR}"
+INSTALL_STEP = "Install the JAX-on-CPU kernel for pinned lectures (jaxci audit)"
 SETTINGS = [
     "Jupyter Book 1 / MyST-NB runs each notebook with the Jupyter kernel named in its own metadata "
     "(`kernelspec.name`, the MyST front matter or the .ipynb metadata); jupyter_client starts that kernel with "
     "the `env` of its kernel.json, so JAX_PLATFORMS=cpu reaches the pinned lectures only. The kernelspec must "
-    f"be installed in the build's environment first (`jupyter kernelspec install --user {KERNEL_DIR}`).",
+    f"be installed in the build's environment first (`{INSTALL_CMD}`, the step this patch adds before each "
+    "build step; `--name` keeps the kernel's name whatever the folder is called).",
     "`execute.execute_notebooks` (Jupyter Book) / `nb_execution_mode` (MyST-NB) must not be `off`; with "
     "`cache`, a changed kernelspec or metadata makes the lecture re-execute once.",
     "Per-lecture timeouts use MyST-NB's per-file configuration: `mystnb: execution_timeout: N` in the front "
@@ -52,6 +60,7 @@ class EmittedConfig:
     changes: list[FileChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)  # YAML workflow steps, as text
+    narrative: list[str] = field(default_factory=list)  # "path: evidence" of lectures left on the GPU (narrative)
     settings: list[str] = field(default_factory=lambda: list(SETTINGS))
 
 
@@ -115,11 +124,24 @@ def _needs_timeout(v: Verdict) -> int | None:
     return None
 
 
+def narrative(v: Verdict) -> str:
+    """Why a lecture's purpose is to show the GPU backend, or '': it prints jax.devices() / default_backend() /
+    the platform or runs nvidia-smi (the scan's gpu_narrative, prose about GPU speed aside) and has little
+    work (the trivial class). Pinning such a lecture makes it print the CPU and teach the wrong thing."""
+    from jaxci.audit import classify
+
+    hits = [n for n in (v.scan.gpu_narrative or []) if "text about GPU speed" not in n]
+    return "; ".join(hits[:2]) if hits and v.regime == classify.TRIVIAL else ""
+
+
 def build(verdicts: list[Verdict], family: str | None = None) -> EmittedConfig:
     out = EmittedConfig()
     pins = set(pin_list(verdicts))
     for v in verdicts:
-        kernel = KERNEL if v.path in pins and not v.scan.pinned_cpu else None
+        story = narrative(v) if v.path in pins and not v.scan.pinned_cpu else ""
+        if story:
+            out.narrative.append(f"{v.path} ({story})")
+        kernel = KERNEL if v.path in pins and not v.scan.pinned_cpu and not story else None
         timeout = _needs_timeout(v)
         if not (kernel or timeout) or v.path_abs is None:
             continue
@@ -141,8 +163,8 @@ def build(verdicts: list[Verdict], family: str | None = None) -> EmittedConfig:
     already = [v.path for v in verdicts if v.path in pins and v.scan.pinned_cpu]
     if already:
         out.notes.append("already pin the CPU in their own code (left as they are): " + ", ".join(already))
-    out.steps.append(f"- name: Install the JAX-on-CPU kernel for pinned lectures\n"
-                     f"  run: python -m jupyter kernelspec install --user {KERNEL_DIR}")
+    if pins_kernel(out):
+        out.steps.append(f"- name: {INSTALL_STEP}\n  run: {INSTALL_CMD}")
     machine = f", machine: {family}" if family else ""
     out.steps.append("- name: Standard JAX environment\n"
                      "  uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<commit sha>\n"
@@ -150,11 +172,20 @@ def build(verdicts: list[Verdict], family: str | None = None) -> EmittedConfig:
     return out
 
 
+def pins_kernel(config: EmittedConfig) -> bool:
+    """The patch creates the kernelspec (some lecture is switched to it): the build must install it."""
+    return any(c.path == f"{KERNEL_DIR}/kernel.json" for c in config.changes)
+
+
 def render(config: EmittedConfig, title: str = "jaxci audit --emit-config") -> str:
     lines = [f"{title}: apply from the audited folder with `git apply <this file>`.", "",
              "Relies on these execution settings:"]
     lines += [f"  - {s}" for s in config.settings]
     lines += ["", "Changes:"] + ([f"  - {c.path}: {c.why}" for c in config.changes] or ["  (none)"])
+    if config.narrative:
+        lines += ["", "Left on the GPU: narrative (the audit would pin these to CPU for speed, but each shows the GPU "
+                  "backend and has little work: pinned, it would print the CPU):"]
+        lines += [f"  - {n}" for n in config.narrative]
     if config.notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in config.notes]
     lines += ["", "Add to the workflow job that builds the book, after installing the environment and before "

@@ -28,6 +28,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ci-patch", type=Path, help="write the CI fixes as a unified diff here (for git apply)")
     g.add_argument("--results", type=Path, help="asv results directory for build time and cost per family")
     g.add_argument("--baseline", help="the asv machine (in --results) the --execute run was taken on")
+    g.add_argument("--builds-per-year", type=_builds_per_year, metavar="N", default=None,
+                   help="builds a year (count them from the repository's workflow runs): the tier decision then "
+                        "gives GPU-hours a year before and after the recommended pins (needs --execute)")
+
+
+def _builds_per_year(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of builds, got {text!r}") from None
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected 1..1000000 builds a year, got {value}")
+    return value
+
+
+def predictions(args, verdicts) -> dict:
+    """Every executed lecture's predicted seconds on every catalogue family (the tier decision's input), from
+    the runner model over --results (default: this checkout's results/). {} without --execute."""
+    if not getattr(args, "execute", False):
+        return {}
+    from jaxci import REPO_ROOT
+    from jaxci.audit.ci.lectures import predict_families
+
+    found, why = predict_families(verdicts, args.results or (REPO_ROOT / "results"))
+    if why:
+        print(f"jaxci audit: tier decision: {why}", file=sys.stderr)
+    return found
 
 
 def wanted(args) -> bool:
@@ -49,7 +76,9 @@ def attach(args, verdicts, text: str) -> str:
     if args.results is not None and not args.results.is_dir():
         print(f"jaxci audit: --results {args.results}: no such directory (build time not estimated)", file=sys.stderr)
         args.results = None
-    report = audit_ci(root, lectures.from_verdicts(verdicts), results_dir=args.results, baseline=args.baseline)
+    facts = lectures.from_verdicts(verdicts, predictions(args, verdicts))
+    report = audit_ci(root, facts, results_dir=args.results, baseline=args.baseline,
+                      builds_per_year=getattr(args, "builds_per_year", None))
     args.ci_report = report  # --emit-config adds its file changes (extend_emitted)
     patch = report.patch()
     if args.ci_patch:

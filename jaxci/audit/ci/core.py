@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from jaxci.audit.ci import edits as ed
-from jaxci.audit.ci import settings, tier, workflows
+from jaxci.audit.ci import installs, settings, tier, workflows
 from jaxci.audit.ci.lectures import LectureFacts
 from jaxci.audit.ci.report import (
     CACHE,
@@ -143,8 +143,10 @@ def _yaml_quote(value: str) -> str:
 # ---- the rules ----
 
 class _Audit:
-    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, baseline=None, records=None):
+    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, baseline=None, records=None,
+                 builds_per_year: int | None = None):
         self.root = Path(root)
+        self.builds_per_year = builds_per_year
         self.lectures = list(lectures)
         self.report = CIReport(str(self.root), lectures=self.lectures)
         self.catalogue, self.defaults, self.pins, error = _catalogue()
@@ -190,12 +192,13 @@ class _Audit:
             r.notes.append("no .github/workflows/*.yml: nothing to audit in CI")
         jobs = [j for w in r.workflows for j in w.jobs]
         build_jobs = [j for j in jobs if j.builds]
+        self._decide(build_jobs)
         for job in build_jobs:  # the tier first: a job that moves to a CPU family is judged there
             self.runner_tier(job)
         for job in jobs:
             self.spot(job)
+        for job in build_jobs:  # only jobs that execute notebooks: never a link check or a translation build
             self.job_timeout(job)
-        for job in build_jobs:
             self.memory(job)
             self.cache(job)
         self.cell_timeout()
@@ -211,6 +214,22 @@ class _Audit:
         order = {k: i for i, k in enumerate(KINDS)}
         r.findings.sort(key=lambda f: (order[f.kind], f.where))
         return r
+
+    def _decide(self, build_jobs) -> None:
+        """The tier decision with numbers for the first build job on a known runner (executed audits only)."""
+        from jaxci.audit.ci import decision
+        from jaxci.catalogue import CatalogueError, load_catalogue
+
+        job = next((j for j in build_jobs if j.label and j.label.kind in ("runs-on", "github")), None)
+        if job is None or not self.catalogue:
+            return
+        family = (job.label.family or "").split("+")[0] or job.label.image
+        try:
+            with_lab = load_catalogue(include_lab=True)  # lab machines (TITAN RTX, H200) shown, never chosen
+        except CatalogueError:
+            with_lab = self.catalogue
+        self.report.decision = decision.decide(self.lectures, job.where, family, with_lab, self.defaults,
+                                               self.builds_per_year)
 
     def _mark_excluded(self, book) -> None:
         """Lectures the book's exclude_patterns keep out of execution do not count for tier or timeouts."""
@@ -243,6 +262,9 @@ class _Audit:
         lectures' measured seconds on the machine that ran --execute, else the catalogue's planning ceiling."""
         family = (job.label.family or "").split("+")[0] if job.label else ""
         family = self.label_changes.get(job.where, {}).get("family", family)
+        predicted = self._predicted_build(job, family)
+        if predicted:
+            return predicted
         if self.records is not None and self.baseline and self.catalogue:
             rows = {r.family: r for r in tier.estimates(self.lectures, self.catalogue, self.defaults,
                                                         self.records, self.baseline)}
@@ -259,6 +281,24 @@ class _Audit:
         value = float(figure.value) if figure else 60.0
         return value, "policy", (f"build time not measured: the catalogue's planning ceiling of {value:g} min "
                                  "(machines.toml [defaults] suite_minutes_unmeasured)")
+
+    def _predicted_build(self, job, family: str):
+        """(minutes, label, basis) from the tier decision's predicted build on the job's family, at the high end
+        of every band and the slower of the build as written and with the recommended pins; None without one."""
+        from jaxci.audit.ci import decision
+
+        d = self.report.decision
+        if d is None or d.job != job.where:
+            return None
+        mine = [o for o in d.options if o.families == [family]]
+        if not mine:
+            return None
+        worst = max(mine, key=lambda o: o.build_high_s)
+        kinds = " / ".join(o.kind for o in mine)
+        return worst.build_high_s / 60, decision.PREDICTED, (
+            f"predicted build on {family} ({kinds}; the slower, {worst.kind}, at the high end of each lecture's "
+            f"band: {worst.build_high_s / 60:.1f} min, mid {worst.build_s / 60:.1f} min): each executed lecture's "
+            "measured seconds outside jitted calls plus the runner model's predicted seconds of its JAX work")
 
     def job_timeout(self, job) -> None:
         if job.timeout_minutes is not None or job.reusable:
@@ -294,6 +334,9 @@ class _Audit:
                                                rows=rows))
             return
         rec, reason, inputs = tier.recommend(self.lectures)
+        d = self.report.decision
+        if d is not None and d.job == job.where and d.chosen is not None:
+            return self._tier_from_decision(job, family, d, inputs, rows)
         alt = tier.cpu_family(family, self.catalogue)
         by = {r.family: r for r in rows}
         label = "static verdicts"
@@ -322,9 +365,45 @@ class _Audit:
         self.add(Finding(RUNNER_TIER, where, f"job `{job.id}` builds on GPU family {family}: {rec}", reason + cost,
                          label, fix, inputs, [], job.where))
 
+    def _tier_from_decision(self, job, family: str, d, inputs: dict, rows) -> None:
+        """The predicted decision sets the tier: move (CPU alone, or a cheaper GPU family), split, or stay."""
+        from jaxci.audit.ci import decision as dc
+
+        c, b = d.chosen, d.before
+        money = (lambda o: f"${o.dollars:.3f}" if o.dollars is not None else "no price")
+        reason = (f"predicted: {c.name} builds in {c.build_s / 60:.1f} min for {money(c)} per build"
+                  + (f" vs {b.build_s / 60:.1f} min for {money(b)} as written ({b.name})" if b else "")
+                  + f"; {len(d.gpu_winning)} lecture(s) predicted to win on {family}'s GPU")
+        before, after = d.gpu_hours_year
+        if before is not None:
+            reason += f"; GPU-hours a year at {d.builds_per_year} builds: {before:,.1f} before, {after:,.1f} after"
+        target = c.families[0] if c.kind == dc.CPU_ALONE else c.families[-1]
+        rec = tier.SPLIT if c.kind == dc.SPLIT else tier.STAY if target == family else \
+            tier.MOVE if c.kind == dc.CPU_ALONE else f"move to {target}"
+        inputs = {**inputs, "chosen": c.name, "rule": d.rule}
+        self.report.tiers.append(tier.Tier(job.where, family, True, rec, reason, dc.PREDICTED,
+                                           c.families[0] if c.kind != dc.GPU_PINS else None, inputs, rows))
+        if rec == tier.STAY:
+            return
+        entry = self.catalogue.get(target)
+        patchable = rec != tier.SPLIT and entry is not None and entry.runner == "runs-on" \
+            and job.label.kind == "runs-on"
+        if patchable:
+            self.set_label(job, family=target, image=entry.image)
+            fix = f"run the build on {target} (image {entry.image})"
+        elif rec == tier.SPLIT:
+            fix = (f"a job on {c.families[0]} for the other lectures (pinned to CPU) and one on {c.families[-1]} for "
+                   f"the {len(c.on_gpu)} that win on its GPU ({', '.join(c.on_gpu[:5])}) (not patched: a second job is "
+                   "a design choice)")
+        else:
+            fix = f"runs-on: {target} (not patched: the label is not a RunsOn label this audit can edit)"
+        self.add(Finding(RUNNER_TIER, f"{job.file}:{job.runs_on_line}", f"job `{job.id}` builds on {family}: {rec}",
+                         reason, dc.PREDICTED, fix, inputs, [], job.where))
+
     def _moving(self, job) -> bool:
         """The tier rule moves this job to a CPU family (its GPU-only findings are then moot)."""
-        return "family" in self.label_changes.get(job.where, {})
+        family = self.label_changes.get(job.where, {}).get("family")
+        return family is not None and not (family in self.catalogue and self.catalogue[family].has_gpu)
 
     # memory policy for parallel execution on a GPU
     def memory(self, job) -> None:
@@ -429,82 +508,68 @@ class _Audit:
                                  "launch-bound loop, a dead kernel) holds the runner that long before failing",
                                  "measured", f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
 
-    # JAX / numpyro versions
+    # JAX / numpyro versions: every install line of every workflow and of the files they install
     def versions(self, build_jobs) -> None:
-        env = self.report.env
-        wanted = []
-        if self.jax:
-            wanted += ["jax"]
-        if any(f.uses_numpyro for f in self.run):
-            wanted += ["numpyro"]
-        if not wanted:
-            return
-        installs = {}
-        for job in build_jobs:
-            for line, run in job.commands():
-                for m in re.finditer(r"\bpip\s+install\b([^\n]*)", run):
-                    for tok in m.group(1).split():
-                        name = re.split(r"[\[=<>~!]", tok.strip("'\""), maxsplit=1)[0].lower()
-                        if name in settings.WATCHED:
-                            step = next(s for s in job.steps if s.line == line)
-                            installs.setdefault(name, (tok.strip("'\""), job.doc.where("jobs", job.id, "steps",
-                                                                                       step.index, "run")))
+        lines, errors = installs.collect(self.root, self.report.workflows)
+        self.report.installs, self.report.errors = lines, self.report.errors + errors
+        if not self.jax:
+            return  # no lecture imports JAX or numpyro: the lines are listed, not judged
         sequential = any(f.sequential for f in self.jax)
-        for name in wanted + [n for n in ("jaxlib",) if n in env.packages and "jax" in wanted]:
-            req = env.packages.get(name)
-            pin = self.pins.get(name)
-            if req is None and name in installs:
-                tok, where = installs[name]
-                if "==" not in tok:
-                    self.add(Finding(VERSIONS, where, f"{name} installed unpinned (`{tok}`)",
-                                     "a new release reaches the build untested (incidents: a JAX minor release made "
-                                     "a loop quadratic; a numpyro + JAX upgrade made NUTS 100-200x slower)", "static",
-                                     f"pin {name}=={pin}" if pin else f"pin {name}", {"pin": pin}))
-                continue
-            if req is None:
-                if name == "jaxlib":
-                    continue
-                where = env.files[0] if env.files else "(no environment file)"
-                edits = []
-                # a GPU build needs the CUDA wheels: plain `jax` would run every lecture on the CPU
-                extra = "[cuda13]" if name == "jax" and any(
-                    tier.is_gpu(j.label, self.catalogue) and not self._moving(j) for j in build_jobs) else ""
-                if pin and where.endswith(".txt"):
-                    n = len((self.root / where).read_text(encoding="utf-8").splitlines())
-                    edits = [ed.insert(where, n + 1, [f"{name}{extra}=={pin}"])]
-                files = ", ".join(env.files) or "any environment file"
-                self.add(Finding(VERSIONS, where, f"{name} is not declared in {files}",
-                                 f"{len(self.jax)} lectures import JAX or numpyro; the version they run is whatever "
-                                 "the runner resolves that day", "static", f"declare {name}{extra}=={pin}" if pin
-                                 else f"declare {name}", {"pin": pin}, edits))
-                continue
-            bad = REGRESSED.get((name, req.version or ""))
-            if bad and (bad[1] != "sequential" or sequential):
-                users = [f.path for f in self.jax if f.sequential]
-                self.add(Finding(VERSIONS, req.where, f"{name} pinned to {req.version}, a release regressed for a "
-                                 "kernel these lectures use", bad[0] + "; lectures with sequential loops: "
-                                 + ", ".join(users[:5]) + (" ..." if len(users) > 5 else ""), "measured",
-                                 f"move the pin to {pin}" if pin else "move the pin off this release",
-                                 {"pinned": req.version, "pin": pin}, self._pin_edit(req, pin)))
-            elif req.version is None:
-                self.add(Finding(VERSIONS, req.where, f"{name} is not pinned (`{req.text}`)",
-                                 "a new release reaches the build untested (incidents: a JAX minor release made a "
-                                 "loop quadratic; a numpyro + JAX upgrade made NUTS 100-200x slower)", "static",
-                                 f"pin {name}=={pin} (the version this project benchmarks)" if pin else f"pin {name}",
-                                 {"spec": req.spec, "pin": pin}, self._pin_edit(req, pin)))
+        for item in lines:
+            self._judge(item, sequential, len(lines))
+        gpu_build = any(tier.is_gpu(j.label, self.catalogue) and not self._moving(j) for j in build_jobs)
+        wanted = ["jax"] + (["numpyro"] if any(f.uses_numpyro for f in self.run) else [])
+        for name in wanted:
+            if not any(x.name == name for x in lines):
+                self._undeclared(name, gpu_build)
+
+    def _judge(self, item, sequential: bool, total: int) -> None:
+        """One install line: pinned to a regressed release, or not pinned to one version."""
+        pin = self.pins.get(item.name)
+        of = f" (one of {total} jax/jaxlib/numpyro install lines, each checked)" if total > 1 else ""
+        bad = REGRESSED.get((item.name, item.version or ""))
+        if bad and (bad[1] != "sequential" or sequential):
+            users = [f.path for f in self.jax if f.sequential]
+            self.add(Finding(VERSIONS, item.where, f"{item.name} pinned to {item.version}, a release regressed for a "
+                             "kernel these lectures use" + of, bad[0] + "; lectures with sequential loops: "
+                             + ", ".join(users[:5]) + (" ..." if len(users) > 5 else ""), "measured",
+                             f"move the pin to {pin}" if pin else "move the pin off this release",
+                             {"pinned": item.version, "pin": pin}, self._pin_edit(item, pin)))
+        elif item.version is None:
+            what = "installed unpinned" if item.via == "workflow" else "is not pinned"
+            self.add(Finding(VERSIONS, item.where, f"{item.name} {what} (`{item.text}`){of}",
+                             "a new release reaches the build untested (incidents: a JAX minor release made a "
+                             "loop quadratic; a numpyro + JAX upgrade made NUTS 100-200x slower)", "static",
+                             f"pin {item.name}=={pin} (the version this project benchmarks)" if pin
+                             else f"pin {item.name}", {"spec": item.spec, "pin": pin}, self._pin_edit(item, pin)))
+
+    def _undeclared(self, name: str, gpu_build: bool) -> None:
+        env = self.report.env
+        pin = self.pins.get(name)
+        where = env.files[0] if env.files else "(no environment file)"
+        edits = []
+        # a GPU build needs the CUDA wheels: plain `jax` would run every lecture on the CPU
+        extra = "[cuda13]" if name == "jax" and gpu_build else ""
+        if pin and where.endswith(".txt"):
+            n = len((self.root / where).read_text(encoding="utf-8").splitlines())
+            edits = [ed.insert(where, n + 1, [f"{name}{extra}=={pin}"])]
+        files = ", ".join(env.files) or "any environment file"
+        self.add(Finding(VERSIONS, where, f"{name} is not declared in {files} nor installed by a workflow",
+                         f"{len(self.jax)} lectures import JAX or numpyro; the version they run is whatever "
+                         "the runner resolves that day", "static", f"declare {name}{extra}=={pin}" if pin
+                         else f"declare {name}", {"pin": pin}, edits))
 
     @staticmethod
-    def _pin_edit(req, pin) -> list:
-        if not pin or req.manager != "pip" or not req.text:
+    def _pin_edit(item, pin) -> list:
+        """Pip entries get the project's pin (extras kept); conda entries are not patched (conda-forge may
+        not carry that build)."""
+        if not pin or item.manager != "pip" or not item.text:
             return []
-        m = settings._REQ.match(req.text)
-        new = f"{m['name']}{m['extras'] or ''}=={pin}"
-        return [ed.replace(req.file, req.line, req.text, new)]
-
+        return [ed.replace(item.file, item.line, item.text, f"{item.name}{item.extras}=={pin}")]
 
 def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, baseline: str | None = None,
-             records=None) -> CIReport:
+             records=None, builds_per_year: int | None = None) -> CIReport:
     """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.ci.lectures).
     Build time per family needs executed lectures, a baseline machine and asv records (a results
     directory, or records as jaxci.results.records gives them)."""
-    return _Audit(Path(root), lectures, results_dir, baseline, records).go()
+    return _Audit(Path(root), lectures, results_dir, baseline, records, builds_per_year).go()

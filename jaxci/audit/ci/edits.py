@@ -62,6 +62,50 @@ def insert_after_entry(doc, path: tuple, lines: list[str]) -> Edit | None:
     return insert(doc.rel, _last_line_after(doc.node(*path)), [pad + text for text in lines])
 
 
+def insert_step_before(doc, step_path: tuple, lines: list[str]) -> Edit | None:
+    """Insert a new list item (`lines`: its first line starts with "- ", the rest are its keys, unindented)
+    right before the step at `step_path`, at that step's dash column, above the comments written for it."""
+    node = doc.node(*step_path)
+    if node is None:
+        return None
+    text = doc.text.splitlines()
+    row = node.start_mark.line
+    dash = text[row].rfind("-", 0, node.start_mark.column)
+    if dash < 0 or text[row][:dash].strip():
+        return None
+    while row > 0 and text[row - 1].strip().startswith("#") and \
+            len(text[row - 1]) - len(text[row - 1].lstrip()) == dash:
+        row -= 1
+    pad = " " * dash
+    return insert(doc.rel, row + 1, [pad + lines[0]] + [pad + "  " + x for x in lines[1:]])
+
+
+def kernel_steps(report) -> tuple[list[Edit], list[str]]:
+    """The kernelspec install step before the first notebook-executing step of every build job (none where
+    the job installs that kernel already), and where each went."""
+    from jaxci.audit.ci.workflows import builds_in
+    from jaxci.audit.emit import INSTALL_CMD, INSTALL_STEP, KERNEL
+
+    edits, where = [], []
+    for job in (j for w in report.workflows for j in w.jobs if j.builds):
+        if any(s.run and "kernelspec install" in s.run and KERNEL in s.run for s in job.steps):
+            continue
+        step = next((s for s in job.steps if s.run and builds_in("", s.run)), None)
+        if step is None:
+            continue
+        path = ("jobs", job.id, "steps", step.index)
+        lines = [f"- name: {INSTALL_STEP}", f"run: {INSTALL_CMD}"]
+        shell = job.doc.node(*path, "shell")
+        if isinstance(shell, yaml.ScalarNode) and shell.start_mark.line == shell.end_mark.line:
+            raw = job.doc.text.splitlines()[shell.start_mark.line][shell.start_mark.column:shell.end_mark.column]
+            lines.append(f"shell: {raw}")  # the build's shell: a conda env is only active in `bash -l {0}`
+        edit = insert_step_before(job.doc, path, lines)
+        if edit:
+            edits.append(edit)
+            where.append(f"job `{job.id}` ({job.where}), before the step at {job.file}:{step.line}")
+    return edits, where
+
+
 def apply(texts: dict[str, str], edits: list[Edit]) -> dict[str, str]:
     """New text per file; edits on one file apply bottom-up so earlier line numbers stay valid.
     An edit whose old text is not on its line is skipped (the file changed since it was read)."""
@@ -114,19 +158,27 @@ def unified_diff(root: Path, edits: list[Edit]) -> str:
 
 def join_emitted(report, config) -> None:
     """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.emit's
-    EmittedConfig), so one `git apply` carries both; CI findings without an edit become notes."""
-    if not report.edits:
-        return
-    from jaxci.audit.emit import FileChange
+    EmittedConfig), so one `git apply` carries both: with them, when the patch pins lectures to the
+    python3-jax-cpu kernel, the step that installs that kernel in every build job. CI findings without an
+    edit become notes."""
+    from jaxci.audit.emit import INSTALL_STEP, FileChange, pins_kernel
 
+    extra, where = kernel_steps(report) if pins_kernel(config) else ([], [])
+    if where:
+        config.steps = [s for s in config.steps if INSTALL_STEP not in s]
+        config.notes.append("the kernelspec install step is added to " + "; ".join(where))
+    edits = report.edits + extra
+    if not edits:
+        return
     taken = {c.path for c in config.changes}
-    for path, (old, new) in changed_files(Path(report.root), report.edits).items():
+    for path, (old, new) in changed_files(Path(report.root), edits).items():
         if path in taken:  # never two diffs of one file in a patch
             config.notes.append(f"{path}: CI edits left out (the lecture audit edits this file too): "
                                 "apply --ci-patch after this patch")
             continue
         kinds = sorted({f.kind for f in report.findings if any(e.file == path for e in f.edits)
-                        or (f.label_edit and f.where.startswith(path + ":"))})
+                        or (f.label_edit and f.where.startswith(path + ":"))}
+                       | ({"kernelspec install"} if any(e.file == path for e in extra) else set()))
         config.changes.append(FileChange(path, old, new, "CI audit: " + ", ".join(kinds)))
     unpatched = [f for f in report.findings if not (f.edits or f.label_edit)]
     if unpatched:

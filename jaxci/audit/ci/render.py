@@ -56,6 +56,7 @@ def to_markdown(report: CIReport, patch: str | None = None) -> str:
                              f"{_num(r.build_s and r.build_s / 60, '.1f')} | {_num(r.dollars, '.3f', '-')} | "
                              f"{_cell(r.label + ': ' + r.basis)} |")
             lines += ["", "Dollars: on-demand EC2 price, RunsOn licence not included."]
+    lines += _installs(report) + _decision(report.decision)
     if report.errors:
         lines += ["", "### Could not read", ""] + [f"- {_cell(e)}" for e in report.errors]
     if report.notes:
@@ -63,6 +64,58 @@ def to_markdown(report: CIReport, patch: str | None = None) -> str:
     if patch:
         lines += ["", "### Patch (`git apply`)", "", "```diff", patch.rstrip("\n"), "```"]
     return "\n".join(lines) + "\n"
+
+
+def _installs(report: CIReport) -> list[str]:
+    """Every jax / jaxlib / numpyro install line, each with its file:line, pinned or not."""
+    if not report.installs:
+        return []
+    out = ["", f"### Install lines ({len(report.installs)}: jax, jaxlib, numpyro in workflows and the files they "
+           "install)", "", "| where | package | as written | pinned |", "|---|---|---|---|"]
+    for x in report.installs:
+        out.append(f"| `{x.where}` | {x.name} | `{_cell(x.text)}` | {x.version or 'no'} |")
+    return out
+
+
+def _money(value) -> str:
+    return "no price" if value is None else f"${value:.3f}"
+
+
+def _dur(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.1f} s"
+
+
+def _decision(d) -> list[str]:
+    """The tier decision: predicted build time and dollars per option, the choice, GPU-hours a year."""
+    if d is None:
+        return []
+    out = ["", f"### Tier decision for `{d.job}` ({d.family}): predicted", ""]
+    if d.chosen is not None:
+        out.append(f"**Recommended: {d.chosen.name}**: build {_dur(d.chosen.build_s)}, {_money(d.chosen.dollars)} "
+                   f"per build. Rule: {d.rule}.")
+    else:
+        out.append(f"No option with a price keeps every GPU-winning lecture on a GPU. Rule: {d.rule}.")
+    before, after = d.gpu_hours_year
+    if before is not None:
+        out.append(f"\nGPU-hours a year at {d.builds_per_year} builds: {before:,.1f} as written ({d.before.name}), "
+                   f"{after:,.1f} with the recommendation (predicted).")
+    elif d.builds_per_year is None:
+        out.append("\nGPU-hours a year: give --builds-per-year N (count them from the workflow's runs).")
+    out += ["", f"GPU-winning lectures on {d.family}: {', '.join(d.gpu_winning) or 'none'}."
+            + (f" Left on the GPU (narrative): {', '.join(d.narrative)}." if d.narrative else ""), "",
+            "| option | build (band high) | $ per build | GPU-hours per build | lectures on a GPU "
+            "| keeps GPU winners |",
+            "|---|---|---|---|---|---|"]
+    for o in d.shown():
+        out.append(f"| {o.name} | {_dur(o.build_s)} ({_dur(o.build_high_s)}) | {_money(o.dollars)} | "
+                   f"{o.gpu_hours:.3f} | {len(o.on_gpu)} | {'yes' if o.keeps_fast else 'no'} |")
+    out += ["", "Predicted: each executed lecture's measured seconds outside jitted calls (on the machine that ran "
+            "--execute, not scaled) plus the runner model's predicted seconds of its JAX work on the family. Dollars: "
+            "(job overhead + build) billed per the catalogue, on-demand price, RunsOn licence not included; lab "
+            f"machines have no price. {len(d.shown())} of {len(d.options)} options shown (all in --format json)."]
+    if d.missing:
+        out.append("Not predicted: " + "; ".join(d.missing[:8]) + (" ..." if len(d.missing) > 8 else ""))
+    return out
 
 
 def summary(report: CIReport) -> str:

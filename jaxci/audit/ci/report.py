@@ -48,6 +48,8 @@ class CIReport:
     errors: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     edits: list = field(default_factory=list)
+    installs: list = field(default_factory=list)   # every jax / jaxlib / numpyro install line (installs.InstallLine)
+    decision: object = None                        # tier.Decision: build time and dollars per fleet (executed)
 
     def patch(self) -> str:
         return ed.unified_diff(Path(self.root), self.edits) if self.edits else ""
@@ -68,7 +70,9 @@ class CIReport:
                              for n, r in e.packages.items()}},
             "lectures": {"total": len(self.lectures), "jax": sum(f.uses_jax for f in self.lectures),
                          "executed_measured": sum(f.measured for f in self.lectures)},
+            "installs": [x.as_dict() for x in self.installs],
             "tiers": [t.as_dict() for t in self.tiers],
+            "decision": self.decision.as_dict() if self.decision is not None else None,
             "findings": [f.as_dict() for f in self.findings],
             "errors": self.errors, "notes": self.notes,
         }

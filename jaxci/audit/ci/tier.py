@@ -73,21 +73,26 @@ def cpu_family(family: str | None, catalogue: dict) -> str | None:
 
 
 def recommend(lectures) -> tuple[str, str, dict]:
+    """The static rule. Its counts say what they rest on: "N of M executed lectures" only when lectures ran
+    (--execute), else "N of M lectures in the build (static verdicts: nothing executed)"."""
     run = [f for f in lectures if not f.excluded]
     keep = [f.path for f in run if f.recommendation == KEEP_GPU]
     measure = [f.path for f in run if f.recommendation == MEASURE]
     jax = [f for f in run if f.uses_jax]
-    inputs = {"executed_lectures": len(run), "jax_lectures": len(jax), "keep_on_gpu": len(keep),
-              "measure": len(measure), "split_share": SPLIT_SHARE}
+    executed = sum(1 for f in run if f.executed or f.measured)
+    inputs = {"lectures_in_build": len(run), "executed": executed, "jax_lectures": len(jax),
+              "keep_on_gpu": len(keep), "measure": len(measure), "split_share": SPLIT_SHARE}
+    of = (f"of {len(run)} executed lectures" if executed == len(run) and run else
+          f"of {len(run)} lectures in the build ({executed} executed; the others: static verdicts)" if executed else
+          f"of {len(run)} lectures in the build (static verdicts: nothing executed)")
     need = len(keep) + len(measure)
     if need == 0:
-        return MOVE, (f"none of the {len(run)} executed lectures needs a GPU ({len(jax)} use JAX; the lecture "
-                      "audit pins every one to CPU)"), inputs
+        return MOVE, (f"none {of} needs a GPU ({len(jax)} use JAX; the lecture audit pins every one to CPU)"), inputs
     if need <= SPLIT_SHARE * len(run):
         names = ", ".join((keep + measure)[:5]) + (" ..." if need > 5 else "")
-        return SPLIT, (f"{need} of {len(run)} executed lectures may gain from a GPU ({len(keep)} keep on GPU, "
-                       f"{len(measure)} to measure: {names}); the rest run at least as well on a CPU"), inputs
-    return STAY, f"{need} of {len(run)} executed lectures keep or may need the GPU", inputs
+        return SPLIT, (f"{need} {of} may gain from a GPU ({len(keep)} keep on GPU, {len(measure)} to measure: "
+                       f"{names}); the rest run at least as well on a CPU"), inputs
+    return STAY, f"{need} {of} keep or may need the GPU", inputs
 
 
 def _repository(lectures, baseline: str):

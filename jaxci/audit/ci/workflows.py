@@ -24,6 +24,10 @@ MEMORY_VARS = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION"
 BUILD_COMMANDS = re.compile(r"\b(jb|jupyter-book)\s+build\b|\bmyst\s+build\b|\bsphinx-build\b|\bjcache\b"
                             r"|--nbmake\b|\bnbconvert\b[^\n]*--execute|\bpapermill\b")
 #: actions and commands that publish (a site, a branch, a release)
+#: build commands that do not execute notebooks: link checks and translation builds (a job timeout sized from
+#: notebook execution would mean nothing there)
+NON_EXECUTING = re.compile(r"\blinkcheck\b|\blink-check\b|\blychee\b|(?:-b|--builder)[ =]?gettext\b"
+                           r"|\bsphinx-intl\b|\btranslat", re.I)
 PUBLISH_ACTIONS = ("actions/deploy-pages", "actions/upload-pages-artifact", "peaceiris/actions-gh-pages",
                    "jamesives/github-pages-deploy-action", "softprops/action-gh-release",
                    "ncipollo/release-action")
@@ -96,6 +100,7 @@ class Job:
     steps: list = field(default_factory=list)
     publishes: list = field(default_factory=list)  # evidence strings "file:line what"
     builds: list = field(default_factory=list)     # evidence of a lecture build "file:line command"
+    checks: list = field(default_factory=list)     # book builds that execute nothing (link check, translation)
     environment: str | None = None
 
     @property
@@ -131,6 +136,17 @@ def _inline_env(doc: Doc, step_path, run: str, out: dict) -> None:
     """`VAR=value command`, `export VAR=value` and `echo "VAR=value" >> $GITHUB_ENV` inside run: text."""
     for m in re.finditer(r"(?<![\w$])((?:JAX|XLA)_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;&|]*)", run):
         out.setdefault(m.group(1), (m.group(2).strip("'\""), doc.where(*step_path, "run")))
+
+
+def builds_in(where: str, run: str) -> list[str]:
+    """Evidence of notebook execution in one run: text, line by line: a build command on a line that is not a
+    link check or a translation build (`jb build --builder linkcheck` executes nothing)."""
+    out = []
+    for line in run.splitlines():
+        if NON_EXECUTING.search(line):
+            continue
+        out += [f"{where} runs `{m.group(0).strip()}`" for m in BUILD_COMMANDS.finditer(line)]
+    return out
 
 
 def read_workflow(path: Path, rel: str) -> Workflow:
@@ -180,10 +196,11 @@ def read_workflow(path: Path, rel: str) -> Workflow:
                 _inline_env(doc, spath, s.run, job.env)
                 for m in PUBLISH_COMMANDS.finditer(s.run):
                     job.publishes.append(f"{doc.where(*spath, 'run')} runs `{m.group(0).strip()}`")
-                for m in BUILD_COMMANDS.finditer(s.run):
-                    job.builds.append(f"{doc.where(*spath, 'run')} runs `{m.group(0).strip()}`")
+                job.builds += builds_in(doc.where(*spath, "run"), s.run)
             if isinstance(s.uses, str) and s.uses.lower().split("@")[0] in PUBLISH_ACTIONS:
                 job.publishes.append(f"{doc.where(*spath, 'uses')} uses {s.uses.split('@')[0]}")
+        if NON_EXECUTING.search(f"{job_id} {body.get('name', '')}"):
+            job.checks, job.builds = job.checks + job.builds, []  # a link-check or translation job
         if job.environment and job.environment.lower() in ("github-pages", "production") and not job.publishes:
             job.publishes.append(f"{doc.where('jobs', job_id, 'environment')} deploys to environment "
                                  f"{job.environment}")
