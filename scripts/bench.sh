@@ -3,6 +3,8 @@
 # The machine registers under a local name (results/local-*/, git-ignored); CPU is the embedded default.
 #   JAXCI_SCALE=full      the full-scale run (the bench workflow's scale on runner families)
 #   JAXCI_MACHINE=NAME    a catalogue family name on a real runner (e.g. g4dn.2xlarge)
+#   JAXCI_OFFLINE_ASSETS=1  vendor the libraries asv's pages load from public CDNs into html/vendor/ (npm, once:
+#                         scripts/fetch-asv-assets.sh), so asv preview and the published folder work offline
 # asv's log goes to the terminal while it runs; the run ends with a short summary (what ran, how long,
 # where the site and the findings are, the top answers), never the whole findings document.
 set -uo pipefail
@@ -25,11 +27,21 @@ elapsed=$(( $(date +%s) - start ))
 # tags label and place them on asv's graphs, and a clone of main alone has none
 jaxci history --restore-refs || exit 1
 asv publish >/dev/null || { echo "asv publish failed"; exit 1; }
-summary=$(jaxci report results --html html --format summary) || status=1
+offline=()
+if [ "${JAXCI_OFFLINE_ASSETS:-0}" = 1 ]; then
+  cache=$(bash scripts/fetch-asv-assets.sh) || { echo "fetching asv's CDN libraries from npm failed"; exit 1; }
+  offline=(--offline-assets "$cache")
+fi
+summary=$(jaxci report results --html html --format summary "${offline[@]}") || status=1
 echo
 echo "== jax-ci-bench: summary =="
 echo "ran: every suite at JAXCI_SCALE=$JAXCI_SCALE on $machine in ${elapsed} s (exit status $status)"
 echo "$summary" | head -n 24
 echo "findings: html/findings/index.html (also html/findings/findings.md, guidance.md)"
-echo "site: .venv/bin/asv preview, then http://127.0.0.1:8080 (asv's graphs load scripts from public CDNs)"
+if [ ${#offline[@]} -gt 0 ]; then
+  echo "site: .venv/bin/asv preview, then http://127.0.0.1:8080 (asv's libraries vendored in html/vendor/: no CDN)"
+else
+  echo "site: .venv/bin/asv preview, then http://127.0.0.1:8080 (asv's graphs load scripts from public CDNs;" \
+       "JAXCI_OFFLINE_ASSETS=1 vendors them)"
+fi
 exit $status

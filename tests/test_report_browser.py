@@ -164,7 +164,12 @@ def check_answers_first(page) -> None:
 
 
 def expected(report) -> int:
-    return len(time_vs_size(report)) + 1 + len(concurrency_grids(report)) + 1
+    """Figures drawn: one per sized kernel and concurrency grid, the FP64 and suite-cost panels only when they hold
+    a bar (an empty panel is not drawn)."""
+    from jaxci.report.page import cost_bars, fp64_bars
+
+    return (len(time_vs_size(report)) + len(concurrency_grids(report)) + (fp64_bars(report) is not None)
+            + (cost_bars(report) is not None))
 
 
 def test_findings_page_with_gpu_results(browser, tmp_path):
@@ -237,3 +242,24 @@ def test_asv_index_and_findings_page_on_ci_results(ci_run, browser, cdn_cache, t
     assert view.errors == [], view.errors
     assert view.refused == [], f"outside requests refused: {view.refused}"
     assert set(view.sri_removed) <= set(CDN_FILES), view.sri_removed  # only the known non-identical builds
+
+
+def test_offline_assets_asv_graph_draws_with_every_outside_request_refused(synth_site, browser, cdn_cache, tmp_path):
+    """`jaxci report --html --offline-assets`: asv's own pages load the vendored libraries; with every outside
+    request refused (no CDN answered), the index draws its grid and a benchmark's graph page draws its plot."""
+    import shutil
+
+    html = tmp_path / "html"
+    shutil.copytree(synth_site.html, html)
+    assert cli.main([str(synth_site.results), "--html", str(html), "--offline-assets", str(cdn_cache),
+                     "--no-progress"]) == 0
+    view = Page(browser, html)  # no CDN cache: any request outside http://asv.test/ is refused
+    view.page.goto("http://asv.test/index.html")
+    view.page.wait_for_selector(".benchmark-container", timeout=30_000)
+    assert view.page.url == "http://asv.test/index.html"  # not sent to error.html
+    view.page.goto("http://asv.test/index.html#dense.Dense.time_warm")
+    view.page.wait_for_selector("#main-graph canvas.flot-base", timeout=30_000)  # flot drew the graph
+    box = view.page.locator("#main-graph canvas.flot-base").bounding_box()
+    assert box and box["width"] > 200 and box["height"] > 100
+    assert view.refused == [] and view.errors == [], (view.refused, view.errors)
+    view.page.screenshot(path=str(tmp_path / "asv-graph-offline.png"))

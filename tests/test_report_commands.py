@@ -1,6 +1,12 @@
-"""Every `jaxci ...` command the report prints runs as printed: exit 0, or a clear exit 2 that is not
-'unknown machine' (placeholders such as LECTURE_REPO or DIR are refused with the reason)."""
+"""Every command the report prints runs as printed (issue 28, item 5), lab machines included.
 
+`jaxci ...`: run, exit 0, or a clear exit 2 that is not 'unknown machine' (placeholders such as LECTURE_REPO or DIR
+are refused with the reason). `asv compare ...`: run on the results it names. `asv run --bench RE --machine M`
+starts a measurement of minutes to hours, so it is checked, never run: RE selects benchmarks of this suite and M is
+a catalogue machine. `JAXCI_MACHINE=F bash scripts/bench.sh`: F is a catalogue family. No row advises a per-cell
+timeout under 60 s."""
+
+import json
 import re
 import subprocess
 import sys
@@ -8,34 +14,88 @@ import sys
 import pytest
 
 from jaxci import REPO_ROOT
+from jaxci.catalogue import load_catalogue
 from jaxci.report.build import build
 from jaxci.report.findings import findings_md, guidance_md
 from tests import synth
 
-COMMAND = re.compile(r"`(jaxci [^`]+)`")
+COMMAND = re.compile(r"`((?:jaxci|asv|JAXCI_MACHINE=\S+ bash) [^`]+)`")
 # commands that start a measurement of hours (a release backfill): their options are checked with --help, never run
 MEASURES = ("jaxci history",)
+AUDIT = REPO_ROOT / "tests" / "fixtures" / "report" / "audit_predicted.json"
+ENV = {"PYTHONPATH": str(REPO_ROOT), "PATH": f"{REPO_ROOT / '.venv' / 'bin'}:/usr/bin:/bin"}
 
 
 def printed_commands(*texts) -> list[str]:
     return sorted({m for text in texts for m in COMMAND.findall(text)})
 
 
-@pytest.mark.parametrize("which", ["synthetic", "committed"])
-def test_every_printed_jaxci_command_runs(which, tmp_path_factory):
-    results = synth.gpu_set(tmp_path_factory.mktemp("synth")) if which == "synthetic" else REPO_ROOT / "results"
-    report = build(results)
-    commands = printed_commands(findings_md(report), guidance_md(report))
+def _report(which, tmp_path_factory):
+    if which == "committed":
+        return build(REPO_ROOT / "results")
+    audit = json.loads(AUDIT.read_text()) if which == "synthetic+audit" else None
+    return build(synth.gpu_set(tmp_path_factory.mktemp("synth")), audit=audit,
+                 families=["g4dn.2xlarge", "c7i.2xlarge"] if audit else None)
+
+
+def _run_jaxci(command, work):
+    shell = command.replace("jaxci ", f"{sys.executable} -m jaxci ", 1)
+    if command.startswith(MEASURES):
+        shell += " --help"
+    proc = subprocess.run(shell, shell=True, cwd=work, capture_output=True, text=True, timeout=300,
+                          env={**ENV, "HOME": str(work)})
+    said = proc.stdout[-500:] + proc.stderr[-1500:]
+    assert proc.returncode in (0, 2), f"{command}: exit {proc.returncode}\n{said}"
+    assert "unknown machine" not in said, f"{command}\n{said}"
+    if proc.returncode == 2:
+        assert proc.stderr.strip(), f"{command}: exit 2 without a reason"
+
+
+def _check_asv_run(command, benchmarks, machines):
+    m = re.fullmatch(r"asv run --bench '([^']+)'(?: --machine (\S+))?", command)
+    assert m, f"{command}: not the `asv run --bench RE [--machine M]` form the test knows"
+    assert any(re.search(m[1], name) for name in benchmarks), f"{command}: selects no benchmark of this suite"
+    assert m[2] is None or m[2] in machines, f"{command}: {m[2]} is not a catalogue machine"
+
+
+def _run_asv_compare(command, results) -> bool:
+    """Runs it; False (not run) where this clone lacks the release tags."""
+    m = re.fullmatch(r"asv compare (jax-v\S+) (jax-v\S+) --machine (\S+)", command)
+    assert m, command
+    tags = subprocess.run(["git", "tag", "-l", m[1], m[2]], cwd=REPO_ROOT, capture_output=True, text=True).stdout
+    if len(tags.split()) < 2:
+        return False
+    assert (results / m[3]).is_dir(), f"{command}: no results for {m[3]}"
+    proc = subprocess.run(command.replace("asv ", str(REPO_ROOT / ".venv" / "bin" / "asv") + " ", 1), shell=True,
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "|" in proc.stdout, f"{command}: exit {proc.returncode}\n{proc.stderr[-800:]}"
+    return True
+
+
+@pytest.mark.parametrize("which", ["synthetic", "synthetic+audit", "committed"])
+def test_every_printed_command_runs(which, tmp_path_factory):
+    report = _report(which, tmp_path_factory)
+    texts = findings_md(report), guidance_md(report)
+    commands = printed_commands(*texts)
     assert any(c.startswith("jaxci env") for c in commands) and any(c.startswith("jaxci failures") for c in commands)
     work = tmp_path_factory.mktemp("run")
+    benchmarks = json.loads((REPO_ROOT / "results" / "benchmarks.json").read_text())
+    machines = set(load_catalogue(include_lab=True))
+    not_run = []
     for command in commands:
-        shell = command.replace("jaxci ", f"{sys.executable} -m jaxci ", 1)
-        if command.startswith(MEASURES):
-            shell += " --help"
-        proc = subprocess.run(shell, shell=True, cwd=work, capture_output=True, text=True, timeout=300,
-                              env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin", "HOME": str(work)})
-        said = proc.stdout[-500:] + proc.stderr[-1500:]
-        assert proc.returncode in (0, 2), f"{command}: exit {proc.returncode}\n{said}"
-        assert "unknown machine" not in said, f"{command}\n{said}"
-        if proc.returncode == 2:
-            assert proc.stderr.strip(), f"{command}: exit 2 without a reason"
+        if command.startswith("jaxci "):
+            _run_jaxci(command, work)
+        elif command.startswith("asv run"):
+            _check_asv_run(command, benchmarks, machines)
+        elif command.startswith("asv compare"):
+            if not _run_asv_compare(command, REPO_ROOT / "results"):
+                not_run.append(command)
+        else:
+            family = command.split("=", 1)[1].split()[0]
+            assert command.endswith("bash scripts/bench.sh") and family in machines, command
+    for text in texts:  # no advice of a per-cell timeout under a minute
+        for seconds in re.findall(r"`timeout: (\d+)`", text):
+            assert int(seconds) >= 60, seconds
+        assert "a per-cell timeout of 3x" not in text
+    if not_run:
+        pytest.skip(f"release tags not restored in this clone (`jaxci history --restore-refs`): {not_run}")

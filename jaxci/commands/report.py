@@ -1,8 +1,10 @@
-"""`jaxci report RESULTS_DIR [--html HTML_DIR] [--out DIR] [--format md|json|summary]`.
+"""`jaxci report RESULTS_DIR [--html HTML_DIR [--offline-assets CACHE]] [--out DIR] [--format md|json|summary]`.
 
 Prints the crossover table and FP64 ratios (md), the whole report (json), or a short summary (summary: the
 answer sheets in under 30 lines, what scripts/bench.sh ends with); --out writes findings.md, guidance.md
-and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it from asv's index.html.
+and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it from asv's index.html;
+--offline-assets CACHE (the npm packages scripts/fetch-asv-assets.sh unpacks) vendors the libraries asv's pages load
+from public CDNs into HTML_DIR/vendor/ and points the pages at them (jaxci/report/offline.py).
 Both destinations are checked before the results are read (a folder, outside RESULTS_DIR, the files it will
 write not folders); progress goes to stderr while the result files are read.
 """
@@ -111,10 +113,24 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
     return family, data
 
 
+def _check_assets(args) -> None:
+    from jaxci.report import offline
+
+    if not args.html:
+        raise Refused("--offline-assets needs --html HTML_DIR (the asv site whose pages it rewrites)")
+    try:
+        offline.check_cache(Path(args.offline_assets))
+    except offline.AssetsMissing as exc:
+        raise Refused(f"--offline-assets {exc}") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxci report", description=__doc__.splitlines()[0])
     parser.add_argument("results_dir", help="asv results directory (results/<machine>/*.json)")
     parser.add_argument("--html", metavar="HTML_DIR", help="asv's html directory: write findings/ there and link it")
+    parser.add_argument("--offline-assets", metavar="CACHE",
+                        help="with --html: copy asv's CDN libraries from CACHE (scripts/fetch-asv-assets.sh) into "
+                             "HTML_DIR/vendor/ and rewrite asv's pages to load them, so they work offline")
     parser.add_argument("--out", metavar="DIR", help="write findings.md, guidance.md and report.json here")
     parser.add_argument("--format", choices=("md", "json", "summary"), default="md", help="what to print (default: md)")
     parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
@@ -157,6 +173,10 @@ def _write(args, report, findings: str, guidance: str, data: dict) -> None:
 
         page, link = write_page(report, Path(args.html), findings, guidance, data)
         print(f"jaxci report: wrote {page} ({link})", file=sys.stderr)
+        if args.offline_assets:
+            from jaxci.report import offline
+
+            print(f"jaxci report: {offline.vendor(Path(args.html), Path(args.offline_assets))}", file=sys.stderr)
 
 
 def _print(fmt: str, report, data: dict) -> None:
@@ -186,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
             check_destination("--out", Path(args.out), results_dir, OUT_FILES)
         if args.html:
             check_html(Path(args.html), results_dir)
+        if args.offline_assets:
+            _check_assets(args)
         report = _build(args, results_dir)
     except Refused as exc:
         print(f"jaxci report: {exc}", file=sys.stderr)

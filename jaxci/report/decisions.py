@@ -25,7 +25,6 @@ MIN_TIMEOUT_S = 60             # never advise a per-cell timeout under a minute
 UNMEASURED_TIMEOUT_S = 600     # jaxci env's default until the lectures' cells are measured
 JOB_SETUP_MIN = 10             # checkout, install, cache restore: minutes added to a measured build
 UNMEASURED_JOB_MIN = 90        # job timeout-minutes until a build is measured
-AUDIT_CMD = "jaxci audit LECTURE_REPO --execute --format json > audit.json"
 
 
 @dataclass
@@ -57,6 +56,8 @@ def families(report, chosen=None, audit=None) -> list[str]:
         return list(dict.fromkeys(chosen))
     named = [m for m in report.machines if m in cat and not cat[m].is_lab]
     named += [f for f in (audit or {}).get("families", []) if f in cat]
+    named += [f for lec in (audit or {}).get("lectures", []) for f in (lec.get("predicted") or {})
+              if f in cat and not cat[f].is_lab]
     named = sorted(dict.fromkeys(named), key=lambda f: (not cat[f].has_gpu, f != "g4dn.2xlarge", f))
     return named or list(DEFAULT_FAMILIES)
 
@@ -100,12 +101,15 @@ def _fp64(report, family, entry) -> Decision:
     what = f"float64 matmul at n = {DENSE_N:,} ≈ {ratio:.0f}x float32 ({lo:.0f}-{hi:.0f}x)"
     if dev == "gpu":
         fp32, fp64 = entry.value("gpu_fp32_tflops"), entry.value("gpu_fp64_tflops")
-        peak = f"; FP64:FP32 peak 1:{fp32 / fp64:.0f} (catalogue)" if fp32 and fp64 else ""
+        peak = f", FP64:FP32 peak 1:{fp32 / fp64:.0f} (catalogue)" if fp32 and fp64 else ""
         cpu64 = report.model.predict(family, "matmul", DENSE_N, "float64", "cpu")
-        where = ("run float64 lectures on its CPU (predicted faster there: "
-                 f"{seconds(cpu64.seconds)} vs {seconds(p64.seconds)})" if cpu64 and cpu64.seconds < p64.seconds
-                 else "float64 still fastest on its GPU, at that cost")
-        text = f"keep GPU lectures float32 (`jax_enable_x64` off); {where}: {what}{peak}"
+        overlap = cpu64 and None not in (cpu64.low, cpu64.high, p64.low, p64.high) and \
+            cpu64.low <= p64.high and p64.low <= cpu64.high
+        where = (f"float64 lectures: as fast on its CPU ({seconds(cpu64.seconds)} vs {seconds(p64.seconds)} on the "
+                 "GPU, bands overlap)" if overlap else
+                 f"float64 lectures on its CPU ({seconds(cpu64.seconds)} vs {seconds(p64.seconds)} on the GPU)"
+                 if cpu64 and cpu64.seconds < p64.seconds else "float64 still fastest on its GPU, at that cost")
+        text = f"keep GPU lectures float32 (`jax_enable_x64` off): {what}{peak}; {where}"
     else:
         text = f"float64 is affordable on this CPU: keep `jax_enable_x64` where a lecture needs it ({what})"
     return Decision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}")
@@ -135,8 +139,9 @@ def _crossover(report, family, entry) -> Decision:
             f"band from n ≈ {p.low:,.0f}, no latest crossing in range" if p.low else "")
     ew = next((q for q in pred if q.benchmark.startswith("elementwise.") and q.dtype == "float32"), None)
     more = f"; elementwise maps from n ≈ {ew.n:,.0f} elements" if ew else ""
+    basis = "; ".join(x for x in (band, f"inputs: {_short_inputs(p.inputs)}") if x)
     return Decision(2, f"GPU for {answers._short(p.kernel)} {p.dtype} from n ≈ {p.n:,.0f}{more}; below that "
-                    "and for scalar loops, pin to the CPU", PREDICTED, f"{band}; inputs: {_short_inputs(p.inputs)}")
+                    "and for scalar loops, pin to the CPU", PREDICTED, basis)
 
 
 def _concurrency(report, family, entry) -> Decision:
@@ -221,74 +226,90 @@ def _environment(report, family, entry) -> Decision:
 
 def lecture_times(audit: dict | None) -> dict:
     """From an audit JSON (`jaxci audit --execute --format json`): per lecture, its measured whole seconds and
-    slowest cell per platform, and the predicted seconds per family where the audit gives them."""
+    slowest cell per platform ("cpu", "cuda": the audit's executed run, on the machine the audit ran on)."""
     out = {}
     for lec in (audit or {}).get("lectures", []):
-        runs = lec.get("runs") or {}
         measured = {}
-        for platform, run in runs.items():
+        for platform, run in (lec.get("runs") or {}).items():
             cells = [c.get("wall_s") for c in run.get("cells", []) if isinstance(c.get("wall_s"), (int, float))]
             whole = run.get("wall_s") if isinstance(run.get("wall_s"), (int, float)) else (sum(cells) or None)
             if whole is not None:
                 measured[platform] = (whole, max(cells) if cells else None, run.get("status", "ok"))
-        predicted = lec.get("predicted") or {}
-        out[lec.get("path", "?")] = {"measured": measured, "predicted": predicted, "status": lec.get("status")}
+        out[lec.get("path", "?")] = measured
     return out
 
 
-def _build_minutes(times: dict, family, entry):
-    """(minutes, slowest cell s, how) of one sequential build on the family, measured or predicted; or None."""
-    platform = "gpu" if entry.has_gpu else "cpu"
-    total, slowest, n, how = 0.0, 0.0, 0, None
-    for lec in times.values():
-        pred = lec["predicted"].get(family) if isinstance(lec["predicted"], dict) else None
-        if isinstance(pred, dict) and isinstance(pred.get("seconds"), (int, float)):
-            total += pred["seconds"]
-            slowest = max(slowest, pred.get("slowest_cell_s") or 0)
-            how = how or PREDICTED
-        elif platform in lec["measured"] or "cpu" in lec["measured"]:
-            whole, cell, _ = lec["measured"].get(platform) or lec["measured"]["cpu"]
-            total += whole
-            slowest = max(slowest, cell or 0)
-            how = MEASURED if how in (None, MEASURED) else how
-        n += 1
-    return (total / 60, slowest, how, n) if how else None
+def _measured_build(times: dict, entry):
+    """(minutes, slowest cell s, lectures) of the audit's executed run, on the family's platform where it ran."""
+    platform = "cuda" if entry.has_gpu else "cpu"
+    total, slowest, n = 0.0, 0.0, 0
+    for runs in times.values():
+        run = runs.get(platform) or runs.get("cpu")
+        if run:
+            total, slowest, n = total + run[0], max(slowest, run[1] or 0), n + 1
+    return (total / 60, slowest, n) if n else None
 
 
-def _cost(report, family, entry, times) -> Decision:
+def _cost(report, family, entry, audit) -> Decision:
+    from jaxci.report import buildcost
+
     price = entry.value("price_per_hour")
-    built = _build_minutes(times, family, entry) if times else None
-    if built is None:
-        return Decision(6, f"${price:.3f}/h: decide once a lecture build is timed" if price is not None else "—",
-                        NOT_MEASURED, f"measure: `{AUDIT_CMD}` on {family}, then `jaxci report RESULTS --audit "
-                        "audit.json`")
-    minutes, _, how, n = built
-    dollars = minutes / 60 * (price or 0)
-    return Decision(6, f"one sequential build of {n} lectures ≈ {minutes:.1f} min ≈ ${dollars:.2f} at "
-                    f"${price:.3f}/h", how, "the audit's executed run (its machine, not necessarily this family)"
-                    if how == MEASURED else "the audit's per-lecture predictions (runner model)")
+    build = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
+    if build is None or price is None:
+        command = buildcost.AUDIT_FOR.format(family=family)
+        return Decision(6, f"{f'${price:.3f}/h' if price is not None else 'no catalogue price'}: lecture build "
+                        "minutes not measured", NOT_MEASURED,
+                        f"not measured: run `{command}`, then `jaxci report RESULTS --audit audit.json`; the "
+                        "benchmark suite's own job cost is [a separate section](#the-benchmark-suite-itself)")
+    own = buildcost.job_dollars(build.seconds, price, entry.runner)
+    gpu_part = f", {build.on_gpu} on its GPU" if entry.has_gpu else ""
+    text = (f"one build of {build.lectures} lectures{gpu_part} ≈ {build.seconds / 60:.1f} min "
+            f"({build.low / 60:.1f}-{build.high / 60:.1f}) ≈ ${own:.2f}")
+    other = buildcost.partner(audit, report.catalogue, family)
+    if other:
+        o_entry = report.catalogue[other]
+        gpu_f, cpu_f = (family, other) if entry.has_gpu else (other, family)
+        prices = {family: price, other: o_entry.value("price_per_hour")}
+        alone = buildcost.family_build(audit, other, o_entry.has_gpu)
+        alone_usd = buildcost.job_dollars(alone.seconds, prices[other], o_entry.runner)
+        text += f"; {other} alone ≈ {alone.seconds / 60:.1f} min ≈ ${alone_usd:.2f}"
+        split = buildcost.split_build(audit, gpu_f, cpu_f, prices)
+        if split:
+            text += (f"; split ({split.gpu.lectures} GPU-faster lecture(s) on {gpu_f}, {split.cpu.lectures} on "
+                     f"{cpu_f}, two jobs) ≈ {split.wall_s / 60:.1f} min wall ≈ ${split.dollars:.2f}")
+    missing = f"; {len(build.missing)} lecture(s) without a prediction left out" if build.missing else ""
+    basis = (f"the audit's per-lecture predictions for {family} (runner model, from its executed run; each "
+             f"lecture on its faster device); band = sum of the lecture bands; ${price:.3f}/h catalogue + "
+             f"{buildcost.overhead_minutes():g} min job overhead per job (catalogue planning figure){missing}")
+    return Decision(6, text, PREDICTED, basis)
 
 
-def _hygiene(report, family, entry, times) -> Decision:
-    built = _build_minutes(times, family, entry) if times else None
-    gate = ("fail once: `jaxci failures record --cache DIR --out known-failures.json` after the gating build; "
-            "other builders run `jaxci failures skip --known known-failures.json --cache DIR` (skips a known "
-            "failure until its notebook changes)")
-    if built and built[1] > 0:
-        minutes, slowest, how, _ = built
+def _hygiene(report, family, entry, audit, times) -> Decision:
+    from jaxci.report import buildcost
+
+    measured = _measured_build(times, entry) if times else None
+    predicted = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
+    gate = "fail once with `jaxci failures` (below the sheets)"
+    if measured and measured[1] > 0:
+        minutes, slowest, _ = measured
+        build_min, build_how = ((predicted.high / 60, f"the predicted build's upper band on {family}")
+                                if predicted else (minutes, "the audit's measured build"))
         cell = max(MIN_TIMEOUT_S, math.ceil(slowest * TIMEOUT_MARGIN / 60) * 60)
-        job = math.ceil(minutes * 1.5) + JOB_SETUP_MIN
-        return Decision(7, f"per-cell `timeout: {cell}` s; job `timeout-minutes: {job}`; {gate}", how,
-                        f"rule: {TIMEOUT_MARGIN:g} x slowest real-lecture cell ({slowest:.1f} s), rounded up to a "
-                        f"minute, at least {MIN_TIMEOUT_S} s; job: 1.5 x the build ({minutes:.1f} min) + "
-                        f"{JOB_SETUP_MIN} min setup; raise a slow lecture's own timeout in its execution metadata")
+        job = math.ceil(build_min * 1.5) + JOB_SETUP_MIN
+        return Decision(7, f"per-cell `timeout: {cell}` s; job `timeout-minutes: {job}`; {gate}",
+                        PREDICTED if predicted else MEASURED,
+                        f"rule: {TIMEOUT_MARGIN:g} x slowest real-lecture cell ({slowest:.1f} s, the audit's "
+                        f"executed run), rounded up to a minute, at least {MIN_TIMEOUT_S} s; job: 1.5 x "
+                        f"{build_how} ({build_min:.1f} min) + {JOB_SETUP_MIN} min setup; raise a slow lecture's "
+                        "own timeout in its execution metadata")
     return Decision(7, f"per-cell `timeout: {UNMEASURED_TIMEOUT_S}` s; job `timeout-minutes: {UNMEASURED_JOB_MIN}`; "
-                    f"{gate}", NOT_MEASURED, f"defaults until the lectures are timed: `{AUDIT_CMD}` on {family}, "
-                    f"then `jaxci report RESULTS --audit audit.json` (rule: {TIMEOUT_MARGIN:g} x slowest cell, "
-                    f"at least {MIN_TIMEOUT_S} s); fixture notebooks never size a timeout")
+                    f"{gate}", NOT_MEASURED, f"defaults until the lectures are timed: "
+                    f"`{buildcost.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json` "
+                    f"(rule: {TIMEOUT_MARGIN:g} x slowest cell, at least {MIN_TIMEOUT_S} s); fixture notebooks "
+                    "never size a timeout")
 
 
-def sheet(report, family, times=None) -> FamilySheet:
+def sheet(report, family, audit=None, times=None) -> FamilySheet:
     entry = report.catalogue.get(family)
     if entry is None:
         from jaxci.catalogue import load_catalogue
@@ -301,13 +322,13 @@ def sheet(report, family, times=None) -> FamilySheet:
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")
     rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry),
             _sampler(report, family, entry), _environment(report, family, entry),
-            _cost(report, family, entry, times), _hygiene(report, family, entry, times)]
+            _cost(report, family, entry, audit), _hygiene(report, family, entry, audit, times)]
     return FamilySheet(family, title, price, entry.has_gpu, rows)
 
 
 def sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
     times = lecture_times(audit) if audit else None
-    return [sheet(report, f, times) for f in families(report, chosen, audit)]
+    return [sheet(report, f, audit, times) for f in families(report, chosen, audit)]
 
 
 def sheet_md(s: FamilySheet) -> str:
@@ -317,8 +338,14 @@ def sheet_md(s: FamilySheet) -> str:
     return f"### Decision sheet: {s.title}\n\n" + table(["#", "question", "decision", "status", "from"], rows)
 
 
+FAIL_ONCE = ("**Fail once (every family).** jupyter-cache never caches a notebook that failed, so every build runs "
+             "it again: after the gating build, `jaxci failures record --cache DIR --out known-failures.json`; the "
+             "other builders run `jaxci failures skip --known known-failures.json --cache DIR`, which skips a known "
+             "failure until its notebook changes.")
+
+
 def sheets_md(report, chosen=None, audit=None) -> str:
-    return "\n\n".join(sheet_md(s) for s in sheets(report, chosen, audit)) + "\n"
+    return "\n\n".join(sheet_md(s) for s in sheets(report, chosen, audit)) + "\n\n" + FAIL_ONCE + "\n"
 
 
 def regressions(report) -> list:
@@ -343,7 +370,8 @@ def regressions_md(report, limit: int = 6) -> str:
     steps = regressions(report)
     if not steps:
         return ""
-    rows = [[s.machine, s.benchmark.replace(".time_warm", ""), f"{s.before} -> {s.after}", f"x{s.ratio:.3g}",
+    rows = [[s.machine, s.benchmark.replace(".time_warm", ""), f"{s.before} -> {s.after}",
+             f"x{s.ratio:,.0f}" if s.ratio >= 100 else f"x{s.ratio:.3g}",
              s.undone_in or f"not yet (still at {s.last})", f"`{reproduce(s)}`"] for s in steps[:limit]]
     more = f"\n\n{len(steps) - limit} more below (Regressions across JAX releases)." if len(steps) > limit else ""
     return table(["machine", "kernel", "release", "ratio", "undone in", "reproduce"], rows) + more + "\n"

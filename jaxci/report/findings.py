@@ -11,7 +11,7 @@ from __future__ import annotations
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import group, median, timeouts
 from jaxci.report import answers
-from jaxci.report.text import dollars, num, pct, seconds, table
+from jaxci.report.text import Notes, dollars, num, pct, seconds, table
 
 
 # Extra sections of findings.md (e.g. release regressions): callables report -> (title, markdown) or None.
@@ -37,6 +37,17 @@ def _rows_or(header, rows, empty: str) -> str:
 def _v(value, fmt="{:.3g}") -> str:
     """A number in an evidence cell, or a dash where that metric was not recorded (the row itself was measured)."""
     return "—" if value is None else fmt.format(value)
+
+
+def _once(rows: list, columns: int) -> list:
+    """Rows sorted as given, the first `columns` cells left blank where they repeat the row above (a table says
+    the machine and benchmark once per group, not once per row)."""
+    out, last = [], None
+    for row in rows:
+        key = row[:columns]
+        out.append(([""] * columns if key == last else list(key)) + list(row[columns:]))
+        last = key
+    return out
 
 
 def _counted(count: int, what: str) -> str:
@@ -84,7 +95,11 @@ def crossover_table(report, items=None) -> str:
         _counted(len(items) - len(shown), "kernel/dtype pairs without both lines (no crossover possible)")
 
 
-def predicted_crossover_table(report) -> str:
+def predicted_crossover_table(report, notes: Notes | None = None) -> str:
+    """The predicted crossovers; each model input is cited by label and listed once (below the table, or where
+    the caller lists `notes`)."""
+    own = notes is None
+    notes = Notes() if own else notes
     rows = []
     for p in report.predicted_crossovers:
         if p.kind == cx.NOT_MEASURED:
@@ -94,11 +109,12 @@ def predicted_crossover_table(report) -> str:
         else:
             ans = f"predicted: {p.kind}"
         meas = p.measured.answer() if p.measured is not None else "—"
-        rows.append([p.family, p.kernel, p.dtype, ans, meas, p.inputs])
+        rows.append([p.family, p.kernel, p.dtype, ans, meas, notes.cite(p.inputs)])
     missing = len(report.predicted_crossovers) - len(rows)
-    return _rows_or(["family", "kernel", "dtype", "predicted", "measured", "inputs"], rows,
+    legend = f"\n\n{notes.md()}" if own and rows else ""
+    return _rows_or(["family", "kernel", "dtype", "predicted", "measured", "inputs (labels listed below)"], rows,
                     "No crossover predicted: the model needs a measured GPU machine to calibrate on.") + \
-        _counted(missing, "family/kernel/dtype combinations not predicted")
+        _counted(missing, "family/kernel/dtype combinations not predicted") + legend
 
 
 def fp64_table(report) -> str:
@@ -147,6 +163,7 @@ def _nuts(report) -> str:
             ex = row.extras.get((method, chains), {})
             rows.append([row.machine, setting, method, chains, num(ess), _v(ex.get("leapfrog_per_s")),
                          seconds(ex.get("wall_s")) if ex.get("wall_s") is not None else "—"])
+    rows = _once(rows, 2)
     best = []
     for row in report.nuts:
         b = row.best
@@ -171,8 +188,8 @@ def _generic(report, suite: str, what: str) -> str:
     if not recs:
         return f"Not measured on any machine (no {suite} suite results)."
     ok = [r for r in recs if r.ok]
-    rows = [[r.machine, r.benchmark, " ".join(f"{k}={v}" for k, v in r.params.items()), num(r.value) + " " + r.unit]
-            for r in ok]
+    rows = _once(sorted([[r.machine, r.benchmark, " ".join(f"{k}={v}" for k, v in r.params.items()),
+                          num(r.value) + " " + r.unit] for r in ok], key=lambda row: row[:2]), 2)
     return f"{what}\n\n" + _rows_or(["machine", "benchmark", "params", "value"], rows,
                                     f"No {suite} combination measured.") + \
         _counted(len(recs) - len(ok), f"{suite} combinations skipped or failed")
@@ -189,7 +206,8 @@ def _device_ratios(report) -> str:
 
 
 def _costs(report) -> str:
-    rows = []
+    """The benchmark suite's own job per family (not a lecture build: that is the decision sheets' row 6)."""
+    notes, rows = Notes("C"), []
     for c in report.costs:
         if c.job_dollars is None:
             continue
@@ -201,29 +219,34 @@ def _costs(report) -> str:
                      dollars(c.job_dollars), suites,
                      dollars(c.predicted_job_dollars)
                      if c.label == "measured" and c.predicted_job_dollars is not None else "—",
-                     pct(c.error), c.inputs])
+                     pct(c.error), notes.cite(c.inputs)])
+    legend = f"\n\n{notes.md()}" if rows else ""
     return _rows_or(["family", "price", "label", "suite time", "job $", "per workload", "predicted job $", "error",
-                     "inputs"],
+                     "inputs (labels listed below)"],
                     rows, "No cost: no measured machine with a catalogue price.") + \
         _counted(len(report.costs) - len(rows),
-                 "catalogue families without a cost (no price, or no machine of their kind measured)")
+                 "catalogue families without a cost (no price, or no machine of their kind measured)") + legend
 
 
 def _achieved(report) -> str:
+    """Achieved rate over the catalogue's sourced peak; timings without a sourced peak are counted per reason."""
+    sourced = [a for a in report.achieved if a.peak is not None]
     rows = [[a.machine, a.benchmark.split(".")[0], " ".join(f"{k}={v}" for k, v in a.params.items()),
              seconds(a.seconds), f"{a.rate:.3g} {a.unit}", _v(a.peak, "{:.4g}"),
-             "—" if a.fraction is None else f"{a.fraction:.1%}",
-             a.note if a.peak is None else a.peak_key] for a in report.achieved]
+             "—" if a.fraction is None else f"{a.fraction:.1%}", a.peak_key] for a in sourced]
+    unsourced = group([a for a in report.achieved if a.peak is None], lambda a: a.note)
+    counted = "\n".join(f"- {len(items)} timing(s) on {', '.join(sorted({a.machine for a in items}))}: no fraction "
+                         f"({note})" for note, items in sorted(unsourced.items(), key=str))
     return _rows_or(["machine", "kernel", "params", "time", "achieved", "catalogue peak", "fraction", "peak source"],
-                    rows,
-                    "No dense or elementwise timing to compare with a peak.")
+                    rows, "No timing has a sourced catalogue peak to compare with." if report.achieved else
+                    "No dense or elementwise timing to compare with a peak.") + (f"\n\n{counted}" if counted else "")
 
 
-def _incidents(report) -> str:
+def _incidents(report, notes: Notes) -> str:
     if not report.incidents:
         return "No incident figures found (docs/reference/incidents.md)."
     rows = [[i["what"], i["family"], i["device"], seconds(i["incident_s"]), "predicted " + seconds(i["predicted_s"]),
-             i["inputs"]]
+             notes.cite(i["inputs"])]
             for i in report.incidents if i["predicted_s"] is not None]
     return ("Published incident timings (docs/reference/incidents.md; the page draws them beside the measured lines) "
             "and this model's predictions for the same cases: an outside check only, never an input.\n\n"
@@ -271,7 +294,7 @@ Status: *measured* on that family; *predicted* by the runner model (band and inp
 
 Lab and local machines are evidence for the sheets above, never a runner family's answer.
 
-{answers.answers_md(report, with_headline=False)}
+{machine_evidence(report)}
 Status: *measured* on the machine in the heading (its JAX version, date and commit are under
 [Evidence](#evidence-machines-and-runs)); *predicted from* the model's inputs, never filling a measured cell.
 
@@ -282,12 +305,25 @@ Status: *measured* on the machine in the heading (its JAX version, date and comm
 """
 
 
+def machine_evidence(report) -> str:
+    """The seven answers per measured machine, as evidence: the question links to its evidence section; an
+    unanswered question says "not measured" once, without the command (the decision sheets give it)."""
+    parts = []
+    for s in answers.sheets(report):
+        rows = [[a.q, f"[{a.question}]({a.evidence})", a.answer,
+                 a.status if a.answer != "—" else "not measured: see the decision sheets"] for a in s.answers]
+        parts.append(f"### {s.title}\n\n" + table(["#", "question", "answer", "status"], rows))
+    return "\n\n".join(parts) + "\n" if parts else "No machine with results.\n"
+
+
 def _evidence(report) -> str:
     """The machines and runs, then the measured (and predicted) figures behind each of the seven answers."""
     errors = "\n".join(f"- {e}" for e in report.errors)
     errors = (f"\nProblems reading the results (those files or cells are left out, the rest is used):\n\n{errors}\n"
               if errors else "")
     loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
+    notes = Notes()  # §2's model inputs, said once for the predicted crossovers and the incident check
+    predicted, incidents = predicted_crossover_table(report, notes), _incidents(report, notes)
     return f"""## Evidence: machines and runs
 
 Only measured and predicted cells are listed below; skipped and n/a cells are counted.
@@ -308,9 +344,11 @@ Measured: where the gpu median becomes faster than the cpu median, interpolated 
 
 Predicted for runner families (labelled, with inputs; a measured crossover stands beside it when one exists):
 
-{predicted_crossover_table(report)}
+{predicted}
 
-{_incidents(report)}
+{incidents}
+
+{notes.md("Model inputs cited in this section (each once)")}
 
 ## 3. Safe concurrency and memory policy
 
@@ -330,9 +368,9 @@ Compile share of a cold first call (compile seconds from jax.monitoring in one f
 
 ## 6. Instance fit
 
-Cost per runner family (job = catalogue overhead + asv suite wall time, billed with the catalogue minimum):
-
-{_costs(report)}
+A lecture build's minutes and dollars per family are the decision sheets' row 6 (from an executed audit:
+`jaxci report RESULTS --audit audit.json`). What the benchmark suite itself costs is [its own
+section](#the-benchmark-suite-itself).
 
 Achieved fraction of catalogue peak:
 
@@ -349,6 +387,13 @@ GPU vs CPU time of whole notebooks and unsized kernels on the same machine (abov
 Latency-bound loops, where a GPU pays a launch per iteration:
 
 {crossover_table(report, loops)}
+
+## The benchmark suite itself
+
+What one bench job of this suite costs per runner family (job = catalogue overhead + asv suite wall time, billed
+with the catalogue minimum). This is the benchmark's own cost, not a lecture build (the decision sheets' row 6):
+
+{_costs(report)}
 """
 
 

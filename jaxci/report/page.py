@@ -53,8 +53,7 @@ def report_incidents_path() -> Path:
 def _crossing_caption(items) -> str:
     measured = [c for c in items if c.kind != cx.NOT_MEASURED]
     if not measured:
-        return ("Crossing of the cpu and gpu lines: none computed, no gpu line at two or more sizes "
-                "(the lines drawn are measured).")
+        return "No crossing: no gpu line."  # the figures' intro says what a crossing is
     return "Crossing of the cpu and gpu lines (measured): " + "; ".join(
         f"{c.dtype} ("
         f"{c.cpu_machine if c.cpu_machine == c.gpu_machine else c.cpu_machine + ' cpu / ' + c.gpu_machine + ' gpu'}): "
@@ -96,20 +95,18 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
         title = case_label(bench, case).replace(".time_warm", "")
         caption = _crossing_caption(items)
         if refs:
-            caption += (" Hollow diamonds: published incident timings (docs/reference/incidents.md), a reference drawn "
-                        "beside our measurements, never measured here"
-                        + ("; the incident does not state their dtype."
-                           if any(p.dtype == "unstated" for p in mine) else "."))
+            caption += " Diamonds: published, not measured." + (  # what they are: the figures' intro
+                " The incident does not state their dtype." if any(p.dtype == "unstated" for p in mine) else "")
         out.append((f"size-{i}", svg.loglog(title, series, marks, references=refs), caption))
-    if not out:
-        out.append(("size-none", svg.empty("time vs size"), "no size-swept timings in these results"))
-    return out
+    return out  # no size-swept timing: no panel
 
 
 DEVICE_COLOURS = {"cpu": COLOURS["cpu"], "gpu": COLOURS["gpu"], "host": "#2ca02c"}
 
 
-def fp64_bars(report) -> tuple[str, str]:
+def fp64_bars(report) -> tuple[str, str] | None:
+    if not report.fp64_summary:
+        return None  # no panel
     multi = len({s.machine for s in report.fp64_summary}) > 1
     items = [(s.kernel.replace(".time_warm", "") + (f" · {s.machine}" if multi else ""), s.ratio,
               DEVICE_COLOURS.get(s.device, "#7f7f7f")) for s in report.fp64_summary]
@@ -142,12 +139,14 @@ def concurrency_grids(report) -> list[tuple[str, str, str]]:
     return out  # nothing measured: no panel (the decision sheet says not measured, with the command)
 
 
-def cost_bars(report) -> tuple[str, str]:
+def cost_bars(report) -> tuple[str, str] | None:
     items = []
     for c in report.costs:
         if c.job_dollars is not None:
             items.append((f"{c.family}{' (predicted)' if c.label == 'predicted' else ''}", c.job_dollars,
                           "#1f77b4" if c.label == "measured" else "#bbbbbb"))
+    if not items:
+        return None  # no panel: the evidence says why
     missing = [c.family for c in report.costs if c.job_dollars is None]
     legend = [(lab, col) for lab, col in (("measured on that family", "#1f77b4"), ("predicted", "#bbbbbb"))
               if any(c == col for *_, c in items)]
@@ -233,7 +232,8 @@ def decisions_html(report) -> str:
                      f'{_md_inline(s.title)}</h3><table class="answers decisions"><tr><th>#</th><th>question</th>'
                      f"<th>decision</th><th>status</th><th>from (band, inputs; or the command that measures it)</th>"
                      f"</tr>{rows}</table></div>")
-    return "\n".join(parts)
+    return "\n".join(parts) + f'<p class="fail-once">{_md_inline(decisions.FAIL_ONCE)}</p>'
+
 
 
 def regressions_html(report) -> str:
@@ -261,9 +261,11 @@ def render(report, findings: str, guidance: str) -> str:
         answers.is_synthetic(f) for f in report.machines.values()) else ""
     fig = lambda fid, body, caption: _figure(fid, body, tag + caption)
     size = "".join(fig(*f) for f in time_vs_size(report))
-    fp64 = fig("fp64", *fp64_bars(report))
+    fp64, cost = fp64_bars(report), cost_bars(report)
+    fp64 = f'<h3>FP64 penalty</h3><section id="figures-fp64">{fig("fp64", *fp64)}</section>' if fp64 else ""
     conc = "".join(fig(*f) for f in concurrency_grids(report))
-    cost = fig("cost", *cost_bars(report))
+    cost = (f'<h3 id="figures-suite-cost">The benchmark suite itself: one bench job per family (not a lecture '
+            f'build)</h3><section id="figures-cost">{fig("cost", *cost)}</section>' if cost else "")
     middle, evidence = _split(findings)
     regressions = regressions_html(report)
     reg_nav = ' · <a href="#regressions">regressions</a>' if regressions else ""
@@ -276,7 +278,8 @@ def render(report, findings: str, guidance: str) -> str:
 · <a href="#evidence-answers-per-measured-machine">measured machines</a>\
  · <a href="#guidance-per-lecture-type">guidance</a>
 · <a href="#figures">figures</a>
-· <a href="#evidence-machines-and-runs">evidence</a> · <a href="findings.md">findings.md</a>\
+· <a href="#evidence-machines-and-runs">evidence</a> · <a href="#the-benchmark-suite-itself">suite cost</a>
+· <a href="findings.md">findings.md</a>\
  · <a href="guidance.md">guidance.md</a>
 · <a href="report.json">report.json</a></nav>
 <h1>jax-ci-bench findings: seven decisions per runner family</h1>
@@ -289,13 +292,14 @@ runner model (band, inputs); <span class="st-nm">not measured</span>, with the c
 <section id="guidance">{markdown_to_html(middle)}</section>
 <h2 id="figures">Figures</h2>
 <p>Time vs size: blues cpu, oranges/reds gpu (one shade per machine); solid float32, dashed float64; dots are measured
-medians; hollow diamonds are published incident figures (a reference, not our measurement);\
- red lines: measured crossings.</p>
+medians; hollow diamonds are published incident timings (docs/reference/incidents.md: a reference drawn beside our
+measurements, never measured here);\
+ red lines: measured crossings (where both a cpu and a gpu line have two or more sizes; the lines drawn are
+measured).</p>
 <section id="figures-size">{size}</section>
-<h3>FP64 penalty</h3><section id="figures-fp64">{fp64}</section>
+{fp64}
 {conc_section}
-<h3 id="the-benchmark-suite-itself">The benchmark suite itself: one bench job per family (not a lecture build)</h3>
-<section id="figures-cost">{cost}</section>
+{cost}
 <section id="findings">{markdown_to_html(evidence)}</section>
 </body></html>
 """

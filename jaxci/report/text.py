@@ -36,3 +36,53 @@ def table(header, rows) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def repeated_sentences(text: str, min_chars: int = 40) -> dict[str, int]:
+    """Sentences said more than once in `text` (whitespace-normalised, at least `min_chars` long), with how
+    often: the "each fact once" measure of the findings page (issue 28). Sentences end at '.', ';', '!' or '?'
+    followed by a space, or at a line or table-cell break; numbers stay in, so the same words about two machines
+    are two sentences."""
+    import re
+
+    counts: dict[str, int] = {}
+    for line in re.split(r"[\n\r|\t]+", text):
+        for part in re.split(r"(?<=[.;!?])\s+", line):
+            sentence = " ".join(part.split()).strip(" .;-*")
+            if len(sentence) >= min_chars:
+                counts[sentence] = counts.get(sentence, 0) + 1
+    return {s: n for s, n in counts.items() if n > 1}
+
+
+def repeats(text: str, min_chars: int = 40) -> int:
+    """How many sentence occurrences repeat an earlier one (0: every sentence said once)."""
+    return sum(n - 1 for n in repeated_sentences(text, min_chars).values())
+
+
+class Notes:
+    """Model inputs said once: each distinct input part (a reference timing, a catalogue figure, a scaling
+    assumption) gets a label I1, I2, ...; table cells cite the labels and `md()` lists each part once."""
+
+    def __init__(self, prefix: str = "I"):
+        self.prefix, self.ids = prefix, {}
+
+    def _label(self, part: str) -> str:
+        if part not in self.ids:
+            self.ids[part] = f"{self.prefix}{len(self.ids) + 1}"
+        return self.ids[part]
+
+    def cite(self, inputs: str) -> str:
+        """'cpu: a; b | gpu: c' -> 'cpu: I1, I2 · gpu: I3' (a device prefix stays; the parts become labels)."""
+        groups = []
+        for group in (g.strip() for g in (inputs or "").split(" | ") if g.strip()):
+            head, sep, rest = group.partition(": ")
+            if not sep or head not in ("cpu", "gpu"):
+                head, rest = "", group
+            labels = ", ".join(self._label(p.strip()) for p in rest.split("; ") if p.strip())
+            groups.append(f"{head}: {labels}" if head else labels)
+        return " · ".join(groups) or "—"
+
+    def md(self, title: str = "Inputs cited above") -> str:
+        if not self.ids:
+            return ""
+        return f"{title}:\n\n" + "\n".join(f"- **{label}**: {part}" for part, label in self.ids.items())

@@ -1,0 +1,129 @@
+"""Question 6 from lecture builds: minutes and dollars of one build of a lecture repository per runner family.
+
+Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`), whose lecture records may carry
+`"predicted": {"<family>": {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}}` (the runner model asked
+with what the executed run measured per jitted call). Three ways to build:
+
+- a CPU family: every lecture on its CPU (the predicted cpu_s);
+- a GPU family: every lecture on its faster device (gpu_s, or cpu_s where the audit pins it to the CPU);
+- a split fleet: the lectures predicted faster on the GPU family's GPU than on the CPU family run there, the rest
+  on the CPU family, as two jobs at once (wall time: the longer job).
+
+Dollars = billed seconds (lecture execution + the catalogue's job overhead, EC2's 60 s minimum) x the family's
+catalogue price. Everything here is *predicted*; a family without predictions in the audit is *not measured*,
+with the command that would measure it. The benchmark suite's own job cost is not a lecture build (findings §6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+AUDIT_FOR = "jaxci audit LECTURE_REPO --execute --machine {family} --format json > audit.json"
+
+
+@dataclass
+class Build:
+    family: str
+    seconds: float          # lecture execution, sequential
+    low: float
+    high: float
+    lectures: int
+    on_gpu: int = 0         # lectures run on the GPU (a GPU family's faster device)
+    missing: list = field(default_factory=list)   # lecture paths without a prediction for this family
+
+
+@dataclass
+class Split:
+    gpu: Build              # the lectures sent to the GPU family
+    cpu: Build              # the rest, on the CPU family
+    dollars: float
+
+    @property
+    def wall_s(self) -> float:
+        return max(self.gpu.seconds, self.cpu.seconds)
+
+
+def _num(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and value == value else None
+
+
+def _prediction(lecture: dict, family: str) -> dict | None:
+    pred = (lecture.get("predicted") or {}).get(family)
+    return pred if isinstance(pred, dict) and _num(pred.get("cpu_s")) is not None else None
+
+
+def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
+    """(device, seconds, low, high) a lecture runs at on the family: its faster device where it has a GPU."""
+    cpu = _num(pred["cpu_s"])
+    cpu_band = (_num(pred.get("cpu_low_s")) or cpu, _num(pred.get("cpu_high_s")) or cpu)
+    gpu = _num(pred.get("gpu_s")) if has_gpu else None
+    if gpu is None or gpu >= cpu:
+        return "cpu", cpu, *cpu_band
+    return "gpu", gpu, _num(pred.get("gpu_low_s")) or gpu, _num(pred.get("gpu_high_s")) or gpu
+
+
+def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None:
+    """One sequential build on `family` from the audit's predictions; None when it has none for the family."""
+    lectures = (audit or {}).get("lectures") or []
+    build = Build(family, 0.0, 0.0, 0.0, 0)
+    for lec in lectures:
+        pred = _prediction(lec, family)
+        if pred is None:
+            build.missing.append(lec.get("path", "?"))
+            continue
+        device, mid, low, high = _device(pred, has_gpu)
+        build.seconds += mid
+        build.low += low
+        build.high += high
+        build.lectures += 1
+        build.on_gpu += device == "gpu"
+    return build if build.lectures else None
+
+
+def split_build(audit: dict | None, gpu_family: str, cpu_family: str, prices: dict) -> Split | None:
+    """GPU-faster lectures on the GPU family, the rest on the CPU family (both need a prediction per lecture)."""
+    gpu, cpu = Build(gpu_family, 0.0, 0.0, 0.0, 0), Build(cpu_family, 0.0, 0.0, 0.0, 0)
+    for lec in (audit or {}).get("lectures") or []:
+        on_gpu, on_cpu = _prediction(lec, gpu_family), _prediction(lec, cpu_family)
+        if on_gpu is None or on_cpu is None:
+            continue
+        device, mid, low, high = _device(on_gpu, True)
+        cpu_mid = _num(on_cpu["cpu_s"])
+        side = gpu if device == "gpu" and mid < cpu_mid else cpu
+        if side is cpu:
+            mid, low, high = (cpu_mid, _num(on_cpu.get("cpu_low_s")) or cpu_mid,
+                              _num(on_cpu.get("cpu_high_s")) or cpu_mid)
+        side.seconds += mid
+        side.low += low
+        side.high += high
+        side.lectures += 1
+        side.on_gpu += side is gpu
+    if not gpu.lectures or not cpu.lectures:
+        return None  # no lecture gains from the GPU (or none runs on the CPU): a split is one family
+    return Split(gpu, cpu, job_dollars(gpu.seconds, prices[gpu_family]) + job_dollars(cpu.seconds, prices[cpu_family]))
+
+
+def job_dollars(execution_s: float, price_per_hour: float | None, runner: str = "runs-on") -> float:
+    """One job's dollars: (execution + job overhead) billed with the catalogue's minimum, at the price."""
+    from jaxci.catalogue import catalogue_defaults
+    from jaxci.ci.jobcost import billed_seconds
+
+    defaults = catalogue_defaults()
+    billed, _ = billed_seconds(runner, execution_s + defaults["job_overhead_minutes"].value * 60, defaults)
+    return billed * (price_per_hour or 0.0) / 3600
+
+
+def overhead_minutes() -> float:
+    from jaxci.catalogue import catalogue_defaults
+
+    return catalogue_defaults()["job_overhead_minutes"].value
+
+
+def partner(audit: dict | None, catalogue: dict, family: str) -> str | None:
+    """The family a split pairs `family` with: the cheapest family of the other kind with predictions."""
+    entry = catalogue[family]
+    named = {f for lec in (audit or {}).get("lectures") or [] for f in (lec.get("predicted") or {})}
+    others = [f for f in named if f in catalogue and f != family and catalogue[f].has_gpu != entry.has_gpu
+              and catalogue[f].value("price_per_hour") is not None
+              and family_build(audit, f, catalogue[f].has_gpu) is not None]
+    return min(others, key=lambda f: (catalogue[f].value("price_per_hour"), f), default=None)

@@ -1,0 +1,53 @@
+"""The decision sheets' first screen per family, as docs shows it (docs/findings-<family>-first-screen.png).
+
+usage: .venv/bin/python tests/browser/screenshots.py [RESULTS_DIR] [--audit FILE] [--out docs]
+
+For g4dn.2xlarge and c7i.2xlarge: `jaxci report RESULTS --family F --html TMP`, then the page in headless
+Debian chromium at 1280x900 (every outside request refused, as in test_report_browser.py), the viewport saved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+SHOTS = {"g4dn.2xlarge": "findings-g4dn-first-screen.png", "c7i.2xlarge": "findings-c7i-first-screen.png"}
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run"]
+
+
+def main(argv=None) -> int:
+    from playwright.sync_api import sync_playwright
+
+    from jaxci.commands import report as cli
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="?", default=str(REPO / "results"))
+    ap.add_argument("--audit")
+    ap.add_argument("--out", type=Path, default=REPO / "docs")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="findings-shots-") as tmp, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        for family, name in SHOTS.items():
+            html = Path(tmp) / family
+            extra = ["--audit", args.audit] if args.audit else []
+            if cli.main([args.results, "--html", str(html), "--family", family, "--no-progress", "--format", "json",
+                         *extra]) != 0:
+                return 1
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+            page.goto((html / "findings" / "index.html").as_uri())
+            page.wait_for_load_state("load")
+            page.screenshot(path=str(args.out / name))
+            print(f"wrote {args.out / name}", file=sys.stderr)
+        browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

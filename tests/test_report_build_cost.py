@@ -1,0 +1,68 @@
+"""Question 6 from lecture builds (issue 28, item 3): build minutes and dollars per family from an audit JSON with
+per-lecture predictions (a hand-written fixture in the audit's schema), and question 7's policy from its cells."""
+
+import json
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.report import buildcost, decisions
+from jaxci.report.build import build
+from tests import synth
+
+AUDIT = json.loads((REPO_ROOT / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
+
+
+def _usd(seconds, family):
+    cat, defaults = load_catalogue(), catalogue_defaults()
+    billed = max(seconds + defaults["job_overhead_minutes"].value * 60, defaults["billing_minimum_seconds"].value)
+    return billed * cat[family].value("price_per_hour") / 3600
+
+
+def test_family_builds_from_the_predictions():
+    gpu = buildcost.family_build(AUDIT, "g4dn.2xlarge", True)
+    # each lecture on its faster device: vfi gpu 30, kalman cpu 60 (its GPU is slower), wealth gpu 20
+    assert (gpu.seconds, gpu.low, gpu.high, gpu.lectures, gpu.on_gpu) == (110, 95, 130, 3, 2)
+    assert gpu.missing == ["lectures/unpredicted.md"]
+    cpu = buildcost.family_build(AUDIT, "c7i.2xlarge", False)
+    assert (cpu.seconds, cpu.low, cpu.high, cpu.on_gpu) == (150, 140, 165, 0)
+    assert buildcost.family_build(AUDIT, "g5.2xlarge", True) is None
+
+
+def test_split_fleet_sends_only_gpu_faster_lectures_to_the_gpu():
+    cat = load_catalogue()
+    prices = {f: cat[f].value("price_per_hour") for f in ("g4dn.2xlarge", "c7i.2xlarge")}
+    split = buildcost.split_build(AUDIT, "g4dn.2xlarge", "c7i.2xlarge", prices)
+    # vfi: GPU 30 < c7i 90 -> GPU; kalman: g4dn's CPU is its faster device -> c7i 45; wealth: GPU 20 > c7i 15 -> c7i
+    assert (split.gpu.seconds, split.gpu.lectures, split.cpu.seconds, split.cpu.lectures) == (30, 1, 60, 2)
+    assert split.wall_s == 60
+    assert split.dollars == pytest.approx(_usd(30, "g4dn.2xlarge") + _usd(60, "c7i.2xlarge"))
+    assert buildcost.partner(AUDIT, cat, "g4dn.2xlarge") == "c7i.2xlarge"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    return build(synth.gpu_set(tmp_path_factory.mktemp("synth")), families=["g4dn.2xlarge", "c7i.2xlarge"],
+                 audit=AUDIT)
+
+
+def test_row_6_and_7_read_the_audit(report):
+    g4dn, c7i = decisions.sheets(report, report.families, report.audit)
+    cost = g4dn.rows[5]
+    assert cost.status == "predicted" and "one build of 3 lectures, 2 on its GPU ≈ 1.8 min (1.6-2.2)" in cost.decision
+    assert f"≈ ${_usd(110, 'g4dn.2xlarge'):.2f}" in cost.decision and "c7i.2xlarge alone ≈ 2.5 min" in cost.decision
+    assert "split (1 GPU-faster lecture(s) on g4dn.2xlarge, 2 on c7i.2xlarge" in cost.decision
+    assert "1 lecture(s) without a prediction" in cost.basis
+    assert c7i.rows[5].status == "predicted" and "one build of 3 lectures ≈ 2.5 min" in c7i.rows[5].decision
+    hygiene = g4dn.rows[6]  # slowest measured cell 60 s x 3 -> 180 s; job 1.5 x 130 s upper band + 10 min
+    assert "per-cell `timeout: 180` s; job `timeout-minutes: 14`" in hygiene.decision
+    assert "per-cell `timeout: 180` s; job `timeout-minutes: 15`" in c7i.rows[6].decision  # 1.5 x 165 s + 10
+
+
+def test_without_predictions_row_6_says_how_to_measure(report):
+    plain = build(report.results_dir, families=["g5.2xlarge"], audit={"lectures": [{"path": "x.md"}]})
+    (sheet,) = decisions.sheets(plain, plain.families, plain.audit)
+    row = sheet.rows[5]
+    assert row.status == "not measured"
+    assert "jaxci audit LECTURE_REPO --execute --machine g5.2xlarge --format json" in row.basis
