@@ -32,6 +32,17 @@ def rows(results_dir: Path, incidents: Path) -> list[dict]:
     return check(figures(incidents.read_text()), model)
 
 
+def summary(out: list[dict]) -> str:
+    """Counts: predicted, within 2x of the printed value, within 2x of its rounding interval (value +- half a unit
+    of its last digit)."""
+    hit = [r for r in out if r["ratio"] is not None]
+    within = sum(0.5 <= r["ratio"] <= 2.0 for r in hit)
+    within_iv = sum(0.5 <= r["ratio_interval"] <= 2.0 for r in hit)
+    n = sum(r["predicted_s"] is not None for r in out)
+    return (f"{n} of {len(out)} published figures predicted, {len(hit)} with a ratio: {within} within 2x of the "
+            f"printed value, {within_iv} within 2x of its rounding interval")
+
+
 def _s(x) -> str:
     if x is None:
         return "—"
@@ -48,14 +59,14 @@ def main(argv=None) -> int:
     if args.format == "json":
         print(json.dumps([{k: r[k] for k in KEYS} for r in out], indent=1))
         return 0
-    print("| case | family | device | published_s | predicted_s | low_s | high_s | ratio | why not / inputs |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| case | family | device | published_s | predicted_s | low_s | high_s | ratio | ratio to published "
+          "interval | why not / verdict |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in out:
-        note = r["why"] if r["predicted_s"] is None else ""
+        note = r["why"] if r["predicted_s"] is None else r["verdict"]
         print(f"| {r['case']} | {r['family']} | {r['device']} | {_s(r['published_s'])} | {_s(r['predicted_s'])} | "
-              f"{_s(r['low_s'])} | {_s(r['high_s'])} | {_s(r['ratio'])} | {note} |")
-    n = sum(r["predicted_s"] is not None for r in out)
-    print(f"\n{n} of {len(out)} published figures predicted (results: {args.results_dir})")
+              f"{_s(r['low_s'])} | {_s(r['high_s'])} | {_s(r['ratio'])} | {_s(r['ratio_interval'])} | {note} |")
+    print("\n" + summary(out) + f" (results: {args.results_dir})")
     return 0
 
 

@@ -3,6 +3,9 @@
     warm(n)   = floor + max(FLOPs / (eff x peak of the precision path), bytes / (eff_bw x bandwidth))   (one launch)
     loop(n)   = intercept + n x per-step slope                                                  (scan, fori)
     first(n)  = (cold first call - warm at the cold kernel's size) x host ratio + warm(n)         (compile part)
+    nuts(it)  = it x leapfrog steps per iteration (any machine) x s per step (device; else Kalman-gradient proxy)
+    while(n)  = floor + n x (WhileConverge - floor) / its iteration count (restated from its source: work.py)
+    numpy(n)  = 2 n^3 / (host.NumpyLinalg rate x the CPU GEMM scaling)
 
 docs/runner-model.md states every term, what moves between machines and why. In short:
 
@@ -32,7 +35,8 @@ from jaxci.analysis.work import ITEMSIZE, dense_flops, elementwise_bytes
 
 DENSE_OPS = ("matmul", "solve", "cholesky")
 LOOP_KINDS = ("scan", "fori", "while")
-KERNELS = DENSE_OPS + ("elementwise", "dispatch") + LOOP_KINDS + ("kalman_grad", "series", "nuts")
+KERNELS = DENSE_OPS + ("elementwise", "dispatch") + LOOP_KINDS + ("kalman_grad", "series", "nuts", "numpy_matmul",
+                                                                  "pure_python")
 COLD_KERNEL = {"matmul": "matmul", "elementwise": "op_mix", "scan": "scan"}
 
 
@@ -121,6 +125,10 @@ class RunnerModel:
             return self._series(family, dtype, device) if kernel == "series" else self._nuts(family, n, dtype, device)
         if kernel not in ("dispatch", "while", "kalman_grad") and not (isinstance(n, int) and n > 0):
             raise _Why(f"{kernel} needs a size n > 0")
+        if kernel in ("numpy_matmul", "pure_python"):
+            if device != "cpu" or first_call or compile_only:
+                raise _Why(f"{kernel} is host work: device cpu, warm only")
+            return self._numpy_matmul(family, n, dtype) if kernel == "numpy_matmul" else self._pure_python(family, n)
         if first_call or compile_only:
             return self._first_call(family, kernel, n, dtype, device, precision, compile_only)
         return self._warm(family, kernel, n, dtype, device, precision)
@@ -185,6 +193,8 @@ class RunnerModel:
 
     def _warm(self, family, kernel, n, dtype, device, precision="default") -> _Est:
         refs, note = self._refs(family, device)
+        if kernel == "while":
+            return self._while(family, refs, note, n, dtype, device)
         if kernel in LOOP_KINDS:
             return self._loop(family, refs, note, kernel, n, dtype, device)
         if kernel == "kalman_grad":
@@ -278,7 +288,7 @@ class RunnerModel:
         for m in refs:
             f, _ = P.floor(self.records, m, "cpu", dtype)
             if kernel == "elementwise":
-                pt, why = P.element_point(self.records, m, "cpu", dtype, f.mid)
+                pt, why = P.element_rate_at(self.records, m, "cpu", dtype, n, f.mid)
                 if pt is None:
                     continue
                 bands.append(pt.rate.inverse().scale(n))
@@ -421,20 +431,149 @@ class RunnerModel:
         return _Est(combine(bands) + warm, inputs, "series compile part + warm matmuls")
 
     def _nuts(self, family, iterations, dtype, device) -> _Est:
-        refs, note = self._refs(family, device)
+        """iterations x leapfrog steps per iteration (any machine: the sampler's count) x seconds per step on the
+        family's device (NutsLeapfrogStep on a ref of that device, else the Kalman gradient as proxy) + compile."""
+        if not (isinstance(iterations, int) and iterations > 0):
+            raise _Why("nuts needs n = the run's iterations (chains x (warm-up + samples); the incident: 4 x 800)")
+        steps, inputs = self._nuts_steps(dtype)
+        per, per_inputs, proxy, note = self._nuts_per_step(family, dtype, device)
+        run = steps.scale(per).scale(float(iterations))
+        comp, comp_text = self._nuts_compile(family, dtype, device)
+        basis = "iterations x leapfrog steps per iteration x seconds per step" + (" (Kalman-gradient proxy)"
+                                                                                  if proxy else "") + " + compile"
+        return _Est(run + comp, inputs + per_inputs + [comp_text + note], basis)
+
+    def _nuts_steps(self, dtype) -> tuple[Band, list]:
+        counts = P.nuts_counts(self.records, dtype)
+        if not counts:
+            raise _Why("no nuts.NutsLeapfrogStep anywhere in these results: no leapfrog step count for the "
+                       "state-space model (it belongs to the sampler, so one machine's capture is enough)")
+        own = [c for *_, dt, c in counts if dt == dtype] or [c for *_, c in counts]
+        per_iter = [c / P.NUTS_DRAWS for *_, c in counts]
+        mid = math.exp(sum(math.log(c / P.NUTS_DRAWS) for c in own) / len(own))
+        band = Band.of(mid, min(per_iter), max(per_iter))
+        seen = ", ".join(f"{dt} {c:,.0f} on {m} {d}" for m, d, dt, c in counts)
+        return band, [f"leapfrog steps per iteration {mid:.1f} (band {band.low:.1f}-{band.high:.1f}: the float32 "
+                      f"and float64 counts) from NutsLeapfrogStep's {P.NUTS_DRAWS} iterations ({seen}), a longer "
+                      "warm-up adapts step size and mass matrix further, tree depth 8 caps it at 255"]
+
+    def _device_machines(self, family, device, benchmarks) -> tuple[list[str], str]:
+        """Machines with any of `benchmarks` on `device` (the family itself only when it is the sole one)."""
+        have = sorted({r.machine for r in self.records if r.benchmark in benchmarks
+                       and r.params.get("device", "cpu") == device})
+        others = [m for m in have if m != family]
+        return (others, "") if others or not have else (have, " [calibrated on this family itself]")
+
+    def _nuts_per_step(self, family, dtype, device) -> tuple[Band, list, bool, str]:
+        refs, note = self._device_machines(family, device, (P.NUTS_STEP, P.KALMAN))
+        direct, proxy, inputs = [], [], []
+        for m in refs:
+            h, htext = self._host_ratio(m, family)
+            b, text = P.nuts_cost(self.records, m, device, dtype)
+            if b:
+                direct.append(b.scale(h))
+                inputs += [text, htext]
+                continue
+            k, ktext = P.kalman_grad(self.records, m, device, dtype)
+            if k:
+                proxy.append((k.scale(h), [f"proxy: {ktext} taken as one leapfrog step's work (a leapfrog step is "
+                                           "one gradient of the same likelihood, NutsLeapfrogStep not measured "
+                                           "there)", htext]))
+        if direct:
+            return combine(direct), inputs + ["per-step cost is latency-bound host work: carried"], False, note
+        if proxy:
+            return (combine([b for b, _ in proxy]), [t for _, ts in proxy for t in ts] + self._step_vs_grad(dtype)
+                    + ["per-step cost latency-bound (launches of tiny ops): carried to the family unscaled"], True,
+                    note)
+        raise _Why(f"no nuts.NutsLeapfrogStep and no sequential Kalman gradient ({dtype}) on {device} in these "
+                   "results")
+
+    def _step_vs_grad(self, dtype) -> list[str]:
+        """Where one machine measured both, how a leapfrog step compares with a Kalman gradient (a check of the
+        proxy, not applied: the ratio on a CPU need not hold on a GPU)."""
+        out = []
+        for m, device, dt, _ in P.nuts_counts(self.records, dtype):
+            b, _ = P.nuts_cost(self.records, m, device, dt)
+            k, _ = P.kalman_grad(self.records, m, device, dt)
+            if dt == dtype and b and k:
+                out.append(f"check: on {m} {device} a leapfrog step costs {b.mid / k.mid:.2f} of a Kalman gradient")
+        return out
+
+    def _nuts_compile(self, family, dtype, device) -> tuple[Band, str]:
+        for m in self._device_machines(family, device, (P.NUTS_COMPILE,))[0]:
+            b, text = P.nuts_compile(self.records, m, device, dtype)
+            if b:
+                h, htext = self._host_ratio(m, family)
+                # sequential chains: compiled once (mid) up to once per chain of the incident's 4 (high end)
+                return Band(b.mid * h, b.low * h, b.high * h * 4), f"{text}, once (high end: once per chain of 4)"
+        return Band.of(0.0), f"compile not included: no NutsLeapfrogStep compile seconds on {device}"
+
+    def _while(self, family, refs, note, n, dtype, device) -> _Est:
+        from jaxci.analysis.work import while_iterations
+
+        its = while_iterations(dtype)
+        if its is None:
+            raise _Why("the while loop's iteration count is computed with NumPy, which is not installed")
+        steps = n if isinstance(n, int) and n > 0 else its
         bands, inputs, why = [], [], ""
         for m in refs:
-            got, why = P.nuts_step(self.records, m, device, dtype)
-            if got is None:
+            f, _ = P.floor(self.records, m, device, dtype)
+            if f is None:
                 continue
-            per, steps = got
-            per_iter = steps / 20.0    # NutsLeapfrogStep: 10 warm-up + 10 draws, one chain
+            per, why = P.while_cost(self.records, m, device, dtype, its, f.mid)
+            if per is None:
+                continue
             h, htext = self._host_ratio(m, family)
-            bands.append(per.scale(h * per_iter * (iterations or 0)))
-            inputs += [why, f"{per_iter:.0f} leapfrog steps per iteration (its 20 iterations)", htext]
-        if not bands or not iterations:
-            k, _ = P.kalman_grad(self.records, refs[0], device, dtype)
-            extra = f"; one gradient (a leapfrog step) costs {k.mid * 1e3:.3g} ms on {refs[0]}" if k else ""
-            raise _Why((why or "NUTS needs the iteration count") + extra)
-        return _Est(combine(bands), inputs + ["per-step cost latency-bound, carried" + note],
-                    "iterations x leapfrog steps per iteration x seconds per step")
+            bands.append((f + per.scale(float(steps))).scale(h))
+            inputs += [why, htext]
+        if not bands:
+            raise _Why(why or f"no loops.WhileConverge on {device} in these results")
+        inputs.append(f"iteration count {its} computed from the benchmark's fixed 25x25 matrix and tolerance 1e-6 "
+                      "(NumPy restatement, jaxci.analysis.work.while_iterations); per-iteration cost latency-bound: "
+                      "carried" + note)
+        return _Est(combine(bands), inputs, f"floor + {steps} iterations x per-iteration cost")
+
+    def _numpy_matmul(self, family, n, dtype) -> _Est:
+        refs, note = self._host_refs(family)
+        target = self.catalogue[family]
+        bands, inputs, why = [], [], ""
+        for m in refs:
+            pt, why = P.numpy_gemm_point(self.records, m, dtype)
+            if pt is None:
+                continue
+            scale, text = self._cpu_scale(m, target, dtype)
+            bands.append(pt.rate.scale(scale).inverse().scale(dense_flops("matmul", n)))
+            inputs.append(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s, x{scale.mid:.2f} ({text})")
+        if not bands:
+            raise _Why(why or "no host.NumpyLinalg in these results")
+        return _Est(combine(bands), inputs + ["the same CPU GEMM scaling as JAX's matmul (BLAS on all cores)" + note],
+                    "FLOPs / (NumPy rate per physical core x cores)")
+
+    def _pure_python(self, family, n) -> _Est:
+        """host.PurePython int_sum moved only by a sourced single-thread ratio; without one, the measurement is
+        quoted in the reason (a host score is never invented)."""
+        refs, note = self._host_refs(family)
+        bands, inputs, seen = [], [], []
+        for m in refs:
+            b, text = P.pure_python(self.records, m, n=n)
+            if b is None:
+                continue
+            h, htext = self._host_ratio(m, family)
+            if not htext.startswith("host single-thread ratio"):
+                seen.append(text)
+                continue
+            bands.append(b.scale(h))
+            inputs += [text, htext]
+        if not bands:
+            raise _Why(f"pure-Python is a host single-thread score: {', '.join(seen) or 'host.PurePython not measured'}"
+                       f", and no sourced cpu_single_thread_score for {family} and that machine moves it")
+        return _Est(combine(bands), inputs + ["single-thread interpreter work" + note], "measured x host ratio")
+
+    def _host_refs(self, family) -> tuple[list[str], str]:
+        refs = sorted({r.machine for r in self.records if r.benchmark.startswith("host.")})
+        others = [m for m in refs if m != family]
+        if others:
+            return others, ""
+        if refs:
+            return refs, " [calibrated on this family itself: not an independent check]"
+        raise _Why("no host suite results (host.NumpyLinalg) in this results directory")

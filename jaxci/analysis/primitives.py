@@ -12,7 +12,9 @@ number to another machine (jaxci.analysis.model does that, through sourced catal
 - elementwise op mix per-element rate: elementwise.Elementwise (elements per second, not bytes);
 - loop per-step slope per loop kind: least squares of time over the n series (scan unroll 1, fori);
 - compile + first call: compile.CompileColdStart (per kernel), compile.JitSeriesTotal (the fresh-jit series);
-- NUTS per leapfrog step: nuts.NutsLeapfrogStep, when a capture has it; Kalman gradient: kalman.KalmanGrad.
+- NUTS per leapfrog step and step count: nuts.NutsLeapfrogStep; Kalman gradient: kalman.KalmanGrad;
+- while loop per iteration: loops.WhileConverge over its iteration count (work.while_iterations);
+- host: NumPy matmul FLOP/s (host.NumpyLinalg, all threads), pure-Python seconds (host.PurePython).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ KALMAN = "kalman.KalmanGrad.time_warm"
 NUTS_STEP = "nuts.NutsLeapfrogStep.track_s_per_leapfrog_step"
 NUTS_STEPS = "nuts.NutsLeapfrogStep.track_leapfrog_steps"
 NUTS_COMPILE = "nuts.NutsLeapfrogStep.track_compile_s"
+NUTS_DRAWS = 20        # NutsLeapfrogStep: 10 warm-up + 10 draws, one chain (benchmarks/nuts.py STEP_DRAWS)
+HOST_LINALG = "host.NumpyLinalg.time_run"
+HOST_PYTHON = "host.PurePython.time_run"
 LOOPS = {"scan": (SCAN, {"unroll": 1}), "fori": (FORI, {})}
 
 # Sizes the cold-start kernels run at (benchmarks/compile.py CompileColdStart.build, SERIES_SIZES): restated
@@ -163,6 +168,33 @@ def element_point(records, machine, device, dtype, floor_s) -> tuple[Point | Non
                             f"{machine} {device} elementwise op mix {dtype}")
 
 
+def element_rate_at(records, machine, device, dtype, n: int, floor_s: float) -> tuple[Point | None, str]:
+    """Op-mix elements per second at size n on the CPU: the machine's measured rates n_i / (t_i - floor),
+    interpolated in log n - log rate between the measured sizes around n (held at the ends). The rate depends
+    on the size (a 1e5-element op mix runs in cache, 5e7 elements from memory), so a line near a crossover at
+    n ~ 1e4 must not take the rate of the largest size."""
+    recs = sorted((r for r in _ok(records, machine, ELEMENTWISE, device, dtype=dtype)
+                   if isinstance(r.params.get("n"), int) and r.value > floor_s), key=lambda r: r.params["n"])
+    if not recs:
+        return None, f"{machine} {device} elementwise op mix {dtype}: not measured"
+
+    def rates(r):
+        q25 = r.q25 if r.q25 is not None else r.value
+        q75 = r.q75 if r.q75 is not None else r.value
+        k = r.params["n"]
+        return (k / (r.value - floor_s), k / max(q75, r.value), k / max(min(q25, r.value) - floor_s, r.value * 1e-3))
+
+    lo = max([r for r in recs if r.params["n"] <= n], key=lambda r: r.params["n"], default=recs[0])
+    hi = min([r for r in recs if r.params["n"] >= n], key=lambda r: r.params["n"], default=recs[-1])
+    a, b = rates(lo), rates(hi)
+    na, nb = lo.params["n"], hi.params["n"]
+    w = 0.0 if nb == na else (math.log(n) - math.log(na)) / (math.log(nb) - math.log(na))
+    mid, low, high = (math.exp((1 - w) * math.log(x) + w * math.log(y)) for x, y in zip(a, b))
+    where = f"n={na:,}" if na == nb else f"n={na:,}..{nb:,}"
+    return Point(n, 0.0, Band(mid, min(low, mid), max(high, mid)),
+                 f"{machine} {device} elementwise op mix {dtype} at {where}"), ""
+
+
 def op_mix_lower_bound(records, machine, device, dtype) -> tuple[Point | None, str]:
     """The op mix's largest measured size as a lower bound on bandwidth (bytes / whole time, floor included)."""
     recs = sorted(_ok(records, machine, ELEMENTWISE, device, dtype=dtype), key=lambda r: r.params["n"])
@@ -246,11 +278,62 @@ def kalman_grad(records, machine, device, dtype, k=11, n=96) -> tuple[Band | Non
     return band_of(recs[0]), f"Kalman gradient {recs[0].value * 1e3:.3g} ms ({machine} {device} {dtype})"
 
 
-def nuts_step(records, machine, device, dtype) -> tuple[tuple[Band, float] | None, str]:
+def nuts_counts(records, dtype: str) -> list[tuple[str, str, str, float]]:
+    """(machine, device, dtype, leapfrog steps of NutsLeapfrogStep's 10 + 10 draws) on every machine and device:
+    the count belongs to the sampler and the seed, not the device (devices differ only by rounding)."""
+    return [(r.machine, r.params.get("device", "cpu"), r.params.get("dtype"), r.value) for r in records
+            if r.benchmark == NUTS_STEPS and r.ok and r.value and r.value > 0]
+
+
+def nuts_cost(records, machine, device, dtype) -> tuple[Band | None, str]:
+    """Seconds per leapfrog step (NutsLeapfrogStep: executed seconds over steps, compile taken off)."""
     per = _ok(records, machine, NUTS_STEP, device, dtype=dtype)
-    steps = _ok(records, machine, NUTS_STEPS, device, dtype=dtype)
-    if not per or not steps:
-        return None, (f"{machine} {device}: nuts.NutsLeapfrogStep not measured (the second GPU capture adds it): "
-                      "no leapfrog step count for the state-space model")
-    return (band_of(per[0]), steps[0].value), (f"{per[0].value * 1e3:.3g} ms per leapfrog step, "
-                                               f"{steps[0].value:,.0f} steps in 10 + 10 draws ({machine} {device})")
+    if not per:
+        return None, f"{machine} {device}: nuts.NutsLeapfrogStep {dtype} not measured"
+    return band_of(per[0]), f"{per[0].value * 1e3:.3g} ms per leapfrog step ({machine} {device} {dtype}, measured)"
+
+
+def nuts_compile(records, machine, device, dtype) -> tuple[Band | None, str]:
+    recs = _ok(records, machine, NUTS_COMPILE, device, dtype=dtype)
+    if not recs:
+        return None, f"{machine} {device}: no NutsLeapfrogStep compile seconds"
+    return band_of(recs[0]), f"NUTS compile {recs[0].value:.3g} s ({machine} {device} {dtype})"
+
+
+def while_cost(records, machine, device, dtype, iterations: int, floor_s: float) -> tuple[Band | None, str]:
+    """Seconds per iteration of loops.WhileConverge: (time - floor) / its iteration count (computed from the
+    benchmark's fixed matrix and tolerance, jaxci.analysis.work.while_iterations); the low end keeps the floor
+    in, the high end takes it off the q75 time."""
+    recs = _ok(records, machine, WHILE, device, dtype=dtype)
+    if not recs:
+        return None, f"{machine} {device}: loops.WhileConverge {dtype} not measured"
+    r = recs[0]
+    q25 = r.q25 if r.q25 is not None else r.value
+    q75 = r.q75 if r.q75 is not None else r.value
+    per = Band(max(r.value - floor_s, 0.0) / iterations, max(q25 - floor_s, 0.0) / iterations, q75 / iterations)
+    return per, (f"while loop {r.value * 1e6:,.0f} µs for its {iterations} iterations: "
+                 f"{per.mid * 1e6:.3g} µs per iteration after the floor ({machine} {device} {dtype})")
+
+
+def numpy_gemm_point(records, machine, dtype) -> tuple[Point | None, str]:
+    """NumPy (BLAS) matmul FLOP/s at all threads, largest measured n (host.NumpyLinalg; no dispatch floor)."""
+    recs = sorted(_ok(records, machine, HOST_LINALG, "cpu", op="matmul", threads="all", dtype=dtype),
+                  key=lambda r: r.params["n"])
+    if not recs:
+        return None, f"{machine}: host.NumpyLinalg matmul {dtype} at threads=all not measured"
+    r = recs[-1]
+    w = dense_flops("matmul", r.params["n"])
+    q25 = r.q25 if r.q25 is not None else r.value
+    q75 = r.q75 if r.q75 is not None else r.value
+    one = [x for x in _ok(records, machine, HOST_LINALG, "cpu", op="matmul", threads="1", dtype=dtype)
+           if x.params["n"] == r.params["n"]]
+    extra = f" (one thread {w / one[0].value / 1e9:.0f} GFLOP/s)" if one else ""
+    return Point(r.params["n"], r.value, Band(w / r.value, w / q75, w / q25),
+                 f"{machine} NumPy matmul {dtype} n={r.params['n']:,} all threads {r.value * 1e3:.3g} ms{extra}"), ""
+
+
+def pure_python(records, machine, kernel="int_sum", n=10_000_000) -> tuple[Band | None, str]:
+    recs = [r for r in _ok(records, machine, HOST_PYTHON, "cpu", kernel=kernel) if r.params.get("n") == n]
+    if not recs:
+        return None, f"{machine}: host.PurePython {kernel} n={n:,} not measured"
+    return band_of(recs[0]), f"host.PurePython {kernel} n={n:,} {recs[0].value:.3g} s on {machine}"

@@ -109,9 +109,10 @@ def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float
                 "`jaxci history` backfills them (docs/history.md).\n")
     lines = [f"A step counts when the time moved by more than x{factor:g} (env_matrix/upgrade.toml) between two "
              "consecutive measured releases and the interquartile ranges do not overlap. Largest first; on a "
-             "shared or CI-scale machine, steps under about x1.5 are mostly its noise.\n"]
+             "shared or CI-scale machine, steps under about x1.5 are mostly its noise. An improvement that undoes "
+             "a listed regression is not listed again: the regression's row names the release that undid it.\n"]
     for machine, versions in multi.items():
-        mine = [s for s in steps if s.machine == machine]
+        mine = [s for s in steps if s.machine == machine and not (s.kind == "improvement" and s.undone_in)]
         lines.append(f"### {machine}: {len(versions)} releases ({versions[0]} .. {versions[-1]})\n")
         if not mine:
             lines.append(f"No benchmark moved by more than x{factor:g} between consecutive releases.\n")
@@ -130,8 +131,6 @@ def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float
                 params += f" (and {len(group_) - 1} more, the smallest step x{group_[-1].ratio:.3g})"
             if s.kind == "regression":
                 undone = f"yes, in {s.undone_in}" if s.undone_in else f"no (still at {s.last})"
-            elif s.undone_in:
-                undone = f"improvement: the fix of the {s.undone_in} -> {s.before} regression"
             else:
                 undone = "improvement"
             lines.append(f"| {s.benchmark} | {params} | {s.before} | {s.after} | x{s.ratio:.3g} | "

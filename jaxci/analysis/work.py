@@ -49,3 +49,28 @@ def work(benchmark: str, params: dict) -> tuple[str, float, float] | None:
     if benchmark == "elementwise.Bandwidth.time_warm" and params.get("op") in BANDWIDTH_ARRAYS:
         return "bytes", 0.0, bandwidth_bytes(params["op"], n, dtype)
     return None
+
+
+WHILE_K, WHILE_TOL, WHILE_MAX = 25, 1e-6, 10_000   # benchmarks/kernels/loops.py power_iteration(_inputs)
+
+
+def while_iterations(dtype: str) -> int | None:
+    """Iterations loops.WhileConverge runs: benchmarks/kernels/loops.py's power iteration restated in NumPy on
+    the same fixed matrix (seed 0), start vector and tolerance, so the count is deterministic and needs no
+    benchmark change (tests/test_runner_model_loops.py checks it against the JAX kernel). None without NumPy."""
+    try:
+        import numpy as np
+    except ImportError:
+        return None
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.standard_normal((WHILE_K, WHILE_K)))
+    eig = np.linspace(0.1, 0.9, WHILE_K)
+    eig[-1] = 1.0
+    a = ((q * eig) @ q.T).astype(dtype)
+    v = np.full(WHILE_K, 1 / np.sqrt(WHILE_K), dtype=dtype)
+    delta, i = np.inf, 0
+    while delta > WHILE_TOL and i < WHILE_MAX:
+        w = a @ v
+        w = w / np.linalg.norm(w)
+        delta, v, i = float(np.linalg.norm(w - v)), w, i + 1
+    return i

@@ -1,7 +1,8 @@
 """`jaxci predict --family F --kernel K --n N --dtype D [--device gpu|cpu] [--first-call] [--results DIR]
 [--format text|json]`: one case through the runner model (docs/runner-model.md): predicted seconds, band and
 inputs, or why it cannot. Kernels: matmul, solve, cholesky, elementwise, dispatch, scan, fori, while (n steps),
-kalman_grad, series (the fresh-jit series), nuts (n iterations)."""
+kalman_grad, series (the fresh-jit series), nuts (n iterations = chains x (warm-up + samples)), numpy_matmul
+and pure_python (host, --device cpu)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxci predict: {args.family!r} is not a catalogue family; the catalogue knows: "
               f"{', '.join(sorted(n for n, m in catalogue.items() if not m.is_lab))}", file=sys.stderr)
         return 2
-    device = args.device or ("gpu" if entry.has_gpu else "cpu")
+    host = args.kernel in ("numpy_matmul", "pure_python")   # host work: the family's CPU
+    device = args.device or ("gpu" if entry.has_gpu and not host else "cpu")
     model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)

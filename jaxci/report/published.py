@@ -98,6 +98,14 @@ class Figure:
     compile_only: bool = False
     per_step: bool = False     # published as seconds per step: compared with the model's per-step slope
     why: str = ""
+    resolution_s: float = 0.0  # half a unit of the last printed digit: the published value is +- this
+    bound: str = ""            # "lower": the published figure is a bound (> value), compared as above/below
+
+
+def _resolution(text: str) -> float:
+    """Half a unit of the last printed digit of a figure as the incidents file writes it ("0.001" -> 0.0005)."""
+    text = text.replace(",", "")
+    return 0.5 * 10 ** -(len(text.split(".")[1]) if "." in text else 0)
 
 
 _FAMILY = {"CPU runner": "ubuntu-latest", "T4 runner": "g4dn.2xlarge"}
@@ -112,11 +120,13 @@ def _direct(what: str, device_col: str) -> dict:
         m = re.search(pattern, what)
         if m and not what.startswith("NumPy"):
             return {"kernel": kernel, "n": size(m), "first_call": first}
-    if what.startswith("NumPy"):
-        return {"why": "NumPy on the runner's CPU: host.NumpyLinalg has no results in this directory, and the "
-                       "model moves only JAX kernels"}
-    return {"why": "pure-Python host speed: a host single-thread figure (host.PurePython), not a JAX kernel; "
-                   "the model uses such a score as an input when measured, never predicts it"}
+    m = re.search(r"NumPy (\d+)x\1 matmul", what)
+    if m:   # NumPy's default dtype: the row states none
+        return {"kernel": "numpy_matmul", "n": int(m[1]), "dtype": "float64"}
+    m = re.search(r"pure-Python integer sum \((\d+)M\)", what)
+    if m:
+        return {"kernel": "pure_python", "n": int(m[1]) * 1_000_000}
+    return {"why": "not a suite kernel"}
 
 
 def figures(text: str) -> list[Figure]:
@@ -128,37 +138,44 @@ def figures(text: str) -> list[Figure]:
             continue
         for col, value, device in (("CPU runner", m["cpu"], "cpu"), ("T4 runner", m["gpu"], "gpu")):
             q = _direct(m["what"], col)
-            dev = device if "kernel" in q else "cpu"
-            out.append(Figure(m["what"], _FAMILY[col], dev, float(value), **q))
+            dev = device if q.get("kernel") not in (None, "numpy_matmul", "pure_python") else "cpu"
+            out.append(Figure(m["what"], _FAMILY[col], dev, float(value), resolution_s=_resolution(value), **q))
     flat = " ".join(text.split())
     s = re.search(r"fresh jits at sizes [\d, ]+ \(each compile included\): CPU ([\d.]+) s in total, "
                   r"T4 ([\d.]+) s", flat)
     if s:
-        out += [Figure("fresh-jit series 100-3000", "ubuntu-latest", "cpu", float(s[1]), kernel="series"),
-                Figure("fresh-jit series 100-3000", "g4dn.2xlarge", "gpu", float(s[2]), kernel="series")]
+        out += [Figure("fresh-jit series 100-3000", "ubuntu-latest", "cpu", float(s[1]), kernel="series",
+                       resolution_s=_resolution(s[1])),
+                Figure("fresh-jit series 100-3000", "g4dn.2xlarge", "gpu", float(s[2]), kernel="series",
+                       resolution_s=_resolution(s[2]))]
     for m in _SCAN_LONG.finditer(flat):
         n = int(m[3].replace(",", ""))
-        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[1]), kernel="scan", n=n),
-                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n)]
+        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[1]), kernel="scan", n=n,
+                       resolution_s=_resolution(m[1])),
+                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
+                       resolution_s=_resolution(m[2]))]
     for m in _SCAN_SHORT.finditer(flat):
         n = int(m[1].replace(",", ""))
-        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[3]), kernel="scan", n=n),
-                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n)]
+        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[3]), kernel="scan", n=n,
+                       resolution_s=_resolution(m[3])),
+                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
+                       resolution_s=_resolution(m[2]))]
     c = re.search(r"compile ([\d.]+) s GPU vs ([\d.]+) s CPU", flat)
     if c:
         out += [Figure("scalar scan compile", "ubuntu-latest", "cpu", float(c[2]), kernel="scan", n=100_000,
-                       compile_only=True),
+                       compile_only=True, resolution_s=_resolution(c[2])),
                 Figure("scalar scan compile", "g4dn.2xlarge", "gpu", float(c[1]), kernel="scan", n=100_000,
-                       compile_only=True)]
+                       compile_only=True, resolution_s=_resolution(c[1]))]
     p = re.search(r"about (\d+) microseconds per iteration on the GPU", flat)
     if p:
         out.append(Figure("scalar scan per step", "g4dn.2xlarge", "gpu", float(p[1]) * 1e-6, kernel="scan",
-                          n=1, per_step=True))
+                          n=1, per_step=True, resolution_s=0.5e-6))
     w = re.search(r"25x25 matrix iterated in a `while_loop` for (\d+) iterations.*?about ([\d.]+) s compile", flat)
     if w:
         out += [Figure(f"25x25 while_loop, {w[1]} iterations (GPU 5-6x NumPy: a ratio)", "g4dn.2xlarge", "gpu",
-                       float("nan"), why="published as a ratio to NumPy on the CPU, not in seconds; the suite's "
-                       "loops.WhileConverge records no iteration count, so no per-step while slope exists"),
+                       float("nan"), kernel="while", n=int(w[1]),
+                       why="published as a ratio to NumPy on the CPU, not in seconds, and NumPy's 25x25 loop on the "
+                           "runner is not measured: nothing in seconds to hold the prediction against"),
                 Figure("25x25 while_loop compile", "g4dn.2xlarge", "gpu", float(w[2]),
                        why="no compile timing of the while loop on a GPU in these results "
                            "(loops.LoopsCompile / LoopsColdStart ran on no GPU)")]
@@ -166,9 +183,9 @@ def figures(text: str) -> list[Figure]:
                   r"took (\d+) min (\d+) s", flat)
     if t:
         out += [Figure("NUTS state-space cell (> timeout, a bound)", "g4dn.2xlarge", "gpu",
-                       float(t[1].replace(",", "")), kernel="nuts", n=4 * 800, dtype="float64"),
-                Figure("NUTS lecture pinned to CPU (whole lecture)", "g4dn.2xlarge", "cpu",
-                       int(t[2]) * 60 + float(t[3]), kernel="nuts", n=4 * 800, dtype="float64")]
+                       float(t[1].replace(",", "")), kernel="nuts", n=4 * 800, dtype="float64", bound="lower"),
+                Figure("NUTS lecture pinned to CPU (whole lecture: the cell and the rest)", "g4dn.2xlarge", "cpu",
+                       int(t[2]) * 60 + float(t[3]), kernel="nuts", n=4 * 800, dtype="float64", resolution_s=0.5)]
     lec = re.search(r"A lecture took ([\d.]+) s on the CPU runner and ([\d.]+) s on the T4", flat)
     if lec:
         why = ("the lecture's workload (its kernels, sizes and loop steps) is not stated: nothing to put through "
@@ -178,32 +195,56 @@ def figures(text: str) -> list[Figure]:
     return out
 
 
+def _interval_ratio(pred: float, f: Figure) -> float:
+    """Predicted over the published value's rounding interval (value +- resolution): 1 inside it, else the ratio
+    to its nearer end."""
+    lo, hi = f.published_s - f.resolution_s, f.published_s + f.resolution_s
+    return pred / lo if pred < lo and lo > 0 else (pred / hi if pred > hi else 1.0)
+
+
+def _ask(model, f: Figure, row: dict):
+    """Fill row with the model's answer to one figure; the Prediction that says why when it cannot."""
+    if f.per_step:
+        a = model.predict(f.family, f.kernel, 1_000_000, f.dtype, f.device)
+        b = model.predict(f.family, f.kernel, 2_000_000, f.dtype, f.device)
+        if a and b:
+            row.update(predicted_s=(b.seconds - a.seconds) / 1e6, low_s=(b.low - a.low) / 1e6,
+                       high_s=(b.high - a.high) / 1e6, inputs=a.inputs)
+            return None
+        return a if not a else b
+    p = model.predict(f.family, f.kernel, f.n, f.dtype, f.device, first_call=f.first_call,
+                      compile_only=f.compile_only)
+    if p:
+        row.update(predicted_s=p.seconds, low_s=min(p.low, p.high), high_s=max(p.low, p.high), inputs=p.inputs)
+        return None
+    return p
+
+
 def check(figs: list[Figure], model) -> list[dict]:
-    """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why."""
+    """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why, inputs,
+    ratio_interval (to the published value's rounding interval) and, for a published bound, `verdict`."""
     import math
 
     rows = []
     for f in figs:
         row = {"case": f.case, "family": f.family, "device": f.device,
                "published_s": None if math.isnan(f.published_s) else f.published_s,
-               "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "why": f.why, "inputs": ""}
+               "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "why": f.why, "inputs": "",
+               "ratio_interval": None, "verdict": ""}
         if f.kernel is not None:
-            if f.per_step:
-                a = model.predict(f.family, f.kernel, 1_000_000, f.dtype, f.device)
-                b = model.predict(f.family, f.kernel, 2_000_000, f.dtype, f.device)
-                p = a if not (a and b) else None
-                if a and b:
-                    row.update(predicted_s=(b.seconds - a.seconds) / 1e6, low_s=(b.low - a.low) / 1e6,
-                               high_s=(b.high - a.high) / 1e6, inputs=a.inputs)
-            else:
-                p = model.predict(f.family, f.kernel, f.n, f.dtype, f.device, first_call=f.first_call,
-                                  compile_only=f.compile_only)
-                if p:
-                    row.update(predicted_s=p.seconds, low_s=min(p.low, p.high), high_s=max(p.low, p.high),
-                               inputs=p.inputs)
-            if p is not None and not p:
+            p = _ask(model, f, row)
+            if p is not None:
                 row["why"] = p.reason
-        if row["predicted_s"] is not None and row["published_s"]:
-            row["ratio"] = row["predicted_s"] / row["published_s"]
+        pred = row["predicted_s"]
+        if pred is not None and f.bound == "lower":
+            ends = sum(x > f.published_s for x in (row["low_s"], row["high_s"]))
+            row["verdict"] = (f"published is a bound (> {f.published_s:,.0f} s): predicted "
+                              + ("above it at both ends of the band" if ends == 2 else
+                                 "above it at the high end only" if ends == 1 else "below it"))
+        elif pred is not None and row["published_s"]:
+            row["ratio"] = pred / row["published_s"]
+            row["ratio_interval"] = _interval_ratio(pred, f)
+        elif pred is not None and f.why:
+            row["verdict"] = f.why
         rows.append(row)
     return rows

@@ -1,0 +1,58 @@
+"""NumPy matmul on a runner's CPU through the model's CPU GEMM scaling (issue 26 item 2), and the published
+figures' rounding interval (item 3): synthetic truth only."""
+
+import math
+
+import pytest
+
+from jaxci.analysis.model import RunnerModel
+from jaxci.catalogue import load_catalogue
+from jaxci.report.published import _interval_ratio, figures
+from jaxci.results.records import load_results
+from tests.synth import SynthResults
+
+RATE = 1e11   # FLOP/s of the synthetic 2-vCPU machine's BLAS at all threads
+
+
+def test_numpy_matmul_scales_by_physical_cores(tmp_path):
+    s = SynthResults(tmp_path).machine("lab-epyc-2c", kind="lab", cores="2")
+    s.add("lab-epyc-2c", "host.NumpyLinalg.time_run", ["op", "n", "threads", "dtype"],
+          [["matmul"], [256, 3000], ["1", "all"], ["float64"]],
+          lambda op, n, threads, dtype: 2 * n**3 / (RATE if threads == "all" else RATE / 2))
+    rs = load_results(s.save())
+    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    p = model.predict("ubuntu-latest", "numpy_matmul", 3000, "float64", "cpu")
+    ref_cores = math.sqrt(1 * 2)   # the 2-vCPU VM: 1-2 physical cores (SMT unknown), geometric mean
+    assert p.seconds == pytest.approx(2 * 3000**3 / (RATE * 2 / ref_cores))       # ubuntu-latest: 2 physical
+    assert p.low < p.seconds < p.high and "one thread" in p.inputs
+    assert "device cpu" in model.predict("g4dn.2xlarge", "numpy_matmul", 3000, "float64", "gpu").reason
+
+
+def test_published_values_carry_their_rounding_interval():
+    text = ("| benchmark | CPU runner | T4 runner |\n|---|---|---|\n"
+            "| 1000x1000 matmul, compiled | 0.011 s | 0.001 s |\n| NumPy 3000x3000 matmul | 0.642 s | 0.224 s |\n")
+    figs = figures(text)
+    t4 = [f for f in figs if f.family == "g4dn.2xlarge" and f.kernel == "matmul"][0]
+    assert t4.resolution_s == pytest.approx(0.0005)
+    assert _interval_ratio(0.0008, t4) == 1.0 and _interval_ratio(0.00025, t4) == pytest.approx(0.5)
+    numpy = [f for f in figs if f.kernel == "numpy_matmul"]
+    assert {f.device for f in numpy} == {"cpu"} and {f.dtype for f in numpy} == {"float64"}
+
+
+def test_cpu_op_mix_rate_follows_the_measured_size(tmp_path):
+    """In cache (small n) the op mix runs faster than from memory (large n): the CPU line takes the rate measured
+    near n, log-interpolated, so a crossover at n ~ 1e4 is not placed with the rate of n = 1e7."""
+    fast, slow, floor = 2e8, 5e7, 5e-6
+    rate = {10_000: fast, 100_000: fast, 10_000_000: slow}
+    s = SynthResults(tmp_path).machine("lab-epyc-2c", kind="lab", cores="2")
+    s.add("lab-epyc-2c", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]], lambda **_: floor)
+    s.add("lab-epyc-2c", "elementwise.Elementwise.time_warm", ["n", "dtype", "device"],
+          [sorted(rate), ["float32"], ["cpu"]], lambda n, dtype, device: floor + n / rate[n])
+    rs = load_results(s.save())
+    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    at = {n: model.predict("ubuntu-latest", "elementwise", n, "float32", "cpu").seconds for n in (20_000, 10**7, 10**8)}
+    assert at[20_000] == pytest.approx(floor + 20_000 / fast)
+    assert at[10**7] == pytest.approx(floor + 10**7 / slow) and at[10**8] == pytest.approx(floor + 10**8 / slow)
+    mid = 10**6   # halfway in log n between 1e5 and 1e7: the geometric mean of the two rates
+    got = model.predict("ubuntu-latest", "elementwise", mid, "float32", "cpu").seconds
+    assert got == pytest.approx(floor + mid / math.sqrt(fast * slow))
