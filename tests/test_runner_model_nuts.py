@@ -66,3 +66,22 @@ def test_a_published_bound_is_reported_above_or_below_never_as_a_ratio(model):
     a, b = check([above, below], model)
     assert a["ratio"] is None and "above it at both ends" in a["verdict"]
     assert b["ratio"] is None and "below it" in b["verdict"]
+
+
+def test_the_sampler_row_of_a_decision_sheet_follows_the_predicted_nuts_times(model):
+    """Question 4 on a family without NUTS results: the device the incident-shaped run belongs on, from the
+    model's CPU and GPU predictions (here the CPU wins by construction: 2.5 ms per step against a 40 ms gradient)."""
+    from types import SimpleNamespace
+
+    from jaxci.report import decisions
+
+    cat = load_catalogue()
+    report = SimpleNamespace(nuts=[], model=model, machines={})
+    row = decisions._sampler(report, "g4dn.2xlarge", cat["g4dn.2xlarge"])
+    cpu = model.predict("g4dn.2xlarge", "nuts", decisions.NUTS_ITERATIONS, "float64", "cpu")
+    gpu = model.predict("g4dn.2xlarge", "nuts", decisions.NUTS_ITERATIONS, "float64", "gpu")
+    assert cpu.high < gpu.low
+    assert row.status == decisions.PREDICTED and row.decision.startswith("pin NUTS lectures to the CPU")
+    assert "4 chains x 800 iterations" in row.basis and "chain method not decided" in row.basis
+    cpu_only = decisions._sampler(report, "c7i.2xlarge", cat["c7i.2xlarge"])
+    assert cpu_only.status == decisions.PREDICTED and cpu_only.decision.startswith("NUTS on the CPU")

@@ -193,10 +193,39 @@ def _sampler(report, family, entry) -> Decision:
         setting = dict(r.setting)
         seen = (f"; elsewhere only the small {setting.get('model')} model was measured ({r.machine}, "
                 f"{_jax(report, r.machine)}: {method} with {chains} chains, {ess:.3g} ESS/s): not the lecture model")
-    p = report.model.predict(family, "nuts", 2000, "float64", "gpu" if entry.has_gpu else "cpu")
+    predicted = _nuts_device(report, family, entry)
+    if predicted:
+        return Decision(4, predicted[0], PREDICTED, f"{predicted[1]}; chain method not decided: measure {cmd}{seen}")
+    p = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu" if entry.has_gpu else "cpu")
     why = p.reason.split(";")[0] if not p else ""
     return Decision(4, "not decided for this family: keep the lecture's own setting until measured", NOT_MEASURED,
                     f"measure: {cmd}{seen}" + (f"; model: {why}" if why else ""))
+
+
+#: the incident's NUTS run (docs/reference/incidents.md, incident 2): 4 chains x (400 warm-up + 400 samples)
+NUTS_ITERATIONS = 4 * 800
+
+
+def _nuts_device(report, family, entry) -> tuple[str, str] | None:
+    """Which device the incident-shaped NUTS run belongs on, from the runner model's predictions on the
+    family's CPU and GPU (float64); None when the model cannot predict the CPU side."""
+    cpu = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "cpu")
+    if not cpu:
+        return None
+    gpu = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu") if entry.has_gpu else None
+    shape = "the incident's model (k = 11, 96 quarters, 4 chains x 800 iterations, float64)"
+    basis = f"{shape}: CPU {seconds(cpu.seconds)} ({_band(cpu)})"
+    if not gpu:
+        return (f"NUTS on the CPU: predicted {seconds(cpu.seconds)} for {shape}",
+                basis + f"; inputs: {_short_inputs(cpu.inputs, 200)}")
+    basis += f", GPU {seconds(gpu.seconds)} ({_band(gpu)}); inputs: {_short_inputs(gpu.inputs, 200)}"
+    if cpu.high is not None and gpu.low is not None and cpu.high < gpu.low:
+        return (f"pin NUTS lectures to the CPU (`JAX_PLATFORMS=cpu`): predicted {seconds(cpu.seconds)} on its CPU "
+                f"against {seconds(gpu.seconds)} on its GPU", basis)
+    if gpu.high is not None and cpu.low is not None and gpu.high < cpu.low:
+        return (f"NUTS on the GPU: predicted {seconds(gpu.seconds)} against {seconds(cpu.seconds)} on its CPU", basis)
+    return (f"either device: the predicted bands overlap (CPU {seconds(cpu.seconds)}, GPU {seconds(gpu.seconds)})",
+            basis)
 
 
 def _environment(report, family, entry) -> Decision:
