@@ -163,7 +163,10 @@ def test_tracing_hooks_and_tolerated_tags():
                                 trace=False)
     assert plain.ok and plain.cells[1].jitted is None
     assert cells[1].compilations == plain.cells[1].compilations  # one wrapper per function: jit's cache hits
-    assert sorted(map(tuple, cells[2].loops)) == [("lax.fori_loop", 77, 100, 1), ("lax.scan", 5000, 1, 1)]
+    assert sorted(map(tuple, cells[2].loops)) == [("lax.fori_loop", 77, 100, 1, ""), ("lax.scan", 5000, 1, 1, "")]
+    upd = next(e for e in cells[1].calls if e["name"] == "upd")
+    assert upd["calls"] == 120 and upd["largest"] == 1000 and upd["first_s"] >= upd["compile_s"] > 0  # fast path
+    assert "warm_s" in upd and upd["bytes"] > 0
     assert cells[3].status == "ok" and "immutable" in cells[3].expected_error  # went on after it
     assert cells[5].status == "ok"
     assert kernels_left(result) == []

@@ -258,7 +258,7 @@ def _evidence(scan: LectureScan, cross, dtype) -> list[str]:
                                                               if len(scan.sequential) > 1 else ""))
     reasons.append(f"threshold ({dtype}): {cross.short(' elements')} [{cross.source}]")
     if scan.pinned_cpu:
-        reasons.append("already pins the CPU (" + scan.device_pins[0] + ")")
+        reasons.append("already pins the CPU (" + scan.cpu_pin.text() + ")")
     if scan.gpu_narrative:
         reasons.append("prints GPU narrative: the text needs review if pinned to CPU")
     return reasons

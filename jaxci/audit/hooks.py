@@ -2,21 +2,33 @@
 
 This module runs *inside the lecture's kernel*. The runner (jaxci.audit.runner) sends its source with jaxmon's
 `CompileClock` into a private module, then calls `install(get_ipython(), CompileClock(), trace)`, so any Python 3
-kernelspec works without jaxci installed there. Therefore: standard library only at import, JAX imported lazily,
-nothing from jaxci.
+kernelspec works without jaxci installed there. Therefore: standard library only at import, JAX imported lazily
+(after the notebook's own `import jax`), nothing from jaxci.
 
 Per cell it records (one dict per cell, read by the runner through `take()`):
-- wall seconds between IPython's pre_run_cell and post_run_cell, and the CompileClock deltas;
-- `loops`: every lax loop the notebook calls: [kind, trips or None, carry elements, times called]. Carry shapes
-  are read through vmap (a BatchTracer's shape is one element's: its batched value is read instead), so a scan
-  vmapped over 1e6 firms carries 1e6 elements, not 1;
+- wall seconds between IPython's pre_run_cell and post_run_cell, and the CompileClock deltas; before the clock
+  stops, the cell's asynchronous JAX work is waited for (the last result of every jitted function it called, the
+  last eager result, every array bound in the user namespace), so time lands in the cell that spent it;
+- `import_s`: the notebook's own `import jax`, in its cell;
+- `startup_s`: the backend's start-up (jax's first `backends()` call: creating the CPU / CUDA client), in the cell
+  that triggered it, apart from compile time;
+- `loops`: every lax loop the notebook calls: [kind, trips or None, carry elements, times noted, within], carry
+  read through vmap (a BatchTracer's shape is one element's: its batched value is read), `within` the jitted
+  function whose trace it was noted in ("" at top level: then it ran once per time noted);
 - `jitted`: the largest argument (elements) each jitted function was traced with;
-- `calls`: per jitted function called from notebook code with concrete arrays (outside any trace): the number of
-  calls, their wall seconds *with the result waited for* (jax.block_until_ready, so the time lands in the cell that
-  spent it, not in the cell that next touches the result), the largest argument's elements and dtype (the
-  concrete, batched shape), and XLA's cost analysis of the compiled call (flops, bytes accessed), read once per
-  argument signature through `jitted.lower(*args).compile().cost_analysis()`.
-Only calls made from notebook code are wrapped; calls from inside libraries pass straight through.
+- `calls`: per jitted function and argument signature called from notebook code outside any trace: calls,
+  `first_s` (the call that compiled, waited for) and `compile_s` (its compile part, from jax.monitoring's events
+  for that function's name), `warm_s` (the next call, waited for), `wall_s` (the calls that took the slow path;
+  fast-path calls are counted only, their compute lands in the cell's end-of-cell wait), the largest
+  argument's elements and dtype, the loops its trace held, and XLA's cost analysis of the compiled executable
+  (flops, bytes accessed, fusions in the optimised HLO), read once per new executable;
+- `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
+  class (powers of two of the largest operand or result) the count and largest size.
+
+Cost per jitted call, by design: a call on a function's only signature that compiles nothing (its jit cache did not
+grow) takes the fast path: one tracer check on the first argument, a cache-size read and a counter; no pytree walk, no
+wait, no timing of its own (its compute lands in the cell's end-of-cell wait). Signatures are walked on the first
+call of each cell, after a compile (and the warm call after it), and for functions called with several.
 """
 
 from __future__ import annotations
@@ -28,11 +40,38 @@ import sys as _sys
 import time as _time
 
 _LIB = ("site-packages", "dist-packages")
-#: at most this many loops / jitted functions / called functions kept per cell
+#: at most this many loops / jitted functions / call signatures / eager size classes kept per cell
 LIMIT = 50
+#: eager ops per cell read in full (sizes); past it they are only counted and timed
+EAGER_FULL = 2000
+#: namespace entries looked at per cell for arrays still computing
+NAMESPACE_LIMIT = 5000
 
 STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
-         "clock": None, "trace": True}
+         "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
+         "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
+         "depth": 0, "fn_compile": {}, "import_s": 0.0}
+_JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
+_TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
+_clock = _time.perf_counter
+
+
+def bind(jax) -> None:
+    """Keep jax and the few of its internals the hooks need; each is optional (older or newer JAX: fall back)."""
+    _JAX["jax"] = jax
+    _JAX["tracer"] = _TRACER[0] = jax.core.Tracer
+    try:
+        from jax._src import core
+
+        _JAX["top"] = core.trace_state_clean
+    except Exception:
+        _JAX["top"] = lambda: True
+    try:
+        from jax._src.array import ArrayImpl
+
+        _JAX["array"] = ArrayImpl
+    except Exception:
+        _JAX["array"] = None
 
 
 def unbatched(leaf):
@@ -69,8 +108,12 @@ def user_call(depth: int = 2) -> bool:
 
 
 def note_loop(kind: str, trips, carry) -> None:
-    key = (kind, trips, carry)
+    """One lax loop seen; inside a jitted function's trace it also joins that function's loops (run per call)."""
+    within = STATE["tracing"][0] if STATE["tracing"] else None
+    key = (kind, trips, carry, within[1] if within else "")
     STATE["loops"][key] = STATE["loops"].get(key, 0) + 1
+    if within is not None:
+        STATE["fn_loops"].setdefault(within[0], []).append([kind, trips, carry])
 
 
 def concrete(x):
@@ -81,32 +124,57 @@ def concrete(x):
 
 
 def cost_of(jitted, args, kwargs) -> dict:
-    """flops and bytes accessed of one compiled call, from XLA's own cost analysis ({} where it cannot be read)."""
+    """flops, bytes accessed and fusions of one compiled executable, from XLA's own cost analysis and optimised HLO
+    ({} where it cannot be read). The executable is in jit's compile cache by now: nothing is compiled again."""
     try:
-        cost = jitted.lower(*args, **kwargs).compile().cost_analysis()
+        compiled = jitted.lower(*args, **kwargs).compile()
+        cost = compiled.cost_analysis()
     except Exception:
         return {}
     if isinstance(cost, (list, tuple)):
         cost = cost[0] if cost else {}
-    if not isinstance(cost, dict):
-        return {}
     out = {}
-    for key, name in (("flops", "flops"), ("bytes accessed", "bytes"), ("transcendentals", "transcendentals")):
-        value = cost.get(key)
-        if isinstance(value, (int, float)) and value >= 0:
-            out[name] = float(value)
+    if isinstance(cost, dict):
+        for key, name in (("flops", "flops"), ("bytes accessed", "bytes"), ("transcendentals", "transcendentals")):
+            value = cost.get(key)
+            if isinstance(value, (int, float)) and value >= 0:
+                out[name] = float(value)
+    try:
+        out["fusions"] = compiled.as_text().count(" fusion(")
+    except Exception:
+        pass
     return out
 
 
-class Called:
-    """A jitted function as the notebook calls it: times each top-level call with its result waited for."""
+def _block(out) -> None:
+    try:
+        _JAX["jax"].block_until_ready(out)
+    except Exception:
+        pass
 
-    def __init__(self, jax, name, jitted):
-        self.jax, self.name, self.jitted = jax, name, jitted
-        self.seen: dict = {}  # argument signature -> cost analysis
+
+def _signature(leaves) -> tuple:
+    return tuple((shape_of(leaf), str(getattr(leaf, "dtype", type(leaf).__name__))) for leaf in leaves)
+
+
+class Called:
+    """A jitted function as the notebook calls it: counts and times each top-level call (see the module docstring
+    for what is waited for and when)."""
+
+    def __init__(self, jax, name, jitted, key=None):
+        if "jax" not in _JAX:
+            bind(jax)
+        self.jax, self.name, self.jitted, self.key = jax, name, jitted, key if key is not None else id(self)
+        self.sigs: dict = {}  # argument signature -> what describes it (shapes, XLA cost, loops in its trace)
+        self.size = self._size()
+        self.single = False  # one signature only: hits need no walk
+        self.warm = False  # the next call is waited for (the warm call after a compile)
+        self.fast = False  # single, not warm, this cell's entry open: calls are only counted (`pending`)
+        self.cell, self.entries, self.entry, self.last, self.pending = -1, {}, None, None, 0
         self.__wrapped__ = jitted
         self.__name__ = name
         self.__doc__ = getattr(jitted, "__doc__", None)
+        STATE["called"].add(name)
 
     def __get__(self, obj, objtype=None):  # a jitted method binds as the jitted function would
         import functools
@@ -116,40 +184,181 @@ class Called:
     def __getattr__(self, item):  # lower, trace, eval_shape, clear_cache ... stay the jitted function's
         return getattr(self.jitted, item)
 
-    def __call__(self, *args, **kwargs):
-        jax = self.jax
-        leaves = jax.tree_util.tree_leaves((args, kwargs))
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            return self.jitted(*args, **kwargs)  # called inside a trace: part of an outer program
-        t0 = _time.perf_counter()
-        out = self.jitted(*args, **kwargs)
+    def _size(self):
         try:
-            jax.block_until_ready(out)
+            return self.jitted._cache_size()
         except Exception:
-            pass
-        wall = _time.perf_counter() - t0
+            return None
+
+    def __call__(self, *args, **kwargs):
+        if args and isinstance(args[0], _TRACER[0]):
+            return self.jitted(*args, **kwargs)  # inside a trace: part of an outer program
+        if self.fast:
+            out = self.jitted(*args, **kwargs)
+            if self.jitted._cache_size() == self.size:  # the only signature, nothing compiled: counted only
+                self.pending += 1
+                self.last = out
+                return out
+            t0 = None  # it compiled: its time is the compile (jax.monitoring) plus the wait below
+        else:
+            t0 = _clock()
+            out = self.jitted(*args, **kwargs)
         try:
-            self._record(leaves, args, kwargs, wall)
+            self._slow(out, t0, args, kwargs)
         except Exception:
             pass
         return out
 
-    def _record(self, leaves, args, kwargs, wall) -> None:
-        sig = tuple((shape_of(leaf), str(getattr(leaf, "dtype", type(leaf).__name__))) for leaf in leaves)
-        key = (self.name, sig)
-        entry = STATE["calls"].get(key)
-        if entry is None:
-            if key[1] not in self.seen:
-                self.seen[key[1]] = cost_of(self.jitted, args, kwargs)
-            big = max(leaves, key=lambda leaf: elements(None, [leaf]), default=None)
-            entry = {"name": self.name, "calls": 0, "wall_s": 0.0, "elements": elements(None, leaves),
-                     "largest": elements(None, [big]) if big is not None else 0,
-                     "dtype": str(getattr(big, "dtype", "")) if big is not None else "", **self.seen[key[1]]}
-            if len(STATE["calls"]) >= LIMIT:
-                return
-            STATE["calls"][key] = entry
+    def flush(self) -> None:
+        """Fast-path calls into the entry they belong to (the function's only signature)."""
+        if self.pending and self.entry is not None:
+            self.entry["calls"] += self.pending
+        self.pending = 0
+
+    def _slow(self, out, t0, args, kwargs) -> None:
+        """A compile, a new cell, a new or second signature: walk the arguments, wait where a time is wanted."""
+        size = self._size()
+        leaves = self.jax.tree_util.tree_leaves((args, kwargs))
+        if not _JAX["top"]() or any(isinstance(leaf, _TRACER[0]) for leaf in leaves):
+            return
+        if t0 is None:
+            t0 = _clock() - STATE["fn_compile"].get(self.name, 0.0)
+        sig = _signature(leaves)
+        new = sig not in self.sigs
+        compiled = new if size is None else size != self.size
+        self.size = size
+        waited = new or compiled or self.warm
+        if waited:
+            _block(out)
+        wall = _time.perf_counter() - t0
+        if new:
+            self.sigs[sig] = self._describe(leaves, args, kwargs)
+        self.single = len(self.sigs) == 1
+        entry = self._entry(sig)
         entry["calls"] += 1
         entry["wall_s"] += wall
+        if compiled:
+            entry["first_s"] = entry.get("first_s", 0.0) + wall
+            entry["compile_s"] = entry.get("compile_s", 0.0) + STATE["fn_compile"].pop(self.name, 0.0)
+            self.warm = True
+        elif self.warm:
+            entry["warm_s"] = wall
+            self.warm = False
+        self.fast = self.single and not self.warm and self.size is not None
+        self.last = out
+
+    def _describe(self, leaves, args, kwargs) -> dict:
+        big = max(leaves, key=lambda leaf: elements(None, [leaf]), default=None)
+        return {"name": self.name, "elements": elements(None, leaves),
+                "largest": elements(None, [big]) if big is not None else 0,
+                "dtype": str(getattr(big, "dtype", "")) if big is not None else "",
+                "loops": STATE["fn_loops"].pop(self.key, [])[:LIMIT], **cost_of(self.jitted, args, kwargs)}
+
+    def _entry(self, sig) -> dict:
+        self.flush()
+        if self.cell != STATE["cell"]:
+            self.cell, self.entries = STATE["cell"], {}
+            STATE["active"].append(self)
+        entry = self.entries.get(sig)
+        if entry is None:
+            entry = {**self.sigs[sig], "calls": 0, "wall_s": 0.0}
+            self.entries[sig] = entry
+            if len(STATE["calls"]) < LIMIT:
+                STATE["calls"][(self.key, sig)] = entry
+        self.entry = entry
+        return entry
+
+
+def note_eager(primitive: str, args, out, seconds: float) -> None:
+    """One un-jitted primitive the notebook ran: counted and timed; its largest operand or result sized."""
+    STATE["eager_ops"] += 1
+    STATE["eager_s"] += seconds
+    STATE["eager_last"] = out
+    if STATE["eager_ops"] > EAGER_FULL:
+        return
+    big, dtype = 0, None
+    for x in (*args, *(out if isinstance(out, (list, tuple)) else (out,))):
+        n = getattr(x, "size", None)
+        if type(n) is int and n > big:
+            big, dtype = n, getattr(x, "dtype", None)
+    key = (big.bit_length(), dtype)
+    entry = STATE["eager"].get(key)
+    if entry is None:
+        if len(STATE["eager"]) >= LIMIT:
+            return
+        entry = STATE["eager"][key] = [0, 0]
+    entry[0] += 1
+    entry[1] = max(entry[1], big)
+
+
+_LOOP_PRIMS = ("scan", "while")  # sized by the loop hooks; the jit calls of Called are counted there
+
+
+def eager_hooks(jax) -> None:
+    """Count the JAX work that runs outside any trace and outside the notebook's jitted functions: primitives bound
+    directly (EvalTrace), one level deep (a primitive's own one-op jit is not counted again), and the calls of
+    library-jitted functions (most of jax.numpy) that take JAX's Python path: the first call per argument signature;
+    later ones run in JAX's C++ dispatch, which no Python hook sees. Private API, each hook optional: without them
+    eager work is not counted and the cell's time still is."""
+    from jax._src import core
+
+    top = _JAX.get("top") or (lambda: True)
+
+    def counted(run, primitive, name, args, outs):
+        if STATE["depth"] or primitive in _LOOP_PRIMS or name in STATE["called"] or not top():
+            return run()
+        STATE["depth"] = 1
+        t0 = _time.perf_counter()
+        try:
+            out = run()
+        finally:
+            STATE["depth"] = 0
+        try:
+            note_eager(primitive, args, outs(out), _time.perf_counter() - t0)
+        except Exception:
+            pass
+        return out
+
+    cls = core.EvalTrace
+    process0 = cls.process_primitive
+
+    def process_primitive(self, primitive, args, params, /):
+        return counted(lambda: process0(self, primitive, args, params), primitive.name, params.get("name"), args,
+                       lambda out: out)
+
+    cls.process_primitive = process_primitive
+    try:
+        from jax._src import pjit
+    except Exception:
+        return
+    run0 = getattr(pjit, "_run_python_pjit", None)
+    if run0 is None:
+        return
+
+    def run_python_pjit(p, args_flat, fun, *rest, **kw):
+        return counted(lambda: run0(p, args_flat, fun, *rest, **kw), "pjit", getattr(fun, "__name__", None),
+                       args_flat, lambda out: out[1] if isinstance(out, tuple) and len(out) > 1 else ())
+
+    pjit._run_python_pjit = run_python_pjit
+
+
+def startup_hook(jax) -> None:
+    """Time the backend's start-up (the first `backends()` call creates the clients), once, apart from compile."""
+    from jax._src import xla_bridge as xb
+
+    if xb.backends_are_initialized():
+        return
+    original = xb.backends
+
+    def backends():
+        xb.backends = original
+        t0 = _time.perf_counter()
+        try:
+            return original()
+        finally:
+            STATE["startup_s"] += _time.perf_counter() - t0
+
+    xb.backends = backends
 
 
 def trace_hooks(jax) -> None:
@@ -203,30 +412,56 @@ def trace_hooks(jax) -> None:
             return jit0(fun, *args, **kwargs)
         name = getattr(fun, "__name__", "<jitted>")
         if traced is None:
-            @functools.wraps(fun)
-            def traced(*a, **k):
-                try:
-                    size = elements((a, k))
-                    STATE["shapes"][name] = max(STATE["shapes"].get(name, 0), size)
-                except Exception:
-                    pass
-                return fun(*a, **k)
-
+            traced = _traced(fun, name)
             wrapped[fun] = traced
-        return Called(jax, name, jit0(traced, *args, **kwargs))
+        return Called(jax, name, jit0(traced, *args, **kwargs), key=id(traced))
 
     lax.scan, lax.fori_loop, lax.while_loop, jax.jit = scan, fori_loop, while_loop, jit
 
 
+def _traced(fun, name):
+    """What jit traces instead of `fun`: notes its largest argument, and which function the loops it holds are in."""
+    import functools
+
+    @functools.wraps(fun)
+    def traced(*a, **k):
+        try:
+            size = elements((a, k))
+            STATE["shapes"][name] = max(STATE["shapes"].get(name, 0), size)
+        except Exception:
+            pass
+        STATE["tracing"].append((id(traced), name))
+        try:
+            return fun(*a, **k)
+        finally:
+            STATE["tracing"].pop()
+
+    return traced
+
+
+def compile_by_name(jax) -> None:
+    """Compile seconds per function name (jax.monitoring passes fun_name), so a call's compile part is its own."""
+    stages = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
+              "/jax/core/compile/backend_compile_duration")
+
+    def on_duration(event, duration, fun_name=None, **kwargs):
+        if fun_name and event in stages and fun_name in STATE["called"]:
+            STATE["fn_compile"][fun_name] = STATE["fn_compile"].get(fun_name, 0.0) + duration
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+
+
 def install_jax() -> None:
     if not STATE["installed"]:
+        STATE["installed"] = True
+        jax = _sys.modules["jax"]
         STATE["clock"].install()
         if STATE["trace"]:
-            try:
-                trace_hooks(_sys.modules["jax"])
-            except Exception:
-                pass
-        STATE["installed"] = True
+            for hook in (bind, startup_hook, eager_hooks, trace_hooks, compile_by_name):
+                try:
+                    hook(jax)
+                except Exception:
+                    pass
 
 
 class JaxWatcher(_abc.MetaPathFinder):
@@ -242,7 +477,9 @@ class JaxWatcher(_abc.MetaPathFinder):
             run = spec.loader.exec_module
 
             def exec_module(module):
+                t0 = _time.perf_counter()
                 run(module)
+                STATE["import_s"] += _time.perf_counter() - t0
                 install_jax()
 
             spec.loader.exec_module = exec_module
@@ -250,21 +487,61 @@ class JaxWatcher(_abc.MetaPathFinder):
 
 
 def pre(info=None) -> None:
-    STATE["loops"], STATE["shapes"], STATE["calls"] = {}, {}, {}
+    STATE["loops"], STATE["shapes"], STATE["calls"], STATE["eager"] = {}, {}, {}, {}
+    STATE["eager_ops"], STATE["eager_s"], STATE["startup_s"], STATE["import_s"] = 0, 0.0, 0.0, 0.0
+    STATE["cell"] += 1
     STATE["before"] = STATE["clock"].snapshot()
     STATE["t0"] = _time.perf_counter()
 
 
+def settle() -> float:
+    """Wait for the cell's asynchronous JAX work (so its time is this cell's); the seconds waited."""
+    if "jax" not in _JAX:
+        return 0.0
+    t0 = _time.perf_counter()
+    for called in STATE["active"]:
+        called.flush()
+        called.fast = False  # the next cell's first call opens its own entry
+        if called.last is not None:
+            _block(called.last)
+            called.last = None
+    STATE["active"] = []
+    if STATE["eager_last"] is not None:
+        _block(STATE["eager_last"])
+        STATE["eager_last"] = None
+    array, ns = _JAX.get("array"), STATE["ns"]
+    if array is not None and ns is not None:
+        for i, value in enumerate(list(ns.values())):
+            if i >= NAMESPACE_LIMIT:
+                break
+            if type(value) is array:
+                try:
+                    value.block_until_ready()
+                except Exception:
+                    pass
+    return _time.perf_counter() - t0
+
+
 def post(result=None) -> None:
+    waited = settle() if STATE["installed"] else 0.0
     wall = _time.perf_counter() - STATE["t0"]
     after = STATE["clock"].snapshot()
     delta = {k: after[k] - STATE["before"][k] for k in after}
     delta["wall"] = wall
     delta["ok"] = bool(getattr(result, "success", True))
+    if STATE["installed"]:
+        delta["settle_s"] = waited
+        for key in ("startup_s", "import_s"):
+            if STATE[key]:
+                delta[key] = STATE[key]
     if STATE["loops"] or STATE["shapes"] or STATE["calls"]:
-        delta["loops"] = [[k, t, c, n] for (k, t, c), n in STATE["loops"].items()][:LIMIT]
+        delta["loops"] = [[k, t, c, n, w] for (k, t, c, w), n in STATE["loops"].items()][:LIMIT]
         delta["jitted"] = dict(list(STATE["shapes"].items())[:LIMIT])
         delta["calls"] = list(STATE["calls"].values())[:LIMIT]
+    if STATE["eager_ops"]:
+        delta["eager"] = {"ops": STATE["eager_ops"], "s": STATE["eager_s"],
+                          "sizes": sorted(([largest, ops, str(dtype or "")] for (_, dtype), (ops, largest)
+                                           in STATE["eager"].items()), reverse=True)}
     STATE["records"].append(delta)
 
 
@@ -276,6 +553,7 @@ def take() -> str:
 def install(ip, clock, trace: bool = True) -> None:
     """Register the per-cell hooks on an IPython shell; the JAX hooks go in when the notebook imports jax."""
     STATE["clock"], STATE["trace"] = clock, bool(trace)
+    STATE["ns"] = getattr(ip, "user_ns", None)
     if "jax" in _sys.modules:
         install_jax()
     else:

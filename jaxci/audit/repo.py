@@ -67,7 +67,8 @@ class Verdict:
 
     @property
     def timeout(self) -> float | None:
-        if self.scan.timeout_override is not None:
+        """Per-cell seconds the build applies to this lecture (None: no limit): its own metadata, else the book's."""
+        if self.scan.timeout_origin:
             return self.scan.timeout_override
         return self.config.timeout if self.config else None
 
@@ -81,7 +82,7 @@ class Verdict:
                 "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted}
 
     def _timeout_origin(self) -> str | None:
-        if self.scan.timeout_override is not None:
+        if self.scan.timeout_origin:
             return "notebook metadata"
         return self.config.timeout_origin if self.config else None
 
@@ -292,6 +293,7 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
                                       loops=verdict.scan.loops) if model else None)
     if pred is not None:
         verdict.predicted[model.family] = pred
+        verdict.predicted.update(predicted.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops))
         if not measured_both:
             rec, why = predicted.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
             verdict.recommendation, verdict.why, verdict.basis = rec, why, "predicted"

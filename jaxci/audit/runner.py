@@ -85,9 +85,13 @@ class CellTiming:
     cache_misses: int | None = None
     error: str | None = None
     expected_error: str | None = None  # the error of a cell tagged raises-exception (not a failure)
-    loops: list | None = None  # traced lax loops: [kind, trips or None, carry elements, times called]
+    loops: list | None = None  # traced lax loops: [kind, trips or None, carry elements, times noted, within]
     jitted: dict | None = None  # jitted function traced in this cell -> its largest argument, in elements
-    calls: list | None = None  # per jitted function called here: calls, wall_s (waited for), shapes, XLA cost
+    calls: list | None = None  # per jitted function and signature called here: calls, times, shapes, XLA cost
+    eager: dict | None = None  # un-jitted primitives run here: ops, seconds, [largest, ops, dtype] per size class
+    startup_s: float | None = None  # the backend's start-up, in the cell that triggered it (not compile time)
+    settle_s: float | None = None  # of wall_s: waiting at the cell's end for its asynchronous JAX work
+    import_s: float | None = None  # of wall_s: the notebook's own `import jax`
 
     @property
     def run_s(self) -> float | None:
@@ -238,8 +242,9 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
     notebook: a path (.ipynb or jupytext text) or a NotebookNode. timeout: per cell, seconds.
     platform: JAX_PLATFORMS for the kernel ("cpu", "cuda"); env: extra variables for the kernel.
     kernel_name: defaults to the notebook's kernelspec, else python3.
-    trace (with instrument): record lax loop trip counts and carry sizes, and the argument sizes of the
-    functions the notebook jits, per cell (at trace time: no cost per call).
+    trace (with instrument): record per cell lax loop trip counts and carry sizes, the jitted calls (counts,
+    waited times, XLA cost analysis once per executable), eager primitives, the backend's start-up, and wait for
+    the cell's asynchronous work before its clock stops (jaxci.audit.hooks).
     Cells tagged skip-execution are not run; an error in a cell tagged raises-exception is expected (kept
     in `expected_error`) and execution goes on, as Jupyter Book does.
     """
@@ -592,3 +597,5 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.compilations = rec["compilations"]
     timing.cache_hits, timing.cache_misses = rec["cache_hits"], rec["cache_misses"]
     timing.loops, timing.jitted, timing.calls = rec.get("loops"), rec.get("jitted"), rec.get("calls")
+    timing.eager, timing.startup_s, timing.settle_s = rec.get("eager"), rec.get("startup_s"), rec.get("settle_s")
+    timing.import_s = rec.get("import_s")

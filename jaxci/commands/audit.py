@@ -171,6 +171,9 @@ def _main(argv: list[str] | None = None) -> int:
     if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
         print(f"jaxci audit: {missing}", file=sys.stderr)
     verdicts = repo.audit_static(args.path, model)
+    if not wanted(args):  # else the CI audit says the book config's errors (one line each)
+        for error in dict.fromkeys(v.config.error for v in verdicts if v.config and v.config.error):
+            print(f"jaxci audit: {error}", file=sys.stderr)
     if not verdicts:
         print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
         if not wanted(args):  # nothing audited is not "all fine" (issue 17)
