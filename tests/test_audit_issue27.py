@@ -69,6 +69,13 @@ def test_unknown_loop_beside_bulk_work_keeps_gpu(verdicts):
     assert v.regime == C.LARGE and v.recommendation == C.KEEP_GPU
 
 
+def test_scaled_fixtures_are_bulk_statically(model):
+    scaled = {v.path: v for v in repo.audit_static(HERE.parent / "issue27_scaled", model)}
+    assert scaled["vmapped_scan_long.md"].regime == C.BULK_LOOPS
+    assert scaled["bulk_eager_beside_unknown.md"].regime == C.BULK_LOOPS  # 100 eager steps over 4e6 agents
+    assert all(v.recommendation == C.KEEP_GPU for v in scaled.values())
+
+
 def test_jitted_names_in_order_of_definition(verdicts):
     v = verdicts["late_jit_name.md"]
     assert not v.scan.loops  # the loop calls the NumPy f defined before it, not the jitted one defined later
@@ -138,14 +145,140 @@ def test_hooks_read_shapes_through_vmap():
 def test_called_records_waited_calls_and_xla_cost():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
-    hooks.STATE["calls"] = {}
+    hooks.STATE["calls"], hooks.STATE["cell"] = {}, 1
     f = hooks.Called(jax, "f", jax.jit(lambda x: jnp.sin(x) + 1.0))
     x = jnp.ones(1000)
-    f(x)
-    f(x)
+    for _ in range(5):
+        f(x)
     jax.jit(lambda y: f(y))(x)  # inside a trace: part of the outer program, not a call of its own
+    assert f.fast and f.pending == 3  # calls 3..5 took the fast path: counted, no walk, no wait
+    hooks.settle()  # the cell's end: fast-path calls join their entry, the last result is waited for
     (entry,) = hooks.STATE["calls"].values()
-    assert entry["calls"] == 2 and entry["largest"] == 1000 and entry["dtype"] == "float32"
-    assert entry["bytes"] > 0 and entry["wall_s"] > 0
+    assert entry["calls"] == 5 and entry["largest"] == 1000 and entry["dtype"] == "float32"
+    assert entry["bytes"] > 0 and entry["flops"] > 0 and entry["fusions"] >= 1
+    assert entry["first_s"] > 0 and entry["warm_s"] > 0 and entry["wall_s"] >= entry["first_s"]
+    assert f.last is None and not f.fast
+    f(jnp.ones(10))  # a second signature: its own entry, with its own cost analysis
+    assert len(hooks.STATE["calls"]) == 2 and not f.single
     assert f.lower(x) is not None  # the jitted function's own API passes through
-    hooks.STATE["calls"] = {}
+    hooks.STATE["calls"], hooks.STATE["active"] = {}, []
+
+
+@pytest.fixture
+def kernel_hooks():
+    """The kernel-side hooks installed in this process (jax.jit, lax loops, eager dispatch), then taken out."""
+    jax = pytest.importorskip("jax")
+    from jax._src import core, pjit
+
+    saved = (jax.jit, jax.lax.scan, jax.lax.fori_loop, jax.lax.while_loop, core.EvalTrace.process_primitive,
+             pjit._run_python_pjit)
+
+    class Events:
+        @staticmethod
+        def register(*args):
+            pass
+
+    class Shell:
+        user_ns: dict = {}
+        events = Events
+
+    from jaxci.jaxmon import CompileClock
+
+    hooks.STATE.update(installed=False, records=[], clock=None)
+    hooks.install(Shell(), CompileClock(), True)
+    yield jax, Shell.user_ns
+    (jax.jit, jax.lax.scan, jax.lax.fori_loop, jax.lax.while_loop, core.EvalTrace.process_primitive,
+     pjit._run_python_pjit) = saved
+    hooks.STATE.update(installed=False, records=[], active=[], calls={})
+
+
+def test_cell_record_loops_in_calls_eager_and_settle(kernel_hooks):
+    jax, ns = kernel_hooks
+    jnp = jax.numpy
+    hooks.pre()
+
+    def simulate(k):
+        return jax.lax.scan(lambda c, _: (0.9 * c + 0.1, None), k, None, length=50)[0]
+
+    paths = jax.jit(jax.vmap(simulate))
+    ns["out"] = paths(jnp.ones(20_000))
+    ns["big"] = jnp.ones(300_000) * 2.0 + 1.0  # eager bulk work
+    hooks.post()
+    (rec,) = json_records()
+    (call,) = rec["calls"]
+    assert call["name"] == "simulate" and call["loops"] == [["lax.scan", 50, 20_000]]
+    assert ["lax.scan", 50, 20_000, 1, "simulate"] in rec["loops"]  # noted inside the jitted function
+    assert rec["eager"]["ops"] >= 1 and max(s[0] for s in rec["eager"]["sizes"]) == 300_000
+    assert rec["settle_s"] >= 0 and rec["wall"] >= rec["settle_s"]
+
+
+def json_records():
+    import json
+
+    return json.loads(hooks.take())
+
+
+def _gpu_model():
+    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+
+
+def test_start_up_is_charged_once_and_compile_per_compilation(model):
+    one = _run((1.0, 1, None, None))
+    many = _run((1.0, 1, None, None), *[(0.1, 1, None, None)] * 9)
+    for run in (one, many):
+        for c in run.cells:
+            c.compile_s = 0.05
+    p1, p9 = predicted.predict_lecture(one, model), predicted.predict_lecture(many, model)
+    first = model.runner.call("elementwise", 1, "float32", "gpu", compile_only=True).seconds
+    assert p1["parts"]["gpu"]["start-up"] == pytest.approx(first) == pytest.approx(p9["parts"]["gpu"]["start-up"])
+    assert p1["parts"]["gpu"]["compile"] == 0 and p9["parts"]["gpu"]["compile"] > 0
+    assert p9["parts"]["cpu"]["compile"] == pytest.approx(9 * 0.05)  # this run's own seconds per compilation
+    assert any("start-up" in m for m in p9["missing"])  # the CUDA client's start-up: said, not counted
+
+
+def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
+    call = {"name": "f", "calls": 10, "wall_s": 1.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.02,
+            "largest": 10**6, "dtype": "float32", "flops": 2e6, "bytes": 8e6, "loops": []}
+    run = _run((1.0, 1, None, [call]))
+    p = predicted.predict_lecture(run, model)
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(10 * 0.02)
+    assert 0 < p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]
+    (name, colab), = predicted.colab(run, model).items()
+    assert name == predicted.COLAB and "Tesla T4" in colab["basis"] and "not in the catalogue" in colab["basis"]
+    assert set(colab) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
+
+
+def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
+    run = _run((3.0, 1, None, None))
+    run.cells[0].compile_s = 0.5
+    run.cells[0].eager = {"ops": 4, "s": 2.0, "sizes": [[4_000_000, 4, "float32"]]}
+    p = predicted.predict_lecture(run, model)
+    assert p["parts"]["cpu"]["eager"] == pytest.approx(2.5)
+    assert p["gpu_low_s"] < p["cpu_s"] and p["parts"]["gpu"]["eager"] < p["parts"]["cpu"]["eager"]
+
+
+def test_unexplained_slow_cell_outranks_the_prediction(model):
+    run = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
+    rec, why = predicted.verdict_from(predicted.predict_lecture(run, model), "g4dn.2xlarge", C.GPU_SLOWER,
+                                      C.GPU_FASTER)
+    assert rec == C.MEASURE and "cell 0 measured" in why
+
+
+def test_predicted_seconds_are_the_whole_lecture_host_code_included(model):
+    """cpu_s / gpu_s are whole-lecture seconds (build times add them up): a host-only cell (a plot, pandas) counts
+    the same on both sides, and `import jax` too; the JAX parts stay apart so a slow host cell is still flagged."""
+    call = {"name": "f", "calls": 10, "wall_s": 1.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.02,
+            "largest": 10**6, "dtype": "float32", "flops": 2e6, "bytes": 8e6, "loops": []}
+    with_host = _run((1.0, 1, None, [call]), (2.5, 0, None, None))
+    with_host.cells[0].import_s = 0.3
+    alone = _run((1.0, 1, None, [call]))
+    alone.cells[0].import_s = 0.3
+    p, q = predicted.predict_lecture(with_host, model), predicted.predict_lecture(alone, model)
+    for side in ("cpu", "gpu"):
+        assert p["parts"][side]["host"] - q["parts"][side]["host"] == pytest.approx(2.5)
+        assert q["parts"][side]["host"] >= 0.3   # import jax, and what no other part of the call cell accounts for
+        assert p[f"{side}_s"] - q[f"{side}_s"] == pytest.approx(2.5)
+        assert p[f"{side}_low_s"] <= p[f"{side}_s"] <= p[f"{side}_high_s"]
+    slow = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
+    rec = predicted.predict_lecture(slow, model)
+    assert rec["parts"]["cpu"]["host"] == pytest.approx(predicted.SLOW_CELL_S + 20) and rec["unexplained"]

@@ -32,8 +32,7 @@ def test_family_builds_from_the_predictions():
 
 def test_split_fleet_sends_only_gpu_faster_lectures_to_the_gpu():
     cat = load_catalogue()
-    prices = {f: cat[f].value("price_per_hour") for f in ("g4dn.2xlarge", "c7i.2xlarge")}
-    split = buildcost.split_build(AUDIT, "g4dn.2xlarge", "c7i.2xlarge", prices)
+    split = buildcost.split_build(AUDIT, "g4dn.2xlarge", "c7i.2xlarge", cat)
     # vfi: GPU 30 < c7i 90 -> GPU; kalman: g4dn's CPU is its faster device -> c7i 45; wealth: GPU 20 > c7i 15 -> c7i
     assert (split.gpu.seconds, split.gpu.lectures, split.cpu.seconds, split.cpu.lectures) == (30, 1, 60, 2)
     assert split.wall_s == 60

@@ -1,24 +1,39 @@
-"""A predicted CPU and GPU time per executed lecture on one runner family, from what the instrumented run measured
-per jitted call (jaxci.audit.hooks) and the runner model (jaxci.audit.family.RunnerView).
+"""A predicted CPU and GPU time per executed lecture on one runner family (and on Colab's free tier), from what the
+instrumented run measured (jaxci.audit.hooks) and the runner model (jaxci.audit.family.RunnerView).
 
-    T(device) = sum over jitted calls of calls x predicted call time
-              + sum over traced loops of times x (predicted loop(trips) + trips x predicted work per step)
-              + compilations x predicted compile part
+    T(device) = start-up: the first compile in a fresh process, once per kernel (+ the backend's start-up, measured
+                here for the CPU; not in the runner model for a GPU: said, not counted)
+              + compile: each further compilation at this run's measured seconds per compilation x the device's
+                compile ratio (CPU 1; GPU 1 .. first-compile GPU / CPU, geometric middle)
+              + calls: per jitted call signature, calls x (its executable's time + its loops); on the CPU side of a
+                CPU run, calls x this run's own waited time per call (the warm call, else the first less its compile)
+              + loops: top-level lax loops, times run x (loop(trips) + trips x work per step)
+              + eager: a cell's time outside its jitted calls, compile, start-up and import, less its loops (GPU:
+                moved by the elementwise speed-up at its largest eager operand, band none .. all of it)
+              + host: what no JAX part accounts for, as this run measured it on either device: `import jax` and
+                the host code (Python, NumPy, plots) of cells without loops or eager JAX work, and beside the
+                loops of a cell predicted for another device
+On the CPU side of a CPU run, a cell's top-level loops and eager work stand as this run measured them. So
+cpu_s and gpu_s are the whole lecture's seconds on each side (its cells), which build times add up.
 
-A call's predicted time is the model's elementwise time at the elements its compiled program moves (XLA's bytes
-accessed / 2 / itemsize, at least its largest argument), or a matmul of the order whose FLOPs match XLA's count
-when the program is compute-heavy (more than 10 FLOPs per byte). A loop step's work is the elementwise time at
-its carry (read through vmap) less the dispatch floor. Every figure is labelled "predicted" with its inputs and
-band; it never fills a measured cell.
+An executable's time is the model's elementwise time at the elements it moves (XLA's bytes accessed / 2 / itemsize,
+at least its largest argument), or a matmul of the order whose FLOPs match XLA's count when it is compute-heavy
+(more than 10 FLOPs per byte). A loop step's work is the elementwise time at its carry (read through vmap; the
+static scan's closed-over arrays where larger) less the dispatch floor. Every figure is labelled "predicted" with
+its inputs and band; it never fills a measured cell.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
 SLOW_CELL_S = 10.0
+#: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
+COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
+PARTS = ("start-up", "compile", "calls", "loops", "eager", "host")
 
 
 @dataclass
@@ -27,15 +42,20 @@ class Sum:
     low: float = 0.0
     high: float = 0.0
     missing: list = field(default_factory=list)
+    parts: dict = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
 
-    def add(self, p, times: float = 1.0, less=None) -> None:
+    def add(self, part: str, p, times: float = 1.0, less=None) -> None:
         if not p:
             self.missing.append(p.reason)
             return
         cut = less.seconds if less else 0.0
-        self.mid += times * max(p.seconds - cut, 0.0)
-        self.low += times * max((p.low if p.low is not None else p.seconds) - cut, 0.0)
-        self.high += times * max((p.high if p.high is not None else p.seconds) - cut, 0.0)
+        self.seconds(part, times * max(p.seconds - cut, 0.0),
+                     times * max((p.low if p.low is not None else p.seconds) - cut, 0.0),
+                     times * max((p.high if p.high is not None else p.seconds) - cut, 0.0))
+
+    def seconds(self, part: str, mid: float, low: float, high: float) -> None:
+        self.mid, self.low, self.high = self.mid + mid, self.low + low, self.high + high
+        self.parts[part] += mid
 
 
 def _dtype(text: str) -> str:
@@ -55,59 +75,200 @@ def _call_time(view, entry: dict, device: str):
     return p
 
 
+def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: str, floor, extra: int = 0) -> None:
+    kind, trips, carry = loop[0], loop[1], loop[2]
+    if trips is None:
+        total.missing.append(f"{kind} with a trip count not known")
+        return
+    total.add(part, view.call("fori" if "fori" in kind else "scan", max(int(trips), 1), dtype, device), times)
+    carry = max(carry or 0, extra)  # closed-over arrays the trace cannot see
+    if carry:
+        total.add(part, view.call("elementwise", int(carry), dtype, device), times * trips, less=floor)
+
+
+def _compile(view, run, device: str, base: str, total: Sum) -> None:
+    """The first compile of the kernel once (start-up), then each further compilation at this run's measured
+    seconds per compilation x the device's compile ratio."""
+    count = sum(c.compilations or 0 for c in run.cells)
+    measured = sum(c.compile_s or 0.0 for c in run.cells)
+    startup = sum(c.startup_s or 0.0 for c in run.cells)
+    if device == "cpu" and startup:
+        total.seconds("start-up", startup, startup, startup)  # measured on this host: the CPU client's start-up
+    elif device == "gpu":
+        total.missing.append("GPU backend start-up (creating the CUDA client) is not in the runner model: not counted")
+    if not count:
+        return
+    first = view.call("elementwise", 1, base, device, compile_only=True)
+    total.add("start-up", first)
+    if count < 2:
+        return
+    per = (count - 1) * measured / count
+    if device == "cpu":
+        total.seconds("compile", per, per, per)
+        return
+    cpu = view.call("elementwise", 1, base, "cpu", compile_only=True)
+    if not (first and cpu and cpu.seconds > 0):
+        total.missing.append("no first-compile ratio GPU / CPU: further compilations not counted on the GPU")
+        return
+    ratio = max(first.seconds / cpu.seconds, 1.0)
+    total.seconds("compile", per * math.sqrt(ratio), per, per * ratio)
+
+
 def _device_time(view, run, device: str, float64: bool, static: dict) -> Sum:
     total = Sum()
     base = "float64" if float64 else "float32"
     floor = view.call("dispatch", None, base, device)
-    compile_part = view.call("elementwise", 1, base, device, compile_only=True)
+    here = device == "cpu" and (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
+    _compile(view, run, device, base, total)
     for cell in run.cells:
+        imp = cell.import_s or 0.0
+        total.seconds("host", imp, imp, imp)
         for entry in cell.calls or []:
-            total.add(_call_time(view, entry, device), entry.get("calls", 1))
-        for kind, trips, carry, count in cell.loops or []:
-            if trips is None:
-                total.missing.append(f"cell {cell.index}: {kind} with a trip count not known")
+            calls = entry.get("calls", 1)
+            mine = _measured_call(entry) if here else None
+            if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
+                total.seconds("calls", calls * mine, calls * mine, calls * mine)
                 continue
-            model_kind = "fori" if "fori" in kind else "scan"
-            total.add(view.call(model_kind, max(int(trips), 1), base, device), count or 1)
-            carry = max(carry or 0, static.get((cell.index, kind), 0))  # closed-over arrays the trace cannot see
-            if carry:
-                total.add(view.call("elementwise", int(carry), base, device), (count or 1) * trips, less=floor)
-        if cell.compilations:
-            total.add(compile_part, cell.compilations)
+            total.add("calls", _call_time(view, entry, device), calls)
+            for loop in entry.get("loops") or []:
+                _loop(view, total, "calls", loop, calls, base, device, floor)
+        top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
+        eager = (cell.eager or {}).get("ops")
+        if here and (top or eager):
+            rest = _rest(cell)
+            total.seconds("loops" if top else "eager", rest, rest, rest)
+            continue
+        if not top and not eager:  # host code only: it runs on the host whatever the device
+            rest = _rest(cell)
+            total.seconds("host", rest, rest, rest)
+            continue
+        on_cpu = Sum()
+        for rec in top:
+            extra = static.get((cell.index, rec[0]), 0)
+            _loop(view, total, "loops", rec, rec[3] or 1, base, device, floor, extra)
+            _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", view.call("dispatch", None, base, "cpu"), extra)
+        beside = max(_rest(cell) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
+        if eager and (run.platform or "cpu") == "cpu":
+            _eager(view, total, cell, device, float64, beside)
+        elif not eager:
+            total.seconds("host", beside, beside, beside)
     return total
 
 
-def predict_lecture(run, model, float64: bool = False, loops=()) -> dict | None:
-    """{"cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis", "missing"} for one
-    executed run on the model's family; None when the family has no runner model or no GPU."""
-    view = getattr(model, "runner", None)
-    if view is None or run is None or not run.cells:
-        return None
-    static = {}
-    for lp in loops:  # the static scan's per-step work (a closed-over matrix) where it is larger than the carry
+def _rest(cell) -> float:
+    """A cell's measured seconds outside its jitted calls, compile, start-up and `import jax`: its top-level loops,
+    eager work and host code."""
+    calls = sum((_measured_call(e) or 0.0) * e.get("calls", 1) for e in cell.calls or [])
+    return max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0) - calls, 0.0)
+
+
+def _eager(view, total: Sum, cell, device: str, float64: bool, rest: float) -> None:
+    """A cell's eager work on the GPU: its measured CPU seconds (less its top-level loops' predicted CPU time; most
+    eager jnp calls run in JAX's C++ dispatch, which no hook counts) moved by the family's elementwise speed-up at
+    the cell's largest eager operand: band from all of it moving (low) to none of it (high: host work, NumPy), the
+    geometric middle between."""
+    largest, _, dtype = max((cell.eager or {}).get("sizes") or [[1, 0, ""]])
+    dtype = _dtype(dtype) if float64 else "float32"
+    n = max(int(largest), 1)
+    c, g = view.call("elementwise", n, dtype, "cpu"), view.call("elementwise", n, dtype, device)
+    if not (c and g):
+        total.missing.append(c.reason or g.reason)
+        return
+    low = rest * min(g.seconds / c.seconds, 1.0)
+    total.seconds("eager", math.sqrt(low * rest), low, rest)
+
+
+def _measured_call(entry: dict) -> float | None:
+    """Seconds of one call measured here with its result waited for: the warm call, else the first less its own
+    compile part; None when neither was timed."""
+    if entry.get("warm_s") is not None:
+        return float(entry["warm_s"])
+    if entry.get("first_s") is not None and entry.get("compile_s") is not None:
+        return max(float(entry["first_s"]) - float(entry["compile_s"]), 0.0)
+    return None
+
+
+def _static_work(loops) -> dict:
+    """The static scan's per-step work (a closed-over matrix) per (cell, loop kind), where it is known."""
+    out: dict = {}
+    for lp in loops:
         if lp.carry:
-            static[(lp.cell, lp.kind)] = max(static.get((lp.cell, lp.kind), 0), lp.carry)
-    cpu, gpu = (_device_time(view, run, "cpu", float64, static), _device_time(view, run, "gpu", float64, static))
-    calls = sum(len(c.calls or []) for c in run.cells)
-    loops = sum(len(c.loops or []) for c in run.cells)
-    compiles = sum(c.compilations or 0 for c in run.cells)
-    basis = (f"predicted (runner model for {view.family}) from the {run.platform or 'cpu'} run: {calls} jitted "
-             f"call signature(s) with XLA cost analysis, {loops} traced loop(s), {compiles} compilation(s)")
+            out[(lp.cell, lp.kind)] = max(out.get((lp.cell, lp.kind), 0), lp.carry)
+    return out
+
+
+def _record(cpu: Sum, gpu: Sum, basis: str) -> dict:
     return {"cpu_s": cpu.mid, "cpu_low_s": cpu.low, "cpu_high_s": cpu.high, "gpu_s": gpu.mid, "gpu_low_s": gpu.low,
-            "gpu_high_s": gpu.high, "basis": basis, "missing": sorted(set(cpu.missing + gpu.missing))[:5],
-            "label": "predicted"}
+            "gpu_high_s": gpu.high, "basis": basis, "missing": sorted(set(cpu.missing + gpu.missing))[:6],
+            "parts": {"cpu": cpu.parts, "gpu": gpu.parts}, "label": "predicted"}
+
+
+def predict_lecture(run, model, float64: bool = False, loops=()) -> dict | None:
+    """{"cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis", "missing", "parts"} for one
+    executed run on the model's family; None when the family has no runner model or no GPU prediction."""
+    view = getattr(model, "runner", None)
+    if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
+        return None
+    static = _static_work(loops)
+    cpu, gpu = _device_time(view, run, "cpu", float64, static), _device_time(view, run, "gpu", float64, static)
+    calls = sum(len(c.calls or []) for c in run.cells)
+    nloops = sum(len(c.loops or []) for c in run.cells)
+    eager = sum((c.eager or {}).get("ops", 0) for c in run.cells)
+    compiles = sum(c.compilations or 0 for c in run.cells)
+    basis = (f"predicted (runner model for {view.family}) from the {run.platform or 'cpu'} run: {calls} jitted call "
+             f"signature(s) with XLA cost analysis, {nloops} traced loop(s), {eager} eager op(s), {compiles} "
+             "compilation(s) (first compile once, then this run's seconds per compilation); the CPU side takes this "
+             "run's own times where it measured them (this host as the family's CPU)")
+    pred = _record(cpu, gpu, basis)
+    pred["unexplained"], pred["float64"] = _unexplained(run, cpu), bool(float64)
+    return pred
+
+
+def colab(run, model, float64: bool = False, loops=()) -> dict:
+    """{COLAB: record} for the free Colab tier: the GPU side is the T4 family's prediction; Colab's host (2 vCPUs,
+    not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
+    runner model."""
+    from jaxci.audit.family import RunnerView
+
+    view = getattr(model, "runner", None)
+    if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
+        return {}
+    family = view.family if view.family.startswith("g4dn.") else COLAB_T4
+    t4 = RunnerView(view.model, family)
+    static = _static_work(loops)
+    cpu, gpu = _device_time(t4, run, "cpu", float64, static), _device_time(t4, run, "gpu", float64, static)
+    basis = (f"predicted for Colab's free tier: its Tesla T4 as {family}'s (same GPU, runner model), with the GPU's "
+             f"host-side costs (dispatch, loop steps, compile) carried from {family}'s host: Colab's host (2 vCPUs) is "
+             f"not in the catalogue; CPU side as for {family}: this run's own times where it measured them, the model "
+             "elsewhere")
+    return {COLAB: _record(cpu, gpu, basis)}
+
+
+def _unexplained(run, cpu: Sum) -> str:
+    """A measured slow cell the prediction's JAX parts do not account for (at most half the cell; the host part,
+    time no hook saw, is what is left unexplained), or ''."""
+    slow = slow_cell(run)
+    jax_high = cpu.high - cpu.parts["host"]
+    if slow is None or jax_high >= slow[1] / 2:
+        return ""
+    return (f"cell {slow[0]} measured {slow[1]:.1f} s on {run.platform or 'cpu'} but the prediction's JAX work "
+            f"accounts for {jax_high:.2g} s at most: work the hooks do not see "
+            "(NumPy, library code, C++-dispatched jnp calls)")
 
 
 def verdict_from(pred: dict, family: str, slower: float, faster: float) -> tuple[str, str]:
-    """(recommendation, why) from the predicted seconds on both devices and the margin used."""
-    from jaxci.audit.classify import EITHER, KEEP_GPU, PIN_CPU
+    """(recommendation, why) from the predicted seconds on both devices and the margin used; a measured slow cell
+    the prediction does not explain outranks it (measure)."""
+    from jaxci.audit.classify import EITHER, KEEP_GPU, MEASURE, PIN_CPU
 
     cpu, gpu = pred["cpu_s"], pred["gpu_s"]
-    ratio = gpu / cpu if cpu > 0 else float("inf")
+    ratio = gpu / cpu if cpu > 0 else (1.0 if gpu <= 0 else float("inf"))
     rec = KEEP_GPU if ratio < faster else PIN_CPU if ratio > slower else EITHER
     why = (f"predicted on {family}: GPU {gpu:.3g} s (band {pred['gpu_low_s']:.3g}..{pred['gpu_high_s']:.3g}) vs CPU "
            f"{cpu:.3g} s (band {pred['cpu_low_s']:.3g}..{pred['cpu_high_s']:.3g}), GPU/CPU {ratio:.2f}; margin: "
            f"keep on GPU below {faster}, pin to CPU above {slower}, either between")
+    if pred.get("unexplained"):
+        return MEASURE, f"{pred['unexplained']}: measure on the GPU ({why})"
     return rec, why
 
 

@@ -75,6 +75,18 @@ def billed_seconds(runner: str, job_seconds: float, defaults: dict[str, Figure])
     return max(job_seconds, minimum), f"EC2 per second, {minimum:g} s minimum"
 
 
+def build_job(machine: Machine, build_s: float, defaults: dict[str, Figure]) -> tuple[float, float | None]:
+    """(job seconds, dollars or None) of one lecture-build job of `build_s` on `machine`: the catalogue's job
+    overhead + the build, billed by the runner's rule at the catalogue price; None where there is no price (a
+    lab machine). The CI audit's tier decision and the report's question 6 both price builds with it."""
+    job = _default(defaults, "job_overhead_minutes") * 60 + build_s
+    price = machine.value("price_per_hour")
+    if price is None or machine.is_lab:
+        return job, None
+    billed, _ = billed_seconds(machine.runner, job, defaults)
+    return job, billed / 3600 * float(price)
+
+
 def job_cost(machine: Machine, defaults: dict[str, Figure], suite_minutes: float | None, *,
              suite_source: str = "measured", overhead_minutes: float | None = None,
              overhead_source: str = "measured", runs: int = 1) -> JobCost:

@@ -80,7 +80,7 @@ def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None
     return build if build.lectures else None
 
 
-def split_build(audit: dict | None, gpu_family: str, cpu_family: str, prices: dict) -> Split | None:
+def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue: dict) -> Split | None:
     """GPU-faster lectures on the GPU family, the rest on the CPU family (both need a prediction per lecture)."""
     gpu, cpu = Build(gpu_family, 0.0, 0.0, 0.0, 0), Build(cpu_family, 0.0, 0.0, 0.0, 0)
     for lec in (audit or {}).get("lectures") or []:
@@ -100,17 +100,17 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, prices: di
         side.on_gpu += side is gpu
     if not gpu.lectures or not cpu.lectures:
         return None  # no lecture gains from the GPU (or none runs on the CPU): a split is one family
-    return Split(gpu, cpu, job_dollars(gpu.seconds, prices[gpu_family]) + job_dollars(cpu.seconds, prices[cpu_family]))
+    return Split(gpu, cpu, job_dollars(gpu.seconds, catalogue[gpu_family])
+                 + job_dollars(cpu.seconds, catalogue[cpu_family]))
 
 
-def job_dollars(execution_s: float, price_per_hour: float | None, runner: str = "runs-on") -> float:
-    """One job's dollars: (execution + job overhead) billed with the catalogue's minimum, at the price."""
+def job_dollars(execution_s: float, entry) -> float:
+    """One build job's dollars on a catalogue entry (jaxci.ci.jobcost.build_job: the CI audit's tier decision
+    prices its options with the same function); 0 where there is no price."""
     from jaxci.catalogue import catalogue_defaults
-    from jaxci.ci.jobcost import billed_seconds
+    from jaxci.ci.jobcost import build_job
 
-    defaults = catalogue_defaults()
-    billed, _ = billed_seconds(runner, execution_s + defaults["job_overhead_minutes"].value * 60, defaults)
-    return billed * (price_per_hour or 0.0) / 3600
+    return build_job(entry, execution_s, catalogue_defaults())[1] or 0.0
 
 
 def overhead_minutes() -> float:

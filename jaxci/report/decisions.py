@@ -290,7 +290,7 @@ def _cost(report, family, entry, audit) -> Decision:
                         "minutes not measured", NOT_MEASURED,
                         f"not measured: run `{command}`, then `jaxci report RESULTS --audit audit.json`; the "
                         "benchmark suite's own job cost is [a separate section](#the-benchmark-suite-itself)")
-    own = buildcost.job_dollars(build.seconds, price, entry.runner)
+    own = buildcost.job_dollars(build.seconds, entry)
     gpu_part = f", {build.on_gpu} on its GPU" if entry.has_gpu else ""
     text = (f"one build of {build.lectures} lectures{gpu_part} ≈ {build.seconds / 60:.1f} min "
             f"({build.low / 60:.1f}-{build.high / 60:.1f}) ≈ ${own:.2f}")
@@ -298,11 +298,10 @@ def _cost(report, family, entry, audit) -> Decision:
     if other:
         o_entry = report.catalogue[other]
         gpu_f, cpu_f = (family, other) if entry.has_gpu else (other, family)
-        prices = {family: price, other: o_entry.value("price_per_hour")}
         alone = buildcost.family_build(audit, other, o_entry.has_gpu)
-        alone_usd = buildcost.job_dollars(alone.seconds, prices[other], o_entry.runner)
+        alone_usd = buildcost.job_dollars(alone.seconds, o_entry)
         text += f"; {other} alone ≈ {alone.seconds / 60:.1f} min ≈ ${alone_usd:.2f}"
-        split = buildcost.split_build(audit, gpu_f, cpu_f, prices)
+        split = buildcost.split_build(audit, gpu_f, cpu_f, report.catalogue)
         if split:
             text += (f"; split ({split.gpu.lectures} GPU-faster lecture(s) on {gpu_f}, {split.cpu.lectures} on "
                      f"{cpu_f}, two jobs) ≈ {split.wall_s / 60:.1f} min wall ≈ ${split.dollars:.2f}")

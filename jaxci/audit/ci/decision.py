@@ -2,11 +2,9 @@
 repository's build on the catalogue families, the cheapest that keeps every GPU-winning lecture fast, and the
 GPU-hours a year before and after.
 
-Inputs are the executed audit's lecture facts (jaxci.audit.ci.lectures): per lecture the measured seconds
-outside jitted calls (`rest_s`, taken as they are on every family: not scaled) and the runner model's
-predicted seconds of its JAX work on each family's CPU and GPU (`predicted[family]`). Per lecture on family F:
-
-    on F's CPU: rest + predicted cpu_s(F)        on F's GPU: rest + predicted gpu_s(F)
+Inputs are the executed audit's lecture facts (jaxci.audit.ci.lectures): per lecture the runner model's
+predicted seconds of the whole lecture on each family's CPU and GPU (`predicted[family]`: cpu_s, gpu_s and
+their bands, jaxci.audit.predicted; its host code as measured, not scaled).
 
 Options (a build job costs (catalogue job overhead + build), billed by jaxci.ci.jobcost's rule, x its price):
 - CPU alone on a CPU family C: every lecture on C's CPU;
@@ -14,14 +12,17 @@ Options (a build job costs (catalogue job overhead + build), billed by jaxci.ci.
 - GPU with pins on G: the lectures that win on G's GPU stay there, the others pinned to G's CPU;
 - split C + G: the lectures that win on G's GPU in a job on G, the rest in a job on C (wall: the longer job).
 A lecture wins on a GPU when its predicted GPU seconds are below GPU_FASTER x its CPU seconds on that family
-(the lecture audit's own margin). An option keeps every GPU-winning lecture fast when each lecture that wins
-on the build job's GPU family runs on a GPU in it. The cheapest such option is recommended (lab machines have
-no price: shown, never chosen). GPU-hours count the GPU family's whole job (overhead included).
+(the lecture audit's own margin, `gpu_wins`). An option keeps every GPU-winning lecture fast when each lecture
+that wins on the build job's GPU family runs on a GPU in it. The cheapest such option is recommended (lab
+machines have no price: shown, never chosen). Jobs are priced by jaxci.ci.jobcost.build_job, as the report's
+question 6 prices them. GPU-hours count the GPU family's whole job (overhead included).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+
+from jaxci.ci.jobcost import build_job
 
 CPU_ALONE, GPU_AS_IS, GPU_PINS, SPLIT = "CPU alone", "GPU as is", "GPU with pins", "split"
 PREDICTED = "predicted"
@@ -85,33 +86,24 @@ class Decision:
 
 
 def _times(f, family: str) -> tuple[float, float, float | None, float | None] | None:
-    """(cpu, cpu high, gpu, gpu high) seconds of one lecture on `family`, rest included; None if not predicted."""
+    """(cpu, cpu high, gpu, gpu high) seconds of one whole lecture on `family`; None if not predicted."""
     p = f.predicted.get(family)
-    if p is None or f.rest_s is None:
+    if p is None or p.get("cpu_s") is None:
         return None
-    gpu = None if p.get("gpu_s") is None else f.rest_s + p["gpu_s"]
-    gpu_high = None if p.get("gpu_high_s") is None else f.rest_s + p["gpu_high_s"]
-    return f.rest_s + p["cpu_s"], f.rest_s + p.get("cpu_high_s", p["cpu_s"]), gpu, gpu_high
+    gpu, gpu_high = p.get("gpu_s"), p.get("gpu_high_s", p.get("gpu_s"))
+    return p["cpu_s"], p.get("cpu_high_s", p["cpu_s"]), gpu, gpu_high
+
+
+def gpu_wins(cpu_s: float | None, gpu_s: float | None) -> bool:
+    """The one rule for "this lecture wins on the GPU" (the lecture audit's margin): GPU below 0.8 x CPU."""
+    from jaxci.audit.classify import GPU_FASTER
+
+    return cpu_s is not None and gpu_s is not None and gpu_s < GPU_FASTER * cpu_s
 
 
 def wins_on_gpu(f, family: str) -> bool:
-    from jaxci.audit.classify import GPU_FASTER
-
     t = _times(f, family)
-    return bool(f.uses_jax and t and t[2] is not None and t[2] - f.rest_s < GPU_FASTER * (t[0] - f.rest_s))
-
-
-def _job(entry, build_s: float, defaults: dict) -> tuple[float, float | None]:
-    """(job seconds, dollars or None) of one job of `build_s` on a catalogue entry."""
-    from jaxci.ci.jobcost import billed_seconds
-
-    overhead = float(defaults["job_overhead_minutes"].value) * 60 if defaults.get("job_overhead_minutes") else 360.0
-    job = overhead + build_s
-    price = entry.value("price_per_hour")
-    if price is None or entry.is_lab:
-        return job, None
-    billed, _ = billed_seconds(entry.runner, job, defaults)
-    return job, billed / 3600 * float(price)
+    return bool(f.uses_jax and t and gpu_wins(t[0], t[2]))
 
 
 def _option(kind, placement: dict, catalogue, defaults, winning: set) -> Option:
@@ -126,7 +118,7 @@ def _option(kind, placement: dict, catalogue, defaults, winning: set) -> Option:
             if device == "gpu" and f.uses_jax:
                 on_gpu.append(f.path)
         builds[fam], highs[fam] = mid, high
-        jobs[fam], cost = _job(catalogue[fam], mid, defaults)
+        jobs[fam], cost = build_job(catalogue[fam], mid, defaults)
         dollars = None if cost is None or dollars is None else dollars + cost
         if catalogue[fam].has_gpu:
             gpu_hours += jobs[fam] / 3600

@@ -27,7 +27,6 @@ class LectureFacts:
     slowest_cell_s: float | None = None   # slowest measured cell on either platform
     proposed_timeout: float | None = None  # the lecture audit's proposed per-cell timeout
     excluded: bool = False          # excluded from execution by the book config
-    rest_s: float | None = None     # measured seconds outside jitted calls (Python, NumPy, plots), executed run
     predicted: dict = field(default_factory=dict)  # family -> predict_lecture's record (cpu_s, gpu_s, bands)
     narrative: str = ""             # why the lecture shows the GPU backend (and has little work), else ""
     executed: bool = False          # --execute ran it
@@ -61,14 +60,6 @@ def narrative(v) -> str:
     return emit.narrative(v) if getattr(v, "scan", None) is not None else ""
 
 
-def _rest(run) -> float | None:
-    """Seconds of an executed run spent outside jitted calls (each call timed with its result waited for)."""
-    if run is None or not getattr(run, "ok", False) or not getattr(run, "cells", None):
-        return None
-    jitted = sum(float(e.get("wall_s") or 0.0) for c in run.cells for e in (c.calls or []))
-    return max(run.cells_s - jitted, 0.0)
-
-
 def from_verdict(v, predictions: dict | None = None) -> LectureFacts:
     keep, pin, measure = _constants()
     scan = v.scan
@@ -83,7 +74,7 @@ def from_verdict(v, predictions: dict | None = None) -> LectureFacts:
         recommendation=rec, sequential=bool(getattr(scan, "sequential", None)), failed=bool(getattr(v, "failed", 0)),
         cpu_s=cpu_s, gpu_s=gpu_s, compile_cpu_s=cpu_c, compile_gpu_s=gpu_c,
         slowest_cell_s=max(slow) if slow else None, proposed_timeout=getattr(v, "proposed_timeout", None),
-        excluded="excluded from execution" in notes, rest_s=_rest(runs.get("cpu")),
+        excluded="excluded from execution" in notes,
         predicted={**(predictions or {}), **(getattr(v, "predicted", {}) or {})}, narrative=narrative(v),
         executed=bool(runs))
 
