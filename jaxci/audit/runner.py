@@ -443,23 +443,54 @@ def _kernel_pid(client) -> int | None:
     return getattr(process, "pid", None) or getattr(provisioner, "pid", None)
 
 
-async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
-                   startup_timeout, trace=True):
-    from jupyter_client.kernelspec import NoSuchKernel
+def _client(nb, name: str, timeout, cwd, startup_timeout):
+    """nbclient's client over ipc transport with an absolute socket prefix (the kernel's cwd is the notebook's
+    folder): no TCP ports to race for, and no "running over TCP without encryption" warning on every start.
+    Returns (client, the socket folder to remove)."""
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
-    name = kernel_name or nb.metadata.get("kernelspec", {}).get("name") or "python3"
     from traitlets.config import Config
 
-    # ipc transport with an absolute socket prefix (the kernel's cwd is the notebook's folder): no TCP
-    # ports to race for, and no "running over TCP without encryption" warning on every kernel start
     sockets = tempfile.mkdtemp(prefix="jaxci-kernel-")
     config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
     client = NotebookClient(nb, config=config, timeout=math.ceil(timeout), kernel_name=name, allow_errors=True,
                             startup_timeout=startup_timeout,
                             shutdown_kernel="immediate", interrupt_on_timeout=False, record_timing=False,
                             resources={"metadata": {"path": cwd}} if cwd else {})
+    return client, sockets
+
+
+async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, *, timeout, instrument, replies) -> None:
+    """One code cell: executed, timed, its error or expected error recorded, the hooks' records merged."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    sent = time.perf_counter()
+    try:
+        await client.async_execute_cell(cell, index)
+    except CellTimeoutError:
+        timing.status, timing.error = TIMEOUT, f"cell {index} exceeded the {timeout:g} s cell timeout"
+    except DeadKernelError:
+        timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
+    finally:
+        timing.client_s = timing.wall_s = time.perf_counter() - sent
+    if timing.status != OK:
+        return
+    error = _cell_error(cell)
+    if error and RAISES_TAG in tags:
+        timing.expected_error = error
+    elif error:
+        timing.status, timing.error = ERROR, f"cell {index}: {error}"
+    if instrument:
+        records = _records(replies.pop(index, None))
+        _merge(timing, records if records is not None else await _take(client, timeout))
+
+
+async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
+                   startup_timeout, trace=True):
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
+
+    name = kernel_name or nb.metadata.get("kernelspec", {}).get("name") or "python3"
+    client, sockets = _client(nb, name, timeout, cwd, startup_timeout)
     procs: list = []
     t0 = time.perf_counter()
     try:
@@ -476,35 +507,17 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                 await _silent(client, _kernel_setup_code(trace), timeout=startup_timeout)
                 _piggyback(client, replies)
             for index, cell in enumerate(nb.cells):
-                if cell.cell_type != "code" or not cell.source.strip():
-                    continue
                 tags = _tags(cell)
-                if SKIP_TAG in tags:
+                if cell.cell_type != "code" or not cell.source.strip() or SKIP_TAG in tags:
                     continue
                 timing = CellTiming(index, cell.source.strip().splitlines()[0][:80], 0.0, 0.0)
                 result.cells.append(timing)
-                sent = time.perf_counter()
-                try:
-                    await client.async_execute_cell(cell, index)
-                except CellTimeoutError:
-                    timing.status, timing.error = TIMEOUT, f"cell {index} exceeded the {timeout:g} s cell timeout"
-                except DeadKernelError:
-                    timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
-                finally:
-                    timing.client_s = timing.wall_s = time.perf_counter() - sent
+                await _run_cell(client, cell, index, timing, tags, timeout=timeout, instrument=instrument,
+                                replies=replies)
                 # children a cell started, while still alive
                 procs = proc_tree.merge(procs, proc_tree.snapshot(result.kernel_pid))
                 if result.kernel_pid is not None:
                     _LIVE[result.kernel_pid] = procs
-                if timing.status == OK:
-                    error = _cell_error(cell)
-                    if error and RAISES_TAG in tags:
-                        timing.expected_error = error
-                    elif error:
-                        timing.status, timing.error = ERROR, f"cell {index}: {error}"
-                    if instrument:
-                        records = _records(replies.pop(index, None))
-                        _merge(timing, records if records is not None else await _take(client, timeout))
                 if timing.status != OK:
                     result.status, result.error = timing.status, timing.error
                     if timing.status != ERROR or not allow_errors:

@@ -321,7 +321,6 @@ def _evidence(report) -> str:
     errors = "\n".join(f"- {e}" for e in report.errors)
     errors = (f"\nProblems reading the results (those files or cells are left out, the rest is used):\n\n{errors}\n"
               if errors else "")
-    loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
     notes = Notes()  # §2's model inputs, said once for the predicted crossovers and the incident check
     predicted, incidents = predicted_crossover_table(report, notes), _incidents(report, notes)
     return f"""## Evidence: machines and runs
@@ -350,7 +349,13 @@ Predicted for runner families (labelled, with inputs; a measured crossover stand
 
 {notes.md("Model inputs cited in this section (each once)")}
 
-## 3. Safe concurrency and memory policy
+""" + _evidence_rest(report)
+
+
+def _evidence_rest(report) -> str:
+    """Questions 3 to 7 and the suite's own cost (no model inputs: those are all cited in question 2's section)."""
+    loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
+    return f"""## 3. Safe concurrency and memory policy
 
 {_concurrency(report)}
 
@@ -458,27 +463,23 @@ def _published(fragment: str) -> str:
     return f"- published reference (docs/reference/incidents.md, not a measurement here): {fragment}"
 
 
-def guidance_sections(report) -> list[tuple[str, list[str]]]:
-    """Guidance per lecture type; each line names the machine it was measured on, or says 'predicted' / 'published'.
-    GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
-    _VERSIONS.clear()
-    for r in report.records:
-        _VERSIONS.setdefault(r.machine, set()).add(f"JAX {r.jax_version}")
-    _VERSIONS.update({m: sorted(v) for m, v in _VERSIONS.items()})
-    gpu_machines = [m for m, f in report.machines.items() if f.has_gpu]
-    no_gpu = f"- GPU: not measured (no GPU in these results): {answers.HOW[2]}." if not gpu_machines else None
+def _large_lines(report, no_gpu) -> list[str]:
     big = ("dense.", "elementwise.")
     large = _gpu_advice(report, big) + _cpu_advice(report, big, ratios=False) + _predicted_gpu(report, big)
-    if not large:
-        large = [no_gpu or "- GPU: no dense or elementwise kernel measured on both devices yet."]
+    return large or [no_gpu or "- GPU: no dense or elementwise kernel measured on both devices yet."]
+
+
+def _small_lines(report, no_gpu) -> list[str]:
     seq = ("loops.", "kalman.")
     small = _cpu_advice(report, seq) + _gpu_advice(report, seq)
     small += [f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 on the GPU (measured)."
               for s in report.fp64_summary if s.device == "gpu"]
-    if not small:
-        small = [no_gpu or "- GPU: no loop or Kalman kernel measured on both devices yet.",
-                 _published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the runner's CPU "
-                            "at n = 10,000,000.")]
+    return small or [no_gpu or "- GPU: no loop or Kalman kernel measured on both devices yet.",
+                     _published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the runner's CPU "
+                                "at n = 10,000,000.")]
+
+
+def _nuts_lines(report, gpu_machines) -> list[str]:
     nuts = []
     for row in report.nuts:
         b = row.best
@@ -491,6 +492,10 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
                      "- GPU: no nuts configuration measured on a GPU (skipped or failed).") + " " +
                     _published("a small float64 NUTS model exceeded a 2,400 s cell timeout on a T4 "
                                "and took 157 s on a laptop CPU.")[2:])
+    return nuts
+
+
+def _compile_lines(report) -> list[str]:
     compiles = []
     for m in sorted({c.machine for c in report.cold}):
         shares = [c.share for c in report.cold if c.machine == m and c.share is not None]
@@ -504,15 +509,19 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
         if r.ok and r.method == "track_compile_saved_s" and r.params.get("dtype") == "float32":
             compiles.append(f"- {r.machine} ({r.params.get('device')}): the persistent cache saved {seconds(r.value)} "
                             "on a lecture-like series of fresh jits (measured).")
-    if not compiles:
-        compiles = [f"- not measured: {answers.HOW[5]}."]
+    return compiles or [f"- not measured: {answers.HOW[5]}."]
+
+
+def _safe_lines(report) -> list[str]:
     safe = [f"- {m} (gpu): policy `{p}` kept every worker alive up to N = {n} (measured)."
             for (m, d, p), n in sorted(report.safe_n.items()) if n is not None and d == "gpu"]
-    if not safe:
-        safe = [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
-                _published("three kernels sharing a T4 with JAX's default 75% preallocation: "
-                           "one aborted with no traceback; "
-                           "`XLA_PYTHON_CLIENT_PREALLOCATE=false` was the fix applied.")]
+    return safe or [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
+                    _published("three kernels sharing a T4 with JAX's default 75% preallocation: "
+                               "one aborted with no traceback; "
+                               "`XLA_PYTHON_CLIENT_PREALLOCATE=false` was the fix applied.")]
+
+
+def _whole_lines(report) -> list[str]:
     basis = timeouts.timeout_basis(report.records)  # whole-cell / whole-notebook wall times only
     fixture = (f"- The suite's fixture notebooks (CI-scale, not lectures): slowest whole time {basis.seconds:.3g} s "
                f"on {basis.machine} (measured). Fixture times never size a timeout." if basis.seconds is not None
@@ -521,15 +530,27 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
                "`timeout-minutes` and fail-once are the decision sheet's row 7 (rule: 3x "
                "the slowest real-lecture cell, at least 60 s; a failed notebook is never cached by jupyter-cache and "
                "runs again in every build unless `jaxci failures` skips it)."]
-    whole = _cpu_advice(report, ("notebooks.",)) + timeout
+    return _cpu_advice(report, ("notebooks.",)) + timeout
+
+
+def guidance_sections(report) -> list[tuple[str, list[str]]]:
+    """Guidance per lecture type; each line names the machine it was measured on, or says 'predicted' / 'published'.
+    GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
+    _VERSIONS.clear()
+    for r in report.records:
+        _VERSIONS.setdefault(r.machine, set()).add(f"JAX {r.jax_version}")
+    _VERSIONS.update({m: sorted(v) for m, v in _VERSIONS.items()})
+    gpu_machines = [m for m, f in report.machines.items() if f.has_gpu]
+    no_gpu = f"- GPU: not measured (no GPU in these results): {answers.HOW[2]}." if not gpu_machines else None
     out, seen, pinned = [], set(), False
-    for title, lines in [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
+    for title, lines in [("Large-array lectures (matmul, solves, elementwise maps over big arrays)",
+                          _large_lines(report, no_gpu)),
                          ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)",
-                          small),
-                         ("NUTS lectures (numpyro)", nuts),
-                         ("Lectures with many fresh compiles", compiles),
-                         ("Several kernels at once (parallel notebook execution on one GPU)", safe),
-                         ("Whole notebooks and timeouts", whole)]:
+                          _small_lines(report, no_gpu)),
+                         ("NUTS lectures (numpyro)", _nuts_lines(report, gpu_machines)),
+                         ("Lectures with many fresh compiles", _compile_lines(report)),
+                         ("Several kernels at once (parallel notebook execution on one GPU)", _safe_lines(report)),
+                         ("Whole notebooks and timeouts", _whole_lines(report))]:
         kept = [line for line in lines if line not in seen]  # each line once in the whole guidance
         seen.update(kept)
         if not pinned and any("pin this code to the CPU" in line or "run it on the CPU" in line for line in kept):
