@@ -65,3 +65,29 @@ def test_without_predictions_row_6_says_how_to_measure(report):
     row = sheet.rows[5]
     assert row.status == "not measured"
     assert "jaxci audit LECTURE_REPO --execute --machine g5.2xlarge --format json" in row.basis
+
+
+@pytest.mark.slow
+def test_rows_6_and_7_from_a_real_executed_audit(tmp_path):
+    """End to end: `jaxci audit --execute --machine g4dn.2xlarge --format json` on fixture lectures, then
+    `jaxci report --audit`: the audit's predicted records are what question 6 adds up, its measured cells what
+    question 7 sizes (the two commands agree on the schema)."""
+    import subprocess
+    import sys
+
+    audit = tmp_path / "audit.json"
+    lectures = REPO_ROOT / "tests" / "fixtures" / "lectures" / "issue27_scaled"
+    proc = subprocess.run([sys.executable, "-m", "jaxci", "audit", str(lectures), "--execute", "--platforms", "cpu",
+                           "--machine", "g4dn.2xlarge", "--format", "json", "--output", str(audit), "--no-progress"],
+                          capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(audit.read_text())
+    executed = [lec for lec in data["lectures"] if (lec.get("predicted") or {}).get("g4dn.2xlarge")]
+    assert executed and all("colab-free-t4" in lec["predicted"] for lec in executed)
+    one = buildcost.family_build(data, "g4dn.2xlarge", True)
+    assert one.lectures == len(executed) and one.low <= one.seconds <= one.high
+    report = build(REPO_ROOT / "results", incidents=None, families=["g4dn.2xlarge"], audit=data)
+    (sheet,) = decisions.sheets(report, ["g4dn.2xlarge"], audit=data)
+    row6, row7 = sheet.rows[5], sheet.rows[6]
+    assert row6.status == decisions.PREDICTED and f"one build of {len(executed)} lectures" in row6.decision
+    assert row7.status == decisions.PREDICTED and "the audit's executed run" in row7.basis
