@@ -19,7 +19,7 @@ from jaxci.audit.shapes import KEY_MAKERS, Evaluator, _literal, _ordered, _text
 from jaxci.audit.sizes import Known, Loop, SizeFinding, join
 
 if TYPE_CHECKING:
-    from jaxci.audit.static import LectureScan
+    from jaxci.audit.scanrecord import LectureScan
 
 SEQUENTIAL = {"jax.lax.scan": "lax.scan", "jax.lax.fori_loop": "lax.fori_loop",
               "jax.lax.while_loop": "lax.while_loop", "numpyro.contrib.control_flow.scan": "numpyro scan"}
