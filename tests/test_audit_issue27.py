@@ -246,6 +246,11 @@ def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
     (name, colab), = predicted.colab(run, model).items()
     assert name == predicted.COLAB and "Tesla T4" in colab["basis"] and "not in the catalogue" in colab["basis"]
     assert set(colab) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
+    # judged on a g4dn: the family's own record is reused, with Colab's basis, and equals the computed one
+    (_, reused), = predicted.colab(run, model, judged=p).items()
+    assert {k: reused[k] for k in ("cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s")} == \
+        pytest.approx({k: colab[k] for k in ("cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s")})
+    assert reused["basis"] == colab["basis"] and "unexplained" not in reused
 
 
 def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):

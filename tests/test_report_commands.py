@@ -47,6 +47,8 @@ def _run_jaxci(command, work):
     said = proc.stdout[-500:] + proc.stderr[-1500:]
     assert proc.returncode in (0, 2), f"{command}: exit {proc.returncode}\n{said}"
     assert "unknown machine" not in said, f"{command}\n{said}"
+    # a printed option or choice the command does not have is a wrong command, not a missing input
+    assert "unrecognized arguments" not in said and "invalid choice" not in said, f"{command}\n{said}"
     if proc.returncode == 2:
         assert proc.stderr.strip(), f"{command}: exit 2 without a reason"
 

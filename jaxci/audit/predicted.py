@@ -118,6 +118,7 @@ def _device_time(view, run, device: str, float64: bool, static: dict) -> Sum:
     total = Sum()
     base = "float64" if float64 else "float32"
     floor = view.call("dispatch", None, base, device)
+    cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
     here = device == "cpu" and (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
     _compile(view, run, device, base, total)
     for cell in run.cells:
@@ -146,7 +147,7 @@ def _device_time(view, run, device: str, float64: bool, static: dict) -> Sum:
         for rec in top:
             extra = static.get((cell.index, rec[0]), 0)
             _loop(view, total, "loops", rec, rec[3] or 1, base, device, floor, extra)
-            _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", view.call("dispatch", None, base, "cpu"), extra)
+            _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", cpu_floor, extra)
         beside = max(_rest(cell) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
         if eager and (run.platform or "cpu") == "cpu":
             _eager(view, total, cell, device, float64, beside)
@@ -224,23 +225,26 @@ def predict_lecture(run, model, float64: bool = False, loops=()) -> dict | None:
     return pred
 
 
-def colab(run, model, float64: bool = False, loops=()) -> dict:
+def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None) -> dict:
     """{COLAB: record} for the free Colab tier: the GPU side is the T4 family's prediction; Colab's host (2 vCPUs,
     not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
-    runner model."""
+    runner model. `judged`: predict_lecture's record for the model's family, reused (not computed again) when
+    that family is a g4dn."""
     from jaxci.audit.family import RunnerView
 
     view = getattr(model, "runner", None)
     if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
         return {}
     family = view.family if view.family.startswith("g4dn.") else COLAB_T4
-    t4 = RunnerView(view.model, family)
-    static = _static_work(loops)
-    cpu, gpu = _device_time(t4, run, "cpu", float64, static), _device_time(t4, run, "gpu", float64, static)
     basis = (f"predicted for Colab's free tier: its Tesla T4 as {family}'s (same GPU, runner model), with the GPU's "
              f"host-side costs (dispatch, loop steps, compile) carried from {family}'s host: Colab's host (2 vCPUs) is "
              f"not in the catalogue; CPU side as for {family}: this run's own times where it measured them, the model "
              "elsewhere")
+    if judged is not None and family == view.family:
+        return {COLAB: {k: v for k, v in judged.items() if k not in ("unexplained", "float64")} | {"basis": basis}}
+    t4 = RunnerView(view.model, family)
+    static = _static_work(loops)
+    cpu, gpu = _device_time(t4, run, "cpu", float64, static), _device_time(t4, run, "gpu", float64, static)
     return {COLAB: _record(cpu, gpu, basis)}
 
 

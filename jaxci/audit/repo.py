@@ -293,7 +293,8 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
                                       loops=verdict.scan.loops) if model else None)
     if pred is not None:
         verdict.predicted[model.family] = pred
-        verdict.predicted.update(predicted.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops))
+        verdict.predicted.update(predicted.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
+                                                 judged=pred))
         if not measured_both:
             rec, why = predicted.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
             verdict.recommendation, verdict.why, verdict.basis = rec, why, "predicted"

@@ -64,7 +64,6 @@ def cell_tags(cell) -> set[str]:
     return {str(t) for t in tags} if isinstance(tags, (list, tuple)) else set()
 
 
-_to_python = to_python  # the name this module had for it
 
 
 def _parse_cell(source: str, index: int, scan: LectureScan) -> ast.Module | None:

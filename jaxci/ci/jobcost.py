@@ -79,12 +79,8 @@ def build_job(machine: Machine, build_s: float, defaults: dict[str, Figure]) -> 
     """(job seconds, dollars or None) of one lecture-build job of `build_s` on `machine`: the catalogue's job
     overhead + the build, billed by the runner's rule at the catalogue price; None where there is no price (a
     lab machine). The CI audit's tier decision and the report's question 6 both price builds with it."""
-    job = _default(defaults, "job_overhead_minutes") * 60 + build_s
-    price = machine.value("price_per_hour")
-    if price is None or machine.is_lab:
-        return job, None
-    billed, _ = billed_seconds(machine.runner, job, defaults)
-    return job, billed / 3600 * float(price)
+    cost = job_cost(machine, defaults, build_s / 60)
+    return cost.job_minutes * 60, None if machine.is_lab else cost.dollars
 
 
 def job_cost(machine: Machine, defaults: dict[str, Figure], suite_minutes: float | None, *,

@@ -104,8 +104,10 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
                           f"(known: {', '.join(sorted(n for n, m in families.items() if not m.is_lab))})")
     data = None
     if audit:
+        from jaxci.util import safeio
+
         try:
-            data = json.loads(Path(audit).read_text(encoding="utf-8"))
+            data = safeio.load_json(audit)
         except (OSError, ValueError) as exc:
             raise Refused(f"--audit {audit}: cannot read the audit JSON: {exc}") from None
         if not isinstance(data, dict) or not isinstance(data.get("lectures"), list):

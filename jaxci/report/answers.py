@@ -322,13 +322,6 @@ def sheet_md(sheet: Sheet) -> str:
     return f"### {sheet.title}\n\n" + table(["#", "question", "answer", "status", "evidence"], rows)
 
 
-def answers_md(report, with_headline: bool = True) -> str:
-    parts = [headline(report), ""] if with_headline else []
-    for s in sheets(report):
-        parts += [sheet_md(s), ""]
-    return "\n".join(parts).rstrip() + "\n"
-
-
 def summary_lines(report, limit_machines: int = 3, width: int = 150) -> list[str]:
     """The terminal summary (scripts/bench.sh): at most 3 machines x 8 lines, each line cut to `width`."""
     import textwrap

@@ -355,6 +355,15 @@ def sheet(report, family, audit=None, times=None) -> FamilySheet:
 
 
 def sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
+    """The sheets, computed once per report and choice (findings.md and the HTML page both show them)."""
+    key = (tuple(chosen or ()), id(audit))
+    memo = report.__dict__.setdefault("_decision_sheets", {})
+    if key not in memo:
+        memo[key] = _sheets(report, chosen, audit)
+    return memo[key]
+
+
+def _sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
     times = lecture_times(audit) if audit else None
     return [sheet(report, f, audit, times) for f in families(report, chosen, audit)]
 

@@ -208,18 +208,6 @@ def _status(status: str) -> str:
     return f'<span class="{cls}">{_md_inline(status)}</span>'
 
 
-def answers_html(report) -> str:
-    """The answer sheets as HTML tables (status coloured), one per machine with results."""
-    parts = []
-    for s in answers.sheets(report):
-        rows = "".join(f"<tr><td>{a.q}</td><td>{escape(a.question)}</td><td>{_md_inline(a.answer)}</td>"
-                       f"<td>{_status(a.status)}</td><td><a href=\"{a.evidence}\">evidence</a></td></tr>"
-                       for a in s.answers)
-        parts.append(f'<h3 id="{answers.slug(s.title)}">{_md_inline(s.title)}</h3><table class="answers"><tr><th>#</th>'
-                     f"<th>question</th><th>answer</th><th>status</th><th></th></tr>{rows}</table>")
-    return "\n".join(parts) or "<p>No machine with results.</p>"
-
-
 def decisions_html(report) -> str:
     """The decision sheet per runner family: seven decisions, each with its status and where it comes from."""
     from jaxci.report import decisions

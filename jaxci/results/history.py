@@ -53,8 +53,6 @@ BRANCH = "jax-history"
 TAG_PREFIX = "jax-v"
 COMMIT_PREFIX = "history: pin jax "
 AUTHOR = ("jaxci history", "jaxci-history@localhost")
-# at most 6 digits a part: a release number, never a 5000-digit integer that int() refuses
-#: a JAX release as the package index lists it (0.4.26, 0.12.0.1), each part at most six digits
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 # The wheel that has to exist for a release to be installable here, per backend.
 BACKEND_WHEEL = {"cpu": "jaxlib", "cuda13": "jax-cuda13-plugin"}

@@ -23,11 +23,11 @@ MEMORY_VARS = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION"
 #: commands that execute lectures as part of a book build
 BUILD_COMMANDS = re.compile(r"\b(jb|jupyter-book)\s+build\b|\bmyst\s+build\b|\bsphinx-build\b|\bjcache\b"
                             r"|--nbmake\b|\bnbconvert\b[^\n]*--execute|\bpapermill\b")
-#: actions and commands that publish (a site, a branch, a release)
 #: build commands that do not execute notebooks: link checks and translation builds (a job timeout sized from
 #: notebook execution would mean nothing there)
 NON_EXECUTING = re.compile(r"\blinkcheck\b|\blink-check\b|\blychee\b|(?:-b|--builder)[ =]?gettext\b"
                            r"|\bsphinx-intl\b|\btranslat", re.I)
+#: actions and commands that publish (a site, a branch, a release)
 PUBLISH_ACTIONS = ("actions/deploy-pages", "actions/upload-pages-artifact", "peaceiris/actions-gh-pages",
                    "jamesives/github-pages-deploy-action", "softprops/action-gh-release",
                    "ncipollo/release-action")
