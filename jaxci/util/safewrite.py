@@ -1,0 +1,218 @@
+"""Writing files the user named: the one helper every writer of an output path goes through, as safeio is for
+every reader (`--output`, `--summary`, `--github-output`/`--github-env`, `$GITHUB_STEP_SUMMARY`, `--emit-config`,
+`--ci-patch`, `failures record --out`, the report's pages and its vendored assets).
+
+Only a regular file (or a name not yet taken) is written: a FIFO, a device (`/dev/full`, a link to `/dev/null`),
+a socket or a folder is refused before a byte is written, and nothing is opened in a way that can block (a FIFO
+is opened O_NONBLOCK, so one without a reader fails at once and one with a reader is seen and refused). A link
+at the named path is refused unless the caller allows links; with `within`, the file's real folder must lie
+inside that folder, so no link on the way leads the write elsewhere. Each write has a size limit. A whole-file
+write is atomic: a temporary file in the same folder, then os.replace, so a reader never sees half a file and a
+failed write leaves the old one. Append mode (GitHub's $GITHUB_OUTPUT, $GITHUB_ENV and $GITHUB_STEP_SUMMARY) adds
+to the file in place. Every OSError (ENOSPC, EFBIG under a file-size limit, EACCES, ...) becomes an UnsafeWrite
+naming the path, one line. Pure Python.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path
+
+from jaxci.util.safeio import MIB, UnsafeFile, _kind, _size
+
+#: default size limit of one file written (a report page, a table, a patch)
+WRITE_LIMIT = 64 * MIB
+#: default size limit of one copied file (a vendored asset)
+COPY_LIMIT = 64 * MIB
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafeWrite(UnsafeFile):
+    """A write was refused or failed; str() is one line naming the path and the cause."""
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc).splitlines()[0]
+
+
+def check_target(path: str | Path, *, links: bool = False, within: str | Path | None = None) -> Path:
+    """Refuse `path` as an output unless its folder exists and it is absent or a regular file (not a link,
+    unless `links`; inside `within`'s real folder, if given). For commands that check an output before working."""
+    path = Path(path)
+    folder = path.parent
+    if not folder.is_dir():
+        raise UnsafeWrite(path, f"folder {folder} does not exist" if not folder.exists()
+                          else f"{folder} is not a folder")
+    if within is not None:
+        _inside(path, within)
+    try:
+        st = os.stat(path) if links else os.lstat(path)
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeWrite(path, f"is a symbolic link (to {os.readlink(path)!r}); links are refused here")
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeWrite(path, f"is {_kind(st.st_mode)}, not a regular file")
+    return path
+
+
+def _inside(path: Path, within) -> None:
+    """Refuse a path whose real folder is not inside `within`'s real folder (a link on the way leads out)."""
+    top = os.path.realpath(within)
+    real = os.path.realpath(path.parent)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        raise UnsafeWrite(path, f"its folder leads out of {within} (to {real}) through a symbolic link; refused")
+
+
+def write_text(path: str | Path, text: str, *, append: bool = False, limit: int = WRITE_LIMIT,
+               links: bool = False, within: str | Path | None = None) -> Path:
+    """Write `text` (UTF-8) to the regular file `path`: atomically, or appended (`append`); see the module."""
+    return write_bytes(path, text.encode("utf-8"), append=append, limit=limit, links=links, within=within)
+
+
+def write_bytes(path: str | Path, data: bytes, *, append: bool = False, limit: int = WRITE_LIMIT,
+                links: bool = False, within: str | Path | None = None) -> Path:
+    """Write `data` to the regular file `path`: atomically, or appended (`append`); see the module."""
+    path = check_target(path, links=links, within=within)
+    if len(data) > limit:
+        raise UnsafeWrite(path, f"{_size(len(data))} to write, over the limit of {_size(limit)}")
+    if append:
+        _append(path, data, links)
+    else:
+        _replace(path, [data], links)
+    return path
+
+
+def _open_existing(path: Path, links: bool) -> int:
+    """Open `path` for appending without blocking, and refuse it unless it is a regular file."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK | _CLOEXEC | (0 if links else _NOFOLLOW)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise UnsafeWrite(path, "is a FIFO (named pipe), not a regular file") from None
+        if exc.errno == errno.ELOOP and not links:
+            raise UnsafeWrite(path, "is a symbolic link; links are refused here") from None
+        raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise UnsafeWrite(path, f"is {_kind(st.st_mode)}, not a regular file")
+    return fd
+
+
+def _append(path: Path, data: bytes, links: bool) -> None:
+    fd = _open_existing(path, links)
+    try:
+        _write_all(path, fd, data)
+    finally:
+        os.close(fd)
+
+
+def _write_all(path: Path, fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
+
+
+def _temp(path: Path) -> tuple[Path, int]:
+    """A new file beside `path` (O_EXCL, O_NOFOLLOW: never an existing file or a link's target)."""
+    for n in range(100):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{n}.tmp")
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise UnsafeWrite(path, f"cannot write in its folder ({_reason(exc)})") from None
+    raise UnsafeWrite(path, "cannot create a temporary file beside it")
+
+
+def _replace(path: Path, chunks, links: bool) -> None:
+    """Write `chunks` to a temporary file beside `path`, then put it in place; on any failure remove it."""
+    tmp, fd = _temp(path)
+    done = False
+    try:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            os.chmod(fd, mode)
+        except OSError:
+            pass
+        for chunk in chunks:
+            _write_all(path, fd, chunk)
+        os.close(fd)
+        fd = -1
+        target = os.path.realpath(path) if links else path
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
+        done = True
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if not done:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def copy_file(src: str | Path, dst: str | Path, *, limit: int = COPY_LIMIT,
+              within: str | Path | None = None) -> int:
+    """Copy the regular file `src` (not a link) to `dst`, streamed in 1 MiB chunks and atomically, at most
+    `limit` bytes; the bytes copied. A refused or failed copy leaves nothing at `dst`."""
+    from jaxci.util import safeio
+
+    src, dst = Path(src), check_target(dst, within=within)
+    fd = safeio._open(src, False)
+    try:
+        size = safeio._fstat_regular(src, fd)
+        if size > limit:
+            raise UnsafeFile(src, f"{_size(size)}, over the copy limit of {_size(limit)}")
+        copied = [0]
+
+        def chunks():
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return
+                copied[0] += len(chunk)
+                if copied[0] > limit:
+                    raise UnsafeFile(src, f"grew past the copy limit of {_size(limit)} while it was copied")
+                yield chunk
+
+        _replace(dst, chunks(), False)
+        return copied[0]
+    finally:
+        os.close(fd)
+
+
+def make_folder(path: str | Path, *, within: str | Path) -> Path:
+    """Create the folder `path` (and its parents) inside `within`, refusing any link on the way."""
+    path, top = Path(path), Path(within)
+    rel = path.relative_to(top)
+    here = top
+    for part in rel.parts:
+        here = here / part
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            try:
+                os.mkdir(here)
+            except OSError as exc:
+                raise UnsafeWrite(here, f"cannot create the folder ({_reason(exc)})") from None
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafeWrite(here, f"is a symbolic link (to {os.readlink(here)!r}); links are refused here")
+        if not stat.S_ISDIR(st.st_mode):
+            raise UnsafeWrite(here, f"is {_kind(st.st_mode)}, not a folder")
+    return path
