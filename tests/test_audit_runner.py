@@ -170,3 +170,28 @@ def test_tracing_hooks_and_tolerated_tags():
     assert cells[3].status == "ok" and "immutable" in cells[3].expected_error  # went on after it
     assert cells[5].status == "ok"
     assert kernels_left(result) == []
+
+
+def test_peak_memory_is_recorded_per_lecture_and_labelled():
+    """The executed audit's per-lecture record carries the lecture's own memory need: on the CPU JAX's live
+    buffers (an 8 MiB array held in the namespace) and the kernel's host RSS, no device figure (no GPU here)."""
+    result = runner.run_notebook(notebook(
+        "import jax.numpy as jnp\nx = jnp.ones((1024, 1024, 2), dtype=jnp.float32)\nx.block_until_ready()",
+        "y = 1"), platform="cpu", timeout=120)
+    assert result.ok, result.error
+    peak = result.as_dict()["peak_memory"]
+    assert peak["live_buffers_mib"] >= 8.0
+    assert peak["host_rss_peak_mib"] > peak["live_buffers_mib"]
+    assert "device_peak_mib" not in peak or peak.get("device_platform") == "cpu"
+    assert kernels_left(result) == []
+
+
+def test_peak_memory_takes_the_largest_of_each_kind():
+    run = runner.NotebookRun("a.ipynb", cells=[
+        runner.CellTiming(0, "a", 1.0, 1.0, memory={"host_rss_peak_bytes": 3 * 2**20, "live_buffers_bytes": 2**20}),
+        runner.CellTiming(1, "b", 1.0, 1.0, memory={"device_peak_bytes": 5 * 2**20, "device_platform": "gpu",
+                                                   "host_rss_peak_bytes": 2 * 2**20}),
+        runner.CellTiming(2, "c", 1.0, 1.0)])
+    assert run.peak_memory == {"device_peak_mib": 5.0, "live_buffers_mib": 1.0, "host_rss_peak_mib": 3.0,
+                               "device_platform": "gpu"}
+    assert runner.NotebookRun("b.ipynb").peak_memory is None

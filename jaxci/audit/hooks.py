@@ -10,6 +10,8 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   stops, the cell's asynchronous JAX work is waited for (the last result of every jitted function it called, the
   last eager result, every array bound in the user namespace), so time lands in the cell that spent it;
 - `import_s`: the notebook's own `import jax`, in its cell;
+- `memory`: at the cell's end, the device's peak bytes in use (GPU), JAX's live buffers and the kernel's peak
+  host RSS, each under its own name (`memory()`): what a lecture needs per kernel, read outside the timed window;
 - `startup_s`: the backend's start-up (jax's first `backends()` call: creating the CPU / CUDA client), in the cell
   that triggered it, apart from compile time;
 - `loops`: every lax loop the notebook calls: [kind, trips or None, carry elements, times noted, within], carry
@@ -522,6 +524,43 @@ def settle() -> float:
     return _time.perf_counter() - t0
 
 
+def memory() -> dict:
+    """The kernel's memory at the cell's end, each figure labelled by what it is: `device_peak_bytes` (the
+    devices' peak bytes in use, from `memory_stats()`, where the backend reports it: a GPU) with `device_platform`,
+    `live_buffers_bytes` (JAX's live arrays now: what the CPU backend has instead) and `host_rss_peak_bytes` (the
+    kernel process's peak resident set). Cheap: one getrusage, one call per device, one pass over live arrays;
+    the backends are never started here (a notebook that has not used JAX yet reports host RSS only)."""
+    out = {}
+    try:
+        import resource
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+        out["host_rss_peak_bytes"] = rss if _sys.platform == "darwin" else rss * 1024
+    except Exception:
+        pass
+    jax = _JAX.get("jax")
+    try:
+        from jax._src import xla_bridge as xb
+
+        started = jax is not None and xb.backends_are_initialized()
+    except Exception:
+        started = False
+    if not started:
+        return out
+    try:
+        stats = [(d.platform, (d.memory_stats() or {}).get("peak_bytes_in_use")) for d in jax.local_devices()]
+        peaks = [(b, p) for p, b in stats if isinstance(b, int)]
+        if peaks:
+            out["device_peak_bytes"], out["device_platform"] = max(peaks)
+    except Exception:
+        pass
+    try:
+        out["live_buffers_bytes"] = sum(int(a.nbytes) for a in jax.live_arrays())
+    except Exception:
+        pass
+    return out
+
+
 def post(result=None) -> None:
     waited = settle() if STATE["installed"] else 0.0
     wall = _time.perf_counter() - STATE["t0"]
@@ -529,6 +568,7 @@ def post(result=None) -> None:
     delta = {k: after[k] - STATE["before"][k] for k in after}
     delta["wall"] = wall
     delta["ok"] = bool(getattr(result, "success", True))
+    delta["memory"] = memory()
     if STATE["installed"]:
         delta["settle_s"] = waited
         for key in ("startup_s", "import_s"):

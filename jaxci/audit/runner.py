@@ -92,6 +92,7 @@ class CellTiming:
     startup_s: float | None = None  # the backend's start-up, in the cell that triggered it (not compile time)
     settle_s: float | None = None  # of wall_s: waiting at the cell's end for its asynchronous JAX work
     import_s: float | None = None  # of wall_s: the notebook's own `import jax`
+    memory: dict | None = None  # at the cell's end, labelled: device_peak_bytes (+ platform), live_buffers, host RSS
 
     @property
     def run_s(self) -> float | None:
@@ -141,12 +142,29 @@ class NotebookRun:
     def slowest(self) -> CellTiming | None:
         return max(self.cells, key=lambda c: c.wall_s, default=None)
 
+    @property
+    def peak_memory(self) -> dict | None:
+        """The lecture's peak memory per kind over its cells (kinds as hooks.memory() names them, in MiB), with
+        `device_platform` where a device reported one; None when no cell carried a record."""
+        records = [c.memory for c in self.cells if c.memory]
+        if not records:
+            return None
+        out: dict = {}
+        for key in ("device_peak_bytes", "live_buffers_bytes", "host_rss_peak_bytes"):
+            values = [r[key] for r in records if isinstance(r.get(key), (int, float))]
+            if values:
+                out[key.replace("_bytes", "_mib")] = round(max(values) / 2**20, 1)
+        platforms = sorted({r["device_platform"] for r in records if r.get("device_platform")})
+        if platforms:
+            out["device_platform"] = ",".join(platforms)
+        return out or None
+
     def as_dict(self) -> dict:
         return {"path": self.path, "status": self.status, "error": self.error, "platform": self.platform,
                 "kernel_start_s": self.kernel_start_s, "wall_s": self.wall_s, "cells_s": self.cells_s,
                 "compile_s": self.compile_s, "run_s": self.run_s, "compilations": self.compilations,
                 "leftover_pids": self.leftover_pids, "kernel_pid": self.kernel_pid,
-                "cells": [c.as_dict() for c in self.cells]}
+                "peak_memory": self.peak_memory, "cells": [c.as_dict() for c in self.cells]}
 
 
 def read_notebook(path):
@@ -612,3 +630,4 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.loops, timing.jitted, timing.calls = rec.get("loops"), rec.get("jitted"), rec.get("calls")
     timing.eager, timing.startup_s, timing.settle_s = rec.get("eager"), rec.get("startup_s"), rec.get("settle_s")
     timing.import_s = rec.get("import_s")
+    timing.memory = rec.get("memory")
