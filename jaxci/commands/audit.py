@@ -62,7 +62,9 @@ def emit_config(args, verdicts) -> None:
     from jaxci.commands.audit_ci import extend_emitted  # the CI audit's fixes join the same patch (issue 19)
 
     extend_emitted(args, config)
-    args.emit_config.write_text(emit.render(config), encoding="utf-8")
+    from jaxci.util import safewrite
+
+    safewrite.write_text(args.emit_config, emit.render(config), option="--emit-config")
     print(f"jaxci audit: wrote {args.emit_config} ({len(config.changes)} file change(s))", file=sys.stderr)
 
 
@@ -92,8 +94,13 @@ def main(argv: list[str] | None = None) -> int:
             previous[signum] = signal.signal(signum, _interrupt)
         except ValueError:  # not the main thread: leave the handlers alone
             pass
+    from jaxci.util.safewrite import UnsafeWrite
+
     try:
         return _main(argv)
+    except UnsafeWrite as exc:  # an output that cannot be written: one line, exit 2
+        print(f"jaxci audit: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:
         from jaxci.audit.runner import Interrupted as Stopped
 
@@ -125,7 +132,8 @@ def _check_options(args) -> list[str] | None:
     chosen platforms, or None for the default. Raises InputError."""
     from jaxci.util.validate import number, platforms, writable_file
 
-    for option, target in (("--output", args.output), ("--summary", args.summary),
+    summary, summary_option = summary_target(args)
+    for option, target in (("--output", args.output), (summary_option, summary),
                            ("--ci-output", args.ci_output), ("--ci-patch", args.ci_patch),
                            ("--emit-config", args.emit_config)):
         if target is not None:
@@ -137,18 +145,27 @@ def _check_options(args) -> list[str] | None:
 def _write_outputs(args, verdicts, text: str) -> None:
     """The table to --output or stdout, and the short summary to --summary / $GITHUB_STEP_SUMMARY."""
     from jaxci.audit import render
+    from jaxci.util import safewrite
 
     if args.output:
-        args.output.write_text(text, encoding="utf-8")
+        safewrite.write_text(args.output, text, option="--output")
     else:
         sys.stdout.write(text)
-    summary_path = args.summary or (Path(os.environ["GITHUB_STEP_SUMMARY"])
-                                    if os.environ.get("GITHUB_STEP_SUMMARY") else None)
+    summary_path, option = summary_target(args)
     if summary_path:
-        with open(summary_path, "a", encoding="utf-8") as fh:
-            fh.write(render.summary(verdicts, args.execute))
-            if args.format == "md" or args.output:
-                fh.write("\n" + render.to_markdown(verdicts, args.execute))
+        summary = render.summary(verdicts, args.execute)
+        if args.format == "md" or args.output:
+            summary += "\n" + render.to_markdown(verdicts, args.execute)
+        safewrite.write_text(summary_path, summary, append=True, option=option)
+
+
+def summary_target(args) -> tuple[Path | None, str]:
+    """Where the short summary is appended (--summary, else $GITHUB_STEP_SUMMARY when set), and its name."""
+    if args.summary:
+        return args.summary, "--summary"
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        return Path(os.environ["GITHUB_STEP_SUMMARY"]), "$GITHUB_STEP_SUMMARY"
+    return None, ""
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -68,6 +67,8 @@ def attach(args, verdicts, text: str) -> str:
     if not wanted(args):
         return text
     from jaxci.audit.ci import audit_ci, lectures, render
+    from jaxci.commands.audit import summary_target
+    from jaxci.util import safewrite
 
     root = Path(args.path)
     if not root.is_dir():
@@ -82,15 +83,13 @@ def attach(args, verdicts, text: str) -> str:
     args.ci_report = report  # --emit-config adds its file changes (extend_emitted)
     patch = report.patch()
     if args.ci_patch:
-        args.ci_patch.write_text(patch, encoding="utf-8")
+        safewrite.write_text(args.ci_patch, patch, option="--ci-patch")
     if args.ci_output:
         body = render.to_json(report, patch) if args.ci_output.suffix == ".json" else render.to_markdown(report, patch)
-        args.ci_output.write_text(body, encoding="utf-8")
-    summary_path = args.summary or (Path(os.environ["GITHUB_STEP_SUMMARY"])
-                                    if os.environ.get("GITHUB_STEP_SUMMARY") else None)
+        safewrite.write_text(args.ci_output, body, option="--ci-output")
+    summary_path, option = summary_target(args)
     if summary_path:
-        with open(summary_path, "a", encoding="utf-8") as fh:
-            fh.write(render.summary(report) + "\n")
+        safewrite.write_text(summary_path, render.summary(report) + "\n", append=True, option=option)
     for error in report.errors:
         print(f"jaxci audit: {error}", file=sys.stderr)
     if args.ci_output:

@@ -14,6 +14,7 @@ import sys
 
 from jaxci.catalogue import CatalogueError
 from jaxci.ci.envadvice import FORMATS, AdviceError, advise, render, render_outputs
+from jaxci.util import safewrite
 
 
 def _optional(kind):
@@ -110,12 +111,13 @@ def main(argv: list[str] | None = None) -> int:
             appends.append((args.github_env, render(advice, "github")))
     except AdviceError as exc:
         return _refuse(exc)
-    for path, block in appends:
-        try:
-            with open(path, "a", encoding="utf-8") as f:
-                f.write(block + "\n")
-        except OSError as exc:
-            return _refuse(f"cannot append to {path}: {exc.strerror or exc}")
+    try:  # both files checked before either is appended to
+        for path, _ in appends:
+            safewrite.check_target(path)
+        for path, block in appends:
+            safewrite.write_text(path, block + "\n", append=True)
+    except safewrite.UnsafeWrite as exc:
+        return _refuse(exc)
     print(text)
     return 0
 

@@ -26,18 +26,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from jaxci.ci.failures import FailuresError, load_known, record, to_skip
+    from jaxci.util import safewrite
 
     try:
         if args.action == "record":
+            safewrite.check_target(args.out)  # before the cache is read: a FIFO or a link is refused first
             data = record(args.cache)
-            with open(args.out, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=1)
+            safewrite.write_text(args.out, json.dumps(data, indent=1), option="--out")
             print(f"jaxci failures: {len(data['failures'])} failed notebook(s) recorded in {args.out}",
                   file=sys.stderr)
         else:
             for uri in to_skip(args.cache, load_known(args.known), remove=args.remove):
                 print(uri)
-    except (FailuresError, OSError) as exc:
+    except (FailuresError, OSError, safewrite.UnsafeWrite) as exc:
         print(f"jaxci failures: {exc}", file=sys.stderr)
         return 2
     return 0

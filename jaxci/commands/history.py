@@ -40,6 +40,7 @@ from jaxci.results.history import (
     restore_refs,
     state_path,
 )
+from jaxci.util import safewrite
 from jaxci.util.git import GitError
 from jaxci.util.validate import InputError, bench_filter, machine_name
 
@@ -76,8 +77,11 @@ def _validate(text: str, github_output: str | None) -> int:
         return 2
     print(f"jaxci history: {value or 'no backfill'}")
     if github_output:
-        with open(github_output, "a") as fh:
-            fh.write(f"history={value}\n")
+        try:
+            safewrite.write_text(github_output, f"history={value}\n", append=True)
+        except safewrite.UnsafeWrite as exc:
+            print(f"jaxci history: --github-output {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

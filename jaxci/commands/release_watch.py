@@ -31,6 +31,7 @@ from jaxci.ci.release_watch import (
     summary_md,
 )
 from jaxci.results.history import HistoryError, checkout_root, index_versions, parse_releases
+from jaxci.util import safewrite
 from jaxci.util.validate import InputError, machine_name, number
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
@@ -77,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _plan(args) -> int:
     only = _release("--release", args.release) if args.release.strip() else None
+    if args.github_output:  # before the index is asked
+        safewrite.check_target(args.github_output)
     pin = read_pins("cpu")["jax"]
     versions = index_versions("jax", index_url=args.index_url)
     found = find(pin, versions, only)
@@ -87,9 +90,9 @@ def _plan(args) -> int:
     print(f"jaxci release-watch: pin {pin}; newer releases on the index: {names}; "
           f"families: {', '.join(fams) or 'none'}" + ("" if trusted else " (untrusted event: no GPU family)"))
     if args.github_output:
-        with open(args.github_output, "a") as fh:
-            fh.write(f"matrix={json.dumps(matrix, separators=(',', ':'))}\n")
-            fh.write(f"any={'true' if matrix['include'] else 'false'}\n")
+        safewrite.write_text(args.github_output, f"matrix={json.dumps(matrix, separators=(',', ':'))}\n"
+                             f"any={'true' if matrix['include'] else 'false'}\n", append=True,
+                             option="--github-output")
     return 0
 
 
@@ -97,13 +100,14 @@ def _measure(args) -> int:
     release, previous = _release("--release", args.release), _release("--previous", args.previous)
     machine = machine_name("--machine", args.machine)
     factor = number("--factor", args.factor, low=1.0, high=1000.0)
+    if args.summary:  # before the measurement, which takes minutes
+        safewrite.check_target(args.summary)
     report = measure(release, previous, machine, AsvRunner(checkout_root(), args.scale, args.backend), factor)
     path = save_report(report, args.out)
     text = summary_md(report)
     print(text)
     if args.summary:
-        with open(args.summary, "a") as fh:
-            fh.write(text)
+        safewrite.write_text(args.summary, text, append=True, option="--summary")
     print(f"jaxci release-watch: {report.status}; report in {path}")
     return 1 if report.status == "failed" else 0
 
@@ -128,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return {"plan": _plan, "measure": _measure, "file": _file}[args.step](args)
-    except (WatchError, HistoryError, InputError, CatalogueError, OSError) as exc:
+    except (WatchError, HistoryError, InputError, CatalogueError, OSError, safewrite.UnsafeWrite) as exc:
         print(f"jaxci release-watch: {exc}", file=sys.stderr)
         return 2
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
 from jaxci.results.upgrade import CheckResult, UpgradeConfig, load_config, local_check, local_env, report, run_check
+from jaxci.util import safewrite
 from jaxci.util.git import GitError
 from jaxci.util.validate import InputError, bench_filter, full_sha, jax_version, one_line, writable_file
 
@@ -92,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         print(result.continuous_log[-6000:], file=sys.stderr)
     print(text)
     if args.summary:
-        with open(args.summary, "a") as fh:
-            fh.write(text)
+        try:
+            safewrite.write_text(args.summary, text, append=True, option="--summary")
+        except safewrite.UnsafeWrite as exc:
+            print(f"jaxci upgrade-check: {exc}", file=sys.stderr)
+            return 2
     return result.status
 
 

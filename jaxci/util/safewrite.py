@@ -10,7 +10,8 @@ inside that folder, so no link on the way leads the write elsewhere. Each write 
 write is atomic: a temporary file in the same folder, then os.replace, so a reader never sees half a file and a
 failed write leaves the old one. Append mode (GitHub's $GITHUB_OUTPUT, $GITHUB_ENV and $GITHUB_STEP_SUMMARY) adds
 to the file in place. Every OSError (ENOSPC, EFBIG under a file-size limit, EACCES, ...) becomes an UnsafeWrite
-naming the path, one line. Pure Python.
+naming the path, one line. The one device accepted is /dev/null named as itself (not through a link): what
+is written to it is dropped, as a user who names it asks. Pure Python.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def check_target(path: str | Path, *, links: bool = False, within: str | Path | 
     """Refuse `path` as an output unless its folder exists and it is absent or a regular file (not a link,
     unless `links`; inside `within`'s real folder, if given). For commands that check an output before working."""
     path = Path(path)
+    if _discard(path):
+        return path
     folder = path.parent
     if not folder.is_dir():
         raise UnsafeWrite(path, f"folder {folder} does not exist" if not folder.exists()
@@ -63,6 +66,11 @@ def check_target(path: str | Path, *, links: bool = False, within: str | Path | 
     return path
 
 
+def _discard(path: Path) -> bool:
+    """`path` is /dev/null itself (the caller named it: write nothing)."""
+    return str(path) == os.devnull
+
+
 def _inside(path: Path, within) -> None:
     """Refuse a path whose real folder is not inside `within`'s real folder (a link on the way leads out)."""
     top = os.path.realpath(within)
@@ -72,15 +80,28 @@ def _inside(path: Path, within) -> None:
 
 
 def write_text(path: str | Path, text: str, *, append: bool = False, limit: int = WRITE_LIMIT,
-               links: bool = False, within: str | Path | None = None) -> Path:
-    """Write `text` (UTF-8) to the regular file `path`: atomically, or appended (`append`); see the module."""
-    return write_bytes(path, text.encode("utf-8"), append=append, limit=limit, links=links, within=within)
+               links: bool = False, within: str | Path | None = None, option: str = "") -> Path:
+    """Write `text` (UTF-8) to the regular file `path`: atomically, or appended (`append`); see the module.
+    `option` (e.g. "--output") heads the message of a refusal, so it names what the user typed."""
+    return write_bytes(path, text.encode("utf-8"), append=append, limit=limit, links=links, within=within,
+                       option=option)
 
 
 def write_bytes(path: str | Path, data: bytes, *, append: bool = False, limit: int = WRITE_LIMIT,
-                links: bool = False, within: str | Path | None = None) -> Path:
-    """Write `data` to the regular file `path`: atomically, or appended (`append`); see the module."""
+                links: bool = False, within: str | Path | None = None, option: str = "") -> Path:
+    """Write `data` to the regular file `path`: atomically, or appended (`append`); see write_text."""
+    try:
+        return _write(Path(path), data, append, limit, links, within)
+    except UnsafeWrite as exc:
+        if not option:
+            raise
+        raise UnsafeWrite(f"{option} {exc.path}", exc.reason) from None
+
+
+def _write(path: Path, data: bytes, append: bool, limit: int, links: bool, within) -> Path:
     path = check_target(path, links=links, within=within)
+    if _discard(path):
+        return path
     if len(data) > limit:
         raise UnsafeWrite(path, f"{_size(len(data))} to write, over the limit of {_size(limit)}")
     if append:

@@ -127,13 +127,20 @@ def platforms(name: str, text: str) -> list[str]:
 
 
 def writable_file(name: str, path: Path) -> Path:
-    """A file path a command will write or append to: not a folder, its folder must exist."""
+    """A file path a command will write or append to: not a folder, its folder must exist, and what is there
+    is a regular file (not a FIFO, device or link: safewrite's rules, checked before any work is done)."""
+    from jaxci.util import safewrite
+
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{name} {path}: is a folder; give a file path")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise InputError(f"{name} {path}: folder {parent} does not exist")
+    try:
+        safewrite.check_target(path)
+    except safewrite.UnsafeWrite as exc:
+        raise InputError(f"{name} {exc}") from None
     if not os.access(path if path.exists() else parent, os.W_OK):  # /dev/null: the file, not /dev
         raise InputError(f"{name} {path}: not writable")
     return path
@@ -219,4 +226,14 @@ def bench_filter(name: str, text: str | None, *, allow_empty: bool = False) -> s
         raise InputError(f"{name}: {quoted(value, 80)} can backtrack through {paths:.3g} paths per "
                          f"{NAME_LENGTH}-character benchmark name (at most {MAX_PATHS:,}): use at most two "
                          "'.*', and no '*' or '+' after a group (write [ab]* rather than (a|b)*)")
+    return value
+
+
+def integer(name: str, value: int | None, *, low: int, high: int, unit: str = "") -> int:
+    """A whole number in [low, high]; a 400-digit one is refused by its length, never converted to a float."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        text = str(value)
+        shown = text if len(text) <= 40 else f"(a {len(text)}-digit number)"
+        raise InputError(f"{name} {shown}: must be a whole number in [{_fmt(low)}, {_fmt(high)}]"
+                         + (f" ({unit})" if unit else ""))
     return value
