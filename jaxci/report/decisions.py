@@ -144,37 +144,27 @@ def _crossover(report, family, entry) -> Decision:
                     "and for scalar loops, pin to the CPU", PREDICTED, basis)
 
 
-def _concurrency(report, family, entry) -> Decision:
+def _concurrency(report, family, entry, audit=None) -> Decision:
+    """Measured on the family: its own safe N. Otherwise the policy a GPU measured surviving, sized by the
+    lectures' own measured need (memory_advice): never from the suite's synthetic worker peak."""
+    from jaxci.report import memory_advice as ma
+
     if not entry.has_gpu:
         return Decision(3, "no GPU: no device-memory policy; parallel notebooks are bounded by the "
-                        f"{entry.value('vcpu') or '?'} vCPUs and RAM", NOT_MEASURED,
+                        f"{entry.value('vcpu') or '?'} vCPUs and RAM: {ma.BUILD_TOOL.format(n='N')}", NOT_MEASURED,
                         f"measure: `asv run --bench '^concurrency\\.' --machine {family}` on the family")
     safe = {p: n for (m, d, p), n in report.safe_n.items() if m == family and d == "gpu" and n}
     if safe:
         p, n = max(safe.items(), key=lambda kv: kv[1])
-        return Decision(3, f"policy `{p}`: up to {n} notebooks at once", MEASURED,
+        return Decision(3, f"policy `{p}`: up to {n} notebooks at once: {ma.BUILD_TOOL.format(n=n)}", MEASURED,
                         f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {n} "
                         f"--results {report.results_dir}`")
-    peaks = [(c.values.get("peak_mib"), c.machine) for c in report.concurrency
-             if c.device == "gpu" and c.values.get("peak_mib")]
-    device_mib = entry.value("gpu_memory_mib")
-    if not peaks or not device_mib:
-        return Decision(3, "—", NOT_MEASURED, f"measure: `asv run --bench '^concurrency\\.' --machine {family}` "
-                        "on the family")
     from jaxci.catalogue import load_policies
-    from jaxci.ci.envadvice import recommend
 
-    peak, src = max(peaks)
-    policies, budget = load_policies()
-    advice = recommend(3, peak_mib=peak, device_mib=device_mib, budget=budget, policies=policies,
-                       cache_dir="~/.cache/jax")
-    n = advice.safe_kernels or 1
-    cmd = f"`jaxci env --machine {family} --kernels {n} --peak-mib {math.ceil(peak)}`"
-    text = (f"at most {n} notebooks at once, each `XLA_PYTHON_CLIENT_PREALLOCATE=true` with "
-            f"`XLA_PYTHON_CLIENT_MEM_FRACTION={advice.safe_fraction:.2f}`: {cmd}")
-    return Decision(3, text, PREDICTED, f"peak {peak:,.0f} MiB per kernel measured on {src} ({_jax(report, src)}, "
-                    f"another machine) x N within {budget:.2f} of {device_mib:,} MiB (catalogue); the fraction "
-                    "policy has no GPU run: predicted by the memory model, not measured")
+    _, budget = load_policies()
+    text, status, basis = ma.unmeasured_gpu(report, family, entry.value("gpu_memory_mib"), budget, audit,
+                                            jax=lambda m: _jax(report, m))
+    return Decision(3, text, status, basis)
 
 
 def _sampler(report, family, entry) -> Decision:
@@ -348,7 +338,7 @@ def sheet(report, family, audit=None, times=None) -> FamilySheet:
     measured = "measured here" if _measured_here(report, family) else "not measured here: predicted and defaults"
     title = (f"{family} ({hw}, {entry.value('vcpu') or '?'} vCPU, "
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")
-    rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry),
+    rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry, audit),
             _sampler(report, family, entry), _environment(report, family, entry),
             _cost(report, family, entry, audit), _hygiene(report, family, entry, audit, times)]
     return FamilySheet(family, title, price, entry.has_gpu, rows)

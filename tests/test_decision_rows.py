@@ -1,0 +1,68 @@
+"""The decision sheet's advice rows (issue 34, section 2): what each row says and where it says it comes from.
+
+Content and wording logic only, from the committed results and hand-made audit records; never a timing."""
+
+from pathlib import Path
+
+import pytest
+
+from jaxci.report import decisions, memory_advice
+from jaxci.report.build import build
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return build(RESULTS)
+
+
+def _audit(*lectures):
+    """An executed audit's JSON shape: per lecture its runs per platform, each with its peak_memory."""
+    return {"executed": True, "lectures": [{"path": path, "runs": {platform: {"status": "ok", "wall_s": 10.0,
+                                                                             "cells": [], "peak_memory": peak}
+                                                                  for platform, peak in runs.items()}}
+                                           for path, runs in lectures]}
+
+
+def test_concurrency_row_recommends_only_what_a_gpu_measured(report):
+    row = decisions.sheet(report, "g4dn.2xlarge").rows[2]
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in row.decision and "at most 3 notebook" in row.decision
+    assert "MEM_FRACTION" not in row.decision            # the fraction policy never ran on a GPU
+    assert "`sphinx-build -j 3`" in row.decision and "concurrency: 3" in row.decision
+    assert row.status == decisions.NOT_MEASURED
+    assert "lab-h200" in row.basis and "never run on a GPU (fraction, platform)" in row.basis
+    assert "3,136" not in row.basis + row.decision      # the synthetic worker's peak is no lecture's need
+    assert "lectures' own need: not measured" in row.basis
+    assert "JAX's own CUDA CI" in row.basis and "7 on this GPU" in row.basis   # 15,360 MiB / 2 GB
+
+
+def test_concurrency_row_is_sized_by_the_lectures_gpu_peak(report):
+    audit = _audit(("big.md", {"cuda": {"device_peak_mib": 6000.0, "device_platform": "gpu"},
+                               "cpu": {"live_buffers_mib": 9000.0}}),
+                   ("small.md", {"cuda": {"device_peak_mib": 500.0}}))
+    row = decisions.sheet(report, "g4dn.2xlarge", audit=audit).rows[2]
+    assert "at most 2 notebook" in row.decision         # floor(0.90 x 15,360 / 6,000) = 2 < the measured 3
+    assert row.status == decisions.PREDICTED
+    assert "6,000 MiB device memory in use at peak (big.md" in row.basis
+
+
+def test_concurrency_row_never_sizes_a_gpu_from_cpu_figures(report):
+    audit = _audit(("a.md", {"cpu": {"live_buffers_mib": 800.0, "host_rss_peak_mib": 1200.0}}))
+    row = decisions.sheet(report, "g4dn.2xlarge", audit=audit).rows[2]
+    assert "at most 3 notebook" in row.decision
+    assert row.status == decisions.NOT_MEASURED
+    assert "800 MiB of live buffers (a.md)" in row.basis and "not a GPU's need" in row.basis
+
+
+def test_lecture_peaks_prefer_the_gpus_own_figure():
+    peaks = memory_advice.lecture_peaks(_audit(
+        ("a.md", {"cpu": {"device_peak_mib": 50.0, "live_buffers_mib": 40.0}, "cuda": {"device_peak_mib": 70.0}}),
+        ("b.md", {"cpu": {"device_peak_mib": 90.0, "host_rss_peak_mib": 300.0}})))
+    assert [(p.path, p.mib, p.kind, p.platform) for p in peaks] == [
+        ("a.md", 70.0, "device", "cuda"), ("b.md", 300.0, "host RSS", "cpu")]   # a CPU's own stats are skipped
+
+
+def test_concurrency_row_without_gpu_names_the_build_setting(report):
+    row = decisions.sheet(report, "c7i.2xlarge").rows[2]
+    assert "no GPU" in row.decision and "`sphinx-build -j N`" in row.decision
