@@ -5,14 +5,20 @@ Every number is labelled "predicted" with its inputs and a band (low, high); it 
 When the family has been measured, the measured value stands beside the prediction with the relative error.
 Sizes are the benchmark's own param sizes (nothing outside them). A predicted crossover carries the range of
 sizes it moves over when the two lines take the ends of their bands (cpu slow / gpu fast and the reverse).
+
+One crossover algorithm on the model's curves (`curve_crossover`), used by the report and the lecture audit alike:
+the sides at the benchmark's sizes decide the kind (jaxci.analysis.crossover.find_crossover); each crossing is
+then found on the model itself by bisection over integer sizes, so the break-even n* is the size at which
+`jaxci predict` flips: at n* the GPU is predicted faster, at n* - 1 the CPU.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from jaxci.analysis import case_label, case_of
-from jaxci.analysis.crossover import CROSSING, find_crossover
+from jaxci.analysis.crossover import CROSSING, GPU_ALWAYS, NONE_IN_RANGE, CrossoverResult, find_crossover
 from jaxci.analysis.model import RunnerModel
 from jaxci.analysis.work import work
 
@@ -112,9 +118,84 @@ def size_grid(records) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def _crossing(points) -> float | None:
-    kind, n, _ = find_crossover(points)
-    return n if kind == CROSSING else None
+#: the benchmark whose param sizes a model kernel's crossover is read over (the audit asks by kernel name)
+CROSSOVER_BENCHMARK = {"elementwise": ("elementwise.Elementwise.time_warm", ()),
+                       "matmul": ("dense.Dense.time_warm", (("op", "matmul"),))}
+
+
+def crossover_sizes(records, kernel: str, dtype: str) -> list:
+    """The benchmark's own sizes for a model kernel's crossover ([] when the results hold none)."""
+    bench = CROSSOVER_BENCHMARK.get(kernel)
+    return size_grid(records).get((*bench, dtype), []) if bench else []
+
+
+def _flip(gpu_faster, lo: int, hi: int) -> int:
+    """The smallest integer size in (lo, hi] on hi's side, given lo and hi on opposite sides (bisection)."""
+    want = gpu_faster(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if gpu_faster(mid) == want else (mid, hi)
+    return hi
+
+
+def _exact(points, line) -> CrossoverResult:
+    """find_crossover over (n, cpu, gpu) points, each crossing moved to the integer size where `line` flips."""
+    found = find_crossover(points)
+    if not found.crossings:
+        return found
+
+    def gpu_faster(n):
+        cpu, gpu = line(int(n))
+        return gpu < cpu
+
+    exact = {}
+    for (n0, c0, g0), (n1, c1, g1) in zip(points, points[1:]):
+        if (g0 < c0) != (g1 < c1):
+            x = float(_flip(gpu_faster, int(n0), int(n1)))
+            exact[len(exact)] = x
+    moved = {old: exact.get(i, old) for i, (old, _) in enumerate(found.crossings)}
+    crossings = [(moved[x], what) for x, what in found.crossings]
+    bands = [(moved.get(lo, lo), moved.get(hi, hi)) for lo, hi in found.bands]
+    n = crossings[-1][0] if found.kind == CROSSING else None
+    return CrossoverResult(found.kind, n, crossings, bands, found.sides)
+
+
+def curve_crossover(call, sizes):
+    """The one crossover on the runner model's curves. `call(n, device)` -> a model Prediction (falsy when it
+    cannot). Returns (CrossoverResult at the middle lines, points [(n, cpu_s, gpu_s)], earliest crossing (cpu
+    at its slow end, gpu at its fast end), latest crossing (the reverse)), or None when a side cannot be predicted.
+    Every crossing is the integer size where the model flips, not an interpolation between benchmark sizes."""
+    preds = {}
+    for n in sizes:
+        cpu, gpu = call(n, "cpu"), call(n, "gpu")
+        if not (cpu and gpu):
+            return None
+        preds[n] = (cpu, gpu)
+
+    def pick(n, which):
+        cpu, gpu = preds.get(n) or (call(n, "cpu"), call(n, "gpu"))
+        c = {"mid": cpu.seconds, "early": cpu.high, "late": cpu.low}[which]
+        g = {"mid": gpu.seconds, "early": gpu.low, "late": gpu.high}[which]
+        return (c if c is not None else cpu.seconds), (g if g is not None else gpu.seconds)
+
+    def run(which):
+        return _exact([(n, *pick(n, which)) for n in sizes], lambda n: pick(n, which))
+
+    mid, early, late = run("mid"), run("early"), run("late")
+    points = [(n, preds[n][0].seconds, preds[n][1].seconds) for n in sizes]
+    return mid, points, (early.n if early.kind == CROSSING else None), (late.n if late.kind == CROSSING else None)
+
+
+def threshold(kind: str, n, smallest) -> float | None:
+    """A crossover as one size the audit decides with: the break-even; the smallest size where the GPU wins at
+    every one; inf where it never does in range; None otherwise (a band, or not measured)."""
+    if kind == CROSSING:
+        return n
+    if kind == GPU_ALWAYS:
+        return float(smallest)
+    if kind == NONE_IN_RANGE:
+        return math.inf
+    return None
 
 
 def predictions(records, machines: dict, catalogue: dict, measured_crossovers=(), predictor: Predictor | None = None):
@@ -148,11 +229,15 @@ def predictions(records, machines: dict, catalogue: dict, measured_crossovers=()
             if entry.has_gpu:
                 cpu, gpu = lines.get("cpu", {}), lines.get("gpu", {})
                 common = sorted(set(cpu) & set(gpu))
-                points = [(n, cpu[n].seconds, gpu[n].seconds) for n in common]
-                kind, n_star, _ = find_crossover(points)
-                # earliest crossing: cpu slow, gpu fast; latest: the reverse (None: no crossing in range at that end)
-                early = _crossing([(n, cpu[n].high, gpu[n].low) for n in common])
-                late = _crossing([(n, cpu[n].low, gpu[n].high) for n in common])
+
+                def call(n, device, family=family, bench=bench, case=case, dtype=dtype, got=lines):
+                    return got.get(device, {}).get(n) or pred.full(family, bench, case, dtype, device, n)
+
+                found = curve_crossover(call, common) if len(common) >= 2 else None
+                if found is None:
+                    kind, n_star, points, early, late = find_crossover([]).kind, None, [], None, None
+                else:
+                    (kind, n_star, _), points, early, late = found[0], found[1], found[2], found[3]
                 why = ("cpu: " + cpu[common[0]].inputs + " | gpu: " + gpu[common[0]].inputs) if common else \
                     (reasons[-1] if reasons else "")
                 crossings.append(PredictedCrossover(family, bench, case, dtype, kind, n_star, points, why,

@@ -178,15 +178,9 @@ def from_results(results_dir, family: str, catalogue: dict | None = None) -> Fam
 
 
 def _crossover_value(c) -> float | None:
-    from jaxci.analysis import crossover as cx
+    from jaxci.analysis.predict import threshold
 
-    if c.kind == cx.CROSSING:
-        return c.n
-    if c.kind == cx.GPU_ALWAYS:
-        return float(c.points[0][0])  # the GPU already wins at the smallest measured size
-    if c.kind == cx.NONE_IN_RANGE:
-        return math.inf
-    return None
+    return threshold(c.kind, c.n, c.points[0][0] if c.points else None)
 
 
 def _predicted(model: FamilyModel, records, machines, catalogue) -> None:
@@ -197,7 +191,7 @@ def _predicted(model: FamilyModel, records, machines, catalogue) -> None:
         model.notes.append(f"{model.family} is not in the catalogue: nothing to predict from")
         return
     try:
-        view = RunnerView(RunnerModel.from_results(records, machines, catalogue), model.family)
+        view = RunnerView(RunnerModel.from_results(records, machines, catalogue), model.family, records)
     except Exception as exc:  # a model that cannot be built is "not known", never a crash
         model.notes.append(f"runner model for {model.family} failed: {type(exc).__name__}: {exc}")
         return
@@ -243,35 +237,34 @@ GRID = [int(round(10 ** (2 + i / 4))) for i in range(29)]
 class RunnerView:
     """The runner model asked for one family: the audit's only way to its predictions."""
 
-    def __init__(self, model, family: str):
-        self.model, self.family = model, family
+    def __init__(self, model, family: str, records=()):
+        self.model, self.family, self.records = model, family, list(records)
 
     def call(self, kernel: str, n, dtype: str, device: str, **kw):
         """jaxci.analysis.model.Prediction (falsy with `reason` when it cannot predict)."""
         return self.model.predict(self.family, kernel, n, dtype, device, **kw)
 
     def crossover(self, kernel: str, dtype: str) -> Figure | None:
-        """The smallest size at which the family's GPU is predicted faster than its CPU, with the band of sizes
-        it moves over when the two lines take the ends of their bands; inf when it never crosses on the grid."""
-        sizes = GRID if kernel == "elementwise" else [int(round(10 ** (1 + i / 8))) for i in range(21)]
-        lines = []
-        for n in sizes:
-            c, g = self.call(kernel, n, dtype, "cpu"), self.call(kernel, n, dtype, "gpu")
-            if not (c and g):
-                return None
-            lines.append((n, c, g))
+        """The report's predicted crossover for this family and kernel (jaxci.analysis.predict.curve_crossover,
+        over the benchmark's own sizes): the size at which `jaxci predict` flips to the GPU, with its band; inf
+        when the GPU never wins in range; None without sizes or a prediction."""
+        from jaxci.analysis.predict import crossover_sizes, curve_crossover, threshold
 
-        def first(pick):
-            return next((n for n, c, g in lines if pick(c, g)), None)
-
-        mid = first(lambda c, g: g.seconds < c.seconds)
-        early = first(lambda c, g: (g.low or g.seconds) < (c.high or c.seconds))
-        late = first(lambda c, g: (g.high or g.seconds) < (c.low or c.seconds))
-        band = f"band {early or 'none'}..{late or 'not in range'}"
+        sizes = crossover_sizes(self.records, kernel, dtype)
+        found = curve_crossover(lambda n, device: self.call(kernel, n, dtype, device), sizes) if len(sizes) >= 2 \
+            else None
+        if found is None:
+            return None
+        result, points, early, late = found
+        value = threshold(result.kind, result.n, sizes[0])
+        if value is None:
+            return None
+        band = f"band {f'{early:,.0f}' if early else 'none'}..{f'{late:,.0f}' if late else 'not in range'}"
         what = "elements" if kernel == "elementwise" else "matrix order"
-        src = (f"runner model {kernel} {dtype} crossover ({what}; {band}; cpu: {lines[0][1].inputs[:120]} | gpu: "
-               f"{lines[0][2].inputs[:120]})")
-        return Figure(float(mid) if mid is not None else math.inf, PREDICTED, src)
+        first = (self.call(kernel, sizes[0], dtype, "cpu"), self.call(kernel, sizes[0], dtype, "gpu"))
+        src = (f"runner model {kernel} {dtype} crossover ({what}, {result.kind} over n = {sizes[0]:,} .. "
+               f"{sizes[-1]:,}; {band}; cpu: {first[0].inputs[:120]} | gpu: {first[1].inputs[:120]})")
+        return Figure(value, PREDICTED, src)
 
     def step(self, kind: str, dtype: str, device: str) -> Figure | None:
         """Predicted seconds per step of a latency-bound loop: the slope between 1e4 and 1e5 steps."""
