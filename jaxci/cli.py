@@ -6,7 +6,12 @@ Commands are imported only when run, so `jaxci env` in a lecture repository's CI
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+
+#: the exit status when the reader of stdout went away (`jaxci predict ... | head -1`): 128 + SIGPIPE, what a
+#: shell tool killed by the closed pipe returns, so `set -o pipefail` still sees the output was cut short
+BROKEN_PIPE = 141
 
 COMMANDS = {
     "machine": ("jaxci.commands.machine", "register this machine with asv under a catalogue name"),
@@ -32,7 +37,16 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        try:
+            return _dispatch(sys.argv[1:] if argv is None else argv)
+        finally:  # also after argparse's SystemExit: a closed pipe is often found only when the buffer is flushed
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _pipe_closed()
+
+
+def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return 0
@@ -40,5 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"jaxci: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
-    return module.main(rest)
+    return importlib.import_module(COMMANDS[name][0]).main(rest)
+
+
+def _pipe_closed() -> int:
+    """The reader of stdout is gone: no traceback, and stdout pointed at /dev/null so the interpreter's own flush
+    at exit does not fail again (the recipe of Python's signal documentation), for every command at once."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return BROKEN_PIPE

@@ -169,7 +169,7 @@ def test_predict_command_and_published_script(lab_results):
     text = subprocess.run(run + ["--first-call"], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert "predicted" in text and "compile part" in text
     bad = subprocess.run(run[:-6] + ["--kernel", "cholesky", "--n", "1024"], capture_output=True, text=True, cwd=REPO)
-    assert bad.returncode == 1 and "cannot predict" in bad.stdout
+    assert bad.returncode == 2 and "cannot predict" in bad.stderr and not bad.stdout  # a refusal: one line, exit 2
     js = subprocess.run([sys.executable, str(REPO / "measure" / "predict_vs_published.py"), str(lab_results),
                          "--format", "json"], capture_output=True, text=True, cwd=REPO, check=True).stdout
     rows = json.loads(js)

@@ -13,6 +13,21 @@ from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
 from jaxci.results.records import ResultsError
+from jaxci.util.validate import InputError, integer, one_line
+
+#: what --n means per kernel and the sizes the model is asked about: (low, high, meaning, required).
+#: A matrix order up to 100,000 (a float64 matrix of 80 GB, the size of the largest catalogue GPU); an
+#: elementwise array up to 2^34 elements (64 GiB of float32); loops, Kalman steps and NUTS iterations up to
+#: 10^9. dispatch and series take no size.
+SIZES = {
+    **{k: (1, 100_000, "matrix order", True) for k in ("matmul", "solve", "cholesky", "numpy_matmul")},
+    "elementwise": (1, 2**34, "elements", True),
+    **{k: (1, 10**9, "loop steps", True) for k in ("scan", "fori")},
+    "while": (1, 10**9, "loop iterations; default: the benchmark's own count", False),
+    "kalman_grad": (1, 10**9, "time steps; default 96, the benchmark's", False),
+    "nuts": (1, 10**9, "iterations = chains x (warm-up + samples); the incident: 4 x 800", True),
+    "pure_python": (1, 10**12, "loop count of host.PurePython", True),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-call", action="store_true", help="a cold first call: compile part + warm call")
     parser.add_argument("--results", default=str(REPO_ROOT / "results"), help="asv results directory")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.error = lambda message: parser.exit(2, f"jaxci predict: error: {one_line(message)}\n")
     args = parser.parse_args(argv)
 
     from jaxci.analysis.model import RunnerModel
@@ -46,23 +62,54 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxci predict: {args.family!r} is not a catalogue family; the catalogue knows: "
               f"{', '.join(sorted(n for n, m in catalogue.items() if not m.is_lab))}", file=sys.stderr)
         return 2
-    host = args.kernel in ("numpy_matmul", "pure_python")   # host work: the family's CPU
-    device = args.device or ("gpu" if entry.has_gpu and not host else "cpu")
+    try:
+        device = checked(args, entry)
+    except InputError as exc:
+        print(f"jaxci predict: {exc}", file=sys.stderr)
+        return 2
+    if not rs.records:  # an empty or wrong folder calibrates nothing: say so, as jaxci report does
+        print(f"jaxci predict: --results {args.results}: no asv result values in it (expected "
+              "<machine>/*.json from asv run)", file=sys.stderr)
+        return 2
     model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)
+    what = (f"{args.family} {device} {args.kernel}" + (f" n={args.n}" if args.n is not None else "")
+            + f" {args.dtype}" + (" first call" if args.first_call else ""))
+    if not p:  # no prediction is a refusal like any other: one line on stderr, exit 2
+        print(f"jaxci predict: {what}: cannot predict: {one_line(p.reason)}", file=sys.stderr)
+        return 2
     if args.format == "json":
         print(json.dumps(p.to_dict(), indent=1))
-        return 0 if p else 1
-    what = f"{args.family} {device} {args.kernel} n={args.n} {args.dtype}" + (" first call" if args.first_call else "")
-    if not p:
-        print(f"{what}: cannot predict: {p.reason}")
-        return 1
+        return 0
     print(f"{what}: predicted {p.seconds:.4g} s (band {p.low:.3g} .. {p.high:.3g} s)")
     print(f"model: {p.basis}")
     for part in p.inputs.split("; "):
         print(f"  input: {part}")
     return 0
+
+
+def checked(args, entry) -> str:
+    """The one check of predict's arguments before the model is asked: --n in the kernel's range (or absent
+    where the kernel takes none), host kernels on the CPU, a GPU only where the family has one. Returns the
+    device; raises InputError naming the option and the accepted range."""
+    host = args.kernel in ("numpy_matmul", "pure_python")   # host work: the family's CPU
+    device = args.device or ("gpu" if entry.has_gpu and not host else "cpu")
+    size = SIZES.get(args.kernel)
+    if size is None and args.n is not None:
+        raise InputError(f"--n {one_line(args.n, 40)}: {args.kernel} takes no size; leave --n out")
+    if size is not None and (args.n is not None or size[3]):
+        if args.n is None:
+            raise InputError(f"--n: {args.kernel} needs a size: a whole number in [{size[0]:,}, {size[1]:,}] "
+                             f"({size[2]})")
+        integer("--n", args.n, low=size[0], high=size[1], unit=f"{args.kernel}: {size[2]}")
+    if device == "gpu" and not entry.has_gpu:
+        raise InputError(f"--device gpu: {args.family} has no GPU; use --device cpu")
+    if host and device != "cpu":
+        raise InputError(f"--device {device}: {args.kernel} is host work; use --device cpu")
+    if host and args.first_call:
+        raise InputError(f"--first-call: {args.kernel} is host work, predicted warm only")
+    return device
 
 
 if __name__ == "__main__":

@@ -1,0 +1,121 @@
+"""Issue 40, values and messages: `predict` sizes and devices, `report --audit` records, JAXCI_SCALE, messages of
+several lines, a closed stdout pipe and user regular expressions, each run as a user runs it (a fresh
+`python -m jaxci` process, tests/test_bad_input.py's `run_case`): exit 2 and one line naming what and where, or
+exit 0 with a stated result; never a traceback, a hang, or a measurement started on a value that is refused.
+
+`python -m tests.test_bad_input_values [BEFORE_CHECKOUT]` prints the table rows for docs/bad-input.md (with a
+column of an older checkout's outcomes when its path is given).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.test_bad_input import REPO, Case, _cell, _summary, run_case, shown
+
+BIG = "9" * 400
+PREDICT = ("predict", "--family", "g4dn.2xlarge")
+AUDIT = ("report", "results", "--no-progress", "--family", "g4dn.2xlarge", "--audit")
+
+
+def _lecture(**pred) -> dict:
+    return {"path": "a.md", "predicted": {"g4dn.2xlarge": {"cpu_s": 10.0, "gpu_s": 5.0, **pred}}}
+
+
+#: audit files written by setup(): name -> the JSON document
+AUDITS = {
+    "string-lecture": {"lectures": ["a.md"]},
+    "string-predicted": {"lectures": [{"path": "a.md", "predicted": "x"}]},
+    "list-path": {"lectures": [{"path": ["a.md"]}]},
+    "negative": {"lectures": [_lecture(cpu_s=-1e6, gpu_s=-1e6)]},
+    "huge": {"lectures": [_lecture(cpu_s=1e308, gpu_s=1e308)]},
+    "string-seconds": {"lectures": [_lecture(cpu_s="10")]},
+    "newline-path": {"lectures": [{"path": "a.md\n| forged | row |"}]},
+    "runs-list": {"lectures": [{"path": "a.md", "runs": {"cpu": [1, 2]}}]},
+    "cell-inf": {"lectures": [{"path": "a.md", "runs": {"cpu": {"wall_s": 1.0, "cells": [{"wall_s": 1e999}]}}}]},
+    "good": {"lectures": [_lecture()]},
+}
+
+CASES = [
+    Case("40", (*PREDICT, "--kernel", "matmul", "--n", BIG), 2, "a 400-digit number",
+         shown="jaxci predict --family g4dn.2xlarge --kernel matmul --n 9...9 (400 digits)"),
+    Case("40", (*PREDICT, "--kernel", "nuts", "--n", BIG, "--dtype", "float64"), 2, "a 400-digit number",
+         shown="jaxci predict --family g4dn.2xlarge --kernel nuts --n 9...9 (400 digits) --dtype float64"),
+    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "0"), 2, "--n 0: must be a whole number in [1, 100,000]"),
+    Case("40", (*PREDICT, "--kernel", "elementwise", "--n", "-1"), 2, "--n -1: must be a whole number"),
+    Case("40", (*PREDICT, "--kernel", "nuts", "--n", "0"), 2, "--n 0: must be a whole number in [1, 1,000,000,000]"),
+    Case("40", (*PREDICT, "--kernel", "nuts"), 2, "--n: nuts needs a size"),
+    Case("40", (*PREDICT, "--kernel", "while", "--n", "-5"), 2, "--n -5: must be a whole number"),
+    Case("40", (*PREDICT, "--kernel", "kalman_grad", "--n", "-96"), 2, "--n -96: must be a whole number"),
+    Case("40", (*PREDICT, "--kernel", "dispatch", "--n", "3"), 2, "dispatch takes no size"),
+    Case("40", ("predict", "--family", "c7i.2xlarge", "--kernel", "matmul", "--n", "100", "--device", "gpu"), 2,
+         "--device gpu: c7i.2xlarge has no GPU"),
+    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "100", "--results", "{tmp}/empty"), 2,
+         "no asv result values in it"),
+    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "abc"), 2, "invalid int value: 'abc'"),
+    Case("40", (*PREDICT, "--kernel", "while"), 0, "71 iterations", pick="model:"),
+    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "1000"), 0, "predicted", pick="predicted"),
+]
+
+
+def setup(tmp: Path) -> None:
+    (tmp / "empty").mkdir()
+    (tmp / "audit").mkdir()
+    for name, doc in AUDITS.items():
+        (tmp / "audit" / f"{name}.json").write_text(json.dumps(doc))
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bad-input-values")
+    setup(tmp)
+    return tmp
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
+def test_bad_input_outcome(case, scratch):
+    out = run_case(case, scratch)
+    assert "Traceback" not in out.stdout + out.stderr, out.stderr
+    assert out.rc == case.rc and case.expect in out.line, (out.rc, out.line, out.stderr[-2000:])
+    if case.rc == 2:
+        assert out.stderr.strip().count("\n") == 0, f"not one line: {out.stderr!r}"
+        assert not out.stdout.strip(), f"a refusal printed a result: {out.stdout[:300]!r}"
+
+
+@pytest.mark.parametrize(("args", "rc"), [(PREDICT + ("--kernel", "matmul", "--n", "1000"), 141), (("--help",), 141),
+                                         (("report", "results", "--no-progress"), 141), (("predict", "--help"), 0)])
+def test_a_closed_stdout_pipe_ends_quietly_with_141(args, rc):
+    """`jaxci ... | head -1`: the reader is gone before the first write (its end closed at once), so the
+    first print meets EPIPE; the dispatcher ends it with 141 (128 + SIGPIPE) and no traceback. argparse's own
+    help text ignores write errors itself (exit 0), quietly too."""
+    proc = subprocess.Popen([sys.executable, "-m", "jaxci", *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == rc and err == "", err
+
+
+# ---- table rows for docs/bad-input.md ------------------------------------------------------------------------
+
+def table(before: Path | None = None) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        setup(Path(tmp))
+        rows = []
+        for case in CASES:
+            rc, line = _summary(run_case(case, Path(tmp)), tmp)
+            row = f"| {case.issue} | `{_cell(shown(case))}` |"
+            if before:
+                old = case.before or ": ".join(_summary(run_case(case, Path(tmp), repo=before), tmp))
+                row += f" before: {_cell(old)} |"
+            rows.append(row + f" after: {rc}: {_cell(line)} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(table(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None))
