@@ -66,3 +66,27 @@ def test_lecture_peaks_prefer_the_gpus_own_figure():
 def test_concurrency_row_without_gpu_names_the_build_setting(report):
     row = decisions.sheet(report, "c7i.2xlarge").rows[2]
     assert "no GPU" in row.decision and "`sphinx-build -j N`" in row.decision
+
+
+def test_summary_prints_the_chosen_familys_sheet_first(capsys):
+    from jaxci.commands import report as report_cmd
+
+    assert report_cmd.main([str(RESULTS), "--family", "g4dn.2xlarge", "--format", "summary", "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    sheet = next(i for i, x in enumerate(lines) if x.startswith("Decision sheet: g4dn.2xlarge"))
+    rows = lines[sheet + 1:sheet + 8]
+    assert [x.split()[0] for x in rows] == [str(q) for q in range(1, 8)]
+    assert all("[" in x for x in rows)                     # each row says measured / predicted / not measured
+    assert sheet <= 2                                     # only the headline ahead of the family's answer
+    assert "Evidence" in lines[-1] and "lab-h200" in lines[-1]
+    assert all(len(x) <= 150 for x in lines)
+
+
+def test_summary_fits_what_bench_sh_keeps(capsys):
+    from jaxci.commands import report as report_cmd
+
+    assert report_cmd.main([str(RESULTS), "--format", "summary", "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    kept = lines[:24]                                      # scripts/bench.sh: head -n 24
+    assert sum(x.startswith("Decision sheet: ") for x in kept) == 2   # the default g4dn and c7i sheets, whole
+    assert sum(x.startswith("  7 ") for x in kept) == 2

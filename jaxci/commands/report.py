@@ -1,8 +1,9 @@
 """`jaxci report RESULTS_DIR [--html HTML_DIR [--offline-assets CACHE]] [--out DIR] [--format md|json|summary]`.
 
 Prints the crossover table and FP64 ratios (md), the whole report (json), or a short summary (summary: the
-answer sheets in under 30 lines, what scripts/bench.sh ends with); --out writes findings.md, guidance.md
-and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it from asv's index.html;
+decision sheets of the chosen families, then one evidence line; what scripts/bench.sh ends with); --out writes
+findings.md, guidance.md and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it
+from asv's index.html;
 --offline-assets CACHE (the npm packages scripts/fetch-asv-assets.sh unpacks) vendors the libraries asv's pages load
 from public CDNs into HTML_DIR/vendor/ and points the pages at them (jaxci/report/offline.py).
 Both destinations are checked before the results are read (a folder, outside RESULTS_DIR, the files it will
@@ -39,10 +40,19 @@ def check_destination(option: str, folder: Path, results_dir: Path, files: tuple
     if inside(folder, results_dir):
         raise Refused(f"{option} {folder}: inside the results folder {results_dir}; the next report would read "
                       "what this one writes: give a folder outside it")
+    from jaxci.util import safewrite
+
+    if folder.is_symlink() and option == "--html" and folder.name == "findings":
+        raise Refused(f"{option} {folder}: is a symbolic link; the report writes the folder findings/ there")
     for name in files:
         path = folder / name
         if path.is_dir() or (path.exists() and not path.is_file()):
             raise Refused(f"{option} {path}: is a folder or special file, not a file the report can write")
+        if folder.is_dir():
+            try:
+                safewrite.check_target(path)
+            except safewrite.UnsafeWrite as exc:
+                raise Refused(f"{option} {exc}") from None
         if path.exists() and not os.access(path, os.W_OK):
             raise Refused(f"{option} {path}: not writable")
     if folder.exists() and not os.access(folder, os.W_OK):
@@ -124,6 +134,10 @@ def _check_assets(args) -> None:
         offline.check_cache(Path(args.offline_assets))
     except offline.AssetsMissing as exc:
         raise Refused(f"--offline-assets {exc}") from None
+    try:
+        offline.check_target(Path(args.html))
+    except offline.safeio.UnsafeFile as exc:
+        raise Refused(f"--html {exc}") from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -165,11 +179,13 @@ def _build(args, results_dir: Path):
 def _write(args, report, findings: str, guidance: str, data: dict) -> None:
     """findings.md, guidance.md and report.json into --out; the findings page into --html."""
     if args.out:
+        from jaxci.util import safewrite
+
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "findings.md").write_text(findings, encoding="utf-8")
-        (out / "guidance.md").write_text(guidance, encoding="utf-8")
-        (out / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+        for name, text in (("findings.md", findings), ("guidance.md", guidance),
+                           ("report.json", json.dumps(data, indent=1, default=str))):
+            safewrite.write_text(out / name, text, option="--out")
     if args.html:
         from jaxci.report.page import write_page
 
@@ -187,7 +203,7 @@ def _print(fmt: str, report, data: dict) -> None:
     if fmt == "json":
         print(json.dumps(data, indent=1, default=str))
     elif fmt == "summary":
-        from jaxci.report.answers import summary_lines
+        from jaxci.report.summary import summary_lines
 
         print("\n".join(summary_lines(report)))
     else:
@@ -215,8 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxci report: {exc}", file=sys.stderr)
         return 2
     findings, guidance, data = findings_md(report), guidance_md(report), to_json(report)
+    from jaxci.util.safeio import UnsafeFile
+
     try:
         _write(args, report, findings, guidance, data)
+    except UnsafeFile as exc:  # a write refused or failed, a vendored file or page refused: one line
+        print(f"jaxci report: {exc}", file=sys.stderr)
+        return 2
     except (OSError, UnicodeDecodeError) as exc:
         where = getattr(exc, "filename", None) or args.out or args.html
         print(f"jaxci report: cannot write {where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
