@@ -18,13 +18,13 @@ in an `EmittedConfig`, so other producers (e.g. workflow edits) can add theirs b
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.audit.repo import Verdict, pin_list
+from jaxci.util.patch import diff_path, file_diff
 
 KERNEL = "python3-jax-cpu"
 KERNEL_DIR = f"_jaxci/kernels/{KERNEL}"
@@ -192,12 +192,6 @@ def render(config: EmittedConfig, title: str = "jaxci audit --emit-config") -> s
               "the build step:", ""] + ["    " + line for step in config.steps for line in step.splitlines()]
     lines.append("")
     text = "\n".join(lines) + "\n"
-    for c in config.changes:
-        old = (c.old or "").splitlines(keepends=True)
-        new = c.new.splitlines(keepends=True)
-        diff = difflib.unified_diff(old, new, fromfile="/dev/null" if c.old is None else f"a/{c.path}",
-                                    tofile=f"b/{c.path}", n=3)
-        body = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
-        header = f"diff --git a/{c.path} b/{c.path}\n" + ("new file mode 100644\n" if c.old is None else "")
-        text += header + body
-    return text
+    for c in config.changes:  # every path checked before any text is returned: a refused one writes nothing
+        diff_path(c.path)
+    return text + "".join(file_diff(c.path, c.old, c.new) for c in config.changes)

@@ -95,10 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError:  # not the main thread: leave the handlers alone
             pass
     from jaxci.util.safewrite import UnsafeWrite
+    from jaxci.util.validate import InputError
 
     try:
         return _main(argv)
-    except UnsafeWrite as exc:  # an output that cannot be written: one line, exit 2
+    except (UnsafeWrite, InputError) as exc:  # an output that cannot be written (or a path a patch cannot hold)
         print(f"jaxci audit: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:

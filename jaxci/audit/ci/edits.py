@@ -7,11 +7,12 @@ YAML node marks (jaxci.audit.ci.yamlread).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from jaxci.util.patch import diff_path, file_diff
 
 
 @dataclass(frozen=True)
@@ -139,21 +140,12 @@ def changed_files(root: Path, edits: list[Edit]) -> dict[str, tuple[str, str]]:
 
 
 def unified_diff(root: Path, edits: list[Edit]) -> str:
-    """A `git apply`-able diff of every edited file (paths a/<file>, b/<file>)."""
-    texts = {}
-    for file in {e.file for e in edits}:
-        texts[file] = (Path(root) / file).read_text(encoding="utf-8")
+    """A `git apply`-able diff of every edited file (paths a/<file>, b/<file>; jaxci.util.patch refuses a
+    path that cannot be written into a diff header, before any file is read)."""
+    files = sorted({diff_path(e.file) for e in edits})
+    texts = {file: (Path(root) / file).read_text(encoding="utf-8") for file in files}
     new = apply(texts, edits)
-    chunks = []
-    for file in sorted(new):
-        if new[file] == texts[file]:
-            continue
-        chunks.append(f"diff --git a/{file} b/{file}\n")
-        for out_line in difflib.unified_diff(texts[file].splitlines(keepends=True),
-                                             new[file].splitlines(keepends=True), f"a/{file}", f"b/{file}"):
-            # a last line without a newline gets git's marker, so `git apply` reproduces the file exactly
-            chunks.append(out_line if out_line.endswith("\n") else out_line + "\n\\ No newline at end of file\n")
-    return "".join(chunks)
+    return "".join(file_diff(file, texts[file], new[file]) for file in files)
 
 
 def join_emitted(report, config) -> None:
