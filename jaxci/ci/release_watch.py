@@ -26,7 +26,7 @@ import json
 import re
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from jaxci.catalogue import Figure, Machine
@@ -34,8 +34,9 @@ from jaxci.ci.jobcost import timeout_minutes
 from jaxci.ci.plan import matrix_entry
 from jaxci.results.asvrun import asv_env, asv_exe
 from jaxci.results.upgrade import Row, parse_compare, slower
-from jaxci.util.safeio import load_json
-from jaxci.util.validate import InputError, bench_filter
+from jaxci.util.quoting import cell, markdown, shell
+from jaxci.util.safeio import UnsafeFile, load_json, parse_json
+from jaxci.util.validate import InputError, bench_filter, inside, machine_name, number, one_line
 from jaxci.util.versions import RELEASE, release_key
 
 FACTOR = 1.5
@@ -149,9 +150,11 @@ class Report:
 
 
 def reproduce_command(previous: str, release: str, machine: str, factor: float = FACTOR, scale: str = "ci") -> str:
-    return (f"jaxci history --releases {previous},{release} --scale {scale} --bench '{WATCH_BENCH}' "
-            f"--machine {machine}\n"
-            f"asv compare jax-v{previous} jax-v{release} --machine {machine} --factor {factor:g}")
+    """The commands a maintainer pastes; every value one shell word (quoting.shell), whatever a report held."""
+    return (f"jaxci history --releases {shell(f'{previous},{release}')} --scale {shell(scale)} "
+            f"--bench {shell(WATCH_BENCH)} --machine {shell(machine)}\n"
+            f"asv compare {shell(f'jax-v{previous}')} {shell(f'jax-v{release}')} --machine {shell(machine)} "
+            f"--factor {shell(f'{factor:g}')}")
 
 
 def _table(text: str) -> str:
@@ -233,15 +236,99 @@ def save_report(report: Report, out_dir: Path) -> Path:
     return path
 
 
+STATUSES = ("regression", "noise", "clean", "failed")
+SCALES = ("ci", "full")
+ROW_FIELDS = ("name", "before", "after", "ratio", "rerun_ratio")
+#: the longest benchmark name and table a report may hold (asv's names are under 200; a table of every
+#: watched benchmark is under 20 KiB)
+NAME_LIMIT, TABLE_LIMIT = 300, 1024 * 1024
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+REPORT_LIMIT = 4 * 1024 * 1024
+
+
+def _text(where: str, value, limit: int, *, lines: bool = False) -> str:
+    """A string field: a str of at most `limit` characters, one line unless `lines`."""
+    if not isinstance(value, str):
+        raise InputError(f"{where}: expected a string, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InputError(f"{where}: {len(value):,} characters, at most {limit:,}")
+    bad = None if lines else _CONTROL.search(value)
+    if bad:
+        raise InputError(f"{where}: control character {bad.group()!r} at position {bad.start()} (one line expected)")
+    return value
+
+
+def _release_field(where: str, value) -> str:
+    text = _text(where, value, 40)
+    if not RELEASE.fullmatch(text):
+        raise InputError(f"{where}: {text!r} is not a JAX release like 0.11.1")
+    return text
+
+
+def _names(where: str, value) -> list[str]:
+    if not isinstance(value, list):
+        raise InputError(f"{where}: expected a list of benchmark names, got {type(value).__name__}")
+    return [_text(f"{where}[{i}]", v, NAME_LIMIT) for i, v in enumerate(value)]
+
+
+def _rows(where: str, value) -> list[dict]:
+    """confirmed: a list of {name, before, after, ratio, rerun_ratio}, every value a one-line string."""
+    if not isinstance(value, list):
+        raise InputError(f"{where}: expected a list of rows, got {type(value).__name__}")
+    rows = []
+    for i, row in enumerate(value):
+        if not isinstance(row, dict) or set(row) != set(ROW_FIELDS):
+            raise InputError(f"{where}[{i}]: expected an object with exactly {', '.join(ROW_FIELDS)}")
+        rows.append({k: _text(f"{where}[{i}].{k}", row[k], NAME_LIMIT if k == "name" else 40) for k in ROW_FIELDS})
+    return rows
+
+
+def report_record(data, source: str = "report") -> Report:
+    """The one validation of a report read from a file, with the rules of the command line (`release-watch
+    measure`'s --release, --previous, --machine, --factor, --scale) and a type and size for every other
+    field: what is refused raises InputError naming the field (its value is never needed downstream)."""
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    names = [f.name for f in fields(Report)]
+    unknown = sorted(set(data) - set(names))
+    missing = [n for n in ("release", "previous", "machine", "factor", "status", "table") if n not in data]
+    if unknown or missing:
+        raise InputError(f"{source}: not a release-watch report ("
+                         + "; ".join(filter(None, [unknown and f"{len(unknown)} unexpected field(s)",
+                                                   missing and "missing " + ", ".join(missing)])) + ")")
+    at = lambda name: f"{source}: {name}"  # noqa: E731
+    factor = data["factor"]
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)):
+        raise InputError(f"{at('factor')}: expected a number, got {type(factor).__name__}")
+    for name, allowed in (("status", STATUSES), ("scale", SCALES)):
+        if name in data and data[name] not in allowed:
+            raise InputError(f"{at(name)}: expected one of {', '.join(allowed)}")
+    return Report(release=_release_field(at("release"), data["release"]),
+                  previous=_release_field(at("previous"), data["previous"]),
+                  machine=machine_name(at("machine"), data["machine"] if isinstance(data["machine"], str) else ""),
+                  factor=number(at("factor"), float(factor), low=1.0, high=1000.0), status=data["status"],
+                  table=_text(at("table"), data["table"], TABLE_LIMIT, lines=True),
+                  rerun_table=_text(at("rerun_table"), data.get("rerun_table", ""), TABLE_LIMIT, lines=True),
+                  confirmed=_rows(at("confirmed"), data.get("confirmed", [])),
+                  noise=_names(at("noise"), data.get("noise", [])),
+                  reason=_text(at("reason"), data.get("reason", ""), 1000), scale=data.get("scale", "ci"))
+
+
 def load_reports(directory: Path) -> list[Report]:
-    """Every watch-*.json under `directory` (the downloaded artifacts); a malformed one is a WatchError."""
+    """Every watch-*.json under `directory` (the downloaded artifacts), each through report_record; a missing
+    folder, a link leading out of it or a malformed report is a WatchError naming the file."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise WatchError(f"--reports {directory}: " + ("not a folder" if directory.exists() else "no such folder"))
     reports = []
     for path in sorted(directory.rglob("watch-*.json")):
+        if not inside(path, directory):
+            raise WatchError(f"{path}: a symbolic link (or under one) to a file outside --reports {directory}; "
+                             "refused, not read")
         try:
-            data = load_json(path)
-            reports.append(Report(**data))
-        except (ValueError, TypeError) as exc:
-            raise WatchError(f"{path}: not a release-watch report ({str(exc)[:120]})") from None
+            reports.append(report_record(load_json(path, REPORT_LIMIT), str(path)))
+        except (UnsafeFile, InputError) as exc:
+            raise WatchError(one_line(exc)) from None
     return reports
 
 
@@ -252,8 +339,9 @@ def summary_md(report: Report) -> str:
     if report.reason:
         head += f"\n{report.reason}\n"
     if report.noise:
-        head += "\nFlagged on the first run, not confirmed on the rerun (noise): " + ", ".join(report.noise) + "\n"
-    return head + "\n" + shown(report.table) + "\n"
+        head += ("\nFlagged on the first run, not confirmed on the rerun (noise): "
+                 + ", ".join(cell(n) for n in report.noise) + "\n")
+    return head + "\n" + markdown(shown(report.table)) + "\n"
 
 
 # ---- the issue ---------------------------------------------------------------------------------------------
@@ -265,7 +353,7 @@ def issue_title(release: str, previous: str) -> str:
 def issue_body(reports: list[Report]) -> str:
     """One issue's text for one release: every machine where a regression was confirmed."""
     first = reports[0]
-    lines = [MARKER.format(release=first.release), "",
+    lines = [MARKER.format(release=first.release), "",  # the only HTML of the issue: report text is quoted
              f"The release watch measured JAX {first.release} against {first.previous} (the release before it) "
              "on the same machine, in the same job, and found benchmarks slower beyond the noise rule:",
              f"asv compare --factor {first.factor:g} marked them '+' on the first run, and again on a rerun of just "
@@ -273,14 +361,14 @@ def issue_body(reports: list[Report]) -> str:
     for r in reports:
         lines += [f"### {r.machine}", "", "| benchmark | before | after | ratio | ratio on the rerun |",
                   "|---|---|---|---|---|"]
-        lines += [f"| {c['name']} | {c['before']} | {c['after']} | {c['ratio']} | {c['rerun_ratio']} |"
-                  for c in r.confirmed]
+        lines += ["| " + " | ".join(cell(c[k]) for k in ROW_FIELDS) + " |" for c in r.confirmed]
         if r.noise:
-            lines += ["", "Flagged but not confirmed (noise): " + ", ".join(r.noise)]
+            lines += ["", "Flagged but not confirmed (noise): " + ", ".join(cell(n) for n in r.noise)]
         lines += ["", "<details><summary>asv compare, first run (every watched benchmark that ran)</summary>", "",
-                  shown(r.table), "", "</details>", "", "<details><summary>asv compare after the rerun</summary>",
-                  "", shown(r.rerun_table), "", "</details>", "",
-                  f"Reproduce (a checkout of this repository, `jaxci machine {r.machine}` or any registered machine):",
+                  markdown(shown(r.table)), "", "</details>", "",
+                  "<details><summary>asv compare after the rerun</summary>", "", markdown(shown(r.rerun_table)), "",
+                  "</details>", "", f"Reproduce (a checkout of this repository, `jaxci machine {shell(r.machine)}` "
+                  "or any registered machine):",
                   "", "```bash", r.reproduce, "```", ""]
     lines.append("Filed by .github/workflows/jax-release-watch.yml (jaxci/ci/release_watch.py); a later run for "
                  "this release updates this issue instead of opening another.")
@@ -309,25 +397,41 @@ class GhCli:
     def _run(self, *args: str, input: str | None = None) -> str:
         proc = subprocess.run([self.gh, *args, "--repo", self.repo], capture_output=True, text=True, input=input)
         if proc.returncode:
-            raise WatchError(f"gh {' '.join(args[:2])}: {proc.stderr.strip()[-300:]}")
+            raise WatchError(f"gh {' '.join(args[:2])}: {one_line(proc.stderr.strip()[-300:])}")
         return proc.stdout
 
     def find(self, release: str) -> int | None:
         """The open issue this watch filed for `release` (by the marker in its body), else None."""
         marker = MARKER.format(release=release)
-        found = json.loads(self._run("issue", "list", "--state", "open", "--search", f"\"{release}\" in:title",
-                                     "--json", "number,title,body", "--limit", "50") or "[]")
-        for issue in found:
-            if marker in (issue.get("body") or ""):
-                return int(issue["number"])
-        return None
+        found = issue_list(self._run("issue", "list", "--state", "open", "--search", f"\"{release}\" in:title",
+                                     "--json", "number,title,body", "--limit", "50"))
+        return next((number for number, body in found if marker in body), None)
 
     def create(self, title: str, body: str) -> str:
-        return self._run("issue", "create", "--title", title, "--body-file", "-", input=body).strip()
+        return one_line(self._run("issue", "create", "--title", title, "--body-file", "-", input=body).strip())
 
     def edit(self, number: int, title: str, body: str) -> str:
         self._run("issue", "edit", str(number), "--title", title, "--body-file", "-", input=body)
         return f"#{number} updated"
+
+
+def issue_list(text: str) -> list[tuple[int, str]]:
+    """`gh issue list --json number,title,body` output as (number, body) pairs; anything else is a WatchError
+    saying what was expected (gh's output itself is not repeated)."""
+    expected = "gh issue list: expected a JSON list of {number, body} objects"
+    try:
+        data = parse_json(text or "[]", "gh issue list")
+    except UnsafeFile:
+        raise WatchError(f"{expected}, got text that is not JSON") from None
+    if not isinstance(data, list):
+        raise WatchError(f"{expected}, got a JSON {type(data).__name__}")
+    out = []
+    for i, item in enumerate(data):
+        number, body = (item.get("number"), item.get("body")) if isinstance(item, dict) else (None, None)
+        if isinstance(number, bool) or not isinstance(number, int) or not isinstance(body, (str, type(None))):
+            raise WatchError(f"{expected}; item {i} is not one")
+        out.append((number, body or ""))
+    return out
 
 
 def file_issues(reports: list[Report], gh) -> list[str]:
