@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from jaxci.audit import family as fam
 from jaxci.audit.sizes import BULK, LATENCY, NEAR, UNKNOWN, classify_loop
 from jaxci.audit.static import LectureScan
+from jaxci.policy import margins
 
 #: built-in moderate size; with a family, a tenth of its crossover
 MODERATE_ELEMENTS = 10_000
@@ -41,8 +42,9 @@ REGIMES = {
     TRIVIAL: "trivial",
 }
 KEEP_GPU, PIN_CPU, MEASURE, EITHER = "keep on GPU", "pin to CPU", "measure", "either"
-#: measured GPU/CPU wall ratio beyond which a run overrides the static recommendation
-GPU_SLOWER, GPU_FASTER = 1.2, 0.8
+#: measured GPU/CPU wall ratio beyond which a run overrides the static recommendation (the one margin:
+#: jaxci.policy.margins)
+GPU_SLOWER, GPU_FASTER = margins.GPU_SLOWER, margins.GPU_FASTER
 
 
 @dataclass

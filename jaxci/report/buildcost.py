@@ -5,7 +5,8 @@ Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`), w
 with what the executed run measured per jitted call). Three ways to build:
 
 - a CPU family: every lecture on its CPU (the predicted cpu_s);
-- a GPU family: every lecture on its faster device (gpu_s, or cpu_s where the audit pins it to the CPU);
+- a GPU family: each lecture on the GPU where it wins there (jaxci.policy.margins.gpu_wins, the CI audit's rule
+  too), else on its CPU;
 - a split fleet: the lectures predicted faster on the GPU family's GPU than on the CPU family run there, the rest
   on the CPU family, as two jobs at once (wall time: the longer job).
 
@@ -17,6 +18,8 @@ with the command that would measure it. The benchmark suite's own job cost is no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from jaxci.policy.margins import gpu_wins
 
 AUDIT_FOR = "jaxci audit LECTURE_REPO --execute --machine {family} --format json > audit.json"
 
@@ -57,7 +60,7 @@ def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
     cpu = _num(pred["cpu_s"])
     cpu_band = (_num(pred.get("cpu_low_s")) or cpu, _num(pred.get("cpu_high_s")) or cpu)
     gpu = _num(pred.get("gpu_s")) if has_gpu else None
-    if gpu is None or gpu >= cpu:
+    if not gpu_wins(cpu, gpu):
         return "cpu", cpu, *cpu_band
     return "gpu", gpu, _num(pred.get("gpu_low_s")) or gpu, _num(pred.get("gpu_high_s")) or gpu
 
@@ -89,7 +92,7 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
             continue
         device, mid, low, high = _device(on_gpu, True)
         cpu_mid = _num(on_cpu["cpu_s"])
-        side = gpu if device == "gpu" and mid < cpu_mid else cpu
+        side = gpu if device == "gpu" and gpu_wins(cpu_mid, mid) else cpu
         if side is cpu:
             mid, low, high = (cpu_mid, _num(on_cpu.get("cpu_low_s")) or cpu_mid,
                               _num(on_cpu.get("cpu_high_s")) or cpu_mid)

@@ -12,7 +12,8 @@ Options (a build job costs (catalogue job overhead + build), billed by jaxci.ci.
 - GPU with pins on G: the lectures that win on G's GPU stay there, the others pinned to G's CPU;
 - split C + G: the lectures that win on G's GPU in a job on G, the rest in a job on C (wall: the longer job).
 A lecture wins on a GPU when its predicted GPU seconds are below GPU_FASTER x its CPU seconds on that family
-(the lecture audit's own margin, `gpu_wins`). An option keeps every GPU-winning lecture fast when each lecture
+(the one margin, jaxci.policy.margins.gpu_wins: the report's question 6 uses it too).
+An option keeps every GPU-winning lecture fast when each lecture
 that wins on the build job's GPU family runs on a GPU in it. The cheapest such option is recommended (lab
 machines have no price: shown, never chosen). Jobs are priced by jaxci.ci.jobcost.build_job, as the report's
 question 6 prices them. GPU-hours count the GPU family's whole job (overhead included).
@@ -23,6 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from jaxci.ci.jobcost import build_job
+from jaxci.policy.margins import GPU_FASTER, gpu_wins
 
 CPU_ALONE, GPU_AS_IS, GPU_PINS, SPLIT = "CPU alone", "GPU as is", "GPU with pins", "split"
 PREDICTED = "predicted"
@@ -94,13 +96,6 @@ def _times(f, family: str) -> tuple[float, float, float | None, float | None] | 
     return p["cpu_s"], p.get("cpu_high_s", p["cpu_s"]), gpu, gpu_high
 
 
-def gpu_wins(cpu_s: float | None, gpu_s: float | None) -> bool:
-    """The one rule for "this lecture wins on the GPU" (the lecture audit's margin): GPU below 0.8 x CPU."""
-    from jaxci.audit.classify import GPU_FASTER
-
-    return cpu_s is not None and gpu_s is not None and gpu_s < GPU_FASTER * cpu_s
-
-
 def wins_on_gpu(f, family: str) -> bool:
     t = _times(f, family)
     return bool(f.uses_jax and t and gpu_wins(t[0], t[2]))
@@ -160,7 +155,8 @@ def decide(lectures, job: str, family: str | None, catalogue: dict, defaults: di
     fit = [o for o in d.options if o.keeps_fast and o.dollars is not None]
     d.chosen = min(fit, key=lambda o: (o.dollars, o.build_s), default=None)
     d.rule = ("cheapest option (dollars per build) in which every lecture predicted to win on "
-              + (f"{judge}'s GPU (its JAX work's GPU seconds below 0.8 x its CPU seconds) runs on a GPU" if judge else
+              + (f"{judge}'s GPU (its JAX work's GPU seconds below {GPU_FASTER:g} x its CPU seconds) runs on a GPU"
+                 if judge else
                  f"the job's GPU runs on a GPU; {family or 'this job'} is not a GPU family with predictions, so no "
                  "lecture is held to a GPU"))
     return d
