@@ -61,6 +61,20 @@ CASES = [
     Case("40", (*PREDICT, "--kernel", "matmul", "--n", "abc"), 2, "invalid int value: 'abc'"),
     Case("40", (*PREDICT, "--kernel", "while"), 0, "71 iterations", pick="model:"),
     Case("40", (*PREDICT, "--kernel", "matmul", "--n", "1000"), 0, "predicted", pick="predicted"),
+    *[Case("40", (*AUDIT, f"{{tmp}}/audit/{name}.json"), 2, expect,
+           shown=f"jaxci report results --family g4dn.2xlarge --audit A ({json.dumps(AUDITS[name])[:90]})")
+      for name, expect in (("string-lecture", "lectures[0]: expected an object, got str 'a.md'"),
+                           ("string-predicted", "lectures[0].predicted: expected an object, got str 'x'"),
+                           ("list-path", "lectures[0].path: expected a string, got list"),
+                           ("negative", "cpu_s -1000000.0: must be a finite number in [0, 432,000] seconds"),
+                           ("huge", "cpu_s 1e+308: must be a finite number in [0, 432,000] seconds"),
+                           ("string-seconds", "cpu_s: expected a number, got str '10'"),
+                           ("newline-path", "must be one line"),
+                           ("runs-list", "runs['cpu']: expected an object, got list"),
+                           ("cell-inf", "cells[0].wall_s inf: must be a finite number in [0, 86,400] seconds"))],
+    Case("40", (*AUDIT, "{tmp}/audit/good.json", "--format", "summary"), 0, "one build of 1 lectures",
+         shown="jaxci report results --family g4dn.2xlarge --audit A (one lecture, cpu_s 10, gpu_s 5) "
+               "--format summary"),
 ]
 
 
@@ -86,6 +100,25 @@ def test_bad_input_outcome(case, scratch):
     if case.rc == 2:
         assert out.stderr.strip().count("\n") == 0, f"not one line: {out.stderr!r}"
         assert not out.stdout.strip(), f"a refusal printed a result: {out.stdout[:300]!r}"
+
+
+def test_an_audit_as_the_audit_writes_it_passes_unchanged():
+    """The validation keeps the record's shape: the audit fixture (what `jaxci audit --execute --format json`
+    writes, predictions and runs included) comes back equal, so consumers see what they saw before."""
+    from jaxci.audit import record
+
+    doc = json.loads((REPO / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
+    assert record.validated(doc) == doc and any(lec.get("predicted") for lec in doc["lectures"])
+
+
+def test_every_predicted_seconds_field_is_checked():
+    from jaxci.audit import record
+
+    for key in record.PREDICTED_SECONDS:
+        with pytest.raises(record.AuditError, match=rf"\.{key} -1\.0: must be a finite number"):
+            record.validated({"lectures": [_lecture(**{key: -1.0})]})
+        with pytest.raises(record.AuditError, match=rf"\.{key}: expected a number, got bool"):
+            record.validated({"lectures": [_lecture(**{key: True})]})
 
 
 @pytest.mark.parametrize(("args", "rc"), [(PREDICT + ("--kernel", "matmul", "--n", "1000"), 141), (("--help",), 141),

@@ -113,15 +113,13 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
             raise Refused(f"--family {name}: not a runner family of env_matrix/machines.toml "
                           f"(known: {', '.join(sorted(n for n, m in families.items() if not m.is_lab))})")
     data = None
-    if audit:
-        from jaxci.util import safeio
+    if audit:  # read and validated once (jaxci.audit.record): every sheet and advice gets the checked record
+        from jaxci.audit import record
 
         try:
-            data = safeio.load_json(audit)
-        except (OSError, ValueError) as exc:
-            raise Refused(f"--audit {audit}: cannot read the audit JSON: {exc}") from None
-        if not isinstance(data, dict) or not isinstance(data.get("lectures"), list):
-            raise Refused(f"--audit {audit}: not an audit JSON (`jaxci audit --execute --format json`)")
+            data = record.read(audit)
+        except record.AuditError as exc:
+            raise Refused(f"--audit {audit}: {exc}") from None
     return family, data
 
 
