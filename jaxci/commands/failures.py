@@ -2,8 +2,9 @@
 
 record: after the gating build, write the notebooks the jupyter-cache project failed on (with the hash of their
 code). skip: in the other builders, print the recorded failures whose notebook is unchanged, one path a line
-(for myst-nb's `nb_execution_excludepatterns`), and with --remove take them out of the jupyter-cache project.
-Exit 2 with the reason when the cache or the file cannot be read.
+(for myst-nb's `nb_execution_excludepatterns`, as globs matching just that file), and with --remove take them out
+of the jupyter-cache project. Every notebook a cache record names must lie inside --project (default: the current
+folder). Exit 2 with the reason when the cache or the file cannot be read.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     skip.add_argument("--cache", required=True, help="the jupyter-cache folder")
     skip.add_argument("--known", required=True, help="known-failures JSON from `jaxci failures record`")
     skip.add_argument("--remove", action="store_true", help="remove them from the jupyter-cache project")
+    for sp in (rec, skip):
+        sp.add_argument("--project", default=".", help="the folder every notebook of the cache lies in; a record "
+                        "naming a file outside it is refused (default: the current folder)")
     args = parser.parse_args(argv)
 
     from jaxci.ci.failures import FailuresError, load_known, record, to_skip
@@ -31,13 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.action == "record":
             safewrite.check_target(args.out)  # before the cache is read: a FIFO or a link is refused first
-            data = record(args.cache)
+            data = record(args.cache, args.project)
             safewrite.write_text(args.out, json.dumps(data, indent=1), option="--out")
             print(f"jaxci failures: {len(data['failures'])} failed notebook(s) recorded in {args.out}",
                   file=sys.stderr)
         else:
-            for uri in to_skip(args.cache, load_known(args.known), remove=args.remove):
-                print(uri)
+            for pattern in to_skip(args.cache, load_known(args.known), remove=args.remove, project=args.project):
+                print(pattern)  # a glob matching exactly that notebook (jaxci.util.quoting.glob_literal)
     except (FailuresError, OSError, safewrite.UnsafeWrite) as exc:
         print(f"jaxci failures: {exc}", file=sys.stderr)
         return 2
