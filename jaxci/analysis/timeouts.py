@@ -1,8 +1,9 @@
-"""Per-cell timeout guidance, from whole-cell or whole-notebook wall times only.
+"""The slowest whole-cell or whole-notebook wall time in the results (the suite's fixture notebooks).
 
-A compile-only or run-only split (NotebookSplit.track_compile_s / track_run_s) is part of a cell, so a
-timeout taken from it is too short for the cell it came from: only `time_notebook` (kernel start to
-shutdown) and KernelPath's per-cell wall times count. The basis is the slowest such time on any machine
+A compile-only or run-only split (NotebookSplit.track_compile_s / track_run_s) is part of a cell, so it is
+never a cell's time: only `time_notebook` (kernel start to shutdown) and KernelPath's per-cell wall times
+count. This is evidence, not advice: fixture notebooks never size a timeout (the one timeout rule is
+jaxci.policy.timeouts, applied to real lectures). The basis is the slowest such time on any machine
 (the slowest family measured). Notebooks whose whole time was skipped or failed everywhere are named: a
 timeout from the others says nothing about them, and with no whole time at all the answer is "not measured".
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-FACTOR = 3.0  # the rule: a per-cell timeout of 3x the slowest whole time measured
 WHOLE = {"time_notebook": "whole notebook", "track_first_s": "whole cell (first call)",
          "track_warm_s": "whole cell (warm)"}
 SUITE = "notebooks"
@@ -27,19 +27,14 @@ class TimeoutBasis:
     params: dict = field(default_factory=dict)
     provenance: str = ""
     not_measured: list = field(default_factory=list)  # "benchmark k=v ..." whose whole time no machine measured
-    factor: float = FACTOR
-
-    @property
-    def timeout_s(self) -> float | None:
-        return None if self.seconds is None else self.factor * self.seconds
 
     def answer(self) -> str:
         if self.seconds is None:
             return ("not measured: no whole-cell or whole-notebook wall time in these results (compile-only "
                     "or run-only splits are parts of a cell and never set a timeout)")
         where = " ".join(f"{k}={v}" for k, v in self.params.items())
-        text = (f"{self.factor:g}x the slowest measured {self.what} time: {self.factor:g} x {self.seconds:.3g} s "
-                f"= {self.timeout_s:.3g} s ({self.benchmark} {where}, {self.provenance})")
+        text = (f"the slowest measured {self.what} time: {self.seconds:.3g} s ({self.benchmark} {where}, "
+                f"{self.provenance})")
         if self.not_measured:
             text += ("; not measured for " + ", ".join(self.not_measured)
                      + ": their whole time was skipped or failed, so this figure says nothing about them")

@@ -6,7 +6,6 @@ that lecture's status and error; the others are still audited.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -17,15 +16,15 @@ from jaxci.audit import book, classify
 from jaxci.audit import family as fam
 from jaxci.audit.sizes import Loop
 from jaxci.audit.static import LectureScan, is_lecture, scan_notebook
+from jaxci.policy import timeouts
 from jaxci.util import safeio
 
 if TYPE_CHECKING:
     from jaxci.audit import envcheck
 
 SKIP_DIRS = {"_build", "node_modules", ".ipynb_checkpoints", "__pycache__", "site-packages"}
-#: proposed per-cell timeout = slowest measured cell x MARGIN, rounded up to a whole minute, at least 60 s
-MARGIN = 3.0
-MIN_TIMEOUT = 60.0
+#: proposed per-cell timeout: the one rule, jaxci.policy.timeouts.cell_timeout (MARGIN x the slowest cell)
+MARGIN = timeouts.CELL_MARGIN
 
 
 @dataclass
@@ -279,7 +278,7 @@ def merge(verdict: Verdict) -> None:
     target = gpu if (gpu is not None and verdict.recommendation == classify.KEEP_GPU) else cpu
     if target is not None and target.ok and target.cells:
         slowest = target.slowest.wall_s
-        verdict.proposed_timeout = max(MIN_TIMEOUT, math.ceil(slowest * MARGIN / 60) * 60)
+        verdict.proposed_timeout = timeouts.cell_timeout(slowest)
 
 
 def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:

@@ -44,8 +44,13 @@ def timeout_minutes(machine: Machine, defaults: dict[str, Figure], runs: int = 1
     if runs < 1:
         raise ValueError("runs must be at least 1")
     suite, _ = planned_suite_minutes(machine, defaults)
-    job = _default(defaults, "job_overhead_minutes") + suite * runs
-    return math.ceil(job * _default(defaults, "timeout_margin"))
+    return job_timeout(suite * runs, defaults)
+
+
+def job_timeout(work_minutes: float, defaults: dict[str, Figure]) -> int:
+    """The one job-timeout rule: ceil((the catalogue's job overhead + the job's work) x timeout_margin). The bench
+    jobs (timeout_minutes) and the lecture builds (jaxci.policy.timeouts.job_timeout_minutes) both use it."""
+    return math.ceil((_default(defaults, "job_overhead_minutes") + work_minutes) * _default(defaults, "timeout_margin"))
 
 
 @dataclass(frozen=True)

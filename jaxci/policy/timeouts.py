@@ -1,0 +1,108 @@
+"""Per-cell and job timeouts: one rule, and the promise that advice never breaks the build it is meant to fix.
+
+- A per-cell timeout is CELL_MARGIN x the lecture's slowest cell, rounded up to a whole minute, at least
+  MIN_CELL_S, at most MAX_CELL_S (`cell_timeout`). The slowest cell is taken at the HIGH end of its band on
+  the family the build runs on (`slowest_cell_high`), so a prediction's uncertainty widens the timeout, never
+  narrows it.
+- A job's `timeout-minutes` is jaxci.ci.jobcost's rule (ceil((job overhead + build) x timeout_margin)) applied
+  to the same predicted build, at the high end of its band (`job_timeout_minutes`).
+- No advice lowers a repository's per-cell timeout below what it has without a measurement (or prediction) of
+  every lecture it would cut (`advise`): a measured lecture gets its own `execution: timeout:` in its front
+  matter (MyST-NB and jupyter-book read a notebook's own value before the book's); the book-wide value is the
+  repository's own (read from its book config, jaxci.audit.book), changed only when every lecture it governs is
+  measured and the rule asks for more. Without a repository value and without a measurement there is nothing
+  to advise: "keep what you have", never a built-in number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+#: the rule: a per-cell timeout of 3x the slowest cell (3x: a cold cache, a slower runner of the same family
+#: and a loaded host all at once still finish; incidents.md's NUTS lecture ran 1.9x its prediction)
+CELL_MARGIN = 3.0
+#: never advise a per-cell timeout under a minute (kernel start-up and imports alone can take tens of seconds)
+MIN_CELL_S = 60
+#: the longest per-cell timeout advised: 5 days, the limit of a self-hosted runner's job
+MAX_CELL_S = 5 * 86_400
+#: GitHub's own job limit when a workflow sets no timeout-minutes
+GITHUB_DEFAULT_JOB_MIN = 360
+
+
+def cell_timeout(slowest_cell_s: float) -> int:
+    """The one per-cell rule: CELL_MARGIN x the slowest cell, rounded up to a minute, within [MIN, MAX]."""
+    return int(min(MAX_CELL_S, max(MIN_CELL_S, math.ceil(slowest_cell_s * CELL_MARGIN / 60) * 60)))
+
+
+def rule_text() -> str:
+    return f"{CELL_MARGIN:g} x the slowest cell, rounded up to a minute, at least {MIN_CELL_S} s"
+
+
+def slowest_cell_high(measured_slowest_s: float | None, measured_whole_s: float | None,
+                      predicted_high_s: float | None) -> float | None:
+    """The lecture's slowest cell at the high end of its band on the family: the measured run's slowest-cell share
+    of the lecture x the lecture's predicted high end there; the whole predicted high when the run has no cells;
+    the measured slowest cell itself without a prediction (measured on the family); None: nothing known."""
+    if predicted_high_s is None:
+        return measured_slowest_s
+    if measured_slowest_s and measured_whole_s and measured_whole_s > 0:
+        return predicted_high_s * min(1.0, measured_slowest_s / measured_whole_s)
+    return predicted_high_s
+
+
+def job_timeout_minutes(build_high_s: float, defaults: dict) -> int:
+    """timeout-minutes of one build job: jaxci.ci.jobcost's rule on the build at the high end of its band."""
+    from jaxci.ci.jobcost import job_timeout
+
+    return job_timeout(build_high_s / 60, defaults)
+
+
+@dataclass
+class LectureTimeout:
+    path: str
+    seconds: int              # the lecture's own `execution: timeout:` to set
+    slowest_high_s: float     # the slowest cell it is sized from (high end of its band on the family)
+    current_s: float | None   # what applies to it today (its own metadata, else the book's; None: no limit)
+
+    @property
+    def raises(self) -> bool:
+        return self.current_s is not None and self.seconds > self.current_s
+
+
+@dataclass
+class TimeoutAdvice:
+    book_s: float | None                     # the book-wide per-cell value advised (None: no limit, as it has)
+    book_current_s: float | None             # the repository's own value today
+    book_origin: str                         # where the repository's value was read ("" when none is known)
+    lectures: list = field(default_factory=list)   # [LectureTimeout] for the measured / predicted lectures
+    unmeasured: list = field(default_factory=list)  # lecture paths with no measurement: they keep the book's
+    job_minutes: int | None = None           # from the predicted build (None: not measured, keep the job's own)
+
+    @property
+    def lowered(self) -> bool:
+        """True when the book-wide value goes below the repository's own (only with every lecture measured)."""
+        return (self.book_current_s is not None and self.book_s is not None and self.book_s < self.book_current_s) \
+            or (self.book_current_s is None and self.book_s is not None)
+
+
+def advise(book_current_s: float | None, lectures: dict, *, book_origin: str = "", build_high_s: float | None = None,
+           defaults: dict | None = None) -> TimeoutAdvice:
+    """The timeout advice for one repository. `lectures`: path -> (slowest cell at the high end on the family, or
+    None when not measured; the per-cell value that applies to it today, None for no limit). `build_high_s`:
+    the predicted build at the high end of its band, for the job's timeout-minutes (with `defaults`)."""
+    out = TimeoutAdvice(book_current_s, book_current_s, book_origin)
+    for path, (slowest, current) in sorted(lectures.items()):
+        if slowest is None:
+            out.unmeasured.append(path)
+            continue
+        out.lectures.append(LectureTimeout(path, cell_timeout(slowest), slowest, current))
+    if out.lectures and not out.unmeasured:
+        # every lecture the book governs is measured: the book-wide value may follow the rule upwards only
+        # (per-lecture values carry each lecture's own need; a lower book-wide value would gain nothing)
+        need = max(t.seconds for t in out.lectures)
+        if book_current_s is not None and need > book_current_s:
+            out.book_s = need
+    if build_high_s is not None and defaults is not None:
+        out.job_minutes = job_timeout_minutes(build_high_s, defaults)
+    return out
