@@ -5,13 +5,20 @@ consecutive measured releases counts when the time moved by more than the upgrad
 (env_matrix/upgrade.toml) AND the two interquartile ranges do not overlap (asv's rule of thumb: a change
 inside the spread of the samples is noise). A regression is "undone" at the first later release whose time
 is back within the factor of the time before it.
+
+Such a step is a candidate, not a fact: a neighbour's test suite on the same cores moves a multi-threaded kernel
+by x100 between two releases measured minutes apart. A step is **confirmed** only by the release watch's rule:
+both releases measured again, back to back, on a quiet machine (median load at most QUIET_LOAD_PER_CORE per
+core), and the rerun still past the factor the same way (`jaxci history --confirm`, records in
+results/<machine>/conditions.toml). Everything else is "unconfirmed (noise?)", shown apart with the load it
+was measured at.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from jaxci.analysis import group, is_timing
+from jaxci.analysis import group, is_timing, median
 from jaxci.util.versions import release_key
 
 
@@ -28,6 +35,9 @@ class Step:
     undone_in: str | None    # regression: the release that brought the time back; improvement: the release
                              # before the regression it fixes
     last: str                # the newest release measured for this combination
+    confirmed: bool = False  # re-measured on a quiet machine and still past the factor the same way
+    rerun_ratio: float | None = None   # the confirming (or refuting) rerun's ratio, when one was run
+    load: float | None = None          # the higher median load of the two releases' runs; None: not recorded
 
     @property
     def ratio(self) -> float:
@@ -77,6 +87,41 @@ def release_steps(records, factor: float) -> list[Step]:
     return steps
 
 
+#: the most median 1-minute load per core at which a rerun can confirm a step (1.0 on the 2-vCPU build VM):
+#: above it, other work holds at least half the cores and a multi-threaded kernel's time is partly theirs
+QUIET_LOAD_PER_CORE = 0.5
+
+
+def params_text(params) -> str:
+    """A step's params as one key: "op=cholesky, n=256, dtype=float64, device=cpu" (asv's order)."""
+    return ", ".join(f"{k}={v}" for k, v in params)
+
+
+def _past(ratio: float | None, factor: float, kind: str) -> bool:
+    if ratio is None:
+        return False
+    return ratio > factor if kind == "regression" else ratio < 1 / factor
+
+
+def judge(steps: list[Step], runs: dict, confirmations: dict, factor: float, cores: dict) -> list[Step]:
+    """Each step with its confirmation and load: `runs` and `confirmations` map a machine to its
+    results.conditions records, `cores` a machine to its CPU count. Pure: the records are read by the caller."""
+    out = []
+    for s in steps:
+        loads = [r.load_median for r in runs.get(s.machine, ()) if r.release in (s.before, s.after)
+                 and r.load_median is not None]
+        quiet = QUIET_LOAD_PER_CORE * max(1, cores.get(s.machine) or 1)
+        key = (s.benchmark, params_text(s.params), s.before, s.after)
+        rerun = next((c for c in reversed(confirmations.get(s.machine, ()))
+                      if (c.benchmark, c.params, c.before, c.after) == key), None)
+        rerun_load = median(rerun.load) if rerun else None
+        confirmed = bool(rerun and _past(rerun.rerun_ratio, factor, s.kind) and rerun_load is not None
+                         and rerun_load <= quiet)
+        out.append(replace(s, confirmed=confirmed, rerun_ratio=rerun.rerun_ratio if rerun else None,
+                           load=max(loads) if loads else None))
+    return out
+
+
 def releases_measured(records) -> dict[str, list[str]]:
     """machine -> the JAX releases with at least one timing, oldest first."""
     out: dict[str, set] = {}
@@ -97,49 +142,76 @@ def _size(step: Step) -> float:
     return max(step.ratio, 1 / step.ratio)
 
 
+def _load_text(step: Step) -> str:
+    return "not recorded" if step.load is None else f"{step.load:.2f}"
+
+
+def _rows(mine: list[Step], limit: int, confirmed: bool) -> list[str]:
+    """One table: a row per (benchmark, from, to, kind), largest first, at most `limit`, the rest counted."""
+    groups: dict[tuple, list[Step]] = {}
+    for s in mine:
+        groups.setdefault((s.benchmark, s.before, s.after, s.kind), []).append(s)
+    rows = sorted((sorted(g, key=_size, reverse=True) for g in groups.values()),
+                  key=lambda g: _size(g[0]), reverse=True)
+    last = "rerun" if confirmed else "load"
+    lines = [f"| benchmark | params | from | to | ratio | times | undone | {last} |",
+             "|---|---|---|---|---|---|---|---|"]
+    for group_ in rows[:limit]:
+        s = group_[0]
+        params = params_text(s.params)
+        if len(group_) > 1:
+            params += f" (and {len(group_) - 1} more, the smallest step x{group_[-1].ratio:.3g})"
+        if s.kind == "regression":
+            undone = f"yes, in {s.undone_in}" if s.undone_in else f"no (still at {s.last})"
+        else:
+            undone = "improvement"
+        tail = f"x{s.rerun_ratio:.3g}" if confirmed else _load_text(s)
+        lines.append(f"| {s.benchmark} | {params} | {s.before} | {s.after} | x{s.ratio:.3g} | "
+                     f"{_fmt_t(s.t_before)} -> {_fmt_t(s.t_after)} | {undone} | {tail} |")
+    rest = rows[limit:]
+    if rest:
+        sizes = [_size(g[0]) for g in rest]
+        lines.append(f"\n{len(rest)} smaller steps not listed (x{min(sizes):.3g} .. x{max(sizes):.3g} either way).")
+    return lines
+
+
+def confirm_command(machine: str) -> str:
+    return f"jaxci history --confirm --machine {machine}"
+
+
 def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float, limit: int = 40) -> str:
-    """The findings section: per machine, the regressions and improvements between consecutive releases.
+    """The findings section: per machine, the confirmed steps between consecutive releases, then the
+    unconfirmed ones apart ("noise?"), with the load they were measured at.
 
     One row per (benchmark, from, to, kind), largest first: the combination that moved most, then how many
     other combinations of that benchmark took the same step (a kernel regressed by a release usually moves at
-    every size). At most `limit` rows per machine; the rest are counted, with the range of their ratios."""
+    every size). At most `limit` rows per table; the rest are counted, with the range of their ratios."""
     multi = {m: v for m, v in measured.items() if len(v) > 1}
     if not multi:
         return ("Not measured: no machine has results for more than one JAX release. "
                 "`jaxci history` backfills them (docs/history.md).\n")
-    lines = [f"A step counts when the time moved by more than x{factor:g} (env_matrix/upgrade.toml) between two "
-             "consecutive measured releases and the interquartile ranges do not overlap. Largest first; on a "
-             "shared or CI-scale machine, steps under about x1.5 are mostly its noise. An improvement that undoes "
-             "a listed regression is not listed again: the regression's row names the release that undid it.\n"]
+    lines = [f"A step is a candidate when the time moved by more than x{factor:g} (env_matrix/upgrade.toml) between "
+             "two consecutive measured releases and the interquartile ranges do not overlap. It is **confirmed** "
+             "only when both releases were measured again, back to back, at a median load of at most "
+             f"{QUIET_LOAD_PER_CORE:g} per core, and the rerun is still past the factor the same way (the release "
+             "watch's rule; docs/history.md). Unconfirmed steps are listed apart, with the highest median load of "
+             "the two releases' runs: read them as noise until a rerun confirms them. An improvement that undoes a "
+             "listed regression is not listed again: the regression's row names the release that undid it.\n"]
     for machine, versions in multi.items():
         mine = [s for s in steps if s.machine == machine and not (s.kind == "improvement" and s.undone_in)]
         lines.append(f"### {machine}: {len(versions)} releases ({versions[0]} .. {versions[-1]})\n")
         if not mine:
             lines.append(f"No benchmark moved by more than x{factor:g} between consecutive releases.\n")
             continue
-        groups: dict[tuple, list[Step]] = {}
-        for s in mine:
-            groups.setdefault((s.benchmark, s.before, s.after, s.kind), []).append(s)
-        rows = sorted((sorted(g, key=_size, reverse=True) for g in groups.values()),
-                      key=lambda g: _size(g[0]), reverse=True)
-        lines.append("| benchmark | params | from | to | ratio | times | undone |")
-        lines.append("|---|---|---|---|---|---|---|")
-        for group_ in rows[:limit]:
-            s = group_[0]
-            params = ", ".join(f"{k}={v}" for k, v in s.params)
-            if len(group_) > 1:
-                params += f" (and {len(group_) - 1} more, the smallest step x{group_[-1].ratio:.3g})"
-            if s.kind == "regression":
-                undone = f"yes, in {s.undone_in}" if s.undone_in else f"no (still at {s.last})"
-            else:
-                undone = "improvement"
-            lines.append(f"| {s.benchmark} | {params} | {s.before} | {s.after} | x{s.ratio:.3g} | "
-                         f"{_fmt_t(s.t_before)} -> {_fmt_t(s.t_after)} | {undone} |")
-        rest = rows[limit:]
-        if rest:
-            sizes = [_size(g[0]) for g in rest]
-            lines.append(f"\n{len(rest)} smaller steps not listed (x{min(sizes):.3g} .. x{max(sizes):.3g} either way).")
-        lines.append("")
+        sure = [s for s in mine if s.confirmed]
+        unsure = [s for s in mine if not s.confirmed]
+        if sure:
+            lines += ["Confirmed:\n"] + _rows(sure, limit, True) + [""]
+        else:
+            lines.append("No confirmed step.\n")
+        if unsure:
+            lines += [f"Unconfirmed (noise?): `{confirm_command(machine)}` re-measures them.\n"]
+            lines += _rows(unsure, limit, False) + [""]
     return "\n".join(lines) + "\n"
 
 

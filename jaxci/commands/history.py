@@ -42,7 +42,7 @@ from jaxci.results.history import (
 )
 from jaxci.util import safewrite
 from jaxci.util.git import GitError
-from jaxci.util.validate import InputError, bench_filter, machine_name
+from jaxci.util.validate import SCALES, InputError, bench_filter, machine_name, number, scale
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--releases", help="comma-separated JAX releases (default: every installable one)")
     parser.add_argument("--since", help="only releases at or after this one")
     parser.add_argument("--bench", action="append", default=[], help="asv --bench regex (repeatable)")
-    parser.add_argument("--scale", choices=("ci", "full"), default=os.environ.get("JAXCI_SCALE", "ci"),
+    parser.add_argument("--scale", choices=SCALES,  # default: validate.scale() reads JAXCI_SCALE, checked
                         help="JAXCI_SCALE for the runs (default: $JAXCI_SCALE, else ci)")
     parser.add_argument("--machine", help="registered asv machine (default: local-<hostname>, registered)")
     parser.add_argument("--backend", choices=tuple(BACKEND_WHEEL), default=os.environ.get("JAXCI_BACKEND", "cpu"))
@@ -61,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--validate", metavar="TEXT",
                         help="only check a workflow input: empty, 'all', or releases like 0.11.0,0.11.1")
     parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
+    parser.add_argument("--max-load", type=float, metavar="L",
+                        help="re-run a release whose median 1-minute load was above L (default: 0.5 per CPU)")
+    parser.add_argument("--confirm", action="store_true",
+                        help="only re-measure the candidate regressions of --machine's committed history, both "
+                             "releases back to back, and record the reruns (results/<machine>/conditions.toml)")
     parser.add_argument("--restore-refs", action="store_true",
                         help="only recreate the jax-v* tags and the branch of the pin commits main carries (no "
                              "network; what asv publish needs in a fresh clone)")
@@ -142,9 +147,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"jaxci history: {tags} release tag(s) restored" + (f", branch {BRANCH}" if branch else ""))
         return 0
+    try:
+        args.scale = scale(args.scale, "ci")  # refused here, before a branch is built or asv started
+    except InputError as exc:
+        print(f"jaxci history: {exc}", file=sys.stderr)
+        return 2
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _run(repo, args)
+        return _confirm(repo, args) if args.confirm else _run(repo, args)
     except Interrupted as exc:
         print(f"jaxci history: interrupted by {exc.args[0]}: no asv run left behind, no ref half-moved; "
               "the state file records the release in flight; rerun the same command to resume", file=sys.stderr)
@@ -158,6 +168,7 @@ def _run(repo: Path, args) -> int:
     try:
         bench = [bench_filter("--bench", b) for b in args.bench]
         machine = machine_name("--machine", args.machine) if args.machine else None
+        max_load = _max_load(args)
         chain, todo = _chain(repo, args)
         if args.dry_run:
             print("jaxci history: --dry-run: would measure " + ", ".join(todo))
@@ -170,8 +181,66 @@ def _run(repo: Path, args) -> int:
         return 2
     start = time.monotonic()
     outcomes = backfill(repo, machine, todo, chain, bench, env, repo / "results", force=args.force,
-                        earlier=earlier)
+                        earlier=earlier, max_load=max_load)
     return _summary(outcomes, machine, repo, time.monotonic() - start)
+
+
+def _max_load(args) -> float:
+    """--max-load, else the quiet rule of analysis.releases (QUIET_LOAD_PER_CORE per CPU of this machine);
+    checked before anything is measured."""
+    from jaxci.analysis.releases import QUIET_LOAD_PER_CORE
+
+    if args.max_load is not None:
+        return number("--max-load", args.max_load, low=0.01, high=10_000)
+    return QUIET_LOAD_PER_CORE * (os.cpu_count() or 1)
+
+
+def _targets(repo: Path, machine: str) -> tuple[list, dict]:
+    """The candidate regressions of `machine`'s results as rerun targets, and release -> commit."""
+    from jaxci.analysis.releases import params_text, release_steps, upgrade_factor
+    from jaxci.results.confirm import Target
+    from jaxci.results.records import load_results
+
+    records = [r for r in load_results(repo / "results").records if r.machine == machine]
+    commits = {r.jax_version: r.commit for r in records}
+    groups: dict = {}
+    for s in release_steps(records, upgrade_factor()):
+        if s.kind == "regression":
+            groups.setdefault((s.benchmark, s.before, s.after), {})[params_text(s.params)] = s.ratio
+    return [Target(b, v0, v1, first) for (b, v0, v1), first in sorted(groups.items())], commits
+
+
+def _confirm(repo: Path, args) -> int:
+    """--confirm: every candidate regression of the machine's history measured again, recorded."""
+    from jaxci.analysis.releases import QUIET_LOAD_PER_CORE, upgrade_factor
+    from jaxci.results.conditions import ConditionsError
+    from jaxci.results.confirm import confirm
+
+    try:
+        if not args.machine:
+            raise InputError("--confirm needs --machine: the history to re-measure (results/<machine>/)")
+        machine = machine_name("--machine", args.machine)
+        targets, commits = _targets(repo, machine)
+        env = asv_env(args.scale, args.backend)
+    except (HistoryError, InputError, GitError, OSError, ValueError) as exc:
+        print(f"jaxci history: {exc}", file=sys.stderr)
+        return 2
+    if not targets:
+        print(f"jaxci history: {machine}: no candidate regression to confirm")
+        return 0
+    log = state_path(machine, repo).with_suffix(".confirm.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        made = confirm(repo, machine, repo / "results", targets, commits, env, log, sys.stdout)
+    except ConditionsError as exc:
+        print(f"jaxci history: {exc}", file=sys.stderr)
+        return 2
+    factor = upgrade_factor()
+    kept = sum(1 for c in made if c.rerun_ratio is not None and c.rerun_ratio > factor)
+    print(f"jaxci history: {len(made)} combination(s) re-measured: {kept} still past x{factor:g}, "
+          f"{len(made) - kept} not; a rerun confirms only at a median load of at most {QUIET_LOAD_PER_CORE:g} per "
+          "CPU (jaxci report shows which)")
+    return 0
 
 
 if __name__ == "__main__":

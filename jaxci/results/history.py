@@ -347,6 +347,19 @@ def restore_refs(repo: Path) -> tuple[int, bool]:
     return len(updates) - branch, branch
 
 
+def missing_release_tags(results_dir: Path, releases: list[str]) -> tuple[Path, list[str]] | None:
+    """(the repository holding `results_dir`, the jax-v* tags it lacks for `releases`), or None when it has them
+    all or is no git checkout: asv publish draws a release only through its tag, so without them a fresh clone's
+    site shows no history and `asv compare jax-v...` finds no results."""
+    try:
+        top = Path(git(Path(results_dir).resolve(), "rev-parse", "--show-toplevel", timeout=30))
+        have = set(git(top, "tag", "-l", f"{TAG_PREFIX}*", timeout=30).split())
+    except (GitError, OSError):
+        return None
+    missing = [TAG_PREFIX + v for v in releases if TAG_PREFIX + v not in have]
+    return (top, missing) if missing else None
+
+
 # ---- measuring -----------------------------------------------------------------------------------------
 
 def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | None:
@@ -367,9 +380,11 @@ class Outcome:
     reason: str = ""
 
 
-def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: dict, log: Path) -> tuple[bool, str]:
-    """asv run for one commit; (ok, reason). ok means asv wrote a result file for it."""
-    args = [asv_exe(), "run", "--machine", machine, "--show-stderr", "--skip-existing-successful"]
+def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: dict, log: Path,
+                again: bool = False) -> tuple[bool, str]:
+    """asv run for one commit; (ok, reason). ok means asv wrote a result file for it. `again` measures the
+    selected benchmarks even where they already have a result (a rerun replaces them in the result file)."""
+    args = [asv_exe(), "run", "--machine", machine, "--show-stderr"] + ([] if again else ["--skip-existing-successful"])
     for pattern in bench:
         args += ["--bench", pattern]
     args.append(f"{commit}^!")
@@ -385,6 +400,38 @@ def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: di
     if re.search(r"Error running .*benchmark\.py discover", text):
         return False, f"the benchmarks did not import under this release: {_last_error(text)}"
     return True, "" if returncode == 0 else "some benchmarks failed (asv exit 2; see the log)"
+
+
+#: how many times a release measured above --max-load is measured again before its last run is kept
+LOAD_RETRIES = 2
+
+
+def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench: list[str], env: dict, log: Path,
+                     results_dir: Path, max_load: float | None, out) -> tuple[bool, str]:
+    """run_release with the machine's load sampled through it and recorded beside the results
+    (results/<machine>/conditions.toml); a run whose median load is above `max_load` is run again, up to
+    LOAD_RETRIES times, and the last run's results are kept, its load recorded as it was."""
+    from jaxci.results import conditions
+    from jaxci.util.loadavg import Sampler, cpu_model
+
+    attempt = 0
+    while True:
+        with Sampler() as sampler:
+            ok, reason = (run_release(repo, machine, commit, bench, env, log, again=True) if attempt else
+                          run_release(repo, machine, commit, bench, env, log))
+        load = sampler.load
+        if ok and (results_dir / machine).is_dir():
+            conditions.append_run(results_dir, machine, conditions.Run(
+                version, commit, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), cpu_model(),
+                load.samples, "rerun" if attempt else "backfill"))
+        if not ok or max_load is None or load.quiet(max_load) or attempt >= LOAD_RETRIES:
+            if ok and max_load is not None and not load.quiet(max_load):
+                print(f"jaxci history:   warning: jax {version} kept at {load.text()}, above --max-load "
+                      f"{max_load:g} after {attempt + 1} runs", file=out, flush=True)
+            return ok, reason
+        attempt += 1
+        print(f"jaxci history:   {load.text()} is above --max-load {max_load:g}: measuring jax {version} again "
+              f"({attempt} of {LOAD_RETRIES})", file=out, flush=True)
 
 
 def run_tree(args: list[str], *, cwd: Path, env: dict, stdout) -> int:
@@ -473,7 +520,8 @@ def _sort_key(version: str) -> tuple:
 
 
 def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: list[str], env: dict,
-             results_dir: Path, force: bool = False, out=None, earlier: dict | None = None) -> list[Outcome]:
+             results_dir: Path, force: bool = False, out=None, earlier: dict | None = None,
+             max_load: float | None = None) -> list[Outcome]:
     """Measure `todo` (in the order given), printing progress; never stops at a failed release. On
     Interrupted or KeyboardInterrupt the release in flight is recorded as interrupted (its asv run killed,
     run_tree) and the state saved before the exception goes on up."""
@@ -498,7 +546,7 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
             continue
         t0 = time.monotonic()
         try:
-            ok, reason = run_release(repo, machine, commit, bench, env, log)
+            ok, reason = measured_quietly(repo, machine, version, commit, bench, env, log, results_dir, max_load, out)
         except (Interrupted, KeyboardInterrupt) as exc:
             name = exc.args[0] if isinstance(exc, Interrupted) else "SIGINT"
             outcomes.append(Outcome(version, commit, "interrupted", time.monotonic() - t0,

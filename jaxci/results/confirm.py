@@ -1,0 +1,68 @@
+"""`jaxci history --confirm`: re-measure each candidate step of the release history, both releases back to back.
+
+A step between two releases measured minutes apart in a backfill may be the neighbours' load, not the release. The
+release watch trusts a step only when a rerun shows it again; this applies the same rule to the history: for every
+(benchmark, from, to) of the candidate regressions, `asv run` the benchmark on the release before and the release
+after, one after the other, with the load sampled through both, and record the rerun's ratio per combination in
+results/<machine>/conditions.toml. The rerun's values replace the first run's in asv's result files (asv keeps one
+result per commit), so a refuted step simply leaves the history; a confirmed one stays, now with its rerun.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxci.results import conditions
+from jaxci.results.history import run_release
+from jaxci.results.records import load_results
+from jaxci.util.loadavg import Sampler
+
+
+@dataclass(frozen=True)
+class Target:
+    """One rerun: a benchmark on two releases, and the combinations (params text -> first ratio) it decides."""
+
+    benchmark: str
+    before: str
+    after: str
+    first: dict           # params_text -> the first run's ratio
+
+
+def _values(results_dir: Path, machine: str, benchmark: str, release: str) -> dict:
+    """params_text -> value of `benchmark` on `release` in the machine's results as they are now."""
+    out = {}
+    for r in load_results(results_dir).records:
+        if r.machine == machine and r.benchmark == benchmark and r.jax_version == release and r.ok and r.value:
+            out[", ".join(f"{k}={v}" for k, v in r.params.items())] = r.value
+    return out
+
+
+def confirm(repo: Path, machine: str, results_dir: Path, targets: list[Target], commits: dict, env: dict,
+            log: Path, out) -> list[conditions.Confirmation]:
+    """Rerun every target (before, then after, back to back) and record each combination's rerun ratio."""
+    made = []
+    for k, t in enumerate(targets, 1):
+        print(f"jaxci history: confirm {k} of {len(targets)}: {t.benchmark} {t.before} -> {t.after} "
+              f"({len(t.first)} combination(s))", file=out, flush=True)
+        pattern = [f"^{re.escape(t.benchmark)}$"]
+        with Sampler() as sampler:
+            ok_before, why_before = run_release(repo, machine, commits[t.before], pattern, env, log, again=True)
+            ok_after, why_after = run_release(repo, machine, commits[t.after], pattern, env, log, again=True)
+        if not (ok_before and ok_after):
+            print(f"jaxci history:   rerun failed: {why_before or why_after}; nothing recorded for it",
+                  file=out, flush=True)
+            continue
+        before = _values(results_dir, machine, t.benchmark, t.before)
+        after = _values(results_dir, machine, t.benchmark, t.after)
+        date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        for params, first in sorted(t.first.items()):
+            ratio = after[params] / before[params] if params in after and params in before else None
+            c = conditions.Confirmation(t.benchmark, params, t.before, t.after, first, ratio,
+                                        sampler.load.samples, date)
+            conditions.append_confirmation(results_dir, machine, c)
+            made.append(c)
+        print(f"jaxci history:   {sampler.load.text()}", file=out, flush=True)
+    return made

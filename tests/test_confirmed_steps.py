@@ -1,0 +1,184 @@
+"""A step between two JAX releases is a regression only when a quiet rerun confirms it; everything else is shown
+apart as "unconfirmed (noise?)" with its load. The records behind that (results/<machine>/conditions.toml) are
+checked on the way in, and a fresh clone's site says how to get its release history back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.analysis.releases import judge, params_text, release_steps, releases_md, releases_measured
+from jaxci.report import decisions
+from jaxci.results import conditions, history
+from jaxci.results.records import Record
+from jaxci.util.loadavg import Load, Sampler
+
+
+def _rec(version, value, machine="m", n=10_000):
+    return Record(machine=machine, benchmark="loops.Scan.time_warm", params={"n": n, "dtype": "float64",
+                  "device": "cpu"}, status="ok", value=value, unit="seconds", commit=f"c{version}",
+                  date="2026-01-01T00:00:00Z", jax_version=version, jax_source="test", env_name="e",
+                  q25=value * 0.99, q75=value * 1.01, file=f"{version}.json")
+
+
+RECS = [_rec("0.11.0", 1e-4), _rec("0.11.1", 3e-2), _rec("0.11.2", 1.1e-4)]
+KEY = "n=10000, dtype=float64, device=cpu"
+
+
+def _confirmation(ratio, load):
+    return conditions.Confirmation("loops.Scan.time_warm", KEY, "0.11.0", "0.11.1", 300.0, ratio, load, "d")
+
+
+def _judged(confirmations=(), runs=(), cores=2):
+    steps = release_steps(RECS, 1.3)
+    return judge(steps, {"m": list(runs)}, {"m": list(confirmations)}, 1.3, {"m": cores})
+
+
+def test_a_step_without_a_rerun_is_unconfirmed_and_says_its_load():
+    runs = [conditions.Run("0.11.0", "c0110", "d", "cpu", (0.2, 0.4, 0.3)),
+            conditions.Run("0.11.1", "c0111", "d", "cpu", (3.0, 4.0, 5.0))]
+    reg = _judged(runs=runs)[0]
+    assert (reg.kind, reg.confirmed, reg.load) == ("regression", False, 4.0)
+    assert params_text(reg.params) == KEY
+
+
+@pytest.mark.parametrize("ratio, load, confirmed", [
+    (290.0, (0.3, 0.5, 0.4), True),     # quiet (median 0.4 <= 0.5 x 2 CPUs) and still past x1.3
+    (1.05, (0.3, 0.5, 0.4), False),     # quiet, but the rerun refutes it
+    (290.0, (2.5, 3.0, 2.8), False),    # still past, but measured beside other work: not a confirmation
+    (None, (0.3,), False),              # the rerun measured nothing for this combination
+    (290.0, (), False),                 # no load recorded: cannot be called quiet
+])
+def test_only_a_quiet_rerun_past_the_factor_confirms(ratio, load, confirmed):
+    reg = _judged([_confirmation(ratio, load)])[0]
+    assert reg.confirmed is confirmed and reg.rerun_ratio == ratio
+
+
+def _report(steps):
+    return SimpleNamespace(release_steps=steps)
+
+
+def test_the_first_screen_shows_confirmed_regressions_only():
+    unsure = _report(_judged())
+    text = decisions.regressions_md(unsure)
+    assert text.startswith("No confirmed regression") and "asv compare" not in text
+    assert "1 unconfirmed step(s)" in text and "`jaxci history --confirm --machine m`" in text
+    sure = decisions.regressions_md(_report(_judged([_confirmation(290.0, (0.4,))])))
+    assert "asv compare jax-v0.11.0 jax-v0.11.1 --machine m" in sure and "x290" in sure
+    assert "unconfirmed" not in sure
+
+
+def test_the_findings_table_lists_unconfirmed_steps_apart_with_their_load():
+    runs = [conditions.Run("0.11.1", "c0111", "d", "cpu", (3.0, 4.0, 5.0))]
+    text = releases_md(_judged(runs=runs), releases_measured(RECS), 1.3)
+    assert "No confirmed step." in text and "Unconfirmed (noise?)" in text
+    assert text.split("Unconfirmed (noise?)")[1].count("| loops.Scan.time_warm |") == 1
+    assert "| 4.00 |" in text
+    sure = releases_md(_judged([_confirmation(290.0, (0.4,))]), releases_measured(RECS), 1.3)
+    assert "Confirmed:" in sure and "| x290 |" in sure and "Unconfirmed (noise?)" not in sure
+
+
+def test_conditions_round_trip_and_a_bad_record_loses_only_itself(tmp_path):
+    (tmp_path / "m").mkdir()
+    run = conditions.Run("0.11.0", "abcdef1", "2026-12-01T00:00:00+00:00", "AMD EPYC", (0.5, 0.75))
+    conditions.append_run(tmp_path, "m", run)
+    conditions.append_confirmation(tmp_path, "m", _confirmation(290.0, (0.4,)))
+    runs, confirmations = conditions.load(tmp_path, "m")
+    assert runs == [run] and confirmations == [_confirmation(290.0, (0.4,))]
+    path = conditions.path_of(tmp_path, "m")
+    path.write_text(path.read_text() + '[[run]]\nrelease = "x; rm -rf /"\ncommit = "abc1234"\n\n'
+                    '[[confirmation]]\nbenchmark = "a.b"\nparams = ""\nbefore = "0.1"\nafter = "0.2"\n'
+                    'first_ratio = -1.0\n')
+    errors = []
+    runs, confirmations = conditions.load(tmp_path, "m", errors)
+    assert runs == [run] and len(confirmations) == 1
+    assert len(errors) == 2 and "is not a JAX release" in errors[0] and "not a positive finite" in errors[1]
+    assert all("\n" not in e for e in errors)
+
+
+def test_a_conditions_file_that_is_a_link_or_not_toml_is_one_error(tmp_path):
+    (tmp_path / "m").mkdir()
+    path = conditions.path_of(tmp_path, "m")
+    path.write_text("[[run]\n")
+    errors = []
+    assert conditions.load(tmp_path, "m", errors) == ([], []) and "not read" in errors[0]
+    path.unlink()
+    os.mkfifo(path)
+    errors = []
+    assert conditions.load(tmp_path, "m", errors) == ([], []) and "FIFO" in errors[0]
+
+
+def test_the_sampler_takes_a_first_and_a_last_sample():
+    values = iter([0.1, 0.2, 0.3, 0.4])
+    with Sampler(every=3600, read=lambda: next(values)) as s:
+        pass
+    assert s.load.samples == (0.1, 0.2) and s.load.quiet(0.2) and not s.load.quiet(0.1)
+    assert Load(()).text() == "load not recorded" and not Load(()).quiet(10)
+
+
+def test_a_release_measured_above_the_load_is_measured_again_and_each_run_recorded(tmp_path, monkeypatch):
+    (tmp_path / "results" / "m").mkdir(parents=True)
+    calls = []
+
+    def fake_run(repo, machine, commit, bench, env, log, again=False):
+        calls.append(again)
+        return True, ""
+
+    loads = iter([Load((3.0, 3.0)), Load((2.0, 2.0)), Load((0.2, 0.2))])
+
+    class FakeSampler:
+        def __enter__(self):
+            self.load = next(loads)
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    monkeypatch.setattr(history, "run_release", fake_run)
+    monkeypatch.setattr("jaxci.util.loadavg.Sampler", lambda: FakeSampler())
+    out = open(os.devnull, "w")
+    ok, _ = history.measured_quietly(tmp_path, "m", "0.11.0", "abcdef1", [], {}, tmp_path / "log",
+                                     tmp_path / "results", 1.0, out)
+    assert ok and calls == [False, True, True]   # the reruns replace the loaded results (asv run without skip)
+    runs, _ = conditions.load(tmp_path / "results", "m")
+    assert [r.purpose for r in runs] == ["backfill", "rerun", "rerun"]
+    assert [r.load_median for r in runs] == [3.0, 2.0, 0.2]
+
+
+def _clone(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--single-branch", "--no-tags", str(REPO_ROOT), str(clone)], check=True)
+    return clone
+
+
+def _jaxci(clone, *args):
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONSAFEPATH": "1"}  # this checkout's jaxci, not the clone's
+    return subprocess.run([sys.executable, "-m", "jaxci", *args], cwd=clone, capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+@pytest.mark.slow
+def test_a_fresh_clone_gets_its_release_history_back_and_the_printed_compare_runs(tmp_path):
+    """git clone brings no jax-v* tags: `jaxci report --html` says the one command that brings them back (never
+    a site without history in silence), and after it the `asv compare` the report prints for a step works."""
+    clone = _clone(tmp_path)
+    html = tmp_path / "html"
+    html.mkdir()
+    proc = _jaxci(clone, "report", "results", "--html", str(html), "--no-progress")
+    assert proc.returncode == 2 and "jaxci history --restore-refs && asv publish" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    restored = _jaxci(clone, "history", "--restore-refs")
+    assert restored.returncode == 0, restored.stderr
+    from jaxci.report.build import build
+
+    steps = [s for s in build(clone / "results").release_steps if s.kind == "regression"]
+    command = decisions.reproduce(steps[0]).split()
+    asv = str(REPO_ROOT / ".venv" / "bin" / "asv")
+    compared = subprocess.run([asv, *command[1:]], cwd=clone, capture_output=True, text=True, timeout=300)
+    assert compared.returncode == 0 and "| Benchmark (Parameter)" in compared.stdout, compared.stderr[-500:]
+    assert "Did not find results" not in compared.stdout + compared.stderr
