@@ -85,14 +85,21 @@ def parse_releases(text: str) -> list[str]:
 
 # ---- what exists on the package index ------------------------------------------------------------------
 
-def index_versions(package: str, python: str = sys.executable, index_url: str | None = None) -> list[str]:
+def index_versions(package: str, python: str = sys.executable, index_url: str | None = None,
+                   timeout: float = 120) -> list[str]:
     """Final releases of `package` with a wheel for `python`'s interpreter and platform (pip's own answer);
-    from `index_url` (a PEP 503 simple index) instead of pip's configured index when given."""
+    from `index_url` (a PEP 503 simple index) instead of pip's configured index when given. An index that
+    does not answer within `timeout` seconds is a HistoryError (pip is ended), not a hang."""
     extra = ["--index-url", index_url] if index_url else []
-    proc = subprocess.run([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check", *extra],
-                          capture_output=True, text=True, timeout=120)
+    try:
+        proc = subprocess.run([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check",
+                               *extra], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise HistoryError(f"pip index versions {package}: no answer from the package index within "
+                           f"{timeout:g} s") from None
     if proc.returncode:
-        raise HistoryError(f"pip index versions {package} failed (offline?): {proc.stderr.strip()[-300:]}")
+        last = [line for line in proc.stderr.splitlines() if line.strip()][-1:] or ["no message"]
+        raise HistoryError(f"pip index versions {package} failed (offline?): {quoted(last[0].strip(), 300)}")
     for line in proc.stdout.splitlines():
         if line.strip().startswith("Available versions:"):
             found = [v.strip() for v in line.split(":", 1)[1].split(",")]

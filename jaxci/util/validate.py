@@ -146,6 +146,30 @@ def writable_file(name: str, path: Path) -> Path:
     return path
 
 
+#: what an index URL may use: a PEP 503 index over HTTP(S), or a local one (file:) in tests and mirrors
+URL_SCHEMES = ("http", "https", "file")
+
+
+def index_url(name: str, text: str | None) -> str:
+    """A package index URL (pip --index-url), checked before pip sees it: one line of at most 2,000
+    characters without spaces, an http/https URL with a host or a file: URL with a path."""
+    from urllib.parse import urlsplit
+
+    value = plain(name, text)
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError as exc:
+        raise InputError(f"{name} {quoted(value, 80)}: not a URL ({exc})") from None
+    why = ("at most 2,000 characters" if len(value) > 2000 else "no spaces" if " " in value
+           else f"scheme {', '.join(URL_SCHEMES)}" if parts.scheme not in URL_SCHEMES
+           else "a host" if parts.scheme != "file" and not host else "a path" if not parts.path else "")
+    if why:
+        raise InputError(f"{name} {quoted(value, 80)}: expected a package index URL ({why}), "
+                         "like https://pypi.org/simple")
+    return value
+
+
 # ---- regular expressions typed by users, matched by asv -----------------------------------------------
 
 #: the longest benchmark name the cost bound assumes ("module.Class.method(params)"; ours are under 120)
