@@ -195,6 +195,20 @@ def _write(args, report, findings: str, guidance: str, data: dict) -> None:
             print(f"jaxci report: {offline.vendor(Path(args.html), Path(args.offline_assets))}", file=sys.stderr)
 
 
+def check_release_refs(report, results_dir: Path) -> None:
+    """--html after `asv publish`: refused when the results hold a release history whose jax-v* tags this
+    clone lacks (git clone brings none), because asv then drew no history; the one command that fixes it."""
+    from jaxci.results.history import missing_release_tags
+
+    releases = sorted({v for vs in report.releases_measured.values() if len(vs) > 1 for v in vs})
+    gap = missing_release_tags(results_dir, releases) if releases else None
+    if gap:
+        top, missing = gap
+        raise Refused(f"--html: {len(missing)} of the {len(releases)} JAX releases in {results_dir} have no "
+                      f"jax-v* tag in {top} (a clone brings none), so asv publish drew no "
+                      "release history: run `jaxci history --restore-refs && asv publish` there, then this again")
+
+
 def _print(fmt: str, report, data: dict) -> None:
     from jaxci.report.findings import crossover_table, fp64_table, predicted_crossover_table
 
@@ -225,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.offline_assets:
             _check_assets(args)
         report = _build(args, results_dir)
+        if args.html:
+            check_release_refs(report, results_dir)
     except Refused as exc:
         print(f"jaxci report: {exc}", file=sys.stderr)
         return 2

@@ -92,13 +92,29 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     report.model = predictor.model
     report.families, report.audit = list(families or []), audit
     report.upgrade_factor = releases.upgrade_factor(catalogue_dir)
-    report.release_steps = releases.release_steps(rs.records, report.upgrade_factor)
+    report.release_steps = _judged_steps(rs, results_dir, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)
     if incidents is not None and Path(incidents).is_file():
         text = Path(incidents).read_text()
         report.incidents = incident_checks(text, predictor)
         report.model_checks = model_checks(text, report.model)
     return report
+
+
+def _judged_steps(rs, results_dir, factor: float) -> list:
+    """The release steps with their confirmation and load from each machine's results/<machine>/conditions.toml
+    (analysis.releases.judge); a bad record there is one more error line, the rest kept."""
+    from jaxci.results import conditions
+
+    steps = releases.release_steps(rs.records, factor)
+    runs, confirmations, cores = {}, {}, {}
+    for machine in {s.machine for s in steps}:
+        runs[machine], confirmations[machine] = conditions.load(results_dir, machine, rs.errors)
+        try:
+            cores[machine] = int(rs.machines[machine].get("num_cpu") or 1)
+        except (KeyError, TypeError, ValueError):
+            cores[machine] = 1
+    return releases.judge(steps, runs, confirmations, factor, cores)
 
 
 # The published incident table (outside check only: never an input to any number above).

@@ -375,11 +375,12 @@ def sheets_md(report, chosen=None, audit=None) -> str:
     return "\n\n".join(sheet_md(s) for s in sheets(report, chosen, audit)) + "\n\n" + FAIL_ONCE + "\n"
 
 
-def regressions(report) -> list:
-    """Each regression between consecutive JAX releases once: the largest step per (machine, benchmark, from, to)."""
+def regressions(report, confirmed: bool = True) -> list:
+    """Each regression between consecutive JAX releases once, confirmed ones (or, with confirmed=False, the
+    unconfirmed ones): the largest step per (machine, benchmark, from, to)."""
     groups: dict = {}
     for s in report.release_steps:
-        if s.kind != "regression":
+        if s.kind != "regression" or s.confirmed != confirmed:
             continue
         key = (s.machine, s.benchmark, s.before, s.after)
         if key not in groups or s.ratio > groups[key].ratio:
@@ -391,14 +392,32 @@ def reproduce(step) -> str:
     return f"asv compare jax-v{step.before} jax-v{step.after} --machine {step.machine}"
 
 
+def _unconfirmed_line(report) -> str:
+    from jaxci.analysis.releases import confirm_command
+
+    unsure = regressions(report, confirmed=False)
+    if not unsure:
+        return ""
+    machines = sorted({s.machine for s in unsure})
+    loads = [s.load for s in unsure if s.load is not None]
+    load = f"median load up to {max(loads):.2f}" if loads else "load not recorded"
+    return (f"{len(unsure)} unconfirmed step(s) past the factor on {', '.join(machines)} ({load}) are not shown "
+            "here: noise until a quiet rerun confirms them (Regressions across JAX releases lists them; "
+            + "; ".join(f"`{confirm_command(m)}`" for m in machines) + ").")
+
+
 def regressions_md(report, limit: int = 6) -> str:
+    """The first screen's regressions: confirmed steps only, then one line counting the unconfirmed ones."""
     from jaxci.report.text import table
 
     steps = regressions(report)
+    unsure = _unconfirmed_line(report)
     if not steps:
-        return ""
+        return (f"No confirmed regression between JAX releases. {unsure}\n") if unsure else ""
     rows = [[s.machine, s.benchmark.replace(".time_warm", ""), f"{s.before} -> {s.after}",
-             f"x{s.ratio:,.0f}" if s.ratio >= 100 else f"x{s.ratio:.3g}",
+             f"x{s.ratio:,.0f}" if s.ratio >= 100 else f"x{s.ratio:.3g}", f"x{s.rerun_ratio:.3g}",
              s.undone_in or f"not yet (still at {s.last})", f"`{reproduce(s)}`"] for s in steps[:limit]]
     more = f"\n\n{len(steps) - limit} more below (Regressions across JAX releases)." if len(steps) > limit else ""
-    return table(["machine", "kernel", "release", "ratio", "undone in", "reproduce"], rows) + more + "\n"
+    tail = f"\n\n{unsure}" if unsure else ""
+    head = ["machine", "kernel", "release", "ratio", "rerun", "undone in", "reproduce"]
+    return table(head, rows) + more + tail + "\n"
