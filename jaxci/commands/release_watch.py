@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--default-branch", default="main")
     plan.add_argument("--release", default="", help="check this release only (a dispatch input)")
     plan.add_argument("--index-url", help="a PEP 503 simple index instead of pip's (tests: a local one)")
+    plan.add_argument("--index-timeout", type=float, default=120.0, metavar="SECONDS",
+                      help="give up on an index that has not answered after this long (default: 120)")
     plan.add_argument("--run-id", default=os.environ.get("GITHUB_RUN_ID", "0"))
     plan.add_argument("--github-output", metavar="FILE", help="append matrix=... and any=... here")
     run = sub.add_parser("measure", help="history + compare + confirmation rerun for one release on one machine")
@@ -81,7 +83,11 @@ def _plan(args) -> int:
     if args.github_output:  # before the index is asked
         safewrite.check_target(args.github_output)
     pin = read_pins("cpu")["jax"]
-    versions = index_versions("jax", index_url=args.index_url)
+    from jaxci.util.validate import index_url
+
+    url = index_url("--index-url", args.index_url) if args.index_url is not None else None
+    timeout = number("--index-timeout", args.index_timeout, low=0, high=3600, unit="seconds")
+    versions = index_versions("jax", index_url=url, timeout=timeout)
     found = find(pin, versions, only)
     trusted = is_trusted(args.event, args.ref, args.default_branch)
     matrix = plan_matrix(found, load_catalogue(), catalogue_defaults(), args.run_id, trusted)
