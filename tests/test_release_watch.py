@@ -124,7 +124,7 @@ def test_an_untrusted_event_gets_no_gpu_family(local_index, tmp_path):
 
 
 def test_nothing_new_gives_an_empty_plan(tmp_path, monkeypatch):
-    monkeypatch.setattr(watch_cmd, "index_versions", lambda name, index_url=None: ["0.11.2", PIN])
+    monkeypatch.setattr(watch_cmd, "index_versions", lambda name, index_url=None, timeout=120: ["0.11.2", PIN])
     out = tmp_path / "github_output"
     assert watch_cmd.main(["plan", "--event", "schedule", "--github-output", str(out)]) == 0
     assert "any=false" in out.read_text() and 'matrix={"include":[]}' in out.read_text()
