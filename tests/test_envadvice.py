@@ -40,7 +40,9 @@ def test_t4_three_kernels_of_3_gib():
     assert a.env["JAX_TRACEBACK_FILTERING"] == "off" and a.env["JAX_COMPILATION_CACHE_DIR"] == "/cache/jax"
     assert "JAX_PLATFORMS" not in a.env
     assert "4,608 MiB" in a.reason and "11,520 MiB" in a.reason  # its slice; what the default would take
-    assert a.cell_timeout_s == 600 and "JAXCI_CELL_TIMEOUT_S" not in a.env  # nothing reads it: an output only
+    # no cell time given: no built-in number, the repository keeps its own (policy.timeouts); an output only
+    assert a.cell_timeout_s is None and "JAXCI_CELL_TIMEOUT_S" not in a.env
+    assert "keep the repository's own" in a.cell_timeout_reason
     assert a.env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"  # what the compile suite measured
 
 
@@ -363,7 +365,7 @@ def test_github_files_are_appended_in_one_run(tmp_path, capsys):
     earlier, *lines = env.read_text().splitlines()
     assert earlier == "EARLIER=1" and dict(line.split("=", 1) for line in lines) == advise(3, peak_mib=3072,
                                                                                           device_mib=T4).env
-    assert out.read_text() == "policy=fraction\nsafe-kernels=4\ncell-timeout=600\ncache-dir=/cache/jax\n"
+    assert out.read_text() == "policy=fraction\nsafe-kernels=4\ncell-timeout=\ncache-dir=/cache/jax\n"
     assert capsys.readouterr().out.startswith("policy: fraction\nwhy:")  # the text, for the log
 
 
@@ -381,7 +383,7 @@ def test_a_refusal_appends_nothing(tmp_path, capsys, argv):
 def test_outputs_for_cpu_leave_safe_kernels_empty(tmp_path):
     out = tmp_path / "out"
     assert main(["--pin-cpu", "--kernels", "4", "--cache-dir", "/c", "--github-output", str(out)]) == 0
-    assert out.read_text() == "policy=cpu\nsafe-kernels=\ncell-timeout=600\ncache-dir=/c\n"
+    assert out.read_text() == "policy=cpu\nsafe-kernels=\ncell-timeout=\ncache-dir=/c\n"
 
 
 def test_the_results_path_alone_imports_asv(tmp_path):

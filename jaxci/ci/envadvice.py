@@ -15,9 +15,10 @@ The model (stated, so the advice can be checked):
   (under the default the first kernel takes 75%, which is how incident 3 began). Several kernels with
   no measured peak: "no-prealloc", allocation on demand, safe N unknown.
 - Lectures pinned to CPU: JAX_PLATFORMS=cpu and no memory variables (they act only on the GPU backend).
-- Per-cell timeout: 3 x the slowest cell x the measured slowdown at N when both are known, rounded up to
-  a minute, at most 5 days (the longest a self-hosted runner's job may run); else 600 s, the shortest
-  per-cell timeout the lecture series use.
+- Per-cell timeout: the one rule (jaxci.policy.timeouts.cell_timeout) on the slowest cell x the measured
+  slowdown at N when both are known: 3x, rounded up to a minute, 60 s .. 5 days. Without a cell time, none:
+  the repository keeps its own per-cell timeout (no built-in number ever replaces it; the `cell-timeout`
+  output is empty).
 - Inputs are finite numbers in stated ranges (device and peak at most 4 TiB, at most 1,024 kernels, the
   slowest cell at most a day); anything else is refused with the option and the value named.
 - Device memory: given, else the catalogue's figure for the machine, else GPU 0 as NVML reports it.
@@ -36,14 +37,11 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import MemoryPolicy, load_catalogue, load_policies
+from jaxci.policy import timeouts
 from jaxci.util.validate import InputError, machine_name, number, one_line
 
 #: JAX preallocates this share of GPU memory by default (JAX docs, "GPU memory allocation").
 JAX_DEFAULT_PREALLOCATE = 0.75
-#: Per-cell timeout when no cell time is known: the shortest in use by the lecture series (incidents.md).
-DEFAULT_CELL_TIMEOUT_S = 600
-#: Project policy: a cell may take this many times its measured time (x slowdown at N) before it is stopped.
-TIMEOUT_MARGIN = 3.0
 #: Largest device (and peak) taken as real, MiB: 4 TiB; no accelerator has more, so a larger figure is a typo.
 MAX_DEVICE_MIB = 4 * 1024 * 1024
 #: Most kernels on one runner: a lecture build runs one per notebook at most; more is a typo.
@@ -51,7 +49,7 @@ MAX_KERNELS = 1024
 #: Longest slowest cell taken as real (a day), and the longest timeout recommended (5 days, the limit of a
 #: self-hosted runner's job; GitHub-hosted jobs stop at 6 hours).
 MAX_SLOWEST_CELL_S = 86_400
-MAX_CELL_TIMEOUT_S = 5 * 86_400
+MAX_CELL_TIMEOUT_S = timeouts.MAX_CELL_S
 #: Relative slack on "a slice holds the peak": 0.29 x 10,000 MiB is 2,900.0000000000005 in binary floats.
 _SLACK = 1e-9
 FORMATS = ("text", "yaml", "github", "shell", "json")
@@ -79,7 +77,7 @@ class Advice:
     safe_kernels: int | None  # None when not known (no peak) or not a device-memory question (CPU)
     fraction: float | None  # the per-kernel memory fraction the policy sets, if it sets one
     env: dict[str, str]
-    cell_timeout_s: int
+    cell_timeout_s: int | None    # None: no cell time given, the repository keeps its own
     cell_timeout_reason: str
     notes: tuple[str, ...] = ()
     inputs: dict = field(default_factory=dict)
@@ -168,21 +166,20 @@ def _validate(kernels, peak_mib, device_mib, budget, pin_cpu):
 
 def _timeout(slowest_cell_s, slowdown):
     if slowest_cell_s is None:
-        return DEFAULT_CELL_TIMEOUT_S, (f"no cell time given: {DEFAULT_CELL_TIMEOUT_S} s, the shortest per-cell "
-                                        "timeout the lecture series use; pass --slowest-cell-s from a measured run")
+        return None, ("not measured: keep the repository's own per-cell timeout (no advice lowers it without a "
+                      "measurement); pass --slowest-cell-s from a measured run")
     try:
         number("--slowest-cell-s", slowest_cell_s, low=0, high=MAX_SLOWEST_CELL_S, unit="seconds")
     except InputError as exc:
         raise AdviceError(str(exc)) from None
     factor = slowdown if slowdown and math.isfinite(slowdown) and slowdown > 1 else 1.0
     how = f"x measured slowdown {factor:.2f} at this N" if factor > 1 else "(slowdown at this N not measured)"
-    wanted = TIMEOUT_MARGIN * slowest_cell_s * factor
+    seconds = timeouts.cell_timeout(slowest_cell_s * factor)
+    wanted = timeouts.CELL_MARGIN * slowest_cell_s * factor
     if wanted > MAX_CELL_TIMEOUT_S:
-        return MAX_CELL_TIMEOUT_S, (f"{TIMEOUT_MARGIN:g} x slowest cell {slowest_cell_s:g} s {how} = {wanted:.3g} s, "
-                                    f"capped at {MAX_CELL_TIMEOUT_S} s (5 days, the longest a self-hosted runner's "
-                                    "job may run)")
-    seconds = int(math.ceil(wanted / 60.0) * 60)
-    return seconds, f"{TIMEOUT_MARGIN:g} x slowest cell {slowest_cell_s:g} s {how}, rounded up to a minute"
+        return seconds, (f"{timeouts.CELL_MARGIN:g} x slowest cell {slowest_cell_s:g} s {how} = {wanted:.3g} s, "
+                         f"capped at {MAX_CELL_TIMEOUT_S} s (5 days, the longest a self-hosted runner's job may run)")
+    return seconds, f"{timeouts.rule_text()}: slowest cell {slowest_cell_s:g} s {how}"
 
 
 # ---- the model's three cases ----------------------------------------------------------------------------
@@ -497,6 +494,10 @@ def _untried_on_gpu(advice: Advice, values: dict[tuple, float]) -> str | None:
 
 # ---- rendering ------------------------------------------------------------------------------------------
 
+def _cell(advice: Advice) -> str:
+    return "keep the repository's own" if advice.cell_timeout_s is None else f"{advice.cell_timeout_s} s"
+
+
 def render(advice: Advice, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(advice.as_dict(), indent=2)
@@ -507,7 +508,7 @@ def render(advice: Advice, fmt: str) -> str:
         return "\n".join(f"{k}={v}" for k, v in advice.env.items())
     head = [f"policy: {advice.policy}", f"why: {advice.reason}",
             f"kernels: {advice.kernels} requested, safe: {advice.safe_text()}",
-            f"per-cell timeout: {advice.cell_timeout_s} s ({advice.cell_timeout_reason})",
+            f"per-cell timeout: {_cell(advice)} ({advice.cell_timeout_reason})",
             *(f"note: {n}" for n in advice.notes)]
     if fmt == "yaml":
         return "\n".join([*(f"# {line}" for line in head), "env:",
@@ -521,7 +522,8 @@ def render(advice: Advice, fmt: str) -> str:
 def render_outputs(advice: Advice) -> str:
     """The jax-env action's step outputs, as $GITHUB_OUTPUT lines (a newline would forge another output)."""
     safe = "" if advice.safe_kernels is None else str(advice.safe_kernels)
-    outputs = {"policy": advice.policy, "safe-kernels": safe, "cell-timeout": str(advice.cell_timeout_s),
+    cell = "" if advice.cell_timeout_s is None else str(advice.cell_timeout_s)
+    outputs = {"policy": advice.policy, "safe-kernels": safe, "cell-timeout": cell,
                "cache-dir": advice.env["JAX_COMPILATION_CACHE_DIR"]}
     bad = [k for k, v in outputs.items() if "\n" in v or "\r" in v]
     if bad:

@@ -32,7 +32,10 @@ GITHUB_DEFAULT_JOB_MIN = 360
 
 def cell_timeout(slowest_cell_s: float) -> int:
     """The one per-cell rule: CELL_MARGIN x the slowest cell, rounded up to a minute, within [MIN, MAX]."""
-    return int(min(MAX_CELL_S, max(MIN_CELL_S, math.ceil(slowest_cell_s * CELL_MARGIN / 60) * 60)))
+    wanted = slowest_cell_s * CELL_MARGIN
+    if not math.isfinite(wanted) or wanted >= MAX_CELL_S:
+        return MAX_CELL_S
+    return int(max(MIN_CELL_S, math.ceil(wanted / 60) * 60))
 
 
 def rule_text() -> str:
