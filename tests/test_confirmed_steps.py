@@ -182,3 +182,22 @@ def test_a_fresh_clone_gets_its_release_history_back_and_the_printed_compare_run
     compared = subprocess.run([asv, *command[1:]], cwd=clone, capture_output=True, text=True, timeout=300)
     assert compared.returncode == 0 and "| Benchmark (Parameter)" in compared.stdout, compared.stderr[-500:]
     assert "Did not find results" not in compared.stdout + compared.stderr
+
+
+def test_confirm_reruns_each_release_pair_once_and_records_every_combination(tmp_path, monkeypatch):
+    from jaxci.results import confirm as confirm_mod
+
+    (tmp_path / "m").mkdir()
+    runs = []
+    monkeypatch.setattr(confirm_mod, "run_release",
+                        lambda repo, machine, commit, bench, env, log, again=False: runs.append((commit, bench, again))
+                        or (True, ""))
+    rerun = [_rec("0.11.0", 1e-4), _rec("0.11.1", 2.9e-2), _rec("0.11.0", 2e-4, n=1000), _rec("0.11.1", 2.1e-4, n=1000)]
+    monkeypatch.setattr(confirm_mod, "load_results", lambda d: SimpleNamespace(records=rerun))
+    small = "n=1000, dtype=float64, device=cpu"
+    target = confirm_mod.Target("loops.Scan.time_warm", "0.11.0", "0.11.1", {KEY: 300.0, small: 5.0})
+    made = confirm_mod.confirm(tmp_path, "m", tmp_path, [target], {"0.11.0": "c0", "0.11.1": "c1"}, {},
+                               tmp_path / "log", open(os.devnull, "w"))
+    assert runs == [("c0", [r"^loops\.Scan\.time_warm$"], True), ("c1", [r"^loops\.Scan\.time_warm$"], True)]
+    assert {c.params: round(c.rerun_ratio, 2) for c in made} == {KEY: 290.0, small: 1.05}
+    assert conditions.load(tmp_path, "m")[1] == made

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -64,12 +65,38 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-load", type=float, metavar="L",
                         help="re-run a release whose median 1-minute load was above L (default: 0.5 per CPU)")
     parser.add_argument("--confirm", action="store_true",
-                        help="only re-measure the candidate regressions of --machine's committed history, both "
-                             "releases back to back, and record the reruns (results/<machine>/conditions.toml)")
+                        help="only re-measure the candidate regressions of --machine's committed history (those of "
+                             "--bench benchmarks into --releases releases, when given), both releases back to back, "
+                             "and record the reruns (results/<machine>/conditions.toml)")
     parser.add_argument("--restore-refs", action="store_true",
                         help="only recreate the jax-v* tags and the branch of the pin commits main carries (no "
-                             "network; what asv publish needs in a fresh clone)")
+                             "network; what asv publish needs in a fresh clone), in the repository of the "
+                             "current directory (or --repo)")
+    parser.add_argument("--repo", metavar="DIR", default=None,
+                        help="with --restore-refs: the jax-ci-bench checkout to restore them in (default: the "
+                             "current directory's)")
     return parser
+
+
+def restore_target(repo: str | None) -> Path:
+    """The checkout --restore-refs writes refs into: the git top level of --repo (default: the current
+    directory), which must be a jax-ci-bench checkout; never the checkout jaxci was installed from by default
+    (a run elsewhere wrote 46 tags and a branch there, issue 40). Raises InputError."""
+    from jaxci.util.git import git
+
+    where = Path(repo) if repo else Path.cwd()
+    option = f"--repo {where}" if repo else f"the current directory {where}"
+    if not where.is_dir():
+        raise InputError(f"--restore-refs: {option}: no such folder")
+    try:
+        top = Path(git(where, "rev-parse", "--show-toplevel", timeout=30))
+    except (GitError, OSError):
+        raise InputError(f"--restore-refs: {option} is not in a git repository: run it in the jax-ci-bench "
+                         "checkout whose release tags to restore, or give --repo DIR") from None
+    if not ((top / "asv.conf.json").is_file() and (top / "env_matrix").is_dir()):
+        raise InputError(f"--restore-refs: {top} (the repository of {option}) is not a jax-ci-bench checkout "
+                         "(no asv.conf.json and env_matrix/): nothing restored")
+    return top
 
 
 def _validate(text: str, github_output: str | None) -> int:
@@ -138,15 +165,19 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.validate is not None:
         return _validate(args.validate, args.github_output)
-    repo = checkout_root()
     if args.restore_refs:
         try:
+            repo = restore_target(args.repo)
             tags, branch = restore_refs(repo)
-        except GitError as exc:
-            print(f"jaxci history: {exc}", file=sys.stderr)
+        except (GitError, InputError) as exc:
+            print(f"jaxci history: {' '.join(str(exc).split())[:400]}", file=sys.stderr)
             return 2
-        print(f"jaxci history: {tags} release tag(s) restored" + (f", branch {BRANCH}" if branch else ""))
+        print(f"jaxci history: {tags} release tag(s) restored in {repo}" + (f", branch {BRANCH}" if branch else ""))
         return 0
+    if args.repo:
+        print("jaxci history: --repo goes with --restore-refs only", file=sys.stderr)
+        return 2
+    repo = checkout_root()
     try:
         args.scale = scale(args.scale, "ci")  # refused here, before a branch is built or asv started
     except InputError as exc:
@@ -195,8 +226,9 @@ def _max_load(args) -> float:
     return QUIET_LOAD_PER_CORE * (os.cpu_count() or 1)
 
 
-def _targets(repo: Path, machine: str) -> tuple[list, dict]:
-    """The candidate regressions of `machine`'s results as rerun targets, and release -> commit."""
+def _targets(repo: Path, machine: str, bench: list[str], releases: list[str] | None) -> tuple[list, dict]:
+    """The candidate regressions of `machine`'s results as rerun targets (narrowed to benchmarks matching a
+    --bench regex and to steps into a --releases release, when given), and release -> commit."""
     from jaxci.analysis.releases import params_text, release_steps, upgrade_factor
     from jaxci.results.confirm import Target
     from jaxci.results.records import load_results
@@ -205,7 +237,8 @@ def _targets(repo: Path, machine: str) -> tuple[list, dict]:
     commits = {r.jax_version: r.commit for r in records}
     groups: dict = {}
     for s in release_steps(records, upgrade_factor()):
-        if s.kind == "regression":
+        if s.kind == "regression" and (not bench or any(re.search(b, s.benchmark) for b in bench)) \
+                and (not releases or s.after in releases):
             groups.setdefault((s.benchmark, s.before, s.after), {})[params_text(s.params)] = s.ratio
     return [Target(b, v0, v1, first) for (b, v0, v1), first in sorted(groups.items())], commits
 
@@ -220,13 +253,20 @@ def _confirm(repo: Path, args) -> int:
         if not args.machine:
             raise InputError("--confirm needs --machine: the history to re-measure (results/<machine>/)")
         machine = machine_name("--machine", args.machine)
-        targets, commits = _targets(repo, machine)
+        bench = [bench_filter("--bench", b) for b in args.bench]
+        releases = parse_releases(args.releases) if args.releases else None
+        targets, commits = _targets(repo, machine, bench, releases)
         env = asv_env(args.scale, args.backend)
     except (HistoryError, InputError, GitError, OSError, ValueError) as exc:
         print(f"jaxci history: {exc}", file=sys.stderr)
         return 2
     if not targets:
         print(f"jaxci history: {machine}: no candidate regression to confirm")
+        return 0
+    if args.dry_run:
+        for t in targets:
+            print(f"jaxci history: would re-measure {t.benchmark} on {t.before} and {t.after} "
+                  f"({len(t.first)} combination(s), first x{max(t.first.values()):.3g})")
         return 0
     log = state_path(machine, repo).with_suffix(".confirm.log")
     log.parent.mkdir(parents=True, exist_ok=True)

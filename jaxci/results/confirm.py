@@ -31,10 +31,10 @@ class Target:
     first: dict           # params_text -> the first run's ratio
 
 
-def _values(results_dir: Path, machine: str, benchmark: str, release: str) -> dict:
-    """params_text -> value of `benchmark` on `release` in the machine's results as they are now."""
+def _values(records, machine: str, benchmark: str, release: str) -> dict:
+    """params_text -> value of `benchmark` on `release` among `records` (the results as they are now)."""
     out = {}
-    for r in load_results(results_dir).records:
+    for r in records:
         if r.machine == machine and r.benchmark == benchmark and r.jax_version == release and r.ok and r.value:
             out[", ".join(f"{k}={v}" for k, v in r.params.items())] = r.value
     return out
@@ -42,27 +42,32 @@ def _values(results_dir: Path, machine: str, benchmark: str, release: str) -> di
 
 def confirm(repo: Path, machine: str, results_dir: Path, targets: list[Target], commits: dict, env: dict,
             log: Path, out) -> list[conditions.Confirmation]:
-    """Rerun every target (before, then after, back to back) and record each combination's rerun ratio."""
+    """Rerun the targets release pair by release pair (every benchmark of a pair in one asv run per release:
+    the release before, then the release after, back to back) and record each combination's rerun ratio."""
+    pairs: dict = {}
+    for t in targets:
+        pairs.setdefault((t.before, t.after), []).append(t)
     made = []
-    for k, t in enumerate(targets, 1):
-        print(f"jaxci history: confirm {k} of {len(targets)}: {t.benchmark} {t.before} -> {t.after} "
-              f"({len(t.first)} combination(s))", file=out, flush=True)
-        pattern = [f"^{re.escape(t.benchmark)}$"]
+    for k, ((v0, v1), group) in enumerate(sorted(pairs.items()), 1):
+        names = sorted({t.benchmark for t in group})
+        print(f"jaxci history: confirm {k} of {len(pairs)}: {v0} -> {v1}: {', '.join(names)}", file=out, flush=True)
+        pattern = [f"^{re.escape(name)}$" for name in names]
         with Sampler() as sampler:
-            ok_before, why_before = run_release(repo, machine, commits[t.before], pattern, env, log, again=True)
-            ok_after, why_after = run_release(repo, machine, commits[t.after], pattern, env, log, again=True)
+            ok_before, why_before = run_release(repo, machine, commits[v0], pattern, env, log, again=True)
+            ok_after, why_after = run_release(repo, machine, commits[v1], pattern, env, log, again=True)
         if not (ok_before and ok_after):
             print(f"jaxci history:   rerun failed: {why_before or why_after}; nothing recorded for it",
                   file=out, flush=True)
             continue
-        before = _values(results_dir, machine, t.benchmark, t.before)
-        after = _values(results_dir, machine, t.benchmark, t.after)
         date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        for params, first in sorted(t.first.items()):
-            ratio = after[params] / before[params] if params in after and params in before else None
-            c = conditions.Confirmation(t.benchmark, params, t.before, t.after, first, ratio,
-                                        sampler.load.samples, date)
-            conditions.append_confirmation(results_dir, machine, c)
-            made.append(c)
+        records = load_results(results_dir).records
+        for t in group:
+            before = _values(records, machine, t.benchmark, v0)
+            after = _values(records, machine, t.benchmark, v1)
+            for params, first in sorted(t.first.items()):
+                ratio = after[params] / before[params] if params in after and params in before else None
+                c = conditions.Confirmation(t.benchmark, params, v0, v1, first, ratio, sampler.load.samples, date)
+                conditions.append_confirmation(results_dir, machine, c)
+                made.append(c)
         print(f"jaxci history:   {sampler.load.text()}", file=out, flush=True)
     return made
