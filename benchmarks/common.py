@@ -326,7 +326,7 @@ class ColdStart(JaxCase):
     warmup_time = 0   # every sample is a fresh interpreter: asv's default warm-up would start one more, unused
     # Each sample is already a fresh interpreter, so asv's second round adds samples, not independence. At CI
     # scale (smoke results, never committed) one round: 5 cold starts per combination; at full scale 2 x 5.
-    rounds = 1 if os.environ.get("JAXCI_SCALE") == "ci" else 2   # (a bad value fails in setup, not at import)
+    rounds = 1 if scale() == "ci" else 2   # a bad JAXCI_SCALE fails here, at import: asv measures nothing
 
     def setup(self, *params):
         *case, dtype, device = params

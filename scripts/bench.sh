@@ -9,9 +9,13 @@
 # where the site and the findings are, the top answers), never the whole findings document.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export JAXCI_SCALE=${JAXCI_SCALE:-ci}
+case $JAXCI_SCALE in  # refused before the virtualenv or asv starts (the rule of jaxci.util.validate.scale)
+  ci|full) ;;
+  *) printf 'bench.sh: JAXCI_SCALE=%q: expected ci or full (or unset: ci)\n' "$JAXCI_SCALE" >&2; exit 2 ;;
+esac
 bash scripts/setup-venv.sh bench,audit || exit 1
 export PATH="$PWD/.venv/bin:$PATH"
-export JAXCI_SCALE=${JAXCI_SCALE:-ci}
 machine=${JAXCI_MACHINE:-local-$(hostname)}
 if jaxci machine --list | grep -q "^$machine "; then
   jaxci machine "$machine" || exit 1

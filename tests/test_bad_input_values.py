@@ -10,6 +10,8 @@ column of an older checkout's outcomes when its path is given).
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,14 @@ CASES = [
                            ("newline-path", "must be one line"),
                            ("runs-list", "runs['cpu']: expected an object, got list"),
                            ("cell-inf", "cells[0].wall_s inf: must be a finite number in [0, 86,400] seconds"))],
+    Case("40", ("history", "--releases", "0.10.1", "--dry-run"), 2, "JAXCI_SCALE='evil': expected ci or full",
+         env={"JAXCI_SCALE": "evil"}),
+    Case("40", ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
+                "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='evil': expected ci or full",
+         env={"JAXCI_SCALE": "evil"}),
+    Case("40", ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
+                "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='a\\nb'",
+         env={"JAXCI_SCALE": "a\nb"}, shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O"),
     Case("40", (*AUDIT, "{tmp}/audit/good.json", "--format", "summary"), 0, "one build of 1 lectures",
          shown="jaxci report results --family g4dn.2xlarge --audit A (one lecture, cpu_s 10, gpu_s 5) "
                "--format summary"),
@@ -100,6 +110,32 @@ def test_bad_input_outcome(case, scratch):
     if case.rc == 2:
         assert out.stderr.strip().count("\n") == 0, f"not one line: {out.stderr!r}"
         assert not out.stdout.strip(), f"a refusal printed a result: {out.stdout[:300]!r}"
+
+
+def test_a_bad_scale_starts_nothing(scratch):
+    """The refused JAXCI_SCALE left no report folder behind (the watch wrote one before it was checked)."""
+    assert not (scratch / "watch-out").exists()
+
+
+def test_scale_is_checked_once_for_option_and_environment():
+    from jaxci.util.validate import InputError, scale
+
+    assert scale("full", "ci", {"JAXCI_SCALE": "evil"}) == "full"  # --scale given: argparse checked it
+    assert scale(None, "ci", {}) == "ci" and scale(None, "ci", {"JAXCI_SCALE": ""}) == "ci"
+    assert scale(None, "ci", {"JAXCI_SCALE": "full"}) == "full"
+    with pytest.raises(InputError, match="JAXCI_SCALE='FULL': expected ci or full"):
+        scale(None, "ci", {"JAXCI_SCALE": "FULL"})
+
+
+@pytest.mark.parametrize("cmd", [["bash", "scripts/bench.sh"], [sys.executable, "-c", "import benchmarks.common"]],
+                         ids=["bench.sh", "suite-import"])
+def test_the_suite_and_its_script_refuse_a_bad_scale_before_asv(cmd):
+    """bench.sh refuses before the virtualenv or asv starts; the suite itself at import, so a stock `asv run`
+    discovers no benchmark to measure (before: every setup failed, one by one, after the environments were built)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCI_")} | {"JAXCI_SCALE": "evil"}
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and re.search(r"JAXCI_SCALE='?evil'?: expected", proc.stderr), proc.stderr[-500:]
+    assert "setup-venv" not in proc.stdout + proc.stderr
 
 
 def test_an_audit_as_the_audit_writes_it_passes_unchanged():

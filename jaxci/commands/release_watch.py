@@ -32,7 +32,7 @@ from jaxci.ci.release_watch import (
 )
 from jaxci.results.history import HistoryError, checkout_root, index_versions, parse_releases
 from jaxci.util import safewrite
-from jaxci.util.validate import InputError, machine_name, number
+from jaxci.util.validate import SCALES, InputError, machine_name, number, scale
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
 
@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--previous", required=True)
     run.add_argument("--machine", required=True)
     run.add_argument("--factor", type=float, default=FACTOR)
-    run.add_argument("--scale", choices=("ci", "full"), default=os.environ.get("JAXCI_SCALE") or "ci",
+    run.add_argument("--scale", choices=SCALES,  # default: validate.scale() reads JAXCI_SCALE, checked
                      help="JAXCI_SCALE of every run (default: $JAXCI_SCALE, else ci)")
     run.add_argument("--backend", choices=("cpu", "cuda13"), default=os.environ.get("JAXCI_BACKEND") or "cpu")
     run.add_argument("--out", type=Path, required=True, help="folder for watch-<release>-<machine>.json")
@@ -104,6 +104,7 @@ def _plan(args) -> int:
 
 def _measure(args) -> int:
     release, previous = _release("--release", args.release), _release("--previous", args.previous)
+    args.scale = scale(args.scale, "ci")  # before the checkout is touched or asv started
     machine = machine_name("--machine", args.machine)
     factor = number("--factor", args.factor, low=1.0, high=1000.0)
     if args.summary:  # before the measurement, which takes minutes

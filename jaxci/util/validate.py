@@ -261,3 +261,19 @@ def integer(name: str, value: int | None, *, low: int, high: int, unit: str = ""
         raise InputError(f"{name} {shown}: must be a whole number in [{_fmt(low)}, {_fmt(high)}]"
                          + (f" ({unit})" if unit else ""))
     return value
+
+
+#: the suite's scales (benchmarks/common.py SCALES): ci skips the large cases, full is what the site records
+SCALES = ("ci", "full")
+
+
+def scale(option: str | None, default: str = "ci", environ=None) -> str:
+    """The scale of a run: `option` (--scale, already one of SCALES) when given, else JAXCI_SCALE checked,
+    else `default`; one check for every command that starts asv, before anything is built or measured."""
+    if option:
+        return option
+    value = (os.environ if environ is None else environ).get("JAXCI_SCALE", "")
+    if value and value not in SCALES:
+        raise InputError(f"JAXCI_SCALE={quoted(value, 40)}: expected {' or '.join(SCALES)} "
+                         f"(or unset: {default})")
+    return value or default
