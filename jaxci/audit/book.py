@@ -94,14 +94,22 @@ class BookConfig:
         return {k: v for k, v in asdict(self).items() if k != "doc"}
 
 
-def read(path: Path, rel: str | None = None) -> BookConfig:
+def read(path: Path, rel: str | None = None, top: Path | None = None) -> BookConfig:
     """Read one `_config.yml` or `myst.yml` (through yamlread: a regular file within safeio's limits, aliases
-    bounded); a read, parse or setting problem becomes the config's error, never an exception."""
+    bounded); a read, parse or setting problem becomes the config's error, never an exception. A link leading
+    out of `top` (the folder the user named) is not read."""
     from jaxci.audit.ci.yamlread import load  # the CI package imports this module: load lazily
+    from jaxci.util import safeio
 
     path = Path(path)
     rel = str(path) if rel is None else rel
     config = BookConfig(root=str(path.parent), source=str(path), rel=rel)
+    if top is not None:
+        try:
+            safeio.within(path, top)
+        except safeio.UnsafeFile as exc:
+            config.error = f"{rel}: cannot read: {exc.reason}"
+            return config
     config.doc = doc = load(path, rel)
     if doc.error or not isinstance(doc.data, dict):
         # one wording for every way the file cannot be used: "<file>[:line]: cannot read: <why>"
@@ -190,7 +198,7 @@ def find_configs(root: Path) -> list[BookConfig]:
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_build")) and d != "node_modules")
-        found += [read(Path(dirpath) / name, (Path(dirpath) / name).relative_to(root).as_posix())
+        found += [read(Path(dirpath) / name, (Path(dirpath) / name).relative_to(root).as_posix(), top=root)
                   for name in sorted(names) if name in filenames]
     for parent in Path(root).resolve().parents:
         found += [read(parent / name) for name in names if (parent / name).is_file()]

@@ -91,7 +91,8 @@ LECTURE_LIMIT = 64 * 1024 * 1024
 
 
 def find_lectures(root: Path) -> list[Path]:
-    """Every .ipynb and every MyST-notebook .md under root, sorted; root may be one file."""
+    """Every .ipynb and every MyST-notebook .md under root, sorted; root may be one file. A lecture that is a
+    link leading out of root is listed unread (scan_file reports it unreadable): nothing outside is read."""
     if root.is_file():
         return [root]
     found = []
@@ -99,7 +100,9 @@ def find_lectures(root: Path) -> list[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if path.suffix == ".ipynb":
+            if path.suffix in (".ipynb", ".md") and outside(path, root):
+                found.append(path)
+            elif path.suffix == ".ipynb":
                 found.append(path)
             elif path.suffix == ".md":
                 try:
@@ -112,9 +115,22 @@ def find_lectures(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def scan_file(path: Path, rel: str) -> LectureScan:
+def outside(path: Path, root: Path) -> str | None:
+    """Why `path` is not read: a link leading out of the folder the user named (None: it stays inside)."""
+    try:
+        safeio.within(path, root)
+    except safeio.UnsafeFile as exc:
+        return exc.reason
+    return None
+
+
+def scan_file(path: Path, rel: str, root: Path | None = None) -> LectureScan:
+    """The lecture's static scan; unreadable (never read) when it is a link leading out of `root`."""
     from jaxci.audit.runner import NotebookReadError, read_notebook
 
+    refused = outside(path, root) if root is not None else None
+    if refused:
+        return LectureScan(rel, status="unreadable", errors=[f"{path}: cannot read: {refused}"])
     try:
         nb = read_notebook(path)
     except NotebookReadError as exc:
@@ -138,7 +154,7 @@ def audit_static(root: Path, model: fam.FamilyModel | None = None) -> list[Verdi
     verdicts = []
     for path in find_lectures(root):
         rel = path.relative_to(base).as_posix()
-        scan = scan_file(path, rel)
+        scan = scan_file(path, rel, base if root.is_dir() else None)
         verdict = Verdict(rel, scan, config=book.config_for(path, configs), path_abs=path)
         if verdict.config:
             if verdict.config.error:
@@ -196,6 +212,7 @@ def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: floa
         bar.set_postfix_str(f"{verdict.path} [{platform}]")
         verdict.runs[platform] = run_notebook(verdict.path_abs, timeout=cell_timeout, platform=platform,
                                               kernel_name=kernel_name, env=env)
+        verdict.notes += [n for n in verdict.runs[platform].notes if n not in verdict.notes]
     bar.close()
     for verdict in verdicts:
         if verdict.runs:

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import shutil
+import stat
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -113,6 +114,7 @@ class NotebookRun:
     cells: list[CellTiming] = field(default_factory=list)
     leftover_pids: list[int] = field(default_factory=list)  # processes that had to be killed after shutdown
     kernel_pid: int | None = None
+    notes: list[str] = field(default_factory=list)  # what the scratch copy left out (links leading out)
 
     @property
     def ok(self) -> bool:
@@ -164,7 +166,7 @@ class NotebookRun:
                 "kernel_start_s": self.kernel_start_s, "wall_s": self.wall_s, "cells_s": self.cells_s,
                 "compile_s": self.compile_s, "run_s": self.run_s, "compilations": self.compilations,
                 "leftover_pids": self.leftover_pids, "kernel_pid": self.kernel_pid,
-                "peak_memory": self.peak_memory, "cells": [c.as_dict() for c in self.cells]}
+                "peak_memory": self.peak_memory, "notes": self.notes, "cells": [c.as_dict() for c in self.cells]}
 
 
 def read_notebook(path):
@@ -188,8 +190,24 @@ def read_notebook(path):
                 nb = jupytext.reads(text, fmt=text_format(path, text))
         nbformat.validate(nb)
     except Exception as exc:  # JSON errors, nbformat ValidationError, jupytext format errors
-        raise NotebookReadError(f"{path}: malformed notebook: {type(exc).__name__}: {_short(exc)}") from None
+        raise NotebookReadError(f"{path}: malformed notebook: {type(exc).__name__}{read_problem(exc)}") from None
     return nb
+
+
+def read_problem(exc: BaseException) -> str:
+    """Where a notebook failed to parse, never what it holds: the parsers' own messages quote the file's first
+    bytes (nbformat's NotJSONError) or the offending value (schema errors), and a lecture that is a link to
+    /proc/self/environ or a key must not reach the log or the job summary (issue 40)."""
+    import json
+
+    if isinstance(exc, json.JSONDecodeError):
+        return f": {exc.msg} at line {exc.lineno} column {exc.colno}"
+    where = getattr(exc, "absolute_path", None)
+    if where is not None:
+        path = "/".join(str(p) for p in where) or "the top level"
+        return f": fails the notebook schema at {path} ({getattr(exc, 'validator', '?')})"
+    line = getattr(exc, "lineno", None) or getattr(getattr(exc, "problem_mark", None), "line", None)
+    return f" (line {line})" if isinstance(line, int) else ""
 
 
 @contextlib.contextmanager
@@ -276,10 +294,11 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
         except NotebookReadError as exc:
             return NotebookRun(path, status=UNREADABLE, error=str(exc), platform=platform)
         if cwd is None:
-            scratch, cwd = scratch_copy(Path(notebook).resolve().parent)
+            scratch, cwd, copy_notes = scratch_copy(Path(notebook).resolve().parent)
     else:
         nb = notebook
     result = NotebookRun(path, platform=platform)
+    result.notes = copy_notes if scratch is not None else []
     _adopt_orphans()
     start = time.perf_counter()
     STOP["running"] = True
@@ -352,29 +371,80 @@ SCRATCH_LIMIT = 256 * 1024 * 1024
 _SKIP_COPY = {"_build", "node_modules", "__pycache__"}
 
 
-def scratch_copy(folder: Path) -> tuple[str, str]:
-    """A scratch copy of the lecture's folder (hidden and build folders left out, links kept as links), so the
-    lecture reads its data files by their relative paths and what it writes there lands in the copy, removed
-    after the run. A folder over SCRATCH_LIMIT is not copied: the kernel starts in an empty scratch folder.
-    Returns (scratch root to remove, working directory)."""
+def scratch_copy(folder: Path) -> tuple[str, str, list[str]]:
+    """A scratch copy of the lecture's folder (hidden and build folders left out), so the lecture reads its data
+    files by their relative paths and what it writes there lands in the copy, removed after the run. No link
+    is kept as a link (a write through one would land on its target): a link to a file inside the folder is
+    copied as that file's content, a link to a folder inside it points at that folder's copy, a link leading
+    out of the folder (or dangling) is left out with a note; FIFOs, sockets and devices are left out too. A
+    folder over SCRATCH_LIMIT is not copied: the kernel starts in an empty scratch folder.
+    Returns (scratch root to remove, working directory, notes)."""
     root = tempfile.mkdtemp(prefix="jaxci-lecture-")
-    total = 0
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _SKIP_COPY]
-        for name in filenames:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, name)).st_size
-        if total > SCRATCH_LIMIT:
-            work = os.path.join(root, "work")
-            os.mkdir(work)
-            return root, work
-    work = os.path.join(root, folder.name or "work")
-    shutil.copytree(folder, work, symlinks=True, ignore_dangling_symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n.startswith(".") or n in _SKIP_COPY
-                                             or not (os.path.isdir(os.path.join(d, n))
-                                                     or os.path.islink(os.path.join(d, n))
-                                                     or os.path.isfile(os.path.join(d, n)))])
-    return root, work
+    top = Path(os.path.realpath(folder))
+    plan, notes = _scratch_plan(top)
+    work = Path(root) / (folder.name or "work")
+    if plan is None:
+        work = Path(root) / "work"
+        os.mkdir(work)
+        return root, str(work), [f"lecture folder over {SCRATCH_LIMIT // (1024 * 1024)} MiB: the kernel starts "
+                                 "in an empty scratch folder"]
+    os.mkdir(work)
+    for rel, kind, source in plan:
+        dst = work / rel
+        try:
+            if kind == "dir":
+                dst.mkdir(exist_ok=True)
+            elif kind == "file":
+                shutil.copyfile(source, dst, follow_symlinks=False)
+            else:  # a link to a folder inside: to that folder's copy, relative, so it stays in the copy
+                os.symlink(os.path.relpath(work / source, dst.parent), dst)
+        except OSError as exc:
+            notes.append(f"{rel}: not copied to the scratch folder ({exc.strerror or exc})")
+    return root, str(work), notes
+
+
+def _scratch_plan(top: Path):
+    """What scratch_copy copies, in order: (path relative to top, "dir" | "file" | "dirlink", source) where a
+    file's source is the real file to copy and a dirlink's its folder relative to top; and the notes of what
+    is left out. None for the plan when the files come to more than SCRATCH_LIMIT."""
+    plan, notes, total = [], [], 0
+    for dirpath, dirnames, filenames in os.walk(top):
+        here = Path(dirpath)
+        keep = []
+        for name in sorted(dirnames):
+            if name.startswith(".") or name in _SKIP_COPY:
+                continue
+            if (here / name).is_symlink():
+                filenames.append(name)  # a link to a folder: resolved below, never walked through
+                continue
+            keep.append(name)
+            plan.append(((here / name).relative_to(top), "dir", None))
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            entry = here / name
+            rel = entry.relative_to(top)
+            real = Path(os.path.realpath(entry))
+            if entry.is_symlink() and real != top and top not in real.parents:
+                notes.append(f"{rel}: a link leading out of the lecture folder (to {real}): left out of the "
+                             "scratch copy, so the lecture cannot write through it")
+                continue
+            try:
+                st = os.stat(real)
+            except OSError:
+                notes.append(f"{rel}: a dangling link: left out of the scratch copy")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                plan.append((rel, "dirlink", real.relative_to(top)))
+            elif stat.S_ISREG(st.st_mode):
+                plan.append((rel, "file", real))
+                total += st.st_size
+                if total > SCRATCH_LIMIT:
+                    return None, notes
+            elif entry.is_symlink():
+                notes.append(f"{rel}: a link to a special file: left out of the scratch copy")
+    return plan, notes
 
 
 # ---- everything a kernel started ends with the lecture ---------------------------------------------------

@@ -82,5 +82,12 @@ def is_lecture(path: Path, text: str | None = None) -> bool:
         return True
     if path.suffix != ".md":
         return False
-    head = text if text is not None else path.read_text(encoding="utf-8", errors="replace")
+    if text is None:
+        from jaxci.util import safeio
+
+        try:
+            text = safeio.read_bytes(path, 64 * 1024 * 1024).decode("utf-8", errors="replace")
+        except safeio.UnsafeFile:
+            return False
+    head = text
     return "{code-cell}" in head or ("kernelspec:" in head[:2000] and head.startswith("---"))

@@ -65,12 +65,28 @@ def check_args(args) -> str | None:
         return f"--out {args.out}: is a file; give a folder for the packed capture"
     if not Path(args.out).exists() and not Path(args.out).resolve().parent.is_dir():
         return f"--out {args.out}: folder {Path(args.out).resolve().parent} does not exist"
+    tree = results_tree_of(Path(args.out))
+    if tree is not None:
+        return (f"--out {args.out}: inside the results tree {tree}; the capture's files are not results and "
+                "`jaxci import` merges them into it: give a folder outside it")
     if args.work is not None:
         if args.work.exists() and not args.work.is_dir():
             return f"--work {args.work}: is a file; give a new or empty folder"
         if inside(args.work, REPO_ROOT, or_above=True):
             return (f"--work {args.work}: inside (or above) the checkout {REPO_ROOT}; the capture writes its own "
                     "asv.conf.json and results/ there: give a folder outside it")
+    return None
+
+
+def results_tree_of(out: Path) -> Path | None:
+    """The asv results tree `out` would lie in (this checkout's results/, or any folder at or above `out`
+    holding asv's benchmarks.json or a machine's machine.json), or None."""
+    if inside(out, REPO_ROOT / "results"):
+        return REPO_ROOT / "results"
+    real = out.resolve()
+    for folder in (real, *real.parents):
+        if (folder / "benchmarks.json").is_file() or (folder / "machine.json").is_file():
+            return folder
     return None
 
 

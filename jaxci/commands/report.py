@@ -42,8 +42,6 @@ def check_destination(option: str, folder: Path, results_dir: Path, files: tuple
                       "what this one writes: give a folder outside it")
     from jaxci.util import safewrite
 
-    if folder.is_symlink() and option == "--html" and folder.name == "findings":
-        raise Refused(f"{option} {folder}: is a symbolic link; the report writes the folder findings/ there")
     for name in files:
         path = folder / name
         if path.is_dir() or (path.exists() and not path.is_file()):
@@ -64,6 +62,8 @@ def check_html(folder: Path, results_dir: Path) -> None:
 
     check_destination("--html", folder, results_dir, ())
     findings = folder / "findings"
+    if findings.is_symlink():  # written through, it would put the page wherever the link points
+        raise Refused(f"--html {findings}: is a symbolic link; the report writes the folder findings/ there")
     if findings.exists() and not findings.is_dir():
         raise Refused(f"--html {findings}: is a file; the report writes the folder findings/ there")
     if folder.exists():  # else both are created (its parent was checked above)
@@ -131,6 +131,10 @@ def _check_assets(args) -> None:
     try:
         offline.check_cache(Path(args.offline_assets))
     except offline.AssetsMissing as exc:
+        raise Refused(f"--offline-assets {exc}") from None
+    try:
+        offline.check_sources(Path(args.offline_assets))
+    except offline.safeio.UnsafeFile as exc:
         raise Refused(f"--offline-assets {exc}") from None
     try:
         offline.check_target(Path(args.html))

@@ -15,6 +15,7 @@ from pathlib import Path
 from jaxci.analysis import case_label, case_of, group, is_timing
 from jaxci.analysis import crossover as cx
 from jaxci.report import answers, published, svg
+from jaxci.util import safeio, safewrite
 
 LINK_ID = "jaxci-findings-link"
 COLOURS = {"cpu": "#1f77b4", "gpu": "#ff7f0e"}
@@ -294,6 +295,8 @@ measured).</p>
 
 
 NOTICE_ID = "jaxci-offline-note"
+#: the largest asv page read to add the link (asv's index.html is about 10 KB)
+PAGE_LIMIT = 64 * 1024 * 1024
 GRID_NOTE_ID = "jaxci-grid-note"
 
 
@@ -308,7 +311,7 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
     index = html_dir / "index.html"
     if not index.is_file():
         return f"{index} not found: run `asv publish` first, then `jaxci report` again to link the page"
-    text = index.read_text(encoding="utf-8")
+    text = safeio.read_text(safeio.within(index, html_dir), PAGE_LIMIT, links=False)
     done = []
     if f'id="{LINK_ID}"' not in text:
         link = (f'<li><p class="navbar-text"><a id="{LINK_ID}" class="navbar-link" href="findings/index.html">'
@@ -330,13 +333,13 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
                     '<a href="#" title="close" style="position:absolute;right:6px;top:2px" '
                     "onclick=\"this.parentNode.style.display='none';return false\">×</a></div>")
             text = re.sub(r"(</body>)", lambda m: note + m[1], text, count=1)
-        index.write_text(text, encoding="utf-8")
+        safewrite.write_text(safeio.within(index, html_dir), text, within=html_dir)
         done.append("link added")
     else:
         done.append("link already present")
     error = html_dir / "error.html"
     if error.is_file():
-        etext = error.read_text(encoding="utf-8")
+        etext = safeio.read_text(safeio.within(error, html_dir), PAGE_LIMIT, links=False)
         if f'id="{NOTICE_ID}"' not in etext:
             note = (f'<div id="{NOTICE_ID}" '
                     'style="border:2px solid #c60;padding:.8em;margin:1em 0;font-family:sans-serif">'
@@ -350,16 +353,19 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
                     '<a id="jaxci-error-findings" href="findings/index.html">the findings page</a> '
                     "(answers, figures, evidence) and <a href=\"findings/findings.md\">findings.md</a>.</p></div>")
             etext = re.sub(r"(<body[^>]*>)", lambda m: m[1] + note, etext, count=1)
-            error.write_text(etext, encoding="utf-8")
+            safewrite.write_text(safeio.within(error, html_dir), etext, within=html_dir)
             done.append("error page explained")
     return "; ".join(done)
 
 
 def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict) -> tuple[Path, str]:
-    out = Path(html_dir) / "findings"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "findings.md").write_text(findings, encoding="utf-8")
-    (out / "guidance.md").write_text(guidance, encoding="utf-8")
-    (out / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
-    (out / "index.html").write_text(render(report, findings, guidance), encoding="utf-8")
-    return out / "index.html", link_from_asv_index(Path(html_dir), report)
+    """html_dir/findings/ (its four files) and the link from asv's index.html; every write through safewrite,
+    inside html_dir (a link there that leads elsewhere is refused, never written through)."""
+    html_dir = Path(html_dir)
+    html_dir.mkdir(parents=True, exist_ok=True)
+    out = safewrite.make_folder(html_dir / "findings", within=html_dir)
+    for name, text in (("findings.md", findings), ("guidance.md", guidance),
+                       ("report.json", json.dumps(data, indent=1, default=str)),
+                       ("index.html", render(report, findings, guidance))):
+        safewrite.write_text(out / name, text, within=html_dir)
+    return out / "index.html", link_from_asv_index(html_dir, report)

@@ -65,6 +65,15 @@ def check_name(path: str | Path, *, links: bool = True) -> os.stat_result:
     return st
 
 
+def within(path: str | Path, top: str | Path) -> Path:
+    """The real path of `path`, which must lie inside the real folder `top`: a link (anywhere on the way) that
+    leads out of the folder the user named is refused. The one check of "links leaving the named folder"."""
+    real, root = os.path.realpath(path), os.path.realpath(top)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        raise UnsafeFile(path, f"is a symbolic link leading out of {top} (to {real}); refused")
+    return Path(real)
+
+
 def check(path: str | Path, limit: int = JSON_LIMIT, *, links: bool = True) -> int:
     """Refuse `path` unless it is a regular file of at most `limit` bytes (without reading it); its size.
     For readers that hand the path on to a library (asv) after this check."""

@@ -22,6 +22,7 @@ import os
 import stat
 from pathlib import Path
 
+from jaxci.util import safeio
 from jaxci.util.safeio import MIB, UnsafeFile, _kind, _size
 
 #: default size limit of one file written (a report page, a table, a patch)
@@ -73,10 +74,10 @@ def _discard(path: Path) -> bool:
 
 def _inside(path: Path, within) -> None:
     """Refuse a path whose real folder is not inside `within`'s real folder (a link on the way leads out)."""
-    top = os.path.realpath(within)
-    real = os.path.realpath(path.parent)
-    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
-        raise UnsafeWrite(path, f"its folder leads out of {within} (to {real}) through a symbolic link; refused")
+    try:
+        safeio.within(path.parent, within)
+    except UnsafeFile as exc:
+        raise UnsafeWrite(path, f"its folder {exc.reason}") from None
 
 
 def write_text(path: str | Path, text: str, *, append: bool = False, limit: int = WRITE_LIMIT,
@@ -191,8 +192,6 @@ def copy_file(src: str | Path, dst: str | Path, *, limit: int = COPY_LIMIT,
               within: str | Path | None = None) -> int:
     """Copy the regular file `src` (not a link) to `dst`, streamed in 1 MiB chunks and atomically, at most
     `limit` bytes; the bytes copied. A refused or failed copy leaves nothing at `dst`."""
-    from jaxci.util import safeio
-
     src, dst = Path(src), check_target(dst, within=within)
     fd = safeio._open(src, False)
     try:
