@@ -62,7 +62,10 @@ def test_findings_repository(static):
     spot, = by_kind(r, "spot")
     assert spot.where == ".github/workflows/publish.yml:10" and "peaceiris/actions-gh-pages" in spot.reason
     timeout, = by_kind(r, "job-timeout")  # the preview job sets timeout-minutes: only publish is found
-    assert timeout.where == ".github/workflows/publish.yml:8" and timeout.inputs["timeout_minutes"] == 99
+    assert timeout.where == ".github/workflows/publish.yml:8"
+    # nothing executed: the build is not measured, so the job keeps GitHub's 360 (never lowered without one)
+    assert timeout.inputs["timeout_minutes"] == 360 and not timeout.edits
+    assert "until the build is measured" in timeout.fix
     versions = {f.where: f for f in by_kind(r, "versions")}
     regressed = versions["environment.yml:9"]
     assert "0.11.1" in regressed.message and "lectures/chaos.md" in regressed.reason
@@ -87,7 +90,9 @@ def test_split_repository(static):
     assert memory.where == ".github/workflows/build.yml:16" and memory.inputs["kernels"] == 8
     assert memory.inputs["env"] == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     cell, = by_kind(r, "cell-timeout")
-    assert cell.where == "_config.yml:3" and cell.inputs["proposed_s"] == 600 and cell.label == "policy"
+    # nothing measured: no built-in 600 s replaces "no limit"; the finding says to time the lectures first
+    assert cell.where == "_config.yml:3" and cell.inputs["proposed_s"] is None and cell.label == "not measured"
+    assert not cell.edits and "no advice lowers a limit without a measurement" in cell.fix
     versions, = by_kind(r, "versions")
     assert "not declared" in versions.message
 
@@ -136,7 +141,8 @@ def test_patch_applies_passes_actionlint_and_clears_its_findings(name, tmp_path,
         text = (repo / "environment.yml").read_text()
         assert f"jax=={pins['jax']}   # pinned on a regressed release" in text
         wf = (repo / ".github" / "workflows" / "publish.yml").read_text()
-        assert "family=c7i.2xlarge/image=ubuntu24-full-x64/spot=false" in wf and "timeout-minutes: 99" in wf
+        assert "family=c7i.2xlarge/image=ubuntu24-full-x64/spot=false" in wf
+        assert "timeout-minutes: 99" not in wf  # an unmeasured build lowers no limit (policy.timeouts)
 
 
 # ---- measured inputs (lecture facts as --execute gives them) ----
@@ -158,7 +164,7 @@ def test_cell_timeout_far_above_and_below_measured_need():
     assert "-  timeout: 7200   # seconds per cell\n+  timeout: 120   # seconds per cell" in far.patch()
     below = audit_ci(root, _measured(root, slowest=9000.0))
     cell, = by_kind(below, "cell-timeout")
-    assert "below the slowest measured cell" in cell.message and cell.inputs["proposed_s"] == 27000
+    assert "below what the slowest measured cell" in cell.message and cell.inputs["proposed_s"] == 27000
     near = audit_ci(root, _measured(root, slowest=2000.0))  # 7200 is within 4x of 6000: no finding
     assert not by_kind(near, "cell-timeout")
 

@@ -9,8 +9,8 @@
 - No advice lowers a repository's per-cell timeout below what it has without a measurement (or prediction) of
   every lecture it would cut (`advise`): a measured lecture gets its own `execution: timeout:` in its front
   matter (MyST-NB and jupyter-book read a notebook's own value before the book's); the book-wide value is the
-  repository's own (read from its book config, jaxci.audit.book), changed only when every lecture it governs is
-  measured and the rule asks for more. Without a repository value and without a measurement there is nothing
+  repository's own (read from its book config, jaxci.audit.book), changed (up or down) only when every lecture
+  it governs is measured. Without a repository value and without a measurement there is nothing
   to advise: "keep what you have", never a built-in number.
 """
 
@@ -85,8 +85,14 @@ class TimeoutAdvice:
     @property
     def lowered(self) -> bool:
         """True when the book-wide value goes below the repository's own (only with every lecture measured)."""
-        return (self.book_current_s is not None and self.book_s is not None and self.book_s < self.book_current_s) \
-            or (self.book_current_s is None and self.book_s is not None)
+        if self.book_s == self.book_current_s:
+            return False
+        return self.book_current_s is None or (self.book_s is not None and self.book_s < self.book_current_s)
+
+    @property
+    def raised(self) -> list:
+        """The lectures whose own `execution: timeout:` must go above what applies to them today."""
+        return [t for t in self.lectures if t.current_s is not None and t.seconds > t.current_s]
 
 
 def advise(book_current_s: float | None, lectures: dict, *, book_origin: str = "", build_high_s: float | None = None,
@@ -101,11 +107,8 @@ def advise(book_current_s: float | None, lectures: dict, *, book_origin: str = "
             continue
         out.lectures.append(LectureTimeout(path, cell_timeout(slowest), slowest, current))
     if out.lectures and not out.unmeasured:
-        # every lecture the book governs is measured: the book-wide value may follow the rule upwards only
-        # (per-lecture values carry each lecture's own need; a lower book-wide value would gain nothing)
-        need = max(t.seconds for t in out.lectures)
-        if book_current_s is not None and need > book_current_s:
-            out.book_s = need
+        # every lecture the book governs is measured: the book-wide value may follow the rule, up or down
+        out.book_s = max(t.seconds for t in out.lectures)
     if build_high_s is not None and defaults is not None:
         out.job_minutes = job_timeout_minutes(build_high_s, defaults)
     return out

@@ -6,7 +6,6 @@ that fix them. Each rule is one method of `_Audit`; the thresholds are stated as
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from pathlib import Path
 
@@ -30,8 +29,6 @@ from jaxci.audit.ci.report import (
 
 #: a per-cell timeout more than this many times the proposed one is "far above need" (policy)
 FAR_ABOVE = 4.0
-#: the lecture audit's margin: proposed per-cell timeout = slowest cell x 3, rounded up to a minute, >= 60 s
-CELL_MARGIN, CELL_MIN = 3.0, 60.0
 #: releases this project's records show as regressed, with the kernel they hurt and when a lecture uses it
 REGRESSED = {
     ("jax", "0.11.1"): ("a fori_loop / scan writing into an array became quadratic in the steps on CPU "
@@ -301,17 +298,35 @@ class _Audit:
             "measured seconds outside jitted calls plus the runner model's predicted seconds of its JAX work")
 
     def job_timeout(self, job) -> None:
+        """timeout-minutes for a notebook-executing job that sets none, by the one rule (jaxci.policy.timeouts,
+        through jaxci.ci.jobcost.job_timeout) on the same predicted (else measured) build. Without a measured or
+        predicted build nothing is lowered: the job keeps GitHub's own limit until the build is measured."""
+        from jaxci.catalogue import CatalogueError
+        from jaxci.policy.timeouts import GITHUB_DEFAULT_JOB_MIN, job_timeout_minutes
+
         if job.timeout_minutes is not None or job.reusable:
             return
-        overhead = float(self.defaults["job_overhead_minutes"].value) if self.defaults.get("job_overhead_minutes") \
-            else 6.0
-        margin = float(self.defaults["timeout_margin"].value) if self.defaults.get("timeout_margin") else 1.5
         build, label, basis = self._build_minutes(job)
-        minutes = math.ceil((overhead + build) * margin)
+        try:
+            minutes = job_timeout_minutes(build * 60, self.defaults)
+            overhead, margin = (float(self.defaults[k].value) for k in ("job_overhead_minutes", "timeout_margin"))
+        except (CatalogueError, KeyError):
+            return  # said once: "catalogue: ...: runner tier, cost and job timeouts not computed"
+        message = f"job `{job.id}` sets no timeout-minutes (GitHub's default: {GITHUB_DEFAULT_JOB_MIN})"
+        reason = ("a hung cell or a failed notebook re-executed by every builder burns runner time until GitHub "
+                  "stops the job after 6 hours")
+        if label == "policy":
+            self.add(Finding(JOB_TIMEOUT, job.where, message, reason, label,
+                             f"keep GitHub's {GITHUB_DEFAULT_JOB_MIN} minutes until the build is measured (no "
+                             f"advice lowers a limit without a measurement): `jaxci audit {self.root} --execute "
+                             "--machine FAMILY --format json`; the planning ceiling alone would give "
+                             f"ceil((overhead {overhead:g} + build {build:.1f}) x margin {margin:g}) = {minutes}; "
+                             f"{basis}",
+                             {"overhead_min": overhead, "build_min": round(build, 2), "margin": margin,
+                              "timeout_minutes": GITHUB_DEFAULT_JOB_MIN}, [], job.where))
+            return
         edit = _job_insert(job, [f"timeout-minutes: {minutes}"])
-        self.add(Finding(JOB_TIMEOUT, job.where, f"job `{job.id}` sets no timeout-minutes (GitHub's default: 360)",
-                         "a hung cell or a failed notebook re-executed by every builder burns runner time until "
-                         "GitHub stops the job after 6 hours", label,
+        self.add(Finding(JOB_TIMEOUT, job.where, message, reason, label,
                          f"timeout-minutes: {minutes} = ceil((overhead {overhead:g} + build {build:.1f}) x "
                          f"margin {margin:g}); {basis}",
                          {"overhead_min": overhead, "build_min": round(build, 2), "margin": margin,
@@ -467,46 +482,62 @@ class _Audit:
 
     # per-cell timeout
     def cell_timeout(self) -> None:
+        """The book's per-cell timeout by the one rule (jaxci.policy.timeouts.advise): changed only when every
+        executed lecture is measured; otherwise the measured lectures that need more get their own value and
+        the book keeps its own (no advice lowers it without a measurement of the lecture it would cut)."""
+        from jaxci.policy import timeouts
+
         book = self.report.book
         if book is None or book.file is None or book.error:
             return
-        measured = [f for f in self.run if f.slowest_cell_s is not None]
-        slowest = max((f.slowest_cell_s for f in measured), default=None)
-        proposed = max((f.proposed_timeout or max(CELL_MIN, math.ceil(f.slowest_cell_s * CELL_MARGIN / 60) * 60)
-                        for f in measured), default=None)
-        from jaxci.ci.envadvice import DEFAULT_CELL_TIMEOUT_S
+        from jaxci.audit.book import JUPYTER_BOOK_DEFAULT_TIMEOUT
 
-        target = int(proposed) if proposed else DEFAULT_CELL_TIMEOUT_S
-        basis = (f"slowest measured cell {slowest:.1f} s x {CELL_MARGIN:g}, rounded up to a minute" if proposed
-                 else f"not measured: {DEFAULT_CELL_TIMEOUT_S} s, the shortest per-cell timeout the lecture series use")
-        inputs = {"configured": book.timeout, "slowest_cell_s": slowest, "proposed_s": target}
+        current = book.timeout if book.timeout_state == "set" else \
+            JUPYTER_BOOK_DEFAULT_TIMEOUT if book.timeout_state == "absent" else None
+        advice = timeouts.advise(current, {f.path: (f.slowest_cell_s, current) for f in self.run})
+        slowest = max((t.slowest_high_s for t in advice.lectures), default=None)
+        need = max((t.seconds for t in advice.lectures), default=None)
+        own = {t.path: t.seconds for t in advice.raised}
+        unmeasured = f"{len(advice.unmeasured)} of {len(self.run)} lecture(s) not measured" if advice.unmeasured \
+            else ""
+        basis = (f"slowest measured cell {slowest:.1f} s: {timeouts.rule_text()}" if slowest is not None
+                 else "not measured: no lecture's cells were timed")
+        inputs = {"configured": book.timeout, "slowest_cell_s": slowest, "proposed_s": advice.book_s,
+                  "needed_s": need, "per_lecture_s": own, "unmeasured": advice.unmeasured}
         where = book.where(book.timeout_line)
+        per_lecture = ("; ".join(f"`{p}`: `execution: timeout: {v}` in its front matter" for p, v in own.items())
+                       + f" (the book keeps {'no limit' if current is None else f'{current:g} s'}: {unmeasured})"
+                       ) if own else ""
+        changed = advice.book_s is not None and advice.book_s != current
+        fix = (f"timeout: {advice.book_s} ({basis})" if changed else per_lecture or
+               f"keep it until the lectures are timed (`jaxci audit {self.root} --execute`): no advice lowers a "
+               "limit without a measurement")
+        edits = []
+        if changed and book.timeout_state in ("none", "set"):
+            edits = [e for e in [_replace_value(book.doc, book.timeout_path, str(advice.book_s))] if e]
+        elif changed:
+            edits = [e for e in [ed.insert_after_entry(book.doc, ("execute", "execute_notebooks"),
+                                                       [f"timeout: {advice.book_s}"])
+                                 or _first_key_insert(book.doc, ("execute",), [f"timeout: {advice.book_s}"])] if e]
+        label = "measured" if slowest is not None else "not measured"
         if book.timeout_state == "none":
-            edit = _replace_value(book.doc, book.timeout_path, str(target))
             self.add(Finding(CELL_TIMEOUT, where, "no per-cell timeout: a hung cell runs until the job stops",
-                             "one stuck cell holds the runner for the whole job timeout", "measured" if proposed
-                             else "policy", f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
+                             "one stuck cell holds the runner for the whole job timeout", label, fix, inputs, edits))
         elif book.timeout_state == "absent" and slowest is not None and book.file.endswith("_config.yml") \
-                and slowest > 30:
-            edit = ed.insert_after_entry(book.doc, ("execute", "execute_notebooks"), [f"timeout: {target}"]) or \
-                _first_key_insert(book.doc, ("execute",), [f"timeout: {target}"])
+                and need > current and (changed or own):
             self.add(Finding(CELL_TIMEOUT, book.where(book.mode_line), f"no execute.timeout: Jupyter Book's default "
                              f"of 30 s is below the slowest measured cell ({slowest:.1f} s)",
-                             "the build fails on a cell that is merely slow", "measured",
-                             f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
+                             "the build fails on a cell that is merely slow", "measured", fix, inputs, edits))
         elif book.timeout_state == "set" and slowest is not None:
-            if book.timeout < slowest:
-                edit = _replace_value(book.doc, book.timeout_path, str(target))
-                self.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is below the slowest "
-                                 f"measured cell ({slowest:.1f} s)", "that lecture fails the build although it "
-                                 "would finish", "measured", f"timeout: {target} ({basis})", inputs,
-                                 [edit] if edit else []))
-            elif book.timeout > FAR_ABOVE * target:
-                edit = _replace_value(book.doc, book.timeout_path, str(target))
+            if need > book.timeout and (changed or own):
+                self.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is below what the "
+                                 f"slowest measured cell ({slowest:.1f} s) needs by the rule", "that lecture fails "
+                                 "the build although it would finish", "measured", fix, inputs, edits))
+            elif changed and book.timeout > FAR_ABOVE * advice.book_s:
                 self.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is far above need "
-                                 f"(more than {FAR_ABOVE:g} x the proposed {target} s)", "a cell that hangs (a GPU "
-                                 "launch-bound loop, a dead kernel) holds the runner that long before failing",
-                                 "measured", f"timeout: {target} ({basis})", inputs, [edit] if edit else []))
+                                 f"(more than {FAR_ABOVE:g} x the proposed {advice.book_s} s, every lecture "
+                                 "measured)", "a cell that hangs (a GPU launch-bound loop, a dead kernel) holds the "
+                                 "runner that long before failing", "measured", fix, inputs, edits))
 
     # JAX / numpyro versions: every install line of every workflow and of the files they install
     def versions(self, build_jobs) -> None:
