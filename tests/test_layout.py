@@ -103,3 +103,33 @@ def test_a_library_module_has_a_docstring():
     missing = [name for name, path in library_modules()
                if path.stem != "__init__" and not ast.get_docstring(ast.parse(path.read_text()))]
     assert not missing
+
+
+#: library modules that write paths a user named (an output option, a GitHub file, a report or site folder)
+USER_PATH_WRITERS = {"jaxci.ci.plan", "jaxci.ci.release_watch", "jaxci.report.page", "jaxci.report.offline"}
+#: the calls that open or write a file themselves, bypassing jaxci.util.safewrite (issue 40)
+PLAIN_WRITES = {"open", "write_text", "write_bytes", "copyfile", "copy", "copy2", "copytree", "fdopen"}
+
+
+def plain_writes(path: Path) -> list[str]:
+    """`open(...)`, `x.write_text(...)`, `shutil.copyfile(...)`, ... in a module: calls that write a file
+    without safewrite (a FIFO blocks them, a link leads them elsewhere). Reading opens count too: a command
+    module reads through safeio."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            through = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id in ("safewrite", "safeio")
+            if name in PLAIN_WRITES and not through:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}()")
+    return found
+
+
+def test_commands_and_user_path_writers_write_only_through_safewrite():
+    modules = [p for p in sorted((JAXCI / "commands").glob("*.py"))]
+    modules += [p for p in sorted(JAXCI.rglob("*.py")) if module_name(p) in USER_PATH_WRITERS]
+    assert len(modules) > len(USER_PATH_WRITERS)
+    offenders = [hit for path in modules for hit in plain_writes(path)]
+    assert not offenders, f"write user-named paths through jaxci.util.safewrite: {offenders}"

@@ -122,8 +122,9 @@ def write_outputs(outputs: dict[str, str], path: str | None) -> str:
             raise InputError(f"output {key} would span lines")
     text = "".join(f"{k}={v}\n" for k, v in outputs.items())
     if path:
-        with open(path, "a") as fh:
-            fh.write(text)
+        from jaxci.util import safewrite
+
+        safewrite.write_text(path, text, append=True, option="--github-output")
     return text
 
 

@@ -232,7 +232,9 @@ class AsvRunner:
 def save_report(report: Report, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"watch-{report.release}-{report.machine}.json"
-    path.write_text(json.dumps(asdict(report), indent=1))
+    from jaxci.util import safewrite
+
+    safewrite.write_text(path, json.dumps(asdict(report), indent=1), option="--out")
     return path
 
 

@@ -25,6 +25,7 @@ from jaxci.ci.collect import collect, outcome_markdown
 from jaxci.ci.inputs import InputError, validate_suite
 from jaxci.ci.plan import bench_requirements, plan, upgrade_plan, write_outputs
 from jaxci.ci.suites import suites
+from jaxci.util import safewrite
 from jaxci.util.validate import one_line
 
 
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except (InputError, CatalogueError) as exc:
+        print(f"jaxci inputs: refused: {exc}", file=sys.stderr)
+        return 2
+    except safewrite.UnsafeWrite as exc:  # an output path that is a FIFO, a device, a link; a failed write
         print(f"jaxci inputs: refused: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a status or output path that is a folder, unwritable, on a full disk
