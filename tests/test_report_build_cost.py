@@ -7,7 +7,8 @@ import pytest
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import catalogue_defaults, load_catalogue
-from jaxci.report import buildcost, decisions
+from jaxci.policy import builds as buildcost
+from jaxci.report import decisions
 from jaxci.report.build import build
 from tests import synth
 

@@ -270,7 +270,7 @@ def _measured_build(times: dict, entry):
 
 
 def _cost(report, family, entry, audit) -> Decision:
-    from jaxci.report import buildcost
+    from jaxci.policy import builds as buildcost
 
     price = entry.value("price_per_hour")
     build = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
@@ -303,7 +303,7 @@ def _cost(report, family, entry, audit) -> Decision:
 
 
 def _hygiene(report, family, entry, audit, times) -> Decision:
-    from jaxci.report import buildcost
+    from jaxci.policy import builds as buildcost
 
     measured = _measured_build(times, entry) if times else None
     predicted = buildcost.family_build(audit, family, entry.has_gpu) if audit else None

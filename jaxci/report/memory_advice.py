@@ -89,7 +89,7 @@ def never_on_gpu(report) -> list[str]:
 def unmeasured_gpu(report, family: str, device_mib: float | None, budget: float, audit=None, jax=str):
     """(decision, status, basis) for a GPU family with no concurrency run of its own. `jax(machine)` names the
     JAX version a machine measured with."""
-    from jaxci.report import buildcost
+    from jaxci.policy import builds as buildcost
 
     audit_cmd = buildcost.AUDIT_FOR.format(family=family)
     measure = f"`asv run --bench '^concurrency\\.' --machine {family}` on the family"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from jaxci.ci.jobcost import build_job
+from jaxci.policy import builds
 from jaxci.policy.margins import GPU_FASTER, gpu_wins
 
 CPU_ALONE, GPU_AS_IS, GPU_PINS, SPLIT = "CPU alone", "GPU as is", "GPU with pins", "split"
@@ -88,12 +89,14 @@ class Decision:
 
 
 def _times(f, family: str) -> tuple[float, float, float | None, float | None] | None:
-    """(cpu, cpu high, gpu, gpu high) seconds of one whole lecture on `family`; None if not predicted."""
+    """(cpu, cpu high, gpu, gpu high) seconds of one whole lecture on `family` (jaxci.policy.builds, the one
+    build-time model the report's question 6 uses too); None if not predicted."""
     p = f.predicted.get(family)
-    if p is None or p.get("cpu_s") is None:
+    cpu = builds.lecture_seconds(p, "cpu") if p else None
+    if cpu is None:
         return None
-    gpu, gpu_high = p.get("gpu_s"), p.get("gpu_high_s", p.get("gpu_s"))
-    return p["cpu_s"], p.get("cpu_high_s", p["cpu_s"]), gpu, gpu_high
+    gpu = builds.lecture_seconds(p, "gpu")
+    return cpu[0], cpu[2], (gpu[0] if gpu else None), (gpu[2] if gpu else None)
 
 
 def wins_on_gpu(f, family: str) -> bool:

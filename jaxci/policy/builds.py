@@ -1,4 +1,9 @@
-"""Question 6 from lecture builds: minutes and dollars of one build of a lecture repository per runner family.
+"""Build time per runner family: the one model of one lecture build's minutes and dollars (the report's questions
+6 and 7, the CI audit's tier decision and job timeout all use it).
+
+A build is the sum of the runner model's predicted whole-lecture seconds from the executed audit (each lecture on
+the device it is placed on, `placement`: the GPU where jaxci.policy.margins.gpu_wins, else the CPU), priced by
+jaxci.ci.jobcost.build_job. There is no second cross-machine predictor: the runner model is the only one.
 
 Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`), whose lecture records may carry
 `"predicted": {"<family>": {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}}` (the runner model asked
@@ -55,14 +60,26 @@ def _prediction(lecture: dict, family: str) -> dict | None:
     return pred if isinstance(pred, dict) and _num(pred.get("cpu_s")) is not None else None
 
 
-def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
-    """(device, seconds, low, high) a lecture runs at on the family: its faster device where it has a GPU."""
-    cpu = _num(pred["cpu_s"])
-    cpu_band = (_num(pred.get("cpu_low_s")) or cpu, _num(pred.get("cpu_high_s")) or cpu)
+def lecture_seconds(pred: dict, device: str) -> tuple[float, float, float] | None:
+    """(mid, low, high) predicted seconds of one whole lecture on `device` ("cpu" | "gpu") from its prediction
+    record (cpu_s, cpu_low_s, cpu_high_s, gpu_s, ...); a missing band end is the middle; None: not predicted."""
+    mid = _num(pred.get(f"{device}_s"))
+    if mid is None:
+        return None
+    low, high = _num(pred.get(f"{device}_low_s")), _num(pred.get(f"{device}_high_s"))
+    return mid, (low if low is not None else mid), (high if high is not None else mid)
+
+
+def placement(pred: dict, has_gpu: bool) -> str:
+    """The device a lecture runs on on a family: its GPU where the one margin says the GPU wins, else its CPU."""
     gpu = _num(pred.get("gpu_s")) if has_gpu else None
-    if not gpu_wins(cpu, gpu):
-        return "cpu", cpu, *cpu_band
-    return "gpu", gpu, _num(pred.get("gpu_low_s")) or gpu, _num(pred.get("gpu_high_s")) or gpu
+    return "gpu" if gpu_wins(_num(pred.get("cpu_s")), gpu) else "cpu"
+
+
+def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
+    """(device, seconds, low, high) a lecture runs at on the family (`placement`)."""
+    device = placement(pred, has_gpu)
+    return (device, *lecture_seconds(pred, device))
 
 
 def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None:
@@ -94,8 +111,7 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
         cpu_mid = _num(on_cpu["cpu_s"])
         side = gpu if device == "gpu" and gpu_wins(cpu_mid, mid) else cpu
         if side is cpu:
-            mid, low, high = (cpu_mid, _num(on_cpu.get("cpu_low_s")) or cpu_mid,
-                              _num(on_cpu.get("cpu_high_s")) or cpu_mid)
+            mid, low, high = lecture_seconds(on_cpu, "cpu")
         side.seconds += mid
         side.low += low
         side.high += high
