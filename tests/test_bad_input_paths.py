@@ -36,9 +36,13 @@ CASES = [
     Case("40", ("history", "--validate", "", "--github-output", "/dev/full"), 2, "is a character device",
          shown="jaxci history --validate '' --github-output /dev/full"),
     Case("40", ("release-watch", "plan", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
-         shown="jaxci release-watch plan --github-output FIFO"),
+         shown="jaxci release-watch plan --github-output FIFO",
+         before="not run: asks the package index first, then blocks on the FIFO (issue 40)"),
     Case("40", (*RW, "--summary", f"{P}/fifo"), 2, "is a FIFO",
-         shown="jaxci release-watch measure ... --summary FIFO (before anything is measured)"),
+         shown="jaxci release-watch measure ... --summary FIFO (before anything is measured)",
+         before="not run: measures (asv, minutes), then blocks on the FIFO (issue 40)"),
+    Case("40", ("inputs", "plan", "--run-id", "1", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
+         shown="jaxci inputs plan --run-id 1 --github-output FIFO"),
     Case("40", ("failures", "record", "--cache", f"{P}/nocache", "--out", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci failures record --cache C --out FIFO"),
     Case("40", ("audit", EXEC, "--summary", f"{P}/fifo"), 2, "is a FIFO",
@@ -78,15 +82,20 @@ CASES = [
          shown="jaxci audit L (L/_config.yml -> a file elsewhere)", pick="cannot read"),
     # history --restore-refs: only the current directory's repository
     Case("40", ("history", "--restore-refs", "--repo", f"{P}"), 2, "is not in a git repository",
-         shown="jaxci history --restore-refs --repo DIR (not a git repository)"),
+         shown="jaxci history --restore-refs --repo DIR (not a git repository)",
+         before="no --repo; run outside the repository: 46 tags and a branch written into the checkout jaxci "
+                "was installed from, which it did not name (issue 40)"),
     Case("40", ("history", "--restore-refs", "--repo", f"{P}/emptyrepo"), 2, "is not a jax-ci-bench checkout",
-         shown="jaxci history --restore-refs --repo R (an empty git repository)"),
+         shown="jaxci history --restore-refs --repo R (an empty git repository)",
+         before="no --repo (see the row above)"),
     # gpu_capture --out into results/
     Case("40", ("--budget", "100", "--out", "results/lab-h200"), 2, "inside the results tree",
-         script="scripts/gpu_capture.py", shown="python scripts/gpu_capture.py --budget 100 --out results/lab-h200"),
+         script="scripts/gpu_capture.py", shown="python scripts/gpu_capture.py --budget 100 --out results/lab-h200",
+         before="not run: the capture starts and writes its files among results/lab-h200 (issue 40)"),
     Case("40", ("--budget", "100", "--out", f"{P}/results/m/capture"), 2, "inside the results tree",
          script="scripts/gpu_capture.py",
-         shown="python scripts/gpu_capture.py --budget 100 --out R/m/capture (R a results tree)"),
+         shown="python scripts/gpu_capture.py --budget 100 --out R/m/capture (R a results tree)",
+         before="not run: the capture starts (see the row above)"),
 ]
 
 
@@ -321,3 +330,33 @@ def test_a_file_size_limit_is_one_line_not_a_traceback(tmp_path):
     assert proc.returncode == 2 and lines == [f"jaxci audit: --output {out}: cannot write it (File too large)"], \
         proc.stderr
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def table(before: Path | None = None) -> str:
+    """The rows of docs/bad-input.md for these cases (`python -m tests.test_bad_input_paths [BEFORE]`): input,
+    the outcome on an older checkout (BEFORE; its hangs are cut at LIMIT_S), the outcome now."""
+    import tempfile
+
+    from tests.test_bad_input import _cell, _summary, shown
+
+    rows = ["| issue | input | before: exit, message | after: exit, message |", "|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as tmp:
+        setup(Path(tmp))
+        for case in CASES:
+            rc, line = _summary(run_case(case, Path(tmp)), tmp)
+            if before is None:
+                old = "(not run)"
+            elif case.before:
+                old = case.before
+            else:
+                old_rc, old_line = _summary(run_case(case, Path(tmp), repo=before), tmp)
+                old = f"{old_rc}: {old_line}"
+            rows.append(f"| {case.issue} | `{_cell(shown(case))}` | {_cell(old)} | {rc}: {_cell(line)} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    import tests.test_bad_input as base
+
+    base.LIMIT_S = int(os.environ.get("LIMIT_S", base.LIMIT_S))
+    sys.stdout.write(table(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None))

@@ -106,16 +106,16 @@ def main(argv: list[str] | None = None) -> int:
         text = render(advice, args.format)
         appends = []
         if args.github_output:
-            appends.append((args.github_output, render_outputs(advice)))
+            appends.append(("--github-output", args.github_output, render_outputs(advice)))
         if args.github_env:  # last, so the environment is exported only if everything before it worked
-            appends.append((args.github_env, render(advice, "github")))
+            appends.append(("--github-env", args.github_env, render(advice, "github")))
     except AdviceError as exc:
         return _refuse(exc)
     try:  # both files checked before either is appended to
-        for path, _ in appends:
-            safewrite.check_target(path)
-        for path, block in appends:
-            safewrite.write_text(path, block + "\n", append=True)
+        for option, path, _ in appends:
+            safewrite.check_target(path, option=option)
+        for option, path, block in appends:
+            safewrite.write_text(path, block + "\n", append=True, option=option)
     except safewrite.UnsafeWrite as exc:
         return _refuse(exc)
     print(text)

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.action == "record":
-            safewrite.check_target(args.out)  # before the cache is read: a FIFO or a link is refused first
+            safewrite.check_target(args.out, option="--out")  # before the cache is read
             data = record(args.cache, args.project)
             safewrite.write_text(args.out, json.dumps(data, indent=1), option="--out")
             print(f"jaxci failures: {len(data['failures'])} failed notebook(s) recorded in {args.out}",

@@ -110,9 +110,9 @@ def _validate(text: str, github_output: str | None) -> int:
     print(f"jaxci history: {value or 'no backfill'}")
     if github_output:
         try:
-            safewrite.write_text(github_output, f"history={value}\n", append=True)
+            safewrite.write_text(github_output, f"history={value}\n", append=True, option="--github-output")
         except safewrite.UnsafeWrite as exc:
-            print(f"jaxci history: --github-output {exc}", file=sys.stderr)
+            print(f"jaxci history: {exc}", file=sys.stderr)
             return 2
     return 0
 

@@ -97,6 +97,8 @@ def _collect(args) -> int:
 
 
 def _run(args) -> int:
+    if args.command in ("plan", "upgrade") and args.github_output:  # refused before the plan is said
+        safewrite.check_target(args.github_output, option="--github-output")
     if args.command == "plan":
         result = plan(args.families, args.scale, args.bench, args.commits, args.run_id)
         print(f"jaxci inputs: families {', '.join(result.families)}; scale {result.scale}; "

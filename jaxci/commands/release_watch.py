@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 def _plan(args) -> int:
     only = _release("--release", args.release) if args.release.strip() else None
     if args.github_output:  # before the index is asked
-        safewrite.check_target(args.github_output)
+        safewrite.check_target(args.github_output, option="--github-output")
     pin = read_pins("cpu")["jax"]
     from jaxci.util.validate import index_url
 
@@ -108,7 +108,7 @@ def _measure(args) -> int:
     machine = machine_name("--machine", args.machine)
     factor = number("--factor", args.factor, low=1.0, high=1000.0)
     if args.summary:  # before the measurement, which takes minutes
-        safewrite.check_target(args.summary)
+        safewrite.check_target(args.summary, option="--summary")
     report = measure(release, previous, machine, AsvRunner(checkout_root(), args.scale, args.backend), factor)
     path = save_report(report, args.out)
     text = summary_md(report)

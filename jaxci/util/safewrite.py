@@ -42,9 +42,16 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc).splitlines()[0]
 
 
-def check_target(path: str | Path, *, links: bool = False, within: str | Path | None = None) -> Path:
+def check_target(path: str | Path, *, links: bool = False, within: str | Path | None = None,
+                 option: str = "") -> Path:
     """Refuse `path` as an output unless its folder exists and it is absent or a regular file (not a link,
-    unless `links`; inside `within`'s real folder, if given). For commands that check an output before working."""
+    unless `links`; inside `within`'s real folder, if given). For commands that check an output before working;
+    `option` heads the message, as in write_text."""
+    if option:
+        try:
+            return check_target(path, links=links, within=within)
+        except UnsafeWrite as exc:
+            raise UnsafeWrite(f"{option} {exc.path}", exc.reason) from None
     path = Path(path)
     if _discard(path):
         return path
