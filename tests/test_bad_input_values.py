@@ -82,6 +82,10 @@ CASES = [
     Case("40", ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
                 "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='a\\nb'",
          env={"JAXCI_SCALE": "a\nb"}, shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O"),
+    Case("40", ("report", "results", "--no-progress", "--family", "g4dn.2xlarge\n"), 2,
+         "--family 'g4dn.2xlarge\\n': not a runner family", shown="jaxci report results --family $'g4dn.2xlarge\\n'"),
+    Case("40", ("history", "--restore-refs", "--repo", "{tmp}/empty-checkout"), 2,
+         "fatal: ambiguous argument 'HEAD'", shown="jaxci history --restore-refs --repo R (git init, no commit yet)"),
     Case("40", (*AUDIT, "{tmp}/audit/good.json", "--format", "summary"), 0, "one build of 1 lectures",
          shown="jaxci report results --family g4dn.2xlarge --audit A (one lecture, cpu_s 10, gpu_s 5) "
                "--format summary"),
@@ -90,6 +94,10 @@ CASES = [
 
 def setup(tmp: Path) -> None:
     (tmp / "empty").mkdir()
+    checkout = tmp / "empty-checkout"  # a jax-ci-bench checkout's shape, with no commit: git's 3-line message
+    (checkout / "env_matrix").mkdir(parents=True)
+    (checkout / "asv.conf.json").write_text("{}")
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
     (tmp / "audit").mkdir()
     for name, doc in AUDITS.items():
         (tmp / "audit" / f"{name}.json").write_text(json.dumps(doc))
@@ -136,6 +144,20 @@ def test_the_suite_and_its_script_refuse_a_bad_scale_before_asv(cmd):
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and re.search(r"JAXCI_SCALE='?evil'?: expected", proc.stderr), proc.stderr[-500:]
     assert "setup-venv" not in proc.stdout + proc.stderr
+
+
+def test_git_messages_and_input_errors_are_one_line(tmp_path):
+    """The two places a refusal is made one line: GitError keeps git's cause (its first fatal:/error: line, not
+    the usage advice after it), InputError escapes control characters in whatever value its message quotes."""
+    from jaxci.util.git import GitError, git
+    from jaxci.util.validate import InputError
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    with pytest.raises(GitError) as err:
+        git(tmp_path, "log", "HEAD")
+    assert "\n" not in str(err.value) and "fatal: ambiguous argument 'HEAD'" in str(err.value)
+    assert "Use '--'" not in str(err.value)
+    assert str(InputError("--x a\nb\tc: bad")) == "--x a\\nb\\tc: bad"
 
 
 def test_an_audit_as_the_audit_writes_it_passes_unchanged():

@@ -27,7 +27,7 @@ PREDICTED_SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "
 PEAK_MIB = ("device_peak_mib", "live_buffers_mib", "host_rss_peak_mib")
 
 
-class AuditError(ValueError):
+class AuditError(InputError):
     """The audit file was refused; the message names the field (e.g. lectures[2].predicted['g4dn.2xlarge']
     .cpu_s) and why, in one line."""
 

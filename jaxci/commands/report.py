@@ -20,13 +20,13 @@ from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
 from jaxci.results.records import ResultsError
-from jaxci.util.validate import inside
+from jaxci.util.validate import InputError, inside, quoted
 
 OUT_FILES = ("findings.md", "guidance.md", "report.json")
 
 
-class Refused(ValueError):
-    pass
+class Refused(InputError):
+    """A refusal of the report's input: one line, as every InputError."""
 
 
 def check_destination(option: str, folder: Path, results_dir: Path, files: tuple[str, ...]) -> None:
@@ -110,7 +110,7 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
     families = load_catalogue()
     for name in family:
         if name not in families or families[name].is_lab:
-            raise Refused(f"--family {name}: not a runner family of env_matrix/machines.toml "
+            raise Refused(f"--family {quoted(name, 80)}: not a runner family of env_matrix/machines.toml "
                           f"(known: {', '.join(sorted(n for n, m in families.items() if not m.is_lab))})")
     data = None
     if audit:  # read and validated once (jaxci.audit.record): every sheet and advice gets the checked record

@@ -19,10 +19,20 @@ def git(repo: str | Path, *args: str, env: dict | None = None, input: str | None
         proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=full_env,
                               input=input, timeout=timeout)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise GitError(f"git {' '.join(args[:3])}: {exc}") from None
+        raise GitError(f"git {' '.join(args[:3])}: {_one_line(str(exc))}") from None
     if proc.returncode:
-        raise GitError(f"git {' '.join(args[:3])}: {proc.stderr.strip()[-400:]}")
+        raise GitError(f"git {' '.join(args[:3])}: {_one_line(proc.stderr)}")
     return proc.stdout.strip()
+
+
+def _one_line(stderr: str) -> str:
+    """git's message as one line: its first `fatal:`/`error:` line (the cause; what follows is usage or
+    advice), else its last line that is not a `hint:`; control characters escaped, at most 300 characters."""
+    from jaxci.util.validate import one_line
+
+    lines = [line.strip() for line in stderr.splitlines() if line.strip() and not line.startswith("hint:")]
+    causes = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return one_line((causes or lines[-1:] or ["(no message)"])[0])
 
 
 def head(repo: str | Path) -> str | None:

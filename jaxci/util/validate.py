@@ -17,7 +17,11 @@ from jaxci.catalogue import BACKENDS  # the pin sets of env_matrix/
 
 
 class InputError(ValueError):
-    """An input was refused; the message names the input and why (one line)."""
+    """An input was refused; the message names the input and why, as one line whatever the value it quotes
+    held (control characters escaped here, so no caller can print a refusal of several lines)."""
+
+    def __str__(self) -> str:
+        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], super().__str__())
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
