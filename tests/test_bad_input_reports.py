@@ -118,7 +118,7 @@ def setup_caches(root: Path) -> None:
         known = {"format": 1, "failures": {str(root / "proj-glob" / name): {
             "hash": _hash(root / "glob", str(root / "proj-glob" / name)), "error": "ValueError"}}}
         (root / f"known-{'glob' if name == GLOB else 'brackets'}.json").write_text(json.dumps(known))
-    (root / "known-entry.json").write_text(json.dumps({"format": 1, "failures": {"/x.ipynb": 5}}))
+    (root / "known-entry.json").write_text(json.dumps({"format": 1, "failures": {str(root / "proj" / "a.ipynb"): 5}}))
 
 
 def setup_patches(root: Path) -> None:
@@ -174,8 +174,10 @@ CASES = [
     Case("40.4", (*FAIL, "{tmp}/jc/outside", "--project", "{tmp}/jc/proj"), 2, "outside the project",
          shown="jaxci failures record --cache C --project P (a record's uri set to a file outside P)",
          before="2: (no --project option before this pass)"),
-    Case("40.4", ("failures", "skip", "--cache", "{tmp}/jc/real", "--known", "{tmp}/jc/known-entry.json"), 2,
-         "not an object", shown="jaxci failures skip --known K (an entry that is the number 5)"),
+    Case("40.4", ("failures", "skip", "--cache", "{tmp}/jc/real", "--known", "{tmp}/jc/known-entry.json",
+                  "--project", "{tmp}/jc/proj"), 2,
+         "not an object", shown="jaxci failures skip --known K (an entry that is the number 5)",
+         before="1: traceback: AttributeError: 'int' object has no attribute 'get' (run without --project)"),
     Case("40.5", (*WATCH, "{tmp}/rw/factor"), 2, "factor", shown="jaxci release-watch file (factor: \"1.5\")"),
     Case("40.5", (*WATCH, "{tmp}/rw/confirmed"), 2, "confirmed",
          shown="jaxci release-watch file (confirmed: [\"a\", \"b\"])"),
