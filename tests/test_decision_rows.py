@@ -90,3 +90,21 @@ def test_summary_fits_what_bench_sh_keeps(capsys):
     kept = lines[:24]                                      # scripts/bench.sh: head -n 24
     assert sum(x.startswith("Decision sheet: ") for x in kept) == 2   # the default g4dn and c7i sheets, whole
     assert sum(x.startswith("  7 ") for x in kept) == 2
+
+
+def test_guidance_is_written_for_the_family_and_lab_lines_are_evidence(report):
+    from jaxci.report.findings import findings_md, guidance_md
+
+    guide = guidance_md(report)
+    body = guide.split("**For g4dn.2xlarge")[1].split("**For ")[0]
+    lines = [x for x in body.splitlines() if x.startswith("- ")]
+    assert lines and not any("lab-h200" in x or "lab-epyc" in x for x in lines)   # no lab result as its guidance
+    assert not any("cholesky" in x and "GPU wins" in x for x in lines)           # an H200 fact (FP64 at 1:2)
+    assert any("cholesky" in x and "not predicted on g4dn.2xlarge" in x for x in lines)
+    assert any("predicted" in x and "g4dn.2xlarge" in x for x in lines)
+    md = findings_md(report)
+    front, evidence = md.split("## Evidence: guidance lines per measured machine")
+    assert "op=cholesky** (float64): the GPU wins at every measured size" in evidence   # lab-h200, as evidence
+    assert "on lab-h200; measured" in evidence
+    guidance = front.split("## Guidance per lecture type")[1]
+    assert "on lab-h200; measured" not in guidance

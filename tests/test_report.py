@@ -269,7 +269,8 @@ def test_timeout_comes_only_from_whole_notebook_times(tmp_path):
     s.add("c7i.2xlarge", "notebooks.Notebook.time_notebook", ["notebook", "device"], [["nuts_f64"], ["cpu"]],
           lambda **_: math.nan)
     guide = guidance_md(build(s.save()))
-    assert "Per-cell timeout: not measured" in guide and "14.7" not in guide and "15 s" not in guide
+    whole = guide.split("## Whole notebooks and timeouts")[1]
+    assert "not measured; decision sheet row 7" in whole and "14.7" not in guide and "15 s" not in guide
 
 
 def test_zero_and_inf_times_do_not_crash_and_json_is_strict(tmp_path):

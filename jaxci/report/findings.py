@@ -275,7 +275,13 @@ def _front(report) -> str:
     guidance per lecture type: what a maintainer reads first."""
     from jaxci.report import decisions
 
-    guide = "\n\n".join(f"### {title}\n\n" + "\n".join(lines) for title, lines in guidance_sections(report))
+    guide = "\n\n".join(f"### {family}\n\n" + "\n\n".join(f"#### {title}\n\n" + "\n".join(lines)
+                                                             for title, lines in sections)
+                          for family, sections in family_guidance(report))
+    lab = evidence_guidance(report) if report.machines else []
+    lab_md = "\n\n".join(f"### {title}\n\n" + "\n".join(lines) for title, lines in lab)
+    lab_md = (f"## Evidence: guidance lines per measured machine\n\nWhat each measured machine showed, on its own "
+              f"hardware: evidence for the guidance above, never a family's answer.\n\n{lab_md}\n\n" if lab else "")
     regress = decisions.regressions_md(report)
     regress = f"## Regressions across JAX releases: summary\n\n{regress}\n" if regress else ""
     return f"""# Findings
@@ -302,7 +308,7 @@ Status: *measured* on the machine in the heading (its JAX version, date and comm
 
 {guide}
 
-"""
+{lab_md}"""
 
 
 def machine_evidence(report) -> str:
@@ -533,13 +539,48 @@ def _whole_lines(report) -> list[str]:
     return _cpu_advice(report, ("notebooks.",)) + timeout
 
 
-def guidance_sections(report) -> list[tuple[str, list[str]]]:
-    """Guidance per lecture type; each line names the machine it was measured on, or says 'predicted' / 'published'.
-    GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
+def note_versions(report) -> None:
+    """The JAX versions per machine that `_where` names (from the whole report, whatever the scope)."""
     _VERSIONS.clear()
     for r in report.records:
         _VERSIONS.setdefault(r.machine, set()).add(f"JAX {r.jax_version}")
     _VERSIONS.update({m: sorted(v) for m, v in _VERSIONS.items()})
+
+
+def _pin_once(sections: list) -> list:
+    """The pin how-to once, after the first line that says to pin something to the CPU."""
+    for _, lines in sections:
+        at = next((i for i, line in enumerate(lines) if "pin this code to the CPU" in line
+                   or "run it on the CPU" in line), None)
+        if at is not None:
+            lines.insert(at + 1, PIN_HOW)
+            break
+    return sections
+
+
+def family_guidance(report) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    """(family title, sections) for every family the decision sheets draw: guidance written for that family."""
+    from jaxci.report import decisions
+    from jaxci.report import family_guidance as fg
+
+    return [(s.title, _pin_once(fg.sections(report, s.family, s)))
+            for s in decisions.sheets(report, report.families, report.audit)]
+
+
+def evidence_guidance(report) -> list[tuple[str, list[str]]]:
+    """The measured machines' own guidance lines (lab and local machines: evidence, never a family's guidance)."""
+    from jaxci.report import decisions
+    from jaxci.report import family_guidance as fg
+
+    chosen = decisions.families(report, report.families, report.audit)
+    return guidance_sections(fg.scoped(report, fg.evidence_machines(report, chosen)))
+
+
+def guidance_sections(report) -> list[tuple[str, list[str]]]:
+    """Guidance per lecture type from the measured machines (the evidence section's: a family's own guidance is
+    family_guidance); each line names the machine it was measured on, or says 'predicted' / 'published'.
+    GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
+    note_versions(report)
     gpu_machines = [m for m, f in report.machines.items() if f.has_gpu]
     no_gpu = f"- GPU: not measured (no GPU in these results): {answers.HOW[2]}." if not gpu_machines else None
     out, seen, pinned = [], set(), False
@@ -561,10 +602,16 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
 
 
 def guidance_md(report) -> str:
+    """Guidance per lecture type for each family the sheets draw; the measured machines' lines stay in findings.md's
+    evidence."""
     parts = ["# Guidance for lecture authors", "",
-             f"Generated {report.generated} from the same results as findings.md; each line names the machine it was "
-             "measured on (provenance in findings.md), or says predicted / published reference.", "",
+             f"Generated {report.generated} from the same results as findings.md, for each runner family of its "
+             "decision sheets: measured on the family where it was, else predicted for it (the runner model), or "
+             "published reference. What lab and local machines measured is evidence about their own hardware: "
+             "findings.md, Evidence: guidance lines per measured machine.", "",
              answers.headline(report), ""]
-    for title, lines in guidance_sections(report):
-        parts += [f"## {title}", "", *lines, ""]
+    for family, sections in family_guidance(report):
+        parts += [f"**For {family}**", ""]
+        for title, lines in sections:
+            parts += [f"## {title}", "", *lines, ""]
     return "\n".join(parts)

@@ -1,0 +1,119 @@
+"""Guidance per lecture type, written for one runner family: measured on it where it was, else predicted for it.
+
+A lab machine's measurement is evidence about that machine's hardware (an H200 runs FP64 at 1:2, a T4 at 1:32), so
+it never reads as a family's guidance: here only the family's own measurements, the runner model's predictions for
+the family (jaxci.analysis.model, with their band) and its decision sheet's rows appear; the measured machines'
+own lines are the evidence section (`scoped` + findings.guidance_sections over those machines).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from jaxci.analysis import crossover as cx
+
+BIG, SEQ = ("dense.", "elementwise."), ("loops.", "kalman.")
+
+
+def scoped(report, machines: set):
+    """The report as if it held only `machines`' measurements (a crossover only when both its lines are theirs);
+    the model, catalogue and predictions stay whole."""
+    def keep(m):
+        return m in machines
+
+    return dataclasses.replace(
+        report, machines={m: f for m, f in report.machines.items() if keep(m)},
+        records=[r for r in report.records if keep(r.machine)],
+        crossovers=[c for c in report.crossovers if keep(c.cpu_machine) and keep(c.gpu_machine)],
+        device_ratios=[d for d in report.device_ratios if keep(d.machine)],
+        fp64_summary=[s for s in report.fp64_summary if keep(s.machine)],
+        cold=[c for c in report.cold if keep(c.machine)], nuts=[r for r in report.nuts if keep(r.machine)],
+        safe_n={k: n for k, n in report.safe_n.items() if keep(k[0])})
+
+
+def evidence_machines(report, families) -> set:
+    """The measured machines that are not one of the sheets' families: their lines are evidence only."""
+    return {m for m in report.machines if m not in families}
+
+
+def _predicted(report, family, prefixes) -> list[str]:
+    """The runner model's crossovers for the family (never a measurement), then what it could not predict."""
+    lines, missing = [], []
+    for p in sorted((p for p in report.predicted_crossovers if p.family == family and p.measured is None
+                     and p.benchmark.startswith(prefixes)), key=lambda p: (p.kernel, p.dtype)):
+        where = f"on {family}; predicted by the runner model, findings.md §2"
+        if p.kind == cx.CROSSING:
+            band = f", band n ≈ {p.low:,.0f} .. {p.high:,.0f}" if p.low and p.high else ""
+            lines.append(f"- **{p.kernel}** ({p.dtype}): the GPU wins from n ≈ {p.n:,.0f} ({where}{band}).")
+        elif p.kind == cx.GPU_ALWAYS and p.points:
+            lines.append(f"- **{p.kernel}** ({p.dtype}): the GPU wins at every size asked, from n = "
+                         f"{p.points[0][0]:,} ({where}).")
+        elif p.kind == cx.NONE_IN_RANGE and p.points:
+            lines.append(f"- **{p.kernel}** ({p.dtype}): the CPU wins at every size asked, up to n = "
+                         f"{p.points[-1][0]:,} ({where}): pin this code to the CPU.")
+        else:
+            missing.append(f"{p.kernel} {p.dtype}")
+    if missing:
+        lines.append(f"- not predicted on {family} (not measured there, and the model has no line for them): "
+                     f"{', '.join(missing)}; other machines' measurements of them are evidence about their own "
+                     "hardware, not this family's.")
+    return lines
+
+
+def _row(sheet, q: int, basis: bool = False) -> str:
+    d = sheet.rows[q - 1]
+    return f"- {d.decision} ({d.status}; decision sheet row {q}" + (f": {d.basis})." if basis else ").")
+
+
+def _measured_nuts(scope) -> list[str]:
+    out = []
+    for row in scope.nuts:
+        if row.best:
+            (method, chains), ess = row.best
+            setting = " ".join(f"{k}={v}" for k, v in row.setting)
+            out.append(f"- {row.machine} {setting}: `chain_method='{method}'` with {chains} chains gave the most "
+                       f"effective samples per second ({ess:.3g}; measured).")
+    return out
+
+
+def _measured_safe(scope) -> list[str]:
+    return [f"- {m} (gpu): policy `{p}` kept every worker alive up to N = {n} (measured)."
+            for (m, d, p), n in sorted(scope.safe_n.items()) if n is not None and d == "gpu"]
+
+
+def sections(report, family: str, sheet) -> list[tuple[str, list[str]]]:
+    """(title, lines) per lecture type for one family; every line says measured, predicted, published or not
+    measured, and names the family or the sheet row it repeats."""
+    from jaxci.report import findings
+
+    entry = report.catalogue.get(family)
+    gpu = bool(entry and entry.has_gpu)
+    scope = scoped(report, {family})
+    findings.note_versions(report)
+    no_gpu = [f"- no GPU on {family} (catalogue, not measured): every lecture runs on its CPU (decision sheet row 2)."]
+
+    large = findings._gpu_advice(scope, BIG) + findings._cpu_advice(scope, BIG, ratios=False)
+    large = large or (_predicted(report, family, BIG) if gpu else no_gpu)
+    small = findings._cpu_advice(scope, SEQ) + findings._gpu_advice(scope, SEQ)
+    small += [f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 on the GPU (measured)."
+              for s in scope.fp64_summary if s.device == "gpu"]
+    if not small:
+        small = (_predicted(report, family, SEQ) if gpu else []) + [_row(sheet, 1)]
+        if gpu:
+            small.append(findings._published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the "
+                                             "runner's CPU at n = 10,000,000."))
+    nuts = _measured_nuts(scope) or [_row(sheet, 4)]
+    compiles = [line for line in findings._compile_lines(scope) if "(measured)" in line or "; measured)" in line]
+    compiles = compiles or [_row(sheet, 5)]
+    several = _measured_safe(scope) or [_row(sheet, 3)]
+    if gpu and not _measured_safe(scope):
+        several.append(findings._published("three kernels sharing a T4 with JAX's default 75% preallocation: one "
+                                           "aborted with no traceback; `XLA_PYTHON_CLIENT_PREALLOCATE=false` was "
+                                           "the fix applied."))
+    whole = findings._cpu_advice(scope, ("notebooks.",)) + [_row(sheet, 7, basis=True)]
+    return [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
+            ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)", small),
+            ("NUTS lectures (numpyro)", nuts),
+            ("Lectures with many fresh compiles", compiles),
+            ("Several kernels at once (parallel notebook execution on one GPU)", several),
+            ("Whole notebooks and timeouts", whole)]
