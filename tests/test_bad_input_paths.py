@@ -8,6 +8,7 @@ message echoes a file's bytes; `history --restore-refs` acts on the current dire
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -47,7 +48,7 @@ CASES = [
          shown="jaxci failures record --cache C --out FIFO"),
     Case("40", ("audit", EXEC, "--summary", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci audit L --summary FIFO"),
-    Case("40", ("audit", EXEC), 2, "$GITHUB_STEP_SUMMARY", env={"GITHUB_STEP_SUMMARY": f"{P}/fifo"},
+    Case("40", ("audit", EXEC), 2, "is a FIFO", env={"GITHUB_STEP_SUMMARY": f"{P}/fifo"},
          shown="GITHUB_STEP_SUMMARY=FIFO jaxci audit L"),
     Case("40", ("audit", EXEC, "--output", "/dev/full"), 2, "is a character device"),
     Case("40", ("audit", EXEC, "--emit-config", f"{P}/fifo"), 2, "is a FIFO",
@@ -177,6 +178,12 @@ def lectures(root: Path) -> None:
     (config / "_config.yml").symlink_to(root / "secret")
 
 
+def run(case: Case, tmp: Path, repo: Path = REPO):
+    """run_case with "{tmp}" replaced in the case's environment too (GITHUB_STEP_SUMMARY=FIFO)."""
+    env = {k: v.replace("{tmp}", str(tmp)) for k, v in case.env.items()}
+    return run_case(dataclasses.replace(case, env=env), tmp, repo)
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bad-input-paths")
@@ -186,7 +193,7 @@ def scratch(tmp_path_factory):
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
 def test_bad_input_outcome(case, scratch):
-    out = run_case(case, scratch)
+    out = run(case, scratch)
     assert "Traceback" not in out.stdout + out.stderr, out.stderr
     assert out.rc == case.rc and case.expect in out.line, (out.rc, out.line, out.stderr[-2000:])
     if case.rc == 2:
@@ -343,13 +350,13 @@ def table(before: Path | None = None) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         setup(Path(tmp))
         for case in CASES:
-            rc, line = _summary(run_case(case, Path(tmp)), tmp)
+            rc, line = _summary(run(case, Path(tmp)), tmp)
             if before is None:
                 old = "(not run)"
             elif case.before:
                 old = case.before
             else:
-                old_rc, old_line = _summary(run_case(case, Path(tmp), repo=before), tmp)
+                old_rc, old_line = _summary(run(case, Path(tmp), repo=before), tmp)
                 old = f"{old_rc}: {old_line}"
             rows.append(f"| {case.issue} | `{_cell(shown(case))}` | {_cell(old)} | {rc}: {_cell(line)} |")
     return "\n".join(rows) + "\n"
