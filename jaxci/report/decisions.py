@@ -9,7 +9,6 @@ never a sheet's headline: a row that uses another machine's measurement names it
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from jaxci.analysis import crossover as cx
@@ -20,11 +19,6 @@ from jaxci.report.text import seconds
 DEFAULT_FAMILIES = ("g4dn.2xlarge", "c7i.2xlarge")
 MEASURED, PREDICTED, NOT_MEASURED = "measured", "predicted", "not measured"
 DENSE_N = 4096                 # the dense suite's largest size: the FP64 ratio is read there
-TIMEOUT_MARGIN = 3.0           # per-cell timeout = slowest real-lecture cell x 3, rounded up to a minute
-MIN_TIMEOUT_S = 60             # never advise a per-cell timeout under a minute
-UNMEASURED_TIMEOUT_S = 600     # jaxci env's default until the lectures' cells are measured
-JOB_SETUP_MIN = 10             # checkout, install, cache restore: minutes added to a measured build
-UNMEASURED_JOB_MIN = 90        # job timeout-minutes until a build is measured
 
 
 @dataclass
@@ -258,17 +252,6 @@ def lecture_times(audit: dict | None) -> dict:
     return out
 
 
-def _measured_build(times: dict, entry):
-    """(minutes, slowest cell s, lectures) of the audit's executed run, on the family's platform where it ran."""
-    platform = "cuda" if entry.has_gpu else "cpu"
-    total, slowest, n = 0.0, 0.0, 0
-    for runs in times.values():
-        run = runs.get(platform) or runs.get("cpu")
-        if run:
-            total, slowest, n = total + run[0], max(slowest, run[1] or 0), n + 1
-    return (total / 60, slowest, n) if n else None
-
-
 def _cost(report, family, entry, audit) -> Decision:
     from jaxci.policy import builds as buildcost
 
@@ -303,28 +286,40 @@ def _cost(report, family, entry, audit) -> Decision:
 
 
 def _hygiene(report, family, entry, audit, times) -> Decision:
-    from jaxci.policy import builds as buildcost
+    """Row 7 by the one timeout rule (jaxci.policy.timeouts.from_audit): per-lecture `execution: timeout:` for the
+    timed lectures that need more than they have, the book's own value kept unless every lecture is timed, the
+    job's timeout-minutes from the same predicted build; nothing lowered without a measurement."""
+    from jaxci.catalogue import catalogue_defaults
+    from jaxci.policy import builds, timeouts
 
-    measured = _measured_build(times, entry) if times else None
-    predicted = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
     gate = "fail once with `jaxci failures` (below the sheets)"
-    if measured and measured[1] > 0:
-        minutes, slowest, _ = measured
-        build_min, build_how = ((predicted.high / 60, f"the predicted build's upper band on {family}")
-                                if predicted else (minutes, "the audit's measured build"))
-        cell = max(MIN_TIMEOUT_S, math.ceil(slowest * TIMEOUT_MARGIN / 60) * 60)
-        job = math.ceil(build_min * 1.5) + JOB_SETUP_MIN
-        return Decision(7, f"per-cell `timeout: {cell}` s; job `timeout-minutes: {job}`; {gate}",
-                        PREDICTED if predicted else MEASURED,
-                        f"rule: {TIMEOUT_MARGIN:g} x slowest real-lecture cell ({slowest:.1f} s, the audit's "
-                        f"executed run), rounded up to a minute, at least {MIN_TIMEOUT_S} s; job: 1.5 x "
-                        f"{build_how} ({build_min:.1f} min) + {JOB_SETUP_MIN} min setup; raise a slow lecture's "
-                        "own timeout in its execution metadata")
-    return Decision(7, f"per-cell `timeout: {UNMEASURED_TIMEOUT_S}` s; job `timeout-minutes: {UNMEASURED_JOB_MIN}`; "
-                    f"{gate}", NOT_MEASURED, f"defaults until the lectures are timed: "
-                    f"`{buildcost.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json` "
-                    f"(rule: {TIMEOUT_MARGIN:g} x slowest cell, at least {MIN_TIMEOUT_S} s); fixture notebooks "
-                    "never size a timeout")
+    advice = timeouts.from_audit(audit or {}, family, entry.has_gpu, catalogue_defaults())
+    own = f"own `{advice.book_current_s:g}` s ({advice.book_origin})" if advice.book_current_s else "own value"
+    measure = f"`{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json`"
+    if not advice.lectures:
+        return Decision(7, f"per-cell: keep the repository's {own}; job: keep its own `timeout-minutes`; {gate}",
+                        NOT_MEASURED, f"no lecture timed, and no advice lowers a timeout without a measurement of "
+                        f"the lecture it would cut: {measure} (rule: {timeouts.rule_text()}, at the high end of "
+                        "the lecture's predicted band on the family); fixture notebooks never size a timeout")
+    predicted = any((lec.get("predicted") or {}).get(family) for lec in (audit or {}).get("lectures") or [])
+    if advice.book_s is not None and advice.book_s != advice.book_current_s:
+        book = f"book-wide `timeout: {advice.book_s}` s (every lecture timed; the repository has its {own})"
+        per = []
+    else:
+        book = f"book-wide: keep the repository's {own}"
+        per = advice.raised if advice.book_current_s is not None else advice.lectures
+    lectures = "; ".join(f"`{t.path}`: `execution: timeout: {t.seconds}` in its front matter" for t in per)
+    job = (f"job `timeout-minutes: {advice.job_minutes}`" if advice.job_minutes is not None else
+           f"job: keep its own `timeout-minutes` ({len(advice.job_missing)} lecture(s) without a prediction for "
+           f"{family}: the build is not predicted whole)")
+    text = "; ".join(x for x in (lectures, book, job, gate) if x)
+    worst = max(advice.lectures, key=lambda t: t.slowest_high_s)
+    unmeasured = (f"; not timed, so never cut: {', '.join(f'`{p}`' for p in advice.unmeasured)}"
+                  if advice.unmeasured else "")
+    basis = (f"rule: {timeouts.rule_text()}, the cell at the high end of the lecture's predicted band on {family} "
+             f"(slowest: `{worst.path}` {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: ceil((overhead "
+             f"+ the predicted build's high end) x margin) (jaxci.ci.jobcost.job_timeout){unmeasured}")
+    return Decision(7, text, PREDICTED if predicted else MEASURED, basis)
 
 
 def sheet(report, family, audit=None, times=None) -> FamilySheet:
