@@ -81,6 +81,7 @@ class TimeoutAdvice:
     lectures: list = field(default_factory=list)   # [LectureTimeout] for the measured / predicted lectures
     unmeasured: list = field(default_factory=list)  # lecture paths with no measurement: they keep the book's
     job_minutes: int | None = None           # from the predicted build (None: not measured, keep the job's own)
+    job_missing: list = field(default_factory=list)  # lectures without a prediction: the build is not sized whole
 
     @property
     def lowered(self) -> bool:
@@ -111,4 +112,56 @@ def advise(book_current_s: float | None, lectures: dict, *, book_origin: str = "
         out.book_s = max(t.seconds for t in out.lectures)
     if build_high_s is not None and defaults is not None:
         out.job_minutes = job_timeout_minutes(build_high_s, defaults)
+    return out
+
+
+def _num(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else None
+
+
+def _measured(lecture: dict, platform: str) -> tuple[float | None, float | None]:
+    """(slowest cell, whole) seconds of the audit's executed run of a lecture, on `platform` where it ran."""
+    runs = lecture.get("runs") or {}
+    run = runs.get(platform) or runs.get("cpu") or next(iter(runs.values()), None)
+    if not isinstance(run, dict):
+        return None, None
+    cells = [c for c in (_num(c.get("wall_s")) for c in run.get("cells") or [] if isinstance(c, dict))
+             if c is not None]
+    whole = _num(run.get("wall_s"))
+    return (max(cells) if cells else None), (whole if whole is not None else (sum(cells) or None))
+
+
+def book_value(audit: dict) -> tuple[float | None, str]:
+    """The repository's own book-wide per-cell timeout as the audit read it from its book config (jaxci.audit.book),
+    with where; (None, "") when no lecture follows a config that sets one."""
+    from collections import Counter
+
+    seen = Counter((lec.get("timeout"), lec.get("timeout_origin")) for lec in audit.get("lectures") or []
+                   if lec.get("timeout_origin") and "metadata" not in str(lec.get("timeout_origin")))
+    if not seen:
+        return None, ""
+    (value, origin), _ = seen.most_common(1)[0]
+    return _num(value), str(origin)
+
+
+def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = None) -> TimeoutAdvice:
+    """`advise` for one family from an executed audit JSON: each lecture's slowest cell at the high end of its
+    predicted band on the device it is placed on there (jaxci.policy.builds), else as the audit measured it;
+    the job's timeout-minutes from the same predicted build, only when every lecture is predicted."""
+    from jaxci.policy import builds
+
+    lectures = {}
+    for lec in audit.get("lectures") or []:
+        pred = (lec.get("predicted") or {}).get(family)
+        pred = pred if isinstance(pred, dict) and _num(pred.get("cpu_s")) is not None else None
+        device = builds.placement(pred, has_gpu) if pred else ("gpu" if has_gpu else "cpu")
+        slowest, whole = _measured(lec, "cuda" if device == "gpu" else "cpu")
+        high = builds.lecture_seconds(pred, device)[2] if pred else None
+        lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), _num(lec.get("timeout")))
+    current, origin = book_value(audit)
+    build = builds.family_build(audit, family, has_gpu)
+    whole_build = build is not None and not build.missing
+    out = advise(current, lectures, book_origin=origin, build_high_s=build.high if whole_build else None,
+                 defaults=defaults)
+    out.job_missing = build.missing if build is not None else sorted(lectures)
     return out
