@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxci.report import decisions, memory_advice
+from jaxci.report import decisions, memory_advice, termcheck
 from jaxci.report.build import build
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -108,3 +108,35 @@ def test_guidance_is_written_for_the_family_and_lab_lines_are_evidence(report):
     assert "on lab-h200; measured" in evidence
     guidance = front.split("## Guidance per lecture type")[1]
     assert "on lab-h200; measured" not in guidance
+
+
+def test_a_row_whose_term_the_published_check_refutes_says_so(report):
+    rows = decisions.sheet(report, "g4dn.2xlarge").rows
+    compile_row, nuts_row, crossover_row = rows[4], rows[3], rows[1]
+    assert "published check refutes it" in compile_row.decision
+    assert "1000x1000 matmul, first call" in compile_row.basis and "ratio 12.08" in compile_row.basis
+    assert "(refutes the term)" in compile_row.basis and "docs/reference/incidents.md" in compile_row.basis
+    assert "published 892 s" in nuts_row.basis and "(outside the band)" in nuts_row.basis
+    assert "the band is too narrow" in nuts_row.decision and "refutes" not in nuts_row.decision
+    # the 1000x1000 warm matmul: 0.479 ms against a printed 0.001 s (0.0005-0.0015 s): it agrees
+    assert "1000x1000 matmul, compiled, gpu): predicted 0.000479 s" in crossover_row.basis
+    assert "0.96 to its rounding) (agrees)" in crossover_row.basis
+
+
+def test_rows_without_a_published_check_are_left_as_they_are(report):
+    for row in decisions.sheet(report, "c7i.2xlarge").rows:
+        assert "published check" not in row.basis
+    measured = decisions.Decision(5, "x", decisions.MEASURED, "on it")
+    assert termcheck.annotate(report, "g4dn.2xlarge", measured) is measured
+
+
+def test_check_verdicts():
+    agree = termcheck.Check("t", "c", "gpu", 1.0, 1.5, 1.5, "", 1.2, 1.8, 1.5)
+    assert not agree.refutes and agree.outside_band and agree.label() == "outside the band"
+    inside = termcheck.Check("t", "c", "gpu", 1.0, 1.1, 1.1, "", 0.9, 1.3, 1.1)
+    assert inside.label() == "agrees"
+    far = termcheck.Check("t", "c", "gpu", 1.0, 2.5, 2.5, "", 2.4, 2.6, 2.5)
+    assert far.refutes and far.label() == "refutes the term"
+    bound = termcheck.Check("t", "c", "gpu", 2400.0, 100.0, None, "published is a bound (> 2,400 s): predicted "
+                            "below it")
+    assert bound.refutes

@@ -336,6 +336,9 @@ def sheet(report, family, audit=None, times=None) -> FamilySheet:
     rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry, audit),
             _sampler(report, family, entry), _environment(report, family, entry),
             _cost(report, family, entry, audit), _hygiene(report, family, entry, audit, times)]
+    from jaxci.report import termcheck
+
+    rows = [termcheck.annotate(report, family, d, entry.has_gpu) for d in rows]
     return FamilySheet(family, title, price, entry.has_gpu, rows)
 
 
