@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from jaxci.analysis import coldstart, concurrency, cost, finite_or_none, penalty, safe_ratio, timeouts, work
+from jaxci.analysis import coldstart, concurrency, finite_or_none, penalty, safe_ratio, timeouts, work
 from jaxci.analysis import crossover as cx
+from jaxci.policy import cost
 from jaxci.results.records import Record
 
 

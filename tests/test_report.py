@@ -330,7 +330,7 @@ def test_two_folders_with_one_machine_name_are_both_kept_and_warned(tmp_path):
 def test_a_setup_cache_duration_is_its_suites_and_a_suite_total_reads_in_seconds():
     """asv records a class's setup_cache as `<setup_cache concurrency:99>`: the concurrency suite's worker runs
     (194 s of its 204 s at full scale) were priced as "(asv build/setup)" and concurrency as $0.0005."""
-    from jaxci.analysis.cost import suite_seconds
+    from jaxci.policy.cost import suite_seconds
     from jaxci.report.text import seconds
 
     run = {"machine": "m", "date": 1, "file": "f", "scales": {"concurrency": "full"},

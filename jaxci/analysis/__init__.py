@@ -7,6 +7,18 @@ import math
 from collections import defaultdict
 
 AXES = ("n", "dtype", "device")
+#: the scales a run records (benchmarks/common.py's track_scale), least to most trustworthy for a figure
+SCALE_RANK = {"ci": 0, "unknown": 1, "full": 2}
+
+
+def scale_label(scales) -> str:
+    """One label for a set of recorded scales: "full", "ci", "mixed: ci, full" or "unrecorded"."""
+    scales = set(scales)
+    if not scales or scales == {"unknown"}:
+        return "unrecorded"
+    if len(scales) == 1:
+        return next(iter(scales))
+    return "mixed: " + ", ".join(sorted(s if s != "unknown" else "unrecorded" for s in scales))
 
 
 def case_of(rec, drop=AXES) -> tuple:

@@ -11,7 +11,6 @@ from jaxci import REPO_ROOT
 from jaxci.analysis import (
     coldstart,
     concurrency,
-    cost,
     crossover,
     finite_or_none,
     peak,
@@ -21,6 +20,7 @@ from jaxci.analysis import (
     sampler,
 )
 from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.policy import cost
 from jaxci.results.records import load_results
 
 INCIDENTS = REPO_ROOT / "docs" / "reference" / "incidents.md"

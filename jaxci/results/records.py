@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
+from jaxci.analysis import SCALE_RANK, scale_label  # noqa: F401 (pure: the results' users read them here)
 from jaxci.util import safeio
 from jaxci.util.git import GitError, git
 
@@ -120,21 +121,10 @@ class ResultSet:
         return {r.scale for r in self.latest() if r.machine == machine}
 
 
-SCALE_RANK = {"ci": 0, "unknown": 1, "full": 2}
 SCALE_TRACK = "track_scale"  # benchmarks/common.py: a run fact per suite, not a measurement
 SCALE_VALUES = {0.0: "ci", 1.0: "full"}
 #: benchmarks whose value is a time or a size: a negative value is not a measurement
 NON_NEGATIVE = ("time_", "timeraw_", "peakmem_", "mem_")
-
-
-def scale_label(scales) -> str:
-    """One label for a set of recorded scales: "full", "ci", "mixed: ci, full" or "unrecorded"."""
-    scales = set(scales)
-    if not scales or scales == {"unknown"}:
-        return "unrecorded"
-    if len(scales) == 1:
-        return next(iter(scales))
-    return "mixed: " + ", ".join(sorted(s if s != "unknown" else "unrecorded" for s in scales))
 
 
 @functools.lru_cache(maxsize=65536)
