@@ -50,6 +50,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per launch method, interleaved; the table shows each combination's median")
     args = ap.parse_args()
+    suite_cost.check_bench(args.bench)
     got = {"spawn": {}, "forkserver": {}}
     with tempfile.TemporaryDirectory(prefix="launch-fidelity-") as tmp:
         for i, launch in itertools.product(range(args.repeat), ("spawn", "forkserver")):

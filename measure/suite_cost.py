@@ -42,6 +42,7 @@ sys.path.insert(0, str(REPO))
 from jaxci.ci.suites import suites  # noqa: E402  (the one list of suites, as scripts/run-suites.sh runs them)
 from jaxci.machines.asvconf import write_redirected_conf  # noqa: E402
 from jaxci.util.git import git  # noqa: E402
+from jaxci.util.validate import InputError, bounded_regex  # noqa: E402
 
 ASV = str(Path(sys.executable).with_name("asv"))
 JAX_SUITES = {"compile", "dense", "dispatch", "elementwise", "kalman", "loops", "nuts"}  # start JAX in-process
@@ -128,6 +129,16 @@ def account(results_file: Path, benchmarks: dict, suite: str, wall: float, probe
     return row
 
 
+def check_bench(bench: str) -> None:
+    """--bench bounded like every user regex (jaxci.util.validate.bounded_regex), before asv starts."""
+    if bench:
+        try:
+            bounded_regex("--bench", bench, "benchmark")
+        except InputError as exc:
+            print(f"{Path(sys.argv[0]).name}: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+
 def run(scale: str, names: list[str], launch: str | None, keep: Path | None = None,
         bench: str = "") -> tuple[list[dict], dict]:
     probe = profile()
@@ -190,6 +201,7 @@ def main() -> int:
     ap.add_argument("--bench", default="", help="regex after 'SUITE.' (e.g. 'DenseColdStart'): part of a suite")
     ap.add_argument("--keep", type=Path, help="copy asv's results directory to KEEP/results (machine suite-cost)")
     args = ap.parse_args()
+    check_bench(args.bench)
     names = args.suites.split(",") if args.suites else suites()
     rows, probe = run(args.scale, names, args.launch, args.keep, args.bench)
     print(f"profile of one process (s): start {probe['start']:.2f}, JAX import {probe['jax_import']:.2f}, "

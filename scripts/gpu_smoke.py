@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from jaxci.machines.asvconf import write_redirected_conf  # noqa: E402
+from jaxci.util.validate import InputError, bounded_regex  # noqa: E402
 
 
 def check_cuda() -> str:
@@ -59,6 +60,11 @@ def main(argv=None) -> int:
     parser.add_argument("--bench", default=r"^(?!host\.)",
                         help="asv --bench regex (default: every suite with a device param, i.e. all but host)")
     args = parser.parse_args(argv)
+    try:  # bounded like every user regex, before CUDA is probed or asv started
+        bounded_regex("--bench", args.bench, "benchmark")
+    except InputError as exc:
+        print(f"gpu_smoke: {exc}", file=sys.stderr)
+        return 2
     start = time.time()
     backend = check_cuda()
     conf = write_redirected_conf(args.out)

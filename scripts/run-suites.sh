@@ -23,6 +23,8 @@ status=${JAXCI_STATUS:-}
 
 items=()
 if [ -n "${JAXCI_SUITE_FILTERS:-}" ]; then
+  # checked before asv runs: known suites, the plan's regex form, the user filter's backtracking bound
+  "$python" -m jaxci inputs suites --check-filters "$JAXCI_SUITE_FILTERS" > /dev/null || exit 2
   read -r -a items <<< "$JAXCI_SUITE_FILTERS"
 else
   suites=${JAXCI_SUITES:-$("$python" -m jaxci inputs suites)} || {

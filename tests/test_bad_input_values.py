@@ -44,6 +44,21 @@ AUDITS = {
     "good": {"lectures": [_lecture()]},
 }
 
+#: every option that takes a regular expression, each given the same catastrophic one: (args, script)
+EVIL_RE = "(.|.)*z"
+REGEX_OPTIONS = [
+    (("history", "--bench", EVIL_RE, "--dry-run"), ""),
+    (("history", "--confirm", "--machine", "lab-h200", "--dry-run", "--bench", EVIL_RE), ""),
+    (("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--bench", EVIL_RE), ""),
+    (("inputs", "plan", f"--bench={EVIL_RE}", "--run-id", "1"), ""),
+    (("capture", "--plan", "--only", EVIL_RE), ""),
+    (("inputs", "suites", "--check-filters", f"dense=^(?=.*?(?:{EVIL_RE}))dense[.]"), ""),  # run-suites.sh's check
+    (("{tmp}/smoke", "--bench", EVIL_RE), "scripts/gpu_smoke.py"),
+    (("--bench", EVIL_RE), "measure/suite_cost.py"),
+    (("--bench", EVIL_RE), "measure/launch_fidelity.py"),
+]
+
+
 CASES = [
     Case("40", (*PREDICT, "--kernel", "matmul", "--n", BIG), 2, "a 400-digit number",
          shown="jaxci predict --family g4dn.2xlarge --kernel matmul --n 9...9 (400 digits)"),
@@ -86,6 +101,9 @@ CASES = [
          "--family 'g4dn.2xlarge\\n': not a runner family", shown="jaxci report results --family $'g4dn.2xlarge\\n'"),
     Case("40", ("history", "--restore-refs", "--repo", "{tmp}/empty-checkout"), 2,
          "fatal: ambiguous argument 'HEAD'", shown="jaxci history --restore-refs --repo R (git init, no commit yet)"),
+    *[Case("40", args, 2, "can backtrack through inf paths", script=script,
+           shown=f"python {script} {' '.join(args)}".replace("{tmp}", "TMP") if script else "")
+      for args, script in REGEX_OPTIONS],
     Case("40", (*AUDIT, "{tmp}/audit/good.json", "--format", "summary"), 0, "one build of 1 lectures",
          shown="jaxci report results --family g4dn.2xlarge --audit A (one lecture, cpu_s 10, gpu_s 5) "
                "--format summary"),
@@ -118,6 +136,33 @@ def test_bad_input_outcome(case, scratch):
     if case.rc == 2:
         assert out.stderr.strip().count("\n") == 0, f"not one line: {out.stderr!r}"
         assert not out.stdout.strip(), f"a refusal printed a result: {out.stdout[:300]!r}"
+
+
+def test_run_suites_refuses_a_catastrophic_suite_filter_before_asv(tmp_path):
+    asv = tmp_path / "asv"
+    asv.write_text("#!/bin/sh\necho asv ran\n")
+    asv.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCI_")}
+    env |= {"ASV": str(asv), "PYTHON": sys.executable, "JAXCI_SUITE_FILTERS": f"dense=^(?=.*?(?:{EVIL_RE}))dense[.]"}
+    proc = subprocess.run(["bash", "scripts/run-suites.sh", "fam"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "can backtrack" in proc.stderr and "asv ran" not in proc.stdout, proc.stderr
+
+
+def test_every_regex_option_is_in_the_bounded_list():
+    """A new option whose help says it takes a regex must be added to REGEX_OPTIONS (and so be bounded)."""
+    found = set()
+    for path in [*REPO.glob("jaxci/commands/*.py"), *REPO.glob("scripts/*.py"), *REPO.glob("measure/*.py")]:
+        text = path.read_text()
+        for m in re.finditer(r"add_argument\(\s*\"(--[a-z-]+)\"[^)]*?(?:regex|regular expression)", text, re.S):
+            found.add((path.stem, m[1]))
+        for m in re.finditer(r"add_argument\(\s*\"(--(?:bench|only|filter|pattern|match|regex)[a-z-]*)\"", text):
+            found.add((path.stem, m[1]))
+    tested = {(Path(script).stem if script else args[0].replace("-", "_"),
+               next(a.split("=")[0] for a in args if a.startswith("--bench") or a in ("--only", "--check-filters")))
+              for args, script in REGEX_OPTIONS}
+    not_regex = {("history_graph", "--bench")}  # one benchmark's full name (its graph file), never matched as a regex
+    assert len(found) >= 7 and found <= tested | not_regex, found - tested - not_regex
 
 
 def test_a_bad_scale_starts_nothing(scratch):

@@ -29,6 +29,7 @@ from jaxci.ci.inputs import (
 from jaxci.ci.jobcost import timeout_minutes
 from jaxci.ci.suites import suites
 from jaxci.results.upgrade import load_config
+from jaxci.util.validate import bench_filter
 
 SPOT_POLICIES = ("exploratory", "never")
 
@@ -42,6 +43,26 @@ def suite_regex(suite: str, bench: str | None) -> str:
     if not bench:
         return f"^{suite}[.]"
     return f"^(?=.*?(?:{bench})){suite}[.]"
+
+
+def check_suite_filters(text: str) -> list[str]:
+    """JAXCI_SUITE_FILTERS as scripts/run-suites.sh takes it ("SUITE=REGEX ..."), checked before asv runs:
+    each SUITE a module of benchmarks/, each REGEX suite_regex's own form, whose user filter passes the
+    bound every filter passes (validate.bench_filter); anything else would reach asv unchecked."""
+    known, out = set(suites()), []
+    for item in text.split():
+        suite, _, regex = item.partition("=")
+        if suite not in known:
+            raise InputError(f"JAXCI_SUITE_FILTERS: {item[:80]!r}: {suite[:40]!r} is not a suite of benchmarks/")
+        inner = re.fullmatch(r"\^\(\?=\.\*\?\(\?:(.*)\)\)" + re.escape(suite) + r"\[\.\]", regex)
+        user = bench_filter(f"JAXCI_SUITE_FILTERS {suite}", inner[1]) if inner else None
+        if regex != suite_regex(suite, user):
+            raise InputError(f"JAXCI_SUITE_FILTERS: {item[:80]!r}: expected {suite}=^{suite}[.] or the plan's "
+                             f"{suite}=^(?=.*?(?:FILTER)){suite}[.]")
+        out.append(item)
+    if not out:
+        raise InputError("JAXCI_SUITE_FILTERS: set but empty; unset it to run every suite")
+    return out
 
 
 def spot_for(machine: Machine, publish: bool) -> bool:

@@ -24,7 +24,7 @@ from jaxci.capture.plan import plan, select
 from jaxci.capture.prepare import LAB_MACHINE, REHEARSAL_MACHINE, prepare
 from jaxci.capture.run import Capture, run_plan
 from jaxci.capture.scheduler import PACK_RESERVE_S, Costs
-from jaxci.util.validate import inside
+from jaxci.util.validate import InputError, bounded_regex, inside
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,13 +47,12 @@ def parser() -> argparse.ArgumentParser:
 def check_args(args) -> str | None:
     """What is wrong with the options, checked before any step runs (issue 30); None when all is well."""
     import math
-    import re
 
-    if args.only is not None:
+    if args.only is not None:  # bounded like every user regex: the plan searches each step name with it
         try:
-            re.compile(args.only)
-        except re.error as exc:
-            return f"--only {args.only!r}: not a regular expression ({exc})"
+            bounded_regex("--only", args.only)
+        except InputError as exc:
+            return str(exc)
     if args.plan:
         return None
     if args.budget is None or not math.isfinite(args.budget) or args.budget <= PACK_RESERVE_S:

@@ -23,7 +23,7 @@ from jaxci.catalogue import CatalogueError, load_catalogue
 from jaxci.ci import status as run_status
 from jaxci.ci.collect import collect, outcome_markdown
 from jaxci.ci.inputs import InputError, validate_suite
-from jaxci.ci.plan import bench_requirements, plan, upgrade_plan, write_outputs
+from jaxci.ci.plan import bench_requirements, check_suite_filters, plan, upgrade_plan, write_outputs
 from jaxci.ci.suites import suites
 from jaxci.util import safewrite
 from jaxci.util.validate import one_line
@@ -54,7 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--matrix", required=True, help="the plan's matrix JSON")
     c.add_argument("--incoming", type=Path, required=True)
     c.add_argument("--results", type=Path, default=Path("results"))
-    sub.add_parser("suites", help="the suite modules of benchmarks/, one per line")
+    su = sub.add_parser("suites", help="the suite modules of benchmarks/, one per line")
+    su.add_argument("--check-filters", metavar="TEXT", help="instead: check JAXCI_SUITE_FILTERS (SUITE=REGEX ...) "
+                    "as scripts/run-suites.sh takes it, and print each pair")
     r = sub.add_parser("requirements", help="requirement lines of the bench extra (pyproject.toml), one per line")
     r.add_argument("names", nargs="+", metavar="PROJECT", help="e.g. asv virtualenv nvidia-ml-py")
     r.add_argument("--extra", default="bench", choices=("bench", "audit", "test"),
@@ -112,7 +114,7 @@ def _run(args) -> int:
     elif args.command == "collect":
         return _collect(args)
     elif args.command == "suites":
-        print("\n".join(suites()))
+        print("\n".join(check_suite_filters(args.check_filters) if args.check_filters is not None else suites()))
     else:
         print("\n".join(bench_requirements(args.names, extra_name=args.extra)))
     return 0

@@ -242,6 +242,15 @@ def bench_filter(name: str, text: str | None, *, allow_empty: bool = False) -> s
         raise InputError(f"{name}: '$(' or '${{' is shell syntax, not a benchmark filter")
     if value.startswith("-"):
         raise InputError(f"{name}: must not start with '-' (it would read as an option)")
+    return bounded_regex(name, value, "benchmark")
+
+
+def bounded_regex(name: str, value: str, what: str = "step") -> str:
+    """The one bound on a regular expression a user types (asv's --bench, capture's --only, the suite filters
+    run-suites.sh takes): it compiles, and the paths Python's backtracking matcher can try on one name of
+    NAME_LENGTH characters stay under MAX_PATHS, so no option runs a catastrophic pattern unbounded."""
+    if len(value) > MAX_FILTER:
+        raise InputError(f"{name}: {len(value)} characters, at most {MAX_FILTER}")
     try:
         re.compile(value)
         paths = backtracking_paths(value)
@@ -249,10 +258,10 @@ def bench_filter(name: str, text: str | None, *, allow_empty: bool = False) -> s
         raise InputError(f"{name}: {quoted(value, 80)} is not a valid regular expression: {exc}") from None
     except (RecursionError, OverflowError):
         raise InputError(f"{name}: {quoted(value, 80)} is nested or repeated too deeply "
-                         "to be a benchmark filter") from None
+                         f"to be a {what} filter") from None
     if paths > MAX_PATHS:
         raise InputError(f"{name}: {quoted(value, 80)} can backtrack through {paths:.3g} paths per "
-                         f"{NAME_LENGTH}-character benchmark name (at most {MAX_PATHS:,}): use at most two "
+                         f"{NAME_LENGTH}-character {what} name (at most {MAX_PATHS:,}): use at most two "
                          "'.*', and no '*' or '+' after a group (write [ab]* rather than (a|b)*)")
     return value
 
