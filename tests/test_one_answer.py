@@ -1,0 +1,216 @@
+"""One answer per question (issue 34, section 1): from one results set (the committed results/), every catalogue
+family's decision sheet, the static audit's thresholds, `jaxci env` and `jaxci predict` at the sheet's
+break-even give the same number, to the precision the sheet prints.
+
+`python -m tests.test_one_answer [RESULTS]` prints one line per family and question (for the closing note).
+Nothing here asserts a timing: each check compares two commands' answers computed from the same records."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from jaxci import REPO_ROOT
+
+RESULTS = REPO_ROOT / "results"
+
+
+@dataclass
+class Check:
+    family: str
+    question: str
+    sheet: str        # what the decision sheet prints
+    other: str        # what the other command answers
+    where: str        # the other command
+    agree: bool
+
+    def line(self) -> str:
+        return (f"{self.family:14s} {self.question:36s} sheet {self.sheet:>14s} | {self.where}: {self.other}"
+                f" -> {'agree' if self.agree else 'DISAGREE'}")
+
+
+def _predict(argv: list[str]) -> dict:
+    """`jaxci predict ... --format json`, in this process."""
+    from jaxci.commands import predict
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        predict.main([*argv, "--format", "json"])
+    return json.loads(out.getvalue() or "{}")
+
+
+def _env(argv: list[str]) -> dict:
+    from jaxci.commands import env
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = env.main([*argv, "--format", "json"])
+    assert rc == 0
+    return json.loads(out.getvalue())
+
+
+def _gpu_faster(results, family, kernel, n, dtype) -> bool | None:
+    common = ["--family", family, "--kernel", kernel, "--n", str(n), "--dtype", dtype, "--results", str(results)]
+    cpu, gpu = _predict([*common, "--device", "cpu"]), _predict([*common, "--device", "gpu"])
+    if cpu.get("seconds") is None or gpu.get("seconds") is None:
+        return None
+    return gpu["seconds"] < cpu["seconds"]
+
+
+def _size(n) -> str:
+    return "inf" if n is None or math.isinf(n) else f"{n:,.0f}"
+
+
+def checks(results=RESULTS) -> list[Check]:
+    """Every family x question that two commands answer, from one results set."""
+    from jaxci.analysis import crossover as cx
+    from jaxci.analysis.predict import CROSSOVER_BENCHMARK, threshold
+    from jaxci.audit import family as fam
+    from jaxci.catalogue import load_catalogue
+    from jaxci.report import decisions
+    from jaxci.report.build import build
+
+    catalogue = load_catalogue(include_lab=True)
+    families = [n for n, m in catalogue.items() if not m.is_lab]
+    report = build(results, incidents=None, families=families)
+    out = []
+    for s in decisions.sheets(report, families):
+        entry, f = catalogue[s.family], s.family
+        row = {d.q: d for d in s.rows}
+        audit = fam.from_results(results, f, catalogue)
+        if entry.has_gpu:
+            # Q2: each kernel the audit decides with: the sheet's (report's) crossover, the audit's threshold,
+            # and predict on each side of it
+            for kernel in ("matmul", "elementwise"):
+                for dtype in ("float32", "float64"):
+                    bench, case = CROSSOVER_BENCHMARK[kernel]
+                    p = next(p for p in report.predicted_crossovers if p.family == f and p.benchmark == bench
+                             and p.case == case and p.dtype == dtype)
+                    mine = threshold(p.kind, p.n, p.points[0][0]) if p.points else None
+                    fig = audit.crossovers.get((kernel, dtype))
+                    theirs = fig.value if fig else None
+                    out.append(Check(f, f"2 crossover {kernel} {dtype}", _size(mine), _size(theirs),
+                                     "audit threshold", _size(mine) == _size(theirs)))
+                    if p.kind == cx.CROSSING:
+                        n = int(p.n)
+                        at, below = (_gpu_faster(results, f, kernel, n, dtype),
+                                     _gpu_faster(results, f, kernel, n - 1, dtype))
+                        out.append(Check(f, f"2 predict flips {kernel} {dtype}", _size(n),
+                                         f"n={n:,}: {'GPU' if at else 'CPU'}, n={n - 1:,}: "
+                                         f"{'GPU' if below else 'CPU'} faster", "jaxci predict",
+                                         at is True and below is False))
+            for kernel, words in (("elementwise", "elementwise maps from n ≈ {} elements"),
+                                  ("matmul", "dense op=matmul float32 from n ≈ {}")):
+                bench, case = CROSSOVER_BENCHMARK[kernel]
+                p = next(p for p in report.predicted_crossovers if p.family == f and p.dtype == "float32"
+                         and p.benchmark == bench and p.case == case)
+                if p.kind == cx.CROSSING:
+                    printed = words.format(f"{p.n:,.0f}")
+                    out.append(Check(f, f"2 sheet prints {kernel} float32", _size(p.n), "in row 2" if printed in
+                                     row[2].decision else "absent from row 2", "decision sheet", printed in
+                                     row[2].decision))
+        # Q1: the FP64 ratio the sheet prints, from predict's two calls
+        dev = "gpu" if entry.has_gpu else "cpu"
+        p64 = _predict(["--family", f, "--kernel", "matmul", "--n", str(decisions.DENSE_N), "--dtype", "float64",
+                        "--device", dev, "--results", str(results)])
+        p32 = _predict(["--family", f, "--kernel", "matmul", "--n", str(decisions.DENSE_N), "--dtype", "float32",
+                        "--device", dev, "--results", str(results)])
+        if p64.get("seconds") and p32.get("seconds"):
+            ratio = f"≈ {p64['seconds'] / p32['seconds']:.0f}x float32"
+            out.append(Check(f, "1 fp64 / fp32 matmul", ratio, "in row 1" if ratio in row[1].decision else
+                             "absent from row 1", "jaxci predict", ratio in row[1].decision))
+        # Q4: the NUTS seconds the sheet prints on the CPU, from predict
+        nuts = _predict(["--family", f, "--kernel", "nuts", "--n", str(decisions.NUTS_ITERATIONS), "--dtype",
+                         "float64", "--device", "cpu", "--results", str(results)])
+        if nuts.get("seconds"):
+            from jaxci.report.text import seconds
+
+            text = f"CPU {seconds(nuts['seconds'])}"
+            out.append(Check(f, "4 NUTS on the CPU", seconds(nuts["seconds"]), "in row 4" if text in row[4].basis
+                             else "absent from row 4", "jaxci predict", text in row[4].basis))
+        # Q5 and Q7: what `jaxci env --machine F` sets and advises, against the sheet's rows
+        args = ["--machine", f, "--kernels", "1"] + ([] if entry.has_gpu else ["--pin-cpu"])
+        env = _env(args)
+        named = [k for k in ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS")
+                 if k in row[5].decision]
+        out.append(Check(f, "5 environment variables", ", ".join(named), ", ".join(k for k in named if k in
+                                                                                  env["env"]), "jaxci env",
+                         bool(named) and all(k in env["env"] for k in named)))
+        keep = "keep the repository's own" in row[7].decision
+        out.append(Check(f, "7 per-cell timeout", "keep own" if keep else "a number",
+                         "keep own" if env["cell_timeout_s"] is None else f"{env['cell_timeout_s']} s", "jaxci env",
+                         keep == (env["cell_timeout_s"] is None)))
+    return out
+
+
+def margin_checks() -> list[Check]:
+    """The GPU-wins margin: question 6's build and the CI audit's tier decision place one lecture alike."""
+    from jaxci.audit.ci import decision
+    from jaxci.audit.ci.lectures import LectureFacts
+    from jaxci.policy import builds
+
+    out = []
+    for cpu, gpu in ((100.0, 90.0), (100.0, 70.0), (100.0, 120.0)):
+        pred = {"cpu_s": cpu, "gpu_s": gpu}
+        report_side = builds.placement(pred, True)
+        facts = LectureFacts(path="x.md", uses_jax=True, predicted={"g4dn.2xlarge": pred})
+        audit_side = "gpu" if decision.wins_on_gpu(facts, "g4dn.2xlarge") else "cpu"
+        out.append(Check("g4dn.2xlarge", f"6 lecture cpu {cpu:g} s gpu {gpu:g} s", report_side, audit_side,
+                         "CI audit tier", report_side == audit_side))
+    return out
+
+
+@pytest.fixture(scope="module")
+def all_checks():
+    return checks()
+
+
+def test_every_family_and_question_agrees(all_checks):
+    bad = [c.line() for c in all_checks if not c.agree]
+    assert not bad, "\n".join(bad)
+
+
+def test_every_catalogue_gpu_family_is_checked_for_each_crossover(all_checks):
+    from jaxci.catalogue import load_catalogue
+
+    gpus = {n for n, m in load_catalogue().items() if m.has_gpu}
+    seen = {c.family for c in all_checks if c.question.startswith("2 crossover")}
+    assert gpus and seen == gpus
+    assert any(c.question.startswith("2 predict flips") for c in all_checks)
+
+
+def test_the_g4dn_break_even_is_where_predict_flips(all_checks):
+    flips = [c for c in all_checks if c.family == "g4dn.2xlarge" and c.question == "2 predict flips matmul float32"]
+    assert flips and flips[0].agree
+
+
+def test_a_100_vs_90_lecture_is_placed_alike():
+    checks = margin_checks()
+    assert all(c.agree for c in checks)
+    assert checks[0].sheet == "cpu"  # 90 s is not below 0.8 x 100 s: the one margin keeps it on the CPU
+
+
+def test_a_disagreement_is_reported():
+    """The comparison can fail: a threshold one unit off prints apart."""
+    assert _size(224.0) != _size(225.0) and _size(math.inf) == "inf"
+
+
+def main(argv=None) -> int:
+    results = Path((argv or sys.argv[1:] or [str(RESULTS)])[0])
+    lines = checks(results) + margin_checks()
+    for c in lines:
+        print(c.line())
+    bad = sum(not c.agree for c in lines)
+    print(f"{len(lines)} checks, {bad} disagree")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
