@@ -177,7 +177,7 @@ CASES += [
     Case("30.9", ("audit", "{fixtures}/exec", "--emit-config", "{tmp}/missing/x.patch"), 2, "does not exist",
          shown="jaxci audit tests/fixtures/lectures/exec --emit-config TMP/missing/x.patch"),
     Case("30.11", ("capture", "--budget", "nan", "--out", "{tmp}/empty"), 2, "--budget nan"),
-    Case("30.11", ("capture", "--only", "["), 2, "--only '[': not a regular expression"),
+    Case("30.11", ("capture", "--only", "["), 2, "--only: '[' is not a valid regular expression"),
     Case("30.11", ("capture", "--budget", "900", "--out", f"{I30}/file"), 2, "is a file; give a folder for the packed",
          shown="jaxci capture --budget 900 --out FILE"),
     Case("30.11", ("capture", "--budget", "900", "--out", "{tmp}/cap-out", "--work", "."), 2,
