@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxci.report import decisions, memory_advice, termcheck
+from jaxci.report import actions, decisions, memory_advice, termcheck
 from jaxci.report.build import build
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -140,3 +140,64 @@ def test_check_verdicts():
     bound = termcheck.Check("t", "c", "gpu", 2400.0, 100.0, None, "published is a bound (> 2,400 s): predicted "
                             "below it")
     assert bound.refutes
+
+
+PIN = "kernelspec.name: python3-jax-cpu"
+
+
+def _predicted(cpu_s, gpu_s):
+    return {"g4dn.2xlarge": {"cpu_s": cpu_s, "cpu_low_s": cpu_s, "cpu_high_s": cpu_s,
+                             "gpu_s": gpu_s, "gpu_low_s": gpu_s, "gpu_high_s": gpu_s}}
+
+
+def test_sheet_names_the_lectures_to_pin_from_the_audit_and_how(report):
+    audit = {"executed": True, "lectures": [
+        {"path": "slow_on_gpu.md", "scan": {"uses_jax": True}, "predicted": _predicted(10.0, 30.0), "runs": {}},
+        {"path": "fast_on_gpu.md", "scan": {"uses_jax": True}, "predicted": _predicted(100.0, 10.0), "runs": {}},
+        {"path": "near_tie.md", "scan": {"uses_numpyro": True}, "predicted": _predicted(10.0, 9.0), "runs": {}},
+        {"path": "unpredicted.md", "scan": {"uses_jax": True}, "runs": {}},
+        {"path": "no_jax.md", "scan": {"uses_jax": False}, "predicted": _predicted(1.0, 5.0), "runs": {}}]}
+    row = decisions.sheet(report, "g4dn.2xlarge", audit=audit).rows[1]
+    assert "pin 2 lecture(s) to the CPU (`slow_on_gpu.md`, `near_tie.md`)" in row.decision   # a tie goes to the CPU
+    assert "1 stay on the GPU (`fast_on_gpu.md`)" in row.decision
+    assert "1 without a prediction for g4dn.2xlarge" in row.decision and "no_jax.md" not in row.decision
+    assert PIN in row.decision and "not `JAX_PLATFORMS=cpu` for the whole job" in row.decision
+
+
+def test_without_an_audit_the_sheet_gives_the_command_and_the_per_lecture_pin(report):
+    rows = decisions.sheet(report, "g4dn.2xlarge").rows
+    assert "`jaxci audit LECTURE_REPO --execute --machine g4dn.2xlarge --format json > audit.json`" in rows[1].decision
+    assert PIN in rows[1].decision
+    assert "(`JAX_PLATFORMS=cpu`)" not in rows[3].decision and PIN in rows[3].decision   # NUTS: per lecture
+
+
+def test_float64_default_is_answered_directly(report):
+    assert decisions.sheet(report, "g4dn.2xlarge").rows[0].decision.startswith(
+        "float64 lectures default to the CPU: yes")
+    assert decisions.sheet(report, "c7i.2xlarge").rows[0].decision.startswith(
+        "float64 lectures default to the CPU: yes (no GPU)")
+    assert actions.float64_default(10.0, 2.0, False).startswith("float64 lectures default to the CPU: no")
+    assert actions.float64_default(10.0, 9.0, False).startswith("float64 lectures default to the CPU: yes")
+
+
+def test_environment_row_lists_every_variable_the_action_sets(report, tmp_path):
+    """The variables row 5 names are exactly what `jaxci env` (the action's one call) writes to $GITHUB_ENV
+    for the inputs the sheet advises (row 3's N)."""
+    from jaxci.commands import env as env_cmd
+
+    row = decisions.sheet(report, "g4dn.2xlarge").rows[4]
+    assert "concurrency: 3}" in row.decision
+    github_env = tmp_path / "env"
+    assert env_cmd.main(["--machine", "g4dn.2xlarge", "--kernels", "3", "--cache-dir", actions.CACHE_DIR,
+                         "--github-env", str(github_env)]) == 0
+    written = [line for line in github_env.read_text().splitlines() if line]
+    assert written and all(f"`{line}`" in row.decision for line in written)
+    named = row.decision.split(" sets ")[1].split("; it restores")[0]
+    assert named.count("`") == 2 * len(written)
+
+
+def test_cost_row_prices_the_cheaper_families(report):
+    row = decisions.sheet(report, "g4dn.2xlarge").rows[5]
+    assert "g4dn.xlarge $0.526/h (Tesla T4" in row.decision and "ubuntu-latest $0.000/h (CPU only" in row.decision
+    assert "cheaper per hour" in actions.cheaper(report.catalogue, "c7i.2xlarge")
+    assert actions.cheaper(report.catalogue, "ubuntu-latest").startswith("no catalogue family is cheaper")

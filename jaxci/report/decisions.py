@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import median
-from jaxci.report import answers
+from jaxci.report import actions, answers, memory_advice
 from jaxci.report.text import seconds
 
 DEFAULT_FAMILIES = ("g4dn.2xlarge", "c7i.2xlarge")
@@ -99,13 +99,14 @@ def _fp64(report, family, entry) -> Decision:
         cpu64 = report.model.predict(family, "matmul", DENSE_N, "float64", "cpu")
         overlap = cpu64 and None not in (cpu64.low, cpu64.high, p64.low, p64.high) and \
             cpu64.low <= p64.high and p64.low <= cpu64.high
-        where = (f"float64 lectures: as fast on its CPU ({seconds(cpu64.seconds)} vs {seconds(p64.seconds)} on the "
-                 "GPU, bands overlap)" if overlap else
-                 f"float64 lectures on its CPU ({seconds(cpu64.seconds)} vs {seconds(p64.seconds)} on the GPU)"
-                 if cpu64 and cpu64.seconds < p64.seconds else "float64 still fastest on its GPU, at that cost")
-        text = f"keep GPU lectures float32 (`jax_enable_x64` off): {what}{peak}; {where}"
+        cpu_s = cpu64.seconds if cpu64 else None
+        answer = actions.float64_default(cpu_s, p64.seconds, bool(overlap))
+        figures = (f" (float64 matmul at n = {DENSE_N:,}: {seconds(cpu_s)} on its CPU vs {seconds(p64.seconds)} on "
+                   "its GPU)" if cpu_s is not None else "")
+        text = f"{answer}{figures}; keep GPU lectures float32 (`jax_enable_x64` off): {what}{peak}"
     else:
-        text = f"float64 is affordable on this CPU: keep `jax_enable_x64` where a lecture needs it ({what})"
+        text = (f"{actions.float64_default(None, None, False)}: float64 is affordable on this CPU, keep "
+                f"`jax_enable_x64` where a lecture needs it ({what})")
     return Decision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}")
 
 
@@ -204,19 +205,18 @@ def _nuts_device(report, family, entry) -> tuple[str, str] | None:
                 basis + f"; inputs: {_short_inputs(cpu.inputs, 200)}")
     basis += f", GPU {seconds(gpu.seconds)} ({_band(gpu)}); inputs: {_short_inputs(gpu.inputs, 200)}"
     if cpu.high is not None and gpu.low is not None and cpu.high < gpu.low:
-        return (f"pin NUTS lectures to the CPU (`JAX_PLATFORMS=cpu`): predicted {seconds(cpu.seconds)} on its CPU "
-                f"against {seconds(gpu.seconds)} on its GPU", basis)
+        return (f"pin NUTS lectures to the CPU, {actions.pin_short()}: predicted {seconds(cpu.seconds)} on "
+                f"its CPU against {seconds(gpu.seconds)} on its GPU", basis)
     if gpu.high is not None and cpu.low is not None and gpu.high < cpu.low:
         return (f"NUTS on the GPU: predicted {seconds(gpu.seconds)} against {seconds(cpu.seconds)} on its CPU", basis)
     return (f"either device: the predicted bands overlap (CPU {seconds(cpu.seconds)}, GPU {seconds(gpu.seconds)})",
             basis)
 
 
-def _environment(report, family, entry) -> Decision:
+def _environment(report, family, entry, kernels: int = 1) -> Decision:
+    """The jax-env action with the inputs row 3 advises, and every variable it then sets (jaxci env's own)."""
     dev = "gpu" if entry.has_gpu else "cpu"
-    cmd = f"`jaxci env --machine {family}`"
-    env = ("the jax-env action (" + cmd + "): `JAX_COMPILATION_CACHE_DIR` kept between builds with "
-           "`JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0` and `..._MIN_ENTRY_SIZE_BYTES=-1`")
+    env = actions.env_text(family, entry.has_gpu, kernels, entry.value("gpu_memory_mib"))
     saved = [r for r in report.suite_records("compile") if r.ok and r.method == "track_compile_saved_s"
              and r.params.get("dtype") == "float32"]
     here = [r for r in saved if r.machine == family]
@@ -334,10 +334,12 @@ def sheet(report, family, audit=None, times=None) -> FamilySheet:
     title = (f"{family} ({hw}, {entry.value('vcpu') or '?'} vCPU, "
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")
     rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry, audit),
-            _sampler(report, family, entry), _environment(report, family, entry),
+            _sampler(report, family, entry),
+            _environment(report, family, entry, memory_advice.kernels(report, family, entry, audit)),
             _cost(report, family, entry, audit), _hygiene(report, family, entry, audit, times)]
     from jaxci.report import termcheck
 
+    rows = actions.annotate(report, family, entry, audit, rows)
     rows = [termcheck.annotate(report, family, d, entry.has_gpu) for d in rows]
     return FamilySheet(family, title, price, entry.has_gpu, rows)
 

@@ -86,6 +86,34 @@ def never_on_gpu(report) -> list[str]:
     return sorted(seen - ran)
 
 
+def _fit(device_peaks: list, device_mib: float | None, budget: float) -> int | None:
+    """How many kernels of the largest lecture's measured GPU peak fit the budget (None: no GPU peak)."""
+    if not device_peaks or not device_mib:
+        return None
+    return math.floor(budget * device_mib / device_peaks[0].mib)
+
+
+def _advised(best: Survived | None, fit: int | None) -> int:
+    if best is None:
+        return 1
+    return best.n if fit is None else max(1, min(best.n, fit))
+
+
+def kernels(report, family: str, entry, audit=None) -> int:
+    """The N row 3 advises for the family (what the jax-env action's `concurrency` input should be)."""
+    if not entry.has_gpu:
+        return 1
+    own = [n for (m, d, _), n in report.safe_n.items() if m == family and d == "gpu" and n]
+    if own:
+        return max(own)
+    from jaxci.catalogue import load_policies
+
+    _, budget = load_policies()
+    survived = measured_on_gpu(report)
+    peaks = [p for p in lecture_peaks(audit) if p.kind == "device"]
+    return _advised(survived[0] if survived else None, _fit(peaks, entry.value("gpu_memory_mib"), budget))
+
+
 def unmeasured_gpu(report, family: str, device_mib: float | None, budget: float, audit=None, jax=str):
     """(decision, status, basis) for a GPU family with no concurrency run of its own. `jax(machine)` names the
     JAX version a machine measured with."""
@@ -101,10 +129,8 @@ def unmeasured_gpu(report, family: str, device_mib: float | None, budget: float,
         return ("one notebook at a time until a GPU measures more: " + BUILD_TOOL.format(n=1), "not measured",
                 f"no GPU policy measured keeping every worker alive; measure: {measure}{published}")
     best = survived[0]
-    n, fit = best.n, None
-    if device_peaks and device_mib:
-        fit = math.floor(budget * device_mib / device_peaks[0].mib)
-        n = max(1, min(n, fit))
+    fit = _fit(device_peaks, device_mib, budget)
+    n = _advised(best, fit)
     env = POLICY_ENV.get(best.policy, f"policy `{best.policy}`")
     decision = (f"`{env}` (policy `{best.policy}`), at most {n} notebook(s) at once: {BUILD_TOOL.format(n=n)}, "
                 f"and the jax-env action's `concurrency: {n}`")
