@@ -172,10 +172,12 @@ def test_predict_command_and_published_script(lab_results):
     assert bad.returncode == 2 and "cannot predict" in bad.stderr and not bad.stdout  # a refusal: one line, exit 2
     js = subprocess.run([sys.executable, str(REPO / "measure" / "predict_vs_published.py"), str(lab_results),
                          "--format", "json"], capture_output=True, text=True, cwd=REPO, check=True).stdout
-    rows = json.loads(js)
-    keys = {"case", "family", "device", "published_s", "predicted_s", "low_s", "high_s", "ratio"}
+    got = json.loads(js)
+    rows = got["figures"]
+    keys = {"case", "family", "device", "published_s", "kind", "term", "goal", "transfer", "loo"}
     assert rows and all(set(r) == keys for r in rows)
     assert {"g4dn.2xlarge", "ubuntu-latest"} <= {r["family"] for r in rows}
+    assert set(got["summary"]) == {"transfer", "loo"}
 
 
 def test_catalogue_cores_and_paths_are_sourced_or_reasoned():

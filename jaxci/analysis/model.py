@@ -85,16 +85,17 @@ class RunnerModel:
     """predict(family, kernel, n, dtype, device, first_call=False) for every catalogue family; the report, the
     audit, `jaxci predict` and measure/predict_vs_published.py all ask this one object."""
 
-    def __init__(self, records, machines: dict, catalogue: dict):
+    def __init__(self, records, machines: dict, catalogue: dict, published=()):
         self.records = [r for r in records if r.ok]
+        self.published = list(published)   # jaxci.analysis.evidence.Evidence: published on a family's hardware
         self.machines = machines
         self.catalogue = catalogue
         self.gpu_refs = sorted(m for m, f in machines.items() if f.has_gpu and P.floor(self.records, m, "gpu")[0])
         self.cpu_refs = sorted(m for m in machines if P.floor(self.records, m, "cpu")[0])
 
     @classmethod
-    def from_results(cls, records, machines: dict, catalogue: dict) -> RunnerModel:
-        return cls(records, machines, catalogue)
+    def from_results(cls, records, machines: dict, catalogue: dict, published=()) -> RunnerModel:
+        return cls(records, machines, catalogue, published)
 
     # ---- the one interface ----
 

@@ -99,7 +99,7 @@ class Figure:
     per_step: bool = False     # published as seconds per step: compared with the model's per-step slope
     why: str = ""
     resolution_s: float = 0.0  # half a unit of the last printed digit: the published value is +- this
-    bound: str = ""            # "lower": the published figure is a bound (> value), compared as above/below
+    bound: str = ""            # "lower" (> value) / "upper" (the whole lecture bounds its cell): inside or outside
 
 
 def _resolution(text: str) -> float:
@@ -185,7 +185,8 @@ def figures(text: str) -> list[Figure]:
         out += [Figure("NUTS state-space cell (> timeout, a bound)", "g4dn.2xlarge", "gpu",
                        float(t[1].replace(",", "")), kernel="nuts", n=4 * 800, dtype="float64", bound="lower"),
                 Figure("NUTS lecture pinned to CPU (whole lecture: the cell and the rest)", "g4dn.2xlarge", "cpu",
-                       int(t[2]) * 60 + float(t[3]), kernel="nuts", n=4 * 800, dtype="float64", resolution_s=0.5)]
+                       int(t[2]) * 60 + float(t[3]), kernel="nuts", n=4 * 800, dtype="float64", resolution_s=0.5,
+                       bound="upper")]
     lec = re.search(r"A lecture took ([\d.]+) s on the CPU runner and ([\d.]+) s on the T4", flat)
     if lec:
         why = ("the lecture's workload (its kernels, sizes and loop steps) is not stated: nothing to put through "
@@ -220,6 +221,19 @@ def _ask(model, f: Figure, row: dict):
     return p
 
 
+def bound_verdict(f: Figure, low: float, high: float) -> str:
+    """A published bound scored as a bound: where the band lies against it, never a ratio."""
+    if f.bound == "lower":
+        ends = sum(x > f.published_s for x in (low, high))
+        where = ("above it at both ends of the band" if ends == 2 else
+                 "above it at the high end only" if ends == 1 else "below it")
+        return f"published is a bound (> {f.published_s:,.0f} s): predicted {where}"
+    ends = sum(x <= f.published_s for x in (low, high))
+    where = ("inside it at both ends of the band" if ends == 2 else
+             "inside it at the low end only" if ends == 1 else "outside it at both ends of the band")
+    return f"published is an upper bound (the whole lecture, <= {f.published_s:,.0f} s): predicted {where}"
+
+
 def check(figs: list[Figure], model) -> list[dict]:
     """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why, inputs,
     ratio_interval (to the published value's rounding interval) and, for a published bound, `verdict`."""
@@ -236,11 +250,8 @@ def check(figs: list[Figure], model) -> list[dict]:
             if p is not None:
                 row["why"] = p.reason
         pred = row["predicted_s"]
-        if pred is not None and f.bound == "lower":
-            ends = sum(x > f.published_s for x in (row["low_s"], row["high_s"]))
-            row["verdict"] = (f"published is a bound (> {f.published_s:,.0f} s): predicted "
-                              + ("above it at both ends of the band" if ends == 2 else
-                                 "above it at the high end only" if ends == 1 else "below it"))
+        if pred is not None and f.bound:
+            row["verdict"] = bound_verdict(f, row["low_s"], row["high_s"])
         elif pred is not None and row["published_s"]:
             row["ratio"] = pred / row["published_s"]
             row["ratio_interval"] = _interval_ratio(pred, f)

@@ -59,7 +59,7 @@ class Check:
     @property
     def refutes(self) -> bool:
         if self.ratio is None:
-            return "below it" in self.verdict
+            return "below it" in self.verdict or "outside it" in self.verdict
         return not AGREE[0] <= self.ratio <= AGREE[1]
 
     def text(self) -> str:
