@@ -179,30 +179,24 @@ def test_measured_build_sets_job_timeout_and_cache_saving():
     assert cache.label == "measured" and "9.0 s" in cache.reason  # 3 JAX lectures x 3 s compile
 
 
-def _rec(machine, bench, value, **params):
-    return {"machine": machine, "benchmark": bench, "params": params, "value": value, "status": "ok"}
+def _predicted(root, cpu=150.0, gpu=200.0, c7i=80.0):
+    """Executed lectures with the runner model's predictions: the T4's GPU slower than its CPU, c7i faster."""
+    return [dataclasses.replace(f, executed=True, predicted={"g4dn.2xlarge": {"cpu_s": cpu, "gpu_s": gpu},
+                                                             "c7i.2xlarge": {"cpu_s": c7i}})
+            for f in _measured(root, slowest=5.0, cpu_s=100.0)]
 
 
-def _two_family_records():
-    """The T4 family 1.5x slower than c7i on host Python and 2x on the dense cpu line."""
-    return [_rec("c7i.2xlarge", "host.PurePython.time_loop", 1.0, n=10),
-            _rec("g4dn.2xlarge", "host.PurePython.time_loop", 1.5, n=10),
-            _rec("c7i.2xlarge", "dense.Dense.time_warm", 1.0, n=64, device="cpu"),
-            _rec("g4dn.2xlarge", "dense.Dense.time_warm", 2.0, n=64, device="cpu")]
-
-
-def test_runner_tier_with_build_estimates_from_records():
+def test_runner_tier_rows_from_the_predicted_builds():
     root = FIX / "findings_gpu"
-    facts = _measured(root, slowest=5.0, cpu_s=100.0)
-    records = _two_family_records()
-    r = audit_ci(root, facts, records=records, baseline="c7i.2xlarge")
-    tier = r.tiers[0]
-    rows = {row.family: row for row in tier.rows}
-    assert rows["c7i.2xlarge"].label == "baseline" and rows["c7i.2xlarge"].build_s == pytest.approx(400)
-    # other 100 s x 1.5 (python factor) + jax_cpu 300 s x 2.0 = 750 s, measured on g4dn.2xlarge
-    assert rows["g4dn.2xlarge"].label == "measured" and rows["g4dn.2xlarge"].build_s == pytest.approx(750)
+    facts = _predicted(root)
+    r = audit_ci(root, facts)
+    rows = {row.family: row for row in r.tiers[0].rows}
+    n = len([f for f in facts if not f.excluded])
+    # the one build model (policy.builds): each lecture on its faster device by the one margin
+    assert rows["c7i.2xlarge"].label == "predicted" and rows["c7i.2xlarge"].build_s == pytest.approx(80 * n)
+    assert rows["g4dn.2xlarge"].build_s == pytest.approx(150 * n)  # its GPU is slower: every lecture on its CPU
     assert rows["g4dn.2xlarge"].dollars > rows["c7i.2xlarge"].dollars
-    assert tier.label == "measured" and "12.5 min on g4dn.2xlarge vs 6.7 min on c7i.2xlarge" in tier.reason
+    assert rows["g5.2xlarge"].label == "not measured" and rows["g5.2xlarge"].build_s is None
 
 
 # ---- adapter, bad input, outputs ----
@@ -344,11 +338,12 @@ def test_cli_refuses_unwritable_ci_paths_before_auditing(tmp_path, capsys):
     assert "--ci-output" in capsys.readouterr().err
 
 
-def test_job_timeout_uses_the_instance_fit_estimate_when_there_is_one():
+def test_job_timeout_is_the_one_rule_on_the_predicted_build():
+    from jaxci.catalogue import catalogue_defaults
+    from jaxci.policy.timeouts import job_timeout_minutes
+
     root = FIX / "findings_gpu"
-    facts = _measured(root, slowest=5.0, cpu_s=100.0)
-    records = _two_family_records()
-    timeout, = by_kind(audit_ci(root, facts, records=records, baseline="c7i.2xlarge"), "job-timeout")
-    # the job moves to c7i.2xlarge (400 s there, the baseline): ceil((6 + 6.67) x 1.5) = 19
-    assert timeout.inputs["build_min"] == pytest.approx(6.67) and timeout.inputs["timeout_minutes"] == 19
-    assert timeout.label == "baseline" and "instance-fit estimate for c7i.2xlarge" in timeout.fix
+    timeout, = by_kind(audit_ci(root, _predicted(root)), "job-timeout")
+    assert timeout.label == "predicted" and "high end of each lecture's band" in timeout.fix
+    assert timeout.inputs["timeout_minutes"] == job_timeout_minutes(timeout.inputs["build_min"] * 60,
+                                                                    catalogue_defaults())

@@ -150,25 +150,3 @@ def test_host_suite_at_ci_scale(tmp_path):
         assert counts[("'1'",)] == 1 and counts[("'all'",)] == host.available_cpus()
     written = sorted(p.name for p in (tmp_path / "art" / "host").iterdir())
     assert [name.rsplit("-", 1)[-1] for name in written] == ["1.json", "all.json"], written
-
-
-@pytest.mark.slow
-def test_instance_fit_script_on_sandbox_results(tmp_path, capsys):
-    """measure/host_instance_fit.py reads real asv results and prints both tables; the baseline row is 100%."""
-    import importlib.util
-
-    box = AsvSandbox(tmp_path / "asv").write_conf()
-    machine = box.register("fit-test")
-    box.run_existing(machine, bench="^host.(PurePython|NumpyLinalg|Threads)", JAXCI_ARTIFACTS=str(tmp_path / "a"))
-    spec = importlib.util.spec_from_file_location("fit", REPO / "measure" / "host_instance_fit.py")
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
-    repo = tmp_path / "repo.toml"
-    repo.write_text(f'lectures = 10\nbaseline = "{machine}"\nbuild_seconds = 600\n'
-                    '[shares]\npython = 0.5\nnumpy = 0.5\n')
-    assert fit.main([str(box.results), machine, str(repo)]) == 0
-    out = capsys.readouterr().out
-    assert "| fit-test | host.NumpyLinalg.time_run |" in out
-    assert "| fit-test | baseline | 10.0 | 60.0 |" in out
-    assert "| c7i.2xlarge | predicted |" in out and "| g4dn.2xlarge | predicted |" in out
-    assert fit.main([str(tmp_path / "nowhere")]) == 2

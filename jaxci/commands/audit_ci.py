@@ -26,7 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ci-output", type=Path, help="write the CI report here (.json for JSON, else Markdown)")
     g.add_argument("--ci-patch", type=Path, help="write the CI fixes as a unified diff here (for git apply)")
     g.add_argument("--results", type=Path, help="asv results directory for build time and cost per family")
-    g.add_argument("--baseline", help="the asv machine (in --results) the --execute run was taken on")
     g.add_argument("--builds-per-year", type=_builds_per_year, metavar="N", default=None,
                    help="builds a year (count them from the repository's workflow runs): the tier decision then "
                         "gives GPU-hours a year before and after the recommended pins (needs --execute)")
@@ -78,7 +77,7 @@ def attach(args, verdicts, text: str) -> str:
         print(f"jaxci audit: --results {args.results}: no such directory (build time not estimated)", file=sys.stderr)
         args.results = None
     facts = lectures.from_verdicts(verdicts, predictions(args, verdicts))
-    report = audit_ci(root, facts, results_dir=args.results, baseline=args.baseline,
+    report = audit_ci(root, facts, results_dir=args.results,
                       builds_per_year=getattr(args, "builds_per_year", None))
     args.ci_report = report  # --emit-config adds its file changes (extend_emitted)
     patch = report.patch()

@@ -140,8 +140,7 @@ def _yaml_quote(value: str) -> str:
 # ---- the rules ----
 
 class _Audit:
-    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, baseline=None, records=None,
-                 builds_per_year: int | None = None):
+    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, builds_per_year: int | None = None):
         self.root = Path(root)
         self.builds_per_year = builds_per_year
         self.lectures = list(lectures)
@@ -149,13 +148,11 @@ class _Audit:
         self.catalogue, self.defaults, self.pins, error = _catalogue()
         if error:
             self.report.errors.append(f"catalogue: {error}: runner tier, cost and job timeouts not computed")
-        self.records = records
-        self.baseline = baseline
-        if results_dir is not None:
+        if results_dir is not None:  # the predictions were made from it (commands.audit_ci): say when it is bad
             from jaxci.results.records import ResultsError, load_results
 
             try:
-                self.records = load_results(str(results_dir)).latest()
+                load_results(str(results_dir))
             except ResultsError as exc:
                 self.report.errors.append(f"--results {results_dir}: {exc}")
         self.label_changes: dict = {}  # job key -> {key: value}
@@ -255,19 +252,14 @@ class _Audit:
 
     # jobs without timeout-minutes
     def _build_minutes(self, job) -> tuple[float, str, str]:
-        """The build's minutes on this job's family: the instance-fit estimate when one exists, else the
-        lectures' measured seconds on the machine that ran --execute, else the catalogue's planning ceiling."""
+        """The build's minutes on this job's family: the predicted build (jaxci.policy.builds, through the tier
+        decision) when one exists, else the lectures' measured seconds on the machine that ran --execute, else
+        the catalogue's planning ceiling."""
         family = (job.label.family or "").split("+")[0] if job.label else ""
         family = self.label_changes.get(job.where, {}).get("family", family)
         predicted = self._predicted_build(job, family)
         if predicted:
             return predicted
-        if self.records is not None and self.baseline and self.catalogue:
-            rows = {r.family: r for r in tier.estimates(self.lectures, self.catalogue, self.defaults,
-                                                        self.records, self.baseline)}
-            row = rows.get(family)
-            if row and row.build_s:
-                return row.build_s / 60, row.label, f"instance-fit estimate for {family}: {row.basis}"
         measured = [f for f in self.run if f.measured]
         if self.run and len(measured) == len(self.run):
             on_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
@@ -339,8 +331,7 @@ class _Audit:
             return
         family = (lab.family or "").split("+")[0] or lab.image
         gpu = tier.is_gpu(lab, self.catalogue)
-        rows = tier.estimates(self.lectures, self.catalogue, self.defaults, self.records, self.baseline) \
-            if self.catalogue else []
+        rows = tier.estimates(self.lectures, self.catalogue, self.defaults) if self.catalogue else []
         if not gpu:
             keep = [f.path for f in self.run if f.recommendation == tier.KEEP_GPU]
             reason = (f"CPU runner; {len(keep)} lectures the audit would keep on a GPU" if keep
@@ -598,9 +589,9 @@ class _Audit:
             return []
         return [ed.replace(item.file, item.line, item.text, f"{item.name}{item.extras}=={pin}")]
 
-def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, baseline: str | None = None,
-             records=None, builds_per_year: int | None = None) -> CIReport:
+
+def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, builds_per_year: int | None = None) -> CIReport:
     """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.ci.lectures).
-    Build time per family needs executed lectures, a baseline machine and asv records (a results
-    directory, or records as jaxci.results.records gives them)."""
-    return _Audit(Path(root), lectures, results_dir, baseline, records, builds_per_year).go()
+    Build time per family needs executed lectures with the runner model's predictions (`predicted`, from
+    --results: jaxci.policy.builds adds them up)."""
+    return _Audit(Path(root), lectures, results_dir, builds_per_year).go()

@@ -6,10 +6,10 @@ The rule (a stated policy over the lecture audit's own verdicts, not a measureme
   run only those lectures on a GPU (their own job, or the GPU family kept for them);
 - otherwise -> stay.
 The cheapest catalogue CPU family (RunsOn, no GPU) with at least the job's vCPU count is the CPU choice.
-Build time and dollars per catalogue family come from jaxci.analysis.buildtime when the lectures were
-executed (their CPU cell seconds, split into JAX-on-GPU, JAX-on-CPU and the rest) and an asv results
-directory with the baseline machine is given; otherwise each family shows its catalogue price only and
-the build time reads "not measured".
+Build time and dollars per catalogue family come from the one build model, jaxci.policy.builds: the runner
+model's predicted seconds of every executed lecture on the family (each on the device the one margin places it
+on), priced by jaxci.ci.jobcost.build_job; a family without a prediction for every executed lecture shows its
+catalogue price only and the build time reads "not measured".
 """
 
 from __future__ import annotations
@@ -95,39 +95,26 @@ def recommend(lectures) -> tuple[str, str, dict]:
     return STAY, f"{need} {of} keep or may need the GPU", inputs
 
 
-def _repository(lectures, baseline: str):
-    """A buildtime repository description from executed lectures (CPU cell seconds), or None."""
-    from jaxci.analysis import buildtime as bt
+def estimates(lectures, catalogue: dict, defaults: dict) -> list[TierRow]:
+    """Rows per catalogue family: the predicted build (jaxci.policy.builds) where every executed lecture has a
+    prediction for it, else the price only."""
+    from jaxci.ci.jobcost import build_job
+    from jaxci.policy import builds
 
-    run = [f for f in lectures if not f.excluded]
-    if not run or any(f.cpu_s is None for f in run):
-        return None
-    seconds = {"jax_gpu": sum(f.cpu_s for f in run if f.uses_jax and f.recommendation == KEEP_GPU),
-               "jax_cpu": sum(f.cpu_s for f in run if f.uses_jax and f.recommendation != KEEP_GPU)}
-    total = sum(f.cpu_s for f in run)
-    if total <= 0:
-        return None
-    return bt.repository_from_dict({"name": "this repository", "lectures": len(run), "baseline": baseline,
-                                    "build_seconds": total, "seconds": seconds,
-                                    "source": "jaxci audit --execute: CPU cell seconds per lecture; lectures "
-                                              "the audit keeps on GPU count as jax_gpu, other JAX lectures as "
-                                              "jax_cpu, the rest as other (scales as python)"})
-
-
-def estimates(lectures, catalogue: dict, defaults: dict, records=None, baseline: str | None = None) -> list[TierRow]:
-    """Rows per catalogue family: the buildtime estimate when it can be made, else the price only."""
-    repo = _repository(lectures, baseline) if baseline and records is not None else None
-    if repo is not None:
-        from jaxci.analysis import buildtime as bt
-
-        rows = []
-        for e in bt.estimate_build(repo, records, catalogue, defaults):
-            basis = "; ".join(f"{c}: {f.basis}" for c, f in e.factors.items()) + (
-                f". {e.note}" if e.note else "") + (f". Cost: {', '.join(e.inputs)}" if e.inputs else "")
-            gpu = bool(catalogue[e.family].has_gpu) if e.family in catalogue else None
-            rows.append(TierRow(e.family, gpu, e.price_per_hour, e.build_s, e.dollars, e.label, basis))
-        return rows
-    why = ("lectures not executed (run with --execute)" if not any(f.measured for f in lectures)
-           else "no asv results / baseline machine given (--results DIR --baseline NAME)")
-    return [TierRow(m.name, m.has_gpu, m.value("price_per_hour"), None, None, "not measured",
-                    f"build time not measured: {why}") for m in catalogue.values()]
+    run = [f for f in lectures if not f.excluded and f.executed]
+    rows = []
+    for m in catalogue.values():
+        preds = [f.predicted.get(m.name) for f in run]
+        if run and all(p and builds.lecture_seconds(p, "cpu") for p in preds):
+            build_s = sum(builds.lecture_seconds(p, builds.placement(p, m.has_gpu))[0] for p in preds)
+            dollars = build_job(m, build_s, defaults)[1]
+            on_gpu = sum(builds.placement(p, m.has_gpu) == "gpu" for p in preds)
+            rows.append(TierRow(m.name, m.has_gpu, m.value("price_per_hour"), build_s, dollars, "predicted",
+                                f"{len(run)} executed lectures' predicted seconds on {m.name} ({on_gpu} on its GPU, "
+                                "jaxci.policy.builds), priced by jaxci.ci.jobcost.build_job"))
+            continue
+        why = ("lectures not executed (run with --execute)" if not run else
+               f"not every executed lecture has a prediction for {m.name} (--execute with --results)")
+        rows.append(TierRow(m.name, m.has_gpu, m.value("price_per_hour"), None, None, "not measured",
+                            f"build time not measured: {why}"))
+    return rows
