@@ -76,7 +76,7 @@ def pins_text(audit: dict | None, family: str, has_gpu: bool) -> str:
     return "; ".join(parts) + " (the audit's predictions for the family, the one GPU-wins margin)"
 
 
-def float64_default(cpu_s: float | None, gpu_s: float | None, overlap: bool) -> str:
+def float64_default(cpu_s: float | None, gpu_s: float | None, overlap: bool, figures: str = "") -> str:
     """The direct answer to "should float64 lectures default to the CPU" from float64 seconds on each device."""
     from jaxci.policy.margins import gpu_wins
 
@@ -87,7 +87,7 @@ def float64_default(cpu_s: float | None, gpu_s: float | None, overlap: bool) -> 
     if gpu_wins(cpu_s, gpu_s):
         return "float64 lectures default to the CPU: no, the GPU wins even in float64 at the largest size"
     why = "as fast there (bands overlap)" if overlap else "faster there"
-    return f"float64 lectures default to the CPU: yes, {why}; pin them {pin_short()}"
+    return f"float64 lectures default to the CPU: yes, {why}{figures}; pin them {pin_short()}"
 
 
 def action_env(family: str, has_gpu: bool, kernels: int, device_mib: float | None) -> dict[str, str]:

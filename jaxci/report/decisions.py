@@ -100,10 +100,10 @@ def _fp64(report, family, entry) -> Decision:
         overlap = cpu64 and None not in (cpu64.low, cpu64.high, p64.low, p64.high) and \
             cpu64.low <= p64.high and p64.low <= cpu64.high
         cpu_s = cpu64.seconds if cpu64 else None
-        answer = actions.float64_default(cpu_s, p64.seconds, bool(overlap))
         figures = (f" (float64 matmul at n = {DENSE_N:,}: {seconds(cpu_s)} on its CPU vs {seconds(p64.seconds)} on "
                    "its GPU)" if cpu_s is not None else "")
-        text = f"{answer}{figures}; keep GPU lectures float32 (`jax_enable_x64` off): {what}{peak}"
+        answer = actions.float64_default(cpu_s, p64.seconds, bool(overlap), figures)
+        text = f"{answer}; keep GPU lectures float32 (`jax_enable_x64` off): {what}{peak}"
     else:
         text = (f"{actions.float64_default(None, None, False)}: float64 is affordable on this CPU, keep "
                 f"`jax_enable_x64` where a lecture needs it ({what})")
