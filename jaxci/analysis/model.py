@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis.peak import gemm_path
 from jaxci.analysis.primitives import Band, combine
@@ -79,6 +80,20 @@ class _Est:
 
 def _geo(a: float, b: float) -> float:
     return math.sqrt(a * b)
+
+
+def _fmt(e) -> str:
+    """A published input's value in its unit."""
+    v = e.value
+    if e.term in (E.GEMM_RATE, E.CPU_GEMM, E.NUMPY_GEMM):
+        return f"{v.mid / 1e12:.3g} TFLOP/s ({v.low / 1e12:.3g}-{v.high / 1e12:.3g}) {e.key}".rstrip()
+    if e.term == E.BANDWIDTH:
+        return f"{v.mid / 1e9:.3g} GB/s"
+    if e.term == E.CPU_ELEM:
+        return f"{v.mid / 1e6:.3g} M elements/s"
+    if e.term == E.SCAN_STEP:
+        return f"{v.mid * 1e9:.3g} ns per step" + (f" (read at n={e.n:,})" if e.n else "")
+    return f"{v.mid:.3g} s" + (f" at n={e.n:,}" if e.n else "")
 
 
 class RunnerModel:
@@ -134,6 +149,24 @@ class RunnerModel:
             return self._first_call(family, kernel, n, dtype, device, precision, compile_only)
         return self._warm(family, kernel, n, dtype, device, precision)
 
+    # ---- published measurements on the family's hardware (the nearest evidence after our own) ----
+
+    def _where(self, family) -> tuple:
+        """The names a published input may be filed under for a family: itself and its GPU model."""
+        entry = self.catalogue.get(family)
+        gpu = entry.value("gpu_model") if entry is not None else None
+        return (family,) + ((gpu,) if gpu and gpu != "none" else ())
+
+    def _pub(self, family, device, term, key="", dtype=None) -> list:
+        return E.select(self.published, self._where(family), device, term, key, dtype)
+
+    def _pub_rate(self, family, device, term, key="", dtype=None) -> tuple[Band | None, list]:
+        """One published rate (several: geometric mean, widest ends) and its labelled inputs."""
+        ev = self._pub(family, device, term, key, dtype)
+        if not ev:
+            return None, []
+        return combine([e.value for e in ev]), [f"{e.label()}: {_fmt(e)}" for e in ev]
+
     # ---- references ----
 
     def _refs(self, family, device) -> tuple[list[str], str]:
@@ -156,8 +189,15 @@ class RunnerModel:
             raise _Why(f"no dispatch.TinyOp on {device} in these results")
         return _Est(combine(bands), inputs)
 
-    def _host_ratio(self, ref: str, family: str) -> tuple[float, str]:
-        """Host single-thread ratio ref / family (sourced `cpu_single_thread_score` on both), else 1, said."""
+    def _host_ratio(self, ref: str, family: str) -> tuple[float | Band, str]:
+        """Host single-thread ratio ref / family: the family's published pure-Python sum over the ref's measured
+        one (host.PurePython, same loop), else sourced `cpu_single_thread_score` on both, else 1, said."""
+        pub = self._pub(family, "cpu", E.HOST_PYTHON)
+        mine, text = P.pure_python(self.records, ref, n=pub[0].n) if pub and pub[0].n else (None, "")
+        if pub and mine is not None and ref != family:
+            h = pub[0].value.scale(mine.inverse())
+            return h, (f"host single-thread ratio {h.mid:.2f} ({h.low:.2f}-{h.high:.2f}): {pub[0].label()} "
+                       f"{pub[0].value.mid:.3g} s over {text}")
         a, b = self.catalogue.get(ref), self.catalogue.get(family)
         sa = a.value("cpu_single_thread_score") if a is not None else None
         sb = b.value("cpu_single_thread_score") if b is not None else None
@@ -216,6 +256,10 @@ class RunnerModel:
         if kernel == "elementwise":
             return self._gpu_bytes(family, refs, elementwise_bytes(n, dtype), dtype)
         path, key, peak, src = gemm_path(entry, dtype, precision)
+        rate, labels = self._pub_rate(family, "gpu", E.GEMM_RATE, path, dtype) if kernel == "matmul" else (None, [])
+        if rate is not None:
+            return (rate.inverse().scale(dense_flops(kernel, n)), labels,
+                    f"FLOPs / published achieved {path} rate on {family}'s GPU")
         inputs, floor_note = [], ""
         if peak is None and path == "tf32":
             _, key, peak, src = gemm_path(entry, dtype, "highest")
@@ -253,6 +297,9 @@ class RunnerModel:
 
     def _gpu_bytes(self, family, refs, nbytes, dtype):
         entry = self.catalogue[family]
+        rate, labels = self._pub_rate(family, "gpu", E.BANDWIDTH)
+        if rate is not None:
+            return rate.inverse().scale(nbytes), labels, f"bytes / published achieved bandwidth of {family}'s GPU"
         bw = entry.value("gpu_bandwidth_gbs")
         if bw is None:
             raise _Why(f"{family}: gpu_bandwidth_gbs has no sourced figure")
@@ -284,6 +331,11 @@ class RunnerModel:
 
     def _cpu_work(self, family, refs, kernel, n, dtype):
         target = self.catalogue[family]
+        term = {"matmul": E.CPU_GEMM, "elementwise": E.CPU_ELEM}.get(kernel)
+        rate, labels = self._pub_rate(family, "cpu", term, dtype=dtype) if term else (None, [])
+        if rate is not None:
+            work = n if kernel == "elementwise" else dense_flops(kernel, n)
+            return rate.inverse().scale(work), labels, f"work / published achieved rate on {family}'s CPU"
         bands, inputs = [], []
         why = ""
         for m in refs:
@@ -327,6 +379,10 @@ class RunnerModel:
         return tc.scale(rc.inverse()), f"{ttext} / {rtext}: same rate per physical core assumed"
 
     def _loop(self, family, refs, note, kind, n, dtype, device) -> _Est:
+        step, labels = self._pub_rate(family, device, E.SCAN_STEP) if kind == "scan" else (None, [])
+        if step is not None:
+            return _Est(step.scale(float(n)), labels + ["published per-step cost of the family's own runner"],
+                        "n x published per-step cost")
         bands, inputs, why = [], [], ""
         for m in refs:
             fit, why = P.loop_slope(self.records, m, device, kind, dtype)
@@ -349,7 +405,7 @@ class RunnerModel:
             b, text = P.kalman_grad(self.records, m, device, dtype)
             if b:
                 h, htext = self._host_ratio(m, family)
-                bands.append(b.scale(h * steps / 96))
+                bands.append(b.scale(h).scale(steps / 96))
                 inputs += [text, htext]
         if not bands:
             raise _Why(f"no sequential Kalman gradient (k = 11, n = 96, {dtype}) on {device} in these results")
@@ -380,10 +436,59 @@ class RunnerModel:
             return Band(0.0, 0.0, elementwise_bytes(n, dtype) / lb.rate.mid) if lb else f
         return f + pt.rate.inverse().scale(n)
 
-    def _compile_part(self, family, kernel, dtype, device) -> _Est:
+    def _published_compile(self, family, kernel, n, dtype, device) -> _Est | None:
+        """The family's own published compile part of this kernel at the published size nearest n (in log n),
+        else, for a matmul, the published fresh-jit series less its predicted warm calls, per jit."""
+        ev = sorted(self._pub(family, device, E.COMPILE, kernel), key=lambda e: e.n or 0)
+        if ev:
+            n = n or ev[0].n
+            near = min(ev, key=lambda e: abs(math.log((e.n or n) / n)))
+            k, ktext = self._compile_growth(family, kernel, n, near)
+            part = near.value.scale((n / (near.n or n)) ** k)
+            return _Est(part, [f"{near.label()}: compile part {_fmt(near)} (first call less the warm call)"]
+                        + ([ktext] if near.n and near.n != n else []), "published compile part x per-size growth")
+        series = self._pub(family, device, E.SERIES) if kernel == "matmul" else []
+        if not series:
+            return None
+        warm = self._warm_sum(family, dtype, device)
+        per = series[0].value.minus(warm).scale(1 / len(P.SERIES_SIZES))
+        return _Est(per, [f"{series[0].label()}: fresh-jit series {_fmt(series[0])}, less the predicted warm "
+                          f"matmuls {warm.mid:.3g} s, per jit {per.mid:.3g} s"], "published series compile per jit")
+
+    def _compile_growth(self, family, kernel, n, near) -> tuple[float, str]:
+        """Per-size growth exponent k of a compile part (part ~ n^k): from the family's own two published sizes
+        around n, else from another runner's published pair of the same kernel; else 0 (said)."""
+        def pair(ev):
+            ev = sorted((e for e in ev if e.n and e.value.mid > 0), key=lambda e: e.n)
+            if len(ev) < 2 or ev[0].n == ev[-1].n:
+                return None
+            a, b = ev[0], ev[-1]
+            return math.log(b.value.mid / a.value.mid) / math.log(b.n / a.n), f"{a.label()} and {b.label()}"
+        own = pair(self._pub(family, near.device, E.COMPILE, kernel))
+        if own:
+            return own[0], f"per-size growth n^{own[0]:.2f} between the family's own published sizes ({own[1]})"
+        for e in self.published:
+            if e.term == E.COMPILE and e.key == kernel and e.where != family:
+                other = pair([x for x in self.published if x.term == E.COMPILE and x.key == kernel
+                              and x.where == e.where and x.device == e.device])
+                if other:
+                    return other[0], (f"per-size growth n^{other[0]:.2f} carried from {e.where} {e.device} "
+                                      f"({other[1]})")
+        return 0.0, "no per-size growth evidence: the compile part is taken as size-independent"
+
+    def _warm_sum(self, family, dtype, device) -> Band:
+        warm = Band.of(0.0)
+        for n in P.SERIES_SIZES:
+            warm = warm + self._warm(family, "matmul", n, dtype, device).band
+        return warm
+
+    def _compile_part(self, family, kernel, dtype, device, n=None) -> _Est:
         if kernel not in COLD_KERNEL:
             raise _Why(f"{kernel}: the suite times no cold first call for it (compile.CompileColdStart: "
                        f"{', '.join(COLD_KERNEL)})")
+        pub = self._published_compile(family, kernel, n, dtype, device)
+        if pub is not None:
+            return pub
         refs, note = self._refs(family, device)
         cold = COLD_KERNEL[kernel]
         bands, inputs = [], []
@@ -402,13 +507,24 @@ class RunnerModel:
                                               "speed, not with the device" + note], "compile part")
 
     def _first_call(self, family, kernel, n, dtype, device, precision, compile_only) -> _Est:
-        comp = self._compile_part(family, kernel, dtype, device)
+        comp = self._compile_part(family, kernel, dtype, device, n)
         if compile_only:
             return comp
         warm = self._warm(family, kernel, n, dtype, device, precision)
         return _Est(comp.band + warm.band, comp.inputs + warm.inputs, "compile part + warm call")
 
     def _series(self, family, dtype, device) -> _Est:
+        pub = self._pub(family, device, E.SERIES)
+        if pub:
+            return _Est(pub[0].value, [f"{pub[0].label()}: {_fmt(pub[0])}"], "published fresh-jit series")
+        if self._pub(family, device, E.COMPILE, "matmul"):
+            parts = [self._published_compile(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
+            total = Band.of(0.0)
+            for part in parts:
+                total = total + part.band
+            return _Est(total + self._warm_sum(family, dtype, device),
+                        [t for part in parts for t in part.inputs] + ["plus the predicted warm matmuls"],
+                        "published compile part per size (nearest published size) + warm matmuls")
         refs, note = self._refs(family, device)
         bands, inputs = [], []
         for m in refs:
@@ -505,6 +621,7 @@ class RunnerModel:
             b, text = P.nuts_compile(self.records, m, device, dtype)
             if b:
                 h, htext = self._host_ratio(m, family)
+                h = h.mid if isinstance(h, Band) else h
                 # sequential chains: compiled once (mid) up to once per chain of the incident's 4 (high end)
                 return Band(b.mid * h, b.low * h, b.high * h * 4), f"{text}, once (high end: once per chain of 4)"
         return Band.of(0.0), f"compile not included: no NutsLeapfrogStep compile seconds on {device}"
@@ -535,6 +652,9 @@ class RunnerModel:
         return _Est(combine(bands), inputs, f"floor + {steps} iterations x per-iteration cost")
 
     def _numpy_matmul(self, family, n, dtype) -> _Est:
+        rate, labels = self._pub_rate(family, "cpu", E.NUMPY_GEMM, dtype=dtype)
+        if rate is not None:
+            return _Est(rate.inverse().scale(dense_flops("matmul", n)), labels, "FLOPs / published NumPy rate")
         refs, note = self._host_refs(family)
         target = self.catalogue[family]
         bands, inputs, why = [], [], ""
@@ -560,8 +680,8 @@ class RunnerModel:
             if b is None:
                 continue
             h, htext = self._host_ratio(m, family)
-            if not htext.startswith("host single-thread ratio"):
-                seen.append(text)
+            if not htext.startswith("host single-thread ratio") or "published" in htext:
+                seen.append(text)   # the published sum is this very figure: it moves nothing else here
                 continue
             bands.append(b.scale(h))
             inputs += [text, htext]
