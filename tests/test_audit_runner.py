@@ -195,3 +195,24 @@ def test_peak_memory_takes_the_largest_of_each_kind():
     assert run.peak_memory == {"device_peak_mib": 5.0, "live_buffers_mib": 1.0, "host_rss_peak_mib": 3.0,
                                "device_platform": "gpu"}
     assert runner.NotebookRun("b.ipynb").peak_memory is None
+
+
+def test_memory_reads_the_devices_peak_where_the_backend_reports_one(monkeypatch):
+    """What a GPU run records (no GPU here: a stand-in jax whose device reports memory_stats as CUDA's does);
+    the CPU's missing stats give no device figure, and a backend not yet started is never started."""
+    from types import SimpleNamespace
+
+    from jax._src import xla_bridge
+
+    from jaxci.audit import hooks
+
+    gpu = SimpleNamespace(platform="gpu", memory_stats=lambda: {"peak_bytes_in_use": 3 * 2**30, "bytes_in_use": 1})
+    cpu = SimpleNamespace(platform="cpu", memory_stats=lambda: None)
+    fake = SimpleNamespace(local_devices=lambda: [cpu, gpu], live_arrays=lambda: [SimpleNamespace(nbytes=2**20)])
+    monkeypatch.setitem(hooks._JAX, "jax", fake)
+    monkeypatch.setattr(xla_bridge, "backends_are_initialized", lambda: True)
+    got = hooks.memory()
+    assert got["device_peak_bytes"] == 3 * 2**30 and got["device_platform"] == "gpu"
+    assert got["live_buffers_bytes"] == 2**20 and got["host_rss_peak_bytes"] > 0
+    monkeypatch.setattr(xla_bridge, "backends_are_initialized", lambda: False)
+    assert set(hooks.memory()) == {"host_rss_peak_bytes"}
