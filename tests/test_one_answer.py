@@ -202,6 +202,26 @@ def test_a_disagreement_is_reported():
     assert _size(224.0) != _size(225.0) and _size(math.inf) == "inf"
 
 
+def test_the_published_figures_are_read_once_from_the_path_given(tmp_path, monkeypatch):
+    """One parser, one read: the page's reference points come from the file build() was given (it used to read
+    the default incidents.md itself), and the two tables come from the same parse."""
+    from jaxci.report import page, published
+    from jaxci.report.build import build
+
+    mine = tmp_path / "incidents.md"
+    mine.write_text("| 2000x2000 matmul, compiled | 0.123 s | 0.004 s |\n")
+    reads = []
+    original = published.figures
+    monkeypatch.setattr(published, "figures", lambda text: reads.append(text) or original(text))
+    report = build(RESULTS, incidents=mine, families=["g4dn.2xlarge"])
+    assert len(reads) == 1
+    pts = page._published_points(report)
+    assert {(p.column, p.n, p.seconds) for p in pts} == {("CPU runner", 2000, 0.123), ("T4 runner", 2000, 0.004)}
+    assert {r["incident_s"] for r in report.incidents} == {0.123, 0.004}
+    assert {r["published_s"] for r in report.model_checks} == {0.123, 0.004}
+    assert page._published_points(build(RESULTS, incidents=tmp_path / "absent.md", families=["g4dn.2xlarge"])) == []
+
+
 def main(argv=None) -> int:
     results = Path((argv or sys.argv[1:] or [str(RESULTS)])[0])
     lines = checks(results) + margin_checks()

@@ -124,7 +124,9 @@ def test_incident_figures_are_an_outside_check_only(gpu_report):
     from jaxci.analysis.predict import Predictor
 
     pred = Predictor(gpu_report.records, gpu_report.machines, gpu_report.catalogue)
-    rows = incident_checks(text, pred)
+    from jaxci.report.published import figures
+
+    rows = incident_checks(figures(text), pred)
     t4 = [r for r in rows if r["family"] == "g4dn.2xlarge" and r["n"] == 1000]
     assert t4[0]["incident_s"] == 0.001 and t4[0]["predicted_s"] is not None
     assert t4[0]["predicted_s"] == pred.predict("g4dn.2xlarge", "dense.Dense.time_warm", (("op", "matmul"),),

@@ -41,14 +41,8 @@ table.decisions td:nth-child(5){width:40%;font-size:.86em;color:#555}
 
 
 def _published_points(report) -> list:
-    path = report_incidents_path()
-    return published.points(path.read_text(encoding="utf-8")) if path.is_file() else []
-
-
-def report_incidents_path() -> Path:
-    from jaxci.report.build import INCIDENTS
-
-    return Path(INCIDENTS)
+    """The reference points from the figures build() read from the incidents file it was given (never another)."""
+    return published.points(getattr(report, "published", None) or [])
 
 
 def _crossing_caption(items) -> str:

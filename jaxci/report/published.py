@@ -1,8 +1,9 @@
-"""Published incident figures (docs/reference/incidents.md) as reference points for the time-vs-size figures.
+"""Published incident figures (docs/reference/incidents.md): one parser (`figures`), read once per report
+(jaxci.report.build), held against the runner model (`check`) and drawn beside our measured lines (`points`).
 
-They are drawn beside our measured lines, labelled "published", and never enter any number the report
-computes. Only figures whose workload matches a suite's kernel at a stated size are taken: the compiled
-(warm) rows of the direct-timings table, and the long scalar loop of incident 1.
+They never enter any number the report computes. The page's reference points are the figures whose workload is
+a suite kernel at a stated size: the compiled (warm) rows of the direct-timings table, and the scalar loops of
+incident 1.
 """
 
 from __future__ import annotations
@@ -12,12 +13,6 @@ from dataclasses import dataclass
 
 # incidents.md: the "CPU runner" is GitHub-hosted (AMD EPYC, 4 cores), the "T4 runner" a g4dn.2xlarge
 COLUMNS = ("CPU runner", "T4 runner")
-_ROW = re.compile(r"^\|\s*(?P<what>[^|]+?),\s*compiled\s*\|\s*(?P<cpu>[\d.]+)\s*s\s*\|\s*(?P<gpu>[\d.]+)\s*s\s*\|")
-_KERNELS = [  # (pattern in the row name, benchmark, case params, size from the match)
-    (re.compile(r"(\d+)x\1 matmul"), "dense.Dense.time_warm", (("op", "matmul"),), lambda m: int(m[1])),
-    (re.compile(r"(\d+)M-element elementwise"), "elementwise.Elementwise.time_warm", (),
-     lambda m: int(m[1]) * 1_000_000),
-]
 _SCAN_LONG = re.compile(r"about ([\d.]+) s on CPU and about ([\d.]+) s on the T4 at n = ([\d,]+)")
 _SCAN_SHORT = re.compile(r"at n = ([\d,]+): ([\d.]+) s GPU vs ([\d.]+) s CPU")
 SCAN = ("loops.Scan.time_warm", (("unroll", 1),))
@@ -34,45 +29,24 @@ class Point:
     what: str
 
 
-@dataclass(frozen=True)
-class DirectRow:
-    what: str
-    benchmark: str
-    case: tuple
-    n: int
-    cpu_s: float
-    gpu_s: float
+#: the suite benchmark (and case) each model kernel of a published figure is drawn on
+_DRAWN = {"matmul": ("dense.Dense.time_warm", (("op", "matmul"),)),
+          "elementwise": ("elementwise.Elementwise.time_warm", ()), "scan": SCAN}
+_COLUMN = {"ubuntu-latest": COLUMNS[0], "g4dn.2xlarge": COLUMNS[1]}
 
 
-def direct_timings(text: str) -> list[DirectRow]:
-    """The compiled rows of the direct-timings table whose workload is a suite kernel at a stated size
-    (float32: the table's heading says so)."""
+def points(figs: list) -> list[Point]:
+    """The page's reference points, from `figures` (the one parse): warm suite kernels at a stated size; the
+    scalar loops' dtype is unstated in the incident."""
     out = []
-    for line in text.splitlines():
-        m = _ROW.match(line.strip())
-        if not m:
+    for f in figs:
+        if f.kernel not in _DRAWN or f.first_call or f.compile_only or f.per_step or f.n is None \
+                or f.family not in _COLUMN:
             continue
-        for pattern, bench, case, size in _KERNELS:
-            k = pattern.search(m["what"])
-            if k:
-                out.append(DirectRow(m["what"].strip(), bench, case, size(k), float(m["cpu"]), float(m["gpu"])))
-    return out
-
-
-def points(text: str) -> list[Point]:
-    out = []
-    for row in direct_timings(text):
-        out.append(Point(row.benchmark, row.case, "float32", COLUMNS[0], row.n, row.cpu_s, row.what))
-        out.append(Point(row.benchmark, row.case, "float32", COLUMNS[1], row.n, row.gpu_s, row.what))
-    flat = " ".join(text.split())
-    for m in _SCAN_LONG.finditer(flat):
-        n = int(m[3].replace(",", ""))
-        out += [Point(*SCAN, "unstated", COLUMNS[0], n, float(m[1]), "incident 1: scalar lax.scan"),
-                Point(*SCAN, "unstated", COLUMNS[1], n, float(m[2]), "incident 1: scalar lax.scan")]
-    for m in _SCAN_SHORT.finditer(flat):
-        n = int(m[1].replace(",", ""))
-        out += [Point(*SCAN, "unstated", COLUMNS[0], n, float(m[3]), "incident 1: scalar lax.scan"),
-                Point(*SCAN, "unstated", COLUMNS[1], n, float(m[2]), "incident 1: scalar lax.scan")]
+        bench, case = _DRAWN[f.kernel]
+        scan = f.kernel == "scan"
+        out.append(Point(bench, case, "unstated" if scan else f.dtype, _COLUMN[f.family], f.n, f.published_s,
+                         "incident 1: scalar lax.scan" if scan else f.case.replace(", compiled", "")))
     return out
 
 
