@@ -12,7 +12,6 @@ call in `main`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -131,6 +130,7 @@ def _interrupted(signum: int, previous: dict) -> int:
 def _check_options(args) -> list[str] | None:
     """Every option checked before anything runs (a bad one must not cost a whole execution, issue 17): the
     chosen platforms, or None for the default. Raises InputError."""
+    from jaxci.commands.audit_ci import summary_target
     from jaxci.util.validate import number, platforms, writable_file
 
     summary, summary_option = summary_target(args)
@@ -146,6 +146,7 @@ def _check_options(args) -> list[str] | None:
 def _write_outputs(args, verdicts, text: str) -> None:
     """The table to --output or stdout, and the short summary to --summary / $GITHUB_STEP_SUMMARY."""
     from jaxci.audit import render
+    from jaxci.commands.audit_ci import summary_target
     from jaxci.util import safewrite
 
     if args.output:
@@ -158,15 +159,6 @@ def _write_outputs(args, verdicts, text: str) -> None:
         if args.format == "md" or args.output:
             summary += "\n" + render.to_markdown(verdicts, args.execute)
         safewrite.write_text(summary_path, summary, append=True, option=option)
-
-
-def summary_target(args) -> tuple[Path | None, str]:
-    """Where the short summary is appended (--summary, else $GITHUB_STEP_SUMMARY when set), and its name."""
-    if args.summary:
-        return args.summary, "--summary"
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        return Path(os.environ["GITHUB_STEP_SUMMARY"]), "$GITHUB_STEP_SUMMARY"
-    return None, ""
 
 
 def _main(argv: list[str] | None = None) -> int:

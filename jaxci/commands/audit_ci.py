@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -61,12 +62,21 @@ def wanted(args) -> bool:
     return Path(args.path).is_dir() and (Path(args.path) / ".github" / "workflows").is_dir()
 
 
+def summary_target(args) -> tuple[Path | None, str]:
+    """Where the audit's short summaries are appended (--summary, else $GITHUB_STEP_SUMMARY when set), and the
+    name a refusal gives it."""
+    if args.summary:
+        return args.summary, "--summary"
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        return Path(os.environ["GITHUB_STEP_SUMMARY"]), "$GITHUB_STEP_SUMMARY"
+    return None, ""
+
+
 def attach(args, verdicts, text: str) -> str:
     """Run the CI audit when wanted; return the lecture output with the CI part added."""
     if not wanted(args):
         return text
     from jaxci.audit.ci import audit_ci, lectures, render
-    from jaxci.commands.audit import summary_target
     from jaxci.util import safewrite
 
     root = Path(args.path)
