@@ -11,7 +11,10 @@ Where a change belongs:
 - `results/`: the one adapter of asv's result format (`records`), capture import, release history, upgrade check.
 - `capture/`: the GPU capture run on a lent machine (plan, scheduler, asv plugin, packing).
 - `ci/`: what workflows and lecture CI call: workflow inputs, job plan, run status, collect, job cost, env advice.
-- `analysis/`, `report/`: pure functions over records, and the findings rendered from them (no JAX).
+- `analysis/`: what we compute from results: pure functions over records (no JAX, no I/O).
+- `policy/`: what we advise: one function per rule (GPU-wins margin, timeouts, build time and cost per
+  family) that every command calls.
+- `report/`: the findings and decision sheets rendered from analysis and policy (no JAX).
 - `audit/`: a lecture repository's static scan, instrumented execution and CI audit.
 - `measuring/`: commands' libraries that run JAX outside asv (`jaxci profile`).
 - `util/`: shared checks and helpers with no project knowledge: input validation, git, pins, process trees.

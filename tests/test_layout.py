@@ -133,3 +133,58 @@ def test_commands_and_user_path_writers_write_only_through_safewrite():
     assert len(modules) > len(USER_PATH_WRITERS)
     offenders = [hit for path in modules for hit in plain_writes(path)]
     assert not offenders, f"write user-named paths through jaxci.util.safewrite: {offenders}"
+
+
+#: what jaxci.analysis may import from jaxci ("what we compute from results"): itself and pure helpers
+ANALYSIS_IMPORTS = ("jaxci.analysis", "jaxci.util.versions")
+#: what jaxci.policy may import from jaxci ("what we advise"): the computations, the catalogue, the billing rule
+POLICY_IMPORTS = ("jaxci.analysis", "jaxci.policy", "jaxci.catalogue", "jaxci.ci.jobcost")
+#: what reads or writes outside the process: none of it in jaxci.analysis or jaxci.policy
+IO_CALLS = ("open(", ".read_text(", ".read_bytes(", ".write_text(", ".write_bytes(", "os.environ", "subprocess",
+            "tomllib.load", "json.load(")
+#: known exceptions, each with its reason (a finding, not a licence: remove it when the module is fixed)
+IO_EXCEPTIONS = {"jaxci.analysis.releases": "upgrade_factor reads env_matrix/upgrade.toml (issue 39's module)"}
+
+
+def _outside(path: Path, allowed: tuple) -> list[str]:
+    return sorted(i for i in imports(path) if i.startswith("jaxci.")
+                  and not any(i == a or i.startswith(a + ".") for a in allowed))
+
+
+@pytest.mark.parametrize("package, allowed", [("analysis", ANALYSIS_IMPORTS), ("policy", POLICY_IMPORTS)])
+def test_analysis_computes_and_policy_advises(package, allowed):
+    """analysis/ imports only itself (no ci.jobcost, no results reader); policy/ only analysis, the catalogue
+    and the billing rule; neither does I/O (docs/layout.md)."""
+    bad = {}
+    for path in sorted((JAXCI / package).glob("*.py")):
+        name = module_name(path)
+        if name in IO_EXCEPTIONS:
+            continue
+        text = path.read_text()
+        found = _outside(path, allowed) + [call for call in IO_CALLS if call in text]
+        if found:
+            bad[name] = found
+    assert not bad
+
+
+def test_the_rules_above_can_fail(tmp_path):
+    sample = tmp_path / "x.py"
+    sample.write_text("from jaxci.ci.jobcost import billed_seconds\nfrom jaxci.results.records import Record\n")
+    assert _outside(sample, ANALYSIS_IMPORTS) == ["jaxci.ci.jobcost", "jaxci.ci.jobcost.billed_seconds",
+                                                  "jaxci.results.records", "jaxci.results.records.Record"]
+    assert _outside(sample, POLICY_IMPORTS) == ["jaxci.results.records", "jaxci.results.records.Record"]
+
+
+def test_one_function_per_rule():
+    """The copies issue 34 removed stay removed: each rule has one definition."""
+    import re
+
+    rules = {r"^def gpu_wins\(": "jaxci.policy.margins", r"^def cell_timeout\(": "jaxci.policy.timeouts",
+             r"^def job_timeout\(": "jaxci.ci.jobcost", r"^def curve_crossover\(": "jaxci.analysis.predict",
+             r"^def figures\(": "jaxci.report.published"}
+    for pattern, home in rules.items():
+        where = [module_name(p) for p in sorted(JAXCI.rglob("*.py")) if re.search(pattern, p.read_text(), re.M)]
+        assert where == [home], (pattern, where)
+    copies = [module_name(p) for p in sorted(JAXCI.rglob("*.py"))
+              if re.search(r"ceil\([^)]*(MARGIN|margin)[^)]*/ ?60\)", p.read_text())]
+    assert not copies  # a per-cell rule written again (slowest x margin / 60) outside policy.timeouts

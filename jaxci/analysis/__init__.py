@@ -1,5 +1,6 @@
-"""Pure functions over `jaxci.results.records.Record` lists: crossover, FP64 penalty, cold-start compile share,
-sampler and concurrency tables, achieved fraction of peak, cost, predictions. No JAX, no I/O."""
+"""What we compute from results: pure functions over `jaxci.results.records.Record` lists: crossover, FP64
+penalty, cold-start compile share, sampler and concurrency tables, achieved fraction of peak, predictions. No JAX,
+no I/O, and nothing from jaxci but this package (advice, prices and timeouts are jaxci.policy)."""
 
 from __future__ import annotations
 
