@@ -83,8 +83,27 @@ def rows(results_dir: Path, incidents: Path, measurements: Path | None = None) -
         out.append({"case": f.case, "family": f.family, "device": f.device, "published_s": t["published_s"],
                     "kind": ("ratio, no seconds" if t["published_s"] is None else
                              {"lower": "lower bound", "upper": "upper bound"}.get(f.bound, "point")),
-                    "term": term(f), "goal": goal(f), "transfer": _score(f, t), "loo": _score(f, o)})
+                    "term": term(f), "goal": goal(f), "transfer": _score(f, t), "loo": _score(f, o),
+                    "resolution_s": f.resolution_s})
+    for r in out:
+        _residual_band(r, out)
     return out
+
+
+def _residual_band(r: dict, out: list[dict]) -> None:
+    """Widen the leave-one-out band by the leave-one-out residuals (published / predicted) of the *other*
+    figures of its term (never its own); no other figure of the term: the band of its inputs only."""
+    c = r["loo"]
+    res = [o["published_s"] / o["loo"]["predicted_s"] for o in out if o is not r and o["term"] == r["term"]
+           and o["kind"] == "point" and o["published_s"] and o["loo"]["predicted_s"]]
+    c["residuals"] = [round(x, 3) for x in res]
+    if c["predicted_s"] is None or r["kind"] != "point" or r["published_s"] is None:
+        c["band_low_s"], c["band_high_s"], c["in_resid_band"] = c["low_s"], c["high_s"], None
+        return
+    c["band_low_s"] = min([c["low_s"]] + [c["predicted_s"] * x for x in res])
+    c["band_high_s"] = max([c["high_s"]] + [c["predicted_s"] * x for x in res])
+    lo, hi = r["published_s"] - r["resolution_s"], r["published_s"] + r["resolution_s"]
+    c["in_resid_band"] = not (hi < c["band_low_s"] or lo > c["band_high_s"])
 
 
 def _hit(r: dict, col: str) -> bool | None:
@@ -109,21 +128,25 @@ def summary(out: list[dict], col: str) -> dict:
         terms.setdefault(r["term"], []).append(_hit(r, col))
     bounds = [r for r in out if r["kind"].endswith("bound")]
     banded = [r for r in pred if r[col]["in_band"] is not None]
+    resid = [r for r in pred if r[col].get("in_resid_band") is not None]
     return {"figures": len(out), "points": len(pts), "predicted": len(pred),
             "warm_within_1.5x": sum(bool(_hit(r, col)) for r in warm), "warm": len(warm),
             "first_within_2x": sum(bool(_hit(r, col)) for r in first), "first": len(first),
             "within_2x": sum(0.5 <= r[col]["ratio_interval"] <= 2 for r in pred if r[col]["ratio_interval"]),
             "terms": len(terms), "terms_within_goal": sum(all(v) for v in terms.values()),
             "bounds": len(bounds), "bounds_inside": sum(bool(_hit(r, col)) for r in bounds),
-            "band_covered": sum(r[col]["in_band"] for r in banded), "banded": len(banded)}
+            "band_covered": sum(r[col]["in_band"] for r in banded), "banded": len(banded),
+            "resid_band_covered": sum(r[col]["in_resid_band"] for r in resid), "resid_banded": len(resid)}
 
 
 def _line(name: str, s: dict) -> str:
     cov = f"{s['band_covered']}/{s['banded']}" + (f" ({100 * s['band_covered'] / s['banded']:.0f}%)"
                                                   if s["banded"] else "")
+    rcov = (f"{s['resid_band_covered']}/{s['resid_banded']} ({100 * s['resid_band_covered'] / s['resid_banded']:.0f}%)"
+            if s["resid_banded"] else "— (no published input)")
     return (f"| {name} | {s['predicted']}/{s['points']} | {s['warm_within_1.5x']}/{s['warm']} | "
             f"{s['first_within_2x']}/{s['first']} | {s['within_2x']}/{s['predicted']} | "
-            f"{s['terms_within_goal']}/{s['terms']} | {s['bounds_inside']}/{s['bounds']} | {cov} |")
+            f"{s['terms_within_goal']}/{s['terms']} | {s['bounds_inside']}/{s['bounds']} | {cov} | {rcov} |")
 
 
 def _s(x) -> str:
@@ -140,6 +163,9 @@ def _cell(r: dict, col: str) -> str:
     if r["kind"] != "point":
         return f"{band} (nothing in seconds to score)"
     mark = " (out of band)" if c["in_band"] is False else ""
+    if col == "loo" and c.get("residuals"):
+        mark += f" resid band [{_s(c['band_low_s'])}..{_s(c['band_high_s'])}]" + (
+            "" if c["in_resid_band"] else " (out)")
     return f"{band} x{_s(c['ratio_interval'])}{mark}"
 
 
@@ -169,8 +195,8 @@ def main(argv=None) -> int:
         print(f"| {r['case']} | {r['family']} | {r['device']} | {_s(r['published_s'])} | {r['kind']} | "
               f"{r['goal']:g}x | {_cell(r, 'transfer')} | {_cell(r, 'loo')} | {why} |")
     print("\n| score | predicted | warm within 1.5x | first/compile within 2x | all within 2x | independent terms "
-          "within goal | bounds inside | band coverage |")
-    print("|---|---|---|---|---|---|---|---|")
+          "within goal | bounds inside | band coverage (inputs) | band coverage (inputs + term's loo residuals) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     print(_line("transfer-only", sums["transfer"]))
     print(_line("leave-one-out", sums["loo"]))
     print(f"\n(ratios to the published value's rounding interval; results: {args.results_dir})")

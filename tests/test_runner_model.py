@@ -143,7 +143,10 @@ def test_report_calibrates_incident_check_and_achieved_with_lab_peaks(lab_result
     assert any(r["case"].startswith("3000x3000 matmul, compiled") and r["predicted_s"] for r in report.model_checks)
 
 
-def test_published_figures_are_never_an_input(lab_results, tmp_path):
+def test_report_reads_no_published_input(lab_results, tmp_path):
+    """The report's own predictions are transfer-only: the same without the incidents file. This only shows the
+    file is not read; that no published figure enters a transfer-only prediction, even as a copied constant, is
+    tests/test_runner_model_published.py (every figure x3: unchanged; no figure among the model's literals)."""
     with_file = build(lab_results)
     without = build(lab_results, incidents=tmp_path / "absent.md")
     key = [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds, p.low, p.high) for p in with_file.runtimes]

@@ -1,0 +1,109 @@
+"""Published measurements as runner-model inputs (issue 36): the transfer-only score never sees them, the
+leave-one-out score does, and no published figure sits in the model as a copied constant."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from jaxci.analysis.model import RunnerModel
+from jaxci.catalogue import load_catalogue
+from jaxci.report.published import figures
+from jaxci.report.published_inputs import from_measurements, load
+from jaxci.results.records import load_results
+
+REPO = Path(__file__).resolve().parent.parent
+REF = REPO / "docs" / "reference"
+RESULTS = REPO / "results"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("pvp", REPO / "measure" / "predict_vs_published.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _times3(text: str, unit: str) -> str:
+    """Every number printed right before `unit` multiplied by 3 (thousands separators kept out)."""
+    return re.sub(rf"(\d[\d,]*(?:\.\d+)?)(?=\s*{unit})",
+                  lambda m: f"{float(m[1].replace(',', '')) * 3:.6g}", text)
+
+
+@pytest.fixture(scope="module")
+def perturbed(tmp_path_factory):
+    d = tmp_path_factory.mktemp("published")
+    (d / "incidents.md").write_text(_times3(_times3((REF / "incidents.md").read_text(), r"s\b"), "microseconds"))
+    (d / "measurements.md").write_text(_times3((REF / "published-measurements.md").read_text(), r"(TFLOP/s|GB/s)"))
+    return d / "incidents.md", d / "measurements.md"
+
+
+def test_perturbation_moves_every_figure(perturbed):
+    """The perturbed copy really multiplies the figures (else the next test proves nothing)."""
+    a = {(f.case, f.family, f.device): f.published_s for f in figures((REF / "incidents.md").read_text())}
+    b = {(f.case, f.family, f.device): f.published_s for f in figures(perturbed[0].read_text())}
+    assert a.keys() == b.keys()
+    moved = [k for k in a if a[k] == a[k] and b[k] == pytest.approx(3 * a[k], rel=1e-6)]
+    assert len(moved) >= len(a) - 2   # the while loop's ratio (no seconds) and the lecture's "14 min" part
+
+
+def test_transfer_only_is_unchanged_when_every_published_figure_is_tripled(perturbed):
+    pvp = _script()
+    base = pvp.rows(RESULTS, REF / "incidents.md", REF / "published-measurements.md")
+    tripled = pvp.rows(RESULTS, *perturbed)
+    key = ("predicted_s", "low_s", "high_s")
+    assert [[r["transfer"][k] for k in key] for r in base] == [[r["transfer"][k] for k in key] for r in tripled]
+    # the leave-one-out column does read the published inputs: tripling them moves its predictions
+    changed = sum(a["loo"]["predicted_s"] != b["loo"]["predicted_s"] for a, b in zip(base, tripled)
+                  if a["loo"]["predicted_s"] is not None)
+    assert changed >= 10
+
+
+def test_no_published_figure_is_a_literal_of_the_model():
+    """A figure copied into the model as a constant would pass the perturbation test: the literals of
+    jaxci/analysis/ hold none of the published values (those with two or more significant digits)."""
+    values = {f.published_s for f in figures((REF / "incidents.md").read_text()) if f.published_s == f.published_s}
+    distinct = {v for v in values if len(f"{v:g}".replace(".", "").strip("0")) >= 2}
+    assert {0.079, 1.82, 0.881, 81.6} <= distinct
+    for path in (REPO / "jaxci" / "analysis").glob("*.py"):
+        lits = {n.value for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Constant)
+                and isinstance(n.value, float)}
+        assert not lits & distinct, (path.name, lits & distinct)
+
+
+def test_measurements_table_is_read_with_ranges_paths_and_sources():
+    ev = from_measurements((REF / "published-measurements.md").read_text())
+    t4 = [e for e in ev if e.where == "Tesla T4" and e.term == "gemm_rate"]
+    assert len(t4) == 1 and (t4[0].value.low, t4[0].value.high) == (4.17e12, 4.43e12) and t4[0].key == "fp32"
+    assert {e.key for e in ev if e.where == "NVIDIA L4"} == {"fp32", "tf32"}
+    assert [e.value.mid for e in ev if e.where == "Tesla T4" and e.term == "bandwidth"] == [240e9]
+    assert all(e.source.startswith("published-measurements.md: ") and e.figures == frozenset() for e in ev)
+
+
+def test_a_prediction_labels_its_published_inputs_and_leave_one_out_drops_them():
+    rs = load_results(RESULTS)
+    ev = load(REF / "incidents.md", REF / "published-measurements.md")
+    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True), ev)
+    p = model.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
+    assert p and "published (incidents.md: 1000x1000 matmul, first call" in p.inputs
+    from jaxci.analysis.evidence import without
+    from jaxci.report.published_inputs import figure_id
+
+    f = next(f for f in figures((REF / "incidents.md").read_text())
+             if f.case == "1000x1000 matmul, first call" and f.family == "g4dn.2xlarge")
+    loo = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True),
+                                   without(ev, figure_id(f)))
+    q = loo.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
+    assert q and "1000x1000 matmul, first call, T4 runner" not in q.inputs
+
+
+def test_upper_bound_is_scored_inside_or_outside_never_a_ratio():
+    pvp = _script()
+    rows = pvp.rows(RESULTS, REF / "incidents.md", REF / "published-measurements.md")
+    lecture = [r for r in rows if r["case"].startswith("NUTS lecture pinned to CPU")]
+    assert lecture and lecture[0]["kind"] == "upper bound"
+    assert lecture[0]["transfer"]["ratio"] is None and "upper bound" in lecture[0]["transfer"]["verdict"]
