@@ -112,3 +112,12 @@ def test_make_folder_refuses_links_on_the_way(tmp_path):
     with pytest.raises(safewrite.UnsafeWrite, match="symbolic link"):
         safewrite.make_folder(tmp_path / "top" / "v" / "x", within=tmp_path / "top")
     assert safewrite.make_folder(tmp_path / "top" / "a" / "b", within=tmp_path / "top").is_dir()
+
+
+def test_dev_null_named_as_itself_is_a_discard(tmp_path):
+    """`--output /dev/null` keeps working (the user asks for nothing); a link to it is still refused."""
+    assert safewrite.write_text(os.devnull, "x") == safewrite.Path(os.devnull)
+    assert safewrite.write_text(os.devnull, "x", append=True) == safewrite.Path(os.devnull)
+    (tmp_path / "null").symlink_to(os.devnull)
+    with pytest.raises(safewrite.UnsafeWrite, match="symbolic link"):
+        safewrite.write_text(tmp_path / "null", "x")
