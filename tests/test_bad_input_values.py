@@ -59,6 +59,10 @@ REGEX_OPTIONS = [
 ]
 
 
+WATCH_BEFORE = ("1: asv was started (its `git clone --mirror` traceback in the output, in an old checkout that is no "
+                "git repository) and a failed report written into --out: jaxci release-watch: failed; report in "
+                "O/watch-0.12.1-c7i.2xlarge.json")
+
 CASES = [
     Case("40", (*PREDICT, "--kernel", "matmul", "--n", BIG), 2, "a 400-digit number",
          shown="jaxci predict --family g4dn.2xlarge --kernel matmul --n 9...9 (400 digits)"),
@@ -90,19 +94,26 @@ CASES = [
                            ("runs-list", "runs['cpu']: expected an object, got list"),
                            ("cell-inf", "cells[0].wall_s inf: must be a finite number in [0, 86,400] seconds"))],
     Case("40", ("history", "--releases", "0.10.1", "--dry-run"), 2, "JAXCI_SCALE='evil': expected ci or full",
-         env={"JAXCI_SCALE": "evil"}),
+         env={"JAXCI_SCALE": "evil"},
+         before="not refused: argparse checks choices only on values typed, so the default from JAXCI_SCALE went on "
+                "to the package index, the branch and asv's environment (read from the code: not run, it needs the "
+                "index)"),
     Case("40", ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
                 "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='evil': expected ci or full",
-         env={"JAXCI_SCALE": "evil"}),
+         env={"JAXCI_SCALE": "evil"},
+         before=WATCH_BEFORE),
     Case("40", ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
                 "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='a\\nb'",
-         env={"JAXCI_SCALE": "a\nb"}, shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O"),
+         env={"JAXCI_SCALE": "a\nb"}, shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O",
+         before=WATCH_BEFORE),
     Case("40", ("report", "results", "--no-progress", "--family", "g4dn.2xlarge\n"), 2,
          "--family 'g4dn.2xlarge\\n': not a runner family", shown="jaxci report results --family $'g4dn.2xlarge\\n'"),
     Case("40", ("history", "--restore-refs", "--repo", "{tmp}/empty-checkout"), 2,
          "fatal: ambiguous argument 'HEAD'", shown="jaxci history --restore-refs --repo R (git init, no commit yet)"),
     *[Case("40", args, 2, "can backtrack through inf paths", script=script,
-           shown=f"python {script} {' '.join(args)}".replace("{tmp}", "TMP") if script else "")
+           shown=f"python {script} {' '.join(args)}".replace("{tmp}", "TMP") if script else "",
+           before=("not run on the old checkout: its script had no check, and would start an asv run of the "
+                   "suite with the pattern" if script.startswith("measure/") else ""))
       for args, script in REGEX_OPTIONS],
     Case("40", (*AUDIT, "{tmp}/audit/good.json", "--format", "summary"), 0, "one build of 1 lectures",
          shown="jaxci report results --family g4dn.2xlarge --audit A (one lecture, cpu_s 10, gpu_s 5) "
@@ -239,6 +250,15 @@ def test_a_closed_stdout_pipe_ends_quietly_with_141(args, rc):
 
 # ---- table rows for docs/bad-input.md ------------------------------------------------------------------------
 
+def _before(case: Case, tmp: Path, checkout: Path) -> str:
+    """The old checkout's outcome; its refusals often went to stdout (predict), so show that line then."""
+    out = run_case(case, tmp, repo=checkout)
+    rc, line = _summary(out, str(tmp))
+    if out.rc and line == "(no message)" and out.stdout.strip():
+        line = "(on stdout) " + out.stdout.strip().splitlines()[0].replace(str(tmp), "TMP")[:300]
+    return f"{rc}: {line}"
+
+
 def table(before: Path | None = None) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         setup(Path(tmp))
@@ -247,7 +267,7 @@ def table(before: Path | None = None) -> str:
             rc, line = _summary(run_case(case, Path(tmp)), tmp)
             row = f"| {case.issue} | `{_cell(shown(case))}` |"
             if before:
-                old = case.before or ": ".join(_summary(run_case(case, Path(tmp), repo=before), tmp))
+                old = case.before or _before(case, Path(tmp), before)
                 row += f" before: {_cell(old)} |"
             rows.append(row + f" after: {rc}: {_cell(line)} |")
     return "\n".join(rows) + "\n"
