@@ -207,3 +207,11 @@ def test_cost_row_prices_the_cheaper_families(report):
     assert "g4dn.xlarge $0.526/h (Tesla T4" in row.decision and "ubuntu-latest $0.000/h (CPU only" in row.decision
     assert "cheaper per hour" in actions.cheaper(report.catalogue, "c7i.2xlarge")
     assert actions.cheaper(report.catalogue, "ubuntu-latest").startswith("no catalogue family is cheaper")
+
+
+def test_a_check_of_a_prediction_built_from_published_figures_is_not_counted():
+    """A prediction whose inputs are published figures (analysis.evidence labels them) checked against the same
+    file proves nothing: it neither refutes nor agrees."""
+    circular = termcheck.Check("t", "c", "gpu", 0.079, 1.0, 12.0, "", 0.9, 1.1, 12.0,
+                               inputs="compile part 0.079 s published (incidents.md, T4 runner)")
+    assert not circular.refutes and circular.label().startswith("not independent")

@@ -37,6 +37,13 @@ class Check:
     low_s: float | None = None
     high_s: float | None = None
     ratio_raw: float | None = None  # predicted / the printed value
+    inputs: str = ""                # the checked prediction's inputs
+
+    @property
+    def independent(self) -> bool:
+        """False when the prediction itself rests on a published figure (its inputs say "published (source)",
+        jaxci.analysis.evidence): then the check compares the model with its own input and proves nothing."""
+        return "published (" not in self.inputs
 
     def interval(self) -> tuple[float, float]:
         """The printed value's rounding interval, recovered from the two ratios (it is symmetric about the value);
@@ -58,6 +65,8 @@ class Check:
 
     @property
     def refutes(self) -> bool:
+        if not self.independent:
+            return False
         if self.ratio is None:
             return "below it" in self.verdict or "outside it" in self.verdict
         return not AGREE[0] <= self.ratio <= AGREE[1]
@@ -72,6 +81,8 @@ class Check:
                    > 0.005 else ""))
 
     def label(self) -> str:
+        if not self.independent:
+            return "not independent: the prediction uses published figures"
         return ("refutes the term" if self.refutes else "outside the band" if self.outside_band
                 else "agrees")
 
@@ -89,7 +100,8 @@ def checks(report, family: str, q: int, has_gpu: bool = True) -> list[Check]:
                 continue
             ratio = row.get("ratio_interval") if row.get("ratio_interval") is not None else row.get("ratio")
             out.append(Check(term, row["case"], device, row.get("published_s"), row["predicted_s"], ratio,
-                             row.get("verdict") or "", row.get("low_s"), row.get("high_s"), row.get("ratio")))
+                             row.get("verdict") or "", row.get("low_s"), row.get("high_s"), row.get("ratio"),
+                             row.get("inputs") or ""))
     return out
 
 
@@ -107,7 +119,7 @@ def annotate(report, family: str, decision, has_gpu: bool = True):
             how = f"{c.ratio:.2g}x the published figure" if c.ratio is not None else c.verdict
             text += (f" (check: its term for {c.term} is {how} ({c.case}, {SOURCE}): the published check refutes "
                      "it, so this row's number is not to be trusted)")
-        elif c.outside_band:
+        elif c.outside_band and c.independent:
             text += (f" (check: the published {c.published_s:,.4g} s for {c.case} lies outside this term's "
                      f"predicted band {c.low_s:,.4g} .. {c.high_s:,.4g} s: the band is too narrow)")
     basis = decision.basis + "; " + "; ".join(f"{c.text()} ({c.label()})" for c in found)
