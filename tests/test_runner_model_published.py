@@ -107,3 +107,24 @@ def test_upper_bound_is_scored_inside_or_outside_never_a_ratio():
     lecture = [r for r in rows if r["case"].startswith("NUTS lecture pinned to CPU")]
     assert lecture and lecture[0]["kind"] == "upper bound"
     assert lecture[0]["transfer"]["ratio"] is None and "upper bound" in lecture[0]["transfer"]["verdict"]
+
+
+def test_op_mix_cost_analysis_is_xlas_own_count():
+    """The flops and transcendentals the model weighs against bandwidth are XLA's cost analysis of the kernel."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from benchmarks.kernels.elementwise import op_mix
+    from jaxci.analysis.work import elementwise_ops
+
+    cost = jax.jit(op_mix).lower(jnp.ones(1000, dtype="float32")).compile().cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    assert (cost["flops"], cost["transcendentals"]) == elementwise_ops(1000)
+
+
+def test_fp64_op_mix_on_a_consumer_gpu_says_which_bound_binds():
+    rs = load_results(RESULTS)
+    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    p = model.predict("g4dn.2xlarge", "elementwise", 50_000_000, "float64", "gpu")
+    assert p and "XLA cost analysis of the op mix" in p.inputs and "gpu_fp64_tflops 0.25" in p.inputs
+    assert ("bandwidth-bound" in p.inputs) != ("arithmetic-bound" in p.inputs)

@@ -32,7 +32,7 @@ from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis.peak import gemm_path
 from jaxci.analysis.primitives import Band, combine
-from jaxci.analysis.work import ITEMSIZE, dense_flops, elementwise_bytes
+from jaxci.analysis.work import ITEMSIZE, dense_flops, elementwise_bytes, elementwise_ops
 
 DENSE_OPS = ("matmul", "solve", "cholesky")
 LOOP_KINDS = ("scan", "fori", "while")
@@ -254,7 +254,7 @@ class RunnerModel:
     def _gpu_work(self, family, refs, kernel, n, dtype, precision):
         entry = self.catalogue[family]
         if kernel == "elementwise":
-            return self._gpu_bytes(family, refs, elementwise_bytes(n, dtype), dtype)
+            return self._gpu_elementwise(family, refs, n, dtype)
         path, key, peak, src = gemm_path(entry, dtype, precision)
         rate, labels = self._pub_rate(family, "gpu", E.GEMM_RATE, path, dtype) if kernel == "matmul" else (None, [])
         if rate is not None:
@@ -294,6 +294,27 @@ class RunnerModel:
         inputs.append(f"{family} {path} peak {peak / 1000:g} TFLOP/s (catalogue {key}: {src}){floor_note}")
         flops = dense_flops(kernel, n)
         return eff.scale(peak * 1e9).inverse().scale(flops), inputs, f"FLOPs / (efficiency x {path} peak)"
+
+    def _gpu_elementwise(self, family, refs, n, dtype):
+        """The op mix on a GPU: the larger of its bandwidth time and its arithmetic time (XLA's cost analysis:
+        flops and transcendentals, each counted as one op at the family's vector peak of the dtype, so the
+        arithmetic time is a lower bound). Which one binds is computed, not assumed: at FP64 1:32 or 1:64 it is
+        close, and the inputs give the cost per transcendental above which the arithmetic would bind."""
+        t_bw, inputs, basis = self._gpu_bytes(family, refs, elementwise_bytes(n, dtype), dtype)
+        key = "gpu_fp64_tflops" if dtype == "float64" else "gpu_fp32_tflops"
+        peak = self.catalogue[family].value(key)
+        if not peak:
+            return t_bw, inputs + [f"{family} {key} unsourced: the arithmetic bound is not checked"], basis
+        flops, trans = elementwise_ops(n)
+        t_c = (flops + trans) / (float(peak) * 1e12)
+        even = (t_bw.mid * float(peak) * 1e12 - flops) / trans
+        binds = "arithmetic" if t_c > t_bw.mid else "bandwidth"
+        inputs.append(f"XLA cost analysis of the op mix: {flops / n:g} flops + {trans / n:g} transcendentals per "
+                      f"element, at {family}'s {key} {peak:g}: {t_c * 1e3:.3g} ms (each transcendental one op: a "
+                      f"lower bound) vs bandwidth {t_bw.mid * 1e3:.3g} ms: {binds}-bound"
+                      + (f"; arithmetic would bind above {even:.1f} ops per transcendental" if even > 0 else ""))
+        band = Band(max(t_bw.mid, t_c), max(t_bw.low, t_c), max(t_bw.high, t_c))
+        return band, inputs, basis if binds == "bandwidth" else f"(flops + transcendentals) / {key}"
 
     def _gpu_bytes(self, family, refs, nbytes, dtype):
         entry = self.catalogue[family]
@@ -486,6 +507,8 @@ class RunnerModel:
         if kernel not in COLD_KERNEL:
             raise _Why(f"{kernel}: the suite times no cold first call for it (compile.CompileColdStart: "
                        f"{', '.join(COLD_KERNEL)})")
+        if device == "gpu":
+            return self._gpu_compile(family, kernel, dtype, n)
         pub = self._published_compile(family, kernel, n, dtype, device)
         if pub is not None:
             return pub
@@ -505,6 +528,84 @@ class RunnerModel:
             raise _Why(f"no compile.CompileColdStart for {cold} on {device} in these results")
         return _Est(combine(bands), inputs + ["compile is host work (XLA on the host): moves with single-thread "
                                               "speed, not with the device" + note], "compile part")
+
+    def _own_compile(self, m, kernel, dtype, device) -> tuple[Band | None, str]:
+        """One machine's compile part of a kernel on a device: its cold first call less its own warm call."""
+        cold = COLD_KERNEL[kernel]
+        b, text = P.cold_call(self.records, m, device, cold, dtype)
+        if b is None:
+            return None, text
+        part = b.minus(self._ref_warm(m, kernel, P.COLD_SIZES[cold], dtype, device))
+        return part, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = {part.mid:.3g} s"
+
+    def _host_compile(self, family, kernel, dtype) -> tuple[Band | None, list]:
+        """Part 1, host-side compile (tracing, lowering, XLA's host passes): the CPU-device compile part of each
+        measured host, moved by that host's single-thread ratio h to the family's host."""
+        bands, inputs = [], []
+        for m in self.cpu_refs:
+            part, text = self._own_compile(m, kernel, dtype, "cpu")
+            if part is None:
+                continue
+            h, htext = self._host_ratio(m, family)
+            bands.append(part.scale(h))
+            inputs.append(f"part host-side compile: {text} ({htext})")
+        return (combine(bands) if bands else None), inputs
+
+    def _gpu_share(self, family, kernel, dtype) -> tuple[Band | None, list]:
+        """Part 2, GPU autotuning and GPU code generation: a GPU machine's compile part less its own host's
+        CPU-device compile part. It depends on the architecture (XLA autotunes GEMMs per compute capability):
+        carried as is to the same compute capability, else its band runs from 0 to the measured share."""
+        cc = self.catalogue[family].value("gpu_compute_capability")
+        bands, inputs = [], []
+        for m in self.gpu_refs:
+            gpu, gtext = self._own_compile(m, kernel, dtype, "gpu")
+            host, _ = self._own_compile(m, kernel, dtype, "cpu")
+            if gpu is None or host is None:
+                continue
+            share = gpu.minus(host)
+            ref = self.catalogue.get(m)
+            rcc = ref.value("gpu_compute_capability") if ref is not None else None
+            same = cc is not None and rcc is not None and float(cc) == float(rcc)
+            bands.append(share if same else Band(share.mid, 0.0, share.high))
+            inputs.append(f"part GPU autotuning + code generation: {gtext}, less {m}'s own host-side part "
+                          f"{host.mid:.3g} s = {share.mid:.3g} s on compute capability {rcc}"
+                          + ("" if same else f"; {family} is {cc}: autotuning differs by architecture and "
+                             "compile.AutotuneCompile has run on no GPU, so the band runs from 0"))
+        return (combine(bands) if bands else None), inputs
+
+    def _size_growth_note(self, dtype) -> str:
+        """Part 4 for a carried compile: the GPU machine's fresh-jit series per jit against its one cold call."""
+        for m in self.gpu_refs:
+            b, _ = P.series_total(self.records, m, "gpu", dtype)
+            one, _ = self._own_compile(m, "matmul", dtype, "gpu")
+            if b is not None and one is not None and one.mid > 0:
+                per = b.mid / len(P.SERIES_SIZES)
+                return (f"part per-size growth: {m}'s fresh-jit series is {per:.3g} s per jit over sizes "
+                        f"{P.SERIES_SIZES[0]}-{P.SERIES_SIZES[-1]} against {one.mid:.3g} s at n=1,000 "
+                        f"(x{per / one.mid:.2f}): taken as size-independent")
+        return "part per-size growth: not measured on a GPU; taken as size-independent"
+
+    def _gpu_compile(self, family, kernel, dtype, n) -> _Est:
+        """A GPU compile part as its parts: host-side compile, GPU autotuning + code generation, per-size growth
+        (backend start-up is once per process and outside it). The family's own published total, where one
+        exists, is the nearest evidence of the sum; the parts then say how it splits."""
+        host, hin = self._host_compile(family, kernel, dtype)
+        startup = ("part backend start-up: once per process, not per jit, so not in this term "
+                   "(CompileColdStart starts the backend before its timer)")
+        pub = self._published_compile(family, kernel, n, dtype, "gpu")
+        if pub is not None:
+            split = hin[:]
+            if host is not None:
+                rest = pub.band.minus(host)
+                split.append(f"part GPU autotuning + code generation = the published total less the host-side "
+                             f"part: {rest.mid:.3g} s ({rest.low:.3g}-{rest.high:.3g}), derived")
+            return _Est(pub.band, pub.inputs + split + [startup], pub.basis)
+        gpu, gin = self._gpu_share(family, kernel, dtype)
+        if gpu is None or host is None:
+            raise _Why(f"no compile.CompileColdStart for {COLD_KERNEL[kernel]} on both a GPU and its host's CPU "
+                       "in these results")
+        return _Est(host + gpu, hin + gin + [startup, self._size_growth_note(dtype)],
+                    "host-side compile + GPU autotuning and code generation")
 
     def _first_call(self, family, kernel, n, dtype, device, precision, compile_only) -> _Est:
         comp = self._compile_part(family, kernel, dtype, device, n)

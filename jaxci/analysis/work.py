@@ -19,6 +19,18 @@ def elementwise_bytes(n: int, dtype: str) -> int:
     return 2 * n * ITEMSIZE[dtype]
 
 
+#: XLA's cost analysis of the op mix (benchmarks/kernels/elementwise.py op_mix), per element, the same in both
+#: dtypes: 8 flops and 4 transcendentals (cos, sin, sqrt, exp). tests/test_runner_model_published.py compiles
+#: the kernel and checks these against `jax.jit(op_mix).lower(x).compile().cost_analysis()`.
+OP_MIX_FLOPS_PER_ELEMENT = 8
+OP_MIX_TRANSCENDENTALS_PER_ELEMENT = 4
+
+
+def elementwise_ops(n: int) -> tuple[int, int]:
+    """(flops, transcendentals) of the op mix at n elements, as XLA's cost analysis counts them."""
+    return OP_MIX_FLOPS_PER_ELEMENT * n, OP_MIX_TRANSCENDENTALS_PER_ELEMENT * n
+
+
 def dense_bytes(n: int, dtype: str) -> int:
     """Two n x n inputs read, one n x n output written (a floor: blocked kernels re-read more)."""
     return 3 * n * n * ITEMSIZE[dtype]

@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-call", action="store_true", help="a cold first call: compile part + warm call")
     parser.add_argument("--results", default=str(REPO_ROOT / "results"), help="asv results directory")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--transfer-only", action="store_true",
+                        help="no published measurement as input (docs/reference/incidents.md and "
+                             "published-measurements.md): carried from our machines only")
     parser.error = lambda message: parser.exit(2, f"jaxci predict: error: {one_line(message)}\n")
     args = parser.parse_args(argv)
 
@@ -71,7 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxci predict: --results {args.results}: no asv result values in it (expected "
               "<machine>/*.json from asv run)", file=sys.stderr)
         return 2
-    model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue)
+    from jaxci.report.published_inputs import load as published_inputs
+
+    ref = REPO_ROOT / "docs" / "reference"
+    published = [] if args.transfer_only else published_inputs(ref / "incidents.md", ref / "published-measurements.md")
+    model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)
     what = (f"{args.family} {device} {args.kernel}" + (f" n={args.n}" if args.n is not None else "")
