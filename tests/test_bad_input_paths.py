@@ -71,7 +71,8 @@ CASES = [
           ("html-graph", "leading out of", "H/graph.html a link to a page elsewhere"),
           ("html-vendor", "is a symbolic link", "H/vendor a link to a folder elsewhere"),
           ("html-manifest", "is a symbolic link", "H/vendor/MANIFEST.json a link elsewhere"),
-          ("html-findings", "is a symbolic link", "H/findings a link to a folder elsewhere"))],
+          ("html-findings", "is a symbolic link", "H/findings a link to a folder elsewhere"),
+          ("html-index", "leading out of", "H/index.html a link to a page elsewhere"))],
     Case("40", ("report", f"{P}/results", "--html", f"{P}/html-ok", "--offline-assets", f"{P}/cache",
                 "--no-progress"), 0, "vendored 13 files", shown="jaxci report R --html H --offline-assets C"),
     # lectures that are links out of the named folder; messages that would echo a file's bytes
@@ -150,7 +151,7 @@ def setup(tmp: Path) -> None:
         asv_site(root / f"html-{name}")
     (root / "elsewhere").mkdir()
     (root / "elsewhere" / "page.html").write_text("<html><body>not asv's</body></html>")
-    for name in ("html-graph", "html-vendor", "html-manifest", "html-findings", "html-ok"):
+    for name in ("html-graph", "html-vendor", "html-manifest", "html-findings", "html-index", "html-ok"):
         asv_site(root / name)
     (root / "html-graph" / "graph.html").unlink()
     (root / "html-graph" / "graph.html").symlink_to(root / "elsewhere" / "page.html")
@@ -158,6 +159,8 @@ def setup(tmp: Path) -> None:
     (root / "html-manifest" / "vendor").mkdir()
     (root / "html-manifest" / "vendor" / "MANIFEST.json").symlink_to(root / "secret")
     (root / "html-findings" / "findings").symlink_to(root / "elsewhere")
+    (root / "html-index" / "index.html").unlink()
+    (root / "html-index" / "index.html").symlink_to(root / "elsewhere" / "page.html")
     lectures(root)
     (root / "emptyrepo").mkdir()
     subprocess.run(["git", "init", "-q", str(root / "emptyrepo")], check=True)

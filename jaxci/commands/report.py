@@ -72,7 +72,7 @@ def check_html(folder: Path, results_dir: Path) -> None:
         page = folder / name
         if page.exists() or page.is_symlink():
             try:
-                safeio.read_text(page, 64 * 1024 * 1024)
+                safeio.read_text(safeio.within(page, folder), 64 * 1024 * 1024, links=False)
             except safeio.UnsafeFile as exc:
                 raise Refused(f"--html {exc.path}: {exc.reason}: not asv's page, which the report links from; "
                               "run `asv publish` again") from None
