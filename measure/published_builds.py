@@ -1,0 +1,315 @@
+"""Predicted build times held against a runner's own published Execution Statistics (issue 38).
+
+    .venv/bin/python measure/published_builds.py SNAPSHOT --commit C --machine FAMILY
+        [--lectures a,b,c | --jax | --all] [--kernel K] [--cell-timeout S] [--cap S] [--format md|json]
+        [--work DIR] [--from-audit FILE]
+
+SNAPSHOT is a QuantEcon `*.notebooks` repository: a git directory (bare or a work tree's .git) or a plain folder.
+The commit's `status.ipynb` holds jupyter-book's Execution Statistics table (Document | Modified | Method | Run Time
+(s) | Status): one fresh-kernel run per notebook. A row is refused, with its reason, when it is not a time: a failed
+run, a run time that is not a number, or one at the series' cell timeout (`--cap`: a run stopped there). The same
+commit's notebooks of the chosen lectures are laid out under a scratch folder (--work, default a new folder under
+the system's temporary directory; never inside this repository) and `jaxci audit DIR --execute --machine FAMILY
+--format json` runs them; the table gives per lecture the published seconds, the predicted seconds on the family
+(its GPU side when the family has a GPU, else its CPU side) with band, the ratio predicted / published, and the
+model terms that dominate; then the summed build over the lectures that have both. The machine's load average
+before and after the audit is printed: a loaded host inflates every measured time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HEADER = ("Document", "Modified", "Method", "Run Time (s)", "Status")
+OK_MARKS = ("✅",)
+#: a run time within this fraction of the cap is a run stopped at the cap, not a time
+CAP_TOLERANCE = 0.02
+JAX_IMPORT = re.compile(r"^\s*(import|from)\s+(jax|numpyro)\b", re.M)
+
+
+class InputError(ValueError):
+    """Bad input: said in one line, exit 2."""
+
+
+@dataclass
+class Row:
+    document: str
+    modified: str
+    method: str
+    seconds: float | None
+    status: str
+    refused: str = ""  # why this row is not a time ('' when it is one)
+
+
+# ---- the published table ---------------------------------------------------------------------------------------
+
+def parse_status(text: str, cap: float | None) -> list[Row]:
+    """The Execution Statistics rows of a status.ipynb's text, each refused with a reason when it is not a time."""
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"status.ipynb is not JSON: {exc}") from None
+    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+        source = cell.get("source", "")
+        rows = table_rows("".join(source) if isinstance(source, list) else str(source), cap)
+        if rows:
+            return rows
+    raise InputError("status.ipynb has no Execution Statistics table (Document | Modified | Method | Run Time (s) | "
+                     "Status)")
+
+
+def table_rows(markdown: str, cap: float | None) -> list[Row]:
+    """The table's rows in one Markdown cell ([] when it has none); the header may follow other text on its line."""
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        cells = _cells(line)
+        if tuple(cells[-len(HEADER):]) == HEADER:
+            return [_row(_cells(body), cap) for body in lines[i + 2:] if len(_cells(body)) == len(HEADER)]
+    return []
+
+
+def _cells(line: str) -> list[str]:
+    parts = line.strip().split("|")
+    return [p.strip() for p in parts[1:-1]] if len(parts) > 2 and line.strip().endswith("|") else []
+
+
+def _row(cells: list[str], cap: float | None) -> Row:
+    document, modified, method, seconds, status = cells
+    try:
+        value = float(seconds)
+    except ValueError:
+        value = None
+    return Row(document, modified, method, value, status, refusal(value, status, cap))
+
+
+def refusal(seconds: float | None, status: str, cap: float | None) -> str:
+    """Why a published row is not a run time ('' when it is one)."""
+    if seconds is None:
+        return "run time not a number"
+    if status not in OK_MARKS:
+        return f"status {status!r}: not a completed run"
+    if cap and abs(seconds - cap) <= CAP_TOLERANCE * cap:
+        return f"{seconds:,.0f} s is at the series' cell timeout ({cap:,.0f} s): a run stopped there, not a time"
+    return ""
+
+
+# ---- the snapshot ----------------------------------------------------------------------------------------------
+
+def read_file(snapshot: Path, commit: str | None, name: str) -> str:
+    """One file's text at the commit (git directory) or in the folder (no commit)."""
+    if commit is None:
+        path = snapshot / name
+        if not path.is_file():
+            raise InputError(f"{path}: no such file")
+        return path.read_text(encoding="utf-8")
+    proc = subprocess.run(["git", f"--git-dir={git_dir(snapshot)}", "show", f"{commit}:{name}"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise InputError(f"{snapshot}@{commit}: {name}: {proc.stderr.strip().splitlines()[-1:] or 'not found'}")
+    return proc.stdout
+
+
+def git_dir(snapshot: Path) -> Path:
+    """The git directory of a snapshot: itself (bare) or its .git."""
+    return snapshot / ".git" if (snapshot / ".git").exists() else snapshot
+
+
+def notebooks(snapshot: Path, commit: str | None) -> list[str]:
+    """The lecture names (no .ipynb) at the commit, status excluded."""
+    if commit is None:
+        names = [p.name for p in snapshot.glob("*.ipynb")]
+    else:
+        proc = subprocess.run(["git", f"--git-dir={git_dir(snapshot)}", "ls-tree", "--name-only", commit],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise InputError(f"{snapshot}: commit {commit} not found")
+        names = proc.stdout.split()
+    return sorted(n[:-6] for n in names if n.endswith(".ipynb") and n != "status.ipynb")
+
+
+def uses_jax(text: str) -> bool:
+    """A notebook whose code cells import JAX or numpyro."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (json.JSONDecodeError, AttributeError):
+        return False
+    code = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+    return bool(JAX_IMPORT.search(code))
+
+
+def layout(snapshot: Path, commit: str | None, names: list[str], dest: Path) -> None:
+    """The chosen notebooks of the commit, written under dest (the audit's lecture folder)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (dest / f"{name}.ipynb").write_text(read_file(snapshot, commit, f"{name}.ipynb"), encoding="utf-8")
+
+
+# ---- the audit and the comparison ------------------------------------------------------------------------------
+
+def run_audit(folder: Path, family: str, kernel: str | None, cell_timeout: float, out: Path) -> dict:
+    """`jaxci audit FOLDER --execute --machine FAMILY --format json`, its JSON."""
+    jaxci = str(Path(sys.executable).with_name("jaxci"))
+    cmd = [jaxci, "audit", str(folder), "--execute", "--machine", family, "--format", "json", "--output", str(out),
+           "--no-ci", "--no-progress", "--cell-timeout", str(int(cell_timeout))]
+    if kernel:
+        cmd += ["--kernel", kernel]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode not in (0, 1) or not out.is_file():
+        raise InputError(f"jaxci audit failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def has_gpu(family: str) -> bool:
+    from jaxci.catalogue import load_catalogue
+
+    machines = load_catalogue()
+    if family not in machines:
+        raise InputError(f"unknown family {family!r} (env_matrix/machines.toml)")
+    return machines[family].has_gpu
+
+
+def compare(rows: list[Row], audit: dict, family: str, gpu: bool) -> list[dict]:
+    """One record per audited lecture: published, predicted (band), ratio, dominant terms, status."""
+    published = {r.document: r for r in rows}
+    side = "gpu" if gpu else "cpu"
+    out = []
+    for lec in audit.get("lectures", []):
+        name = Path(lec["path"]).stem
+        row = published.get(name)
+        pred = (lec.get("predicted") or {}).get(family)
+        rec = {"lecture": name, "published_s": row.seconds if row and not row.refused else None,
+               "refused": row.refused if row else "not in the published table", "status": lec.get("status"),
+               "side": side, "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "dominant": "",
+               "missing": [], "measured_here_s": _measured_here(lec)}
+        if pred:
+            rec.update(predicted_s=pred[f"{side}_s"], low_s=pred[f"{side}_low_s"], high_s=pred[f"{side}_high_s"],
+                       dominant=dominant(pred["parts"][side]), missing=pred.get("missing", []))
+            if rec["published_s"]:
+                rec["ratio"] = rec["predicted_s"] / rec["published_s"]
+        out.append(rec)
+    return out
+
+
+def _measured_here(lec: dict) -> float | None:
+    runs = lec.get("runs") or {}
+    run = runs.get("cpu") or next(iter(runs.values()), None)
+    return run.get("wall_s") if run else None
+
+
+def dominant(parts: dict, top: int = 2) -> str:
+    """The prediction's largest terms with their shares ('compile 60%, calls 25%')."""
+    total = sum(parts.values())
+    if total <= 0:
+        return ""
+    ranked = sorted(parts.items(), key=lambda kv: -kv[1])[:top]
+    return ", ".join(f"{k} {v / total:.0%}" for k, v in ranked if v > 0)
+
+
+def summed(records: list[dict]) -> dict:
+    """The summed build over lectures with a published time and a prediction, and the within-2x count."""
+    both = [r for r in records if r["ratio"] is not None]
+    pub = sum(r["published_s"] for r in both)
+    pred = sum(r["predicted_s"] for r in both)
+    return {"lectures": len(both), "published_s": pub, "predicted_s": pred,
+            "low_s": sum(r["low_s"] for r in both), "high_s": sum(r["high_s"] for r in both),
+            "ratio": pred / pub if pub else None,
+            "within_2x": sum(1 for r in both if 0.5 <= r["ratio"] <= 2.0)}
+
+
+def render(records: list[dict], total: dict, meta: dict) -> str:
+    lines = [f"# Published vs predicted: {meta['snapshot']}@{meta['commit']} on {meta['family']} "
+             f"({'GPU' if meta['gpu'] else 'CPU'} side)", "",
+             f"load average (1 min) before {meta['load_before']:.2f}, after {meta['load_after']:.2f} on "
+             f"{os.cpu_count()} cores: measured times here are inflated under load", "",
+             "| lecture | published s | predicted s | band | ratio | dominant terms | measured here s | note |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        band = f"{r['low_s']:.3g}..{r['high_s']:.3g}" if r["low_s"] is not None else ""
+        note = r["refused"] or (r["status"] if r["status"] != "ok" else "")
+        lines.append(f"| {r['lecture']} | {_num(r['published_s'])} | {_num(r['predicted_s'])} | {band} | "
+                     f"{_num(r['ratio'], '.2f')} | {r['dominant']} | {_num(r['measured_here_s'])} | {note} |")
+    lines += ["", f"summed over {total['lectures']} lectures with both: published {total['published_s']:,.1f} s, "
+              f"predicted {total['predicted_s']:,.1f} s (band {total['low_s']:,.1f}..{total['high_s']:,.1f}), "
+              f"ratio {_num(total['ratio'], '.2f')}; within 2x: {total['within_2x']} of {total['lectures']}"]
+    return "\n".join(lines) + "\n"
+
+
+def _num(v, fmt: str = ",.1f") -> str:
+    return "not measured" if v is None else format(v, fmt)
+
+
+# ---- command line ----------------------------------------------------------------------------------------------
+
+def choose(args, snapshot: Path, commit: str | None) -> list[str]:
+    names = notebooks(snapshot, commit)
+    if args.lectures:
+        wanted = [n.strip() for n in args.lectures.split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            raise InputError(f"not in {snapshot}@{commit}: {', '.join(unknown)}")
+        return wanted
+    if args.jax:
+        return [n for n in names if uses_jax(read_file(snapshot, commit, f"{n}.ipynb"))]
+    return names
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("snapshot", type=Path, help="a *.notebooks repository: git directory or folder")
+    p.add_argument("--commit", help="the commit whose status.ipynb and notebooks are read (none: the folder as is)")
+    p.add_argument("--machine", required=True, help="the family that published the times (e.g. g4dn.2xlarge)")
+    pick = p.add_mutually_exclusive_group()
+    pick.add_argument("--lectures", help="comma-separated lecture names")
+    pick.add_argument("--jax", action="store_true", help="the lectures that import JAX or numpyro")
+    pick.add_argument("--all", action="store_true", help="every notebook (the default)")
+    p.add_argument("--kernel", help="Jupyter kernel for the lectures (their dependencies installed there)")
+    p.add_argument("--cell-timeout", type=float, default=1800, help="per-cell timeout here, seconds (default 1800)")
+    p.add_argument("--cap", type=float, default=7200,
+                   help="the series' cell timeout: a published time at it is refused (default 7200)")
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--work", type=Path, help="scratch folder for the laid-out notebooks (default: a new temp folder)")
+    p.add_argument("--from-audit", type=Path, help="an audit JSON already made: compare it, run nothing")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if not args.snapshot.exists():
+            raise InputError(f"{args.snapshot}: no such snapshot")
+        gpu = has_gpu(args.machine)
+        rows = parse_status(read_file(args.snapshot, args.commit, "status.ipynb"), args.cap)
+        names = choose(args, args.snapshot, args.commit)
+        load_before = os.getloadavg()[0]
+        if args.from_audit:
+            audit = json.loads(args.from_audit.read_text(encoding="utf-8"))
+        else:
+            work = args.work or Path(tempfile.mkdtemp(prefix="published-builds-"))
+            layout(args.snapshot, args.commit, names, work / "lectures")
+            audit = run_audit(work / "lectures", args.machine, args.kernel, args.cell_timeout, work / "audit.json")
+        load_after = os.getloadavg()[0]
+    except (InputError, OSError, json.JSONDecodeError) as exc:
+        print(f"published_builds: {exc}", file=sys.stderr)
+        return 2
+    records = compare(rows, audit, args.machine, gpu)
+    total = summed(records)
+    meta = {"snapshot": args.snapshot.name, "commit": args.commit, "family": args.machine, "gpu": gpu,
+            "load_before": load_before, "load_after": load_after,
+            "refused": [asdict(r) for r in rows if r.refused], "label": "predicted vs published"}
+    if args.format == "json":
+        print(json.dumps({"meta": meta, "lectures": records, "summed": total}, indent=2))
+    else:
+        print(render(records, total, meta), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""measure/published_builds.py (issue 38): the Execution Statistics parser, the refusal of rows that are not times
+(timeout-capped, failed, not a number), the snapshot read (folder and git commit), the lecture choice, the
+comparison's arithmetic on a made-up audit record and the table's layout. Never a timing."""
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIX = REPO / "tests" / "fixtures" / "published_builds"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("published_builds", REPO / "measure" / "published_builds.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+pb = _module()
+
+
+def _rows(cap=7200):
+    return {r.document: r for r in pb.parse_status((FIX / "status.ipynb").read_text(encoding="utf-8"), cap)}
+
+
+def test_parser_reads_the_table_after_the_links_on_the_header_line():
+    rows = _rows()
+    assert list(rows) == ["alpha", "beta", "capped", "broken", "odd"]
+    assert rows["alpha"].seconds == 12.5 and rows["alpha"].method == "cache" and not rows["alpha"].refused
+    assert rows["beta"].modified == "2026-01-02 03:05"
+
+
+def test_a_run_at_the_cell_timeout_is_refused_even_with_a_success_mark():
+    rows = _rows()
+    assert rows["capped"].status == "✅" and "cell timeout" in rows["capped"].refused
+    # another series' cap: the same row is a time there
+    assert not _rows(cap=600)["capped"].refused
+
+
+def test_failed_and_non_numeric_rows_are_refused():
+    rows = _rows()
+    assert "not a completed run" in rows["broken"].refused
+    assert rows["odd"].seconds is None and "not a number" in rows["odd"].refused
+
+
+def test_no_table_is_a_clear_error():
+    text = json.dumps({"cells": [{"cell_type": "markdown", "source": "# nothing here"}]})
+    with pytest.raises(pb.InputError, match="no Execution Statistics table"):
+        pb.parse_status(text, 7200)
+    with pytest.raises(pb.InputError, match="not JSON"):
+        pb.parse_status("{", 7200)
+
+
+def test_jax_lectures_are_chosen_by_their_code_not_their_prose():
+    assert pb.uses_jax((FIX / "alpha.ipynb").read_text(encoding="utf-8"))
+    assert not pb.uses_jax((FIX / "beta.ipynb").read_text(encoding="utf-8"))
+
+
+def test_layout_from_a_git_commit_writes_only_the_chosen_notebooks(tmp_path):
+    src = tmp_path / "snap"
+    shutil.copytree(FIX, src)
+    git = ["git", "-C", str(src), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "fixture"], check=True)
+    (src / "alpha.ipynb").write_text("changed after the commit", encoding="utf-8")
+    commit = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert pb.notebooks(src, commit) == ["alpha", "beta"]
+    pb.layout(src, commit, ["alpha"], tmp_path / "out")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["alpha.ipynb"]
+    assert pb.uses_jax((tmp_path / "out" / "alpha.ipynb").read_text(encoding="utf-8"))  # the commit's text
+    with pytest.raises(pb.InputError):
+        pb.read_file(src, commit, "missing.ipynb")
+
+
+def _audit(family):
+    pred = {"cpu_s": 9.0, "cpu_low_s": 8.0, "cpu_high_s": 10.0, "gpu_s": 25.0, "gpu_low_s": 20.0, "gpu_high_s": 30.0,
+            "parts": {"cpu": {"host": 9.0}, "gpu": {"compile": 15.0, "calls": 5.0, "host": 5.0}}, "missing": []}
+    return {"lectures": [{"path": "alpha.ipynb", "status": "ok", "predicted": {family: pred}, "runs": {}},
+                         {"path": "beta.ipynb", "status": "ok", "predicted": {}, "runs": {}}]}
+
+
+def test_compare_takes_the_side_of_the_family_that_published():
+    rows = list(_rows().values())
+    gpu = pb.compare(rows, _audit("g4dn.2xlarge"), "g4dn.2xlarge", gpu=True)
+    assert gpu[0]["predicted_s"] == 25.0 and gpu[0]["ratio"] == 2.0 and gpu[0]["dominant"] == "compile 60%, calls 20%"
+    assert gpu[1]["predicted_s"] is None and gpu[1]["ratio"] is None  # no prediction: never a made-up figure
+    cpu = pb.compare(rows, _audit("ubuntu-latest"), "ubuntu-latest", gpu=False)
+    assert cpu[0]["predicted_s"] == 9.0 and cpu[0]["low_s"] == 8.0
+    total = pb.summed(gpu)
+    assert total["lectures"] == 1 and total["published_s"] == 12.5 and total["within_2x"] == 1
+
+
+def test_the_table_says_not_measured_and_the_load():
+    rows = list(_rows().values())
+    records = pb.compare(rows, _audit("g4dn.2xlarge"), "g4dn.2xlarge", gpu=True)
+    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
+            "load_after": 2.0}
+    text = pb.render(records, pb.summed(records), meta)
+    assert text.splitlines()[4].startswith("| lecture | published s | predicted s | band | ratio |")
+    assert "| beta | 3.2 | not measured |" in text and "load average (1 min) before 1.00, after 2.00" in text
+    assert "summed over 1 lectures with both" in text
+
+
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path):
+    assert pb.main([str(tmp_path / "nowhere"), "--machine", "g4dn.2xlarge"]) == 2
+    assert pb.main([str(FIX), "--machine", "no-such-family"]) == 2
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--lectures", "alpha,gamma"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and "gamma" in err[2] and "unknown family" in err[1]
+
+
+def test_from_audit_compares_without_running(capsys, tmp_path):
+    saved = tmp_path / "audit.json"
+    saved.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summed"]["ratio"] == 2.0 and [r["document"] for r in out["meta"]["refused"]] == ["capped", "broken",
+                                                                                                 "odd"]
