@@ -547,15 +547,23 @@ def note_versions(report) -> None:
     _VERSIONS.update({m: sorted(v) for m, v in _VERSIONS.items()})
 
 
-def _pin_once(sections: list) -> list:
+def _pin_once(sections: list, how: str = PIN_HOW) -> list:
     """The pin how-to once, after the first line that says to pin something to the CPU."""
     for _, lines in sections:
         at = next((i for i, line in enumerate(lines) if "pin this code to the CPU" in line
                    or "run it on the CPU" in line), None)
         if at is not None:
-            lines.insert(at + 1, PIN_HOW)
+            lines.insert(at + 1, how)
             break
     return sections
+
+
+def _family_pin_how(family: str) -> str:
+    from jaxci.report import actions
+
+    return (f"- How to pin what is predicted or measured above as slower on the GPU: whole lectures "
+            f"{actions.pin_how(family)}; part of a lecture, `jax.default_device(jax.devices('cpu')[0])` around "
+            "the code.")
 
 
 def family_guidance(report) -> list[tuple[str, list[tuple[str, list[str]]]]]:
@@ -563,7 +571,7 @@ def family_guidance(report) -> list[tuple[str, list[tuple[str, list[str]]]]]:
     from jaxci.report import decisions
     from jaxci.report import family_guidance as fg
 
-    return [(s.title, _pin_once(fg.sections(report, s.family, s)))
+    return [(s.title, _pin_once(fg.sections(report, s.family, s), _family_pin_how(s.family)))
             for s in decisions.sheets(report, report.families, report.audit)]
 
 
