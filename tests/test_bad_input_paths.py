@@ -55,6 +55,8 @@ CASES = [
          shown="jaxci audit L --emit-config FIFO"),
     Case("40", ("audit", EXEC, "--ci", "--ci-patch", f"{P}/link-out"), 2, "is a symbolic link",
          shown="jaxci audit L --ci --ci-patch LINK (to a file elsewhere)"),
+    Case("40", ("profile", "scan", "--trace-out", f"{P}/fifo"), 2, "is a FIFO",
+         shown="jaxci profile scan --trace-out FIFO"),
     Case("40", ("report", f"{P}/results", "--out", f"{P}/out-link"), 2, "is a symbolic link",
          shown="jaxci report R --out D (D/findings.md a link elsewhere)"),
     # report --offline-assets: links in the cache and the site, sizes, special files

@@ -106,7 +106,8 @@ def test_a_library_module_has_a_docstring():
 
 
 #: library modules that write paths a user named (an output option, a GitHub file, a report or site folder)
-USER_PATH_WRITERS = {"jaxci.ci.plan", "jaxci.ci.release_watch", "jaxci.report.page", "jaxci.report.offline"}
+USER_PATH_WRITERS = {"jaxci.ci.plan", "jaxci.ci.release_watch", "jaxci.report.page", "jaxci.report.offline",
+                     "jaxci.measuring.profile"}
 #: the calls that open or write a file themselves, bypassing jaxci.util.safewrite (issue 40)
 PLAIN_WRITES = {"open", "write_text", "write_bytes", "copyfile", "copy", "copy2", "copytree", "fdopen"}
 

@@ -43,9 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         if not gpu_present():
             print("jaxci profile: --device gpu, but NVML finds no NVIDIA GPU on this machine", file=sys.stderr)
             return 2
+    from jaxci.util import safewrite
+
     try:
+        if args.trace_out is not None and args.trace_out.parent.is_dir():  # before the kernel is traced
+            safewrite.check_target(args.trace_out, option="--trace-out")
         summary = profile(args.kernel, args.device, dtype, args.n, args.trace_out, args.trace_max_bytes)
-    except ProfileError as exc:
+    except (ProfileError, safewrite.UnsafeFile) as exc:
         print(f"jaxci profile: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(summary, indent=2, default=float) if args.json else render(summary))

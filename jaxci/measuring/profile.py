@@ -14,7 +14,6 @@ diagnostics: they never feed the benchmark history.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -179,8 +178,10 @@ def _keep_trace(trace: Path, dest: Path | None, max_bytes: int) -> str | None:
     size = trace.stat().st_size
     if size > max_bytes:
         return f"not kept: {size:,} bytes, over {max_bytes:,}"
+    from jaxci.util import safewrite
+
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(trace, dest)
+    safewrite.copy_file(trace, dest, limit=max_bytes)  # --trace-out: never through a link, a FIFO or a device
     return str(dest)
 
 
