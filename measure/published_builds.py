@@ -2,7 +2,7 @@
 
     .venv/bin/python measure/published_builds.py SNAPSHOT --commit C --machine FAMILY
         [--lectures a,b,c | --jax | --all] [--kernel K] [--cell-timeout S] [--cap S] [--format md|json]
-        [--work DIR] [--from-audit FILE]
+        [--work DIR] [--from-audit FILE [--repredict LECTURES_DIR]]
 
 SNAPSHOT is a QuantEcon `*.notebooks` repository: a git directory (bare or a work tree's .git) or a plain folder.
 The commit's `status.ipynb` holds jupyter-book's Execution Statistics table (Document | Modified | Method | Run Time
@@ -167,6 +167,31 @@ def run_audit(folder: Path, family: str, kernel: str | None, cell_timeout: float
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+def repredict(saved: dict, folder: Path, family: str) -> dict:
+    """The saved audit's runs predicted again with this checkout's model (nothing executed): the static scan of
+    the laid-out lectures, the runs read back from the JSON, the audit's own prediction step."""
+    from jaxci import REPO_ROOT
+    from jaxci.audit import family as fam
+    from jaxci.audit import repo
+    from jaxci.audit.runner import CellTiming, NotebookRun
+
+    model = fam.from_results(REPO_ROOT / "results", family)
+    verdicts = {v.path: v for v in repo.audit_static(folder, model)}
+    cell_fields = set(CellTiming.__dataclass_fields__)
+    run_fields = set(NotebookRun.__dataclass_fields__) - {"cells"}
+    for lec in saved.get("lectures", []):
+        v = verdicts.get(lec["path"])
+        if v is None:
+            continue
+        for platform, r in (lec.get("runs") or {}).items():
+            cells = [CellTiming(**{k: c[k] for k in cell_fields if k in c}) for c in r.get("cells", [])]
+            v.runs[platform] = NotebookRun(**{k: r[k] for k in run_fields if k in r}, cells=cells)
+        v.predicted = {}
+        repo.decide_predicted(v, model)
+        lec["predicted"] = v.predicted
+    return saved
+
+
 def has_gpu(family: str) -> bool:
     from jaxci.catalogue import load_catalogue
 
@@ -277,6 +302,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--work", type=Path, help="scratch folder for the laid-out notebooks (default: a new temp folder)")
     p.add_argument("--from-audit", type=Path, help="an audit JSON already made: compare it, run nothing")
+    p.add_argument("--repredict", type=Path, metavar="FOLDER",
+                   help="with --from-audit: predict its runs again with this checkout's model (FOLDER: the laid-out "
+                        "lectures the audit ran)")
     return p
 
 
@@ -291,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         load_before = os.getloadavg()[0]
         if args.from_audit:
             audit = json.loads(args.from_audit.read_text(encoding="utf-8"))
+            if args.repredict:
+                audit = repredict(audit, args.repredict, args.machine)
         else:
             work = args.work or Path(tempfile.mkdtemp(prefix="published-builds-"))
             layout(args.snapshot, args.commit, names, work / "lectures")
