@@ -3,7 +3,7 @@
 A lab machine's measurement is evidence about that machine's hardware (an H200 runs FP64 at 1:2, a T4 at 1:32), so
 it never reads as a family's guidance: here only the family's own measurements, the runner model's predictions for
 the family (jaxci.analysis.model, with their band) and its decision sheet's rows appear; the measured machines'
-own lines are the evidence section (`scoped` + findings.guidance_sections over those machines).
+own lines are the evidence section (`scoped` + guidance_lines.guidance_sections over those machines).
 """
 
 from __future__ import annotations
@@ -84,33 +84,33 @@ def _measured_safe(scope) -> list[str]:
 def sections(report, family: str, sheet) -> list[tuple[str, list[str]]]:
     """(title, lines) per lecture type for one family; every line says measured, predicted, published or not
     measured, and names the family or the sheet row it repeats."""
-    from jaxci.report import findings
+    from jaxci.report import guidance_lines
 
     entry = report.catalogue.get(family)
     gpu = bool(entry and entry.has_gpu)
     scope = scoped(report, {family})
-    findings.note_versions(report)
+    guidance_lines.note_versions(report)
     no_gpu = [f"- no GPU on {family} (catalogue, not measured): every lecture runs on its CPU (decision sheet row 2)."]
 
-    large = findings._gpu_advice(scope, BIG) + findings._cpu_advice(scope, BIG, ratios=False)
+    large = guidance_lines._gpu_advice(scope, BIG) + guidance_lines._cpu_advice(scope, BIG, ratios=False)
     large = large or (_predicted(report, family, BIG) if gpu else no_gpu)
-    small = findings._cpu_advice(scope, SEQ) + findings._gpu_advice(scope, SEQ)
+    small = guidance_lines._cpu_advice(scope, SEQ) + guidance_lines._gpu_advice(scope, SEQ)
     small += [f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 on the GPU (measured)."
               for s in scope.fp64_summary if s.device == "gpu"]
     if not small:
         small = (_predicted(report, family, SEQ) if gpu else []) + [_row(sheet, 1)]
         if gpu:
-            small.append(findings._published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the "
+            small.append(guidance_lines._published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the "
                                              "runner's CPU at n = 10,000,000."))
     nuts = _measured_nuts(scope) or [_row(sheet, 4)]
-    compiles = [line for line in findings._compile_lines(scope) if "(measured)" in line or "; measured)" in line]
+    compiles = [line for line in guidance_lines._compile_lines(scope) if "(measured)" in line or "; measured)" in line]
     compiles = compiles or [_row(sheet, 5)]
     several = _measured_safe(scope) or [_row(sheet, 3)]
     if gpu and not _measured_safe(scope):
-        several.append(findings._published("three kernels sharing a T4 with JAX's default 75% preallocation: one "
+        several.append(guidance_lines._published("three kernels sharing a T4 with JAX's default 75% preallocation: one "
                                            "aborted with no traceback; `XLA_PYTHON_CLIENT_PREALLOCATE=false` was "
                                            "the fix applied."))
-    whole = findings._cpu_advice(scope, ("notebooks.",)) + [_row(sheet, 7, basis=True)]
+    whole = guidance_lines._cpu_advice(scope, ("notebooks.",)) + [_row(sheet, 7, basis=True)]
     return [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
             ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)", small),
             ("NUTS lectures (numpyro)", nuts),
