@@ -171,8 +171,8 @@ def repredict(saved: dict, folder: Path, family: str) -> dict:
     """The saved audit's runs predicted again with this checkout's model (nothing executed): the static scan of
     the laid-out lectures, the runs read back from the JSON, the audit's own prediction step."""
     from jaxci import REPO_ROOT
+    from jaxci.audit import classify, predicted, repo
     from jaxci.audit import family as fam
-    from jaxci.audit import repo
     from jaxci.audit.runner import CellTiming, NotebookRun
 
     model = fam.from_results(REPO_ROOT / "results", family)
@@ -188,6 +188,10 @@ def repredict(saved: dict, folder: Path, family: str) -> dict:
             v.runs[platform] = NotebookRun(**{k: r[k] for k in run_fields if k in r}, cells=cells)
         v.predicted = {}
         repo.decide_predicted(v, model)
+        if not v.predicted:  # a CPU-only family: its CPU side is the build time (no verdict from it)
+            run = next((r for _, r in sorted(v.runs.items()) if r.ok and r.cells), None)
+            cpu = predicted.predict_cpu_family(run, model, classify.lecture_dtype(v.scan) == "float64", v.scan.loops)
+            v.predicted = {family: cpu} if cpu else {}
         lec["predicted"] = v.predicted
     return saved
 
@@ -325,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             work = args.work or Path(tempfile.mkdtemp(prefix="published-builds-"))
             layout(args.snapshot, args.commit, names, work / "lectures")
             audit = run_audit(work / "lectures", args.machine, args.kernel, args.cell_timeout, work / "audit.json")
+            if not gpu:  # the audit writes no prediction for a CPU-only family: its CPU side, from the same runs
+                audit = repredict(audit, work / "lectures", args.machine)
         load_after = os.getloadavg()[0]
     except (InputError, OSError, json.JSONDecodeError) as exc:
         print(f"published_builds: {exc}", file=sys.stderr)

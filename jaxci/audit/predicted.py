@@ -1,8 +1,9 @@
 """A predicted CPU and GPU time per executed lecture on one runner family (and on Colab's free tier), from what the
 instrumented run measured (jaxci.audit.hooks) and the runner model (jaxci.audit.family.RunnerView).
 
-    T(device) = start-up: the first compile in a fresh process, once per kernel (+ the backend's start-up, measured
-                here for the CPU; not in the runner model for a GPU: said, not counted)
+    T(device) = start-up: the kernel's start and the CPU client's start-up as measured here (on either device: a
+                fresh kernel pays them wherever it runs), the first compile in a fresh process, once per kernel
+                (the CUDA client's start-up is not in the runner model: said, not counted)
               + compile: each further compilation at this run's measured seconds per compilation x the device's
                 compile ratio (CPU 1; GPU 1 .. first-compile GPU / CPU, geometric middle)
               + calls: per jitted call signature, calls x (its executable's time + its loops); on the CPU side of a
@@ -91,10 +92,9 @@ def _compile(view, run, device: str, base: str, total: Sum) -> None:
     seconds per compilation x the device's compile ratio."""
     count = sum(c.compilations or 0 for c in run.cells)
     measured = sum(c.compile_s or 0.0 for c in run.cells)
-    startup = sum(c.startup_s or 0.0 for c in run.cells)
-    if device == "cpu" and startup:
-        total.seconds("start-up", startup, startup, startup)  # measured on this host: the CPU client's start-up
-    elif device == "gpu":
+    shared = overhead_s(run)
+    total.seconds("start-up", shared, shared, shared)
+    if device == "gpu":
         total.missing.append("GPU backend start-up (creating the CUDA client) is not in the runner model: not counted")
     if not count:
         return
@@ -112,6 +112,13 @@ def _compile(view, run, device: str, base: str, total: Sum) -> None:
         return
     ratio = max(first.seconds / cpu.seconds, 1.0)
     total.seconds("compile", per * math.sqrt(ratio), per, per * ratio)
+
+
+def overhead_s(run) -> float:
+    """What a fresh kernel pays before the lecture's own work, measured here, on either device: the kernel's start
+    (a published Execution Statistics run time includes it: a notebook without code cells takes 0.8-0.9 s there)
+    and the CPU client's start-up (JAX creates the CPU client on a GPU machine too)."""
+    return (run.kernel_start_s or 0.0) + sum(c.startup_s or 0.0 for c in run.cells)
 
 
 def _device_time(view, run, device: str, float64: bool, static: dict) -> Sum:
@@ -222,7 +229,21 @@ def predict_lecture(run, model, float64: bool = False, loops=()) -> dict | None:
              "run's own times where it measured them (this host as the family's CPU)")
     pred = _record(cpu, gpu, basis)
     pred["unexplained"], pred["float64"] = _unexplained(run, cpu), bool(float64)
+    pred["overhead_s"] = overhead_s(run)
     return pred
+
+
+def predict_cpu_family(run, model, float64: bool = False, loops=()) -> dict | None:
+    """{"cpu_s", "cpu_low_s", "cpu_high_s", "parts", "missing", "basis", "overhead_s"} for a CPU-only family (no
+    GPU side, so no verdict from it): a build time on its CPU. None without a runner model."""
+    view = getattr(model, "runner", None)
+    if view is None or run is None or not run.cells:
+        return None
+    cpu = _device_time(view, run, "cpu", float64, _static_work(loops))
+    return {"cpu_s": cpu.mid, "cpu_low_s": cpu.low, "cpu_high_s": cpu.high, "parts": {"cpu": cpu.parts},
+            "missing": sorted(set(cpu.missing))[:6], "overhead_s": overhead_s(run), "label": "predicted",
+            "basis": f"predicted (runner model for {view.family}, CPU only) from the {run.platform or 'cpu'} run: "
+                     "this run's own times where it measured them (this host as the family's CPU)"}
 
 
 def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None) -> dict:
@@ -252,7 +273,7 @@ def _unexplained(run, cpu: Sum) -> str:
     """A measured slow cell the prediction's JAX parts do not account for (at most half the cell; the host part,
     time no hook saw, is what is left unexplained), or ''."""
     slow = slow_cell(run)
-    jax_high = cpu.high - cpu.parts["host"]
+    jax_high = cpu.high - cpu.parts["host"] - overhead_s(run)  # a fresh kernel's start is no cell's JAX work
     if slow is None or jax_high >= slow[1] / 2:
         return ""
     return (f"cell {slow[0]} measured {slow[1]:.1f} s on {run.platform or 'cpu'} but the prediction's JAX work "
@@ -265,11 +286,14 @@ def verdict_from(pred: dict, family: str, slower: float, faster: float) -> tuple
     the prediction does not explain outranks it (measure)."""
     from jaxci.audit.classify import EITHER, KEEP_GPU, MEASURE, PIN_CPU
 
-    cpu, gpu = pred["cpu_s"], pred["gpu_s"]
+    shared = pred.get("overhead_s") or 0.0  # paid on either device: it decides nothing
+    cpu, gpu = max(pred["cpu_s"] - shared, 0.0), max(pred["gpu_s"] - shared, 0.0)
     ratio = gpu / cpu if cpu > 0 else (1.0 if gpu <= 0 else float("inf"))
     rec = KEEP_GPU if ratio < faster else PIN_CPU if ratio > slower else EITHER
     why = (f"predicted on {family}: GPU {gpu:.3g} s (band {pred['gpu_low_s']:.3g}..{pred['gpu_high_s']:.3g}) vs CPU "
-           f"{cpu:.3g} s (band {pred['cpu_low_s']:.3g}..{pred['cpu_high_s']:.3g}), GPU/CPU {ratio:.2f}; margin: "
+           f"{cpu:.3g} s (band {pred['cpu_low_s']:.3g}..{pred['cpu_high_s']:.3g})"
+           + (f", each less the fresh kernel's {shared:.2g} s both pay" if shared else "")
+           + f", GPU/CPU {ratio:.2f}; margin: "
            f"keep on GPU below {faster}, pin to CPU above {slower}, either between")
     if pred.get("unexplained"):
         return MEASURE, f"{pred['unexplained']}: measure on the GPU ({why})"

@@ -1,0 +1,47 @@
+"""Issue 38's per-notebook overheads in the executed audit's prediction (jaxci.audit.predicted): a fresh kernel's
+start and the CPU client's start-up, measured here, are paid on either device (a published Execution Statistics run
+time includes them), so both sides carry them, the verdict's GPU/CPU ratio leaves them out, and a CPU-only family
+gets its CPU side as a build time. Arithmetic on made-up runs: never a timing."""
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.audit import classify as C
+from jaxci.audit import family, predicted
+from jaxci.audit.runner import CellTiming, NotebookRun
+
+
+@pytest.fixture(scope="module")
+def model():
+    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+
+
+def _run(kernel_start=None, startup=None):
+    cells = [CellTiming(0, "", 2.0, 2.0, compilations=1, compile_s=0.1, startup_s=startup)]
+    return NotebookRun("x.ipynb", platform="cpu", kernel_start_s=kernel_start, cells=cells)
+
+
+def test_kernel_start_and_cpu_client_start_up_land_on_both_sides(model):
+    bare, fresh = predicted.predict_lecture(_run(), model), predicted.predict_lecture(_run(1.5), model)
+    assert fresh["cpu_s"] - bare["cpu_s"] == pytest.approx(1.5) == fresh["gpu_s"] - bare["gpu_s"]
+    # the CPU client's start-up inside the cell's 2 s: moved to start-up on both sides, never dropped from the GPU's
+    started = predicted.predict_lecture(_run(1.5, 0.25), model)
+    for side in ("cpu", "gpu"):
+        assert started[f"{side}_s"] == pytest.approx(fresh[f"{side}_s"])
+        assert started["parts"][side]["start-up"] - fresh["parts"][side]["start-up"] == pytest.approx(0.25)
+    assert started["overhead_s"] == pytest.approx(1.75)
+
+
+def test_the_verdict_ratio_leaves_the_shared_overhead_out(model):
+    fresh = predicted.predict_lecture(_run(30.0, 0.0), model)
+    _, why = predicted.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
+    cpu, gpu = fresh["cpu_s"] - 30.0, fresh["gpu_s"] - 30.0
+    assert f"GPU/CPU {gpu / cpu:.2f}" in why and "less the fresh kernel's 30 s both pay" in why
+
+
+def test_a_cpu_only_family_gets_its_cpu_side():
+    cpu_only = family.from_results(REPO_ROOT / "results", "ubuntu-latest")
+    assert predicted.predict_lecture(_run(1.0), cpu_only) is None  # no GPU side: no verdict record
+    rec = predicted.predict_cpu_family(_run(1.0), cpu_only)
+    assert rec["label"] == "predicted" and "CPU only" in rec["basis"] and "gpu_s" not in rec
+    assert rec["cpu_s"] >= 1.0 + 2.0 - 0.1 and rec["overhead_s"] == 1.0
