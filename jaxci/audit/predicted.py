@@ -87,11 +87,16 @@ def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: s
         total.add(part, view.call("elementwise", int(carry), dtype, device), times * trips, less=floor)
 
 
-def _compile(view, run, device: str, base: str, total: Sum) -> None:
+def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = frozenset()) -> None:
     """The first compile of the kernel once (start-up), then each further compilation at this run's measured
-    seconds per compilation x the device's compile ratio."""
-    count = sum(c.compilations or 0 for c in run.cells)
-    measured = sum(c.compile_s or 0.0 for c in run.cells)
+    seconds per compilation x the device's compile ratio; on the GPU side, a compilation in a cell the lecture
+    itself places on the CPU (`on_cpu`) stays at this run's CPU seconds."""
+    pinned = [c for c in run.cells if device == "gpu" and c.index in on_cpu]
+    kept = sum(c.compile_s or 0.0 for c in pinned)
+    total.seconds("compile", kept, kept, kept)
+    cells = [c for c in run.cells if not (device == "gpu" and c.index in on_cpu)]
+    count = sum(c.compilations or 0 for c in cells)
+    measured = sum(c.compile_s or 0.0 for c in cells)
     shared = overhead_s(run)
     total.seconds("start-up", shared, shared, shared)
     if device == "gpu":
@@ -114,6 +119,20 @@ def _compile(view, run, device: str, base: str, total: Sum) -> None:
     total.seconds("compile", per * math.sqrt(ratio), per, per * ratio)
 
 
+def cpu_cells(pins, cells) -> frozenset:
+    """The cells whose JAX work the lecture itself places on the CPU, on any machine: from a process-wide CPU pin
+    (config jax_platforms / jax_platform_name, JAX_PLATFORMS, numpyro.set_platform) to the end, and the cell of a
+    local one (jax.default_device, jax.devices("cpu") for a device_put, local_devices(backend="cpu"))."""
+    indices = [c.index for c in cells]
+    out: set = set()
+    for pin in pins or ():
+        if not pin.pinned_cpu:
+            continue
+        local = pin.what.startswith(("jax.default_device", "jax.devices", "jax.local_devices"))
+        out |= {pin.cell} if local else {i for i in indices if i >= pin.cell}
+    return frozenset(out)
+
+
 def overhead_s(run) -> float:
     """What a fresh kernel pays before the lecture's own work, measured here, on either device: the kernel's start
     (a published Execution Statistics run time includes it: a notebook without code cells takes 0.8-0.9 s there)
@@ -121,46 +140,57 @@ def overhead_s(run) -> float:
     return (run.kernel_start_s or 0.0) + sum(c.startup_s or 0.0 for c in run.cells)
 
 
-def _device_time(view, run, device: str, float64: bool, static: dict) -> Sum:
+def _device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset()) -> Sum:
     total = Sum()
     base = "float64" if float64 else "float32"
     floor = view.call("dispatch", None, base, device)
     cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
-    here = device == "cpu" and (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
-    _compile(view, run, device, base, total)
+    measured_cpu = (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
+    _compile(view, run, device, base, total, on_cpu)
     for cell in run.cells:
-        imp = cell.import_s or 0.0
-        total.seconds("host", imp, imp, imp)
-        for entry in cell.calls or []:
-            calls = entry.get("calls", 1)
-            mine = _measured_call(entry) if here else None
-            if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
-                total.seconds("calls", calls * mine, calls * mine, calls * mine)
-                continue
-            total.add("calls", _call_time(view, entry, device), calls)
-            for loop in entry.get("loops") or []:
-                _loop(view, total, "calls", loop, calls, base, device, floor)
-        top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
-        eager = (cell.eager or {}).get("ops")
-        if here and (top or eager):
-            rest = _rest(cell)
-            total.seconds("loops" if top else "eager", rest, rest, rest)
-            continue
-        if not top and not eager:  # host code only: it runs on the host whatever the device
-            rest = _rest(cell)
-            total.seconds("host", rest, rest, rest)
-            continue
-        on_cpu = Sum()
-        for rec in top:
-            extra = static.get((cell.index, rec[0]), 0)
-            _loop(view, total, "loops", rec, rec[3] or 1, base, device, floor, extra)
-            _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", cpu_floor, extra)
-        beside = max(_rest(cell) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
-        if eager and (run.platform or "cpu") == "cpu":
-            _eager(view, total, cell, device, float64, beside)
-        elif not eager:
-            total.seconds("host", beside, beside, beside)
+        if device == "gpu" and cell.index in on_cpu:  # placed on the CPU by the lecture: the CPU side's figure
+            _cell_time(view, total, cell, "cpu", measured_cpu, base, cpu_floor, cpu_floor, static, float64,
+                       run.platform)
+        else:
+            _cell_time(view, total, cell, device, device == "cpu" and measured_cpu, base, floor, cpu_floor, static,
+                       float64, run.platform)
     return total
+
+
+def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor, cpu_floor, static: dict,
+               float64: bool, platform) -> None:
+    """One cell's seconds on a device (`here`: this run measured that device, its own times stand)."""
+    imp = cell.import_s or 0.0
+    total.seconds("host", imp, imp, imp)
+    for entry in cell.calls or []:
+        calls = entry.get("calls", 1)
+        mine = _measured_call(entry) if here else None
+        if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
+            total.seconds("calls", calls * mine, calls * mine, calls * mine)
+            continue
+        total.add("calls", _call_time(view, entry, device), calls)
+        for loop in entry.get("loops") or []:
+            _loop(view, total, "calls", loop, calls, base, device, floor)
+    top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
+    eager = (cell.eager or {}).get("ops")
+    if here and (top or eager):
+        rest = _rest(cell)
+        total.seconds("loops" if top else "eager", rest, rest, rest)
+        return
+    if not top and not eager:  # host code only: it runs on the host whatever the device
+        rest = _rest(cell)
+        total.seconds("host", rest, rest, rest)
+        return
+    on_cpu = Sum()
+    for rec in top:
+        extra = static.get((cell.index, rec[0]), 0)
+        _loop(view, total, "loops", rec, rec[3] or 1, base, device, floor, extra)
+        _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", cpu_floor, extra)
+    beside = max(_rest(cell) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
+    if eager and (platform or "cpu") == "cpu":
+        _eager(view, total, cell, device, float64, beside)
+    elif not eager:
+        total.seconds("host", beside, beside, beside)
 
 
 def _rest(cell) -> float:
@@ -211,14 +241,15 @@ def _record(cpu: Sum, gpu: Sum, basis: str) -> dict:
             "parts": {"cpu": cpu.parts, "gpu": gpu.parts}, "label": "predicted"}
 
 
-def predict_lecture(run, model, float64: bool = False, loops=()) -> dict | None:
+def predict_lecture(run, model, float64: bool = False, loops=(), pins=()) -> dict | None:
     """{"cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis", "missing", "parts"} for one
     executed run on the model's family; None when the family has no runner model or no GPU prediction."""
     view = getattr(model, "runner", None)
     if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
         return None
-    static = _static_work(loops)
-    cpu, gpu = _device_time(view, run, "cpu", float64, static), _device_time(view, run, "gpu", float64, static)
+    static, on_cpu = _static_work(loops), cpu_cells(pins, run.cells)
+    cpu = _device_time(view, run, "cpu", float64, static)
+    gpu = _device_time(view, run, "gpu", float64, static, on_cpu)
     calls = sum(len(c.calls or []) for c in run.cells)
     nloops = sum(len(c.loops or []) for c in run.cells)
     eager = sum((c.eager or {}).get("ops", 0) for c in run.cells)
@@ -226,7 +257,9 @@ def predict_lecture(run, model, float64: bool = False, loops=()) -> dict | None:
     basis = (f"predicted (runner model for {view.family}) from the {run.platform or 'cpu'} run: {calls} jitted call "
              f"signature(s) with XLA cost analysis, {nloops} traced loop(s), {eager} eager op(s), {compiles} "
              "compilation(s) (first compile once, then this run's seconds per compilation); the CPU side takes this "
-             "run's own times where it measured them (this host as the family's CPU)")
+             "run's own times where it measured them (this host as the family's CPU)"
+             + (f"; cells {_spans(on_cpu)} placed on the CPU by the lecture: their CPU side on the GPU side too"
+                if on_cpu else ""))
     pred = _record(cpu, gpu, basis)
     pred["unexplained"], pred["float64"] = _unexplained(run, cpu), bool(float64)
     pred["overhead_s"] = overhead_s(run)
@@ -246,7 +279,7 @@ def predict_cpu_family(run, model, float64: bool = False, loops=()) -> dict | No
                      "this run's own times where it measured them (this host as the family's CPU)"}
 
 
-def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None) -> dict:
+def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None, pins=()) -> dict:
     """{COLAB: record} for the free Colab tier: the GPU side is the T4 family's prediction; Colab's host (2 vCPUs,
     not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
     runner model. `judged`: predict_lecture's record for the model's family, reused (not computed again) when
@@ -265,8 +298,22 @@ def colab(run, model, float64: bool = False, loops=(), judged: dict | None = Non
         return {COLAB: {k: v for k, v in judged.items() if k not in ("unexplained", "float64")} | {"basis": basis}}
     t4 = RunnerView(view.model, family)
     static = _static_work(loops)
-    cpu, gpu = _device_time(t4, run, "cpu", float64, static), _device_time(t4, run, "gpu", float64, static)
+    cpu = _device_time(t4, run, "cpu", float64, static)
+    gpu = _device_time(t4, run, "gpu", float64, static, cpu_cells(pins, run.cells))
     return {COLAB: _record(cpu, gpu, basis)}
+
+
+def _spans(cells) -> str:
+    """{3, 4, 5, 9} -> '3-5, 9'."""
+    out, run = [], []
+    for i in sorted(cells):
+        if run and i != run[-1] + 1:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
+            run = []
+        run.append(i)
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
+    return ", ".join(out)
 
 
 def _unexplained(run, cpu: Sum) -> str:

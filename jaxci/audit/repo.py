@@ -306,11 +306,11 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     run = next((r for p, r in sorted(verdict.runs.items()) if r.ok and r.cells), None)
     measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
     pred = (predicted.predict_lecture(run, model, float64=classify.lecture_dtype(verdict.scan) == "float64",
-                                      loops=verdict.scan.loops) if model else None)
+                                      loops=verdict.scan.loops, pins=verdict.scan.pins) if model else None)
     if pred is not None:
         verdict.predicted[model.family] = pred
         verdict.predicted.update(predicted.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
-                                                 judged=pred))
+                                                 judged=pred, pins=verdict.scan.pins))
         if not measured_both:
             rec, why = predicted.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
             verdict.recommendation, verdict.why, verdict.basis = rec, why, "predicted"

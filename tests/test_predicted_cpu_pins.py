@@ -1,0 +1,47 @@
+"""Issue 38's cause (d): work a lecture itself places on the CPU (a process-wide CPU pin from its cell on, a local
+one in its own cell) is predicted on the GPU side at the CPU side's seconds, compile included, never as if it ran on
+the GPU. Arithmetic on made-up runs: never a timing."""
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.audit import family, predicted
+from jaxci.audit.pins import Pin
+from jaxci.audit.runner import CellTiming, NotebookRun
+
+CALL = {"name": "step", "calls": 1000, "wall_s": 5.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.0002,
+        "largest": 100, "dtype": "float64", "flops": 2e3, "bytes": 8e3, "loops": [["scan", 100000, 11, 1, "step"]]}
+
+
+@pytest.fixture(scope="module")
+def model():
+    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+
+
+def _run():
+    cells = [CellTiming(i, "", 1.0, 1.0, compilations=1, compile_s=0.2, calls=[dict(CALL)]) for i in (1, 3, 5)]
+    return NotebookRun("x.ipynb", platform="cpu", cells=cells)
+
+
+def test_a_process_wide_pin_takes_the_cpu_side_from_its_cell_on(model):
+    free = predicted.predict_lecture(_run(), model)
+    pinned = predicted.predict_lecture(_run(), model, pins=[Pin(3, 1, ("cpu",), "config jax_platform_name=cpu")])
+    per_cell = free["parts"]["cpu"]["calls"] / 3
+    assert pinned["parts"]["gpu"]["calls"] == pytest.approx(free["parts"]["gpu"]["calls"] / 3 + 2 * per_cell)
+    assert "cells 3, 5 placed on the CPU by the lecture" in pinned["basis"]
+    assert predicted.cpu_cells([Pin(3, 1, ("cpu",), "config jax_platform_name=cpu")], _run().cells) == {3, 5}
+
+
+def test_a_local_pin_is_its_cell_only_and_a_gpu_pin_nothing():
+    cells = _run().cells
+    assert predicted.cpu_cells([Pin(3, 2, ("cpu",), "jax.default_device(jax.devices('cpu')[0])")], cells) == {3}
+    assert predicted.cpu_cells([Pin(1, 1, ("cuda", "cpu"), "config jax_platforms=cuda,cpu")], cells) == set()
+
+
+def test_pinned_compiles_stay_at_this_runs_cpu_seconds(model):
+    pins = [Pin(1, 1, ("cpu",), "JAX_PLATFORMS=cpu")]
+    pinned = predicted.predict_lecture(_run(), model, pins=pins)
+    assert pinned["parts"]["gpu"]["compile"] == pytest.approx(3 * 0.2)
+    assert pinned["gpu_s"] == pytest.approx(pinned["cpu_s"] - pinned["parts"]["cpu"]["start-up"]
+                                            + pinned["parts"]["gpu"]["start-up"] - pinned["parts"]["cpu"]["compile"]
+                                            + 3 * 0.2)
