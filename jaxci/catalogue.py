@@ -173,6 +173,16 @@ def get_machine(name: str, directory: Path | None = None) -> Machine:
 _PIN = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)(\[[A-Za-z0-9_,.-]+\])?==(?P<version>[A-Za-z0-9_.+-]+)$")
 
 
+def upgrade_factor(directory: Path | None = None, default: float = 1.3) -> float:
+    """The slowdown factor of env_matrix/upgrade.toml (the pin-bump gate's), so the release steps, the history's
+    confirmations and the upgrade check use one threshold; `default` when the file or its value is unusable."""
+    try:
+        value = tomllib.loads(((directory or env_matrix_dir()) / "upgrade.toml").read_text()).get("factor")
+    except (OSError, ValueError):
+        return default
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 1 else default
+
+
 def pin_file(backend: str, directory: Path | None = None) -> Path:
     if backend not in BACKENDS:
         raise CatalogueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")

@@ -213,16 +213,3 @@ def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float
             lines += [f"Unconfirmed (noise?): `{confirm_command(machine)}` re-measures them.\n"]
             lines += _rows(unsure, limit, False) + [""]
     return "\n".join(lines) + "\n"
-
-
-def upgrade_factor(directory=None, default: float = 1.3) -> float:
-    """The slowdown factor of env_matrix/upgrade.toml (the pin-bump gate's), so both use one threshold."""
-    import tomllib
-
-    from jaxci.catalogue import env_matrix_dir
-
-    try:
-        value = tomllib.loads(((directory or env_matrix_dir()) / "upgrade.toml").read_text()).get("factor")
-    except (OSError, ValueError):
-        return default
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 1 else default
