@@ -229,7 +229,8 @@ def _max_load(args) -> float:
 def _targets(repo: Path, machine: str, bench: list[str], releases: list[str] | None) -> tuple[list, dict]:
     """The candidate regressions of `machine`'s results as rerun targets (narrowed to benchmarks matching a
     --bench regex and to steps into a --releases release, when given), and release -> commit."""
-    from jaxci.analysis.releases import params_text, release_steps, upgrade_factor
+    from jaxci.analysis.releases import params_text, release_steps
+    from jaxci.catalogue import upgrade_factor
     from jaxci.results.confirm import Target
     from jaxci.results.records import load_results
 
@@ -245,7 +246,8 @@ def _targets(repo: Path, machine: str, bench: list[str], releases: list[str] | N
 
 def _confirm(repo: Path, args) -> int:
     """--confirm: every candidate regression of the machine's history measured again, recorded."""
-    from jaxci.analysis.releases import QUIET_LOAD_PER_CORE, upgrade_factor
+    from jaxci.analysis.releases import QUIET_LOAD_PER_CORE
+    from jaxci.catalogue import upgrade_factor
     from jaxci.results.conditions import ConditionsError
     from jaxci.results.confirm import confirm
 

@@ -19,7 +19,7 @@ from jaxci.analysis import (
     releases,
     sampler,
 )
-from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.catalogue import catalogue_defaults, load_catalogue, upgrade_factor
 from jaxci.policy import cost
 from jaxci.results.records import load_results
 
@@ -92,7 +92,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         runtimes=runtimes, predicted_crossovers=pcx)
     report.model = predictor.model
     report.families, report.audit = list(families or []), audit
-    report.upgrade_factor = releases.upgrade_factor(catalogue_dir)
+    report.upgrade_factor = upgrade_factor(catalogue_dir)
     report.release_steps = _judged_steps(rs, results_dir, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)
     if incidents is not None and Path(incidents).is_file():
