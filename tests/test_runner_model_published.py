@@ -128,3 +128,15 @@ def test_fp64_op_mix_on_a_consumer_gpu_says_which_bound_binds():
     p = model.predict("g4dn.2xlarge", "elementwise", 50_000_000, "float64", "gpu")
     assert p and "XLA cost analysis of the op mix" in p.inputs and "gpu_fp64_tflops 0.25" in p.inputs
     assert ("bandwidth-bound" in p.inputs) != ("arithmetic-bound" in p.inputs)
+
+
+def test_predict_takes_published_inputs_only_when_asked(capsys):
+    from jaxci.commands import predict
+
+    argv = ["--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "1000", "--first-call"]
+    assert predict.main(argv) == 0
+    plain = capsys.readouterr().out
+    assert predict.main(argv + ["--published"]) == 0
+    published = capsys.readouterr().out
+    assert "published (" not in plain and "part GPU autotuning + code generation" in plain
+    assert "published (incidents.md: 1000x1000 matmul, first call, T4 runner gpu)" in published

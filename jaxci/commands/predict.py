@@ -44,9 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-call", action="store_true", help="a cold first call: compile part + warm call")
     parser.add_argument("--results", default=str(REPO_ROOT / "results"), help="asv results directory")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--transfer-only", action="store_true",
-                        help="no published measurement as input (docs/reference/incidents.md and "
-                             "published-measurements.md): carried from our machines only")
+    parser.add_argument("--published", action="store_true",
+                        help="also take published measurements on the family's hardware as inputs (nearest "
+                             "evidence: docs/reference/incidents.md, published-measurements.md); without it the "
+                             "answer is the report's (transfer-only: our results and the sourced catalogue)")
     parser.error = lambda message: parser.exit(2, f"jaxci predict: error: {one_line(message)}\n")
     args = parser.parse_args(argv)
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     from jaxci.report.published_inputs import load as published_inputs
 
     ref = REPO_ROOT / "docs" / "reference"
-    published = [] if args.transfer_only else published_inputs(ref / "incidents.md", ref / "published-measurements.md")
+    published = published_inputs(ref / "incidents.md", ref / "published-measurements.md") if args.published else []
     model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)
