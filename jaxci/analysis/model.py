@@ -19,8 +19,9 @@ docs/runner-model.md states every term, what moves between machines and why. In 
   unknown (an unknown SMT split: cores/2..cores; an unmeasured bandwidth efficiency: measured lower bound..1),
   and several reference machines (geometric mean, widest ends).
 
-Inputs are measured records and sourced catalogue figures only; the published figures in
-docs/reference/incidents.md never enter (jaxci.report.published holds them against the output).
+Inputs are measured records and sourced catalogue figures; published measurements on a family's hardware
+(incidents.md, published-measurements.md) enter only when passed as `published` (jaxci.analysis.evidence: labelled "published
+(source)"); without them the model is transfer-only, and the report holds them against its output.
 """
 
 from __future__ import annotations
