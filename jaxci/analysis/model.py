@@ -20,8 +20,9 @@ docs/runner-model.md states every term, what moves between machines and why. In 
   and several reference machines (geometric mean, widest ends).
 
 Inputs are measured records and sourced catalogue figures; published measurements on a family's hardware
-(incidents.md, published-measurements.md) enter only when passed as `published` (jaxci.analysis.evidence: labelled "published
-(source)"); without them the model is transfer-only, and the report holds them against its output.
+(incidents.md, published-measurements.md) enter only when passed as `published` (jaxci.analysis.evidence,
+labelled "published (source)"); without them the model is transfer-only, and the report holds them against
+its output.
 """
 
 from __future__ import annotations
