@@ -140,3 +140,10 @@ def test_predict_takes_published_inputs_only_when_asked(capsys):
     published = capsys.readouterr().out
     assert "published (" not in plain and "part GPU autotuning + code generation" in plain
     assert "published (incidents.md: 1000x1000 matmul, first call, T4 runner gpu)" in published
+
+
+def test_a_measurements_row_without_a_unit_is_a_one_line_error():
+    bad = ("## Achieved rates\n\n| family hardware | what | value | source |\n|---|---|---|---|\n"
+           "| Tesla T4 | square float32 matmul | 4.17 | somewhere |\n")
+    with pytest.raises(ValueError, match="no unit"):
+        from_measurements(bad)

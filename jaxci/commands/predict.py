@@ -78,7 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     from jaxci.report.published_inputs import load as published_inputs
 
     ref = REPO_ROOT / "docs" / "reference"
-    published = published_inputs(ref / "incidents.md", ref / "published-measurements.md") if args.published else []
+    try:
+        published = (published_inputs(ref / "incidents.md", ref / "published-measurements.md") if args.published
+                     else [])
+    except ValueError as exc:   # a malformed published table: one line, nothing predicted
+        print(f"jaxci predict: {one_line(str(exc))}", file=sys.stderr)
+        return 2
     model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)

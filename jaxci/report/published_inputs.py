@@ -126,7 +126,8 @@ def from_measurements(text: str) -> list[Evidence]:
                 term = BANDWIDTH if unit == 1e9 else GEMM_RATE
                 if term == GEMM_RATE and copy:
                     continue
-                out.append(Evidence(where, "gpu", term, band, f"published-measurements.md: {cells[3]}",
+                src = cells[3].replace(";", ",")   # a prediction's inputs are joined with "; "
+                out.append(Evidence(where, "gpu", term, band, f"published-measurements.md: {src}",
                                     key="" if term == BANDWIDTH else path))
     return out
 
