@@ -147,3 +147,12 @@ def test_a_measurements_row_without_a_unit_is_a_one_line_error():
            "| Tesla T4 | square float32 matmul | 4.17 | somewhere |\n")
     with pytest.raises(ValueError, match="no unit"):
         from_measurements(bad)
+
+
+def test_gpu_series_on_another_architecture_bands_down_to_the_host_side_parts():
+    rs = load_results(RESULTS)
+    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    one = model.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", compile_only=True)
+    series = model.predict("g4dn.2xlarge", "series", None, "float32", "gpu")
+    assert series and series.low < 0.2 * series.seconds and "host-side compile part alone" in series.inputs
+    assert series.low >= 5 * one.low   # five host-side parts at least, never below
