@@ -38,12 +38,19 @@ def _times3(text: str, unit: str) -> str:
 def perturbed(tmp_path_factory):
     d = tmp_path_factory.mktemp("published")
     (d / "incidents.md").write_text(_times3(_times3((REF / "incidents.md").read_text(), r"s\b"), "microseconds"))
-    (d / "measurements.md").write_text(_times3((REF / "published-measurements.md").read_text(), r"(TFLOP/s|GB/s)"))
+    # every decimal and every number before a unit (a version number in a source moves too: harmless)
+    number = r"\d+\.\d+|\d+(?=\s*(?:GB/s|TFLOP/s))"
+    (d / "measurements.md").write_text(re.sub(number, lambda m: f"{float(m[0]) * 3:.6g}",
+                                              (REF / "published-measurements.md").read_text()))
     return d / "incidents.md", d / "measurements.md"
 
 
 def test_perturbation_moves_every_figure(perturbed):
-    """The perturbed copy really multiplies the figures (else the next test proves nothing)."""
+    """The perturbed copies really multiply the figures (else the next test proves nothing)."""
+    a = from_measurements((REF / "published-measurements.md").read_text())
+    b = from_measurements(perturbed[1].read_text())
+    assert len(a) == len(b) and all(y.value.mid == pytest.approx(3 * x.value.mid) and
+                                    y.value.low == pytest.approx(3 * x.value.low) for x, y in zip(a, b))
     a = {(f.case, f.family, f.device): f.published_s for f in figures((REF / "incidents.md").read_text())}
     b = {(f.case, f.family, f.device): f.published_s for f in figures(perturbed[0].read_text())}
     assert a.keys() == b.keys()
