@@ -7,12 +7,24 @@ from tests.asvutil import AsvSandbox
 def ci_run(tmp_path_factory):
     """The whole suite at CI scale on this interpreter, once per test session (asv run -E existing --quick).
 
-    Tests that read results (the report, skipped-gpu checks) share it instead of running asv again.
+    Every test that reads results of a stock asv run (each suite's checks, the report, skipped-gpu checks) shares
+    it instead of running asv again on a subset; the suites' side files go to box.root/artifacts.
     """
     box = AsvSandbox(tmp_path_factory.mktemp("asv")).write_conf()
     machine = box.register("ci-test")
-    proc = box.run_existing(machine, JAXCI_FORK_AUDIT=str(box.root / "forks-after-backend.txt"))
+    proc = box.run_existing(machine, JAXCI_FORK_AUDIT=str(box.root / "forks-after-backend.txt"),
+                            JAXCI_ARTIFACTS=str(box.root / "artifacts"))
     return box, machine, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="session")
+def ci_results(ci_run):
+    """(asv Results of the session-wide run, its log, its sandbox)."""
+    from asv.results import iter_results_for_machine
+
+    box, machine, log = ci_run
+    (results,) = list(iter_results_for_machine(str(box.results), machine))
+    return results, log, box
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from benchmarks import elementwise as elementwise_suite  # noqa: E402
 from benchmarks import nuts as nuts_suite  # noqa: E402
 from benchmarks.kernels import dense, elementwise  # noqa: E402
 from jaxci.nvml import gpu_present  # noqa: E402
-from tests.asvutil import AsvSandbox, failed_benchmarks, result_values  # noqa: E402
+from tests.asvutil import failed_benchmarks, result_values  # noqa: E402
 from tests.jaxmode import x64_for  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -293,14 +293,10 @@ BENCH = r"^(dense\.DensePrecision|elementwise\.Bandwidth|nuts\.NutsLeapfrogStep|
 
 
 @pytest.fixture(scope="module")
-def asv_run(tmp_path_factory):
-    box = AsvSandbox(tmp_path_factory.mktemp("asv-capture2")).write_conf()
-    machine = box.register("ci-test")
-    proc = box.run_existing(machine, bench=BENCH, JAXCI_FORK_AUDIT=str(box.root / "forks-after-backend.txt"))
-    from asv.results import iter_results_for_machine
-
-    (results,) = list(iter_results_for_machine(str(box.results), machine))
-    return box, results, proc.stdout + proc.stderr
+def asv_run(ci_results):
+    """The session-wide CI-scale run (conftest.ci_run), which holds these classes."""
+    results, log, box = ci_results
+    return box, results, log
 
 
 @pytest.mark.slow

@@ -9,21 +9,17 @@ import math
 import pytest
 
 from jaxci.nvml import gpu_present
-from tests.asvutil import AsvSandbox, failed_benchmarks
+from tests.asvutil import failed_benchmarks
 
 pytestmark = pytest.mark.slow
 TRACKS = ["track_workers_died", "track_slowdown", "track_peak_memory_mib"]
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    from asv.results import iter_results_for_machine
-
-    root = tmp_path_factory.mktemp("concurrency")
-    box = AsvSandbox(root).write_conf()
-    machine = box.register("ci-test")
-    proc = box.run_existing(machine, bench="concurrency", JAXCI_ARTIFACTS=str(root / "artifacts"))
-    (results,) = iter_results_for_machine(str(box.results), machine)
+def suite(ci_results):
+    """The session-wide CI-scale run (conftest.ci_run, artifacts under its root), which holds this suite."""
+    results, log, box = ci_results
+    root = box.root
     values = {}
     for track in TRACKS:
         key = f"concurrency.Concurrency.{track}"
@@ -31,7 +27,7 @@ def suite(tmp_path_factory):
         for combo, value in zip(itertools.product(*params), results.get_result_value(key, params)):
             values[(track, *(eval(p) for p in combo))] = value
     artifact = json.loads((root / "artifacts" / "concurrency" / "concurrency.json").read_text())
-    return proc.stdout + proc.stderr, values, artifact
+    return log, values, artifact
 
 
 def test_nothing_failed(suite):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchmarks.kernels import host
-from tests.asvutil import REPO, AsvSandbox, failed_benchmarks, result_values
+from tests.asvutil import REPO, failed_benchmarks, result_values
 
 DTYPES = ["float32", "float64"]
 
@@ -122,18 +122,11 @@ def test_host_info_records_blas_library(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_host_suite_at_ci_scale(tmp_path):
-    """`asv run --bench ^host` at CI scale: nothing fails, the small cases ran, the large ones are n/a,
-    the thread tracks read 1 and all CPUs, and the threadpool JSON is written under JAXCI_ARTIFACTS."""
-    from asv.results import iter_results_for_machine
-
-    box = AsvSandbox(tmp_path / "asv").write_conf()
-    machine = box.register("ci-test")
-    proc = box.run_existing(machine, bench="^host", JAXCI_ARTIFACTS=str(tmp_path / "art"))
-    log = proc.stdout + proc.stderr
+def test_host_suite_at_ci_scale(ci_results):
+    """The host suite in the session-wide CI-scale run (conftest.ci_run): nothing fails, the small cases ran, the
+    large ones are n/a, the thread tracks read 1 and all CPUs, and the threadpool JSON is under JAXCI_ARTIFACTS."""
+    results, log, box = ci_results
     assert failed_benchmarks(log) == [], log[-6000:]
-
-    (results,) = iter_results_for_machine(str(box.results), machine)
 
     def values(key):
         return result_values(results, key)
@@ -148,5 +141,5 @@ def test_host_suite_at_ci_scale(tmp_path):
     for key in ("host.Threads.track_blas_threads", "host.Threads.track_numba_threads"):
         counts = values(key)
         assert counts[("'1'",)] == 1 and counts[("'all'",)] == host.available_cpus()
-    written = sorted(p.name for p in (tmp_path / "art" / "host").iterdir())
+    written = sorted(p.name for p in (box.root / "artifacts" / "host").iterdir())
     assert [name.rsplit("-", 1)[-1] for name in written] == ["1.json", "all.json"], written

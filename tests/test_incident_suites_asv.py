@@ -5,21 +5,17 @@ import math
 
 import pytest
 
-from tests.asvutil import AsvSandbox, failed_benchmarks, result_values
+from tests.asvutil import failed_benchmarks, result_values
 
 pytestmark = pytest.mark.slow
 BENCH = r"^(kalman|nuts|compile)\."
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    box = AsvSandbox(tmp_path_factory.mktemp("asv-incident")).write_conf()
-    machine = box.register("ci-test")
-    proc = box.run_existing(machine, bench=BENCH)
-    from asv.results import iter_results_for_machine
-
-    (results,) = list(iter_results_for_machine(str(box.results), machine))
-    return results, proc.stdout + proc.stderr
+def run(ci_results):
+    """The session-wide CI-scale run (conftest.ci_run), which holds these suites."""
+    results, log, _ = ci_results
+    return results, log
 
 
 def test_nothing_failed(run):

@@ -5,20 +5,16 @@ import math
 import pytest
 
 from jaxci.nvml import gpu_present
-from tests.asvutil import AsvSandbox, failed_benchmarks, result_values
+from tests.asvutil import failed_benchmarks, result_values
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def notebooks_run(tmp_path_factory):
-    box = AsvSandbox(tmp_path_factory.mktemp("asv-notebooks")).write_conf()
-    machine = box.register("ci-test")
-    proc = box.run_existing(machine, bench="notebooks")
-    from asv.results import iter_results_for_machine
-
-    (results,) = list(iter_results_for_machine(str(box.results), machine))
-    return results, proc.stdout + proc.stderr
+def notebooks_run(ci_results):
+    """The session-wide CI-scale run (conftest.ci_run), which holds the notebooks suite."""
+    results, log, _ = ci_results
+    return results, log
 
 
 def test_nothing_failed(notebooks_run):
