@@ -146,25 +146,50 @@ def _device_time(view, run, device: str, float64: bool, static: dict, on_cpu: fr
     floor = view.call("dispatch", None, base, device)
     cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
     measured_cpu = (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
+    known = _known_calls(run) if measured_cpu else {}
     _compile(view, run, device, base, total, on_cpu)
     for cell in run.cells:
         if device == "gpu" and cell.index in on_cpu:  # placed on the CPU by the lecture: the CPU side's figure
             _cell_time(view, total, cell, "cpu", measured_cpu, base, cpu_floor, cpu_floor, static, float64,
-                       run.platform)
+                       run.platform, known)
         else:
             _cell_time(view, total, cell, device, device == "cpu" and measured_cpu, base, floor, cpu_floor, static,
-                       float64, run.platform)
+                       float64, run.platform, known)
     return total
 
 
+def _known_calls(run) -> dict:
+    """Per jitted function: this run's waited seconds per call where some cell timed one (the median over them):
+    the figure for its fast-path calls, which are counted, not timed."""
+    seen: dict = {}
+    for cell in run.cells:
+        for entry in cell.calls or []:
+            mine = _measured_call(entry)
+            if mine is not None and entry.get("name"):
+                seen.setdefault(entry["name"], []).append(mine)
+    return {name: sorted(v)[len(v) // 2] for name, v in seen.items()}
+
+
+def _call_seconds(cell, known: dict) -> list:
+    """Seconds per call of each of the cell's call entries: measured in this cell, else the same function's
+    measured elsewhere in the run (fast-path calls), scaled down together so they never exceed the cell's time
+    outside compile, start-up and import; None where neither is known."""
+    per = [_measured_call(e) if _measured_call(e) is not None else known.get(e.get("name")) for e in cell.calls or []]
+    budget = max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0), 0.0)
+    spent = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
+    scale = min(budget / spent, 1.0) if spent > 0 else 1.0
+    return [None if s is None else s * scale for s in per]
+
+
 def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor, cpu_floor, static: dict,
-               float64: bool, platform) -> None:
+               float64: bool, platform, known: dict | None = None) -> None:
     """One cell's seconds on a device (`here`: this run measured that device, its own times stand)."""
+    known = known or {}
     imp = cell.import_s or 0.0
     total.seconds("host", imp, imp, imp)
-    for entry in cell.calls or []:
+    for entry, measured in zip(cell.calls or [], _call_seconds(cell, known)):
         calls = entry.get("calls", 1)
-        mine = _measured_call(entry) if here else None
+        mine = measured if here else None
         if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
             total.seconds("calls", calls * mine, calls * mine, calls * mine)
             continue
@@ -174,11 +199,11 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
     top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
     eager = (cell.eager or {}).get("ops")
     if here and (top or eager):
-        rest = _rest(cell)
+        rest = _rest(cell, known)
         total.seconds("loops" if top else "eager", rest, rest, rest)
         return
     if not top and not eager:  # host code only: it runs on the host whatever the device
-        rest = _rest(cell)
+        rest = _rest(cell, known)
         total.seconds("host", rest, rest, rest)
         return
     on_cpu = Sum()
@@ -186,17 +211,18 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         extra = static.get((cell.index, rec[0]), 0)
         _loop(view, total, "loops", rec, rec[3] or 1, base, device, floor, extra)
         _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", cpu_floor, extra)
-    beside = max(_rest(cell) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
+    beside = max(_rest(cell, known) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
     if eager and (platform or "cpu") == "cpu":
         _eager(view, total, cell, device, float64, beside)
     elif not eager:
         total.seconds("host", beside, beside, beside)
 
 
-def _rest(cell) -> float:
-    """A cell's measured seconds outside its jitted calls, compile, start-up and `import jax`: its top-level loops,
-    eager work and host code."""
-    calls = sum((_measured_call(e) or 0.0) * e.get("calls", 1) for e in cell.calls or [])
+def _rest(cell, known: dict | None = None) -> float:
+    """A cell's measured seconds outside its jitted calls (timed, or fast-path calls at the function's seconds
+    measured elsewhere), compile, start-up and `import jax`: its top-level loops, eager work and host code."""
+    per = _call_seconds(cell, known or {})
+    calls = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
     return max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0) - calls, 0.0)
 
 

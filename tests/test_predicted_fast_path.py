@@ -1,0 +1,41 @@
+"""Issue 38's cause (b): a jitted function's fast-path calls are counted, not timed, so their compute landed in the
+cell's host time and was carried to the GPU unchanged. They now take the same function's waited seconds measured
+elsewhere in the run (never more than the cell's own time). Arithmetic on made-up runs: never a timing."""
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.audit import family, predicted
+from jaxci.audit.runner import CellTiming, NotebookRun
+
+
+@pytest.fixture(scope="module")
+def model():
+    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+
+
+def _call(calls, **timed):
+    return {"name": "solve", "calls": calls, "largest": 10_000, "dtype": "float32", "flops": 2e4, "bytes": 8e4,
+            "loops": [], **timed}
+
+
+def _run(fast_cell_wall):
+    timed = CellTiming(1, "", 1.0, 1.0, compilations=1, compile_s=0.4,
+                       calls=[_call(1, first_s=0.9, compile_s=0.4, warm_s=None)])
+    fast = CellTiming(2, "", fast_cell_wall, fast_cell_wall, compilations=0, compile_s=0.0, calls=[_call(10)])
+    return NotebookRun("x.ipynb", platform="cpu", cells=[timed, fast])
+
+
+def test_fast_path_calls_take_the_functions_measured_seconds(model):
+    p = predicted.predict_lecture(_run(6.0), model)
+    # cell 1: one call of 0.5 s (first less compile); cell 2: ten fast-path calls at 0.5 s, 1 s of host left
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)
+    assert p["parts"]["cpu"]["host"] == pytest.approx(0.1 + 1.0)  # cell 1: 1 s less 0.4 compile, 0.5 call
+    assert p["parts"]["gpu"]["host"] == pytest.approx(0.1 + 1.0)  # not the fast calls' 5 s carried unchanged
+    assert p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]
+
+
+def test_borrowed_seconds_never_exceed_the_cells_own_time(model):
+    p = predicted.predict_lecture(_run(2.0), model)  # ten calls at 0.5 s cannot fit in 2 s: scaled to the cell
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 2.0)
+    assert p["parts"]["gpu"]["host"] == pytest.approx(0.1)
