@@ -90,7 +90,7 @@ def test_rows_6_and_7_from_a_real_executed_audit(tmp_path):
     import sys
 
     audit = tmp_path / "audit.json"
-    lectures = REPO_ROOT / "tests" / "fixtures" / "lectures" / "issue27_scaled"
+    lectures = REPO_ROOT / "tests" / "fixtures" / "lectures" / "model_verdicts_scaled"
     proc = subprocess.run([sys.executable, "-m", "jaxci", "audit", str(lectures), "--execute", "--platforms", "cpu",
                            "--machine", "g4dn.2xlarge", "--format", "json", "--output", str(audit), "--no-progress"],
                           capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)

@@ -1,5 +1,6 @@
-"""Issue 27, executed: the fixture lectures run in real kernels on the CPU and are decided by the runner model's
-numbers for g4dn.2xlarge. Verdicts only: no timing is asserted (which verdict, where the time landed, the labels)."""
+"""Executed: the fixture lectures (model_verdicts, model_verdicts_scaled) run in real kernels on the CPU and are
+decided by the runner model's numbers for g4dn.2xlarge. Verdicts only: no timing is asserted (which verdict, where
+the time landed, the labels)."""
 
 from pathlib import Path
 
@@ -17,7 +18,7 @@ LECTURES = Path(__file__).parent / "fixtures" / "lectures"
 def executed():
     model = family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
     out = {}
-    for folder in ("issue27", "issue27_scaled"):
+    for folder in ("model_verdicts", "model_verdicts_scaled"):
         verdicts = repo.audit_static(LECTURES / folder, model)
         repo.execute(verdicts, platforms=["cpu"], cell_timeout=300, progress=False, model=model)
         out.update({f"{folder}/{v.path}": v for v in verdicts})
@@ -33,8 +34,8 @@ def test_every_jax_lecture_that_ran_has_a_predicted_gpu_time(executed):
 
 
 def test_bulk_work_large_enough_keeps_the_gpu(executed):
-    for name in ("issue27_scaled/vmapped_scan_long.md", "issue27_scaled/bulk_eager_beside_unknown.md",
-                 "issue27_scaled/closed_matrix_long.md"):
+    for name in ("model_verdicts_scaled/vmapped_scan_long.md", "model_verdicts_scaled/bulk_eager_beside_unknown.md",
+                 "model_verdicts_scaled/closed_matrix_long.md"):
         assert executed[name].recommendation == C.KEEP_GPU, (name, executed[name].why)
 
 
@@ -42,20 +43,21 @@ def test_small_work_is_decided_by_compile_and_start_up(executed):
     """A 1e6-firm scan of 200 steps or a one-off 4e6-element step: a fraction of a second of work on a CPU, less
     than the GPU's compiles: the numbers do not keep them on the GPU, whatever the static class. (The small
     closed_matrix, 100 steps, comes out near break-even on this shared host: its verdict is not asserted.)"""
-    assert executed["issue27/late_x64.md"].recommendation == C.PIN_CPU
-    for name in ("issue27/vmapped_scan.md", "issue27/unknown_beside_bulk.md", "issue27/late_jit_name.md"):
+    assert executed["model_verdicts/late_x64.md"].recommendation == C.PIN_CPU
+    for name in ("model_verdicts/vmapped_scan.md", "model_verdicts/unknown_beside_bulk.md",
+                 "model_verdicts/late_jit_name.md"):
         assert executed[name].recommendation in (C.PIN_CPU, C.EITHER), (name, executed[name].why)
 
 
 def test_largest_later_trace_sizes_the_loop(executed):
-    v = executed["issue27_scaled/later_trace.md"]
+    v = executed["model_verdicts_scaled/later_trace.md"]
     loop = next(lp for lp in v.scan.loops if lp.source != "executed")
     assert (loop.trips, loop.carry) == (50, 2_000_003) and loop.source == "static+executed"
     assert v.recommendation in (C.PIN_CPU, C.EITHER), v.why  # 50 eager steps: less work than one GPU compile
 
 
 def test_time_lands_in_the_cell_that_called(executed):
-    cells = {c.index: c for c in executed["issue27_scaled/vmapped_scan_long.md"].runs["cpu"].cells}
+    cells = {c.index: c for c in executed["model_verdicts_scaled/vmapped_scan_long.md"].runs["cpu"].cells}
     call, plot = cells[3], cells[4]  # `out = paths(k0)`, then `print(float(out.mean()))`
     assert not plot.calls and call.settle_s is not None  # the call and its wait are the calling cell's
     (entry,) = call.calls

@@ -1,4 +1,4 @@
-"""Issue 27: the audit decides with the runner model's numbers; the five static defects, each on its own fixture
+"""The audit decides with the runner model's numbers; the five static defects, each on its own fixture
 lecture; the kernel-side hooks as a module. No timing is asserted: only which verdict, which sizes, which labels."""
 
 from pathlib import Path
@@ -10,7 +10,7 @@ from jaxci.audit import classify as C
 from jaxci.audit import family, hooks, predicted, repo
 from jaxci.audit.runner import CellTiming, NotebookRun
 
-HERE = Path(__file__).parent / "fixtures" / "lectures" / "issue27"
+HERE = Path(__file__).parent / "fixtures" / "lectures" / "model_verdicts"
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_unknown_loop_beside_bulk_work_keeps_gpu(verdicts):
 
 
 def test_scaled_fixtures_are_bulk_statically(model):
-    scaled = {v.path: v for v in repo.audit_static(HERE.parent / "issue27_scaled", model)}
+    scaled = {v.path: v for v in repo.audit_static(HERE.parent / "model_verdicts_scaled", model)}
     assert scaled["vmapped_scan_long.md"].regime == C.BULK_LOOPS
     assert scaled["bulk_eager_beside_unknown.md"].regime == C.BULK_LOOPS  # 100 eager steps over 4e6 agents
     assert all(v.recommendation == C.KEEP_GPU for v in scaled.values())
