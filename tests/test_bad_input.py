@@ -398,13 +398,20 @@ def scratch(tmp_path_factory):
     return tmp
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
-def test_bad_input_outcome(case, scratch):
-    out = run_case(case, scratch)
+def check_outcome(case: Case, out: Outcome, *, quiet_refusal: bool = False) -> None:
+    """The promise, for every bad-input test file: no traceback; the case's exit and message; a refusal is one line
+    on stderr (and, with quiet_refusal, prints no result on stdout)."""
     assert "Traceback" not in out.stdout + out.stderr, out.stderr
     assert out.rc == case.rc and case.expect in out.line, (out.rc, out.line, out.stderr[-2000:])
     if case.rc == 2:
         assert out.stderr.strip().count("\n") == 0, f"not one line: {out.stderr!r}"
+        if quiet_refusal:
+            assert not out.stdout.strip(), f"a refusal printed a result: {out.stdout[:300]!r}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
+def test_bad_input_outcome(case, scratch):
+    check_outcome(case, run_case(case, scratch))
 
 
 def test_reused_workdir_and_collect_leave_the_rest_alone(scratch):
@@ -553,6 +560,29 @@ def table(before: Path | None = None) -> str:
                 row += f" {old_rc}: {_cell(old_line)} |"
             rows.append(row)
     return "\n".join(rows) + "\n"
+
+
+ROWS_HEAD = ["| issue | input | before: exit, message | after: exit, message |", "|---|---|---|---|"]
+
+
+def outcome_rows(cases, prepare, run=run_case, before: Path | None = None, old=None) -> list[str]:
+    """docs/bad-input.md's rows for `cases` (the later passes' table): input, the outcome on the `before` checkout
+    (`old(case, tmp, before)` when a file shows it its own way, else run the same way), the outcome now."""
+    with tempfile.TemporaryDirectory() as tmp:
+        prepare(Path(tmp))
+        rows = []
+        for case in cases:
+            rc, line = _summary(run(case, Path(tmp)), tmp)
+            if before is None:
+                was = "(not run)"
+            elif case.before:
+                was = case.before
+            elif old is not None:
+                was = old(case, Path(tmp), before)
+            else:
+                was = ": ".join(_summary(run(case, Path(tmp), repo=before), tmp))
+            rows.append(f"| {case.issue} | `{_cell(shown(case))}` | {_cell(was)} | {rc}: {_cell(line)} |")
+    return rows
 
 
 if __name__ == "__main__":
