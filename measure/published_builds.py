@@ -196,6 +196,47 @@ def repredict(saved: dict, folder: Path, family: str) -> dict:
     return saved
 
 
+def host_probe(repeat: int = 3) -> float:
+    """Seconds of this project's host.PurePython int_sum at n = 10M (the incidents' pure-Python comparison) in a
+    fresh interpreter here, the median of `repeat`."""
+    code = ("import importlib.util, time, sys; s = importlib.util.spec_from_file_location('k', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); t = time.perf_counter(); "
+            "m.int_sum(10_000_000); print(time.perf_counter() - t)")
+    kernels = Path(__file__).resolve().parents[1] / "benchmarks" / "kernels" / "host.py"
+    times = sorted(float(subprocess.run([sys.executable, "-c", code, str(kernels)], capture_output=True, text=True,
+                                        check=True).stdout) for _ in range(repeat))
+    return times[len(times) // 2]
+
+
+def published_host(family: str):
+    """The family's published pure-Python figure (seconds, source) from the reference tables, or None."""
+    from jaxci import REPO_ROOT
+    from jaxci.report.published_inputs import load
+
+    ref = REPO_ROOT / "docs" / "reference"
+    for e in load(ref / "incidents.md", ref / "published-measurements.md"):
+        if e.where == family and e.term == "host_python":
+            return e.value.mid, e.source
+    return None
+
+
+def scale_host(audit: dict, family: str, probe_s: float) -> str:
+    """Each prediction's measured-here parts moved to the family's host by the published pure-Python probe over
+    the same probe here; the source said ('' when the family has no published figure: nothing moved)."""
+    from jaxci.audit import predicted
+
+    found = published_host(family)
+    if not found or probe_s <= 0:
+        return ""
+    factor = found[0] / probe_s
+    source = f"published {found[0]:.3g} s on {family} ({found[1]}) / {probe_s:.3g} s here"
+    for lec in audit.get("lectures", []):
+        pred = (lec.get("predicted") or {}).get(family)
+        if pred:
+            lec["predicted"][family] = predicted.host_scaled(pred, factor, source)
+    return f"x {factor:.3g}: {source}"
+
+
 def has_gpu(family: str) -> bool:
     from jaxci.catalogue import load_catalogue
 
@@ -258,6 +299,7 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
              f"({'GPU' if meta['gpu'] else 'CPU'} side)", "",
              f"load average (1 min) before {meta['load_before']:.2f}, after {meta['load_after']:.2f} on "
              f"{os.cpu_count()} cores: measured times here are inflated under load", "",
+             f"this host's measured parts moved to the family's host: {meta.get('host_scale', 'not applied')}", "",
              "| lecture | published s | predicted s | band | ratio | dominant terms | measured here s | note |",
              "|---|---|---|---|---|---|---|---|"]
     for r in records:
@@ -306,6 +348,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--work", type=Path, help="scratch folder for the laid-out notebooks (default: a new temp folder)")
     p.add_argument("--from-audit", type=Path, help="an audit JSON already made: compare it, run nothing")
+    p.add_argument("--no-host-scale", action="store_true",
+                   help="leave this host's measured parts as measured (default: moved to the family's host by the "
+                        "published pure-Python probe over the same probe here)")
     p.add_argument("--repredict", type=Path, metavar="FOLDER",
                    help="with --from-audit: predict its runs again with this checkout's model (FOLDER: the laid-out "
                         "lectures the audit ran)")
@@ -332,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
             if not gpu:  # the audit writes no prediction for a CPU-only family: its CPU side, from the same runs
                 audit = repredict(audit, work / "lectures", args.machine)
         load_after = os.getloadavg()[0]
+        probe = None if args.no_host_scale else host_probe()
+        scaled = scale_host(audit, args.machine, probe) if probe else ""
     except (InputError, OSError, json.JSONDecodeError) as exc:
         print(f"published_builds: {exc}", file=sys.stderr)
         return 2
@@ -339,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     total = summed(records)
     meta = {"snapshot": args.snapshot.name, "commit": args.commit, "family": args.machine, "gpu": gpu,
             "load_before": load_before, "load_after": load_after,
-            "refused": [asdict(r) for r in rows if r.refused], "label": "predicted vs published"}
+            "refused": [asdict(r) for r in rows if r.refused], "label": "predicted vs published",
+            "host_probe_s": probe, "host_scale": scaled or "not applied"}
     if args.format == "json":
         print(json.dumps({"meta": meta, "lectures": records, "summed": total}, indent=2))
     else:

@@ -104,7 +104,8 @@ def test_the_table_says_not_measured_and_the_load():
     meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
             "load_after": 2.0}
     text = pb.render(records, pb.summed(records), meta)
-    assert text.splitlines()[4].startswith("| lecture | published s | predicted s | band | ratio |")
+    assert "| lecture | published s | predicted s | band | ratio | dominant terms | measured here s | note |" in text
+    assert "measured parts moved to the family's host: not applied" in text
     assert "| beta | 3.2 | not measured |" in text and "load average (1 min) before 1.00, after 2.00" in text
     assert "summed over 1 lectures with both" in text
 
@@ -120,7 +121,20 @@ def test_bad_input_exits_2_with_one_line(capsys, tmp_path):
 def test_from_audit_compares_without_running(capsys, tmp_path):
     saved = tmp_path / "audit.json"
     saved.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--format", "json"]) == 0
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--format", "json",
+                    "--no-host-scale"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["summed"]["ratio"] == 2.0 and [r["document"] for r in out["meta"]["refused"]] == ["capped", "broken",
                                                                                                  "odd"]
+
+
+def test_host_scale_moves_the_measured_parts_not_the_gpus_modelled_ones():
+    audit = _audit("g4dn.2xlarge")
+    published = pb.published_host("g4dn.2xlarge")
+    assert published and "pure-Python" in published[1]
+    said = pb.scale_host(audit, "g4dn.2xlarge", probe_s=published[0] / 2)  # this host twice the family's speed
+    assert said.startswith("x 2:")
+    pred = audit["lectures"][0]["predicted"]["g4dn.2xlarge"]
+    assert pred["parts"]["gpu"] == {"compile": 30.0, "calls": 5.0, "host": 10.0}  # calls modelled: unchanged
+    assert pred["gpu_s"] == 25.0 * 45.0 / 25.0 and pred["cpu_s"] == 18.0 and "x 2 (published" in pred["basis"]
+    assert pb.scale_host(_audit("no-such"), "no-such", 1.0) == ""  # no published figure: nothing moved

@@ -305,6 +305,27 @@ def predict_cpu_family(run, model, float64: bool = False, loops=()) -> dict | No
                      "this run's own times where it measured them (this host as the family's CPU)"}
 
 
+#: parts of a side that the model predicts (not this host's measured seconds): they do not move with the host
+MODELLED = {"gpu": ("calls", "loops"), "cpu": ()}
+
+
+def host_scaled(pred: dict, factor: float, source: str) -> dict:
+    """The record with this host's measured seconds moved to the family's host: every part measured here (host
+    code, compile, the CPU side's calls, loops and eager work, start-up) x `factor` (the family's host time / this
+    host's on the same probe), the GPU's modelled calls and loops unchanged; bands moved in proportion."""
+    out = {**pred, "parts": {}, "basis": f"{pred.get('basis', '')}; this host's measured parts x {factor:.3g} "
+                                          f"({source})"}
+    for side, parts in (pred.get("parts") or {}).items():
+        moved = {k: v * (1.0 if k in MODELLED.get(side, ()) else factor) for k, v in parts.items()}
+        out["parts"][side] = moved
+        old, new = sum(parts.values()), sum(moved.values())
+        if old > 0 and pred.get(f"{side}_s") is not None:
+            r = new / old
+            for key in (f"{side}_s", f"{side}_low_s", f"{side}_high_s"):
+                out[key] = pred[key] * r
+    return out
+
+
 def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None, pins=()) -> dict:
     """{COLAB: record} for the free Colab tier: the GPU side is the T4 family's prediction; Colab's host (2 vCPUs,
     not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
