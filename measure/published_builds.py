@@ -351,6 +351,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-host-scale", action="store_true",
                    help="leave this host's measured parts as measured (default: moved to the family's host by the "
                         "published pure-Python probe over the same probe here)")
+    p.add_argument("--host-probe-s", type=float, metavar="S",
+                   help="the pure-Python probe's seconds here, measured earlier (default: measured now)")
     p.add_argument("--repredict", type=Path, metavar="FOLDER",
                    help="with --from-audit: predict its runs again with this checkout's model (FOLDER: the laid-out "
                         "lectures the audit ran)")
@@ -377,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
             if not gpu:  # the audit writes no prediction for a CPU-only family: its CPU side, from the same runs
                 audit = repredict(audit, work / "lectures", args.machine)
         load_after = os.getloadavg()[0]
-        probe = None if args.no_host_scale else host_probe()
+        probe = None if args.no_host_scale else (args.host_probe_s or host_probe())
         scaled = scale_host(audit, args.machine, probe) if probe else ""
     except (InputError, OSError, json.JSONDecodeError) as exc:
         print(f"published_builds: {exc}", file=sys.stderr)

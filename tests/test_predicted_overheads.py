@@ -45,3 +45,13 @@ def test_a_cpu_only_family_gets_its_cpu_side():
     rec = predicted.predict_cpu_family(_run(1.0), cpu_only)
     assert rec["label"] == "predicted" and "CPU only" in rec["basis"] and "gpu_s" not in rec
     assert rec["cpu_s"] >= 1.0 + 2.0 - 0.1 and rec["overhead_s"] == 1.0
+
+
+def test_a_float64_lecture_still_counts_its_gpu_compiles(model):
+    """Cause (a) as it showed in two_computation (float64, 133 compilations): the model's float64 CPU compile part is
+    0, so no float64 ratio exists; the float32 ratio counts them, said, instead of a GPU compile part of 0."""
+    run = _run()
+    run.cells = [CellTiming(i, "", 1.0, 1.0, compilations=5, compile_s=0.5) for i in range(4)]
+    p = predicted.predict_lecture(run, model, float64=True)
+    assert p["parts"]["gpu"]["compile"] >= p["parts"]["cpu"]["compile"] > 0
+    assert any("at the float32 ratio" in m for m in p["missing"])
