@@ -7,7 +7,7 @@ import re
 import pytest
 
 from jaxci.commands import report as cli
-from jaxci.report import answers, published, svg
+from jaxci.report import answers, decisions, published, svg
 from jaxci.report.build import INCIDENTS, build
 from jaxci.report.findings import findings_md, guidance_md
 from jaxci.report.page import link_from_asv_index, render
@@ -40,36 +40,40 @@ def cpu_report(tmp_path_factory):
 
 
 def by_q(sheet):
-    return {a.q: a for a in sheet.answers}
+    return {d.q: d for d in sheet.rows}
 
 
 def test_gpu_family_answers_measured(gpu_report):
-    sheets = answers.sheets(gpu_report)
-    assert [s.machine for s in sheets] == ["g4dn.2xlarge", "c7i.2xlarge"]  # the GPU machine answers first
+    """The evidence per measured machine comes from the same row functions as the families' sheets."""
+    sheets = decisions.evidence_sheets(gpu_report)
+    assert [s.family for s in sheets] == ["g4dn.2xlarge", "c7i.2xlarge"]  # the GPU machine answers first
     t4, cpu = by_q(sheets[0]), by_q(sheets[1])
-    assert t4[2].status == "measured" and f"n ≈ {synth.CROSS_N:,.0f}" in t4[2].answer
-    assert "32.0x" in t4[1].answer and t4[1].status == "measured"
-    assert "no-prealloc: up to N = 4 kernels at once, no worker lost;" in t4[3].answer
-    assert "default: up to N = 1 kernel at once, no worker lost (N = 2: 1 died)" in t4[3].answer
-    assert "vectorized with 4 chains" in t4[4].answer and "gpu" in t4[4].status  # gpu nuts failed: said
-    assert "60 s" in t4[7].answer and "never size a timeout" in t4[7].answer  # fixtures: evidence, no timeout
-    # the CPU-only family: its cpu line against the T4's gpu line, measured, never its own "GPU"
-    assert f"n ≈ {5e4 ** (2 / 3):,.0f}" in cpu[2].answer and cpu[2].status.startswith("measured")
-    assert cpu[3].status.startswith("not measured") and "no GPU" in cpu[3].answer
-    assert "SYNTHETIC" in answers.headline(gpu_report) and all("synthetic" in s.title for s in sheets)
+    assert t4[2].status == "measured" and f"n ≈ {synth.CROSS_N:,.0f}" in t4[2].decision
+    assert "gpu float64 costs 16.5x float32" in t4[1].decision and t4[1].status == "measured"
+    assert "policy `no-prealloc`: up to 4 notebooks at once" in t4[3].decision and t4[3].status == "measured"
+    # the synthetic NUTS run is CI-sized (fewer than 100 draws): no chain method is decided from it
+    assert t4[4].status == "not measured" and "^nuts" in t4[4].basis
+    assert "keep the repository's own value" in t4[7].decision  # fixtures never size a timeout
+    # the CPU-only family: no GPU question answered from its CPU data
+    assert cpu[2].decision.startswith("no GPU") and cpu[3].status == "not measured" and "no GPU" in cpu[3].decision
+    assert "SYNTHETIC" in answers.headline(gpu_report)
+    assert all("synthetic" in answers.machine_title(s.family, gpu_report.machines[s.family]) for s in sheets)
+    family = {d.q: d for d in decisions.sheet(gpu_report, "g4dn.2xlarge").rows}
+    assert [d.decision for d in t4.values()] == [d.decision for d in family.values()]  # one answer per question
 
 
 def test_no_gpu_results_say_so_once_per_question(cpu_report):
-    (sheet,) = answers.sheets(cpu_report)
+    (sheet,) = decisions.evidence_sheets(cpu_report)
     assert "hold no GPU" in answers.headline(cpu_report)
     q = by_q(sheet)
-    assert q[2].status.startswith("not measured") and "bench.sh" in q[2].status
+    assert q[2].decision.startswith("no GPU")
     # CPU concurrency cells exist, yet the GPU question is not answered from them
-    assert q[3].status.startswith("not measured") and "N =" not in q[3].answer
+    assert q[3].status.startswith("not measured") and "N =" not in q[3].decision
     md = findings_md(cpu_report)
     machine_part = md.split("## Evidence: answers per measured machine")[1].split("## Guidance per lecture type")[0]
-    rows = [x for x in machine_part.splitlines() if x.startswith("| ")]
-    assert sum(x.count("not measured") for x in rows) == sheet.not_measured <= 7  # once per question, never per cell
+    rows = [x for x in machine_part.splitlines() if x.startswith("| ") and x[2].isdigit()]
+    unmeasured = sum(d.status == "not measured" for d in sheet.rows)
+    assert sum(x.endswith("| not measured |") for x in rows) == unmeasured <= 7  # once per question, never per cell
     guide = guidance_md(cpu_report)
     several = guide.split("## Several kernels at once")[1].split("##")[0]
     assert "not measured" in several and "N = " not in several and "published reference" in several
@@ -95,11 +99,16 @@ def test_lab_machine_is_never_a_runner_family(tmp_path):
     s = synth.SynthResults(tmp_path).machine("lab-h200", gpu="1 x NVIDIA H200", backend="cuda13", kind="lab")
     s.add("lab-h200", "dense.Dense.time_warm", *DENSE, synth.dense_truth)
     report = build(s.save())
-    (sheet,) = answers.sheets(report)
-    assert sheet.title.startswith("lab: H200 (machine `lab-h200`") and "runner family" not in sheet.title
+    (sheet,) = decisions.evidence_sheets(report)
+    title = answers.machine_title(sheet.family, report.machines[sheet.family])
+    assert title.startswith("lab: H200 (machine `lab-h200`") and "runner family" not in title
+    assert "lab: H200 (machine `lab-h200`" in findings_md(report)
     s = synth.SynthResults(tmp_path / "other").machine("lab-x", gpu="1 x NVIDIA B200", backend="cuda13", kind="lab")
     s.add("lab-x", "dense.Dense.time_warm", *DENSE, synth.dense_truth)
-    assert answers.sheets(build(s.save()))[0].title.startswith("lab: 1 x NVIDIA B200")  # not catalogued: its GPU
+    other = build(s.save())
+    (unlisted,) = decisions.evidence_sheets(other)  # not catalogued: named by its recorded GPU, memory unknown
+    assert answers.machine_title("lab-x", other.machines["lab-x"]).startswith("lab: 1 x NVIDIA B200")
+    assert "not measured" in by_q(unlisted)[5].decision
     assert by_q(sheet)[2].status == "measured"
 
 
@@ -119,15 +128,16 @@ def test_guidance_per_lecture_type_is_traceable(gpu_report):
 
 
 def test_terminal_summary_is_short(gpu_report, tmp_path, capsys):
-    lines = answers.summary_lines(gpu_report)
+    from jaxci.report.summary import summary_lines
+
+    lines = summary_lines(gpu_report)
     assert 5 < len(lines) < 30 and all(len(x) <= 150 for x in lines)
-    assert any("GPU faster from n ≈" in x for x in lines)
+    assert any("GPU for dense op=matmul float32 from n ≈" in x for x in lines)
     s = synth.SynthResults(tmp_path)
     for i in range(5):
         s.machine(f"m{i}").add(f"m{i}", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]],
                                lambda **_: 1e-5)
-    lines = answers.summary_lines(build(s.save()))
-    assert len(lines) < 30 and "2 more machine(s)" in lines[-1]
+    assert len(summary_lines(build(s.save()))) < 30
     assert cli.main([str(tmp_path / "results"), "--format", "summary"]) == 0
     assert len(capsys.readouterr().out.splitlines()) < 30
 

@@ -102,6 +102,9 @@ def action_env(family: str, has_gpu: bool, kernels: int, device_mib: float | Non
 
 
 def env_text(family: str, has_gpu: bool, kernels: int, device_mib: float | None) -> str:
+    if has_gpu and device_mib is None:  # a GPU whose memory neither the catalogue nor machine.json records
+        return (f"the jax-env action (`with: {{machine: {family}}}`): its memory settings need the GPU's memory, "
+                "which neither the catalogue nor the machine's record gives (not measured)")
     env = action_env(family, has_gpu, kernels, device_mib)
     inputs = f"machine: {family}, concurrency: {kernels}" + ("" if has_gpu else ", pin-cpu: true")
     return (f"the jax-env action (`with: {{{inputs}}}`) sets " + ", ".join(f"`{k}={v}`" for k, v in env.items())

@@ -322,8 +322,10 @@ def _hygiene(report, family, entry, audit, times) -> Decision:
     return Decision(7, text, PREDICTED if predicted else MEASURED, basis)
 
 
-def sheet(report, family, audit=None, times=None) -> FamilySheet:
-    entry = report.catalogue.get(family)
+def sheet(report, family, audit=None, times=None, entry=None) -> FamilySheet:
+    """The seven rows for `family` (its catalogue entry, unless `entry` gives the machine's facts)."""
+    if entry is None:
+        entry = report.catalogue.get(family)
     if entry is None:
         from jaxci.catalogue import load_catalogue
 
@@ -356,6 +358,37 @@ def sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
 def _sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
     times = lecture_times(audit) if audit else None
     return [sheet(report, f, audit, times) for f in families(report, chosen, audit)]
+
+
+def evidence_entry(report, name: str):
+    """A measured machine as the rows read it: its catalogue entry (lab machines included) with what its
+    machine.json recorded filling the figures the catalogue leaves unknown (a lab GPU's memory from NVML, a local
+    machine's vCPUs and GPU), each sourced to that file."""
+    from jaxci.catalogue import Figure, Machine, load_catalogue
+
+    facts = report.machines[name]
+    entry = report.catalogue.get(name) or load_catalogue(include_lab=True).get(name)
+    source = f"results/{name}/machine.json (recorded by jaxci machine)"
+    recorded = {"vcpu": facts.get("num_cpu", ""), "gpu_memory_mib": facts.get("gpu_memory_mib", ""),
+                "gpu_model": facts.get("gpu", "") if facts.has_gpu else "none"}
+    figures = dict(entry.figures) if entry else {}
+    for key, text in recorded.items():
+        if figures.get(key, Figure(None)).value is None and text not in ("", "unknown"):
+            value = int(text) if text.isdigit() else text
+            figures[key] = Figure(value, source=source)
+    if entry:
+        return Machine(entry.name, entry.description, entry.runner, entry.image, entry.backend, entry.spot,
+                       entry.bench, figures, entry.kind, entry.label)
+    return Machine(name, f"{name} (not in the catalogue)", "local", "none", facts.backend or "cpu", "never", False,
+                   figures, "lab")
+
+
+def evidence_sheets(report) -> list[FamilySheet]:
+    """Every machine with results, through the same seven row functions as a family's sheet (one answer per
+    question): GPU machines first, then by name. Evidence for the families' sheets, never a family's answer."""
+    names = sorted((n for n in report.machines if _measured_here(report, n)),
+                   key=lambda n: (not report.machines[n].has_gpu, n))
+    return [sheet(report, n, entry=evidence_entry(report, n)) for n in names]
 
 
 def sheet_md(s: FamilySheet) -> str:

@@ -243,17 +243,13 @@ def _achieved(report) -> str:
                     "No dense or elementwise timing to compare with a peak.") + (f"\n\n{counted}" if counted else "")
 
 
-def _incidents(report, notes: Notes) -> str:
+def _incidents(report) -> str:
+    """One pointer, not a second table: the published figures are held against the model in one place."""
     if not report.incidents:
         return "No incident figures found (docs/reference/incidents.md)."
-    rows = [[i["what"], i["family"], i["device"], seconds(i["incident_s"]), "predicted " + seconds(i["predicted_s"]),
-             notes.cite(i["inputs"])]
-            for i in report.incidents if i["predicted_s"] is not None]
-    return ("Published incident timings (docs/reference/incidents.md; the page draws them beside the measured lines) "
-            "and this model's predictions for the same cases: an outside check only, never an input.\n\n"
-            + _rows_or(["incident", "family", "device", "published", "model", "inputs"], rows,
-                       "The model predicts none of them yet (it needs a measured machine of the same kind).")
-            + _counted(len(report.incidents) - len(rows), "published cases without a model prediction"))
+    return ("The published runner figures (docs/reference/incidents.md; the page draws them beside the measured "
+            "lines) are held against the model once, in [The runner model against the published figures]"
+            "(#the-runner-model-against-the-published-figures).")
 
 
 def _sections(report, builders) -> str:
@@ -313,13 +309,16 @@ Status: *measured* on the machine in the heading (its JAX version, date and comm
 
 
 def machine_evidence(report) -> str:
-    """The seven answers per measured machine, as evidence: the question links to its evidence section; an
-    unanswered question says "not measured" once, without the command (the decision sheets give it)."""
+    """The seven answers per measured machine, as evidence, from the same row functions as the families' sheets
+    (decisions.evidence_sheets: one answer per question); the question links to its evidence section."""
+    from jaxci.report import decisions
+
     parts = []
-    for s in answers.sheets(report):
-        rows = [[a.q, f"[{a.question}]({a.evidence})", a.answer,
-                 a.status if a.answer != "—" else "not measured: see the decision sheets"] for a in s.answers]
-        parts.append(f"### {s.title}\n\n" + table(["#", "question", "answer", "status"], rows))
+    for s in decisions.evidence_sheets(report):
+        rows = [[d.q, f"[{d.question}](#{answers.slug(answers.QUESTIONS[d.q][1])})", d.decision, d.status]
+                for d in s.rows]
+        title = answers.machine_title(s.family, report.machines[s.family])
+        parts.append(f"### {title}\n\n" + table(["#", "question", "answer", "status"], rows))
     return "\n\n".join(parts) + "\n" if parts else "No machine with results.\n"
 
 
@@ -328,8 +327,8 @@ def _evidence(report) -> str:
     errors = "\n".join(f"- {e}" for e in report.errors)
     errors = (f"\nProblems reading the results (those files or cells are left out, the rest is used):\n\n{errors}\n"
               if errors else "")
-    notes = Notes()  # §2's model inputs, said once for the predicted crossovers and the incident check
-    predicted, incidents = predicted_crossover_table(report, notes), _incidents(report, notes)
+    notes = Notes()  # §2's model inputs, said once for the predicted crossovers
+    predicted, incidents = predicted_crossover_table(report, notes), _incidents(report)
     return f"""## Evidence: machines and runs
 
 Only measured and predicted cells are listed below; skipped and n/a cells are counted.
