@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -74,3 +75,17 @@ def test_one_benchmark_filter_check_for_every_command(bad, why):
         bench_filter("--bench", bad)
     assert bench_filter("--bench", r"^dense\.Dense\.time_warm$") == r"^dense\.Dense\.time_warm$"
     assert bench_filter("input 'bench'", "", allow_empty=True) is None
+
+
+def test_children_session_and_orphans_are_read_from_proc_in_one_place():
+    """The notebook runner's view of a kernel's processes (its children, its session, an orphan it left) comes
+    from util.proc, the module that kills them."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        assert child.pid in proc.children(os.getpid())
+        assert child.pid in proc.session(child.pid)       # it leads a session of its own
+        assert proc.orphan_since(child.pid, 0)             # outside our session, started after boot
+        assert not proc.orphan_since(os.getpid(), 0)       # we are in our own session
+    finally:
+        proc.kill_tree(child.pid)
+    assert child.wait(timeout=10) is not None

@@ -467,48 +467,19 @@ def _adopt_orphans() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
-    _ADOPTED.update(_children(os.getpid()))
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-    except OSError:
-        return None
-
-
-def _children(pid: int) -> set[int]:
-    out = set()
-    for entry in Path("/proc").glob("[0-9]*"):
-        fields = _stat_fields(int(entry.name))
-        if fields and len(fields) > 4 and fields[1] == str(pid):
-            out.add(int(entry.name))
-    return out
-
-
-def _session(sid: int) -> list[int]:
-    """Every process whose session is `sid` (field 6 of /proc/PID/stat)."""
-    out = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        fields = _stat_fields(int(entry.name))
-        if fields and len(fields) > 4 and fields[3] == str(sid) and int(entry.name) != os.getpid():
-            out.append(int(entry.name))
-    return out
+    _ADOPTED.update(proc_tree.children(os.getpid()))
 
 
 def end_kernel(kernel_pid: int | None, procs: list) -> list[int]:
     """Kill the kernel's tree, its session and the orphans it left with us; the pids that were still alive."""
     if kernel_pid is not None:
-        for pid in _session(kernel_pid):
+        for pid in proc_tree.session(kernel_pid):
             procs = proc_tree.merge(procs, proc_tree.snapshot(pid))
     born = next((p.started for p in procs if p.pid == kernel_pid), None)
-    for pid in _children(os.getpid()) - _ADOPTED:
-        if pid != kernel_pid and not any(p.pid == pid for p in procs):
-            fields = _stat_fields(pid)
-            # an adopted orphan: not in our own session, started after this kernel
-            if fields and len(fields) > 19 and fields[3] != str(os.getsid(0)) and born is not None \
-                    and int(fields[19]) >= born:
-                procs = proc_tree.merge(procs, proc_tree.snapshot(pid))
+    for pid in proc_tree.children(os.getpid()) - _ADOPTED:
+        if pid != kernel_pid and not any(p.pid == pid for p in procs) and born is not None \
+                and proc_tree.orphan_since(pid, born):
+            procs = proc_tree.merge(procs, proc_tree.snapshot(pid))
     killed = proc_tree.kill_tree(procs)
     if kernel_pid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -1,7 +1,8 @@
 """The one process-tree killer: find every process below a pid and SIGKILL them, from /proc.
 
-Used by the concurrency harness (a worker and what it started), the notebook runner (a kernel and the
-processes its cells started) and the GPU capture (asv and its benchmark servers). A process is named by
+Used by the concurrency harness (a worker and what it started), the notebook runner (a kernel, its session
+and the orphans its cells left: `children`, `session`, `orphan_since`), the release history (asv's tree) and the
+GPU capture (asv and its benchmark servers): nothing else in jaxci reads /proc for processes. A process is named by
 its pid and its start time, so a snapshot taken while the tree was alive never kills a stranger that
 reused a pid. Linux only (/proc); elsewhere the snapshot is the pid alone.
 """
@@ -32,6 +33,40 @@ def _stat(pid: int) -> tuple[int, int, str] | None:
         return int(fields[1]), int(fields[19]), fields[0]
     except (IndexError, ValueError):
         return None
+
+
+def _fields(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None if gone or unreadable."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+
+
+def _every() -> list[tuple[int, list[str]]]:
+    out = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = _fields(int(entry.name))
+        if fields and len(fields) > 19:
+            out.append((int(entry.name), fields))
+    return out
+
+
+def children(pid: int) -> set[int]:
+    """The direct children of `pid` now (a subreaper's adopted orphans included)."""
+    return {p for p, fields in _every() if fields[1] == str(pid)}
+
+
+def session(sid: int) -> list[int]:
+    """Every process of session `sid` but this one: what a kernel started in its own session."""
+    return [p for p, fields in _every() if fields[3] == str(sid) and p != os.getpid()]
+
+
+def orphan_since(pid: int, born: int) -> bool:
+    """`pid` is outside this process's session and started at or after `born` (clock ticks since boot): an orphan
+    a lecture left, adopted by us as subreaper, not one of ours."""
+    fields = _fields(pid)
+    return bool(fields and len(fields) > 19 and fields[3] != str(os.getsid(0)) and int(fields[19]) >= born)
 
 
 def _parents() -> dict[int, int]:
