@@ -10,13 +10,15 @@ Where a change belongs:
 - `machines/`: registering this machine with asv (with NVML's facts) and asv configuration copies.
 - `results/`: the one adapter of asv's result format (`records`), capture import, release history, upgrade check.
 - `capture/`: the GPU capture run on a lent machine (plan, scheduler, asv plugin, packing).
-- `ci/`: what workflows and lecture CI call: workflow inputs, job plan, run status, collect, job cost, env advice.
+- `workflows/`: what this repository's workflows (and a lecture CI's jax-env action) call: workflow inputs, job
+  plan, run status, collect, job cost, env advice, fail once, the release watch. Not the audit of another
+  repository's CI, which is `audit/lecture_ci/`.
 - `analysis/`: what we compute from results: pure functions over records (no JAX, no I/O).
 - `policy/`: what we advise: one function per rule (GPU-wins margin, timeouts, build time and cost per
   family) that every command calls.
 - `report/`: the findings and decision sheets rendered from analysis and policy (no JAX).
-- `audit/`: a lecture repository's static scan, instrumented execution and CI audit.
-- `measuring/`: commands' libraries that run JAX outside asv (`jaxci profile`).
+- `audit/`: a lecture repository's static scan, instrumented execution and the audit of its CI (`lecture_ci/`).
+- `traces/`: jax.profiler traces run in this process outside asv (`jaxci profile`); not the `measure/` scripts.
 - `util/`: shared checks and helpers with no project knowledge: input validation, git, pins, process trees.
 
 Library modules never import `jaxci.commands` and hold no argparse; tests/test_layout.py enforces the rules.

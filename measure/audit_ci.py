@@ -63,7 +63,7 @@ def main() -> int:
         import json
 
         sys.path.insert(0, str(HERE.parent))
-        from jaxci.audit.ci import audit_ci, lectures
+        from jaxci.audit.lecture_ci import audit_ci, lectures
 
         start = time.perf_counter()
         facts = lectures.audit_lectures(root)

@@ -39,10 +39,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from jaxci.ci.suites import suites  # noqa: E402  (the one list of suites, as scripts/run-suites.sh runs them)
 from jaxci.machines.asvconf import write_redirected_conf  # noqa: E402
 from jaxci.util.git import git  # noqa: E402
 from jaxci.util.validate import InputError, bounded_regex  # noqa: E402
+from jaxci.workflows.suites import suites  # noqa: E402  (the one list of suites, as scripts/run-suites.sh runs them)
 
 ASV = str(Path(sys.executable).with_name("asv"))
 JAX_SUITES = {"compile", "dense", "dispatch", "elementwise", "kalman", "loops", "nuts"}  # start JAX in-process

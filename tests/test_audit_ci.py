@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxci.audit.ci import audit_ci, lectures, render
-from jaxci.audit.ci.lectures import KEEP_GPU, PIN_CPU
-from jaxci.audit.ci.workflows import parse_label
+from jaxci.audit.lecture_ci import audit_ci, lectures, render
+from jaxci.audit.lecture_ci.lectures import KEEP_GPU, PIN_CPU
+from jaxci.audit.lecture_ci.workflows import parse_label
 from jaxci.catalogue import read_pins
 
 FIX = Path(__file__).parent / "fixtures" / "ci_repos"

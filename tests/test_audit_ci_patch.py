@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from jaxci.audit import emit
-from jaxci.audit.ci import audit_ci, decision, lectures
-from jaxci.audit.ci.lectures import KEEP_GPU, PIN_CPU, LectureFacts
+from jaxci.audit.lecture_ci import audit_ci, decision, lectures
+from jaxci.audit.lecture_ci.lectures import KEEP_GPU, PIN_CPU, LectureFacts
 from jaxci.catalogue import catalogue_defaults, load_catalogue, read_pins
 
 FIX = Path(__file__).parent / "fixtures" / "ci_repos"
@@ -91,7 +91,7 @@ def test_sample_book_patch_applies_lints_and_builds_the_pinned_lecture_on_cpu(tm
 def test_no_pins_no_install_step(tmp_path):
     """A patch that pins nothing adds no kernelspec step (clean: every lecture keeps the GPU)."""
     from jaxci.audit import repo as lecture_repo
-    from jaxci.audit.ci.edits import join_emitted
+    from jaxci.audit.lecture_ci.edits import join_emitted
 
     root = FIX / "clean"
     config = emit.build(lecture_repo.audit_static(root))
@@ -143,7 +143,7 @@ def test_every_install_line_in_every_workflow_and_installed_file(tmp_path):
     pins = read_pins("cpu")
     patch = r.patch()
     assert f'pip install "jax[cuda13]=={pins["jax"]}" \\' in patch and f"+numpyro=={pins['numpyro']}" in patch
-    from jaxci.audit.ci import render
+    from jaxci.audit.lecture_ci import render
 
     md = render.to_markdown(r)
     assert "### Install lines (8:" in md and "`.github/workflows/c.yml:12`" in md
@@ -221,7 +221,7 @@ def test_decision_prices_every_option_and_keeps_gpu_winners_fast():
 
 
 def test_decision_sets_the_tier_and_sizes_the_job_timeout():
-    from jaxci.audit.ci import render
+    from jaxci.audit.lecture_ci import render
 
     root = FIX / "findings_gpu"  # the publish job builds on g4dn.2xlarge
     r = audit_ci(root, _facts(), builds_per_year=200)

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from jaxci.audit import book, repo
-from jaxci.audit.ci import settings
+from jaxci.audit.lecture_ci import settings
 from jaxci.audit.pins import Pin
 from jaxci.audit.static import LectureScan, scan_notebook
 

@@ -202,8 +202,8 @@ CASES += [
 
 def setup(tmp: Path) -> None:
     """The scratch files the cases read: a cut-off status file, a reused work dir, empty folders."""
-    from jaxci.ci.status import end as status_end
-    from jaxci.ci.status import init as status_init
+    from jaxci.workflows.status import end as status_end
+    from jaxci.workflows.status import init as status_init
 
     (tmp / "empty").mkdir()
     (tmp / "reused" / "repo").mkdir(parents=True)
@@ -464,8 +464,8 @@ budgets = st.one_of(st.floats(min_value=0.0, max_value=1.2), st.sampled_from([0.
        slowest=st.one_of(st.none(), numbers), slowdown=st.one_of(st.none(), numbers))
 def test_env_advice_never_oversubscribes_never_loops_never_crashes(kernels, peak, device, budget, pin_cpu, slowest,
                                                                    slowdown):
-    from jaxci.ci import envadvice
-    from jaxci.ci.envadvice import AdviceError, recommend
+    from jaxci.workflows import envadvice
+    from jaxci.workflows.envadvice import AdviceError, recommend
 
     policies, _ = _policies()
     calls = []

@@ -246,7 +246,7 @@ def test_the_issue_quotes_what_a_report_holds(scratch):
 
 def test_report_record_takes_what_measure_writes(tmp_path):
     """The validation passes every report `measure` saves (a round trip), so it refuses only bad ones."""
-    from jaxci.ci import release_watch as watch
+    from jaxci.workflows import release_watch as watch
 
     saved = watch.Report("0.12.1", "0.12.0", "c7i.2xlarge", 1.5, "noise", "| x |", noise=["a.b(1, 'c')"],
                          reason="", scale="full")

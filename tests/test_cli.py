@@ -48,8 +48,8 @@ def _jaxci_imports(path, modules) -> set[str]:
 
 
 def test_no_import_cycle_between_jaxci_modules():
-    """upgrade.py and the workflow-inputs module (now jaxci.ci.inputs and jaxci.ci.plan) imported each other
-    (issue 17); the shared checks live in jaxci.util.validate now. Any cycle among jaxci's modules, through
+    """upgrade.py and the workflow-inputs module (now jaxci.workflows.inputs and jaxci.workflows.plan) imported each
+    other (issue 17); the shared checks live in jaxci.util.validate now. Any cycle among jaxci's modules, through
     function-level imports too, fails here."""
     from pathlib import Path
 
@@ -74,4 +74,4 @@ def test_no_import_cycle_between_jaxci_modules():
             visit(m, [m])
     assert not cycles, cycles
     assert "jaxci.util.validate" in graph["jaxci.results.upgrade"]
-    assert not {"jaxci.ci.inputs", "jaxci.ci.plan"} & graph["jaxci.results.upgrade"]
+    assert not {"jaxci.workflows.inputs", "jaxci.workflows.plan"} & graph["jaxci.results.upgrade"]

@@ -13,8 +13,8 @@ import yaml
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import load_policies
-from jaxci.ci.envadvice import AdviceError, recommend, render, safe_kernels
 from jaxci.commands.env import main
+from jaxci.workflows.envadvice import AdviceError, recommend, render, safe_kernels
 from tests.synth import SynthResults
 
 POLICIES, BUDGET = load_policies()
@@ -398,7 +398,7 @@ def test_the_results_path_alone_imports_asv(tmp_path):
 
 def test_safe_n_is_printed_with_the_fraction_it_holds_at():
     """Three kernels of 3 GiB on a T4 get 0.30 each; the safe N of 4 holds only at 0.22 (4 x 0.30 > 1)."""
-    from jaxci.ci.envadvice import advise, render
+    from jaxci.workflows.envadvice import advise, render
 
     advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072)
     assert advice.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.30" and advice.safe_kernels == 4
@@ -408,7 +408,7 @@ def test_safe_n_is_printed_with_the_fraction_it_holds_at():
 
 
 def test_a_policy_no_gpu_has_run_says_so():
-    from jaxci.ci.envadvice import advise
+    from jaxci.workflows.envadvice import advise
 
     advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072)
     assert any("'fraction' policy has no GPU run" in n for n in advice.notes)
@@ -418,7 +418,7 @@ def test_a_policy_no_gpu_has_run_says_so():
 
 def test_the_cache_is_set_up_as_the_compile_suite_measured_it():
     """JAX's default threshold (1 s) keeps lecture compiles out of the cache: the suite measured it at 0."""
-    from jaxci.ci.envadvice import advise
+    from jaxci.workflows.envadvice import advise
 
     env = advise(2, cache_dir="/tmp/c", device_mib=15360, peak_mib=1024).env
     assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"
@@ -430,7 +430,7 @@ def test_the_cache_is_set_up_as_the_compile_suite_measured_it():
 def test_a_lab_machine_gets_advice_with_its_registered_memory():
     """The report prints `jaxci env --machine lab-h200 ...`: it must run (it said 'unknown machine'). The
     catalogue has no memory figure for the H200; its registration (results/lab-h200/machine.json) does."""
-    from jaxci.ci.envadvice import advise
+    from jaxci.workflows.envadvice import advise
 
     advice = advise(3, cache_dir="/tmp/c", machine="lab-h200", peak_mib=3136)
     assert advice.inputs["device_mib"] == 143771 and advice.policy == "fraction"

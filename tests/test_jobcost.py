@@ -6,7 +6,7 @@ import math
 import pytest
 
 from jaxci.catalogue import CatalogueError, Figure, Machine, catalogue_defaults, load_catalogue
-from jaxci.ci.jobcost import job_cost, planned_suite_minutes, timeout_minutes
+from jaxci.workflows.jobcost import job_cost, planned_suite_minutes, timeout_minutes
 
 DEFAULTS = {
     "job_overhead_minutes": Figure(6, source="test"),

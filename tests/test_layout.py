@@ -106,8 +106,8 @@ def test_a_library_module_has_a_docstring():
 
 
 #: library modules that write paths a user named (an output option, a GitHub file, a report or site folder)
-USER_PATH_WRITERS = {"jaxci.ci.plan", "jaxci.ci.release_watch", "jaxci.report.page", "jaxci.report.offline",
-                     "jaxci.measuring.profile"}
+USER_PATH_WRITERS = {"jaxci.workflows.plan", "jaxci.workflows.release_watch", "jaxci.report.page",
+                     "jaxci.report.offline", "jaxci.traces.profile"}
 #: the calls that open or write a file themselves, bypassing jaxci.util.safewrite (issue 40)
 PLAIN_WRITES = {"open", "write_text", "write_bytes", "copyfile", "copy", "copy2", "copytree", "fdopen"}
 
@@ -139,7 +139,7 @@ def test_commands_and_user_path_writers_write_only_through_safewrite():
 #: what jaxci.analysis may import from jaxci ("what we compute from results"): itself and pure helpers
 ANALYSIS_IMPORTS = ("jaxci.analysis", "jaxci.util.versions")
 #: what jaxci.policy may import from jaxci ("what we advise"): the computations, the catalogue, the billing rule
-POLICY_IMPORTS = ("jaxci.analysis", "jaxci.policy", "jaxci.catalogue", "jaxci.ci.jobcost")
+POLICY_IMPORTS = ("jaxci.analysis", "jaxci.policy", "jaxci.catalogue", "jaxci.workflows.jobcost")
 #: what reads or writes outside the process: none of it in jaxci.analysis or jaxci.policy
 IO_CALLS = ("open(", ".read_text(", ".read_bytes(", ".write_text(", ".write_bytes(", "os.environ", "subprocess",
             "tomllib.load", "json.load(")
@@ -154,7 +154,7 @@ def _outside(path: Path, allowed: tuple) -> list[str]:
 
 @pytest.mark.parametrize("package, allowed", [("analysis", ANALYSIS_IMPORTS), ("policy", POLICY_IMPORTS)])
 def test_analysis_computes_and_policy_advises(package, allowed):
-    """analysis/ imports only itself (no ci.jobcost, no results reader); policy/ only analysis, the catalogue
+    """analysis/ imports only itself (no workflows.jobcost, no results reader); policy/ only analysis, the catalogue
     and the billing rule; neither does I/O (docs/layout.md)."""
     bad = {}
     for path in sorted((JAXCI / package).glob("*.py")):
@@ -170,9 +170,9 @@ def test_analysis_computes_and_policy_advises(package, allowed):
 
 def test_the_rules_above_can_fail(tmp_path):
     sample = tmp_path / "x.py"
-    sample.write_text("from jaxci.ci.jobcost import billed_seconds\nfrom jaxci.results.records import Record\n")
-    assert _outside(sample, ANALYSIS_IMPORTS) == ["jaxci.ci.jobcost", "jaxci.ci.jobcost.billed_seconds",
-                                                  "jaxci.results.records", "jaxci.results.records.Record"]
+    sample.write_text("from jaxci.workflows.jobcost import billed_seconds\nfrom jaxci.results.records import Record\n")
+    assert _outside(sample, ANALYSIS_IMPORTS) == ["jaxci.results.records", "jaxci.results.records.Record",
+                                                  "jaxci.workflows.jobcost", "jaxci.workflows.jobcost.billed_seconds"]
     assert _outside(sample, POLICY_IMPORTS) == ["jaxci.results.records", "jaxci.results.records.Record"]
 
 
@@ -181,7 +181,7 @@ def test_one_function_per_rule():
     import re
 
     rules = {r"^def gpu_wins\(": "jaxci.policy.margins", r"^def cell_timeout\(": "jaxci.policy.timeouts",
-             r"^def job_timeout\(": "jaxci.ci.jobcost", r"^def curve_crossover\(": "jaxci.analysis.predict",
+             r"^def job_timeout\(": "jaxci.workflows.jobcost", r"^def curve_crossover\(": "jaxci.analysis.predict",
              r"^def figures\(": "jaxci.report.published"}
     for pattern, home in rules.items():
         where = [module_name(p) for p in sorted(JAXCI.rglob("*.py")) if re.search(pattern, p.read_text(), re.M)]

@@ -152,8 +152,8 @@ def checks(results=RESULTS) -> list[Check]:
 
 def margin_checks() -> list[Check]:
     """The GPU-wins margin: question 6's build and the CI audit's tier decision place one lecture alike."""
-    from jaxci.audit.ci import decision
-    from jaxci.audit.ci.lectures import LectureFacts
+    from jaxci.audit.lecture_ci import decision
+    from jaxci.audit.lecture_ci.lectures import LectureFacts
     from jaxci.policy import builds
 
     out = []

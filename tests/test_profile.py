@@ -7,8 +7,8 @@ import pytest
 
 from jaxci.cli import main as cli
 from jaxci.commands import profile as profile_cmd
-from jaxci.measuring import profile
 from jaxci.nvml import gpu_present
+from jaxci.traces import profile
 
 
 def _event(name, start, duration, **stats):

@@ -1,4 +1,4 @@
-"""The JAX release watch (jaxci/ci/release_watch.py, .github/workflows/jax-release-watch.yml), offline: a local
+"""The JAX release watch (jaxci/workflows/release_watch.py, .github/workflows/jax-release-watch.yml), offline: a local
 PEP 503 index served by `python -m http.server` on 127.0.0.1 offers a fake new JAX release; asv and gh are fakes."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from jaxci.catalogue import read_pins
-from jaxci.ci import release_watch as watch
 from jaxci.commands import release_watch as watch_cmd
+from jaxci.workflows import release_watch as watch
 
 FAKE = "0.99.0"
 PIN = read_pins("cpu")["jax"]
@@ -295,7 +295,7 @@ def test_the_real_runner_keeps_one_scale_for_history_rerun_and_compare(tmp_path,
 
 def test_the_committed_demo_report_is_a_report_and_says_what_the_docs_say():
     """docs/history.md quotes a real measure run; its report is committed beside it and must read back."""
-    from jaxci.ci.release_watch import load_reports
+    from jaxci.workflows.release_watch import load_reports
 
     (report,) = load_reports(Path(__file__).resolve().parent.parent / "docs" / "watch-demo")
     assert (report.release, report.previous, report.status) == ("0.11.1", "0.11.0", "regression")

@@ -7,10 +7,10 @@ import pytest
 
 from jaxci.capture.carried import CaptureError, source_commit
 from jaxci.capture.pack import profiles
-from jaxci.ci.failures import FailuresError, load_known
-from jaxci.ci.release_watch import WatchError, load_reports, version_key
 from jaxci.results.history import HistoryError, load_state
 from jaxci.util.versions import release_key
+from jaxci.workflows.failures import FailuresError, load_known
+from jaxci.workflows.release_watch import WatchError, load_reports, version_key
 
 
 def _fifo(path):

@@ -1,6 +1,6 @@
 """jaxci inputs: hostile workflow inputs are refused before any label or command is built; the plan takes its
 families, labels, spot use and timeouts from the catalogue; suite status and collection report what happened;
-scripts/run-suites.sh runs the suites of jaxci.ci.suites and records their status."""
+scripts/run-suites.sh runs the suites of jaxci.workflows.suites and records their status."""
 
 import json
 import os
@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
-from jaxci.ci import status as run_status
-from jaxci.ci.collect import collect, family_outcome
-from jaxci.ci.inputs import InputError, validate_commits, validate_families, validate_filter
-from jaxci.ci.jobcost import timeout_minutes
-from jaxci.ci.plan import bench_requirements, plan, suite_regex, upgrade_plan
-from jaxci.ci.status import RunStatus, SuiteOutcome, SuiteState
-from jaxci.ci.suites import suites
+from jaxci.workflows import status as run_status
+from jaxci.workflows.collect import collect, family_outcome
+from jaxci.workflows.inputs import InputError, validate_commits, validate_families, validate_filter
+from jaxci.workflows.jobcost import timeout_minutes
+from jaxci.workflows.plan import bench_requirements, plan, suite_regex, upgrade_plan
+from jaxci.workflows.status import RunStatus, SuiteOutcome, SuiteState
+from jaxci.workflows.suites import suites
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOGUE = load_catalogue()
@@ -272,7 +272,7 @@ def test_accepted_filters_match_a_long_name_quickly():
     worst = [".*.*z", ".?" * 14 + "z", "[a-z]+_x+", "(a|b)?(c|d)?(e|f)?.*z"]
     for bench in worst:
         assert validate_filter(bench) == bench
-    code = ("import re, sys; from jaxci.ci.plan import suite_regex\n"
+    code = ("import re, sys; from jaxci.workflows.plan import suite_regex\n"
             "for b in sys.argv[1:]: re.search(suite_regex('dense', b), 'dense.' + 'a' * 194)")
     subprocess.run([sys.executable, "-c", code, *worst], check=True, timeout=60)
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
-from jaxci.ci.plan import plan
 from jaxci.results.upgrade import load_config
+from jaxci.workflows.plan import plan
 
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = REPO / ".github"

@@ -7,7 +7,7 @@ the explanation, which git ignores):
 - per-lecture timeouts where the audit measured a cell slower than the configured timeout (`--execute`):
   `mystnb: execution_timeout` in the lecture's metadata;
 - the kernelspec install, as a step inserted before the build step of every workflow job that executes notebooks
-  (jaxci.audit.ci.edits.join_emitted; as text in the explanation only where no such job is found), and the
+  (jaxci.audit.lecture_ci.edits.join_emitted; as text in the explanation only where no such job is found), and the
   jax-env action step as text;
 - lectures whose purpose is to show the GPU backend (they print jax.devices() / the platform, run nvidia-smi, and
   have little work) are never pinned: the explanation lists them as "left on the GPU: narrative".

@@ -1,7 +1,7 @@
 """The CI audit's part of `jaxci audit`: its options, and one call that runs it after the lecture audit.
 
 A helper of jaxci.commands.audit (argument group, files written, what is printed); the audit itself is
-jaxci.audit.ci.
+jaxci.audit.lecture_ci.
 
 `jaxci audit PATH` audits the CI too when PATH has .github/workflows (`--no-ci` turns it off, `--ci`
 forces it). Markdown output gets the CI section appended; JSON gets a "ci" key; CSV stays the lecture
@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from jaxci.audit.ci.edits import join_emitted
+from jaxci.audit.lecture_ci.edits import join_emitted
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def predictions(args, verdicts) -> dict:
     if not getattr(args, "execute", False):
         return {}
     from jaxci import REPO_ROOT
-    from jaxci.audit.ci.lectures import predict_families
+    from jaxci.audit.lecture_ci.lectures import predict_families
 
     found, why = predict_families(verdicts, args.results or (REPO_ROOT / "results"))
     if why:
@@ -76,7 +76,7 @@ def attach(args, verdicts, text: str) -> str:
     """Run the CI audit when wanted; return the lecture output with the CI part added."""
     if not wanted(args):
         return text
-    from jaxci.audit.ci import audit_ci, lectures, render
+    from jaxci.audit.lecture_ci import audit_ci, lectures, render
     from jaxci.util import safewrite
 
     root = Path(args.path)

@@ -1,6 +1,6 @@
 """`jaxci env [--kernels N] [--peak-mib MIB | --results DIR] [--machine FAMILY] [--pin-cpu[=true|false]] ...`.
 
-The recommended JAX/XLA environment for N kernels on one device (the model: jaxci/ci/envadvice.py), printed
+The recommended JAX/XLA environment for N kernels on one device (the model: jaxci/workflows/envadvice.py), printed
 in one --format; --github-env and --github-output also append it, and the jax-env action's outputs, to those
 files, so the action makes one call. Refusals print `jaxci env: error: <one line>` last on stderr and exit 2.
 Imports neither JAX nor NumPy (asv only with --results): a lecture repository's CI installs jaxci bare.
@@ -13,8 +13,8 @@ import os
 import sys
 
 from jaxci.catalogue import CatalogueError
-from jaxci.ci.envadvice import FORMATS, AdviceError, advise, render, render_outputs
 from jaxci.util import safewrite
+from jaxci.workflows.envadvice import FORMATS, AdviceError, advise, render, render_outputs
 
 
 def _optional(kind):

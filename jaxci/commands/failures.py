@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
                         "naming a file outside it is refused (default: the current folder)")
     args = parser.parse_args(argv)
 
-    from jaxci.ci.failures import FailuresError, load_known, record, to_skip
     from jaxci.util import safewrite
+    from jaxci.workflows.failures import FailuresError, load_known, record, to_skip
 
     try:
         if args.action == "record":

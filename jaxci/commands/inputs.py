@@ -9,8 +9,8 @@ Subcommands:
   suites        the suite modules of benchmarks/, one per line (what scripts/run-suites.sh runs)
   requirements  the bench extra's requirement lines of the named projects (what a runner job installs)
 
-A refused input exits 2 with one line naming the input and the reason (the library: jaxci.ci.inputs,
-jaxci.ci.plan, jaxci.ci.status, jaxci.ci.collect, jaxci.ci.suites).
+A refused input exits 2 with one line naming the input and the reason (the library: jaxci.workflows.inputs,
+jaxci.workflows.plan, jaxci.workflows.status, jaxci.workflows.collect, jaxci.workflows.suites).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
-from jaxci.ci import status as run_status
-from jaxci.ci.collect import collect, outcome_markdown
-from jaxci.ci.inputs import InputError, validate_suite
-from jaxci.ci.plan import bench_requirements, check_suite_filters, plan, upgrade_plan, write_outputs
-from jaxci.ci.suites import suites
 from jaxci.util import safewrite
 from jaxci.util.validate import one_line
+from jaxci.workflows import status as run_status
+from jaxci.workflows.collect import collect, outcome_markdown
+from jaxci.workflows.inputs import InputError, validate_suite
+from jaxci.workflows.plan import bench_requirements, check_suite_filters, plan, upgrade_plan, write_outputs
+from jaxci.workflows.suites import suites
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""`jaxci profile KERNEL`: device-busy time and launch gaps of a pathological kernel (jaxci.measuring.profile)."""
+"""`jaxci profile KERNEL`: device-busy time and launch gaps of a pathological kernel (jaxci.traces.profile)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from jaxci.measuring.profile import KERNELS, ProfileError, profile, render
+from jaxci.traces.profile import KERNELS, ProfileError, profile, render
 
 
 def _steps(text: str) -> int:

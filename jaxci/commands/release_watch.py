@@ -1,4 +1,4 @@
-"""`jaxci release-watch plan|measure|file`: the JAX release watch (jaxci.ci.release_watch), step by step.
+"""`jaxci release-watch plan|measure|file`: the JAX release watch (jaxci.workflows.release_watch), step by step.
 
 plan     which JAX releases are newer than the pin (the package index) and the measure job's matrix
 measure  jaxci history for a release and the one before it, asv compare, the confirmation rerun; a report
@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue, read_pins
-from jaxci.ci.release_watch import (
+from jaxci.results.history import HistoryError, checkout_root, index_versions, parse_releases
+from jaxci.util import safewrite
+from jaxci.util.validate import SCALES, InputError, machine_name, number, scale
+from jaxci.workflows.release_watch import (
     FACTOR,
     AsvRunner,
     GhCli,
@@ -30,9 +33,6 @@ from jaxci.ci.release_watch import (
     save_report,
     summary_md,
 )
-from jaxci.results.history import HistoryError, checkout_root, index_versions, parse_releases
-from jaxci.util import safewrite
-from jaxci.util.validate import SCALES, InputError, machine_name, number, scale
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
 

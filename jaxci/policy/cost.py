@@ -1,5 +1,5 @@
 """Dollars per runner family: each workload (suite) and the whole benchmark job, from asv's recorded durations
-and catalogue prices, billed by jaxci.ci.jobcost's rule (advice, so here beside the lecture builds' prices in
+and catalogue prices, billed by jaxci.workflows.jobcost's rule (advice, so here beside the lecture builds' prices in
 jaxci.policy.builds; it was jaxci.analysis.cost, which imported the billing rule and the results reader).
 
 A job costs (job overhead + suite wall time), billed with the catalogue's minimum, times the hourly price.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxci.analysis import SCALE_RANK, scale_label
-from jaxci.ci.jobcost import billed_seconds
+from jaxci.workflows.jobcost import billed_seconds
 
 
 @dataclass

@@ -93,7 +93,7 @@ def float64_default(cpu_s: float | None, gpu_s: float | None, overlap: bool, fig
 def action_env(family: str, has_gpu: bool, kernels: int, device_mib: float | None) -> dict[str, str]:
     """Every variable the jax-env action writes to $GITHUB_ENV for these inputs (its one `jaxci env` call)."""
     from jaxci.catalogue import load_policies
-    from jaxci.ci.envadvice import recommend
+    from jaxci.workflows.envadvice import recommend
 
     policies, budget = load_policies()
     advice = recommend(max(1, kernels), device_mib=device_mib if has_gpu else None, pin_cpu=not has_gpu,

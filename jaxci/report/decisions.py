@@ -318,7 +318,7 @@ def _hygiene(report, family, entry, audit, times) -> Decision:
                   if advice.unmeasured else "")
     basis = (f"rule: {timeouts.rule_text()}, the cell at the high end of the lecture's predicted band on {family} "
              f"(slowest: `{worst.path}` {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: ceil((overhead "
-             f"+ the predicted build's high end) x margin) (jaxci.ci.jobcost.job_timeout){unmeasured}")
+             f"+ the predicted build's high end) x margin) (jaxci.workflows.jobcost.job_timeout){unmeasured}")
     return Decision(7, text, PREDICTED if predicted else MEASURED, basis)
 
 

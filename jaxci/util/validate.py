@@ -1,6 +1,6 @@
 """Checks shared by every command that takes text from a user, a workflow or the environment.
 
-One home for them, so the workflow side (jaxci.ci.inputs), the upgrade check, machine registration, the
+One home for them, so the workflow side (jaxci.workflows.inputs), the upgrade check, machine registration, the
 install step, `jaxci env` and the audit refuse the same bad input the same way, and so no two of those
 modules import each other for a helper. Each check returns the cleaned value or raises InputError with a
 one-line message naming the input and the reason; the commands print it and exit 2. Pure Python.

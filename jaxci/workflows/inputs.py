@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from jaxci.catalogue import Machine
-from jaxci.ci.suites import is_suite_name
 from jaxci.util.validate import InputError, bench_filter, full_sha, plain, quoted
+from jaxci.workflows.suites import is_suite_name
 
 __all__ = ["InputError", "validate_families", "validate_scale", "validate_filter", "validate_commits",
            "validate_sha", "validate_run_id", "validate_suite"]  # InputError lives in jaxci.util.validate

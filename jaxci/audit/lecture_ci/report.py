@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jaxci.audit.ci import edits as ed
-from jaxci.audit.ci import settings, workflows
+from jaxci.audit.lecture_ci import edits as ed
+from jaxci.audit.lecture_ci import settings, workflows
 
 RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT = "runner-tier", "spot", "job-timeout", "cell-timeout"
 MEMORY, VERSIONS, CACHE = "memory-policy", "versions", "compile-cache"

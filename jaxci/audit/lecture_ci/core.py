@@ -1,5 +1,5 @@
 """The CI audit's rules: read a lecture repository's workflows, book config and environment file, hold them
-against the lecture verdicts, and return a CIReport of findings (jaxci.audit.ci.report) plus the edits
+against the lecture verdicts, and return a CIReport of findings (jaxci.audit.lecture_ci.report) plus the edits
 that fix them. Each rule is one method of `_Audit`; the thresholds are stated as constants below.
 """
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import yaml
 
-from jaxci.audit.ci import edits as ed
-from jaxci.audit.ci import installs, settings, tier, workflows
-from jaxci.audit.ci.lectures import LectureFacts
-from jaxci.audit.ci.report import (
+from jaxci.audit.lecture_ci import edits as ed
+from jaxci.audit.lecture_ci import installs, settings, tier, workflows
+from jaxci.audit.lecture_ci.lectures import LectureFacts
+from jaxci.audit.lecture_ci.report import (
     CACHE,
     CELL_TIMEOUT,
     JOB_TIMEOUT,
@@ -211,7 +211,7 @@ class _Audit:
 
     def _decide(self, build_jobs) -> None:
         """The tier decision with numbers for the first build job on a known runner (executed audits only)."""
-        from jaxci.audit.ci import decision
+        from jaxci.audit.lecture_ci import decision
         from jaxci.catalogue import CatalogueError, load_catalogue
 
         job = next((j for j in build_jobs if j.label and j.label.kind in ("runs-on", "github")), None)
@@ -274,7 +274,7 @@ class _Audit:
     def _predicted_build(self, job, family: str):
         """(minutes, label, basis) from the tier decision's predicted build on the job's family, at the high end
         of every band and the slower of the build as written and with the recommended pins; None without one."""
-        from jaxci.audit.ci import decision
+        from jaxci.audit.lecture_ci import decision
 
         d = self.report.decision
         if d is None or d.job != job.where:
@@ -291,7 +291,7 @@ class _Audit:
 
     def job_timeout(self, job) -> None:
         """timeout-minutes for a notebook-executing job that sets none, by the one rule (jaxci.policy.timeouts,
-        through jaxci.ci.jobcost.job_timeout) on the same predicted (else measured) build. Without a measured or
+        through jaxci.workflows.jobcost.job_timeout) on the same predicted (else measured) build. Without a measured or
         predicted build nothing is lowered: the job keeps GitHub's own limit until the build is measured."""
         from jaxci.catalogue import CatalogueError
         from jaxci.policy.timeouts import GITHUB_DEFAULT_JOB_MIN, job_timeout_minutes
@@ -373,7 +373,7 @@ class _Audit:
 
     def _tier_from_decision(self, job, family: str, d, inputs: dict, rows) -> None:
         """The predicted decision sets the tier: move (CPU alone, or a cheaper GPU family), split, or stay."""
-        from jaxci.audit.ci import decision as dc
+        from jaxci.audit.lecture_ci import decision as dc
 
         c, b = d.chosen, d.before
         money = (lambda o: f"${o.dollars:.3f}" if o.dollars is not None else "no price")
@@ -437,7 +437,7 @@ class _Audit:
 
     def _advice(self, n: int, device) -> tuple[dict, str, str]:
         from jaxci.catalogue import CatalogueError, load_policies
-        from jaxci.ci.envadvice import AdviceError, recommend
+        from jaxci.workflows.envadvice import AdviceError, recommend
 
         try:
             policies, budget = load_policies()
@@ -591,7 +591,7 @@ class _Audit:
 
 
 def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, builds_per_year: int | None = None) -> CIReport:
-    """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.ci.lectures).
+    """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.lecture_ci.lectures).
     Build time per family needs executed lectures with the runner model's predictions (`predicted`, from
     --results: jaxci.policy.builds adds them up)."""
     return _Audit(Path(root), lectures, results_dir, builds_per_year).go()

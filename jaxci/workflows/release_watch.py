@@ -30,14 +30,14 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from jaxci.catalogue import Figure, Machine
-from jaxci.ci.jobcost import timeout_minutes
-from jaxci.ci.plan import matrix_entry
 from jaxci.results.asvrun import asv_env, asv_exe
 from jaxci.results.upgrade import Row, parse_compare, slower
 from jaxci.util.quoting import cell, markdown, shell
 from jaxci.util.safeio import UnsafeFile, load_json, parse_json
 from jaxci.util.validate import InputError, bench_filter, inside, machine_name, number, one_line
 from jaxci.util.versions import RELEASE, release_key
+from jaxci.workflows.jobcost import timeout_minutes
+from jaxci.workflows.plan import matrix_entry
 
 FACTOR = 1.5
 # the warm benchmarks of the reference history (docs/history.md); asv matches a parameterised benchmark as
@@ -372,7 +372,7 @@ def issue_body(reports: list[Report]) -> str:
                   "</details>", "", f"Reproduce (a checkout of this repository, `jaxci machine {shell(r.machine)}` "
                   "or any registered machine):",
                   "", "```bash", r.reproduce, "```", ""]
-    lines.append("Filed by .github/workflows/jax-release-watch.yml (jaxci/ci/release_watch.py); a later run for "
+    lines.append("Filed by .github/workflows/jax-release-watch.yml (jaxci/workflows/release_watch.py); a later run for "
                  "this release updates this issue instead of opening another.")
     return "\n".join(lines) + "\n"
 

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, load_catalogue
-from jaxci.ci.inputs import (
+from jaxci.results.upgrade import load_config
+from jaxci.util.validate import bench_filter
+from jaxci.workflows.inputs import (
     InputError,
     validate_commits,
     validate_families,
@@ -26,10 +28,8 @@ from jaxci.ci.inputs import (
     validate_scale,
     validate_sha,
 )
-from jaxci.ci.jobcost import timeout_minutes
-from jaxci.ci.suites import suites
-from jaxci.results.upgrade import load_config
-from jaxci.util.validate import bench_filter
+from jaxci.workflows.jobcost import timeout_minutes
+from jaxci.workflows.suites import suites
 
 SPOT_POLICIES = ("exploratory", "never")
 

@@ -2,7 +2,7 @@
 
 scripts/run-suites.sh records each suite's start and end (`jaxci inputs status FILE start|end`) and an
 always() step closes the file (`finish`), so it says which suite a cancel or a timeout cut off. The file is
-uploaded with the family's results and read back by the collect job (jaxci.ci.collect). This module is the
+uploaded with the family's results and read back by the collect job (jaxci.workflows.collect). This module is the
 one place that reads and writes it (`load`, `save`): a RunStatus of typed SuiteOutcomes in memory, the same
 JSON on disk as before ({"family", "spot", "suites": {suite: text}, "running", "finished"[, "interrupted"]},
 each outcome as its one-line text, e.g. "ok" or "failed: asv exit 1").
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from jaxci.ci.suites import is_suite_name
 from jaxci.util import safeio
 from jaxci.util.validate import InputError, one_line, quoted
+from jaxci.workflows.suites import is_suite_name
 
 
 class SuiteState(Enum):

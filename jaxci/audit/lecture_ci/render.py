@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from jaxci.audit.ci.report import CIReport
+from jaxci.audit.lecture_ci.report import CIReport
 
 
 def _cell(text) -> str:

@@ -2,11 +2,11 @@
 repository's build on the catalogue families, the cheapest that keeps every GPU-winning lecture fast, and the
 GPU-hours a year before and after.
 
-Inputs are the executed audit's lecture facts (jaxci.audit.ci.lectures): per lecture the runner model's
+Inputs are the executed audit's lecture facts (jaxci.audit.lecture_ci.lectures): per lecture the runner model's
 predicted seconds of the whole lecture on each family's CPU and GPU (`predicted[family]`: cpu_s, gpu_s and
 their bands, jaxci.audit.predicted; its host code as measured, not scaled).
 
-Options (a build job costs (catalogue job overhead + build), billed by jaxci.ci.jobcost's rule, x its price):
+Options (a build job costs (catalogue job overhead + build), billed by jaxci.workflows.jobcost's rule, x its price):
 - CPU alone on a CPU family C: every lecture on C's CPU;
 - GPU as is on a GPU family G: every JAX lecture on G's GPU (no pins: the build before the recommendation);
 - GPU with pins on G: the lectures that win on G's GPU stay there, the others pinned to G's CPU;
@@ -15,7 +15,7 @@ A lecture wins on a GPU when its predicted GPU seconds are below GPU_FASTER x it
 (the one margin, jaxci.policy.margins.gpu_wins: the report's question 6 uses it too).
 An option keeps every GPU-winning lecture fast when each lecture
 that wins on the build job's GPU family runs on a GPU in it. The cheapest such option is recommended (lab
-machines have no price: shown, never chosen). Jobs are priced by jaxci.ci.jobcost.build_job, as the report's
+machines have no price: shown, never chosen). Jobs are priced by jaxci.workflows.jobcost.build_job, as the report's
 question 6 prices them. GPU-hours count the GPU family's whole job (overhead included).
 """
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from jaxci.ci.jobcost import build_job
 from jaxci.policy import builds
 from jaxci.policy.margins import GPU_FASTER, gpu_wins
+from jaxci.workflows.jobcost import build_job
 
 CPU_ALONE, GPU_AS_IS, GPU_PINS, SPLIT = "CPU alone", "GPU as is", "GPU with pins", "split"
 PREDICTED = "predicted"
@@ -127,7 +127,7 @@ def _option(kind, placement: dict, catalogue, defaults, winning: set) -> Option:
 def decide(lectures, job: str, family: str | None, catalogue: dict, defaults: dict,
            builds_per_year: int | None = None) -> Decision | None:
     """The decision for one build job, or None when no executed lecture has a prediction."""
-    from jaxci.audit.ci.tier import cpu_family
+    from jaxci.audit.lecture_ci.tier import cpu_family
 
     run = [f for f in lectures if not f.excluded and f.executed]
     if not run or not any(f.predicted for f in run):

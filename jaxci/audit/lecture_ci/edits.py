@@ -2,7 +2,7 @@
 
 The files are never re-dumped: an edit replaces one substring on one line or inserts whole lines before
 a line, so comments, quoting and layout stay as the maintainer wrote them. Positions come from the
-YAML node marks (jaxci.audit.ci.yamlread).
+YAML node marks (jaxci.audit.lecture_ci.yamlread).
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def insert_step_before(doc, step_path: tuple, lines: list[str]) -> Edit | None:
 def kernel_steps(report) -> tuple[list[Edit], list[str]]:
     """The kernelspec install step before the first notebook-executing step of every build job (none where
     the job installs that kernel already), and where each went."""
-    from jaxci.audit.ci.workflows import builds_in
     from jaxci.audit.emit import INSTALL_CMD, INSTALL_STEP, KERNEL
+    from jaxci.audit.lecture_ci.workflows import builds_in
 
     edits, where = [], []
     for job in (j for w in report.workflows for j in w.jobs if j.builds):

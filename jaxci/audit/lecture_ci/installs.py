@@ -4,7 +4,7 @@ install (`pip install -r FILE`, `environment-file: FILE`, `conda env create -f F
 keeps at its top (`requirements*.txt`, `environment.yml`).
 
 The version check judges each line on its own: the same `jax[cuda13]` written in three workflows is three
-lines, each with its file:line, pinned or not. Reading only; the rules live in jaxci.audit.ci.core.
+lines, each with its file:line, pinned or not. Reading only; the rules live in jaxci.audit.lecture_ci.core.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxci.audit.ci.yamlread import load
+from jaxci.audit.lecture_ci.yamlread import load
 from jaxci.util import safeio
 
 WATCHED = ("jax", "jaxlib", "numpyro")

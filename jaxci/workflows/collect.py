@@ -1,6 +1,6 @@
 """After every family's bench job: merge what came back into results/ and say what happened to each family.
 
-A family job uploads its asv results and its run status (jaxci.ci.status) as the artifact
+A family job uploads its asv results and its run status (jaxci.workflows.status) as the artifact
 `results-<family>`. Here each family of the plan's matrix is looked up again in the catalogue before it
 becomes a path, its results are merged, and its outcome is read from its status, or from the lack of one:
 a spot runner that vanished is a spot interruption (rerun it), not a regression.
@@ -12,9 +12,9 @@ import shutil
 from pathlib import Path
 
 from jaxci.catalogue import Machine
-from jaxci.ci import status as run_status
-from jaxci.ci.status import RunStatus, SuiteState
 from jaxci.util.validate import InputError, quoted
+from jaxci.workflows import status as run_status
+from jaxci.workflows.status import RunStatus, SuiteState
 
 
 def family_outcome(entry: dict, status: RunStatus | None) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.audit import book
-from jaxci.audit.ci.yamlread import Doc, load
+from jaxci.audit.lecture_ci.yamlread import Doc, load
 from jaxci.util import safeio
 
 WATCHED = ("jax", "jaxlib", "numpyro")

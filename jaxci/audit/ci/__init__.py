@@ -1,9 +1,0 @@
-"""`jaxci audit --ci`: the lecture repository's CI itself (runner tier, spot, timeouts, memory policy,
-versions, compilation cache), as findings with file:line evidence and a patch the maintainer can apply.
-
-Public: `audit_ci(root, lectures)`, `lectures.audit_lectures(root)` / `lectures.from_verdicts(verdicts)`,
-`render.to_markdown / to_json / summary`, and `CIReport.patch()`.
-"""
-
-from jaxci.audit.ci.core import audit_ci  # noqa: F401
-from jaxci.audit.ci.report import KINDS, CIReport, Finding  # noqa: F401

@@ -1,7 +1,0 @@
-"""What workflows call: validating workflow inputs (`inputs`), the job matrix (`plan`), each family job's run
-status (`status`), merging what the jobs brought back (`collect`), the suite list (`suites`), a job's time and
-price (`jobcost`) and the JAX/XLA environment for N kernels on one device (`envadvice`, `jaxci env`, which a
-lecture repository's CI runs with jaxci installed bare: no JAX, asv or numpy at import).
-
-May import the runtime (catalogue, nvml), results and util; never commands.
-"""
