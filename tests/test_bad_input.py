@@ -371,11 +371,12 @@ FIXTURES = REPO / "tests" / "fixtures" / "lectures"
 
 
 def run_case(case: Case, tmp: Path, repo: Path = REPO) -> Outcome:
-    """One case in a fresh process, with `repo`'s jaxci (this checkout unless another is given)."""
+    """One case in a fresh process, with `repo`'s jaxci (this checkout unless another is given); "{tmp}" is the
+    scratch folder in its arguments and its environment alike (GITHUB_STEP_SUMMARY=FIFO)."""
     args = [a.replace("{tmp}", str(tmp)).replace("{fixtures}", str(FIXTURES)) for a in case.args]
     cmd = [sys.executable, case.script, *args] if case.script else [sys.executable, "-m", "jaxci", *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAXCI_", "GITHUB_"))}
-    env.update({k: v for k, v in case.env.items() if v}, PYTHONPATH=str(repo))
+    env.update({k: v.replace("{tmp}", str(tmp)) for k, v in case.env.items() if v}, PYTHONPATH=str(repo))
     for k in [k for k, v in case.env.items() if not v]:
         env.pop(k, None)
     try:

@@ -8,7 +8,6 @@ message echoes a file's bytes; `history --restore-refs` acts on the current dire
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -183,12 +182,6 @@ def lectures(root: Path) -> None:
     (config / "_config.yml").symlink_to(root / "secret")
 
 
-def run(case: Case, tmp: Path, repo: Path = REPO):
-    """run_case with "{tmp}" replaced in the case's environment too (GITHUB_STEP_SUMMARY=FIFO)."""
-    env = {k: v.replace("{tmp}", str(tmp)) for k, v in case.env.items()}
-    return run_case(dataclasses.replace(case, env=env), tmp, repo)
-
-
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bad-input-paths")
@@ -198,7 +191,7 @@ def scratch(tmp_path_factory):
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
 def test_bad_input_outcome(case, scratch):
-    check_outcome(case, run(case, scratch))
+    check_outcome(case, run_case(case, scratch))
 
 
 def test_refusals_wrote_nothing_and_read_nothing_outside(scratch):
@@ -343,7 +336,7 @@ def test_a_file_size_limit_is_one_line_not_a_traceback(tmp_path):
 def table(before: Path | None = None) -> str:
     """The rows of docs/bad-input.md for these cases (`python -m tests.test_bad_input_paths [BEFORE]`): input,
     the outcome on an older checkout (BEFORE; its hangs are cut at LIMIT_S), the outcome now."""
-    return "\n".join(ROWS_HEAD + outcome_rows(CASES, setup, run=run, before=before)) + "\n"
+    return "\n".join(ROWS_HEAD + outcome_rows(CASES, setup, before=before)) + "\n"
 
 
 if __name__ == "__main__":

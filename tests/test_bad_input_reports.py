@@ -194,11 +194,6 @@ CASES = [
 ]
 
 
-def _run(case: Case, tmp: Path, repo: Path = REPO):
-    env = {k: v.replace("{tmp}", str(tmp)) for k, v in case.env.items()}
-    return run_case(Case(case.issue, case.args, case.rc, case.expect, env=env, pick=case.pick), tmp, repo)
-
-
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
     pytest.importorskip("jupyter_cache")
@@ -209,7 +204,7 @@ def scratch(tmp_path_factory):
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
 def test_bad_input_outcome(case, scratch):
-    check_outcome(case, _run(case, scratch))
+    check_outcome(case, run_case(case, scratch))
 
 
 def _case(*args, rc=2, expect=""):
@@ -223,7 +218,7 @@ def test_refused_inputs_lose_nothing_and_echo_nothing(scratch):
     before = {p: p.read_bytes() for p in (jc / "empty" / "global.db", jc / "foreign" / "global.db",
                                           jc / "corrupt" / "global.db")}
     for case in CASES:
-        out = _run(case, scratch)
+        out = run_case(case, scratch)
         assert "AKIA-not-real" not in out.stdout + out.stderr and "aws_secret" not in out.stdout + out.stderr
         assert "TOPSECRET" not in out.stdout + out.stderr
     assert {p: p.read_bytes() for p in before} == before
@@ -236,10 +231,10 @@ def test_the_issue_quotes_what_a_report_holds(scratch):
     """The dry run of a report naming '@jax-ml/core <!-- hidden -->': no mention, no comment but the marker."""
     import shlex
 
-    out = _run(_case(*WATCH, "{tmp}/rw/mention", rc=0), scratch)
+    out = run_case(_case(*WATCH, "{tmp}/rw/mention", rc=0), scratch)
     assert out.rc == 0, out.stderr
     assert "@" not in out.stdout and out.stdout.count("<!--") == 1 and out.stdout.count("-->") == 1
-    good = _run(_case(*WATCH, "{tmp}/rw/good", rc=0), scratch).stdout
+    good = run_case(_case(*WATCH, "{tmp}/rw/good", rc=0), scratch).stdout
     block = good.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
     assert shlex.split(block[0])[-2:] == ["--machine", "c7i.2xlarge"] and len(shlex.split(block[1])) == 8
 
@@ -261,7 +256,7 @@ def test_a_normal_patch_still_applies(scratch, tmp_path):
     work = tmp_path / "plain"
     shutil.copytree(scratch / "patch" / "plain", work)
     patch = tmp_path / "plain.patch"
-    out = _run(_case("audit", str(work), "--output", str(tmp_path / "a.md"), "--emit-config", str(patch),
+    out = run_case(_case("audit", str(work), "--output", str(tmp_path / "a.md"), "--emit-config", str(patch),
                      "--no-progress", rc=0), scratch)
     assert out.rc == 0 and "diff --git a/notes/scalar_scan.md b/notes/scalar_scan.md" in patch.read_text()
     subprocess.run([GIT, "init", "-q"], cwd=work, check=True)
@@ -323,7 +318,7 @@ def test_a_silent_index_is_a_bounded_wait(scratch):
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.getsockname()[1]}/simple"
-        out = _run(_case("release-watch", "plan", "--index-url", url, "--index-timeout", "2"), scratch)
+        out = run_case(_case("release-watch", "plan", "--index-url", url, "--index-timeout", "2"), scratch)
     finally:
         stop.set()
         thread.join()
@@ -337,7 +332,7 @@ def test_a_silent_index_is_a_bounded_wait(scratch):
 # ---- table rows for docs/bad-input.md ------------------------------------------------------------------------
 
 def table(before: Path | None = None) -> str:
-    return "\n".join(ROWS_HEAD + outcome_rows(CASES, setup, run=_run, before=before)) + "\n"
+    return "\n".join(ROWS_HEAD + outcome_rows(CASES, setup, before=before)) + "\n"
 
 
 if __name__ == "__main__":

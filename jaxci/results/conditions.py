@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci.util import safeio, safewrite
+from jaxci.util.loadavg import Load
+from jaxci.util.validate import quoted
 from jaxci.util.versions import RELEASE
 
 FILE = "conditions.toml"
@@ -47,11 +49,7 @@ class Run:
 
     @property
     def load_median(self) -> float | None:
-        s = sorted(self.load)
-        if not s:
-            return None
-        mid = len(s) // 2
-        return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+        return Load(self.load).median
 
 
 @dataclass(frozen=True)
@@ -72,20 +70,15 @@ def path_of(results_dir: str | Path, machine: str) -> Path:
     return Path(results_dir) / machine / FILE
 
 
-def _shown(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:60] + "..."
-
-
 def _text(where: str, key: str, value, pattern: re.Pattern) -> str:
     if not isinstance(value, str) or not pattern.fullmatch(value):
-        raise ConditionsError(f"{where}: {key} {_shown(value)} is not valid")
+        raise ConditionsError(f"{where}: {key} {quoted(value)} is not valid")
     return value
 
 
 def _release(where: str, key: str, value) -> str:
     if not isinstance(value, str) or not RELEASE.fullmatch(value):
-        raise ConditionsError(f"{where}: {key} {_shown(value)} is not a JAX release like 0.11.1")
+        raise ConditionsError(f"{where}: {key} {quoted(value)} is not a JAX release like 0.11.1")
     return value
 
 
@@ -93,7 +86,7 @@ def _ratio(where: str, key: str, value, *, optional: bool = False) -> float | No
     if optional and value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ConditionsError(f"{where}: {key} {_shown(value)} is not a positive finite number")
+        raise ConditionsError(f"{where}: {key} {quoted(value)} is not a positive finite number")
     return float(value)
 
 
@@ -102,7 +95,7 @@ def _loads(where: str, value) -> tuple[float, ...]:
         raise ConditionsError(f"{where}: load must be a list of at most 10,000 load averages")
     for x in value:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or not 0 <= x <= 10_000:
-            raise ConditionsError(f"{where}: load sample {_shown(x)} is not a load average")
+            raise ConditionsError(f"{where}: load sample {quoted(x)} is not a load average")
     return tuple(float(x) for x in value)
 
 
@@ -111,7 +104,7 @@ def _run(where: str, rec) -> Run:
         raise ConditionsError(f"{where}: not a table")
     purpose = rec.get("purpose", "backfill")
     if purpose not in PURPOSES:
-        raise ConditionsError(f"{where}: purpose {_shown(purpose)} is not one of {', '.join(PURPOSES)}")
+        raise ConditionsError(f"{where}: purpose {quoted(purpose)} is not one of {', '.join(PURPOSES)}")
     return Run(_release(where, "release", rec.get("release")), _text(where, "commit", rec.get("commit"), _COMMIT),
                _text(where, "date", rec.get("date", ""), _TEXT), _text(where, "cpu", rec.get("cpu", ""), _TEXT),
                _loads(where, rec.get("load", [])), purpose)
@@ -137,7 +130,7 @@ def load(results_dir: str | Path, machine: str, errors: list[str] | None = None
     if not path.exists() and not path.is_symlink():
         return [], []
     try:
-        data = tomllib.loads(safeio.read_text(path, limit=safeio.MIB * 4))
+        data = tomllib.loads(safeio.read_text(path, limit=safeio.MIB * 4, links=False))
     except (safeio.UnsafeFile, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         errors.append(f"{path}: not read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return [], []
@@ -184,7 +177,7 @@ def append_confirmation(results_dir: str | Path, machine: str, c: Confirmation) 
 
 def _append(results_dir, machine: str, table: str) -> None:
     path = path_of(results_dir, machine)
-    old = safeio.read_text(path, limit=safeio.MIB * 4) if path.exists() else HEADER
+    old = safeio.read_text(path, limit=safeio.MIB * 4, links=False) if path.exists() else HEADER
     try:
         tomllib.loads(old + table)
     except tomllib.TOMLDecodeError as exc:
