@@ -10,7 +10,7 @@ JAX_PLATFORMS=cpu.
 per-cell cost of the instrumentation (hooks plus one silent request), free of the work's own noise.
 --loop-calls N adds a generated notebook whose Python loop calls a tiny jitted function N times and runs a
 lax.scan and a fori_loop: dispatch-bound work where the per-call cost of the tracing hooks shows (each call
-of a jitted function is counted: a fast path with no wait and no argument walk, jaxci.audit.hooks.Called), so
+of a jitted function is counted: a fast path with no wait and no argument walk, jaxci.audit.runner.hooks.Called), so
 its difference divided by N is the cost per jitted call; the loop cell alone is reported too.
 --baseline untraced compares the instrumented run with the same instrumentation minus the tracing hooks
 (loops, jitted calls, eager work, start-up, the end-of-cell wait), isolating what the hooks cost.
@@ -111,7 +111,7 @@ def call_cost(n: int, repeats: int = 15) -> int:
     import jax
     import jax.numpy as jnp
 
-    from jaxci.audit import hooks
+    from jaxci.audit.runner import hooks
 
     def fn(x):
         return x * 0.5 + 1.0

@@ -171,8 +171,9 @@ def repredict(saved: dict, folder: Path, family: str) -> dict:
     """The saved audit's runs predicted again with this checkout's model (nothing executed): the static scan of
     the laid-out lectures, the runs read back from the JSON, the audit's own prediction step."""
     from jaxci import REPO_ROOT
-    from jaxci.audit import classify, predicted, repo
-    from jaxci.audit import family as fam
+    from jaxci.audit import repo
+    from jaxci.audit.judging import classify, judge, predicted
+    from jaxci.audit.judging import family as fam
     from jaxci.audit.runner import CellTiming, NotebookRun
 
     model = fam.from_results(REPO_ROOT / "results", family)
@@ -187,7 +188,7 @@ def repredict(saved: dict, folder: Path, family: str) -> dict:
             cells = [CellTiming(**{k: c[k] for k in cell_fields if k in c}) for c in r.get("cells", [])]
             v.runs[platform] = NotebookRun(**{k: r[k] for k in run_fields if k in r}, cells=cells)
         v.predicted = {}
-        repo.decide_predicted(v, model)
+        judge.decide_predicted(v, model)
         if not v.predicted:  # a CPU-only family: its CPU side is the build time (no verdict from it)
             run = next((r for _, r in sorted(v.runs.items()) if r.ok and r.cells), None)
             cpu = predicted.predict_cpu_family(run, model, classify.lecture_dtype(v.scan) == "float64", v.scan.loops)
@@ -223,7 +224,7 @@ def published_host(family: str):
 def scale_host(audit: dict, family: str, probe_s: float) -> str:
     """Each prediction's measured-here parts moved to the family's host by the published pure-Python probe over
     the same probe here; the source said ('' when the family has no published figure: nothing moved)."""
-    from jaxci.audit import predicted
+    from jaxci.audit.judging import predicted
 
     found = published_host(family)
     if not found or probe_s <= 0:

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from jaxci.audit import book, classify, render, repo
+from jaxci.audit import repo
+from jaxci.audit.judging import classify, judge
+from jaxci.audit.reading import book
 from jaxci.audit.runner import CellTiming, NotebookRun
+from jaxci.audit.writing import render
 from jaxci.commands.audit import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lectures"
@@ -99,7 +102,7 @@ def test_short_python_loop_is_not_sequential(tmp_path):
 
 
 def test_pin_list_only_names_jax_lectures(book_verdicts):
-    pins = repo.pin_list(list(book_verdicts.values()))
+    pins = judge.pin_list(list(book_verdicts.values()))
     assert "f64_scan.md" in pins and "nuts_small.md" in pins
     assert "no_jax.md" not in pins and "large.md" not in pins
 
@@ -176,19 +179,19 @@ def test_merge_measured_times_synthetic(book_verdicts):
 
     v = copy.deepcopy(book_verdicts["grid.md"])  # measure
     v.runs = {"cpu": run_of("cpu", (1.0, 0.5), (2.0, 0.2)), "cuda": run_of("cuda", (9.0, 5.0), (3.0, 1.0))}
-    repo.merge(v)
+    judge.merge(v)
     assert v.recommendation == classify.PIN_CPU and "measured GPU/CPU time 4.00" in v.reasons[-1]
     assert v.proposed_timeout == 60  # 2 s slowest cell x 3 -> a minute
     assert v.over_timeout == []  # book timeout 600 s
 
     v = copy.deepcopy(book_verdicts["large.md"])
     v.runs = {"cpu": run_of("cpu", (300.0, 1.0)), "cuda": run_of("cuda", (30.0, 2.0))}
-    repo.merge(v)
+    judge.merge(v)
     assert v.recommendation == classify.KEEP_GPU
     assert v.proposed_timeout == 120  # from the GPU run it stays on: 30 s x 3 = 90 -> 120
     v = copy.deepcopy(book_verdicts["large.md"])
     v.runs = {"cpu": run_of("cpu", (700.0, 1.0))}
-    repo.merge(v)
+    judge.merge(v)
     assert v.over_timeout == ["cpu cell 0: 700.0 s > 600 s"] and v.proposed_timeout == 2100
     assert v.recommendation == classify.KEEP_GPU  # no GPU measured: the static verdict stands
 

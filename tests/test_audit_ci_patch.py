@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jaxci.audit import emit
 from jaxci.audit.lecture_ci import audit_ci, decision, lectures
 from jaxci.audit.lecture_ci.lectures import KEEP_GPU, PIN_CPU, LectureFacts
+from jaxci.audit.writing import emit
 from jaxci.catalogue import catalogue_defaults, load_catalogue, read_pins
 
 FIX = Path(__file__).parent / "fixtures" / "ci_repos"
@@ -185,7 +185,7 @@ def _pred(cpu, gpu=None):
 
 def _facts():
     """Lecture A wins on the T4 (600 s -> 60 s of JAX work), B and C lose there (5 s -> 30 s); each lecture also has
-    10 s of host code, which its predicted record holds: whole-lecture seconds (jaxci.audit.predicted)."""
+    10 s of host code, which its predicted record holds: whole-lecture seconds (jaxci.audit.judging.predicted)."""
     rows = {"A": (610.0, 70.0, 510.0), "B": (15.0, 40.0, 14.0), "C": (15.0, 40.0, 14.0)}
     out = []
     for name, (cpu, gpu, c7i) in rows.items():

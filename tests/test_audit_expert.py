@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from jaxci.analysis.crossover import find_crossover
-from jaxci.audit import classify, emit, family, repo
+from jaxci.audit import repo
+from jaxci.audit.judging import classify, family, judge
+from jaxci.audit.reading.sizes import BULK, LATENCY, NEAR, UNKNOWN, Loop, classify_loop
 from jaxci.audit.runner import CellTiming, NotebookRun
-from jaxci.audit.sizes import BULK, LATENCY, NEAR, UNKNOWN, Loop, classify_loop
+from jaxci.audit.writing import emit
 from jaxci.commands.audit import main
 
 EXPERT = Path(__file__).parent / "fixtures" / "lectures" / "expert"
@@ -274,8 +276,8 @@ def test_traced_loops_fill_unknowns_and_redecide(builtin_verdicts, measured):
     cell.loops = [["lax.scan", 5_000, 3_000_000, 1]]  # as the kernel's hooks report it
     run.cells = [cell]
     v.runs = {"cpu": run}
-    repo.merge_traced(v)
-    repo.decide(v, measured)
+    judge.merge_traced(v)
+    judge.decide(v, measured)
     (loop,) = v.scan.loops
     assert (loop.trips, loop.carry, loop.source) == (5_000, 3_000_000, "static+executed")
     assert "traced at execution" in loop.trips_why
@@ -290,7 +292,7 @@ def test_traced_python_loop_carry(builtin_verdicts):
     cell.jitted = {"update": 4_000_000}  # w and z, 2e6 elements each, when `update` was traced
     run.cells = [cell]
     v.runs = {"cpu": run}
-    repo.merge_traced(v)
+    judge.merge_traced(v)
     loop = v.scan.loops[0]
     assert (loop.trips, loop.carry) == (200, 4_000_000) and "largest argument of `update`" in loop.carry_why
 
@@ -333,7 +335,7 @@ def test_emit_config_timeouts(builtin_verdicts, tmp_path):
 
 # ----------------------------------------------------------- imports against the kernel's environment
 def test_missing_modules_found_once(tmp_path):
-    from jaxci.audit import envcheck
+    from jaxci.audit.runner import envcheck
 
     for name in ("a.md", "b.md"):
         (tmp_path / name).write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"

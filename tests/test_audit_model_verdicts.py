@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from jaxci import REPO_ROOT
-from jaxci.audit import classify as C
-from jaxci.audit import family, hooks, predicted, repo
-from jaxci.audit.runner import CellTiming, NotebookRun
+from jaxci.audit import repo
+from jaxci.audit.judging import classify as C
+from jaxci.audit.judging import family, judge, predicted
+from jaxci.audit.runner import CellTiming, NotebookRun, hooks
 
 HERE = Path(__file__).parent / "fixtures" / "lectures" / "model_verdicts"
 
@@ -94,7 +95,7 @@ def test_largest_later_trace_wins(verdicts):
     v = copy.deepcopy(verdicts["unknown_beside_bulk.md"])
     v.runs = {"cpu": _run((0.1, 1, [["lax.scan", 50, 23, 1]], None),
                           (0.2, 1, [["lax.scan", 50, 2_000_003, 1]], None))}
-    repo.merge_traced(v)
+    judge.merge_traced(v)
     loop = next(lp for lp in v.scan.loops if lp.kind == "lax.scan" and lp.source != "executed")
     assert loop.carry == 2_000_003
 
@@ -106,8 +107,8 @@ def test_predicted_lecture_time_and_verdict(verdicts, model):
             "flops": 2e6, "bytes": 8e6}
     v = copy.deepcopy(verdicts["vmapped_scan.md"])
     v.runs = {"cpu": _run((1.0, 0, None, None), (0.5, 2, [["lax.scan", 200, 10**6, 1]], [call]))}
-    repo.merge(v)
-    repo.decide_predicted(v, model)
+    judge.merge(v)
+    judge.decide_predicted(v, model)
     p = v.predicted["g4dn.2xlarge"]
     assert p["label"] == "predicted" and p["gpu_low_s"] <= p["gpu_s"] <= p["gpu_high_s"]
     assert set(p) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
@@ -122,8 +123,8 @@ def test_measured_slow_cell_outranks_trivial(verdicts):
 
     v = copy.deepcopy(verdicts["late_jit_name.md"])
     v.runs = {"cpu": _run((0.1, 0, None, None), (predicted.SLOW_CELL_S + 48, 0, None, None))}
-    repo.merge(v)
-    repo.decide_predicted(v, None)
+    judge.merge(v)
+    judge.decide_predicted(v, None)
     assert v.recommendation == C.MEASURE and "cell 1 measured" in v.why
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from jaxci import REPO_ROOT
-from jaxci.audit import classify as C
-from jaxci.audit import family, predicted, repo
+from jaxci.audit import repo
+from jaxci.audit.judging import classify as C
+from jaxci.audit.judging import family, predicted
 
 pytestmark = pytest.mark.slow
 LECTURES = Path(__file__).parent / "fixtures" / "lectures"

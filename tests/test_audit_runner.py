@@ -204,7 +204,7 @@ def test_memory_reads_the_devices_peak_where_the_backend_reports_one(monkeypatch
 
     from jax._src import xla_bridge
 
-    from jaxci.audit import hooks
+    from jaxci.audit.runner import hooks
 
     gpu = SimpleNamespace(platform="gpu", memory_stats=lambda: {"peak_bytes_in_use": 3 * 2**30, "bytes_in_use": 1})
     cpu = SimpleNamespace(platform="cpu", memory_stats=lambda: None)

@@ -10,10 +10,11 @@ import sys
 import nbformat
 import pytest
 
-from jaxci.audit import book, repo
+from jaxci.audit import repo
 from jaxci.audit.lecture_ci import settings
-from jaxci.audit.pins import Pin
-from jaxci.audit.static import LectureScan, scan_notebook
+from jaxci.audit.reading import book
+from jaxci.audit.reading.pins import Pin
+from jaxci.audit.reading.static import LectureScan, scan_notebook
 
 
 def scan(*cells: str, metadata: dict | None = None) -> LectureScan:

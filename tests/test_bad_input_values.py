@@ -213,14 +213,14 @@ def test_git_messages_and_input_errors_are_one_line(tmp_path):
 def test_an_audit_as_the_audit_writes_it_passes_unchanged():
     """The validation keeps the record's shape: the audit fixture (what `jaxci audit --execute --format json`
     writes, predictions and runs included) comes back equal, so consumers see what they saw before."""
-    from jaxci.audit import record
+    from jaxci.audit.writing import record
 
     doc = json.loads((REPO / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
     assert record.validated(doc) == doc and any(lec.get("predicted") for lec in doc["lectures"])
 
 
 def test_every_predicted_seconds_field_is_checked():
-    from jaxci.audit import record
+    from jaxci.audit.writing import record
 
     for key in record.PREDICTED_SECONDS:
         with pytest.raises(record.AuditError, match=rf"\.{key} -1\.0: must be a finite number"):

@@ -189,3 +189,49 @@ def test_one_function_per_rule():
     copies = [module_name(p) for p in sorted(JAXCI.rglob("*.py"))
               if re.search(r"ceil\([^)]*(MARGIN|margin)[^)]*/ ?60\)", p.read_text())]
     assert not copies  # a per-cell rule written again (slowest x margin / 60) outside policy.timeouts
+
+
+#: what each seam of jaxci.audit may import from jaxci (jaxci/audit/*/__init__.py says the same in words)
+AUDIT_SEAMS = {
+    "reading": ("jaxci.audit.reading", "jaxci.util"),
+    "runner": ("jaxci.audit.reading", "jaxci.audit.runner", "jaxci.util", "jaxci.jaxmon", "jaxci.nvml"),
+    "judging": ("jaxci.audit.reading", "jaxci.audit.judging", "jaxci.analysis", "jaxci.policy",
+                "jaxci.catalogue", "jaxci.results.records"),
+    "writing": ("jaxci.audit.reading", "jaxci.audit.judging", "jaxci.audit.writing", "jaxci.policy", "jaxci.util"),
+}
+
+
+def _seam_imports(path: Path) -> set[str]:
+    """imports() plus `from jaxci import jaxmon` read as jaxci.jaxmon (imports() counts it as `jaxci.jaxmon` too)."""
+    return {i for i in imports(path) if i.startswith("jaxci.")}
+
+
+@pytest.mark.parametrize("seam", sorted(AUDIT_SEAMS))
+def test_each_audit_seam_imports_only_what_its_docstring_allows(seam):
+    """Reading never runs or judges, the runner never judges or writes, judging reads a run through its fields:
+    so each part can be read, tested and replaced on its own."""
+    allowed = AUDIT_SEAMS[seam]
+    bad = {}
+    for path in sorted((JAXCI / "audit" / seam).glob("*.py")):
+        found = sorted(i for i in _seam_imports(path) if not any(i == a or i.startswith(a + ".") for a in allowed))
+        if found:
+            bad[module_name(path)] = found
+    assert not bad
+
+
+def test_the_audit_package_is_its_seams_and_the_pipeline():
+    """jaxci/audit/ holds its seams as subpackages; at its top only the pipeline (repo) that benchmarks import."""
+    audit = JAXCI / "audit"
+    assert {p.stem for p in audit.glob("*.py")} == {"__init__", "repo"}
+    assert {p.name for p in audit.iterdir() if (p / "__init__.py").exists()} == {*AUDIT_SEAMS, "lecture_ci"}
+
+
+def test_one_process_tree_killer():
+    """Every kill of a process tree goes through jaxci.util.proc: no other module reads a process's /proc entry,
+    sends a kill or a group kill, or sets itself a subreaper (/proc/cpuinfo or /proc/loadavg are machine facts)."""
+    import re
+
+    pattern = re.compile(r"/proc/\{|/proc/self/task|os\.kill(pg)?\(|\.prctl\(")
+    walkers = [module_name(p) for p in sorted(JAXCI.rglob("*.py"))
+               if module_name(p) != "jaxci.util.proc" and pattern.search(p.read_text())]
+    assert not walkers

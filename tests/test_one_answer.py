@@ -72,7 +72,7 @@ def checks(results=RESULTS) -> list[Check]:
     """Every family x question that two commands answer, from one results set."""
     from jaxci.analysis import crossover as cx
     from jaxci.analysis.predict import CROSSOVER_BENCHMARK, threshold
-    from jaxci.audit import family as fam
+    from jaxci.audit.judging import family as fam
     from jaxci.catalogue import load_catalogue
     from jaxci.report import decisions
     from jaxci.report.build import build

@@ -5,8 +5,8 @@ the GPU. Arithmetic on made-up runs: never a timing."""
 import pytest
 
 from jaxci import REPO_ROOT
-from jaxci.audit import family, predicted
-from jaxci.audit.pins import Pin
+from jaxci.audit.judging import family, predicted
+from jaxci.audit.reading.pins import Pin
 from jaxci.audit.runner import CellTiming, NotebookRun
 
 CALL = {"name": "step", "calls": 1000, "wall_s": 5.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.0002,

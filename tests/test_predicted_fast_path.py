@@ -5,7 +5,7 @@ elsewhere in the run (never more than the cell's own time). Arithmetic on made-u
 import pytest
 
 from jaxci import REPO_ROOT
-from jaxci.audit import family, predicted
+from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
 
 

@@ -1,13 +1,13 @@
-"""Issue 38's per-notebook overheads in the executed audit's prediction (jaxci.audit.predicted): a fresh kernel's
-start and the CPU client's start-up, measured here, are paid on either device (a published Execution Statistics run
-time includes them), so both sides carry them, the verdict's GPU/CPU ratio leaves them out, and a CPU-only family
-gets its CPU side as a build time. Arithmetic on made-up runs: never a timing."""
+"""Per-notebook overheads in the executed audit's prediction (jaxci.audit.judging.predicted): a fresh kernel's start
+and the CPU client's start-up, measured here, are paid on either device (a published Execution Statistics run time
+includes them), so both sides carry them, the verdict's GPU/CPU ratio leaves them out, and a CPU-only family gets
+its CPU side as a build time. Arithmetic on made-up runs: never a timing."""
 
 import pytest
 
 from jaxci import REPO_ROOT
-from jaxci.audit import classify as C
-from jaxci.audit import family, predicted
+from jaxci.audit.judging import classify as C
+from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
 
 

@@ -1,149 +1,27 @@
-"""Audit a lecture repository: find lectures, scan each, optionally execute each, and merge into verdicts.
+"""The audit of a lecture repository, end to end: find the lectures and scan each (jaxci.audit.reading), run
+them (jaxci.audit.runner), and judge each one's verdict (jaxci.audit.judging).
 
 One lecture's failure (unreadable file, bad notebook, missing kernel, a cell error, a dead kernel) becomes
-that lecture's status and error; the others are still audited.
+that lecture's status and error; the others are still audited. benchmarks/notebooks.py imports
+`find_lectures` from here: keep that name.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jaxci.audit import book, classify
-from jaxci.audit import family as fam
-from jaxci.audit.sizes import Loop
-from jaxci.audit.static import LectureScan, is_lecture, scan_notebook
-from jaxci.policy import timeouts
-from jaxci.util import safeio
+from jaxci.audit.judging import family as fam
+from jaxci.audit.judging import judge
+from jaxci.audit.judging.judge import Verdict
+from jaxci.audit.reading import book
+from jaxci.audit.reading.discovery import find_lectures, scan_file
+from jaxci.audit.runner.lectures import platforms_here, run_lectures
 
 if TYPE_CHECKING:
-    from jaxci.audit import envcheck
+    from jaxci.audit.runner import envcheck
 
-SKIP_DIRS = {"_build", "node_modules", ".ipynb_checkpoints", "__pycache__", "site-packages"}
-#: proposed per-cell timeout: the one rule, jaxci.policy.timeouts.cell_timeout (MARGIN x the slowest cell)
-MARGIN = timeouts.CELL_MARGIN
-
-
-@dataclass
-class Verdict:
-    path: str
-    scan: LectureScan
-    regime: str = classify.TRIVIAL
-    recommendation: str = classify.PIN_CPU
-    reasons: list[str] = field(default_factory=list)
-    config: book.BookConfig | None = None
-    runs: dict = field(default_factory=dict)  # platform ("cpu", "cuda") -> runner.NotebookRun
-    proposed_timeout: float | None = None
-    over_timeout: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    path_abs: Path | None = None  # where --execute finds the file (not serialised)
-    why: str = ""  # the one-line reason
-    basis: str = ""  # measured | predicted | not known: where the deciding threshold came from
-    family: str | None = None  # the runner family judged for (None: built-in thresholds)
-    excluded: bool = False  # excluded from execution by the book's exclude_patterns
-    not_executed: str = ""  # why --execute did not run it (excluded, missing modules)
-    predicted: dict = field(default_factory=dict)  # family -> predicted cpu_s / gpu_s / band / basis (executed)
-
-    @property
-    def status(self) -> str:
-        if self.scan.status == "unreadable":
-            return "unreadable"
-        for run in self.runs.values():
-            if not run.ok:
-                return run.status
-        return self.scan.status
-
-    @property
-    def errors(self) -> list[str]:
-        return self.scan.errors + [f"{p}: {r.error}" for p, r in self.runs.items() if r.error]
-
-    @property
-    def failed(self) -> bool:
-        return self.status != "ok"
-
-    @property
-    def timeout(self) -> float | None:
-        """Per-cell seconds the build applies to this lecture (None: no limit): its own metadata, else the book's."""
-        if self.scan.timeout_origin:
-            return self.scan.timeout_override
-        return self.config.timeout if self.config else None
-
-    def as_dict(self) -> dict:
-        return {"path": self.path, "status": self.status, "errors": self.errors, "regime": self.regime,
-                "regime_text": classify.REGIMES.get(self.regime), "recommendation": self.recommendation,
-                "why": self.why, "basis": self.basis, "family": self.family, "not_executed": self.not_executed,
-                "reasons": self.reasons, "scan": self.scan.as_dict(), "timeout": self.timeout,
-                "timeout_origin": self._timeout_origin(), "proposed_timeout": self.proposed_timeout,
-                "over_timeout": self.over_timeout, "notes": self.notes,
-                "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted}
-
-    def _timeout_origin(self) -> str | None:
-        if self.scan.timeout_origin:
-            return "notebook metadata"
-        return self.config.timeout_origin if self.config else None
-
-
-#: the largest lecture read (a lecture with its outputs is rarely over 5 MiB)
-LECTURE_LIMIT = 64 * 1024 * 1024
-
-
-def find_lectures(root: Path) -> list[Path]:
-    """Every .ipynb and every MyST-notebook .md under root, sorted; root may be one file. A lecture that is a
-    link leading out of root is listed unread (scan_file reports it unreadable): nothing outside is read."""
-    if root.is_file():
-        return [root]
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if path.suffix in (".ipynb", ".md") and outside(path, root):
-                found.append(path)
-            elif path.suffix == ".ipynb":
-                found.append(path)
-            elif path.suffix == ".md":
-                try:
-                    text = safeio.read_bytes(path, LECTURE_LIMIT).decode("utf-8")
-                except (UnicodeDecodeError, safeio.UnsafeFile):
-                    found.append(path)  # cannot tell (a FIFO, too large, not UTF-8): report it as unreadable
-                    continue
-                if is_lecture(path, text):
-                    found.append(path)
-    return sorted(found)
-
-
-def outside(path: Path, root: Path) -> str | None:
-    """Why `path` is not read: a link leading out of the folder the user named (None: it stays inside)."""
-    try:
-        safeio.within(path, root)
-    except safeio.UnsafeFile as exc:
-        return exc.reason
-    return None
-
-
-def scan_file(path: Path, rel: str, root: Path | None = None) -> LectureScan:
-    """The lecture's static scan; unreadable (never read) when it is a link leading out of `root`."""
-    from jaxci.audit.runner import NotebookReadError, read_notebook
-
-    refused = outside(path, root) if root is not None else None
-    if refused:
-        return LectureScan(rel, status="unreadable", errors=[f"{path}: cannot read: {refused}"])
-    try:
-        nb = read_notebook(path)
-    except NotebookReadError as exc:
-        return LectureScan(rel, status="unreadable", errors=[str(exc)])
-    return scan_notebook(nb, rel)
-
-
-def decide(verdict: Verdict, model: fam.FamilyModel | None) -> None:
-    """(Re)decide a readable lecture from its scan (with any executed loops merged in)."""
-    d = classify.decide(verdict.scan, model)
-    verdict.regime, verdict.recommendation, verdict.why, verdict.basis = d.regime, d.recommendation, d.why, d.basis
-    verdict.reasons = [d.why] + d.reasons
-    verdict.family = model.family if model else None
+__all__ = ["audit_static", "execute", "find_lectures", "platforms_here"]
 
 
 def audit_static(root: Path, model: fam.FamilyModel | None = None) -> list[Verdict]:
@@ -168,164 +46,26 @@ def audit_static(root: Path, model: fam.FamilyModel | None = None) -> list[Verdi
                     scan.errors, scan.status = [], "ok"
         verdict.notes += scan.notes
         if scan.status != "unreadable":
-            decide(verdict, model)
+            judge.decide(verdict, model)
         else:
             verdict.regime, verdict.recommendation, verdict.reasons = "", "", []
         verdicts.append(verdict)
     return verdicts
 
 
-def platforms_here() -> list[str]:
-    """cpu always; cuda where NVML sees a GPU."""
-    from jaxci.nvml import gpu_present
-
-    return ["cpu", "cuda"] if gpu_present() else ["cpu"]
-
-
 def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: float = 600,
             kernel_name: str | None = None, progress: bool = True, env: dict | None = None,
             model: fam.FamilyModel | None = None) -> envcheck.Preflight:
-    """Run every readable lecture on each platform with the instrumented runner, then merge.
-
-    Lectures the book excludes are not run; lectures importing a module the kernel's environment lacks
-    are not run either (said once, in the returned preflight), so a missing module never reads as a
-    lecture failure. Traced loop sizes and trip counts are merged into each scan and the lecture re-decided.
-    """
-    from tqdm import tqdm
-
-    from jaxci.audit import envcheck
-    from jaxci.audit.runner import run_notebook
-
-    readable = [v for v in verdicts if v.scan.status != "unreadable"]
-    for v in readable:
-        if v.excluded:
-            v.not_executed = "excluded from execution by the book's exclude_patterns"
-    preflight = envcheck.check([v for v in readable if not v.excluded], kernel_name)
-    for v in readable:
-        missing = preflight.missing_for(v.path)
-        if missing and not v.not_executed:
-            v.not_executed = (f"needs {', '.join(missing)}, missing in kernel "
-                              f"{preflight.kernel_of.get(v.path, '?')!r}: static verdict stands")
-    todo = [(v, p) for v in readable if not v.not_executed for p in platforms]
-    bar = tqdm(todo, desc="executing lectures", unit="run", disable=not progress, leave=False)
-    for verdict, platform in bar:
-        bar.set_postfix_str(f"{verdict.path} [{platform}]")
-        verdict.runs[platform] = run_notebook(verdict.path_abs, timeout=cell_timeout, platform=platform,
-                                              kernel_name=kernel_name, env=env)
-        verdict.notes += [n for n in verdict.runs[platform].notes if n not in verdict.notes]
-    bar.close()
+    """Run every readable lecture on each platform, then judge: traced loop sizes and trip counts merged into
+    each scan and the lecture re-decided, measured times merged, and the prediction on the family decides."""
+    preflight = run_lectures(verdicts, platforms=platforms, cell_timeout=cell_timeout, kernel_name=kernel_name,
+                             progress=progress, env=env)
     for verdict in verdicts:
         if verdict.runs:
-            merge_traced(verdict)
+            judge.merge_traced(verdict)
             if verdict.recommendation:
-                decide(verdict, model)
-        merge(verdict)
+                judge.decide(verdict, model)
+        judge.merge(verdict)
         if verdict.runs and verdict.recommendation:
-            decide_predicted(verdict, model)
+            judge.decide_predicted(verdict, model)
     return preflight
-
-
-_AROUND = re.compile(r"jitted `([^`]+)`")
-
-
-def merge_traced(verdict: Verdict) -> None:
-    """Trip counts and carry sizes the tracing hooks saw (first run with traces, CPU first) fill what the
-    static scan left unknown; traced lax loops it did not see are added, labelled executed. A Python loop
-    gets its carry from the largest argument its jitted function was traced with (its trip count stays
-    the static one: calls are not counted, see runner)."""
-    run = next((r for p, r in sorted(verdict.runs.items()) if r.cells and any(c.loops or c.jitted for c in r.cells)),
-               None)
-    if run is None:
-        return
-    scan = verdict.scan
-    pending = [lp for lp in scan.loops if lp.trips is None or lp.carry is None]
-    # the largest trace wins (over the whole run): a loop first traced small and later large is the large one
-    traces = sorted(((cell.index, *rec[:3]) for cell in run.cells for rec in cell.loops or []),
-                    key=lambda t: -(t[3] or 0))
-    for index, kind, trips, carry in traces:
-        match = next((lp for lp in pending if lp.kind == kind and lp.cell == index), None) or \
-            next((lp for lp in pending if lp.kind == kind), None)
-        if match is None:
-            if not any(lp.kind == kind and lp.trips == trips and lp.carry == carry for lp in scan.loops):
-                scan.loops.append(Loop(kind, index, 0, trips, "traced at execution" if trips is not None
-                                       else "", carry, "traced at execution", source="executed"))
-            continue
-        _fill(match, trips, carry)
-        pending.remove(match)
-    for cell in run.cells:
-        for name, largest in (cell.jitted or {}).items():
-            match = next((lp for lp in pending if lp.kind.startswith("Python") and lp.carry is None
-                          and _AROUND.search(lp.what) and _AROUND.search(lp.what)[1] == name), None)
-            if match is not None:
-                _fill(match, None, largest)
-                match.carry_why = f"traced at execution: largest argument of `{name}`"
-                pending.remove(match)
-    for lp in scan.loops:
-        if lp.source != "static" and lp.carry is not None:
-            scan.max_elements = max(scan.max_elements or 0, lp.carry)
-
-
-def _fill(loop: Loop, trips, carry, what: str = "") -> None:
-    if loop.trips is None and trips is not None:
-        loop.trips, loop.trips_why = trips, f"traced at execution{': ' + what if what else ''}"
-    if loop.carry is None and carry is not None:
-        loop.carry, loop.carry_why = carry, "traced at execution"
-    loop.source = "static+executed"
-
-
-def merge(verdict: Verdict) -> None:
-    """Measured times into the verdict: adjusted recommendation, cells over the configured timeout,
-    and a proposed per-cell timeout from the device the lecture will run on."""
-    if not verdict.runs:
-        return
-    cpu, gpu = verdict.runs.get("cpu"), verdict.runs.get("cuda")
-    cpu_s = cpu.cells_s if cpu and cpu.ok else None
-    gpu_s = gpu.cells_s if gpu and gpu.ok else None
-    if verdict.recommendation:
-        verdict.recommendation, reason = classify.with_measurements(verdict.recommendation, cpu_s, gpu_s)
-        if reason:
-            verdict.reasons.append(reason)
-    limit = verdict.timeout
-    for platform, run in verdict.runs.items():
-        for cell in run.cells:
-            if cell.status == "dead":  # its time is when the death was noticed, not a cell time
-                continue
-            if limit is not None and cell.wall_s > limit:
-                verdict.over_timeout.append(f"{platform} cell {cell.index}: {cell.wall_s:.1f} s > {limit:g} s")
-    target = gpu if (gpu is not None and verdict.recommendation == classify.KEEP_GPU) else cpu
-    if target is not None and target.ok and target.cells:
-        slowest = target.slowest.wall_s
-        verdict.proposed_timeout = timeouts.cell_timeout(slowest)
-
-
-def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
-    """The executed lecture's predicted seconds on the family's CPU and GPU decide (a measured GPU/CPU ratio from
-    this run still outranks them); without predictions a measured slow cell outranks a static "trivial"."""
-    from jaxci.audit import predicted
-
-    run = next((r for p, r in sorted(verdict.runs.items()) if r.ok and r.cells), None)
-    measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
-    pred = (predicted.predict_lecture(run, model, float64=classify.lecture_dtype(verdict.scan) == "float64",
-                                      loops=verdict.scan.loops, pins=verdict.scan.pins) if model else None)
-    if pred is not None:
-        verdict.predicted[model.family] = pred
-        verdict.predicted.update(predicted.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
-                                                 judged=pred, pins=verdict.scan.pins))
-        if not measured_both:
-            rec, why = predicted.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
-            verdict.recommendation, verdict.why, verdict.basis = rec, why, "predicted"
-            verdict.reasons.insert(0, why)
-            return
-    slow = predicted.slow_cell(run)
-    if slow and verdict.regime == classify.TRIVIAL and verdict.recommendation == classify.PIN_CPU \
-            and not measured_both and (verdict.scan.uses_jax or verdict.scan.uses_numpyro):
-        why = (f"cell {slow[0]} measured {slow[1]:.1f} s on {run.platform or 'cpu'}: not trivial, whatever the static "
-               "class says; measure on the GPU (no runner model prediction)")
-        verdict.recommendation, verdict.why = classify.MEASURE, why
-        verdict.reasons.insert(0, why)
-
-
-def pin_list(verdicts: list[Verdict]) -> list[str]:
-    """Lectures that use JAX or numpyro and should run with JAX_PLATFORMS=cpu."""
-    return [v.path for v in verdicts if v.recommendation == classify.PIN_CPU
-            and (v.scan.uses_jax or v.scan.uses_numpyro)]

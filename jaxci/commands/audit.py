@@ -49,13 +49,13 @@ def family_model(args):
     if not args.machine:
         return None
     from jaxci import REPO_ROOT
-    from jaxci.audit import family
+    from jaxci.audit.judging import family
 
     return family.from_results(getattr(args, "results", None) or (REPO_ROOT / "results"), args.machine)
 
 
 def emit_config(args, verdicts) -> None:
-    from jaxci.audit import emit
+    from jaxci.audit.writing import emit
 
     config = emit.build(verdicts, args.machine)
     from jaxci.commands.audit_ci import extend_emitted  # the CI audit's fixes join the same patch (issue 19)
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 def _interrupted(signum: int, previous: dict) -> int:
     import signal
 
-    from jaxci.audit.runner import end_kernels
+    from jaxci.audit.runner.ending import end_kernels
 
     for handled in previous:
         signal.signal(handled, signal.SIG_IGN)   # a second ^C must not interrupt the clean-up
@@ -145,7 +145,7 @@ def _check_options(args) -> list[str] | None:
 
 def _write_outputs(args, verdicts, text: str) -> None:
     """The table to --output or stdout, and the short summary to --summary / $GITHUB_STEP_SUMMARY."""
-    from jaxci.audit import render
+    from jaxci.audit.writing import render
     from jaxci.commands.audit_ci import summary_target
     from jaxci.util import safewrite
 
@@ -166,8 +166,9 @@ def _main(argv: list[str] | None = None) -> int:
     if not args.path.exists():
         print(f"jaxci audit: {args.path}: no such file or directory", file=sys.stderr)
         return 2
-    from jaxci.audit import render, repo
-    from jaxci.audit.family import FamilyError
+    from jaxci.audit import repo
+    from jaxci.audit.judging.family import FamilyError
+    from jaxci.audit.writing import render
     from jaxci.commands.audit_ci import attach, wanted
     from jaxci.util.validate import InputError
 

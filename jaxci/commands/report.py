@@ -113,8 +113,8 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
             raise Refused(f"--family {quoted(name, 80)}: not a runner family of env_matrix/machines.toml "
                           f"(known: {', '.join(sorted(n for n, m in families.items() if not m.is_lab))})")
     data = None
-    if audit:  # read and validated once (jaxci.audit.record): every sheet and advice gets the checked record
-        from jaxci.audit import record
+    if audit:  # read and validated once (jaxci.audit.writing.record): every sheet and advice gets the checked record
+        from jaxci.audit.writing import record
 
         try:
             data = record.read(audit)

@@ -9,7 +9,7 @@
 - No advice lowers a repository's per-cell timeout below what it has without a measurement (or prediction) of
   every lecture it would cut (`advise`): a measured lecture gets its own `execution: timeout:` in its front
   matter (MyST-NB and jupyter-book read a notebook's own value before the book's); the book-wide value is the
-  repository's own (read from its book config, jaxci.audit.book), changed (up or down) only when every lecture
+  repository's own (read from its book config, jaxci.audit.reading.book), changed (up or down) only when every lecture
   it governs is measured. Without a repository value and without a measurement there is nothing
   to advise: "keep what you have", never a built-in number.
 """
@@ -132,8 +132,8 @@ def _measured(lecture: dict, platform: str) -> tuple[float | None, float | None]
 
 
 def book_value(audit: dict) -> tuple[float | None, str]:
-    """The repository's own book-wide per-cell timeout as the audit read it from its book config (jaxci.audit.book),
-    with where; (None, "") when no lecture follows a config that sets one."""
+    """The repository's own book-wide per-cell timeout as the audit read it from its book config
+    (jaxci.audit.reading.book), with where; (None, "") when no lecture follows a config that sets one."""
     from collections import Counter
 
     seen = Counter((lec.get("timeout"), lec.get("timeout_origin")) for lec in audit.get("lectures") or []

@@ -17,7 +17,7 @@ CACHE_DIR = "$RUNNER_TEMP/jax-compilation-cache"   # where the jax-env action ke
 
 
 def pin_how(family: str) -> str:
-    from jaxci.audit.emit import KERNEL  # the kernel --emit-config writes and pins lectures to
+    from jaxci.audit.writing.emit import KERNEL  # the kernel --emit-config writes and pins lectures to
 
     return (f"each on its own: the lecture's `kernelspec.name: {KERNEL}` (a kernel whose kernel.json sets "
             f"`JAX_PLATFORMS=cpu`; `jaxci audit LECTURE_REPO --machine {family} --emit-config FILE` writes both), "
@@ -25,7 +25,7 @@ def pin_how(family: str) -> str:
 
 
 def pin_short() -> str:
-    from jaxci.audit.emit import KERNEL
+    from jaxci.audit.writing.emit import KERNEL
 
     return f"per lecture (`kernelspec.name: {KERNEL}`, row 2), not `JAX_PLATFORMS=cpu` for the job"
 

@@ -116,6 +116,25 @@ def _alive(proc: Proc) -> bool:
     return stat is not None and stat[2] != "Z" and (proc.started is None or stat[1] == proc.started)
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL a process group; one that is gone already, or not ours, is left alone."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so the orphans of what it
+    starts are reparented here, where they can be found and killed, not to init. False where it cannot."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+    except Exception:
+        return False
+
+
 def kill_tree(root: int | Iterable[Proc], *, reap: bool = True) -> list[int]:
     """SIGKILL a tree: a pid (its process group, and while it runs itself and everything below it) or a
     snapshot (the processes in it that still run). Returns the pids that were alive and were sent the signal;
@@ -124,10 +143,7 @@ def kill_tree(root: int | Iterable[Proc], *, reap: bool = True) -> list[int]:
     if isinstance(root, int):
         stat = _stat(root)
         procs = [p for p in snapshot(root) if _alive(p)] if stat is not None and stat[2] != "Z" else []
-        try:
-            os.killpg(root, signal.SIGKILL)  # a group leader's group: its members that were reparented too
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(root)  # a group leader's group: its members that were reparented too
     else:
         procs = [p for p in root if _alive(p)]
     killed = []

@@ -481,7 +481,7 @@ class _Audit:
         book = self.report.book
         if book is None or book.file is None or book.error:
             return
-        from jaxci.audit.book import JUPYTER_BOOK_DEFAULT_TIMEOUT
+        from jaxci.audit.reading.book import JUPYTER_BOOK_DEFAULT_TIMEOUT
 
         current = book.timeout if book.timeout_state == "set" else \
             JUPYTER_BOOK_DEFAULT_TIMEOUT if book.timeout_state == "absent" else None

@@ -2,7 +2,7 @@
 
 The files are never re-dumped: an edit replaces one substring on one line or inserts whole lines before
 a line, so comments, quoting and layout stay as the maintainer wrote them. Positions come from the
-YAML node marks (jaxci.audit.lecture_ci.yamlread).
+YAML node marks (jaxci.audit.reading.yamlread).
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def insert_step_before(doc, step_path: tuple, lines: list[str]) -> Edit | None:
 def kernel_steps(report) -> tuple[list[Edit], list[str]]:
     """The kernelspec install step before the first notebook-executing step of every build job (none where
     the job installs that kernel already), and where each went."""
-    from jaxci.audit.emit import INSTALL_CMD, INSTALL_STEP, KERNEL
     from jaxci.audit.lecture_ci.workflows import builds_in
+    from jaxci.audit.writing.emit import INSTALL_CMD, INSTALL_STEP, KERNEL
 
     edits, where = [], []
     for job in (j for w in report.workflows for j in w.jobs if j.builds):
@@ -149,11 +149,11 @@ def unified_diff(root: Path, edits: list[Edit]) -> str:
 
 
 def join_emitted(report, config) -> None:
-    """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.emit's
+    """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.writing.emit's
     EmittedConfig), so one `git apply` carries both: with them, when the patch pins lectures to the
     python3-jax-cpu kernel, the step that installs that kernel in every build job. CI findings without an
     edit become notes."""
-    from jaxci.audit.emit import INSTALL_STEP, FileChange, pins_kernel
+    from jaxci.audit.writing.emit import INSTALL_STEP, FileChange, pins_kernel
 
     extra, where = kernel_steps(report) if pins_kernel(config) else ([], [])
     if where:

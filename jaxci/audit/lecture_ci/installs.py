@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxci.audit.lecture_ci.yamlread import load
+from jaxci.audit.reading.yamlread import load
 from jaxci.util import safeio
 
 WATCHED = ("jax", "jaxlib", "numpyro")

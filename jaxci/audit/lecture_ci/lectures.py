@@ -38,7 +38,7 @@ class LectureFacts:
 
 def _constants():
     try:
-        from jaxci.audit import classify
+        from jaxci.audit.judging import classify
         return (getattr(classify, "KEEP_GPU", KEEP_GPU), getattr(classify, "PIN_CPU", PIN_CPU),
                 getattr(classify, "MEASURE", MEASURE))
     except ImportError:  # pragma: no cover - the lecture audit always ships classify today
@@ -53,9 +53,9 @@ def _run_facts(run):
 
 
 def narrative(v) -> str:
-    """Why the lecture shows the GPU backend with little work ('' if not): jaxci.audit.emit's rule, so the
+    """Why the lecture shows the GPU backend with little work ('' if not): jaxci.audit.writing.emit's rule, so the
     patch and the tier decision leave the same lectures on the GPU."""
-    from jaxci.audit import emit
+    from jaxci.audit.writing import emit
 
     return emit.narrative(v) if getattr(v, "scan", None) is not None else ""
 
@@ -94,8 +94,8 @@ def predict_families(verdicts, results_dir) -> tuple[dict, str]:
     model covers (runner families and lab machines), from one runner model built from `results_dir`; and
     why nothing was predicted ('' when something was). Never raises: a model that cannot be built is a reason."""
     from jaxci.analysis.model import RunnerModel
-    from jaxci.audit import classify, predicted
-    from jaxci.audit.family import RunnerView
+    from jaxci.audit.judging import classify, predicted
+    from jaxci.audit.judging.family import RunnerView
     from jaxci.catalogue import CatalogueError, load_catalogue
     from jaxci.results.records import ResultsError, load_results
 

@@ -1,6 +1,6 @@
 """The build settings a CI audit needs beyond the workflows: the book config and the environment file.
 
-Book config: the repository's top-level `_config.yml` or `myst.yml`, read by `jaxci.audit.book` (the one
+Book config: the repository's top-level `_config.yml` or `myst.yml`, read by `jaxci.audit.reading.book` (the one
 reader and rule set the lecture audit uses too) and shown here with the lines a patch edits.
 Environment: conda `environment.yml` (conda entries `name=ver`, pip entries `name==ver`) and pip
 `requirements*.txt`: the Python version and the jax / jaxlib / numpyro entries with their lines.
@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.audit import book
-from jaxci.audit.lecture_ci.yamlread import Doc, load
+from jaxci.audit.reading import book
+from jaxci.audit.reading.yamlread import Doc, load
 from jaxci.util import safeio
 
 WATCHED = ("jax", "jaxlib", "numpyro")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.audit.lecture_ci.yamlread import Doc, load
+from jaxci.audit.reading.yamlread import Doc, load
 
 GITHUB_PREFIXES = ("ubuntu-", "windows-", "macos-")
 #: variables that change what JAX/XLA does in a job

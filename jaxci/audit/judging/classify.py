@@ -5,7 +5,7 @@ The model: a loop whose step carries few elements is latency-bound (each step is
 incidents: a scalar scan 1,340x slower on a T4, a 25x25 while_loop 5-6x slower) and belongs on the CPU; a
 loop whose step carries at least the family's elementwise crossover is bulk work, the GPU's best case;
 arrays past the crossover favour the GPU; the middle ground and what the scan cannot see must be measured.
-The thresholds come from jaxci.audit.family: that family's measurements, else predictions, else built-in
+The thresholds come from jaxci.audit.judging.family: that family's measurements, else predictions, else built-in
 numbers, and the verdict says which (`basis`).
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxci.audit import family as fam
-from jaxci.audit.sizes import BULK, LATENCY, NEAR, UNKNOWN, classify_loop
-from jaxci.audit.static import LectureScan
+from jaxci.audit.judging import family as fam
+from jaxci.audit.reading.sizes import BULK, LATENCY, NEAR, UNKNOWN, classify_loop
+from jaxci.audit.reading.static import LectureScan
 from jaxci.policy import margins
 
 #: built-in moderate size; with a family, a tenth of its crossover

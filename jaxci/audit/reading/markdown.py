@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from jaxci.audit.book import INVALID, check_timeout
+from jaxci.audit.reading.book import INVALID, check_timeout
 
 ADMONITIONS = {"note", "admonition", "warning", "tip", "important", "attention", "caution", "danger", "error",
                "hint", "seealso", "dropdown"}

@@ -98,7 +98,7 @@ def read(path: Path, rel: str | None = None, top: Path | None = None) -> BookCon
     """Read one `_config.yml` or `myst.yml` (through yamlread: a regular file within safeio's limits, aliases
     bounded); a read, parse or setting problem becomes the config's error, never an exception. A link leading
     out of `top` (the folder the user named) is not read."""
-    from jaxci.audit.lecture_ci.yamlread import load  # the CI package imports this module: load lazily
+    from jaxci.audit.reading.yamlread import load  # the CI package imports this module: load lazily
     from jaxci.util import safeio
 
     path = Path(path)

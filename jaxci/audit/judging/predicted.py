@@ -1,5 +1,5 @@
 """A predicted CPU and GPU time per executed lecture on one runner family (and on Colab's free tier), from what the
-instrumented run measured (jaxci.audit.hooks) and the runner model (jaxci.audit.family.RunnerView).
+instrumented run measured (jaxci.audit.runner.hooks) and the runner model (jaxci.audit.judging.family.RunnerView).
 
     T(device) = start-up: the kernel's start and the CPU client's start-up as measured here (on either device: a
                 fresh kernel pays them wherever it runs), the first compile in a fresh process, once per kernel
@@ -345,7 +345,7 @@ def colab(run, model, float64: bool = False, loops=(), judged: dict | None = Non
     not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
     runner model. `judged`: predict_lecture's record for the model's family, reused (not computed again) when
     that family is a g4dn."""
-    from jaxci.audit.family import RunnerView
+    from jaxci.audit.judging.family import RunnerView
 
     view = getattr(model, "runner", None)
     if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
@@ -392,7 +392,7 @@ def _unexplained(run, cpu: Sum) -> str:
 def verdict_from(pred: dict, family: str, slower: float, faster: float) -> tuple[str, str]:
     """(recommendation, why) from the predicted seconds on both devices and the margin used; a measured slow cell
     the prediction does not explain outranks it (measure)."""
-    from jaxci.audit.classify import EITHER, KEEP_GPU, MEASURE, PIN_CPU
+    from jaxci.audit.judging.classify import EITHER, KEEP_GPU, MEASURE, PIN_CPU
 
     shared = pred.get("overhead_s") or 0.0  # paid on either device: it decides nothing
     cpu, gpu = max(pred["cpu_s"] - shared, 0.0), max(pred["gpu_s"] - shared, 0.0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import math
 
-from jaxci.audit.sizes import Known, join
+from jaxci.audit.reading.sizes import Known, join
 
 JIT = {"jax.jit", "jax.pmap", "equinox.filter_jit"}
 NUMPY_MODULES = ("numpy", "jax.numpy")

@@ -14,12 +14,12 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from jaxci.audit.pins import PLATFORM_LISTS, Pin, env_platforms, node_platforms
-from jaxci.audit.shapes import KEY_MAKERS, Evaluator, _literal, _ordered, _text
-from jaxci.audit.sizes import Known, Loop, SizeFinding, join
+from jaxci.audit.reading.pins import PLATFORM_LISTS, Pin, env_platforms, node_platforms
+from jaxci.audit.reading.shapes import KEY_MAKERS, Evaluator, _literal, _ordered, _text
+from jaxci.audit.reading.sizes import Known, Loop, SizeFinding, join
 
 if TYPE_CHECKING:
-    from jaxci.audit.scanrecord import LectureScan
+    from jaxci.audit.reading.scanrecord import LectureScan
 
 SEQUENTIAL = {"jax.lax.scan": "lax.scan", "jax.lax.fori_loop": "lax.fori_loop",
               "jax.lax.while_loop": "lax.while_loop", "numpyro.contrib.control_flow.scan": "numpyro scan"}

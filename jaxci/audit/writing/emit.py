@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.audit.repo import Verdict, pin_list
+from jaxci.audit.judging.judge import Verdict, pin_list
 from jaxci.util.patch import diff_path, file_diff
 
 KERNEL = "python3-jax-cpu"
@@ -128,7 +128,7 @@ def narrative(v: Verdict) -> str:
     """Why a lecture's purpose is to show the GPU backend, or '': it prints jax.devices() / default_backend() /
     the platform or runs nvidia-smi (the scan's gpu_narrative, prose about GPU speed aside) and has little
     work (the trivial class). Pinning such a lecture makes it print the CPU and teach the wrong thing."""
-    from jaxci.audit import classify
+    from jaxci.audit.judging import classify
 
     hits = [n for n in (v.scan.gpu_narrative or []) if "text about GPU speed" not in n]
     return "; ".join(hits[:2]) if hits and v.regime == classify.TRIVIAL else ""

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from jaxci.audit.markdown import scan_markdown, timeout_metadata
-from jaxci.audit.scanrecord import LectureScan
-from jaxci.audit.visitor import CodeScan, to_python
+from jaxci.audit.reading.markdown import scan_markdown, timeout_metadata
+from jaxci.audit.reading.scanrecord import LectureScan
+from jaxci.audit.reading.visitor import CodeScan, to_python
 
 #: cell tags Jupyter Book (nbclient) tolerates: an expected error, a cell never executed
 RAISES_TAG, SKIP_TAG = "raises-exception", "skip-execution"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from jaxci.audit.pins import Pin
-from jaxci.audit.sizes import Loop, SizeFinding
+from jaxci.audit.reading.pins import Pin
+from jaxci.audit.reading.sizes import Loop, SizeFinding
 
 
 @dataclass

@@ -3,7 +3,7 @@ command line applies to the same values, so the report, the decision sheets and 
 advice all receive a record whose fields have the types they read and whose seconds are finite, non-negative
 and bounded (issue 40: a string lecture was an AttributeError, a cpu_s of -1e6 printed "≈ -16666.7 min").
 
-The record keeps the shape `jaxci audit --format json` writes (jaxci.audit.render.to_json); the fields that
+The record keeps the shape `jaxci audit --format json` writes (jaxci.audit.writing.render.to_json); the fields that
 nothing reads back pass through as they are. Pure Python apart from the one read through safeio.
 """
 

@@ -9,8 +9,8 @@ import csv
 import io
 import json
 
-from jaxci.audit import classify
-from jaxci.audit.repo import MARGIN, Verdict, pin_list
+from jaxci.audit.judging import classify
+from jaxci.audit.judging.judge import MARGIN, Verdict, pin_list
 
 COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
            "max_elements", "loops", "regime", "recommendation", "basis", "why", "cpu_s", "cpu_compile_s", "gpu_s",

@@ -1,0 +1,31 @@
+"""Running lectures: a notebook cell by cell in a real Jupyter kernel, timed (`kernel`), with the kernel-side
+hooks (`hooks`, standard library only: any kernelspec runs them), the pre-flight check of a lecture's imports
+(`envcheck`), the scratch folder it runs in (`scratch`), the end of its processes (`ending`, through
+jaxci.util.proc, the process-tree killer), what a run records (`outcome`) and a repository's lectures in turn
+(`lectures`).
+
+May import: jaxci.audit.reading (the notebook reader), jaxci.util, and the runtime (jaxci.jaxmon, jaxci.nvml);
+never the judging or writing of verdicts. benchmarks/notebooks.py imports `run_notebook` and `read_notebook` from
+this package (installed per benchmarked commit): keep these names and `NotebookRun`, `CellTiming` stable.
+"""
+
+from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
+from jaxci.audit.runner.ending import Interrupted, request_stop
+from jaxci.audit.runner.kernel import kernel_env, run_notebook
+from jaxci.audit.runner.outcome import (
+                                        DEAD,
+                                        ERROR,
+                                        NO_KERNEL,
+                                        OK,
+                                        RAISES_TAG,
+                                        SKIP_TAG,
+                                        TIMEOUT,
+                                        UNREADABLE,
+                                        CellTiming,
+                                        NotebookRun,
+)
+from jaxci.audit.runner.scratch import scratch_copy
+
+__all__ = ["DEAD", "ERROR", "NO_KERNEL", "OK", "RAISES_TAG", "SKIP_TAG", "TIMEOUT", "UNREADABLE", "CellTiming",
+           "Interrupted", "NotebookReadError", "NotebookRun", "kernel_env", "read_notebook", "request_stop",
+           "run_notebook", "scratch_copy"]

@@ -1,0 +1,317 @@
+"""Run a notebook cell by cell in a real Jupyter kernel and time each cell: wall, compile, run.
+
+Why this shape:
+- the kernel gets `jaxci.jaxmon.CompileClock` as *source* (no jaxci import needed in the kernel, so any
+  Python 3 kernelspec works) plus IPython `pre_run_cell`/`post_run_cell` hooks that time each cell inside
+  the kernel, so message transport and output handling are not counted as cell time;
+- the clock is installed when the notebook itself imports `jax` (an import hook), so instrumentation never
+  moves JAX's import cost out of the cell that pays it;
+- each cell's execute request carries a `user_expressions` entry that returns the cell's record with the
+  reply (evaluated after `post_run_cell`, outside the timed window, no extra round trip); after an error,
+  when the kernel skips user_expressions, one *silent* request (no run_cell events, no execution count)
+  reads it instead; records already read survive a kernel that dies later;
+- the kernel is shut down `immediate`ly in every outcome and its process tree (jaxci.util.proc) is checked and
+  killed if anything is left, so a timeout or a dead kernel leaves no zombie.
+
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import atexit
+import inspect
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
+from jaxci.audit.runner.ending import (
+    _LIVE,
+    STOP,
+    Interrupted,
+    _adopt_orphans,
+    _restore_signal_handlers,
+    _signal_handlers,
+    end_kernel,
+    end_kernels,
+)
+from jaxci.audit.runner.outcome import (
+    DEAD,
+    ERROR,
+    NO_KERNEL,
+    OK,
+    RAISES_TAG,
+    SKIP_TAG,
+    TIMEOUT,
+    UNREADABLE,
+    CellTiming,
+    NotebookRun,
+)
+from jaxci.audit.runner.scratch import scratch_copy
+from jaxci.util import proc as proc_tree
+
+_MODULE = "_jaxci_kernel"
+
+
+_TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
+
+
+def _kernel_setup_code(trace: bool = True) -> str:
+    """jaxmon's source plus jaxci.audit.runner.hooks' (the kernel-side module), executed in a private module so the user
+    namespace stays clean; the kernel needs no jaxci."""
+    from jaxci import jaxmon
+    from jaxci.audit.runner import hooks
+
+    kernel_side = inspect.getsource(hooks).replace("from __future__ import annotations\n", "")
+    body = (inspect.getsource(jaxmon) + "\n" + kernel_side
+            + f"\ninstall(get_ipython(), CompileClock(), {bool(trace)})\n")
+    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({_MODULE!r})\n"
+            f"_m.__dict__['get_ipython'] = get_ipython\n"
+            f"exec(compile({body!r}, {_MODULE!r}, 'exec'), _m.__dict__)\n"
+            f"_s.modules[{_MODULE!r}] = _m\ndel _s, _t, _m\n")
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def kernel_env(platform: str | None = None, extra: dict | None = None) -> dict:
+    """The kernel's environment: ours, JAX_PLATFORMS for the chosen platform, and any extras."""
+    env = dict(os.environ)
+    if platform:
+        env["JAX_PLATFORMS"] = platform
+    env.update(extra or {})
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # silence the debugger's frozen-modules warning
+    return env
+
+
+def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None, env: dict | None = None,
+                 kernel_name: str | None = None, cwd=None, instrument: bool = True,
+                 allow_errors: bool = False, startup_timeout: float = 60, trace: bool = True) -> NotebookRun:
+    """Execute every code cell in a fresh kernel and time each; never raises for a bad notebook or kernel.
+
+    notebook: a path (.ipynb or jupytext text) or a NotebookNode. timeout: per cell, seconds.
+    platform: JAX_PLATFORMS for the kernel ("cpu", "cuda"); env: extra variables for the kernel.
+    kernel_name: defaults to the notebook's kernelspec, else python3.
+    trace (with instrument): record per cell lax loop trip counts and carry sizes, the jitted calls (counts,
+    waited times, XLA cost analysis once per executable), eager primitives, the backend's start-up, and wait for
+    the cell's asynchronous work before its clock stops (jaxci.audit.runner.hooks).
+    Cells tagged skip-execution are not run; an error in a cell tagged raises-exception is expected (kept
+    in `expected_error`) and execution goes on, as Jupyter Book does.
+    """
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):  # nan too (issue 17)
+        raise ValueError(f"cell timeout {timeout!r}: must be a finite number of seconds > 0")
+    path = str(notebook) if isinstance(notebook, (str, Path)) else "<notebook>"
+    scratch = None
+    if isinstance(notebook, (str, Path)):
+        try:
+            nb = read_notebook(notebook)
+        except NotebookReadError as exc:
+            return NotebookRun(path, status=UNREADABLE, error=str(exc), platform=platform)
+        if cwd is None:
+            scratch, cwd, copy_notes = scratch_copy(Path(notebook).resolve().parent)
+    else:
+        nb = notebook
+    result = NotebookRun(path, platform=platform)
+    result.notes = copy_notes if scratch is not None else []
+    _adopt_orphans()
+    start = time.perf_counter()
+    STOP["running"] = True
+    try:
+        if STOP["signum"] is None:
+            asyncio.run(_execute(nb, result, timeout=timeout, env=kernel_env(platform, env),
+                                 kernel_name=kernel_name, cwd=cwd, instrument=instrument, allow_errors=allow_errors,
+                                 startup_timeout=startup_timeout, trace=trace))
+    finally:
+        STOP["running"] = False
+        result.wall_s = time.perf_counter() - start
+        end_kernels()   # an interrupt can leave the loop before _execute's own clean-up ran
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if STOP["signum"] is not None:
+            raise Interrupted(STOP["signum"])   # whatever the killed kernel made nbclient raise meanwhile
+    return result
+
+
+def _kernel_pid(client) -> int | None:
+    provisioner = getattr(client.km, "provisioner", None)
+    process = getattr(provisioner, "process", None)
+    return getattr(process, "pid", None) or getattr(provisioner, "pid", None)
+
+
+def _client(nb, name: str, timeout, cwd, startup_timeout):
+    """nbclient's client over ipc transport with an absolute socket prefix (the kernel's cwd is the notebook's
+    folder): no TCP ports to race for, and no "running over TCP without encryption" warning on every start.
+    Returns (client, the socket folder to remove)."""
+    from nbclient import NotebookClient
+    from traitlets.config import Config
+
+    sockets = tempfile.mkdtemp(prefix="jaxci-kernel-")
+    config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
+    client = NotebookClient(nb, config=config, timeout=math.ceil(timeout), kernel_name=name, allow_errors=True,
+                            startup_timeout=startup_timeout,
+                            shutdown_kernel="immediate", interrupt_on_timeout=False, record_timing=False,
+                            resources={"metadata": {"path": cwd}} if cwd else {})
+    return client, sockets
+
+
+async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, *, timeout, instrument, replies) -> None:
+    """One code cell: executed, timed, its error or expected error recorded, the hooks' records merged."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    sent = time.perf_counter()
+    try:
+        await client.async_execute_cell(cell, index)
+    except CellTimeoutError:
+        timing.status, timing.error = TIMEOUT, f"cell {index} exceeded the {timeout:g} s cell timeout"
+    except DeadKernelError:
+        timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
+    finally:
+        timing.client_s = timing.wall_s = time.perf_counter() - sent
+    if timing.status != OK:
+        return
+    error = _cell_error(cell)
+    if error and RAISES_TAG in tags:
+        timing.expected_error = error
+    elif error:
+        timing.status, timing.error = ERROR, f"cell {index}: {error}"
+    if instrument:
+        records = _records(replies.pop(index, None))
+        _merge(timing, records if records is not None else await _take(client, timeout))
+
+
+async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
+                   startup_timeout, trace=True):
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
+
+    name = kernel_name or nb.metadata.get("kernelspec", {}).get("name") or "python3"
+    client, sockets = _client(nb, name, timeout, cwd, startup_timeout)
+    procs: list = []
+    t0 = time.perf_counter()
+    try:
+        handlers = _signal_handlers()
+        async with client.async_setup_kernel(env=env):
+            _restore_signal_handlers(handlers)   # nbclient's own SIGINT/SIGTERM clean-up leaves it half done
+            result.kernel_start_s = time.perf_counter() - t0
+            procs = proc_tree.snapshot(_kernel_pid(client))
+            result.kernel_pid = _kernel_pid(client)
+            if result.kernel_pid is not None:
+                _LIVE[result.kernel_pid] = procs
+            replies: dict = {}
+            if instrument:
+                await _silent(client, _kernel_setup_code(trace), timeout=startup_timeout)
+                _piggyback(client, replies)
+            for index, cell in enumerate(nb.cells):
+                tags = _tags(cell)
+                if cell.cell_type != "code" or not cell.source.strip() or SKIP_TAG in tags:
+                    continue
+                timing = CellTiming(index, cell.source.strip().splitlines()[0][:80], 0.0, 0.0)
+                result.cells.append(timing)
+                await _run_cell(client, cell, index, timing, tags, timeout=timeout, instrument=instrument,
+                                replies=replies)
+                # children a cell started, while still alive
+                procs = proc_tree.merge(procs, proc_tree.snapshot(result.kernel_pid))
+                if result.kernel_pid is not None:
+                    _LIVE[result.kernel_pid] = procs
+                if timing.status != OK:
+                    result.status, result.error = timing.status, timing.error
+                    if timing.status != ERROR or not allow_errors:
+                        break
+    except NoSuchKernel as exc:
+        result.status, result.error = NO_KERNEL, f"no Jupyter kernel named {exc.args[0] if exc.args else name!r}"
+    except (DeadKernelError, RuntimeError, TimeoutError) as exc:  # died or never came up while starting
+        if result.status == OK:
+            result.status, result.error = DEAD, f"kernel failed: {type(exc).__name__}: {_short(exc)}"
+    except CellExecutionError as exc:  # not raised with allow_errors=True; kept for safety
+        result.status, result.error = ERROR, _short(exc)
+    finally:
+        procs = procs or proc_tree.snapshot(_kernel_pid(client))
+        result.leftover_pids = end_kernel(result.kernel_pid or _kernel_pid(client), procs)
+        _LIVE.pop(result.kernel_pid, None)
+        atexit.unregister(client._cleanup_kernel)  # nbclient leaves it registered when start-up fails
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+def _tags(cell) -> set:
+    tags = (cell.get("metadata") or {}).get("tags") or []
+    return {str(t) for t in tags} if isinstance(tags, (list, tuple)) else set()
+
+
+def _cell_error(cell) -> str | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return f"{output.get('ename')}: {_short(output.get('evalue', ''), 200)}"
+    return None
+
+
+async def _silent(client, code: str, *, timeout: float, expressions: dict | None = None) -> dict:
+    """Run code silently (no history, no run_cell events) and return the reply content."""
+    from jupyter_core.utils import ensure_async
+
+    msg_id = client.kc.execute(code, silent=True, store_history=False, user_expressions=expressions or {})
+    deadline = time.monotonic() + timeout
+    while True:
+        msg = await ensure_async(client.kc.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01)))
+        if msg["parent_header"].get("msg_id") == msg_id:
+            content = msg["content"]
+            if content.get("status") != "ok":
+                raise RuntimeError(f"instrumentation failed in the kernel: {content.get('ename')}: "
+                                   f"{content.get('evalue')}")
+            return content
+
+
+def _piggyback(client, replies: dict) -> None:
+    """Ask for the cell's record in the cell's own execute request (user_expressions are evaluated after
+    post_run_cell), and keep each reply: no extra round trip per cell."""
+    execute = client.kc.execute
+
+    def execute_with_record(code, *args, **kwargs):
+        kwargs.setdefault("user_expressions", {"jaxci": _TAKE})
+        return execute(code, *args, **kwargs)
+
+    def keep(cell=None, cell_index=None, execute_reply=None, **kwargs):
+        replies[cell_index] = execute_reply
+
+    client.kc.execute = execute_with_record
+    client.on_cell_executed = keep
+
+
+def _records(reply) -> list[dict] | None:
+    """The record list a cell's reply carries; None when it carries none (the kernel skips
+    user_expressions after an error): the caller then asks separately."""
+    try:
+        text = reply["content"]["user_expressions"]["jaxci"]["data"]["text/plain"]
+        return json.loads(ast.literal_eval(text))
+    except (KeyError, TypeError, ValueError, SyntaxError):
+        return None
+
+
+async def _take(client, timeout: float) -> list[dict]:
+    try:
+        content = await _silent(client, "", timeout=min(timeout, 60), expressions={"r": _TAKE})
+        text = content["user_expressions"]["r"]["data"]["text/plain"]
+        return json.loads(ast.literal_eval(text))
+    except Exception:  # a record we cannot read is missing, not fatal: the cell keeps its client time
+        return []
+
+
+def _merge(timing: CellTiming, records: list[dict]) -> None:
+    if not records:
+        return
+    rec = records[-1]
+    timing.wall_s = rec["wall"]
+    timing.compile_s = rec["compile"]
+    timing.trace_s, timing.lower_s, timing.backend_s = rec["trace"], rec["lower"], rec["backend"]
+    timing.compilations = rec["compilations"]
+    timing.cache_hits, timing.cache_misses = rec["cache_hits"], rec["cache_misses"]
+    timing.loops, timing.jitted, timing.calls = rec.get("loops"), rec.get("jitted"), rec.get("calls")
+    timing.eager, timing.startup_s, timing.settle_s = rec.get("eager"), rec.get("startup_s"), rec.get("settle_s")
+    timing.import_s = rec.get("import_s")
+    timing.memory = rec.get("memory")
