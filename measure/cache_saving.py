@@ -1,5 +1,5 @@
 """Seconds a persistent compilation cache saves per lecture: cold cache vs warm, with the thresholds the jax-env
-action sets and with JAX's defaults (issue 28, item 4).
+action sets and with JAX's defaults.
 
 usage: .venv/bin/python measure/cache_saving.py [LECTURE ...] [--repeat 3] [--platform cpu] [--timeout 600]
 

@@ -1,4 +1,4 @@
-"""How long the findings page is and how much of it repeats itself (issue 28, item 5: "less, once").
+"""How long the findings page is and how much of it repeats itself ("less, once").
 
 usage: .venv/bin/python measure/findings_size.py [RESULTS_DIR] [--family F ...] [--audit FILE] [--top 10]
 

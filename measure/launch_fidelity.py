@@ -4,7 +4,7 @@ usage: .venv/bin/python measure/launch_fidelity.py [--suites dense,loops] [--ben
                                                    [--repeat 3]
 
 Runs the chosen benchmarks twice at CI scale through measure/suite_cost.py, once with
-`launch_method: spawn` (every benchmark process a new interpreter, the launch before issue 18) and once with
+`launch_method: spawn` (every benchmark process a new interpreter, the earlier launch) and once with
 `forkserver` (a fork of a server that imported JAX and never started a backend), and prints asv's value of
 every measured combination side by side with the ratio. A first compile or cold first call that
 depended on the launch would show as a ratio far from 1 (run-to-run noise of these tracks is about 10-30%).

@@ -1,4 +1,4 @@
-"""Predicted build times held against a runner's own published Execution Statistics (issue 38).
+"""Predicted build times held against a runner's own published Execution Statistics.
 
     .venv/bin/python measure/published_builds.py SNAPSHOT --commit C --machine FAMILY
         [--lectures a,b,c | --jax | --all] [--kernel K] [--cell-timeout S] [--cap S] [--format md|json]

@@ -1,4 +1,4 @@
-"""How long `jaxci report` takes over many result files, next to `asv publish` on the same files (issue 30).
+"""How long `jaxci report` takes over many result files, next to `asv publish` on the same files.
 
 usage: .venv/bin/python measure/report_scale.py [--n 10000] [--machines 10] [--keep DIR]
 

@@ -1,4 +1,4 @@
-"""x64 as the benchmarks set it: per dtype, so float32 kernels run with x64 off (issue 13, point 11).
+"""x64 as the benchmarks set it: per dtype, so float32 kernels run with x64 off (x64 is process-wide).
 
 The suites call benchmarks.common.start_jax, which sets jax_enable_x64 = (dtype == "float64") in each fresh
 process; a test turning x64 on for the whole session would run float32 kernels as float64."""

@@ -1,4 +1,4 @@
-"""The CI audit (issue 19): fixture repositories with known findings, the patch (git apply + actionlint),
+"""The CI audit: fixture repositories with known findings, the patch (git apply + actionlint),
 measured inputs injected as lecture facts, bad input, the CLI, and the 150-lecture generator."""
 
 from __future__ import annotations

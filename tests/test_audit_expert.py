@@ -127,7 +127,7 @@ def test_loops_classified_by_carry(builtin_verdicts):
     loops = {v.path: [(lp.kind, lp.trips, lp.carry, lp.cls) for lp in v.scan.loops] for v in builtin_verdicts.values()}
     assert loops["firms_bulk.md"] == [("lax.fori_loop", 500, 1_000_000, BULK)]
     assert loops["scalar_scan.md"] == [("lax.scan", 100_000, 1, LATENCY)]
-    # the step's work: the 25x25 matrix it closes over (issue 27), larger than its carry (v0[25], err)
+    # the step's work: the 25x25 matrix it closes over, larger than its carry (v0[25], err)
     assert loops["small_matrix_while.md"] == [("lax.while_loop", None, 625, LATENCY)]
     assert loops["python_loop_keys.md"] == [("Python for loop", 1_000, 2, LATENCY)]  # a PRNG key per step
     assert loops["python_loop_bulk.md"] == [("Python for loop", 200, 2_000_000, BULK)]
@@ -231,7 +231,7 @@ def test_predicted_family(results):
     vs = by_path(repo.audit_static(EXPERT, model))
     assert vs["firms_bulk.md"].basis == family.PREDICTED and vs["firms_bulk.md"].recommendation == C.KEEP_GPU
     assert "predicted crossover" in vs["firms_bulk.md"].why
-    # per-step costs come from the runner model (issue 27), labelled predicted
+    # per-step costs come from the runner model, labelled predicted
     assert "predicted loops.Scan" in vs["scalar_scan.md"].why and vs["scalar_scan.md"].basis == family.PREDICTED
 
 

@@ -49,7 +49,7 @@ def _jaxci_imports(path, modules) -> set[str]:
 
 def test_no_import_cycle_between_jaxci_modules():
     """upgrade.py and the workflow-inputs module (now jaxci.workflows.inputs and jaxci.workflows.plan) imported each
-    other (issue 17); the shared checks live in jaxci.util.validate now. Any cycle among jaxci's modules, through
+    other; the shared checks live in jaxci.util.validate now. Any cycle among jaxci's modules, through
     function-level imports too, fails here."""
     from pathlib import Path
 

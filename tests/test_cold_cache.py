@@ -1,4 +1,4 @@
-"""Cold starts run with the persistent compilation cache off, even when the environment sets one (issue 13,
+"""Cold starts run with the persistent compilation cache off, even when the environment sets one (
 point 7): lecture CI's jax-env action exports JAX_COMPILATION_CACHE_DIR, and a cold first call that hits it
 is not cold. Each check runs in a fresh interpreter, as asv's timeraw_ and track_ processes do."""
 

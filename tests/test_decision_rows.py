@@ -1,4 +1,4 @@
-"""The decision sheet's advice rows (issue 34, section 2): what each row says and where it says it comes from.
+"""The decision sheet's advice rows: what each row says and where it says it comes from.
 
 Content and wording logic only, from the committed results and hand-made audit records; never a timing."""
 

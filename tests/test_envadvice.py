@@ -57,14 +57,14 @@ def test_one_kernel_above_the_default_75_percent():
 
 
 def test_too_many_kernels_are_refused_never_sized_for_fewer():
-    # issue 17 case 1: an environment set for 4 while 6 kernels start would add up to 6 x 0.22 > 0.90
+    # an environment set for 4 while 6 kernels start would add up to 6 x 0.22 > 0.90
     with pytest.raises(AdviceError, match=r"--kernels 6: .*at most 4 fit"):
         advise(6, peak_mib=3072, device_mib=T4)
     assert advise(4, peak_mib=3072, device_mib=T4).env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.22"
 
 
 @pytest.mark.parametrize("budget, kernels, expected", [
-    (0.58, 2, 0.29),  # 0.58 / 2 is 0.29: binary floats made it 0.28 and the safe N 1 (issue 17 case 3)
+    (0.58, 2, 0.29),  # 0.58 / 2 is 0.29: binary floats made it 0.28 and the safe N 1
     (0.90, 3, 0.30), (0.70, 7, 0.10),
 ])
 def test_fraction_is_the_budget_shared_in_hundredths(budget, kernels, expected):
@@ -79,7 +79,7 @@ def test_a_budget_below_the_default_preallocation_is_kept_for_one_kernel():
 
 
 def test_a_tiny_peak_is_bounded_by_the_hundredths():
-    # 1e-9 MiB used to count down from 1.4e13 one kernel at a time (issue 17 case 2)
+    # 1e-9 MiB used to count down from 1.4e13 one kernel at a time
     assert safe_kernels(1e-9, 16000, 0.90, POLICIES["fraction"]) == 90
     assert advise(2, peak_mib=1e-9, device_mib=16000).fraction == 0.45
 
@@ -141,7 +141,7 @@ def test_inputs_outside_sense(kernels, kw, match):
     (["--kernels", "3", "--memory-budget", "1.2", "--device-memory-mib", "15360"], "--memory-budget 1.2"),
     (["--kernels", "2", "--machine", "no-such-family"], "unknown machine"),
     (["--kernels", "2", "--results", "/nonexistent"], "--results needs --machine"),
-    (["--pin-cpu", "--machine", "nosuch"], "unknown machine"),  # issue 17 case 9: was exit 0
+    (["--pin-cpu", "--machine", "nosuch"], "unknown machine"),  # an unknown machine must not exit 0
     (["--device-memory-mib", "16000", "--machine", "nosuch"], "unknown machine"),
 ])
 def test_cli_errors_exit_2(capsys, argv, match):
@@ -394,7 +394,7 @@ def test_the_results_path_alone_imports_asv(tmp_path):
     assert out.strip().splitlines()[-1] == "[]"
 
 
-# ---- issue 28: the environment does what was measured --------------------------------------------------
+# ---- the environment does what was measured --------------------------------------------------
 
 def test_safe_n_is_printed_with_the_fraction_it_holds_at():
     """Three kernels of 3 GiB on a T4 get 0.30 each; the safe N of 4 holds only at 0.22 (4 x 0.30 > 1)."""

@@ -1,4 +1,4 @@
-"""`jaxci import` is a transaction (issue 30): a refused, failed or interrupted import leaves the target byte for
+"""`jaxci import` is a transaction: a refused, failed or interrupted import leaves the target byte for
 byte as it was (every file's hash compared), a good one lands whole; and random hostile captures (hypothesis)
 either import valid data or are refused with exit 2 and one line, the target unchanged."""
 

@@ -177,7 +177,7 @@ def test_bad_inputs_stop_the_action(tmp_path, inputs, message):
         assert env == {}  # nothing exported from a failed advice
 
 
-# ---- issue 17: the failing cases of the bad-input probe, as the action runs them -------------------------
+# ---- the failing cases of the bad-input probe, as the action runs them -------------------------
 
 def _annotation(log: str) -> str:
     lines = [line for line in log.splitlines() if line.startswith("::error title=jax-env::")]

@@ -108,7 +108,7 @@ def test_a_library_module_has_a_docstring():
 #: library modules that write paths a user named (an output option, a GitHub file, a report or site folder)
 USER_PATH_WRITERS = {"jaxci.workflows.plan", "jaxci.workflows.release_watch", "jaxci.report.page",
                      "jaxci.report.offline", "jaxci.traces.profile"}
-#: the calls that open or write a file themselves, bypassing jaxci.util.safewrite (issue 40)
+#: the calls that open or write a file themselves, bypassing jaxci.util.safewrite
 PLAIN_WRITES = {"open", "write_text", "write_bytes", "copyfile", "copy", "copy2", "copytree", "fdopen"}
 
 
@@ -177,7 +177,7 @@ def test_the_rules_above_can_fail(tmp_path):
 
 
 def test_one_function_per_rule():
-    """The copies issue 34 removed stay removed: each rule has one definition."""
+    """Each rule's copies stay removed: each rule has one definition."""
     import re
 
     rules = {r"^def gpu_wins\(": "jaxci.policy.margins", r"^def cell_timeout\(": "jaxci.policy.timeouts",

@@ -97,7 +97,7 @@ def test_lab_machine_registers_as_lab_and_needs_its_gpu(tmp_path):
 
 @pytest.mark.parametrize("name", ["../x", "/abs", "a/b", ".", "..", "a\nb", "x" * 5000, "-rf", ""])
 def test_local_names_stay_one_folder_under_results(tmp_path, name):
-    """asv writes results/<name>/: a path, a dot or a newline would put results outside results/ (issue 17)."""
+    """asv writes results/<name>/: a path, a dot or a newline would put results outside results/."""
     with pytest.raises(machine.RegistrationError, match="a machine name is 1-64 letters"):
         machine.register(name, local=True, machine_file=str(tmp_path / "m.json"), gpus=())
     assert not (tmp_path / "m.json").exists()

@@ -1,4 +1,4 @@
-"""One answer per question (issue 34, section 1): from one results set (the committed results/), every catalogue
+"""One answer per question: from one results set (the committed results/), every catalogue
 family's decision sheet, the static audit's thresholds, `jaxci env` and `jaxci predict` at the sheet's
 break-even give the same number, to the precision the sheet prints.
 

@@ -1,4 +1,4 @@
-"""measure/published_builds.py (issue 38): the Execution Statistics parser, the refusal of rows that are not times
+"""measure/published_builds.py: the Execution Statistics parser, the refusal of rows that are not times
 (timeout-capped, failed, not a number), the snapshot read (folder and git commit), the lecture choice, the
 comparison's arithmetic on a made-up audit record and the table's layout. Never a timing."""
 

@@ -210,7 +210,7 @@ def test_report_on_ci_scale_run(ci_run, tmp_path):
     assert machine in (box.html / "findings" / "index.html").read_text()
 
 
-# --- issue 13: numbers you can trust ------------------------------------------------------------------
+# --- numbers you can trust ------------------------------------------------------------------
 
 def _one_file(results, machine):
     (path,) = [p for p in (results / machine).iterdir() if p.name != "machine.json"]

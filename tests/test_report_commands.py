@@ -1,4 +1,4 @@
-"""Every command the report prints runs as printed (issue 28, item 5), lab machines included.
+"""Every command the report prints runs as printed, lab machines included.
 
 `jaxci ...`: run, exit 0, or a clear exit 2 that is not 'unknown machine' (placeholders such as LECTURE_REPO or DIR
 are refused with the reason). `asv compare ...`: run on the results it names. `asv run --bench RE --machine M`

@@ -1,4 +1,4 @@
-"""Less, once (issue 28, item 5): the repeated-sentence counter, and the findings say each model input and the
+"""Less, once: the repeated-sentence counter, and the findings say each model input and the
 fail-once policy once."""
 
 import re

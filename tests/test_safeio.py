@@ -1,5 +1,5 @@
 """jaxci.util.safeio: special files are refused before a byte is read, sizes and nesting are bounded, YAML alias
-bombs and recursive aliases are refused (issue 30)."""
+bombs and recursive aliases are refused."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """jaxci.util.safewrite: the one writer of output paths refuses FIFOs, devices, folders and links without
 blocking, bounds what it writes, replaces whole files atomically, appends for GitHub's files, and turns every
-OSError into one line naming the path (issue 40)."""
+OSError into one line naming the path."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The timeout rule (issue 34, section 2): no advice lowers a repository's timeout without a measurement of the
+"""The timeout rule: no advice lowers a repository's timeout without a measurement of the
 lecture it would cut; a timed lecture gets its own `execution: timeout:` at 3x its slowest cell at the high end
 of its band on the family; the job's timeout-minutes comes from the same predicted build.
 

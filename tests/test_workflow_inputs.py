@@ -251,7 +251,7 @@ def test_status_cli_fails_the_job_only_on_a_failed_suite(tmp_path):
                           capture_output=True).returncode == 2
 
 
-# ---- issue 17: filters that backtrack without bound; status files a cancel can break ------------------
+# ---- filters that backtrack without bound; status files a cancel can break ------------------
 
 @pytest.mark.parametrize("bench", ["(.|.)*z", "(a|ab)+c", "(a*)*b", ".*.*.*z", ".?" * 15 + "z", "([a-z]+)+x"])
 def test_filters_that_backtrack_without_bound_are_refused(bench):

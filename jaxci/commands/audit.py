@@ -37,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-config", metavar="FILE", type=Path, default=None,
                    help="write the CI change to apply (a patch: CPU-pinned kernels, per-lecture timeouts, "
                         "the jax-env step) to FILE")
-    from jaxci.commands.audit_ci import add_arguments  # the CI audit's options (issue 19)
+    from jaxci.commands.audit_ci import add_arguments  # the CI audit's options
 
     add_arguments(p)
     return p
@@ -58,7 +58,7 @@ def emit_config(args, verdicts) -> None:
     from jaxci.audit.writing import emit
 
     config = emit.build(verdicts, args.machine)
-    from jaxci.commands.audit_ci import extend_emitted  # the CI audit's fixes join the same patch (issue 19)
+    from jaxci.commands.audit_ci import extend_emitted  # the CI audit's fixes join the same patch: one `git apply`
 
     extend_emitted(args, config)
     from jaxci.util import safewrite
@@ -128,7 +128,7 @@ def _interrupted(signum: int, previous: dict) -> int:
 
 
 def _check_options(args) -> list[str] | None:
-    """Every option checked before anything runs (a bad one must not cost a whole execution, issue 17): the
+    """Every option checked before anything runs (a bad one must not cost a whole execution): the
     chosen platforms, or None for the default. Raises InputError."""
     from jaxci.commands.audit_ci import summary_target
     from jaxci.util.validate import number, platforms, writable_file
@@ -187,7 +187,7 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"jaxci audit: {error}", file=sys.stderr)
     if not verdicts:
         print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
-        if not wanted(args):  # nothing audited is not "all fine" (issue 17)
+        if not wanted(args):  # nothing audited is not "all fine"
             return 2
     if args.execute:
         preflight = repo.execute(verdicts, platforms=chosen or repo.platforms_here(), cell_timeout=args.cell_timeout,
@@ -196,7 +196,7 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
-    text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows (issue 19)
+    text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows
     if missing and args.format == "md":
         text = f"**{missing}**\n\n" + text
     _write_outputs(args, verdicts, text)

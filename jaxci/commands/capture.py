@@ -45,7 +45,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check_args(args) -> str | None:
-    """What is wrong with the options, checked before any step runs (issue 30); None when all is well."""
+    """What is wrong with the options, checked before any step runs; None when all is well."""
     import math
 
     if args.only is not None:  # bounded like every user regex: the plan searches each step name with it

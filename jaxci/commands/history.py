@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 def restore_target(repo: str | None) -> Path:
     """The checkout --restore-refs writes refs into: the git top level of --repo (default: the current
     directory), which must be a jax-ci-bench checkout; never the checkout jaxci was installed from by default
-    (a run elsewhere wrote 46 tags and a branch there, issue 40). Raises InputError."""
+    (a run elsewhere would write 46 tags and a branch there). Raises InputError."""
     from jaxci.util.git import git
 
     where = Path(repo) if repo else Path.cwd()

@@ -173,7 +173,7 @@ def _build(args, results_dir: Path):
         raise Refused(" ".join(str(exc).split())) from None
     finally:
         records.PROGRESS["hook"] = None
-    if not report.records:  # an empty or wrong folder is not "all fine" (issue 17); say why (issue 30)
+    if not report.records:  # an empty or wrong folder is not "all fine": say why
         raise Refused(f"{args.results_dir}: no asv result values in it ({_reason(report.errors)})")
     return report
 

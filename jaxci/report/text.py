@@ -40,7 +40,7 @@ def table(header, rows) -> str:
 
 def repeated_sentences(text: str, min_chars: int = 40) -> dict[str, int]:
     """Sentences said more than once in `text` (whitespace-normalised, at least `min_chars` long), with how
-    often: the "each fact once" measure of the findings page (issue 28). Sentences end at '.', ';', '!' or '?'
+    often: the "each fact once" measure of the findings page. Sentences end at '.', ';', '!' or '?'
     followed by a space, or at a line or table-cell break; numbers stay in, so the same words about two machines
     are two sentences."""
     import re

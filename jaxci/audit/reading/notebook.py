@@ -46,7 +46,7 @@ def read_notebook(path):
 def read_problem(exc: BaseException) -> str:
     """Where a notebook failed to parse, never what it holds: the parsers' own messages quote the file's first
     bytes (nbformat's NotJSONError) or the offending value (schema errors), and a lecture that is a link to
-    /proc/self/environ or a key must not reach the log or the job summary (issue 40)."""
+    /proc/self/environ or a key must not reach the log or the job summary."""
     import json
 
     if isinstance(exc, json.JSONDecodeError):

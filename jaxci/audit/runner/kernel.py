@@ -105,7 +105,7 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
     Cells tagged skip-execution are not run; an error in a cell tagged raises-exception is expected (kept
     in `expected_error`) and execution goes on, as Jupyter Book does.
     """
-    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):  # nan too (issue 17)
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):  # nan too: nan > 0 is False
         raise ValueError(f"cell timeout {timeout!r}: must be a finite number of seconds > 0")
     path = str(notebook) if isinstance(notebook, (str, Path)) else "<notebook>"
     scratch = None

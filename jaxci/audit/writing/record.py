@@ -1,7 +1,7 @@
 """An audit JSON read back from a file (`jaxci report --audit FILE`): checked once, here, with the rules the
 command line applies to the same values, so the report, the decision sheets and the build-cost and memory
 advice all receive a record whose fields have the types they read and whose seconds are finite, non-negative
-and bounded (issue 40: a string lecture was an AttributeError, a cpu_s of -1e6 printed "≈ -16666.7 min").
+and bounded (a string lecture would be an AttributeError, a cpu_s of -1e6 would print "≈ -16666.7 min").
 
 The record keeps the shape `jaxci audit --format json` writes (jaxci.audit.writing.render.to_json); the fields that
 nothing reads back pass through as they are. Pure Python apart from the one read through safeio.
