@@ -113,6 +113,40 @@ def test_a_conditions_file_that_is_a_link_or_not_toml_is_one_error(tmp_path):
     assert conditions.load(tmp_path, "m", errors) == ([], []) and "FIFO" in errors[0]
 
 
+def test_a_run_record_keeps_the_cpus_it_was_pinned_to_and_refuses_bad_ones(tmp_path):
+    (tmp_path / "m").mkdir()
+    run = conditions.Run("0.11.0", "abcdef1", "2026-12-01T00:00:00+00:00", "Intel Xeon", (0.9,), "backfill", (1,))
+    conditions.append_run(tmp_path, "m", run)
+    assert "cpus = [1]" in conditions.path_of(tmp_path, "m").read_text()
+    path = conditions.path_of(tmp_path, "m")
+    path.write_text(path.read_text() + '[[run]]\nrelease = "0.11.1"\ncommit = "abc1234"\ncpus = ["1; rm"]\n')
+    errors = []
+    assert conditions.load(tmp_path, "m", errors)[0] == [run]
+    assert len(errors) == 1 and "cpus must be a list of CPU numbers" in errors[0]
+
+
+def test_pinning_reaches_every_process_started_afterwards():
+    """The reference history pins asv, pip and the benchmarks (children) to one CPU: affinity is inherited."""
+    code = ("import os, subprocess, sys\nfrom jaxci.util.loadavg import pin_to\n"
+            "cpu = min(os.sched_getaffinity(0))\npin_to((cpu,))\n"
+            "child = subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)))'],"
+            " capture_output=True, text=True).stdout.strip()\nprint(child == str([cpu]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60)
+    assert out.stdout.strip() == "True", out.stderr
+    with pytest.raises(ValueError, match="not one this process may run on"):
+        from jaxci.util.loadavg import pin_to
+
+        pin_to((4095,))
+
+
+@pytest.mark.parametrize("cpus, message", [("4095", "may run on CPU"), ("1;rm -rf /", "CPU numbers separated"),
+                                           ("", "CPU numbers separated")])
+def test_a_bad_cpus_option_is_one_line_and_measures_nothing(cpus, message):
+    out = subprocess.run([sys.executable, "-m", "jaxci", "history", "--confirm", "--machine", "ref-epyc-2c-ci",
+                          "--cpus", cpus, "--dry-run"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
 def test_the_sampler_takes_a_first_and_a_last_sample():
     values = iter([0.1, 0.2, 0.3, 0.4])
     with Sampler(every=3600, read=lambda: next(values)) as s:

@@ -43,7 +43,7 @@ from jaxci.results.history import (
 )
 from jaxci.util import safewrite
 from jaxci.util.git import GitError
-from jaxci.util.validate import SCALES, InputError, bench_filter, machine_name, number, scale
+from jaxci.util.validate import SCALES, InputError, bench_filter, machine_name, number, quoted, scale
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
     parser.add_argument("--max-load", type=float, metavar="L",
                         help="re-run a release whose median 1-minute load was above L (default: 0.5 per CPU)")
+    parser.add_argument("--cpus", metavar="LIST",
+                        help="run asv and every benchmark on these CPUs only, e.g. 1 (its affinity: XLA's thread "
+                             "pools size themselves to it, so multi-threaded kernels run on them alone; recorded "
+                             "in conditions.toml)")
     parser.add_argument("--confirm", action="store_true",
                         help="only re-measure the candidate regressions of --machine's committed history (those of "
                              "--bench benchmarks into --releases releases, when given), both releases back to back, "
@@ -200,6 +204,7 @@ def _run(repo: Path, args) -> int:
         bench = [bench_filter("--bench", b) for b in args.bench]
         machine = machine_name("--machine", args.machine) if args.machine else None
         max_load = _max_load(args)
+        cpus = _cpus(args)
         chain, todo = _chain(repo, args)
         if args.dry_run:
             print("jaxci history: --dry-run: would measure " + ", ".join(todo))
@@ -210,10 +215,38 @@ def _run(repo: Path, args) -> int:
     except (HistoryError, InputError, GitError, subprocess.TimeoutExpired, OSError) as exc:
         print(f"jaxci history: {exc}", file=sys.stderr)
         return 2
+    _pin(cpus)
     start = time.monotonic()
     outcomes = backfill(repo, machine, todo, chain, bench, env, repo / "results", force=args.force,
                         earlier=earlier, max_load=max_load)
     return _summary(outcomes, machine, repo, time.monotonic() - start)
+
+
+def _cpus(args) -> tuple[int, ...] | None:
+    """--cpus as CPU numbers ("1", "0,1"), checked against the CPUs this process may run on; None when not given."""
+    from jaxci.util.loadavg import cpus_in_use
+
+    if args.cpus is None:
+        return None
+    parts = [p.strip() for p in str(args.cpus).split(",")]
+    if not all(p.isdigit() and len(p) <= 4 for p in parts):
+        raise InputError(f"--cpus {quoted(args.cpus)}: CPU numbers separated by commas, e.g. 1 or 0,1")
+    cpus = tuple(sorted({int(p) for p in parts}))
+    allowed = cpus_in_use()
+    if allowed and not set(cpus) <= set(allowed):
+        raise InputError(f"--cpus {quoted(args.cpus)}: this process may run on CPU "
+                         f"{', '.join(map(str, allowed))} only")
+    return cpus
+
+
+def _pin(cpus: tuple[int, ...] | None) -> None:
+    """Pin this process (and so asv, pip and every benchmark it starts) to `cpus`, and say so."""
+    from jaxci.util.loadavg import pin_to
+
+    if cpus:
+        pin_to(cpus)
+        print(f"jaxci history: pinned to CPU {', '.join(map(str, cpus))} (multi-threaded kernels run on these alone)",
+              flush=True)
 
 
 def _max_load(args) -> float:
@@ -257,6 +290,7 @@ def _confirm(repo: Path, args) -> int:
         machine = machine_name("--machine", args.machine)
         bench = [bench_filter("--bench", b) for b in args.bench]
         releases = parse_releases(args.releases) if args.releases else None
+        cpus = _cpus(args)
         targets, commits = _targets(repo, machine, bench, releases)
         env = asv_env(args.scale, args.backend)
     except (HistoryError, InputError, GitError, OSError, ValueError) as exc:
@@ -272,6 +306,7 @@ def _confirm(repo: Path, args) -> int:
         return 0
     log = state_path(machine, repo).with_suffix(".confirm.log")
     log.parent.mkdir(parents=True, exist_ok=True)
+    _pin(cpus)
     try:
         made = confirm(repo, machine, repo / "results", targets, commits, env, log, sys.stdout)
     except ConditionsError as exc:

@@ -46,6 +46,7 @@ class Run:
     cpu: str
     load: tuple[float, ...]
     purpose: str = "backfill"
+    cpus: tuple[int, ...] = ()   # the CPUs the run was pinned to (its affinity); () when not recorded
 
     @property
     def load_median(self) -> float | None:
@@ -99,6 +100,13 @@ def _loads(where: str, value) -> tuple[float, ...]:
     return tuple(float(x) for x in value)
 
 
+def _cpus(where: str, value) -> tuple[int, ...]:
+    if not isinstance(value, list) or len(value) > 4096 or not all(
+            isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 4096 for c in value):
+        raise ConditionsError(f"{where}: cpus must be a list of CPU numbers")
+    return tuple(value)
+
+
 def _run(where: str, rec) -> Run:
     if not isinstance(rec, dict):
         raise ConditionsError(f"{where}: not a table")
@@ -107,7 +115,7 @@ def _run(where: str, rec) -> Run:
         raise ConditionsError(f"{where}: purpose {quoted(purpose)} is not one of {', '.join(PURPOSES)}")
     return Run(_release(where, "release", rec.get("release")), _text(where, "commit", rec.get("commit"), _COMMIT),
                _text(where, "date", rec.get("date", ""), _TEXT), _text(where, "cpu", rec.get("cpu", ""), _TEXT),
-               _loads(where, rec.get("load", [])), purpose)
+               _loads(where, rec.get("load", [])), purpose, _cpus(where, rec.get("cpus", [])))
 
 
 def _confirmation(where: str, rec) -> Confirmation:
@@ -153,6 +161,8 @@ def _toml_value(value) -> str:
         return json.dumps(value)  # a JSON string of printable ASCII is a TOML basic string
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     return repr(float(value))
 
 
@@ -164,9 +174,10 @@ def _table(kind: str, fields: dict) -> str:
 def append_run(results_dir: str | Path, machine: str, run: Run) -> None:
     """Add one run record (the file is rewritten whole, atomically, through util.safewrite)."""
     _run("new run record", {"release": run.release, "commit": run.commit, "date": run.date, "cpu": run.cpu,
-                            "load": list(run.load), "purpose": run.purpose})
+                            "load": list(run.load), "purpose": run.purpose, "cpus": list(run.cpus)})
     _append(results_dir, machine, _table("run", {"release": run.release, "commit": run.commit, "date": run.date,
-                                                 "cpu": run.cpu, "purpose": run.purpose, "load": run.load}))
+                                                 "cpu": run.cpu, "cpus": run.cpus or None, "purpose": run.purpose,
+                                                 "load": run.load}))
 
 
 def append_confirmation(results_dir: str | Path, machine: str, c: Confirmation) -> None:

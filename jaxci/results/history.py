@@ -419,7 +419,7 @@ def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench:
     (results/<machine>/conditions.toml); a run whose median load is above `max_load` is run again, up to
     LOAD_RETRIES times, and the last run's results are kept, its load recorded as it was."""
     from jaxci.results import conditions
-    from jaxci.util.loadavg import Sampler, cpu_model
+    from jaxci.util.loadavg import Sampler, cpu_model, cpus_in_use
 
     attempt = 0
     while True:
@@ -430,7 +430,7 @@ def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench:
         if ok and (results_dir / machine).is_dir():
             conditions.append_run(results_dir, machine, conditions.Run(
                 version, commit, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), cpu_model(),
-                load.samples, "rerun" if attempt else "backfill"))
+                load.samples, "rerun" if attempt else "backfill", cpus_in_use()))
         if not ok or max_load is None or load.quiet(max_load) or attempt >= LOAD_RETRIES:
             if ok and max_load is not None and not load.quiet(max_load):
                 print(f"jaxci history:   warning: jax {version} kept at {load.text()}, above --max-load "

@@ -61,6 +61,27 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def cpus_in_use() -> tuple[int, ...]:
+    """The CPUs this process may run on (its affinity, which its children inherit); () where the OS cannot say."""
+    try:
+        return tuple(sorted(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return ()
+
+
+def pin_to(cpus: tuple[int, ...]) -> tuple[int, ...]:
+    """Run this process, and every process it starts from now on, on `cpus` only: XLA's and Eigen's CPU thread
+    pools size themselves to the affinity, so a multi-threaded kernel runs on those CPUs alone. Returns the
+    CPUs it ran on before. Raises ValueError for a CPU this process may not use."""
+    before = cpus_in_use()
+    unknown = sorted(set(cpus) - set(before))
+    if not cpus or unknown:
+        raise ValueError(f"CPU {', '.join(map(str, unknown or cpus))} is not one this process may run on "
+                         f"(it may run on {', '.join(map(str, before)) or 'none known'})")
+    os.sched_setaffinity(0, set(cpus))
+    return before
+
+
 class Sampler:
     """`with Sampler(every=10) as s: run()` then `s.load`: samples at the start, every `every` s, and at the end."""
 
