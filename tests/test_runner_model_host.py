@@ -60,3 +60,22 @@ def test_cpu_op_mix_rate_follows_the_measured_size(tmp_path):
     mid = 10**6   # halfway in log n between 1e5 and 1e7: the geometric mean of the two rates
     got = model.predict("ubuntu-latest", "elementwise", mid, "float32", "cpu").seconds
     assert got == pytest.approx(floor + mid / math.sqrt(fast * slow))
+
+
+def test_cpu_op_mix_below_the_smallest_size_keeps_its_fixed_cost(tmp_path):
+    """Below a machine's smallest measured size the op mix follows the line through its two smallest sizes (a
+    fixed cost of the call plus a per-element cost), not the rate of the smallest size held, which would leave
+    only the TinyOp floor as the fixed cost; the band runs from that (fast end) to the smallest size's time."""
+    floor, fixed, per = 5e-6, 6e-5, 5e-9   # the call's own fixed cost 12x the floor, as the measured CPUs show
+    s = SynthResults(tmp_path).machine("lab-epyc-2c", kind="lab", cores="2")
+    s.add("lab-epyc-2c", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]], lambda **_: floor)
+    s.add("lab-epyc-2c", "elementwise.Elementwise.time_warm", ["n", "dtype", "device"],
+          [[10_000, 100_000], ["float32"], ["cpu"]], lambda n, dtype, device: fixed + n * per)
+    rs = load_results(s.save())
+    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    p = model.predict("ubuntu-latest", "elementwise", 1000, "float32", "cpu")
+    assert p.seconds == pytest.approx(fixed + 1000 * per)
+    t0 = fixed + 10_000 * per
+    assert p.low == pytest.approx(floor + (t0 - floor) * 1000 / 10_000)   # the rate of n = 1e4 held
+    assert p.high == pytest.approx(t0)                                     # the time of n = 1e4 held
+    assert "below its smallest size n=10,000" in p.inputs

@@ -170,13 +170,15 @@ def element_point(records, machine, device, dtype, floor_s) -> tuple[Point | Non
 
 def element_rate_at(records, machine, device, dtype, n: int, floor_s: float) -> tuple[Point | None, str]:
     """Op-mix elements per second at size n on the CPU: the machine's measured rates n_i / (t_i - floor),
-    interpolated in log n - log rate between the measured sizes around n (held at the ends). The rate depends
-    on the size (a 1e5-element op mix runs in cache, 5e7 elements from memory), so a line near a crossover at
-    n ~ 1e4 must not take the rate of the largest size."""
+    interpolated in log n - log rate between the measured sizes around n (held above the largest). The rate
+    depends on the size (a 1e5-element op mix runs in cache, 5e7 elements from memory), so a line near a
+    crossover at n ~ 1e4 must not take the rate of the largest size. Below the smallest size see `_below`."""
     recs = sorted((r for r in _ok(records, machine, ELEMENTWISE, device, dtype=dtype)
                    if isinstance(r.params.get("n"), int) and r.value > floor_s), key=lambda r: r.params["n"])
     if not recs:
         return None, f"{machine} {device} elementwise op mix {dtype}: not measured"
+    if n < recs[0].params["n"] and len(recs) > 1:
+        return _below(recs[0], recs[1], n, floor_s, f"{machine} {device} elementwise op mix {dtype}"), ""
 
     def rates(r):
         q25 = r.q25 if r.q25 is not None else r.value
@@ -193,6 +195,27 @@ def element_rate_at(records, machine, device, dtype, n: int, floor_s: float) -> 
     where = f"n={na:,}" if na == nb else f"n={na:,}..{nb:,}"
     return Point(n, 0.0, Band(mid, min(low, mid), max(high, mid)),
                  f"{machine} {device} elementwise op mix {dtype} at {where}"), ""
+
+
+def _below(r0, r1, n: int, floor_s: float, what: str) -> Point:
+    """The op mix below a machine's smallest measured size n0: the line through its two smallest sizes (a fixed
+    cost of the call plus a per-element cost, as the loops' intercept + slope), clipped to what the two ends
+    allow. Holding the rate of n0 would take the call's whole fixed cost as the TinyOp floor; every CPU measured
+    at 1e3 shows the op mix costing 6-12x TinyOp there. Band: the time of n0 held (q75: time does not fall as n
+    grows) to the rate of n0 held (the fixed cost no more than the floor)."""
+    n0, n1 = r0.params["n"], r1.params["n"]
+    t0, t1 = r0.value, r1.value
+    q75 = r0.q75 if r0.q75 is not None else t0
+    held = floor_s + (t0 - floor_s) * n / n0                      # the rate of n0 held: the fastest end
+    line = t0 - (t1 - t0) / (n1 - n0) * (n0 - n)                  # fixed + per-element cost through n0, n1
+    t = min(max(line, held), t0)
+
+    def rate(sec):
+        return n / max(sec - floor_s, sec * 1e-3)
+
+    return Point(n, t, Band(rate(t), rate(max(q75, t)), rate(held)),
+                 f"{what} below its smallest size n={n0:,}: the line through n={n0:,} and {n1:,} "
+                 f"({t * 1e6:.3g} µs at n={n:,}; band up to the time of n={n0:,} held)")
 
 
 def op_mix_lower_bound(records, machine, device, dtype) -> tuple[Point | None, str]:
