@@ -13,7 +13,10 @@ A point figure is scored by its ratio to the printed value's rounding interval; 
 "> 2,400 s", the 892 s whole lecture that bounds its cell from above) by inside or outside, never a ratio. The
 goal factor is 2x for first calls and compiles, 1.5x for warm figures. Independent model terms are counted once:
 figures that read the same term (three GPU scan rows are one per-step slope) are one term, a hit only when all
-of them are. Band coverage: how often the published interval meets the prediction's band.
+of them are. Band coverage: how often the published interval meets the prediction's band, with the median band
+width (high / low) beside it, since a wide band covers without saying much. Two bands: the spread of the
+prediction's inputs, and (leave-one-out only) that band widened by the residuals of the other figures of its
+term, else of its class (family, device, kind of term), each predicted leave-two-out (`_residual_band`).
 `--format json` prints {"figures": [...], "summary": {...}}.
 """
 
@@ -82,6 +85,15 @@ def overridden(cat: dict, sets: list[str]) -> dict:
     return cat
 
 
+def klass(f) -> str:
+    """The figure's family, device and kind of term (throughput, compile, loop, host): where its own term holds
+    no other figure, the residuals of this class stand for how far such a term has been off on that runner."""
+    what = term(f).split(": ", 1)[1]
+    kind = ("compile" if "compile" in what else "loop" if "scan" in what else
+            "host" if what == "pure_python" else "throughput")
+    return f"{f.family} {f.device}: {kind}"
+
+
 def rows(results_dir: Path, incidents: Path, measurements: Path | None = None, sets=()) -> list[dict]:
     from jaxci.analysis.evidence import without
     from jaxci.analysis.model import RunnerModel
@@ -94,32 +106,55 @@ def rows(results_dir: Path, incidents: Path, measurements: Path | None = None, s
     records, cat = rs.latest(), overridden(load_catalogue(include_lab=True), list(sets))
     transfer = RunnerModel.from_results(records, rs.machines, cat)     # no published input at all
     evidence = load(incidents, measurements)
-    out = []
-    for f in figures(incidents.read_text()):
-        loo = RunnerModel.from_results(records, rs.machines, cat, without(evidence, figure_id(f)))
-        t, o = check([f], transfer)[0], check([f], loo)[0]
+
+    def leave_out(f, *others) -> dict:
+        """f checked against the model given every published input except those derived from f and others."""
+        ev = without(evidence, figure_id(f))
+        for g in others:
+            ev = without(ev, figure_id(g))
+        return check([f], RunnerModel.from_results(records, rs.machines, cat, ev))[0]
+
+    out, figs = [], figures(incidents.read_text())
+    for f in figs:
+        t, o = check([f], transfer)[0], leave_out(f)
         out.append({"case": f.case, "family": f.family, "device": f.device, "published_s": t["published_s"],
                     "kind": ("ratio, no seconds" if t["published_s"] is None else
                              {"lower": "lower bound", "upper": "upper bound"}.get(f.bound, "point")),
                     "term": term(f), "goal": goal(f), "transfer": _score(f, t), "loo": _score(f, o),
                     "resolution_s": f.resolution_s})
-    for r in out:
-        _residual_band(r, out)
+    for f, r in zip(figs, out):
+        _residual_band(f, r, figs, out, leave_out)
     return out
 
 
-def _residual_band(r: dict, out: list[dict]) -> None:
-    """Widen the leave-one-out band by the leave-one-out residuals (published / predicted) of the *other*
-    figures of its term (never its own); no other figure of the term: the band of its inputs only."""
+def residual_group(f, figs, out) -> tuple[str, list]:
+    """The other scored point figures whose residuals widen f's band: those of f's own term, else (none there)
+    those of its class (klass)."""
+    pts = [(g, o) for g, o in zip(figs, out) if g is not f and o["kind"] == "point" and o["published_s"]]
+    same = [(g, o) for g, o in pts if o["term"] == term(f)]
+    if same:
+        return "term", same
+    return "class", [(g, o) for g, o in pts if klass(g) == klass(f)]
+
+
+def _residual_band(f, r: dict, figs, out, leave_out) -> None:
+    """Widen the leave-one-out band by the residuals (published / predicted) of the other figures of its term
+    (else its class), each predicted leave-two-out: without f's inputs *and* its own. With f's inputs in, the
+    other figure of a two-figure term is predicted from f itself, so its residual would restate f's own miss.
+    Each residual widens the band both ways (x 1/R .. x R, R = max(r, 1/r)): it measures how far the term has
+    been off, and one or two residuals do not establish a sign."""
     c = r["loo"]
-    res = [o["published_s"] / o["loo"]["predicted_s"] for o in out if o is not r and o["term"] == r["term"]
-           and o["kind"] == "point" and o["published_s"] and o["loo"]["predicted_s"]]
-    c["residuals"] = [round(x, 3) for x in res]
+    c["band_low_s"], c["band_high_s"], c["in_resid_band"], c["residuals"] = c["low_s"], c["high_s"], None, []
     if c["predicted_s"] is None or r["kind"] != "point" or r["published_s"] is None:
-        c["band_low_s"], c["band_high_s"], c["in_resid_band"] = c["low_s"], c["high_s"], None
         return
-    c["band_low_s"] = min([c["low_s"]] + [c["predicted_s"] * x for x in res])
-    c["band_high_s"] = max([c["high_s"]] + [c["predicted_s"] * x for x in res])
+    c["residuals_from"], group = residual_group(f, figs, out)
+    for g, o in group:
+        p = leave_out(g, f)["predicted_s"]
+        if p:
+            c["residuals"].append({"figure": f"{g.case} | {g.family} {g.device}", "r": o["published_s"] / p})
+    wide = max([1.0] + [max(x["r"], 1 / x["r"]) for x in c["residuals"]])
+    c["band_low_s"] = min(c["low_s"], c["predicted_s"] / wide)
+    c["band_high_s"] = max(c["high_s"], c["predicted_s"] * wide)
     lo, hi = r["published_s"] - r["resolution_s"], r["published_s"] + r["resolution_s"]
     c["in_resid_band"] = not (hi < c["band_low_s"] or lo > c["band_high_s"])
 
@@ -154,14 +189,24 @@ def summary(out: list[dict], col: str) -> dict:
             "terms": len(terms), "terms_within_goal": sum(all(v) for v in terms.values()),
             "bounds": len(bounds), "bounds_inside": sum(bool(_hit(r, col)) for r in bounds),
             "band_covered": sum(r[col]["in_band"] for r in banded), "banded": len(banded),
-            "resid_band_covered": sum(r[col]["in_resid_band"] for r in resid), "resid_banded": len(resid)}
+            "resid_band_covered": sum(r[col]["in_resid_band"] for r in resid), "resid_banded": len(resid),
+            "band_width": _median([r[col]["high_s"] / r[col]["low_s"] for r in banded if r[col]["low_s"]]),
+            "resid_band_width": _median([r[col]["band_high_s"] / r[col]["band_low_s"] for r in resid
+                                         if r[col]["band_low_s"]])}
+
+
+def _median(xs: list) -> float | None:
+    """The median band width (high / low): a covered figure says little when its band is wide."""
+    xs = sorted(xs)
+    return None if not xs else (xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2)
 
 
 def _line(name: str, s: dict) -> str:
     cov = f"{s['band_covered']}/{s['banded']}" + (f" ({100 * s['band_covered'] / s['banded']:.0f}%)"
                                                   if s["banded"] else "")
+    cov += f", median width x{s['band_width']:.2g}" if s["band_width"] else ""
     rcov = (f"{s['resid_band_covered']}/{s['resid_banded']} ({100 * s['resid_band_covered'] / s['resid_banded']:.0f}%)"
-            if s["resid_banded"] else "— (no published input)")
+            f", median width x{s['resid_band_width']:.2g}" if s["resid_banded"] else "— (no published input)")
     return (f"| {name} | {s['predicted']}/{s['points']} | {s['warm_within_1.5x']}/{s['warm']} | "
             f"{s['first_within_2x']}/{s['first']} | {s['within_2x']}/{s['predicted']} | "
             f"{s['terms_within_goal']}/{s['terms']} | {s['bounds_inside']}/{s['bounds']} | {cov} | {rcov} |")
@@ -182,8 +227,9 @@ def _cell(r: dict, col: str) -> str:
         return f"{band} (nothing in seconds to score)"
     mark = " (out of band)" if c["in_band"] is False else ""
     if col == "loo" and c.get("residuals"):
-        mark += f" resid band [{_s(c['band_low_s'])}..{_s(c['band_high_s'])}]" + (
-            "" if c["in_resid_band"] else " (out)")
+        wide = max(max(x["r"], 1 / x["r"]) for x in c["residuals"])
+        mark += (f" resid band ({c['residuals_from']}, {len(c['residuals'])} figure(s), x{wide:.2g}) "
+                 f"[{_s(c['band_low_s'])}..{_s(c['band_high_s'])}]" + ("" if c["in_resid_band"] else " (out)"))
     return f"{band} x{_s(c['ratio_interval'])}{mark}"
 
 
@@ -219,7 +265,8 @@ def main(argv=None) -> int:
         print(f"| {r['case']} | {r['family']} | {r['device']} | {_s(r['published_s'])} | {r['kind']} | "
               f"{r['goal']:g}x | {_cell(r, 'transfer')} | {_cell(r, 'loo')} | {why} |")
     print("\n| score | predicted | warm within 1.5x | first/compile within 2x | all within 2x | independent terms "
-          "within goal | bounds inside | band coverage (inputs) | band coverage (inputs + term's loo residuals) |")
+          "within goal | bounds inside | band coverage (inputs) | band coverage (inputs + residuals of its term, "
+          "leave-two-out) |")
     print("|---|---|---|---|---|---|---|---|---|")
     print(_line("transfer-only", sums["transfer"]))
     print(_line("leave-one-out", sums["loo"]))
