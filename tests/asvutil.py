@@ -14,10 +14,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxci.machines.asvconf import write_redirected_conf
+from jaxci.machines.asvconf import read_conf, write_redirected_conf
 
 REPO = Path(__file__).resolve().parent.parent
 ASV = str(Path(sys.executable).with_name("asv"))
+
+#: The JAX releases the release tests (`jaxci history`, `jaxci upgrade-check`) install: one pair for both, so a
+#: session downloads and installs two releases, not four.
+TWO_RELEASES = ("0.11.0", "0.11.2")
 
 
 @dataclass
@@ -67,6 +71,17 @@ class AsvSandbox:
         if bench:
             args += ["--bench", bench]
         return self.asv(*args, **extra_env)
+
+
+def share_environments(clone: Path, environments: Path) -> None:
+    """Point `clone`'s asv env_dir (as its asv.conf.json names it) at `environments`, before asv first runs there.
+
+    asv names a virtualenv after the Python and the conf's matrix, not the checkout, so a second clone of this
+    repository finds the first one's virtualenv with its dependencies installed, and only moves the JAX pin and
+    the benchmarked commit's wheel; a fresh virtualenv with every dependency is most of a release test's time."""
+    env_dir = clone / read_conf(clone / "asv.conf.json")["env_dir"]
+    env_dir.parent.mkdir(parents=True, exist_ok=True)
+    env_dir.symlink_to(environments, target_is_directory=True)
 
 
 def head(repo: Path = REPO) -> str:

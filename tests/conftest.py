@@ -27,6 +27,14 @@ def ci_results(ci_run):
     return results, log, box
 
 
+@pytest.fixture(scope="session")
+def release_environments(tmp_path_factory):
+    """One folder of asv virtualenvs for every test that installs JAX releases in a clone of its own (history,
+    upgrade-check): the first builds the virtualenv and its dependencies, the others reuse it
+    (asvutil.share_environments)."""
+    return tmp_path_factory.mktemp("release-envs")
+
+
 @pytest.fixture
 def x64():
     """float64 JAX arrays for one test (x64 is process-wide), restored afterwards."""

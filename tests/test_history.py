@@ -16,6 +16,7 @@ from jaxci.commands import history as history_cmd
 from jaxci.results import history
 from jaxci.results.records import Record
 from jaxci.util.pins import pin_jax
+from tests.asvutil import TWO_RELEASES, share_environments
 from tests.synth import SynthResults
 
 REPO = Path(__file__).resolve().parent.parent
@@ -186,28 +187,30 @@ def _online() -> bool:
 
 
 @pytest.mark.slow
-def test_history_end_to_end_two_releases(tmp_path):
+def test_history_end_to_end_two_releases(tmp_path, release_environments):
     """The real thing on a tiny case: a clone, two JAX releases, one benchmark class, stock asv compare."""
     if not _online():
         pytest.skip("no package index (offline or JAXCI_OFFLINE set): history installs JAX releases from PyPI")
+    old, new = TWO_RELEASES
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--no-local", str(REPO), str(clone)], check=True)
+    share_environments(clone, release_environments)
     env = dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(clone), JAXCI_SCALE="ci",
                PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
     env.pop("JAX_PLATFORMS", None)
-    cmd = [sys.executable, "-m", "jaxci", "history", "--releases", "0.11.0,0.11.2",
+    cmd = [sys.executable, "-m", "jaxci", "history", "--releases", f"{old},{new}",
            "--bench", r"loops\.ForiAccumulate\.time_warm", "--machine", "hist-test"]
     subprocess.run([sys.executable, "-m", "jaxci", "machine", "--local", "hist-test"], cwd=clone, env=env, check=True)
     proc = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "2 measured" in proc.stdout, proc.stdout
     state = json.loads((clone / ".jaxci" / "history" / "hist-test.json").read_text())
-    assert {v: s["status"] for v, s in state["releases"].items()} == {"0.11.2": "measured", "0.11.0": "measured"}
+    assert {v: s["status"] for v, s in state["releases"].items()} == {new: "measured", old: "measured"}
     # resumable: a second run measures nothing
     again = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True, timeout=600)
     assert "0 measured, 2 already measured" in again.stdout, again.stdout
     asv = str(Path(sys.executable).with_name("asv"))
-    cmp = subprocess.run([asv, "compare", "jax-v0.11.0", "jax-v0.11.2", "--machine", "hist-test"], cwd=clone,
+    cmp = subprocess.run([asv, "compare", f"jax-v{old}", f"jax-v{new}", "--machine", "hist-test"], cwd=clone,
                          env=env, capture_output=True, text=True, timeout=300)
     assert cmp.returncode == 0, cmp.stderr
     assert "loops.ForiAccumulate.time_warm" in cmp.stdout
@@ -216,7 +219,7 @@ def test_history_end_to_end_two_releases(tmp_path):
             "load_results('results').records if r.benchmark == 'loops.ForiAccumulate.time_warm' and r.ok "
             "and r.machine == 'hist-test'}))")  # the clone also holds the committed reference history
     got = subprocess.run([sys.executable, "-c", code], cwd=clone, env=env, capture_output=True, text=True, check=True)
-    assert got.stdout.strip() == "['0.11.0', '0.11.2']"
+    assert got.stdout.strip() == str([old, new])
 
 
 def test_validate_workflow_input(tmp_path):

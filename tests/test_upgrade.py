@@ -12,6 +12,7 @@ import pytest
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, read_pins
+from jaxci.results import upgrade
 from jaxci.results.upgrade import (
     CheckResult,
     Row,
@@ -26,6 +27,7 @@ from jaxci.results.upgrade import (
 )
 from jaxci.util.pins import pin_jax
 from jaxci.util.validate import InputError
+from tests.asvutil import TWO_RELEASES, share_environments
 
 COMPARE = """
 All benchmarks:
@@ -104,9 +106,17 @@ BENCH = ["^dispatch.TinyOp", "^loops.Scan"]
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 @pytest.mark.skipif(os.environ.get("JAXCI_OFFLINE") == "1", reason="JAXCI_OFFLINE=1: no package index")
-def test_local_upgrade_check_has_a_row_and_ratio_per_benchmark(tmp_path):
-    """jax 0.10.1 -> 0.10.2 at CI scale on two small benchmarks, in a temporary clone, one round each."""
-    result, base, head = local_check("0.10.1", "0.10.2", BENCH, load_config().factor, tmp_path, rounds=1)
+def test_local_upgrade_check_has_a_row_and_ratio_per_benchmark(tmp_path, release_environments, monkeypatch):
+    """One JAX release to the next at CI scale on two small benchmarks, in a temporary clone, one round each."""
+    real_make_clone = upgrade.make_clone
+
+    def clone_sharing_environments(*args, **kwargs):
+        repo, base, head = real_make_clone(*args, **kwargs)
+        share_environments(repo, release_environments)
+        return repo, base, head
+
+    monkeypatch.setattr(upgrade, "make_clone", clone_sharing_environments)
+    result, base, head = local_check(*TWO_RELEASES, BENCH, load_config().factor, tmp_path, rounds=1)
     assert result.rows, result.continuous_log[-4000:] + result.compare_log[-2000:]
     names = {r.name.split("(")[0] for r in result.rows}
     assert names == {"dispatch.TinyOp.time_warm", "loops.Scan.time_warm"}
