@@ -40,6 +40,9 @@ def parser() -> argparse.ArgumentParser:
     from jaxci.commands.audit_ci import add_arguments  # the CI audit's options
 
     add_arguments(p)
+    from jaxci.commands.audit_shard import add_arguments as shard_arguments  # --shard, --cache, --baseline
+
+    shard_arguments(p)
     return p
 
 
@@ -84,7 +87,11 @@ def _interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     """The audit, with SIGINT and SIGTERM ending it cleanly: every kernel process ended, one line
-    "interrupted", exit 130 (SIGINT) or 143 (SIGTERM)."""
+    "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge)."""
+    if argv and argv[0] == "merge":
+        from jaxci.commands import audit_merge
+
+        return audit_merge.main(argv[1:])
     import signal
 
     previous = {}
@@ -140,6 +147,9 @@ def _check_options(args) -> list[str] | None:
         if target is not None:
             writable_file(option, target)
     number("--cell-timeout", args.cell_timeout, low=0, high=86_400, unit="seconds")
+    from jaxci.commands import audit_shard
+
+    audit_shard.check(args)
     return platforms("--platforms", args.platforms) if args.platforms is not None else None
 
 
@@ -189,14 +199,20 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"jaxci audit: no lectures (.ipynb or MyST .md) under {args.path}", file=sys.stderr)
         if not wanted(args):  # nothing audited is not "all fine"
             return 2
+    plan = None
     if args.execute:
+        from jaxci.commands import audit_shard
+
+        plan = audit_shard.prepare(args, verdicts)
         preflight = repo.execute(verdicts, platforms=chosen or repo.platforms_here(), cell_timeout=args.cell_timeout,
-                                 kernel_name=args.kernel, progress=not args.no_progress, model=model)
+                                 kernel_name=args.kernel, progress=not args.no_progress, model=model,
+                                 reuse=plan.reuse, weights=plan.weights)
         if preflight.message():
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
     text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows
+    text = audit_shard.finish(args, plan, text) if plan else text  # run keys, reused runs, the shard
     if missing and args.format == "md":
         text = f"**{missing}**\n\n" + text
     _write_outputs(args, verdicts, text)

@@ -4,6 +4,7 @@ afterwards, by jaxci.audit.judging).
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -18,17 +19,19 @@ def platforms_here() -> list[str]:
 
 
 def run_lectures(verdicts: list, *, platforms: list[str], cell_timeout: float = 600, kernel_name: str | None = None,
-                 progress: bool = True, env: dict | None = None) -> envcheck.Preflight:
+                 progress: bool = True, env: dict | None = None, reuse=None,
+                 weights: dict | None = None) -> envcheck.Preflight:
     """Run every readable lecture on each platform with the instrumented runner, into its verdict's `runs`.
 
     Lectures the book excludes are not run; lectures importing a module the kernel's environment lacks
     are not run either (said once, in the returned preflight), so a missing module never reads as a
-    lecture failure.
+    lecture failure. `reuse` (jaxci.audit.runner.cache.Reuse) keys every run and supplies unchanged ones from a
+    previous audit instead of executing them; `weights` (lecture -> rough seconds) feed the progress's
+    expected finish.
     """
-    from tqdm import tqdm
-
     from jaxci.audit.runner import envcheck
     from jaxci.audit.runner.kernel import run_notebook
+    from jaxci.audit.runner.progress import Progress
 
     readable = [v for v in verdicts if v.scan.status != "unreadable"]
     for v in readable:
@@ -40,12 +43,31 @@ def run_lectures(verdicts: list, *, platforms: list[str], cell_timeout: float = 
         if missing and not v.not_executed:
             v.not_executed = (f"needs {', '.join(missing)}, missing in kernel "
                               f"{preflight.kernel_of.get(v.path, '?')!r}: static verdict stands")
-    todo = [(v, p) for v in readable if not v.not_executed for p in platforms]
-    bar = tqdm(todo, desc="executing lectures", unit="run", disable=not progress, leave=False)
-    for verdict, platform in bar:
-        bar.set_postfix_str(f"{verdict.path} [{platform}]")
-        verdict.runs[platform] = run_notebook(verdict.path_abs, timeout=cell_timeout, platform=platform,
-                                              kernel_name=kernel_name, env=env)
-        verdict.notes += [n for n in verdict.runs[platform].notes if n not in verdict.notes]
-    bar.close()
+    todo, keys = [], {}
+    for verdict, platform in ((v, p) for v in readable if not v.not_executed for p in platforms):
+        key = keys[verdict.path, platform] = reuse.key(verdict, platform, preflight.kernel_of.get(
+            verdict.path, "python3")) if reuse else None
+        previous = reuse.lookup(verdict, platform, key) if reuse else None
+        if previous is None:
+            todo.append((verdict, platform))
+        else:
+            verdict.runs[platform] = previous
+    if reuse and progress and reuse.reused:
+        print(f"jaxci audit: {len(reuse.reused)} run(s) reused (unchanged since the previous audit), "
+              f"{len(todo)} to execute", file=sys.stderr, flush=True)
+    label = {(v.path, p): f"{v.path} ({p})" for v, p in todo}
+    shown = Progress(list(label.values()), {label[v.path, p]: (weights or {}).get(v.path, 0.0) for v, p in todo}
+                     if weights else None, enabled=progress)
+    for verdict, platform in todo:
+        shown.begin(label[verdict.path, platform])
+        run = verdict.runs[platform] = run_notebook(verdict.path_abs, timeout=cell_timeout, platform=platform,
+                                                    kernel_name=kernel_name, env=env)
+        if reuse:
+            reuse.store(verdict, platform, keys[verdict.path, platform], run)
+        shown.end(label[verdict.path, platform], run.wall_s or 0.0)
+    shown.close()
+    for verdict in readable:
+        verdict.runs = {p: verdict.runs[p] for p in platforms if p in verdict.runs}  # platform order, reused or not
+        for run in verdict.runs.values():
+            verdict.notes += [n for n in run.notes if n not in verdict.notes]
     return preflight

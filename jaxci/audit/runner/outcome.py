@@ -105,6 +105,14 @@ class NotebookRun:
             out["device_platform"] = ",".join(platforms)
         return out or None
 
+    @classmethod
+    def from_dict(cls, data: dict) -> NotebookRun:
+        """A run read back from its as_dict() (a cached or previous audit's record): derived fields recomputed."""
+        names = set(CellTiming.__dataclass_fields__)
+        cells = [CellTiming(**{k: v for k, v in c.items() if k in names}) for c in data.get("cells", [])]
+        keep = set(cls.__dataclass_fields__) - {"cells"}
+        return cls(**{k: v for k, v in data.items() if k in keep}, cells=cells)
+
     def as_dict(self) -> dict:
         return {"path": self.path, "status": self.status, "error": self.error, "platform": self.platform,
                 "kernel_start_s": self.kernel_start_s, "wall_s": self.wall_s, "cells_s": self.cells_s,

@@ -1,0 +1,153 @@
+"""Reusing a lecture's previous run when nothing it depends on changed (`jaxci audit --execute --cache DIR`,
+`--baseline FILE`).
+
+A run is keyed like jupyter-cache keys a notebook, by its code cells (source and the tags the runner honours),
+plus what else decides what executing it measures: the lecture's path (its scratch folder is its folder), the
+platform, the per-cell timeout, and the kernel's environment (its kernelspec's argv and env, its Python version,
+its installed jax and jaxlib). A changed notebook, JAX pin or kernel environment re-executes that lecture only.
+The catalogue and the runner model are not in the key: the verdict and the predictions are judged again from
+the reused run on every audit (cheap), so a catalogue change re-predicts without re-executing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from jaxci.audit.runner.outcome import OK, NotebookRun
+
+#: bump when what a run records changes shape: older records are then never reused
+FORMAT = 1
+_PROBE = ("import json, sys\n"
+          "from importlib import metadata\n"
+          "def v(name):\n"
+          "    try:\n"
+          "        return metadata.version(name)\n"
+          "    except metadata.PackageNotFoundError:\n"
+          "        return None\n"
+          "print(json.dumps({'python': sys.version.split()[0], 'jax': v('jax'), 'jaxlib': v('jaxlib')}))\n")
+
+
+def kernel_identity(name: str) -> dict:
+    """What a kernel's environment contributes to a key: its spec's argv and env, and the versions its
+    interpreter reports (nothing imported: package metadata only). A kernel that cannot be probed gets an
+    identity naming why, so its runs are keyed apart, never confused with a working kernel's."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    from jaxci.audit.runner.envcheck import kernel_python
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec(name)
+        identity: dict = {"kernel": name, "argv": spec.argv[1:], "env": dict(sorted((spec.env or {}).items()))}
+    except NoSuchKernel:
+        return {"kernel": name, "problem": "no such kernel"}
+    python, why = kernel_python(name)
+    if python is None:
+        return {**identity, "problem": why}
+    try:
+        proc = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60)
+        identity.update(json.loads(proc.stdout))
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        identity["problem"] = f"not probed: {type(exc).__name__}"
+    return identity
+
+
+def code_digest(path: Path) -> str:
+    """The lecture's code cells (source and tags, in order) and its kernelspec name; markdown does not count."""
+    from jaxci.audit.reading.notebook import read_notebook
+
+    nb = read_notebook(path)
+    cells = [[c.source, sorted(c.get("metadata", {}).get("tags", []))] for c in nb.cells if c.cell_type == "code"]
+    kernel = nb.metadata.get("kernelspec", {}).get("name")
+    return _hash({"cells": cells, "kernel": kernel})
+
+
+def _hash(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+class Reuse:
+    """Keys every run of one audit, reuses the matching previous runs (from a cache folder and/or a baseline
+    audit JSON), and stores the new ones in the cache folder. `executed` and `reused` list "path [platform]"."""
+
+    def __init__(self, cache_dir: Path | None = None, baseline: dict | None = None, *, cell_timeout: float = 600,
+                 env: dict | None = None):
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.cell_timeout, self.env = cell_timeout, env
+        self.keys: dict[str, dict[str, str]] = {}
+        self.executed: list[str] = []
+        self.reused: list[str] = []
+        self._kernels: dict[str, dict] = {}
+        self._baseline = _baseline_runs(baseline) if baseline else {}
+
+    def key(self, verdict, platform: str, kernel: str) -> str | None:
+        """The run's key (also recorded in `keys`); None when the notebook cannot be read (it is never reused)."""
+        if kernel not in self._kernels:
+            self._kernels[kernel] = kernel_identity(kernel)
+        try:
+            code = code_digest(verdict.path_abs)
+        except Exception:  # an unreadable notebook: the runner reports it, nothing to reuse
+            return None
+        key = _hash({"format": FORMAT, "lecture": verdict.path, "code": code, "platform": platform,
+                     "cell_timeout": self.cell_timeout, "kernel": self._kernels[kernel],
+                     "env": dict(sorted((self.env or {}).items()))})
+        self.keys.setdefault(verdict.path, {})[platform] = key
+        return key
+
+    def lookup(self, verdict, platform: str, key: str | None) -> NotebookRun | None:
+        """A previous run with this key: the cache folder's, else the baseline's. Only runs that completed
+        (status ok) are reused: a failure or timeout is run again, it may have been the machine's."""
+        if key is None:
+            return None
+        record = self._baseline.get(key)
+        if record is None and self.cache_dir is not None:
+            record = _read(self.cache_dir / f"{key}.json")
+        if not record or record.get("status") != OK:
+            return None
+        try:
+            run = NotebookRun.from_dict(record)
+        except TypeError:  # a record of another shape
+            return None
+        run.path = str(verdict.path_abs)
+        self.reused.append(f"{verdict.path} [{platform}]")
+        return run
+
+    def store(self, verdict, platform: str, key: str | None, run: NotebookRun) -> None:
+        self.executed.append(f"{verdict.path} [{platform}]")
+        if key is None or self.cache_dir is None or run.status != OK:
+            return
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        target = self.cache_dir / f"{key}.json"
+        partial = target.with_name(f".{target.name}.{os.getpid()}")
+        partial.write_text(json.dumps(run.as_dict(), default=str))
+        partial.replace(target)  # atomic: parallel shards sharing a folder never read half a record
+
+    def as_dict(self) -> dict:
+        """For the audit JSON: every run's key, and which runs were reused (not timed again)."""
+        return {"keys": {p: dict(sorted(k.items())) for p, k in sorted(self.keys.items())},
+                "reused": sorted(self.reused)}
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _baseline_runs(audit: dict) -> dict[str, dict]:
+    """key -> run record from a previous audit JSON (its `execution.keys` name each lecture's runs' keys)."""
+    keys = (audit.get("execution") or {}).get("keys") or {}
+    out = {}
+    for lecture in audit.get("lectures", []):
+        if not isinstance(lecture, dict):
+            continue
+        runs = lecture.get("runs") or {}
+        for platform, key in (keys.get(lecture.get("path")) or {}).items():
+            if isinstance(runs.get(platform), dict) and isinstance(key, str):
+                out[key] = runs[platform]
+    return out

@@ -1,0 +1,109 @@
+"""Which lectures one shard of a sharded executed audit runs (`jaxci audit --execute --shard i/N`).
+
+Every shard process computes the same assignment from the same inputs, so N machines agree without talking to
+each other: lectures are weighted (a previous audit's measured seconds where given, else a static weight from the
+scan), sorted heaviest first with ties broken by path, and each goes to the shard with the least weight so far
+(the lowest index on a tie): greedy longest-processing-time, deterministic and within 4/3 of the best split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_SPEC = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
+#: the largest N accepted: a GitHub Actions matrix holds at most 256 jobs
+MAX_SHARDS = 256
+
+
+class ShardError(ValueError):
+    """A bad --shard value or shard-times file: the message is one line."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    index: int  # 1-based
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse(text: str) -> Spec:
+    """`i/N` with 1 <= i <= N <= 256 (1-based, as a matrix's `index + 1` reads)."""
+    match = _SPEC.match(str(text))
+    if not match:
+        raise ShardError(f"--shard {text!r}: expected i/N, e.g. 2/4")
+    index, count = int(match[1]), int(match[2])
+    if not 1 <= count <= MAX_SHARDS or not 1 <= index <= count:
+        raise ShardError(f"--shard {text!r}: need 1 <= i <= N <= {MAX_SHARDS}")
+    return Spec(index, count)
+
+
+def static_weight(verdict) -> float:
+    """A lecture's cost in rough seconds from its scan alone, for balancing only (not a prediction): a kernel's
+    start, a little per cell, JAX's import and first compiles, numpyro's and NUTS's compile-heavy start, and
+    the elements its loops and largest array touch. Lectures that will not run weigh nothing."""
+    scan = verdict.scan
+    if scan.status == "unreadable" or getattr(verdict, "excluded", False):
+        return 0.0
+    weight = 1.0 + 0.02 * scan.code_cells
+    if scan.uses_jax or scan.uses_numpyro:
+        weight += 2.0
+    if scan.uses_numpyro:
+        weight += 3.0
+    weight += 10.0 * len(scan.nuts)
+    for loop in scan.loops:
+        weight += 1.0 if loop.trips is None else loop.trips * max(loop.carry or 1, 1) * 1e-8
+    return weight + (scan.max_elements or 0) * 1e-8
+
+
+def measured_weights(audit: dict) -> dict[str, float]:
+    """Per lecture, the seconds a previous audit JSON measured (its runs' wall time, kernel start to shutdown,
+    summed over platforms); lectures without a measured run are left out (they take their static weight)."""
+    out = {}
+    for lecture in audit.get("lectures", []) if isinstance(audit, dict) else []:
+        if not isinstance(lecture, dict) or not isinstance(lecture.get("path"), str):
+            continue
+        runs = lecture.get("runs") if isinstance(lecture.get("runs"), dict) else {}
+        seconds = [r.get("wall_s") for r in runs.values() if isinstance(r, dict)]
+        seconds = [float(s) for s in seconds if isinstance(s, (int, float)) and s >= 0]
+        if seconds:
+            out[lecture["path"]] = sum(seconds)
+    return out
+
+
+def weights(verdicts, measured: dict[str, float] | None = None) -> dict[str, float]:
+    """Each lecture's weight: measured where a previous audit has it, else static."""
+    measured = measured or {}
+    return {v.path: measured.get(v.path, static_weight(v)) for v in verdicts}
+
+
+def assign(weight: dict[str, float], count: int) -> list[list[str]]:
+    """The lectures of each shard (index 0 is shard 1/N), each list in path order."""
+    shards: list[list[str]] = [[] for _ in range(count)]
+    load = [0.0] * count
+    for path in sorted(weight, key=lambda p: (-weight[p], p)):
+        best = min(range(count), key=lambda i: (load[i], i))
+        shards[best].append(path)
+        load[best] += weight[path]
+    return [sorted(s) for s in shards]
+
+
+def loads(weight: dict[str, float], shards: list[list[str]]) -> list[float]:
+    return [sum(weight[p] for p in s) for s in shards]
+
+
+def source_digest(verdicts) -> str:
+    """One hash over every lecture's path and file bytes: shards of different repositories, or of different
+    commits of one, do not merge."""
+    h = hashlib.sha256()
+    for v in sorted(verdicts, key=lambda v: v.path):
+        h.update(v.path.encode() + b"\0")
+        try:
+            h.update(hashlib.sha256(Path(v.path_abs).read_bytes()).digest() if v.path_abs else b"-")
+        except OSError:
+            h.update(b"unreadable")
+    return h.hexdigest()[:16]

@@ -1,0 +1,116 @@
+"""The executed audit's sharded and incremental options (`jaxci audit --execute --shard i/N --cache DIR
+--baseline FILE`): what one shard runs, which runs are reused, and the blocks they add to the audit JSON.
+
+Kept beside jaxci.commands.audit so that module only calls in: `add_arguments` (the options), `prepare`
+(before executing: the shard's lectures, the reuse of previous runs, the weights for progress) and `finish`
+(the JSON's `execution` and `shard` blocks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("sharded and incremental executed audits (docs/audit.md)")
+    g.add_argument("--shard", metavar="I/N", default=None,
+                   help="execute only shard I of N (1-based): a deterministic, cost-balanced share of the lectures; "
+                        "combine the shards' JSON with `jaxci audit merge`")
+    g.add_argument("--shard-times", metavar="FILE", type=Path, default=None,
+                   help="a previous audit JSON whose measured seconds balance the shards and time the progress "
+                        "(default: --baseline's; else the static scan's weights)")
+    g.add_argument("--cache", metavar="DIR", type=Path, default=None,
+                   help="reuse a lecture's run stored here when its code cells, kernel environment (Python, jax, "
+                        "jaxlib) and platform are unchanged; store new runs here")
+    g.add_argument("--baseline", metavar="FILE", type=Path, default=None,
+                   help="a previous audit JSON (--execute --format json) whose unchanged runs are reused")
+
+
+@dataclass
+class Plan:
+    reuse: object  # jaxci.audit.runner.cache.Reuse
+    weights: dict = field(default_factory=dict)
+    spec: object = None  # jaxci.audit.runner.shard.Spec, or None when not sharded
+    owned: list = field(default_factory=list)
+    shard_block: dict = field(default_factory=dict)
+
+
+def _read_audit(option: str, path: Path) -> dict:
+    from jaxci.audit.writing.record import AuditError, read
+    from jaxci.util.validate import InputError
+
+    try:
+        return read(path)
+    except AuditError as exc:
+        raise InputError(f"{option} {path}: {exc}") from None
+
+
+def check(args) -> None:
+    """The options checked before anything runs (InputError, one line)."""
+    from jaxci.audit.runner.shard import ShardError, parse
+    from jaxci.util.validate import InputError
+
+    used = [o for o, v in (("--shard", args.shard), ("--cache", args.cache), ("--baseline", args.baseline),
+                           ("--shard-times", args.shard_times)) if v is not None]
+    if used and not args.execute:
+        raise InputError(f"{used[0]} needs --execute")
+    if args.shard is not None:
+        try:
+            args.shard_spec = parse(args.shard)
+        except ShardError as exc:
+            raise InputError(str(exc)) from None
+        if args.format != "json":
+            raise InputError("--shard needs --format json (the shards are merged with `jaxci audit merge`)")
+    if args.cache is not None and args.cache.exists() and not args.cache.is_dir():
+        raise InputError(f"--cache {args.cache}: not a directory")
+    for option, path in (("--baseline", args.baseline), ("--shard-times", args.shard_times)):
+        if path is not None and not path.is_file():
+            raise InputError(f"{option} {path}: no such file")
+
+
+def prepare(args, verdicts) -> Plan:
+    """Before executing: read the previous audits, weigh the lectures, and, for a shard, mark the lectures
+    other shards run as not executed here (their static verdicts stay in this shard's JSON)."""
+    from jaxci.audit.runner import shard
+    from jaxci.audit.runner.cache import Reuse
+
+    baseline = _read_audit("--baseline", args.baseline) if args.baseline else None
+    times = _read_audit("--shard-times", args.shard_times) if args.shard_times else baseline
+    weights = shard.weights(verdicts, shard.measured_weights(times) if times else None)
+    plan = Plan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout), weights)
+    spec = getattr(args, "shard_spec", None)
+    if spec is None:
+        return plan
+    shards = shard.assign(weights, spec.count)
+    owner = {p: i + 1 for i, paths in enumerate(shards) for p in paths}
+    for v in verdicts:
+        if owner[v.path] != spec.index:
+            v.not_executed = f"executed by shard {owner[v.path]}/{spec.count}"
+    plan.spec, plan.owned = spec, shards[spec.index - 1]
+    load = shard.loads(weights, shards)
+    plan.shard_block = {"spec": str(spec), "index": spec.index, "count": spec.count, "lectures": plan.owned,
+                        "source": shard.source_digest(verdicts),
+                        "balance": "measured seconds of " + str(args.shard_times or args.baseline) if times
+                        else "static weights", "weight": round(load[spec.index - 1], 3),
+                        "weights": [round(x, 3) for x in load]}
+    if getattr(args, "ci", None) is None:
+        args.ci = False  # each shard would judge the CI on its own share: the CI audit belongs to a whole run
+    print(f"jaxci audit: shard {spec}: {len(plan.owned)} of {len(verdicts)} lectures "
+          f"(weight {load[spec.index - 1]:.1f} of {sum(load):.1f}, {plan.shard_block['balance']})", file=sys.stderr)
+    return plan
+
+
+def finish(args, plan: Plan | None, text: str) -> str:
+    """The audit JSON with its `execution` block (every run's key, the reused runs) and, for a shard, its
+    `shard` block. Other formats are returned as they are."""
+    if plan is None or args.format != "json":
+        return text
+    doc = json.loads(text)
+    doc["execution"] = plan.reuse.as_dict()
+    if plan.spec is not None:
+        doc["shard"] = plan.shard_block
+    return json.dumps(doc, indent=2, default=str)
