@@ -35,6 +35,15 @@ def release_environments(tmp_path_factory):
     return tmp_path_factory.mktemp("release-envs")
 
 
+@pytest.fixture(scope="session")
+def scaled_lectures_executed(tmp_path_factory):
+    """The scaled fixture lectures executed once per session by `jaxci audit --execute` (its JSON, its run
+    cache): tests/executed_lectures.py says who reads it."""
+    from tests.executed_lectures import execute_scaled
+
+    return execute_scaled(tmp_path_factory.mktemp("scaled-lectures"))
+
+
 @pytest.fixture
 def x64():
     """float64 JAX arrays for one test (x64 is process-wide), restored afterwards."""

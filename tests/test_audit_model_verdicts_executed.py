@@ -1,8 +1,7 @@
-"""Executed: the fixture lectures (model_verdicts, model_verdicts_scaled) run in real kernels on the CPU and are
-decided by the runner model's numbers for g4dn.2xlarge. Verdicts only: no timing is asserted (which verdict, where
+"""Executed: the fixture lectures (model_verdicts, model_verdicts_scaled: once per session, by the command line,
+tests/executed_lectures.py) run in real kernels on the CPU and are decided by the runner model's numbers for
+g4dn.2xlarge. Verdicts only: no timing is asserted (which verdict, where
 the time landed, the labels)."""
-
-from pathlib import Path
 
 import pytest
 
@@ -10,18 +9,25 @@ from jaxci import REPO_ROOT
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import family, predicted
+from jaxci.audit.runner.cache import Reuse
+from tests.executed_lectures import CELL_TIMEOUT, FAMILY, LECTURES
 
 pytestmark = pytest.mark.slow
-LECTURES = Path(__file__).parent / "fixtures" / "lectures"
 
 
 @pytest.fixture(scope="module")
-def executed():
-    model = family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+def executed(scaled_lectures_executed):
+    """Both folders judged here by the model from this checkout's results; the scaled lectures' runs are the
+    session's (their run cache), judged again, not executed again."""
+    model = family.from_results(REPO_ROOT / "results", FAMILY)
     out = {}
-    for folder in ("model_verdicts", "model_verdicts_scaled"):
+    for folder, reuse in (("model_verdicts", None),
+                          ("model_verdicts_scaled", Reuse(scaled_lectures_executed.cache, cell_timeout=CELL_TIMEOUT))):
         verdicts = repo.audit_static(LECTURES / folder, model)
-        repo.execute(verdicts, platforms=["cpu"], cell_timeout=300, progress=False, model=model)
+        repo.execute(verdicts, platforms=["cpu"], cell_timeout=CELL_TIMEOUT, progress=False, model=model, reuse=reuse)
+        if reuse is not None:  # else these tests would silently run the lectures a second time
+            assert reuse.reused and not reuse.executed, ("the session's runs were not reused (the command line "
+                                                         f"and repo.execute keyed them apart): {reuse.executed}")
         out.update({f"{folder}/{v.path}": v for v in verdicts})
     return out
 

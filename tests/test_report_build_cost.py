@@ -82,20 +82,13 @@ def test_without_predictions_row_6_says_how_to_measure(report):
 
 
 @pytest.mark.slow
-def test_rows_6_and_7_from_a_real_executed_audit(tmp_path):
-    """End to end: `jaxci audit --execute --machine g4dn.2xlarge --format json` on fixture lectures, then
-    `jaxci report --audit`: the audit's predicted records are what question 6 adds up, its measured cells what
-    question 7 sizes (the two commands agree on the schema)."""
-    import subprocess
-    import sys
-
-    audit = tmp_path / "audit.json"
-    lectures = REPO_ROOT / "tests" / "fixtures" / "lectures" / "model_verdicts_scaled"
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "audit", str(lectures), "--execute", "--platforms", "cpu",
-                           "--machine", "g4dn.2xlarge", "--format", "json", "--output", str(audit), "--no-progress"],
-                          capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    data = json.loads(audit.read_text())
+def test_rows_6_and_7_from_a_real_executed_audit(scaled_lectures_executed):
+    """End to end: `jaxci audit --execute --machine g4dn.2xlarge --format json` on fixture lectures (the session's
+    one execution of them), then `jaxci report --audit`: the audit's predicted records are what question 6 adds up,
+    its measured cells what question 7 sizes (the two commands agree on the schema)."""
+    audit = scaled_lectures_executed
+    assert audit.returncode == 0, audit.stderr[-3000:]
+    data = json.loads(audit.json_path.read_text())
     executed = [lec for lec in data["lectures"] if (lec.get("predicted") or {}).get("g4dn.2xlarge")]
     assert executed and all("colab-free-t4" in lec["predicted"] for lec in executed)
     one = buildcost.family_build(data, "g4dn.2xlarge", True)
