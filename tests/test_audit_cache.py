@@ -1,0 +1,108 @@
+"""The incremental executed audit: a second audit of unchanged lectures executes none; changing one lecture's code
+executes that one; markdown does not count; a changed kernel environment or platform is a different key; a
+previous audit JSON (`--baseline`) serves as well as a cache folder. Executions are counted from the audit JSON
+and from the progress lines, never from timings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from jaxci.audit.runner import cache
+from jaxci.audit.runner.outcome import NotebookRun
+from jaxci.audit.writing.merge import strip_timings
+from jaxci.commands import audit
+
+FOLDER = Path(__file__).resolve().parent / "fixtures" / "shards20"
+LECTURES = ["plain_00.md", "plain_01.md", "part2/raises.md"]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    out = tmp_path / "lectures"
+    for name in LECTURES:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FOLDER / name, out / name)
+    return out
+
+
+def run(folder: Path, out: Path, capsys, *extra: str) -> tuple[dict, list[str]]:
+    """One executed audit: its JSON, and the progress lines of the runs it executed."""
+    assert audit.main([str(folder), "--execute", "--platforms", "cpu", "--format", "json", "--output", str(out),
+                       *extra]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("jaxci audit: [")]
+    return json.loads(out.read_text()), lines
+
+
+def executed(doc: dict) -> int:
+    return sum(len(k) for k in doc["execution"]["keys"].values()) - len(doc["execution"]["reused"])
+
+
+def test_a_second_audit_executes_nothing_and_a_changed_lecture_alone_runs_again(folder, tmp_path, capsys):
+    store = tmp_path / "cache"
+    first, lines = run(folder, tmp_path / "a.json", capsys, "--cache", str(store))
+    assert executed(first) == 3 and len(lines) == 3 and len(list(store.glob("*.json"))) == 3
+    second, lines = run(folder, tmp_path / "b.json", capsys, "--cache", str(store))
+    assert executed(second) == 0 and lines == []
+    assert second["execution"]["reused"] == sorted(f"{p} [cpu]" for p in LECTURES)
+    # the reused runs give the same audit: only the list of reused runs differs
+    for doc in (first, second):
+        doc["execution"].pop("reused")
+    assert strip_timings(second) == strip_timings(first)
+
+    lecture = folder / "plain_01.md"
+    lecture.write_text(lecture.read_text().replace("# Plain lecture 1", "# Plain lecture 1, retitled"))
+    third, lines = run(folder, tmp_path / "c.json", capsys, "--cache", str(store))
+    assert executed(third) == 0 and lines == []  # markdown is not in the key
+
+    lecture.write_text(lecture.read_text().replace("range(2000)", "range(2001)"))
+    fourth, lines = run(folder, tmp_path / "d.json", capsys, "--cache", str(store))
+    assert executed(fourth) == 1 and len(lines) == 1 and "plain_01.md (cpu)" in lines[0]
+    assert fourth["execution"]["keys"]["plain_01.md"] != first["execution"]["keys"]["plain_01.md"]
+    assert fourth["execution"]["keys"]["plain_00.md"] == first["execution"]["keys"]["plain_00.md"]
+
+
+def test_a_previous_audit_json_is_a_baseline(folder, tmp_path, capsys):
+    first, _ = run(folder, tmp_path / "a.json", capsys)
+    again, lines = run(folder, tmp_path / "b.json", capsys, "--baseline", str(tmp_path / "a.json"))
+    assert executed(again) == 0 and lines == []
+    (folder / "plain_00.md").write_text((folder / "plain_00.md").read_text().replace("1000", "1001"))
+    changed, lines = run(folder, tmp_path / "c.json", capsys, "--baseline", str(tmp_path / "a.json"))
+    assert executed(changed) == 1 and "plain_00.md (cpu)" in lines[0]
+
+
+def test_the_key_follows_the_kernel_environment_platform_and_timeout(folder, monkeypatch):
+    class Lecture:
+        path, path_abs = "plain_00.md", folder / "plain_00.md"
+
+    identity = {"kernel": "python3", "python": "3.12.1", "jax": "0.11.2", "jaxlib": "0.11.2"}
+    monkeypatch.setattr(cache, "kernel_identity", lambda name: dict(identity))
+    base = cache.Reuse().key(Lecture, "cpu", "python3")
+    assert cache.Reuse().key(Lecture, "cpu", "python3") == base
+    assert cache.Reuse().key(Lecture, "cuda", "python3") != base
+    assert cache.Reuse(cell_timeout=900).key(Lecture, "cpu", "python3") != base
+    identity["jax"] = "0.12.0"
+    assert cache.Reuse().key(Lecture, "cpu", "python3") != base  # a new JAX pin re-executes
+
+
+def test_failed_runs_are_not_reused(tmp_path, folder):
+    class Lecture:
+        path, path_abs = "plain_00.md", folder / "plain_00.md"
+
+    reuse = cache.Reuse(tmp_path / "store")
+    failed = NotebookRun(str(Lecture.path_abs), status="timeout", error="cell 1 exceeded", platform="cpu")
+    reuse.store(Lecture, "cpu", "k1", failed)
+    assert not (tmp_path / "store").exists()  # nothing stored: a timeout may have been the machine's
+    assert reuse.lookup(Lecture, "cpu", "k1") is None
+
+
+def test_a_run_reads_back_from_its_record():
+    from jaxci.audit.runner.outcome import CellTiming
+
+    run = NotebookRun("x.md", platform="cpu", wall_s=1.5, kernel_start_s=0.4,
+                      cells=[CellTiming(0, "x = 1", 0.01, 0.02, compile_s=0.0, compilations=0)])
+    again = NotebookRun.from_dict(json.loads(json.dumps(run.as_dict())))
+    assert again.as_dict() == run.as_dict()
