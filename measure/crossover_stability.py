@@ -1,6 +1,7 @@
 """How far the predicted CPU/GPU crossovers move when the CPU machines in the results change (issue 26 goal).
 
     .venv/bin/python measure/crossover_stability.py [RESULTS_DIR] [--families g4dn.2xlarge,g5.2xlarge,g6.2xlarge]
+                                                    [--published] [--held-out]
 
 Builds results sets from RESULTS_DIR (default results/): every machine as committed, then each GPU machine with
 one CPU-only machine at a time (e.g. lab-h200 + ref-epyc-2c-ci, lab-h200 + lab-epyc-2c), copied into a temp
@@ -12,6 +13,9 @@ the smallest measured size where the GPU is faster at every size ("<= n"), or "n
 that both say "none" agree; "none" against a size is a changed decision (printed "inf"). Mixing "<= n" with a
 break-even compares the smallest size with it: the move of the decision over the measured sizes, a lower bound
 on the move of the crossing itself (which lies below the measured range there).
+
+`--published` gives the model the published inputs (docs/reference/incidents.md and published-measurements.md),
+as the report takes them; without it the crossovers are transfer-only.
 
 `--held-out` checks the CPU op-mix rule below a machine's smallest size instead: each CPU machine's smallest
 measured size predicted from its next two (the line through them, jaxci.analysis.primitives.element_rate_at)
@@ -44,8 +48,11 @@ def subsets(results: Path) -> dict[str, list[str]]:
     return out
 
 
-def crossovers(results: Path, machines: list[str], families) -> dict:
-    from jaxci.analysis.predict import predictions
+def crossovers(results: Path, machines: list[str], families, published=()) -> dict:
+    """Each family's predicted crossovers on one results set; `published`: the model's published inputs
+    (jaxci.report.published_inputs.load), none by default (transfer-only)."""
+    from jaxci.analysis.model import RunnerModel
+    from jaxci.analysis.predict import Predictor, predictions
     from jaxci.catalogue import load_catalogue
     from jaxci.results.records import load_results
 
@@ -56,7 +63,10 @@ def crossovers(results: Path, machines: list[str], families) -> dict:
         for m in machines:
             shutil.copytree(results / m, d / m)
         rs = load_results(d)
-        _, cross = predictions(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+        cat = load_catalogue(include_lab=True)
+        pred = Predictor(rs.latest(), rs.machines, cat)
+        pred.model = RunnerModel.from_results(rs.latest(), rs.machines, cat, published)
+        _, cross = predictions(rs.latest(), rs.machines, cat, predictor=pred)
     return {(c.family, c.kernel, c.dtype): c for c in cross if c.family in families}
 
 
@@ -136,12 +146,20 @@ def main(argv=None) -> int:
     ap.add_argument("results_dir", nargs="?", default=str(ROOT / "results"))
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--held-out", action="store_true", help="check the op-mix rule below the smallest size")
+    ap.add_argument("--published", action="store_true",
+                    help="give the model the published inputs (docs/reference), as the report takes them")
     args = ap.parse_args(argv)
     results, families = Path(args.results_dir), args.families.split(",")
     if args.held_out:
         return held_out(results)
+    published = []
+    if args.published:
+        from jaxci.report.published_inputs import load
+
+        ref = ROOT / "docs" / "reference"
+        published = load(ref / "incidents.md", ref / "published-measurements.md")
     sets = subsets(results)
-    got = {name: crossovers(results, ms, families) for name, ms in sets.items()}
+    got = {name: crossovers(results, ms, families, published) for name, ms in sets.items()}
     keys = sorted({k for g in got.values() for k in g})
     names = list(sets)
     print("| family | kernel | dtype | " + " | ".join(names) + " | max / min | cpu / gpu at the largest n |")
