@@ -188,3 +188,31 @@ def test_plain_lines_in_ci_or_without_a_terminal(monkeypatch):
     monkeypatch.delenv("CI")
     assert not progress.plain_wanted(Terminal())
     assert progress.plain_wanted(object())
+
+
+TEMPLATE = ROOT / "templates" / "audit-sharded.yml"
+BIN = Path(sys.executable).parent
+
+
+def test_the_workflow_template_passes_actionlint_and_zizmor():
+    shellcheck = BIN / "shellcheck"
+    lint = subprocess.run([str(BIN / "actionlint"), "-shellcheck", str(shellcheck) if shellcheck.exists() else "",
+                           str(TEMPLATE)], capture_output=True, text=True, cwd=ROOT)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    audit = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", "--min-severity", "low", str(TEMPLATE)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert audit.returncode == 0 and "No findings" in audit.stdout + audit.stderr, audit.stdout + audit.stderr
+
+
+def test_the_workflow_template_runs_every_shard_then_merges():
+    import yaml
+
+    flow = yaml.safe_load(TEMPLATE.read_text())
+    shards = flow["jobs"]["audit"]["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, int(flow["env"]["SHARDS"]) + 1))
+    assert flow["jobs"]["merge"]["needs"] == "audit"
+    runs = " ".join(s.get("run", "") for job in flow["jobs"].values() for s in job["steps"])
+    assert '--shard "${SHARD}/${SHARDS}"' in runs and "jaxci audit merge shards/audit-shard-*.json" in runs
+    uses = [s["uses"] for job in flow["jobs"].values() for s in job["steps"] if "uses" in s]
+    assert any("/.github/actions/jax-env@" in u for u in uses)
+    assert all(len(u.rsplit("@", 1)[1]) == 40 for u in uses)  # every action pinned to a full commit SHA
