@@ -39,12 +39,32 @@ JIT_CELLS = (
     "z = 1 + 1",
 )
 
+#: One notebook for every check that reads a completed run's records (a kernel each would cost a start-up
+#: each): the kernel's platform and clean namespace before JAX, JAX first imported in a later cell that
+#: compiles, the first and the warm call of a jitted function, a plain cell, and an 8 MiB array kept alive.
+COMPLETED_CELLS = (
+    "x = 1\nimport os\nassert os.environ['JAX_PLATFORMS'] == 'cpu'",
+    "assert not [k for k in dir() if 'jaxci' in k], dir()",
+    "import jax, jax.numpy as jnp\nassert jax.devices()[0].platform == 'cpu'\n"
+    "jax.jit(lambda v: v + 1)(jnp.ones(3)).block_until_ready()",
+    *JIT_CELLS[1:],
+    "x = jnp.ones((1024, 1024, 2), dtype=jnp.float32)\nx.block_until_ready()",
+)
+FIRST_CALL, WARM_CALL, PLAIN, HELD = 3, 4, 5, 6
 
-def test_jit_cell_reports_compile_and_run():
-    result = runner.run_notebook(notebook(*JIT_CELLS), platform="cpu", timeout=120)
+
+@pytest.fixture(scope="module")
+def completed():
+    """The run of COMPLETED_CELLS, and what was left of its kernel right after it."""
+    result = runner.run_notebook(notebook(*COMPLETED_CELLS), platform="cpu", timeout=120)
+    return result, kernels_left(result)
+
+
+def test_jit_cell_reports_compile_and_run(completed):
+    result, left = completed
     assert result.ok, result.error
-    assert [c.index for c in result.cells] == [0, 1, 2, 3]
-    first_call, warm_call, plain = result.cells[1], result.cells[2], result.cells[3]
+    assert [c.index for c in result.cells] == list(range(len(COMPLETED_CELLS)))
+    first_call, warm_call, plain = result.cells[FIRST_CALL], result.cells[WARM_CALL], result.cells[PLAIN]
     assert first_call.compile_s > 0 and first_call.compilations >= 1
     assert first_call.trace_s > 0 and first_call.backend_s > 0
     assert first_call.compile_s <= first_call.wall_s + 1e-3
@@ -52,26 +72,21 @@ def test_jit_cell_reports_compile_and_run():
     assert plain.compilations == 0
     assert all(c.run_s is not None and c.run_s >= 0 for c in result.cells)
     assert result.compile_s == pytest.approx(sum(c.compile_s for c in result.cells))
-    assert kernels_left(result) == []
+    assert left == []
 
 
-def test_kernel_gets_platform_and_user_namespace_stays_clean():
-    result = runner.run_notebook(notebook(
-        "import os\nassert os.environ['JAX_PLATFORMS'] == 'cpu'",
-        "assert not [k for k in dir() if 'jaxci' in k], dir()",
-        "import jax\nassert jax.devices()[0].platform == 'cpu'"), platform="cpu", timeout=120)
-    assert result.ok, result.error
+def test_kernel_gets_platform_and_user_namespace_stays_clean(completed):
+    result, _ = completed
+    assert result.ok, result.error  # the cells' own asserts: JAX_PLATFORMS, no jaxci name, the CPU device
+    assert [c.status for c in result.cells[:3]] == ["ok", "ok", "ok"]
 
 
-def test_jax_imported_in_a_later_cell_is_still_counted():
+def test_jax_imported_in_a_later_cell_is_still_counted(completed):
     """JAX imported inside a later cell still has that cell's compilations counted."""
-    result = runner.run_notebook(notebook(
-        "x = 1",
-        "import jax, jax.numpy as jnp\njax.jit(lambda v: v + 1)(jnp.ones(3)).block_until_ready()"),
-        platform="cpu", timeout=120)
+    result, _ = completed
     assert result.ok, result.error
-    assert result.cells[0].compilations == 0
-    assert result.cells[1].compilations >= 1
+    assert result.cells[0].compilations == 0 and result.cells[1].compilations == 0
+    assert result.cells[2].compilations >= 1
 
 
 def test_uninstrumented_run_has_times_but_no_compile():
@@ -80,12 +95,26 @@ def test_uninstrumented_run_has_times_but_no_compile():
     assert all(c.compile_s is None and c.wall_s > 0 for c in result.cells)
 
 
-def test_timeout_tears_down_the_kernel():
-    result = runner.run_notebook(notebook("x = 1", "import time\ntime.sleep(60)", "y = 2"), timeout=2)
+@pytest.fixture(scope="module")
+def timed_out(tmp_path_factory):
+    """One run that times out in its second cell, after its first started a child in a session of its own (the
+    child's pid in a file), and a third cell that must never run: its result, what was left of its kernel
+    right after it, and the child's pid. Both timeout tests read it: each would otherwise wait out a timeout."""
+    pidfile = tmp_path_factory.mktemp("timed-out") / "child.pid"
+    result = runner.run_notebook(notebook(
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))",
+        "import time\ntime.sleep(60)", "y = 2"), timeout=3)
+    return result, kernels_left(result), int(pidfile.read_text())
+
+
+def test_timeout_tears_down_the_kernel(timed_out):
+    result, left, _ = timed_out
     assert result.status == runner.TIMEOUT
-    assert "cell 1" in result.error and "2 s" in result.error
+    assert "cell 1" in result.error and "3 s" in result.error
     assert [c.status for c in result.cells] == ["ok", "timeout"]  # the cell after it never ran
-    assert kernels_left(result) == []
+    assert left == []
 
 
 def test_kernel_death_is_reported_without_zombies():
@@ -96,17 +125,11 @@ def test_kernel_death_is_reported_without_zombies():
     assert kernels_left(result) == []
 
 
-def test_child_processes_of_a_timed_out_kernel_are_killed(tmp_path):
+def test_child_processes_of_a_timed_out_kernel_are_killed(timed_out):
     """A child in its own session escapes jupyter_client's process-group kill: the runner's reap gets it."""
-    pidfile = tmp_path / "child.pid"
-    result = runner.run_notebook(notebook(
-        "import subprocess, sys\n"
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
-        f"open({str(pidfile)!r}, 'w').write(str(p.pid))",
-        "import time\ntime.sleep(60)"), timeout=3)
+    result, left, child = timed_out
     assert result.status == runner.TIMEOUT
-    assert kernels_left(result) == []
-    child = int(pidfile.read_text())
+    assert left == []
     assert child in result.leftover_pids
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
 
@@ -172,18 +195,17 @@ def test_tracing_hooks_and_tolerated_tags():
     assert kernels_left(result) == []
 
 
-def test_peak_memory_is_recorded_per_lecture_and_labelled():
+def test_peak_memory_is_recorded_per_lecture_and_labelled(completed):
     """The executed audit's per-lecture record carries the lecture's own memory need: on the CPU JAX's live
     buffers (an 8 MiB array held in the namespace) and the kernel's host RSS, no device figure (no GPU here)."""
-    result = runner.run_notebook(notebook(
-        "import jax.numpy as jnp\nx = jnp.ones((1024, 1024, 2), dtype=jnp.float32)\nx.block_until_ready()",
-        "y = 1"), platform="cpu", timeout=120)
+    result, left = completed
     assert result.ok, result.error
+    assert "1024, 1024, 2" in COMPLETED_CELLS[HELD]
     peak = result.as_dict()["peak_memory"]
     assert peak["live_buffers_mib"] >= 8.0
     assert peak["host_rss_peak_mib"] > peak["live_buffers_mib"]
     assert "device_peak_mib" not in peak or peak.get("device_platform") == "cpu"
-    assert kernels_left(result) == []
+    assert left == []
 
 
 def test_peak_memory_takes_the_largest_of_each_kind():
