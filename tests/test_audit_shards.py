@@ -216,3 +216,19 @@ def test_the_workflow_template_runs_every_shard_then_merges():
     uses = [s["uses"] for job in flow["jobs"].values() for s in job["steps"] if "uses" in s]
     assert any("/.github/actions/jax-env@" in u for u in uses)
     assert all(len(u.rsplit("@", 1)[1]) == 40 for u in uses)  # every action pinned to a full commit SHA
+
+
+def test_the_emitted_ci_change_offers_the_sharded_audit(tmp_path, monkeypatch):
+    import shutil
+
+    from jaxci.audit.lecture_ci.edits import SHARDED_AUDIT
+    from jaxci.commands import audit
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    repo = tmp_path / "book"
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "ci_repos" / "sample_book", repo)
+    patch = tmp_path / "patch.diff"
+    assert audit.main([str(repo), "--output", str(tmp_path / "a.md"), "--emit-config", str(patch)]) == 0
+    text = patch.read_text()
+    assert SHARDED_AUDIT in text and "templates/audit-sharded.yml" in text
+    assert text.index(SHARDED_AUDIT) < text.index("\ndiff --git")  # an explanation line, not a file in the diff

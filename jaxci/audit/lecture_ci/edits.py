@@ -148,6 +148,13 @@ def unified_diff(root: Path, edits: list[Edit]) -> str:
     return "".join(file_diff(file, texts[file], new[file]) for file in files)
 
 
+#: the sharded executed audit, offered beside the patch (a new workflow is the maintainer's choice, not an edit)
+SHARDED_AUDIT = ("optional, not in this patch: the executed audit on every pull request as a matrix of shards "
+                 "with the jax-env action, merged into one audit that the next run reuses for unchanged lectures: "
+                 "copy jax-ci-bench's templates/audit-sharded.yml to .github/workflows/jaxci-audit.yml "
+                 "(docs/audit.md, \"Sharded and incremental audits\")")
+
+
 def join_emitted(report, config) -> None:
     """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.writing.emit's
     EmittedConfig), so one `git apply` carries both: with them, when the patch pins lectures to the
@@ -159,6 +166,8 @@ def join_emitted(report, config) -> None:
     if where:
         config.steps = [s for s in config.steps if INSTALL_STEP not in s]
         config.notes.append("the kernelspec install step is added to " + "; ".join(where))
+    if any(j.builds for w in report.workflows for j in w.jobs):
+        config.notes.append(SHARDED_AUDIT)
     edits = report.edits + extra
     if not edits:
         return
