@@ -167,16 +167,18 @@ def run_audit(folder: Path, family: str, kernel: str | None, cell_timeout: float
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-def repredict(saved: dict, folder: Path, family: str) -> dict:
+def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = False) -> dict:
     """The saved audit's runs predicted again with this checkout's model (nothing executed): the static scan of
-    the laid-out lectures, the runs read back from the JSON, the audit's own prediction step."""
+    the laid-out lectures, the runs read back from the JSON, the audit's own prediction step, with the audit's
+    inputs (nearest evidence: published on the family's hardware; `transfer_only`: none of them)."""
     from jaxci import REPO_ROOT
     from jaxci.audit import repo
     from jaxci.audit.judging import classify, judge, predicted
     from jaxci.audit.judging import family as fam
     from jaxci.audit.runner import CellTiming, NotebookRun
+    from jaxci.report.published_inputs import reference
 
-    model = fam.from_results(REPO_ROOT / "results", family)
+    model = fam.from_results(REPO_ROOT / "results", family, published=[] if transfer_only else reference())
     verdicts = {v.path: v for v in repo.audit_static(folder, model)}
     cell_fields = set(CellTiming.__dataclass_fields__)
     run_fields = set(NotebookRun.__dataclass_fields__) - {"cells"}

@@ -76,15 +76,16 @@ def checks(results=RESULTS) -> list[Check]:
     from jaxci.catalogue import load_catalogue
     from jaxci.report import decisions
     from jaxci.report.build import build
+    from jaxci.report.published_inputs import reference
 
     catalogue = load_catalogue(include_lab=True)
     families = [n for n, m in catalogue.items() if not m.is_lab]
-    report = build(results, incidents=None, families=families)
+    report = build(results, families=families)  # the reference files: the nearest evidence every command takes
     out = []
     for s in decisions.sheets(report, families):
         entry, f = catalogue[s.family], s.family
         row = {d.q: d for d in s.rows}
-        audit = fam.from_results(results, f, catalogue)
+        audit = fam.from_results(results, f, catalogue, published=reference())
         if entry.has_gpu:
             # Q2: each kernel the audit decides with: the sheet's (report's) crossover, the audit's threshold,
             # and predict on each side of it

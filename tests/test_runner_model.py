@@ -150,17 +150,22 @@ def test_report_calibrates_incident_check_and_achieved_with_lab_peaks(lab_result
     assert any(r["case"].startswith("3000x3000 matmul, compiled") and r["predicted_s"] for r in report.model_checks)
 
 
-def test_report_reads_no_published_input(lab_results, tmp_path):
-    """The report's own predictions are transfer-only: the same without the incidents file. This only shows the
-    file is not read; that no published figure enters a transfer-only prediction, even as a copied constant, is
-    tests/test_runner_model_published.py (every figure x3: unchanged; no figure among the model's literals)."""
+def test_report_takes_the_published_inputs_and_checks_against_a_model_given_none(lab_results, tmp_path):
+    """The report's predictions take the nearest evidence (the incidents file given is an input: without it a T4
+    case moves), but its check of every published figure asks a transfer-only model: no figure held against a
+    model that was given it (that a transfer-only prediction holds no published figure, even as a copied constant,
+    is tests/test_runner_model_published.py: every figure x3 unchanged, no figure among the model's literals)."""
+    from jaxci.report.published import check
+
     with_file = build(lab_results)
     without = build(lab_results, incidents=tmp_path / "absent.md")
-    key = [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds, p.low, p.high) for p in with_file.runtimes]
-    assert key == [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds, p.low, p.high) for p in without.runtimes]
-    assert [(c.family, c.kernel, c.dtype, c.n) for c in with_file.predicted_crossovers] == \
-        [(c.family, c.kernel, c.dtype, c.n) for c in without.predicted_crossovers]
+    key = [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds) for p in with_file.runtimes]
+    assert key != [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds) for p in without.runtimes]
     assert without.model_checks == [] and with_file.model_checks
+    rs = load_results(lab_results)
+    transfer = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    assert [r["predicted_s"] for r in with_file.model_checks] == \
+        [r["predicted_s"] for r in check(with_file.published, transfer)]
 
 
 def test_predicted_crossover_has_a_band(lab_results):

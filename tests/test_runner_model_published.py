@@ -137,13 +137,13 @@ def test_fp64_op_mix_on_a_consumer_gpu_says_which_bound_binds():
     assert ("bandwidth-bound" in p.inputs) != ("arithmetic-bound" in p.inputs)
 
 
-def test_predict_takes_published_inputs_only_when_asked(capsys):
+def test_predict_takes_published_inputs_unless_transfer_only(capsys):
     from jaxci.commands import predict
 
     argv = ["--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "1000", "--first-call"]
-    assert predict.main(argv) == 0
+    assert predict.main(argv + ["--transfer-only"]) == 0
     plain = capsys.readouterr().out
-    assert predict.main(argv + ["--published"]) == 0
+    assert predict.main(argv) == 0
     published = capsys.readouterr().out
     assert "published (" not in plain and "part GPU autotuning + code generation" in plain
     assert "published (incidents.md: 1000x1000 matmul, first call, T4 runner gpu)" in published

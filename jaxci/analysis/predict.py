@@ -61,10 +61,11 @@ class Prediction:
 
 
 class Predictor:
-    """The model asked by (benchmark, case): `predict` returns (seconds, inputs) or (None, why not)."""
+    """The model asked by (benchmark, case): `predict` returns (seconds, inputs) or (None, why not). `published`:
+    the published inputs on the families' hardware, from the caller (analysis reads no file)."""
 
-    def __init__(self, records, machines: dict, catalogue: dict):
-        self.model = RunnerModel.from_results(records, machines, catalogue)
+    def __init__(self, records, machines: dict, catalogue: dict, published=()):
+        self.model = RunnerModel.from_results(records, machines, catalogue, published)
         self.catalogue = catalogue
 
     def full(self, family, benchmark, case, dtype, device, n):

@@ -53,8 +53,10 @@ def family_model(args):
         return None
     from jaxci import REPO_ROOT
     from jaxci.audit.judging import family
+    from jaxci.report.published_inputs import reference
 
-    return family.from_results(getattr(args, "results", None) or (REPO_ROOT / "results"), args.machine)
+    return family.from_results(getattr(args, "results", None) or (REPO_ROOT / "results"), args.machine,
+                               published=reference())  # nearest evidence: published on the family's hardware
 
 
 def emit_config(args, verdicts) -> None:

@@ -49,8 +49,9 @@ def predictions(args, verdicts) -> dict:
         return {}
     from jaxci import REPO_ROOT
     from jaxci.audit.lecture_ci.lectures import predict_families
+    from jaxci.report.published_inputs import reference
 
-    found, why = predict_families(verdicts, args.results or (REPO_ROOT / "results"))
+    found, why = predict_families(verdicts, args.results or (REPO_ROOT / "results"), reference())
     if why:
         print(f"jaxci audit: tier decision: {why}", file=sys.stderr)
     return found

@@ -1,8 +1,11 @@
 """`jaxci predict --family F --kernel K --n N --dtype D [--device gpu|cpu] [--first-call] [--results DIR]
-[--format text|json]`: one case through the runner model (docs/runner-model.md): predicted seconds, band and
-inputs, or why it cannot. Kernels: matmul, solve, cholesky, elementwise, dispatch, scan, fori, while (n steps),
-kalman_grad, series (the fresh-jit series), nuts (n iterations = chains x (warm-up + samples)), numpy_matmul
-and pure_python (host, --device cpu)."""
+[--format text|json] [--transfer-only]`: one case through the runner model (docs/runner-model.md): predicted
+seconds, band and inputs, or why it cannot. The model takes the nearest evidence, as the audit and the report do:
+the family's own results, else published measurements on its hardware (docs/reference/incidents.md,
+published-measurements.md, labelled "published (source)"), else carried from another machine; `--transfer-only`
+leaves the published ones out (what measure/predict_vs_published.py scores). Kernels: matmul, solve, cholesky,
+elementwise, dispatch, scan, fori, while (n steps), kalman_grad, series (the fresh-jit series), nuts (n iterations =
+chains x (warm-up + samples)), numpy_matmul and pure_python (host, --device cpu)."""
 
 from __future__ import annotations
 
@@ -44,10 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-call", action="store_true", help="a cold first call: compile part + warm call")
     parser.add_argument("--results", default=str(REPO_ROOT / "results"), help="asv results directory")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--published", action="store_true",
-                        help="also take published measurements on the family's hardware as inputs (nearest "
-                             "evidence: docs/reference/incidents.md, published-measurements.md); without it the "
-                             "answer is the report's (transfer-only: our results and the sourced catalogue)")
+    parser.add_argument("--transfer-only", action="store_true",
+                        help="leave out the published measurements on the family's hardware (docs/reference/"
+                             "incidents.md, published-measurements.md): our results and the sourced catalogue only; "
+                             "by default they are inputs (nearest evidence), as in the audit and the report")
+    parser.add_argument("--published", action="store_true", help=argparse.SUPPRESS)  # the default now: accepted
     parser.error = lambda message: parser.exit(2, f"jaxci predict: error: {one_line(message)}\n")
     args = parser.parse_args(argv)
 
@@ -75,12 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxci predict: --results {args.results}: no asv result values in it (expected "
               "<machine>/*.json from asv run)", file=sys.stderr)
         return 2
-    from jaxci.report.published_inputs import load as published_inputs
+    from jaxci.report.published_inputs import reference
 
-    ref = REPO_ROOT / "docs" / "reference"
+    if args.transfer_only and args.published:
+        print("jaxci predict: --published and --transfer-only: choose one", file=sys.stderr)
+        return 2
     try:
-        published = (published_inputs(ref / "incidents.md", ref / "published-measurements.md") if args.published
-                     else [])
+        published = [] if args.transfer_only else reference()
     except ValueError as exc:   # a malformed published table: one line, nothing predicted
         print(f"jaxci predict: {one_line(str(exc))}", file=sys.stderr)
         return 2

@@ -24,6 +24,7 @@ from jaxci.policy import cost
 from jaxci.results.records import load_results
 
 INCIDENTS = REPO_ROOT / "docs" / "reference" / "incidents.md"
+MEASUREMENTS = REPO_ROOT / "docs" / "reference" / "published-measurements.md"
 
 
 @dataclass
@@ -65,7 +66,7 @@ class Report:
 
 
 def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None = INCIDENTS, families=None,
-          audit: dict | None = None) -> Report:
+          audit: dict | None = None, measurements: Path | None = MEASUREMENTS) -> Report:
     rs = load_results(results_dir)
     records = rs.latest()
     catalogue = load_catalogue(catalogue_dir)
@@ -77,7 +78,10 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms (the
     # incident check and the achieved table once used the runner-only catalogue and lost the H200's peaks)
     with_lab = load_catalogue(catalogue_dir, include_lab=True)
-    predictor = predict.Predictor(records, rs.machines, with_lab)  # the runner model, built once
+    figs = _figures(incidents)  # the one parse of the one read
+    # the runner model, built once, with the nearest evidence: published on a family's hardware (incidents' figures
+    # and published-measurements.md), as the audit and `jaxci predict` take it
+    predictor = predict.Predictor(records, rs.machines, with_lab, _evidence(figs, measurements))
     runtimes, pcx = predict.predictions(records, rs.machines, with_lab, cx, predictor=predictor)
     report = Report(
         results_dir=str(results_dir),
@@ -96,12 +100,30 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     report.release_steps = _judged_steps(rs, results_dir, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)
     if incidents is not None and Path(incidents).is_file():
-        from jaxci.report.published import figures
-
-        report.published = figures(Path(incidents).read_text())  # the one parse of the one read
-        report.incidents = incident_checks(report.published, predictor)
-        report.model_checks = model_checks(report.published, report.model)
+        report.published = figs
+        outside = predict.Predictor(records, rs.machines, with_lab)  # transfer-only: no figure held against itself
+        report.incidents = incident_checks(figs, outside)
+        report.model_checks = model_checks(figs, outside.model)
     return report
+
+
+def _figures(incidents) -> list:
+    """incidents.md's figures (jaxci.report.published.figures), [] without the file."""
+    if incidents is None or not Path(incidents).is_file():
+        return []
+    from jaxci.report.published import figures
+
+    return figures(Path(incidents).read_text())
+
+
+def _evidence(figs, measurements) -> list:
+    """The runner model's published inputs: the incidents figures given and the achieved rates of
+    published-measurements.md (jaxci.report.published_inputs); None or a missing file: none of them."""
+    from jaxci.report import published_inputs
+
+    given = measurements is not None and Path(measurements).is_file()
+    extra = published_inputs.from_measurements(Path(measurements).read_text()) if given else []
+    return published_inputs.from_figures(figs) + extra
 
 
 def _judged_steps(rs, results_dir, factor: float) -> list:
@@ -120,7 +142,8 @@ def _judged_steps(rs, results_dir, factor: float) -> list:
     return releases.judge(steps, runs, confirmations, factor, cores)
 
 
-# The published incident table (outside check only: never an input to any number above).
+# The published incident table held against the transfer-only model (the report's predictions take the figures as
+# inputs, nearest evidence; this check is given none of them).
 # incidents.md: the "CPU runner" column is the GitHub-hosted runner, the "T4 runner" a g4dn.2xlarge (float32)
 _COLUMNS = (("ubuntu-latest", "cpu"), ("g4dn.2xlarge", "gpu"))
 
@@ -141,7 +164,7 @@ def incident_checks(figs: list, predictor) -> list[dict]:
 
 
 def model_checks(figs: list, runner_model) -> list[dict]:
-    """Every figure of incidents.md against the runner model (jaxci.report.published.check): never an input."""
+    """Every figure of incidents.md against a runner model given none of them (jaxci.report.published.check)."""
     from jaxci.report.published import check
 
     return check(figs, runner_model)

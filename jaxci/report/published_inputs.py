@@ -142,3 +142,12 @@ def load(incidents: Path | None, measurements: Path | None) -> list[Evidence]:
     if measurements is not None and Path(measurements).is_file():
         out += from_measurements(Path(measurements).read_text())
     return out
+
+
+def reference() -> list[Evidence]:
+    """The published inputs of this checkout's two reference files: the nearest evidence every command gives the
+    runner model by default (the audit, `jaxci predict`, the report), so they give one answer."""
+    from jaxci import REPO_ROOT
+
+    ref = REPO_ROOT / "docs" / "reference"
+    return load(ref / "incidents.md", ref / "published-measurements.md")

@@ -139,8 +139,10 @@ def _measured_curve(records, family: str) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def from_results(results_dir, family: str, catalogue: dict | None = None) -> FamilyModel:
-    """The model for `family` from an asv results directory (measured first, then predicted)."""
+def from_results(results_dir, family: str, catalogue: dict | None = None, published=()) -> FamilyModel:
+    """The model for `family` from an asv results directory (measured first, then predicted). `published`: the
+    published inputs on the families' hardware (jaxci.analysis.evidence.Evidence, from the caller: the commands pass
+    jaxci.report.published_inputs.reference(), the nearest evidence after the family's own results)."""
     from jaxci.analysis import crossover as cx
     from jaxci.results.records import ResultsError, load_results
 
@@ -173,7 +175,7 @@ def from_results(results_dir, family: str, catalogue: dict | None = None) -> Fam
         if r.machine == family and r.benchmark == TINY and r.ok and r.params.get("dtype") == "float32":
             model.dispatch[r.params["device"]] = Figure(r.value, MEASURED, f"dispatch.TinyOp ({r.provenance()})")
     if not model.crossover or not model.curve:
-        _predicted(model, records, rs.machines, catalogue)
+        _predicted(model, records, rs.machines, catalogue, published)
     return model
 
 
@@ -183,7 +185,7 @@ def _crossover_value(c) -> float | None:
     return threshold(c.kind, c.n, c.points[0][0] if c.points else None)
 
 
-def _predicted(model: FamilyModel, records, machines, catalogue) -> None:
+def _predicted(model: FamilyModel, records, machines, catalogue, published=()) -> None:
     """Fill what the family's own results lack from the runner model (one interface: RunnerView)."""
     from jaxci.analysis.model import RunnerModel
 
@@ -191,7 +193,7 @@ def _predicted(model: FamilyModel, records, machines, catalogue) -> None:
         model.notes.append(f"{model.family} is not in the catalogue: nothing to predict from")
         return
     try:
-        view = RunnerView(RunnerModel.from_results(records, machines, catalogue), model.family, records)
+        view = RunnerView(RunnerModel.from_results(records, machines, catalogue, published), model.family, records)
     except Exception as exc:  # a model that cannot be built is "not known", never a crash
         model.notes.append(f"runner model for {model.family} failed: {type(exc).__name__}: {exc}")
         return

@@ -89,7 +89,7 @@ def _executed_run(v):
     return next((r for _, r in sorted((getattr(v, "runs", {}) or {}).items()) if r.ok and r.cells), None)
 
 
-def predict_families(verdicts, results_dir) -> tuple[dict, str]:
+def predict_families(verdicts, results_dir, published=()) -> tuple[dict, str]:
     """path -> family -> predicted record for every executed lecture on every catalogue family the runner
     model covers (runner families and lab machines), from one runner model built from `results_dir`; and
     why nothing was predicted ('' when something was). Never raises: a model that cannot be built is a reason."""
@@ -106,7 +106,7 @@ def predict_families(verdicts, results_dir) -> tuple[dict, str]:
     try:
         catalogue = load_catalogue(include_lab=True)
         rs = load_results(Path(results_dir))
-        model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue)
+        model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published)
     except (CatalogueError, ResultsError, OSError) as exc:
         return {}, f"runner model not built: {exc}"
     out: dict = {}
