@@ -55,9 +55,11 @@ def audit_static(root: Path, model: fam.FamilyModel | None = None) -> list[Verdi
 
 def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: float = 600,
             kernel_name: str | None = None, progress: bool = True, env: dict | None = None,
-            model: fam.FamilyModel | None = None, reuse=None, weights: dict | None = None) -> envcheck.Preflight:
+            model: fam.FamilyModel | None = None, reuse=None, weights: dict | None = None,
+            families=None) -> envcheck.Preflight:
     """Run every readable lecture on each platform, then judge: traced loop sizes and trip counts merged into
-    each scan and the lecture re-decided, measured times merged, and the prediction on the family decides."""
+    each scan and the lecture re-decided, measured times merged, and the prediction on the family decides.
+    `families` (jaxci.audit.judging.every_family.Families): every executed lecture also predicted on each."""
     preflight = run_lectures(verdicts, platforms=platforms, cell_timeout=cell_timeout, kernel_name=kernel_name,
                              progress=progress, env=env, reuse=reuse, weights=weights)
     for verdict in verdicts:
@@ -68,4 +70,8 @@ def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: floa
         judge.merge(verdict)
         if verdict.runs and verdict.recommendation:
             judge.decide_predicted(verdict, model)
+    if families is not None:
+        from jaxci.audit.judging import every_family
+
+        every_family.predict_all(verdicts, families)
     return preflight

@@ -59,6 +59,22 @@ def family_model(args):
                                published=reference())  # nearest evidence: published on the family's hardware
 
 
+def every_family(args, model):
+    """The runner model asked for every catalogue runner family (one model per audit; --machine's view reused),
+    or None (said on stderr) when the results cannot be read."""
+    from jaxci import REPO_ROOT
+    from jaxci.audit.judging import every_family as every
+    from jaxci.audit.judging.family import FamilyError
+    from jaxci.report.published_inputs import reference
+
+    try:
+        return every.build(getattr(args, "results", None) or (REPO_ROOT / "results"), published=reference(),
+                           judged=model)
+    except FamilyError as exc:
+        print(f"jaxci audit: no per-family predictions: {exc}", file=sys.stderr)
+        return None
+
+
 def emit_config(args, verdicts) -> None:
     from jaxci.audit.writing import emit
 
@@ -208,7 +224,7 @@ def _main(argv: list[str] | None = None) -> int:
         plan = audit_shard.prepare(args, verdicts)
         preflight = repo.execute(verdicts, platforms=chosen or repo.platforms_here(), cell_timeout=args.cell_timeout,
                                  kernel_name=args.kernel, progress=not args.no_progress, model=model,
-                                 reuse=plan.reuse, weights=plan.weights)
+                                 reuse=plan.reuse, weights=plan.weights, families=every_family(args, model))
         if preflight.message():
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),

@@ -62,6 +62,10 @@ class FamilyModel:
         """Why this family has no model ('' when it has one): the audit says it on its first line."""
         if self.family is None or self.crossover:
             return ""
+        if self.runner is not None:  # a CPU-only family: no GPU side to judge, its CPU side still predicted
+            return (f"no runner model for {self.family}'s GPU (it has none: every lecture runs on its CPU; "
+                    "--execute predicts its CPU seconds): verdicts use the built-in threshold "
+                    f"{BUILTIN_CROSSOVER:,} elements")
         return (f"no runner model for {self.family}: nothing measured or predicted "
                 f"({'; '.join(self.notes[-2:]) or 'no results'}): verdicts use the built-in threshold "
                 f"{BUILTIN_CROSSOVER:,} elements")

@@ -287,6 +287,14 @@ def predict_lecture(run, model, float64: bool = False, loops=(), pins=()) -> dic
     view = getattr(model, "runner", None)
     if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
         return None
+    return gpu_family(run, view, float64, loops, pins)
+
+
+def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | None:
+    """predict_lecture's record on the family `view` asks the runner model for (a family with a GPU). A run without
+    code cells is its kernel's start alone: a build pays it for a code-free notebook too."""
+    if not _started(run):
+        return None
     static, on_cpu = _static_work(loops), cpu_cells(pins, run.cells)
     cpu = _device_time(view, run, "cpu", float64, static)
     gpu = _device_time(view, run, "gpu", float64, static, on_cpu)
@@ -306,11 +314,23 @@ def predict_lecture(run, model, float64: bool = False, loops=(), pins=()) -> dic
     return pred
 
 
+def _started(run) -> bool:
+    """The run measured something: cells, or at least its kernel's start (a notebook without code cells)."""
+    return run is not None and bool(run.cells or run.kernel_start_s)
+
+
 def predict_cpu_family(run, model, float64: bool = False, loops=()) -> dict | None:
     """{"cpu_s", "cpu_low_s", "cpu_high_s", "parts", "missing", "basis", "overhead_s"} for a CPU-only family (no
     GPU side, so no verdict from it): a build time on its CPU. None without a runner model."""
     view = getattr(model, "runner", None)
-    if view is None or run is None or not run.cells:
+    if view is None:
+        return None
+    return cpu_family(run, view, float64, loops)
+
+
+def cpu_family(run, view, float64: bool = False, loops=()) -> dict | None:
+    """predict_cpu_family's record on the family `view` asks the runner model for (every lecture on its CPU)."""
+    if not _started(run):
         return None
     cpu = _device_time(view, run, "cpu", float64, _static_work(loops))
     return {"cpu_s": cpu.mid, "cpu_low_s": cpu.low, "cpu_high_s": cpu.high, "parts": {"cpu": cpu.parts},
@@ -323,21 +343,33 @@ def predict_cpu_family(run, model, float64: bool = False, loops=()) -> dict | No
 MODELLED = {"gpu": ("calls", "loops"), "cpu": ()}
 
 
-def host_scaled(pred: dict, factor: float, source: str) -> dict:
+def host_scaled(pred: dict, factor: float, source: str, low: float | None = None, high: float | None = None) -> dict:
     """The record with this host's measured seconds moved to the family's host: every part measured here (host
     code, compile, the CPU side's calls, loops and eager work, start-up) x `factor` (the family's host time / this
-    host's on the same probe), the GPU's modelled calls and loops unchanged; bands moved in proportion."""
-    out = {**pred, "parts": {}, "basis": f"{pred.get('basis', '')}; this host's measured parts x {factor:.3g} "
-                                          f"({source})"}
-    for side, parts in (pred.get("parts") or {}).items():
-        moved = {k: v * (1.0 if k in MODELLED.get(side, ()) else factor) for k, v in parts.items()}
-        out["parts"][side] = moved
-        old, new = sum(parts.values()), sum(moved.values())
-        if old > 0 and pred.get(f"{side}_s") is not None:
-            r = new / old
-            for key in (f"{side}_s", f"{side}_low_s", f"{side}_high_s"):
-                out[key] = pred[key] * r
+    host's on the same probe), the GPU's modelled calls and loops unchanged; each band end moved at its own end of
+    the factor's band (`low`, `high`; default the factor). A record scaled before is scaled again from its
+    `unscaled` figures, never twice."""
+    base = {**pred, **pred["unscaled"]} if pred.get("unscaled") else pred
+    low, high = factor if low is None else low, factor if high is None else high
+    out = {**base, "parts": {}, "basis": f"{base.get('basis', '')}; this host's measured parts x {factor:.3g} "
+                                          f"({source})",
+           "unscaled": {k: base.get(k) for k in (*SECONDS, "parts", "basis") if k in base}}
+    for side, parts in (base.get("parts") or {}).items():
+        out["parts"][side] = _moved(parts, side, factor)
+        old = sum(parts.values())
+        if old > 0 and base.get(f"{side}_s") is not None:
+            for key, f in ((f"{side}_s", factor), (f"{side}_low_s", low), (f"{side}_high_s", high)):
+                if base.get(key) is not None:
+                    out[key] = base[key] * sum(_moved(parts, side, f).values()) / old
     return out
+
+
+#: the seconds of a record (each side's middle and band)
+SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s")
+
+
+def _moved(parts: dict, side: str, factor: float) -> dict:
+    return {k: v * (1.0 if k in MODELLED.get(side, ()) else factor) for k, v in parts.items()}
 
 
 def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None, pins=()) -> dict:

@@ -10,11 +10,12 @@ import io
 import json
 
 from jaxci.audit.judging import classify
+from jaxci.audit.judging.every_family import build_totals
 from jaxci.audit.judging.judge import MARGIN, Verdict, pin_list
 
 COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
            "max_elements", "loops", "regime", "recommendation", "basis", "why", "cpu_s", "cpu_compile_s", "gpu_s",
-           "gpu_compile_s", "predicted_cpu_s", "predicted_gpu_s",
+           "gpu_compile_s", "predicted_cpu_s", "predicted_gpu_s", "peak_mib",
            "slowest_cell_s", "timeout_s", "proposed_timeout_s", "over_timeout", "reasons", "errors"]
 
 
@@ -49,6 +50,7 @@ def row(v: Verdict) -> dict:
         "gpu_compile_s": _s(gpu.compile_s) if gpu else "-",
         "predicted_cpu_s": _predicted(v, "cpu"),
         "predicted_gpu_s": _predicted(v, "gpu"),
+        "peak_mib": _peak(v),
         "slowest_cell_s": _s(max(slowest)) if slowest else "-",
         "timeout_s": "none" if v.config and v.timeout is None else (_s(v.timeout) if v.timeout else "-"),
         "proposed_timeout_s": f"{v.proposed_timeout:.0f}" if v.proposed_timeout else "-",
@@ -66,6 +68,22 @@ def _predicted(v: Verdict, device: str) -> str:
     return f"predicted {p[device + '_s']:.3g} ({p[device + '_low_s']:.3g}..{p[device + '_high_s']:.3g})"
 
 
+#: a run's peak memory figures (jaxci.audit.runner NotebookRun.peak_memory), in the order shown
+PEAKS = (("device_peak_mib", "device"), ("live_buffers_mib", "live buffers"), ("host_rss_peak_mib", "host RSS"))
+
+
+def _peak(v: Verdict) -> str:
+    """Each run's measured peak memory, every kind labelled ('cpu: live buffers 7.6, host RSS 180 MiB'); the
+    concurrency advice (jaxci.report.memory_advice) reads the same figures from the JSON."""
+    out = []
+    for platform, run in v.runs.items():
+        peak = run.peak_memory or {}
+        kinds = [f"{label} {peak[key]:,.4g}" for key, label in PEAKS if isinstance(peak.get(key), (int, float))]
+        if kinds:
+            out.append(f"{platform}: {', '.join(kinds)} MiB")
+    return "; ".join(out) or "-"
+
+
 def _loop_counts(scan) -> dict:
     counts: dict = {}
     for loop in scan.loops:
@@ -74,7 +92,8 @@ def _loop_counts(scan) -> dict:
 
 
 def to_json(verdicts: list[Verdict], executed: bool) -> str:
-    return json.dumps({"executed": executed, "lectures": [v.as_dict() for v in verdicts],
+    per_family = {"per_family": build_totals(verdicts)} if executed else {}
+    return json.dumps({"executed": executed, "lectures": [v.as_dict() for v in verdicts], **per_family,
                        "pin_to_cpu": pin_list(verdicts),
                        "failed": [v.path for v in verdicts if v.failed],
                        "timeout_model": f"slowest measured cell x {MARGIN:g}, rounded up to a minute, >= 60 s"},
@@ -97,12 +116,52 @@ def _cell(text) -> str:
 def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
     columns = [c for c in COLUMNS if executed or c not in
                ("cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s", "slowest_cell_s", "proposed_timeout_s",
-                "over_timeout", "predicted_cpu_s", "predicted_gpu_s")]
+                "over_timeout", "predicted_cpu_s", "predicted_gpu_s", "peak_mib")]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for v in verdicts:
         r = row(v)
         lines.append("| " + " | ".join(_cell(r[c]) for c in columns) + " |")
+    text = "\n".join(lines) + "\n"
+    if executed and not any(v.family for v in verdicts):  # no --machine: every family, summed
+        text += per_family_markdown(verdicts)
+    return text
+
+
+def _band(t: dict, side: str) -> str:
+    if t.get(f"{side}_s") is None:
+        return "-"
+    return f"{t[side + '_s']:.3g} ({t[side + '_low_s']:.3g}..{t[side + '_high_s']:.3g})"
+
+
+def per_family_markdown(verdicts: list[Verdict]) -> str:
+    """The build per family, summed over the executed lectures (predicted, with bands, and each family's h), and the
+    largest measured peak memory: what a tier decision needs from one execution."""
+    totals = build_totals(verdicts)
+    if not totals:
+        return ""
+    ran = sum(1 for v in verdicts if v.runs)
+    lines = ["", f"**Predicted build per family** (runner model, from {ran} lecture(s) executed here; seconds summed "
+             "over the lectures predicted, band ends summed; h moves this host's measured parts to the family's "
+             "host):", "", "| family | kind | lectures | every lecture on its CPU, s | every lecture on its GPU, s "
+             "| host factor h |", "|---|---|---|---|---|---|"]
+    for name, t in totals.items():
+        h = t["host_factor"]
+        factor = (f"{h['value']:.3g} ({h['low']:.3g}..{h['high']:.3g})" if h["label"] == "measured ratio"
+                  else "not measured (x 1)")
+        lines.append(f"| {name} | {t['kind']} | {t['lectures']} | {_band(t, 'cpu')} | {_band(t, 'gpu')} | "
+                     f"{_cell(factor)} |")
+    sources = dict.fromkeys(t["host_factor"]["source"] for t in totals.values()
+                            if t["host_factor"]["label"] == "measured ratio")
+    lines += [""] + [f"- h: {_cell(s)}" for s in sources]
+    top = max(((max(_peak_values(v)), v.path) for v in verdicts if _peak_values(v)), default=None)
+    if top:
+        lines.append(f"- largest measured peak memory: {top[0]:,.4g} MiB ({top[1]}; per lecture in `peak_mib`)")
     return "\n".join(lines) + "\n"
+
+
+def _peak_values(v: Verdict) -> list:
+    return [run.peak_memory[key] for run in v.runs.values() if run.peak_memory for key, _ in PEAKS
+            if isinstance(run.peak_memory.get(key), (int, float))]
 
 
 def summary(verdicts: list[Verdict], executed: bool) -> str:

@@ -1,0 +1,131 @@
+"""Every catalogue runner family predicted from one execution: the lectures run once here (on the CPU, and on the GPU
+where one is present), and each family's seconds are the runner model's answer for that family from those runs.
+
+The execution is the expensive part; the predictions are cheap, so the audit gives them all. Per family:
+- a family with a GPU: both sides, as the judged family's (jaxci.audit.judging.predicted.gpu_family);
+- a CPU-only family (ubuntu-latest, c7i.*): its CPU side, every lecture on its CPU (`cpu_family`);
+- then this host's measured parts moved to the family's host by its host factor h (jaxci.audit.judging.host), with
+  h's source and band in the record; a family without a published probe keeps this host's seconds, said.
+Every executed lecture is predicted, with or without JAX: a lecture without JAX is host time (its cells as measured
+here, x h). The judged family (`--machine`) keeps its verdict as jaxci.audit.judging.judge.decide_predicted gives it;
+its record is then the same host-scaled one as every other family's.
+
+One runner model per audit (one results load, the published inputs given once), asked per family; never per lecture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxci.audit.judging import host as hostf
+from jaxci.audit.judging import predicted
+
+
+@dataclass
+class Families:
+    """The catalogue's runner families with the runner model asked for each, and what h needs."""
+
+    views: dict = field(default_factory=dict)   # family -> RunnerView
+    has_gpu: dict = field(default_factory=dict)  # family -> bool
+    published: list = field(default_factory=list)  # jaxci.analysis.evidence.Evidence (the host probes among them)
+    notes: list = field(default_factory=list)  # families left out, and why
+    factors: dict = field(default_factory=dict)  # family -> HostFactor, once measured (`predict_all`)
+
+
+def runner_families(catalogue: dict) -> list[str]:
+    """The families CI can ask for (catalogue kind "runner"), in the catalogue's order; lab machines never."""
+    return [name for name, entry in catalogue.items() if not entry.is_lab]
+
+
+def build(results_dir, catalogue: dict | None = None, published=(), judged=None) -> Families:
+    """The runner model once for every runner family (the judged FamilyModel's own view reused for its family).
+    Raises jaxci.audit.judging.family.FamilyError for unreadable results."""
+    from jaxci.analysis.model import RunnerModel
+    from jaxci.audit.judging.family import FamilyError, RunnerView
+    from jaxci.results.records import ResultsError, load_results
+
+    if catalogue is None:
+        from jaxci.catalogue import load_catalogue
+
+        catalogue = load_catalogue(include_lab=True)  # the lab machines' sourced peaks calibrate the model
+    try:
+        rs = load_results(Path(results_dir))
+    except ResultsError as exc:
+        raise FamilyError(str(exc)) from None
+    records = rs.latest()
+    out = Families(published=list(published))
+    try:
+        model = RunnerModel.from_results(records, rs.machines, catalogue, list(published))
+    except Exception as exc:  # a model that cannot be built predicts nothing, never a crash
+        out.notes.append(f"runner model not built: {type(exc).__name__}: {exc}")
+        return out
+    mine = getattr(judged, "runner", None)
+    for name in runner_families(catalogue):
+        out.views[name] = mine if mine is not None and mine.family == name else RunnerView(model, name, records)
+        out.has_gpu[name] = catalogue[name].has_gpu
+    return out
+
+
+def measure_host(families: Families, probe=None) -> dict:
+    """h for every family from one probe of this host (taken now, unless given)."""
+    here = probe or hostf.probe()
+    families.factors = {name: hostf.factor(name, families.published, here) for name in families.views}
+    return families.factors
+
+
+def predict_lecture(verdict, families: Families) -> dict:
+    """{family: host-scaled record} for one executed lecture (its first run that finished, CPU first; a notebook
+    without code cells is its kernel's start); {} when no run finished (a failed run is no build time)."""
+    from jaxci.audit.judging.classify import lecture_dtype
+
+    run = next((r for _, r in sorted(verdict.runs.items()) if r.ok and (r.cells or r.kernel_start_s)), None)
+    if run is None:
+        return {}
+    float64 = lecture_dtype(verdict.scan) == "float64"
+    out = {}
+    for name, view in families.views.items():
+        if families.has_gpu[name]:
+            rec = predicted.gpu_family(run, view, float64, verdict.scan.loops, verdict.scan.pins)
+        else:
+            rec = predicted.cpu_family(run, view, float64, verdict.scan.loops)
+        if rec is None:
+            continue
+        h = families.factors.get(name) or hostf.HostFactor(1.0, 1.0, 1.0, hostf.NOT_MEASURED, "host not probed")
+        rec = predicted.host_scaled(rec, h.value, h.source, h.low, h.high)
+        rec["family_kind"] = "gpu" if families.has_gpu[name] else "cpu"
+        rec["host_factor"] = h.as_dict()
+        out[name] = rec
+    return out
+
+
+def predict_all(verdicts: list, families: Families, probe=None) -> None:
+    """Every executed lecture's prediction on every family, into its `predicted` (Colab's record, when the judged
+    family made one, is left as it is)."""
+    if not any(v.runs for v in verdicts) or not families.views:
+        return
+    measure_host(families, probe)
+    for verdict in verdicts:
+        if verdict.runs:
+            verdict.predicted.update(predict_lecture(verdict, families))
+
+
+def build_totals(verdicts: list) -> dict:
+    """Per family: the summed predicted seconds of every lecture on its CPU and (a GPU family) on its GPU, with the
+    band ends summed, the lectures counted, and h. What a build of the whole repository costs there, predicted."""
+    out: dict = {}
+    for v in verdicts:
+        for name, rec in (v.predicted or {}).items():
+            if "family_kind" not in rec:  # Colab's record, or an older audit's: not a catalogue family's build
+                continue
+            t = out.setdefault(name, {"kind": rec["family_kind"], "lectures": 0, "host_factor": rec["host_factor"],
+                                      **dict.fromkeys(predicted.SECONDS, 0.0)})
+            t["lectures"] += 1
+            for key in predicted.SECONDS:
+                if rec.get(key) is not None and key in t:
+                    t[key] += rec[key]
+    for t in out.values():
+        if t["kind"] == "cpu":
+            for key in ("gpu_s", "gpu_low_s", "gpu_high_s"):
+                t[key] = None
+    return out

@@ -1,0 +1,185 @@
+"""Executed: one audit of the every_family fixture lectures (a jitted scan in MyST, plain Python/NumPy in an .ipynb, a
+debugging lecture whose failing cells are tagged raises-exception), run once on the CPU and shared by every check:
+each lecture predicted on every catalogue runner family with a labelled basis and host factor, CPU-only families
+included; peak memory recorded. No timing value is asserted: which fields exist, what they are labelled, and how
+they relate."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from jaxci.audit import repo
+from jaxci.audit.judging import every_family, host, predicted
+from jaxci.audit.writing import render
+
+pytestmark = pytest.mark.slow
+HERE = Path(__file__).parent / "fixtures" / "every_family"
+JAX, PLAIN, DEBUG, PROSE = "scan_jax.md", "plain_python.ipynb", "debugging.md", "references.ipynb"
+
+
+@pytest.fixture(scope="module")
+def audited():
+    """The command's own pipeline without --machine (every family, Markdown shows the per-family summary)."""
+    import json
+
+    from jaxci.commands.audit import every_family as families_for
+
+    verdicts = repo.audit_static(HERE)
+    families = families_for(SimpleNamespace(results=None), None)
+    repo.execute(verdicts, platforms=["cpu"], cell_timeout=300, progress=False, families=families)
+    return {"verdicts": {v.path: v for v in verdicts}, "families": families,
+            "json": json.loads(render.to_json(verdicts, True)), "md": render.to_markdown(verdicts, True)}
+
+
+def _runner_families():
+    from jaxci.catalogue import load_catalogue
+
+    return every_family.runner_families(load_catalogue(include_lab=True))
+
+
+def test_every_lecture_ran_and_none_failed(audited):
+    assert set(audited["verdicts"]) == {JAX, PLAIN, DEBUG, PROSE}
+    for v in audited["verdicts"].values():
+        assert v.status == "ok", v.errors
+        assert v.runs["cpu"].ok
+
+
+def test_every_family_present_with_a_source_labelled_basis(audited):
+    names = _runner_families()
+    assert {"ubuntu-latest", "c7i.2xlarge", "g4dn.2xlarge"} <= set(names)
+    for v in audited["verdicts"].values():
+        assert set(names) <= set(v.predicted), v.path
+        for name in names:
+            rec = v.predicted[name]
+            assert rec["label"] == "predicted" and f"runner model for {name}" in rec["basis"]
+            h = rec["host_factor"]
+            assert h["label"] in (host.MEASURED, host.NOT_MEASURED) and h["source"]
+            assert h["low"] <= h["value"] <= h["high"]
+            assert rec["cpu_low_s"] <= rec["cpu_s"] <= rec["cpu_high_s"]
+            assert rec["unscaled"]["cpu_s"] is not None  # this host's seconds, before h
+
+
+def test_cpu_only_families_get_seconds(audited):
+    for v in audited["verdicts"].values():
+        for name in ("ubuntu-latest", "c7i.2xlarge"):
+            rec = v.predicted[name]
+            assert rec["family_kind"] == "cpu" and rec["cpu_s"] > 0 and "gpu_s" not in rec
+    h = audited["verdicts"][JAX].predicted["ubuntu-latest"]["host_factor"]
+    assert h["label"] == host.MEASURED and "incidents.md" in h["source"]  # the CPU runner's published probe
+
+
+def test_gpu_families_have_both_sides(audited):
+    rec = audited["verdicts"][JAX].predicted["g4dn.2xlarge"]
+    assert rec["family_kind"] == "gpu" and rec["gpu_low_s"] <= rec["gpu_s"] <= rec["gpu_high_s"]
+    assert rec["host_factor"]["label"] == host.MEASURED  # the T4 runner's published probe
+
+
+def test_a_lecture_without_jax_is_host_time_on_every_family(audited):
+    v = audited["verdicts"][PLAIN]
+    assert not v.scan.uses_jax
+    for rec in (v.predicted[n] for n in _runner_families()):
+        parts = rec["parts"]["cpu"]
+        assert parts["host"] > 0 and parts["calls"] == parts["loops"] == parts["eager"] == parts["compile"] == 0
+
+
+def test_a_notebook_without_code_is_its_kernel_start(audited):
+    v = audited["verdicts"][PROSE]
+    assert not v.runs["cpu"].cells and v.runs["cpu"].kernel_start_s
+    for rec in (v.predicted[n] for n in _runner_families()):
+        assert rec["parts"]["cpu"]["start-up"] > 0 and sum(rec["parts"]["cpu"].values()) == \
+            rec["parts"]["cpu"]["start-up"]
+
+
+def test_a_raises_exception_lecture_is_ok_and_predicted(audited):
+    v = audited["verdicts"][DEBUG]
+    expected = [c for c in v.runs["cpu"].cells if c.expected_error]
+    assert [c.expected_error.split(":")[0] for c in expected] == ["SyntaxError", "ZeroDivisionError"]
+    assert not v.failed and any("raises-exception" in n for n in v.notes)  # the scan's syntax error: a note
+    assert "ubuntu-latest" in v.predicted
+
+
+def test_peak_memory_lands_in_the_json_and_the_table(audited):
+    from jaxci.report.memory_advice import lecture_peaks
+
+    lectures = {lec["path"]: lec for lec in audited["json"]["lectures"]}
+    for path, lec in lectures.items():
+        if path == PROSE:  # no cell ran: nothing to record
+            assert lec["runs"]["cpu"]["peak_memory"] is None
+            continue
+        peak = lec["runs"]["cpu"]["peak_memory"]
+        assert peak["host_rss_peak_mib"] > 0, path
+        assert "device_peak_mib" not in peak  # the CPU backend's own stats are not a device's need
+    assert lectures[JAX]["runs"]["cpu"]["peak_memory"]["live_buffers_mib"] > 0
+    peaks = {p.path: p for p in lecture_peaks(audited["json"])}
+    assert set(peaks) == set(lectures) - {PROSE}
+    assert peaks[JAX].kind == "live buffers" and peaks[PLAIN].kind == "host RSS"
+    assert "peak_mib" in audited["md"].splitlines()[0] and "host RSS" in audited["md"]
+
+
+def test_the_per_family_summary_without_machine(audited):
+    totals = audited["json"]["per_family"]
+    assert set(totals) == set(_runner_families())
+    assert all(t["lectures"] == 4 for t in totals.values())
+    assert totals["ubuntu-latest"]["gpu_s"] is None and totals["g4dn.2xlarge"]["gpu_s"] is not None
+    md = audited["md"]
+    assert "**Predicted build per family**" in md and "largest measured peak memory" in md
+    assert all(f"| {name} |" in md for name in totals)
+
+
+def test_judged_ubuntu_latest_predicts_seconds_from_the_same_runs(audited):
+    """--machine ubuntu-latest used to predict nothing; the same runs now give its CPU side (no kernel started)."""
+    from jaxci import REPO_ROOT
+    from jaxci.audit.judging import family
+    from jaxci.report.published_inputs import reference
+
+    judged = family.from_results(REPO_ROOT / "results", "ubuntu-latest", published=reference())
+    assert judged.missing.startswith("no runner model for ubuntu-latest") and "predicts its CPU seconds" in \
+        judged.missing
+    families = every_family.build(REPO_ROOT / "results", published=reference(), judged=judged)
+    assert families.views["ubuntu-latest"] is judged.runner  # built once, reused
+    verdicts = list(audited["verdicts"].values())
+    probe = host.Probe(1.0, 0.9, 1.1, host.PROBE_N, "given")
+    before = {v.path: v.recommendation for v in verdicts}
+    every_family.predict_all(verdicts, families, probe)
+    assert {v.path: v.recommendation for v in verdicts} == before  # predictions never move a verdict
+    assert all(v.predicted["ubuntu-latest"]["cpu_s"] > 0 for v in verdicts)
+
+
+def test_host_scaling_is_applied_once():
+    pred = {"cpu_s": 2.0, "cpu_low_s": 1.0, "cpu_high_s": 3.0, "gpu_s": 4.0, "gpu_low_s": 3.0, "gpu_high_s": 5.0,
+            "basis": "b", "parts": {"cpu": {"host": 2.0, "calls": 0.0},
+                                    "gpu": {"host": 2.0, "calls": 2.0}}}
+    once = predicted.host_scaled(pred, 0.5, "s", 0.4, 0.6)
+    twice = predicted.host_scaled(once, 0.5, "s", 0.4, 0.6)
+    assert once == twice and once["unscaled"]["cpu_s"] == 2.0
+    assert once["cpu_s"] == 1.0 and once["gpu_s"] == 3.0  # the GPU's modelled calls do not move with the host
+    assert once["cpu_low_s"] < once["cpu_s"] < once["cpu_high_s"]
+
+
+def test_host_factor_from_a_published_probe_and_without_one():
+    from jaxci.analysis.evidence import HOST_PYTHON, Evidence
+    from jaxci.analysis.primitives import Band
+
+    pub = [Evidence("fam", "cpu", HOST_PYTHON, Band(0.6, 0.5, 0.7), "a table", n=10_000_000)]
+    here = host.Probe(0.1, 0.09, 0.12, 1_000_000, "probe")
+    h = host.factor("fam", pub, here)
+    assert h.label == host.MEASURED and h.low <= h.value <= h.high and "a table" in h.source
+    assert host.factor("other", pub, here).label == host.NOT_MEASURED
+    assert host.factor("fam", pub, host.Probe(None, None, None, 1, "no kernel")).label == host.NOT_MEASURED
+
+
+def _gpu() -> bool:
+    from jaxci.nvml import gpu_present
+
+    return gpu_present()
+
+
+@pytest.mark.skipif(not _gpu(), reason="needs a GPU (NVML sees none): the device-bytes path runs on a GPU only")
+def test_a_gpu_run_records_device_bytes():
+    from jaxci.audit.runner import run_notebook
+
+    run = run_notebook(HERE / JAX, platform="cuda", timeout=300)
+    assert run.ok, run.error
+    peak = run.peak_memory
+    assert peak["device_peak_mib"] > 0 and peak["device_platform"] in ("cuda", "gpu")
