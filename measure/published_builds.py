@@ -145,11 +145,28 @@ def uses_jax(text: str) -> bool:
     return bool(JAX_IMPORT.search(code))
 
 
-def layout(snapshot: Path, commit: str | None, names: list[str], dest: Path) -> None:
-    """The chosen notebooks of the commit, written under dest (the audit's lecture folder)."""
+def layout(snapshot: Path, commit: str | None, names: list[str], dest: Path, let_errors: bool = False) -> None:
+    """The chosen notebooks of the commit, written under dest (the audit's lecture folder); `let_errors`: every
+    code cell tagged raises-exception (see let_through)."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in names:
-        (dest / f"{name}.ipynb").write_text(read_file(snapshot, commit, f"{name}.ipynb"), encoding="utf-8")
+        text = read_file(snapshot, commit, f"{name}.ipynb")
+        (dest / f"{name}.ipynb").write_text(let_through(text) if let_errors else text, encoding="utf-8")
+
+
+def let_through(text: str) -> str:
+    """The notebook with every code cell tagged raises-exception, so that a cell's error does not stop the run
+    (the tag Jupyter Book honours; a cell that does not raise runs as before). Why: a *.notebooks copy holds code
+    cells the book never executed (an exercise's code block: stationary_densities' `loc=i*2` with `i` never
+    defined), and a library release newer than the build's can fail one cell of a lecture (newton_method's NaN
+    guard, bayes_nonconj's probability check) whose other cells the published run time still holds."""
+    nb = json.loads(text)
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code":
+            tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+            if "raises-exception" not in tags:
+                tags.append("raises-exception")
+    return json.dumps(nb, ensure_ascii=False, indent=1)
 
 
 # ---- the audit and the comparison ------------------------------------------------------------------------------
@@ -261,14 +278,22 @@ def compare(rows: list[Row], audit: dict, family: str, gpu: bool) -> list[dict]:
         rec = {"lecture": name, "published_s": row.seconds if row and not row.refused else None,
                "refused": row.refused if row else "not in the published table", "status": lec.get("status"),
                "side": side, "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "dominant": "",
-               "missing": [], "measured_here_s": _measured_here(lec)}
+               "missing": [], "measured_here_s": _measured_here(lec), "raised": raised(lec)}
         if pred:
             rec.update(predicted_s=pred[f"{side}_s"], low_s=pred[f"{side}_low_s"], high_s=pred[f"{side}_high_s"],
-                       dominant=dominant(pred["parts"][side]), missing=pred.get("missing", []))
+                       dominant=dominant(pred["parts"][side]), missing=pred.get("missing", []),
+                       parts=pred["parts"][side])
             if rec["published_s"]:
                 rec["ratio"] = rec["predicted_s"] / rec["published_s"]
         out.append(rec)
     return out
+
+
+def raised(lec: dict) -> list[str]:
+    """The cells that raised and were let through (--let-errors), 'cell N: error', in the run's order."""
+    runs = lec.get("runs") or {}
+    run = runs.get("cpu") or next(iter(runs.values()), None) or {}
+    return [f"cell {c['index']}: {c['expected_error'][:80]}" for c in run.get("cells", []) if c.get("expected_error")]
 
 
 def _measured_here(lec: dict) -> float | None:
@@ -308,6 +333,9 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
     for r in records:
         band = f"{r['low_s']:.3g}..{r['high_s']:.3g}" if r["low_s"] is not None else ""
         note = r["refused"] or (r["status"] if r["status"] != "ok" else "")
+        if r.get("raised"):
+            note = "; ".join(filter(None, [note, f"{len(r['raised'])} cell(s) raised, let through: "
+                                                 + ", ".join(x.split(':')[0] for x in r["raised"][:4])]))
         lines.append(f"| {r['lecture']} | {_num(r['published_s'])} | {_num(r['predicted_s'])} | {band} | "
                      f"{_num(r['ratio'], '.2f')} | {r['dominant']} | {_num(r['measured_here_s'])} | {note} |")
     lines += ["", f"summed over {total['lectures']} lectures with both: published {total['published_s']:,.1f} s, "
@@ -350,6 +378,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the series' cell timeout: a published time at it is refused (default 7200)")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--work", type=Path, help="scratch folder for the laid-out notebooks (default: a new temp folder)")
+    p.add_argument("--let-errors", action="store_true",
+                   help="tag every code cell raises-exception so a cell's error does not stop the run; the table's "
+                        "note names each cell that raised")
     p.add_argument("--from-audit", type=Path, help="an audit JSON already made: compare it, run nothing")
     p.add_argument("--no-host-scale", action="store_true",
                    help="leave this host's measured parts as measured (default: moved to the family's host by the "
@@ -377,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
                 audit = repredict(audit, args.repredict, args.machine)
         else:
             work = args.work or Path(tempfile.mkdtemp(prefix="published-builds-"))
-            layout(args.snapshot, args.commit, names, work / "lectures")
+            layout(args.snapshot, args.commit, names, work / "lectures", args.let_errors)
             audit = run_audit(work / "lectures", args.machine, args.kernel, args.cell_timeout, work / "audit.json")
             if not gpu:  # the audit writes no prediction for a CPU-only family: its CPU side, from the same runs
                 audit = repredict(audit, work / "lectures", args.machine)

@@ -138,3 +138,20 @@ def test_host_scale_moves_the_measured_parts_not_the_gpus_modelled_ones():
     assert pred["parts"]["gpu"] == {"compile": 30.0, "calls": 5.0, "host": 10.0}  # calls modelled: unchanged
     assert pred["gpu_s"] == 25.0 * 45.0 / 25.0 and pred["cpu_s"] == 18.0 and "x 2 (published" in pred["basis"]
     assert pb.scale_host(_audit("no-such"), "no-such", 1.0) == ""  # no published figure: nothing moved
+
+
+def test_let_errors_tags_every_code_cell_and_the_table_names_the_cells_that_raised(tmp_path):
+    pb.layout(FIX, None, ["alpha"], tmp_path / "out", let_errors=True)
+    nb = json.loads((tmp_path / "out" / "alpha.ipynb").read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all("raises-exception" in c["metadata"]["tags"] for c in code)
+    assert all("raises-exception" not in c.get("metadata", {}).get("tags", []) for c in nb["cells"]
+               if c["cell_type"] != "code")
+    audit = _audit("g4dn.2xlarge")
+    audit["lectures"][0]["runs"] = {"cpu": {"cells": [{"index": 4, "expected_error": "NameError: name 'i' is not "
+                                                       "defined"}, {"index": 5, "expected_error": None}]}}
+    records = pb.compare(list(_rows().values()), audit, "g4dn.2xlarge", gpu=True)
+    assert records[0]["raised"] == ["cell 4: NameError: name 'i' is not defined"]
+    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
+            "load_after": 1.0}
+    assert "1 cell(s) raised, let through: cell 4 |" in pb.render(records, pb.summed(records), meta)
