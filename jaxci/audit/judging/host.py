@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 #: the probe's trip count here, and how many times it runs (median; the spread is the band)
-PROBE_N, PROBE_REPEAT = 1_000_000, 5
+PROBE_N, PROBE_REPEAT = 1_000_000, 3
 #: the probe's source: this project's host suite kernel, read from the checkout
 KERNELS = Path(__file__).resolve().parents[3] / "benchmarks" / "kernels" / "host.py"
 MEASURED, NOT_MEASURED = "measured ratio", "not measured"
