@@ -18,7 +18,7 @@ COMMANDS = {
     "import": ("jaxci.commands.import_capture", "merge a GPU capture (scripts/gpu_capture.py) into results/<machine>/"),
     "report": ("jaxci.commands.report", "findings, guidance and the findings page from asv results"),
     "env": ("jaxci.commands.env", "recommended JAX/XLA environment for N kernels on one device"),
-    "audit": ("jaxci.commands.audit", "which lectures of a repository belong on CPU (static, or --execute)"),
+    "audit": ("jaxci.commands.audit", "which lectures belong on CPU (static, --execute; `audit merge` joins shards)"),
     "profile": ("jaxci.commands.profile", "device-busy time and launch gaps of the pathological kernels"),
     "inputs": ("jaxci.commands.inputs", "validate workflow_dispatch inputs before a label or command is built"),
     "upgrade-check": ("jaxci.commands.upgrade_check", "asv continuous between two JAX pins, locally"),

@@ -1,8 +1,9 @@
 """`jaxci audit merge SHARD.json ... [--format json|md] [--output FILE]`: the shards of a sharded executed audit
 (`jaxci audit PATH --execute --shard i/N --format json`) combined into the one audit.
 
-Exit status: 0 merged; 2 a shard file unreadable, or shards that do not make one audit (overlapping, missing,
-of different N, of different repositories or options): said in one line, nothing written.
+Exit status: 0 merged; 1 merged, and a lecture failed (as `jaxci audit` says it); 2 a shard file unreadable, or
+shards that do not make one audit (overlapping, missing, of different N, of different repositories or options):
+said in one line, nothing written.
 """
 
 from __future__ import annotations
