@@ -154,6 +154,8 @@ def test_shard_needs_execute_and_json(capsys):
     assert "--shard needs --execute" in capsys.readouterr().err
     assert audit.main([str(FOLDER), "--execute", "--shard", "1/2"]) == 2
     assert "--format json" in capsys.readouterr().err
+    assert audit.main([str(FOLDER), "--execute", "--shard", "1/2", "--format", "json", "--ci"]) == 2
+    assert "run it unsharded" in capsys.readouterr().err
 
 
 def test_progress_lines_name_the_lecture_the_count_and_the_time_left():

@@ -25,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: --baseline's; else the static scan's weights)")
     g.add_argument("--cache", metavar="DIR", type=Path, default=None,
                    help="reuse a lecture's run stored here when its code cells, kernel environment (Python, jax, "
-                        "jaxlib) and platform are unchanged; store new runs here")
+                        "jaxlib, numpy, numpyro) and platform are unchanged; store new runs here")
     g.add_argument("--baseline", metavar="FILE", type=Path, default=None,
                    help="a previous audit JSON (--execute --format json) whose unchanged runs are reused")
 
@@ -63,6 +63,8 @@ def check(args) -> None:
             args.shard_spec = parse(args.shard)
         except ShardError as exc:
             raise InputError(str(exc)) from None
+        if getattr(args, "ci", None):
+            raise InputError("--ci with --shard: the CI audit judges the whole repository; run it unsharded")
         if args.format != "json":
             raise InputError("--shard needs --format json (the shards are merged with `jaxci audit merge`)")
     if args.cache is not None and args.cache.exists() and not args.cache.is_dir():

@@ -4,7 +4,8 @@
 A run is keyed like jupyter-cache keys a notebook, by its code cells (source and the tags the runner honours),
 plus what else decides what executing it measures: the lecture's path (its scratch folder is its folder), the
 platform, the per-cell timeout, and the kernel's environment (its kernelspec's argv and env, its Python version,
-its installed jax and jaxlib). A changed notebook, JAX pin or kernel environment re-executes that lecture only.
+its installed jax, jaxlib, JAX CUDA plugins, numpy and numpyro). A changed notebook, JAX pin or kernel
+environment re-executes that lecture only.
 The catalogue and the runner model are not in the key: the verdict and the predictions are judged again from
 the reused run on every audit (cheap), so a catalogue change re-predicts without re-executing.
 """
@@ -21,14 +22,15 @@ from jaxci.audit.runner.outcome import OK, NotebookRun
 
 #: bump when what a run records changes shape: older records are then never reused
 FORMAT = 1
+#: the packages whose version decides what a lecture's JAX work measures: JAX, its CUDA plugins, numpy, numpyro
 _PROBE = ("import json, sys\n"
           "from importlib import metadata\n"
-          "def v(name):\n"
-          "    try:\n"
-          "        return metadata.version(name)\n"
-          "    except metadata.PackageNotFoundError:\n"
-          "        return None\n"
-          "print(json.dumps({'python': sys.version.split()[0], 'jax': v('jax'), 'jaxlib': v('jaxlib')}))\n")
+          "out = {'python': sys.version.split()[0]}\n"
+          "for d in metadata.distributions():\n"
+          "    name = (d.metadata['Name'] or '').lower().replace('_', '-')\n"
+          "    if name in ('jax', 'jaxlib', 'numpy', 'numpyro') or name.startswith('jax-cuda'):\n"
+          "        out[name] = d.version\n"
+          "print(json.dumps(dict(sorted(out.items()))))\n")
 
 
 def kernel_identity(name: str) -> dict:
