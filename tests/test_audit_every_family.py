@@ -138,12 +138,18 @@ def test_judged_ubuntu_latest_predicts_seconds_from_the_same_runs(audited):
         judged.missing
     families = every_family.build(REPO_ROOT / "results", published=reference(), judged=judged)
     assert families.views["ubuntu-latest"] is judged.runner  # built once, reused
-    verdicts = list(audited["verdicts"].values())
+    import copy
+
+    verdicts = copy.deepcopy(list(audited["verdicts"].values()))  # the shared audit stays as it was
     probe = host.Probe(1.0, 0.9, 1.1, host.PROBE_N, "given")
     before = {v.path: v.recommendation for v in verdicts}
     every_family.predict_all(verdicts, families, probe)
     assert {v.path: v.recommendation for v in verdicts} == before  # predictions never move a verdict
     assert all(v.predicted["ubuntu-latest"]["cpu_s"] > 0 for v in verdicts)
+    for v in verdicts:
+        v.family = "ubuntu-latest"  # as --machine ubuntu-latest sets it: the table shows its CPU side only
+        row = render.row(v)
+        assert row["predicted_cpu_s"].startswith("predicted ") and row["predicted_gpu_s"] == "-"
 
 
 def test_host_scaling_is_applied_once():

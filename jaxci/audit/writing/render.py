@@ -64,7 +64,7 @@ def row(v: Verdict) -> dict:
 def _predicted(v: Verdict, device: str) -> str:
     """'predicted 1.23 (0.9..2.1)' on the judged family: never in a measured column."""
     p = v.predicted.get(v.family or "")
-    if not p:
+    if not p or p.get(device + "_s") is None:  # a CPU-only family has no GPU side
         return "-"
     return f"predicted {p[device + '_s']:.3g} ({p[device + '_low_s']:.3g}..{p[device + '_high_s']:.3g})"
 
