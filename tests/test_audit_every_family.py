@@ -189,3 +189,22 @@ def test_a_gpu_run_records_device_bytes():
     assert run.ok, run.error
     peak = run.peak_memory
     assert peak["device_peak_mib"] > 0 and peak["device_platform"] in ("cuda", "gpu")
+
+
+def test_a_gpu_runs_device_bytes_reach_the_table_and_the_advice():
+    """Without a GPU here: a cuda run's recorded device peak (as the hooks record it on a GPU, tested with a stand-in
+    jax in test_audit_runner) is the table's first figure and the concurrency advice's need."""
+    import json
+
+    from jaxci.audit.judging.judge import Verdict
+    from jaxci.audit.reading.static import LectureScan
+    from jaxci.audit.runner import CellTiming, NotebookRun
+    from jaxci.report.memory_advice import lecture_peaks
+
+    memory = {"device_peak_bytes": 512 * 2**20, "device_platform": "gpu", "live_buffers_bytes": 2**20,
+              "host_rss_peak_bytes": 300 * 2**20}
+    run = NotebookRun("big.md", platform="cuda", cells=[CellTiming(1, "x", 1.0, 1.0, memory=memory)])
+    v = Verdict("big.md", LectureScan("big.md"), runs={"cuda": run})
+    assert render.row(v)["peak_mib"] == "cuda: device 512, live buffers 1, host RSS 300 MiB"
+    (peak,) = lecture_peaks(json.loads(render.to_json([v], True)))
+    assert (peak.kind, peak.mib, peak.platform) == ("device", 512.0, "cuda")
