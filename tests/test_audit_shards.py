@@ -234,3 +234,21 @@ def test_the_emitted_ci_change_offers_the_sharded_audit(tmp_path, monkeypatch):
     text = patch.read_text()
     assert SHARDED_AUDIT in text and "templates/audit-sharded.yml" in text
     assert text.index(SHARDED_AUDIT) < text.index("\ndiff --git")  # an explanation line, not a file in the diff
+
+
+def test_a_failed_lecture_fails_only_the_shard_that_owns_it(tmp_path, capsys):
+    from jaxci.commands import audit
+
+    head = (FOLDER / "plain_00.md").read_text().split("# Plain", 1)[0]
+    (tmp_path / "broken.md").write_text(head + "# Broken\n\n```{code-cell} ipython3\nx = (\n```\n")
+    (tmp_path / "fine.md").write_text(head + "# Fine\n\n```{code-cell} ipython3\nx = 1\n```\n")
+    owner = shard.assign(shard.weights(repo.audit_static(tmp_path)), 2)
+    broken = next(i for i, paths in enumerate(owner, 1) if "broken.md" in paths)
+    status = {i: audit.main([str(tmp_path), "--execute", "--platforms", "cpu", "--no-progress", "--format", "json",
+                             "--shard", f"{i}/2", "--output", str(tmp_path / f"s{i}.json")]) for i in (1, 2)}
+    assert status == {broken: 1, 3 - broken: 0}
+    err = capsys.readouterr().err
+    assert err.count("broken.md: error") == 1
+    assert audit.main(["merge", str(tmp_path / "s1.json"), str(tmp_path / "s2.json"), "--output",
+                       str(tmp_path / "m.json")]) == 1  # merged, and the failure said by its exit status
+    assert json.loads((tmp_path / "m.json").read_text())["failed"] == ["broken.md"]

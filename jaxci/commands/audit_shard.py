@@ -38,6 +38,10 @@ class Plan:
     owned: list = field(default_factory=list)
     shard_block: dict = field(default_factory=dict)
 
+    def owns(self, path: str) -> bool:
+        """This run answers for the lecture (its exit status and failure lines): every lecture when unsharded."""
+        return self.spec is None or path in self.owned
+
 
 def _read_audit(option: str, path: Path) -> dict:
     from jaxci.audit.writing.record import AuditError, read
