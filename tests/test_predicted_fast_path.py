@@ -28,11 +28,21 @@ def _run(fast_cell_wall):
 
 def test_fast_path_calls_take_the_functions_measured_seconds(model):
     p = predicted.predict_lecture(_run(6.0), model)
-    # cell 1: one call of 0.5 s (first less compile); cell 2: ten fast-path calls at 0.5 s, 1 s of host left
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)
-    assert p["parts"]["cpu"]["host"] == pytest.approx(0.1 + 1.0)  # cell 1: 1 s less 0.4 compile, 0.5 call
-    assert p["parts"]["gpu"]["host"] == pytest.approx(0.1 + 1.0)  # not the fast calls' 5 s carried unchanged
+    # cell 1: one call of 0.5 s (first less compile); cell 2: ten fast-path calls, its only JAX work, so they fill
+    # its 6 s (a function's seconds vary with its arguments: the 0.5 s measured elsewhere would leave 1 s as host)
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 6.0)
+    assert p["parts"]["cpu"]["host"] == pytest.approx(0.1)  # cell 1: 1 s less 0.4 compile, 0.5 call
+    assert p["parts"]["gpu"]["host"] == pytest.approx(0.1)  # not the fast calls' seconds carried unchanged
     assert p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]
+    plain = predicted.predict_lecture(_run(5.0), model)   # the same run with nothing left to fill
+    assert p["gpu_high_s"] - plain["gpu_high_s"] == pytest.approx(1.0)  # the filled second may be host after all
+
+
+def test_a_cell_with_eager_work_keeps_its_rest_beside_the_fast_path_calls(model):
+    run = _run(6.0)
+    run.cells[1].eager = {"ops": 3, "sizes": [[10, 3, "float32"]]}
+    p = predicted.predict_lecture(run, model)
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)  # the rest is the eager work's, measured
 
 
 def test_borrowed_seconds_never_exceed_the_cells_own_time(model):

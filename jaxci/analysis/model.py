@@ -616,6 +616,34 @@ class RunnerModel:
         warm = self._warm(family, kernel, n, dtype, device, precision)
         return _Est(comp.band + warm.band, comp.inputs + warm.inputs, "compile part + warm call")
 
+    def fresh_jit_ratio(self, family: str) -> tuple[Band, list] | None:
+        """GPU / CPU seconds per fresh jit on the family's host, from one source that measured both devices the same
+        way: the family's published GPU fresh-jit series over another runner's published CPU series moved to the
+        family's host by the two hosts' published pure-Python sums, each less its predicted warm matmuls. A ratio
+        of two sources (a published GPU total over our own CPU compile part) mixes JAX releases and set-ups: the
+        CPU runner's published series is 6x the lab CPUs' at the same host speed. In the series' own dtype:
+        compiling is host work on the same graph whatever the element type. None without such a pair."""
+        gpu, py = self._pub(family, "gpu", E.SERIES), self._pub(family, "cpu", E.HOST_PYTHON)
+        for cpu in [e for e in self.published if e.term == E.SERIES and e.device == "cpu" and e.where != family]:
+            other = self._pub(cpu.where, "cpu", E.HOST_PYTHON)
+            if not (gpu and py and other) or cpu.where not in self.catalogue:
+                continue
+            try:
+                g = gpu[0].value.minus(self._warm_sum(family, gpu[0].dtype, "gpu"))
+                c = cpu.value.minus(self._warm_sum(cpu.where, cpu.dtype, "cpu"))
+            except _Why:
+                continue
+            h = py[0].value.scale(other[0].value.inverse())
+            if c.low <= 0 or g.mid <= 0:
+                continue
+            ratio = g.scale(c.scale(h).inverse())
+            return ratio, [f"{gpu[0].label()}: {_fmt(gpu[0])} less its predicted warm matmuls = {g.mid:.3g} s",
+                           f"{cpu.label()}: {_fmt(cpu)} less its predicted warm matmuls = {c.mid:.3g} s, x host "
+                           f"ratio {h.mid:.2f} ({py[0].label()} over {other[0].label()})",
+                           f"GPU / CPU per fresh jit on {family}'s host {ratio.mid:.3g} "
+                           f"({ratio.low:.3g}-{ratio.high:.3g})"]
+        return None
+
     def _series(self, family, dtype, device) -> _Est:
         pub = self._pub(family, device, E.SERIES)
         if pub:

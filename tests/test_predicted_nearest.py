@@ -1,0 +1,76 @@
+"""The audit's lecture prediction with the nearest evidence (published on the family's hardware), as held against the
+runners' published builds: the GPU / CPU ratio per fresh jit from one published source that ran the same series on
+both devices, and a loop no call entry timed moving by the speed-up at its carry. Arithmetic on made-up runs and the
+committed reference tables: never a timing."""
+
+import dataclasses
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.analysis.model import RunnerModel
+from jaxci.audit.judging import family, predicted
+from jaxci.audit.runner import CellTiming, NotebookRun
+from jaxci.catalogue import load_catalogue
+from jaxci.report.published_inputs import reference
+from jaxci.results.records import load_results
+
+T4 = "g4dn.2xlarge"
+
+
+@pytest.fixture(scope="module")
+def records():
+    rs = load_results(REPO_ROOT / "results")
+    return rs.latest(), rs.machines, load_catalogue(include_lab=True)
+
+
+@pytest.fixture(scope="module")
+def nearest():
+    return family.from_results(REPO_ROOT / "results", T4, published=reference())
+
+
+def _scaled(ev, kernel_term, where, factor):
+    return [dataclasses.replace(e, value=e.value.scale(factor)) if e.term == kernel_term and e.where == where else e
+            for e in ev]
+
+
+def test_the_fresh_jit_ratio_is_one_sources_pair_and_follows_it(records):
+    ev = reference()
+    pair = RunnerModel.from_results(*records, ev).fresh_jit_ratio(T4)
+    assert pair is not None and 0.5 < pair[0].mid < 2.0   # the two runners' own series: same work, same source
+    assert "T4 runner gpu" in pair[1][0] and "CPU runner cpu" in pair[1][1] and "host ratio" in pair[1][1]
+    assert RunnerModel.from_results(*records).fresh_jit_ratio(T4) is None          # transfer-only: no pair
+    assert RunnerModel.from_results(*records, ev).fresh_jit_ratio("g6.2xlarge") is None   # nothing published there
+    tripled = RunnerModel.from_results(*records, _scaled(ev, "series_compile", T4, 3.0)).fresh_jit_ratio(T4)
+    assert tripled[0].mid > 2.5 * pair[0].mid   # the GPU series moves the ratio: it is an input, not a constant
+
+
+def _compiling_run():
+    cells = [CellTiming(i, "", 2.0, 2.0, compilations=5, compile_s=1.0) for i in range(1, 4)]
+    return NotebookRun("x.ipynb", platform="cpu", cells=cells)
+
+
+def test_further_gpu_compilations_take_the_published_pair_and_say_so(nearest, records):
+    p = predicted.predict_lecture(_compiling_run(), nearest)
+    ratio = nearest.runner.model.fresh_jit_ratio(T4)[0]
+    per = 14 * 3.0 / 15   # 15 compilations in 3 s: the first is start-up, the other 14 at this run's seconds
+    assert p["parts"]["gpu"]["compile"] == pytest.approx(per * ratio.mid)
+    assert p["parts"]["cpu"]["compile"] == pytest.approx(per)
+    assert any("further compilations on the GPU" in i and "published (" in i for i in p["inputs"])
+    transfer = predicted.predict_lecture(_compiling_run(), family.from_results(REPO_ROOT / "results", T4))
+    assert not transfer["inputs"]   # no published pair: the first-compile ratio, as before
+
+
+def _uncalled_loop_run(carry):
+    loops = [["lax.while_loop", None, carry, 1, "simulate"]] if carry else []
+    cell = CellTiming(1, "", 20.0, 20.0, compilations=1, compile_s=0.5, loops=loops, jitted={"simulate": 1},
+                      eager={"ops": 1, "sizes": [[4, 1, "float32"]]})
+    return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
+
+
+def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
+    bulk = predicted.predict_lecture(_uncalled_loop_run(400_000), nearest)
+    tiny = predicted.predict_lecture(_uncalled_loop_run(None), nearest)
+    assert bulk["parts"]["cpu"]["eager"] == pytest.approx(tiny["parts"]["cpu"]["eager"])   # measured, unchanged
+    assert bulk["parts"]["gpu"]["eager"] < 0.5 * tiny["parts"]["gpu"]["eager"]
+    assert bulk["gpu_high_s"] == pytest.approx(tiny["gpu_high_s"])   # none of it moving stays the high end
