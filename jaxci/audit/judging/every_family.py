@@ -75,11 +75,13 @@ def measure_host(families: Families, probe=None) -> dict:
 
 
 def predict_lecture(verdict, families: Families) -> dict:
-    """{family: host-scaled record} for one executed lecture (its first run that finished, CPU first; a notebook
-    without code cells is its kernel's start); {} when no run finished (a failed run is no build time)."""
+    """{family: host-scaled record} for one executed lecture (its first run that finished, CPU first, errors the
+    book allows included; a notebook without code cells is its kernel's start); {} when no run finished (a failed
+    run is no build time)."""
     from jaxci.audit.judging.classify import lecture_dtype
 
-    run = next((r for _, r in sorted(verdict.runs.items()) if r.ok and (r.cells or r.kernel_start_s)), None)
+    run = next((r for _, r in sorted(verdict.runs.items())
+                if (r.ok or verdict.errors_allowed(r)) and (r.cells or r.kernel_start_s)), None)
     if run is None:
         return {}
     float64 = lecture_dtype(verdict.scan) == "float64"

@@ -44,13 +44,26 @@ class Verdict:
         if self.scan.status == "unreadable":
             return "unreadable"
         for run in self.runs.values():
-            if not run.ok:
+            if not run.ok and not self.errors_allowed(run):
                 return run.status
-        return self.scan.status
+        return "ok" if self.scan.status == "error" and self.errors_allowed() else self.scan.status
 
     @property
     def errors(self) -> list[str]:
-        return self.scan.errors + [f"{p}: {r.error}" for p, r in self.runs.items() if r.error]
+        scan = [] if self.errors_allowed() else self.scan.errors
+        return scan + [f"{p}: {r.error}" for p, r in self.runs.items() if r.error and not self.errors_allowed(r)]
+
+    def errors_allowed(self, run=None) -> bool:
+        """The book sets execute.allow_errors: a cell's error (a raised exception, a syntax error) is kept in its
+        output and the build goes on, so it is no failure; a timeout or a dead kernel still is."""
+        allowed = bool(self.config and self.config.allow_errors)
+        return allowed and (run is None or run.status == "error")
+
+    def allowed_errors(self) -> list[str]:
+        """The errors the book's allow_errors lets through (said as notes, not failures)."""
+        if not self.errors_allowed():
+            return []
+        return self.scan.errors + [f"{p}: {r.error}" for p, r in self.runs.items() if r.error and r.status == "error"]
 
     @property
     def failed(self) -> bool:
@@ -69,7 +82,8 @@ class Verdict:
                 "why": self.why, "basis": self.basis, "family": self.family, "not_executed": self.not_executed,
                 "reasons": self.reasons, "scan": self.scan.as_dict(), "timeout": self.timeout,
                 "timeout_origin": self._timeout_origin(), "proposed_timeout": self.proposed_timeout,
-                "over_timeout": self.over_timeout, "notes": self.notes,
+                "over_timeout": self.over_timeout,
+                "notes": self.notes + [f"{e} (execute.allow_errors: not a failure)" for e in self.allowed_errors()],
                 "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted}
 
     def _timeout_origin(self) -> str | None:

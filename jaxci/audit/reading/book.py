@@ -76,6 +76,7 @@ class BookConfig:
     mode_line: int | None = None
     exclude: list[str] = field(default_factory=list)
     exclude_line: int | None = None
+    allow_errors: bool = False  # execute.allow_errors: a cell's error is kept in its output, the build goes on
     notes: list[str] = field(default_factory=list)
     error: str | None = None  # every refused setting, "; "-joined
     doc: object = field(default=None, repr=False, compare=False)  # the parsed YAML with line marks
@@ -146,6 +147,12 @@ def _read_jupyter_book(config: BookConfig, doc) -> None:
     else:
         config.refuse(f"{config.where(config.exclude_line)}: execute.exclude_patterns is {str(patterns)[:40]!r}, "
                       "not a list of patterns")
+    allow = execute.get("allow_errors", False)
+    if isinstance(allow, bool):
+        config.allow_errors = allow
+    else:
+        config.refuse(f"{doc.where('execute', 'allow_errors')}: execute.allow_errors is {str(allow)[:40]!r}, "
+                      "not true or false")
     if config.mode == "off":
         config.notes.append(f"{Path(config.source).name}: execute_notebooks is off: lectures are not executed "
                             "in the build")

@@ -61,7 +61,8 @@ def run_lectures(verdicts: list, *, platforms: list[str], cell_timeout: float = 
     for verdict, platform in todo:
         shown.begin(label[verdict.path, platform])
         run = verdict.runs[platform] = run_notebook(verdict.path_abs, timeout=cell_timeout, platform=platform,
-                                                    kernel_name=kernel_name, env=env)
+                                                    kernel_name=kernel_name, env=env,
+                                                    allow_errors=bool(getattr(verdict.config, "allow_errors", 0)))
         if reuse:
             reuse.store(verdict, platform, keys[verdict.path, platform], run)
         shown.end(label[verdict.path, platform], run.wall_s or 0.0)
