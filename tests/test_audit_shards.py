@@ -252,3 +252,25 @@ def test_a_failed_lecture_fails_only_the_shard_that_owns_it(tmp_path, capsys):
     assert audit.main(["merge", str(tmp_path / "s1.json"), str(tmp_path / "s2.json"), "--output",
                        str(tmp_path / "m.json")]) == 1  # merged, and the failure said by its exit status
     assert json.loads((tmp_path / "m.json").read_text())["failed"] == ["broken.md"]
+
+
+def test_a_builds_execution_statistics_balance_the_first_sharded_audit(tmp_path, capsys):
+    """jupyter-book's status page (its header may follow other text on its line, as QuantEcon's does)."""
+    from jaxci.commands import audit
+
+    page = ("# Execution Statistics\n\n[](a.html)|Document|Modified|Method|Run Time (s)|Status|\n"
+            "|:-:|:-:|:-:|:-:|:-:|\n|plain_03|2026-08-14 00:26|cache|500.5|✅|\n|part2/raises|2026-08-14|cache|20|✅|\n"
+            "|plain_04|2026-08-14|cache|9000|❌|\n|plain_05|2026-08-14|cache|n/a|✅|\n")
+    assert shard.execution_statistics(page) == {"plain_03": 500.5, "part2/raises": 20.0}
+    verdicts = repo.audit_static(FOLDER)
+    matched = shard.by_lecture(verdicts, shard.execution_statistics(page))
+    assert matched == {"plain_03.md": 500.5, "part2/raises.md": 20.0}
+    assert shard.assign(shard.weights(verdicts, matched), 3)[0] == ["plain_03.md"]
+    (tmp_path / "status.md").write_text(page)
+    assert audit.main([str(FOLDER), "--execute", "--shard", "1/3", "--format", "json", "--shard-times",
+                       str(tmp_path / "nothing.md")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    (tmp_path / "other.md").write_text(page.replace("plain_03", "elsewhere").replace("part2/raises", "gone"))
+    assert audit.main([str(FOLDER), "--execute", "--shard", "1/3", "--format", "json", "--shard-times",
+                       str(tmp_path / "other.md")]) == 2
+    assert "no Execution Statistics row names a lecture here" in capsys.readouterr().err

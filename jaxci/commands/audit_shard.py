@@ -21,8 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="execute only shard I of N (1-based): a deterministic, cost-balanced share of the lectures; "
                         "combine the shards' JSON with `jaxci audit merge`")
     g.add_argument("--shard-times", metavar="FILE", type=Path, default=None,
-                   help="a previous audit JSON whose measured seconds balance the shards and time the progress "
-                        "(default: --baseline's; else the static scan's weights)")
+                   help="a previous audit JSON, or a build's Execution Statistics page (status.ipynb or .md), whose "
+                        "seconds balance the shards and time the progress (default: --baseline's; else static weights)")
     g.add_argument("--cache", metavar="DIR", type=Path, default=None,
                    help="reuse a lecture's run stored here when its code cells, kernel environment (Python, jax, "
                         "jaxlib, numpy, numpyro) and platform are unchanged; store new runs here")
@@ -51,6 +51,26 @@ def _read_audit(option: str, path: Path) -> dict:
         return read(path)
     except AuditError as exc:
         raise InputError(f"{option} {path}: {exc}") from None
+
+
+def _measured(args, verdicts) -> dict:
+    """--shard-times: a previous audit JSON's measured seconds, or a build's Execution Statistics page (.ipynb or
+    .md: jupyter-book's status page, Document | ... | Run Time (s) | Status) matched to the lectures by name."""
+    from jaxci.audit.runner import shard
+    from jaxci.util import safeio
+    from jaxci.util.validate import InputError, one_line
+
+    if args.shard_times.suffix not in (".ipynb", ".md"):
+        return shard.measured_weights(_read_audit("--shard-times", args.shard_times))
+    try:
+        text = safeio.read_text(args.shard_times, 64 * 1024 * 1024)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--shard-times {args.shard_times}: {one_line(exc)}") from None
+    seconds = shard.by_lecture(verdicts, shard.execution_statistics(text))
+    if not seconds:
+        raise InputError(f"--shard-times {args.shard_times}: no Execution Statistics row names a lecture here "
+                         "(Document | Modified | Method | Run Time (s) | Status)")
+    return seconds
 
 
 def check(args) -> None:
@@ -85,8 +105,9 @@ def prepare(args, verdicts) -> Plan:
     from jaxci.audit.runner.cache import Reuse
 
     baseline = _read_audit("--baseline", args.baseline) if args.baseline else None
-    times = _read_audit("--shard-times", args.shard_times) if args.shard_times else baseline
-    weights = shard.weights(verdicts, shard.measured_weights(times) if times else None)
+    times = _measured(args, verdicts) if args.shard_times else \
+        (shard.measured_weights(baseline) if baseline else None)
+    weights = shard.weights(verdicts, times)
     plan = Plan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout), weights)
     spec = getattr(args, "shard_spec", None)
     if spec is None:

@@ -107,3 +107,53 @@ def source_digest(verdicts) -> str:
         except OSError:
             h.update(b"unreadable")
     return h.hexdigest()[:16]
+
+
+def execution_statistics(text: str) -> dict[str, float]:
+    """Document -> seconds from jupyter-book's Execution Statistics page (the `status` page a build writes:
+    Document | Modified | Method | Run Time (s) | Status), as Markdown or as the notebook holding it: a
+    repository's own published build times balance its first sharded audit. Rows without a number, or not marked
+    as completed (✅), are left out."""
+    import json
+
+    try:
+        nb = json.loads(text)
+        cells = nb.get("cells", []) if isinstance(nb, dict) else []
+        text = "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else str(c.get("source"))
+                         for c in cells if isinstance(c, dict))
+    except ValueError:
+        pass
+    out: dict[str, float] = {}
+    columns = None
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split("|")]  # a header may follow other text on its line: same columns
+        if "Document" in cells and "Run Time (s)" in cells:
+            columns = (cells.index("Document"), cells.index("Run Time (s)"), cells.index("Status")
+                       if "Status" in cells else None)
+            continue
+        if columns is None or len(cells) <= max(c for c in columns if c is not None):
+            continue
+        doc, seconds, status = cells[columns[0]], cells[columns[1]], cells[columns[2]] if columns[2] else "✅"
+        try:
+            value = float(seconds)
+        except ValueError:
+            continue
+        if doc and status == "✅" and value >= 0:
+            out[doc] = value
+    return out
+
+
+def by_lecture(verdicts, seconds: dict[str, float]) -> dict[str, float]:
+    """Published seconds keyed by document name matched to the lectures: the path without its suffix, else its
+    file name alone when that is unambiguous."""
+    names: dict[str, list[str]] = {}
+    for v in verdicts:
+        names.setdefault(Path(v.path).stem, []).append(v.path)
+    out = {}
+    for v in verdicts:
+        stem = v.path.rsplit(".", 1)[0]
+        if stem in seconds:
+            out[v.path] = seconds[stem]
+        elif Path(stem).name in seconds and len(names[Path(stem).name]) == 1:
+            out[v.path] = seconds[Path(stem).name]
+    return out
