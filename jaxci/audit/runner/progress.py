@@ -61,7 +61,15 @@ class Progress:
 
     def begin(self, label: str) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(label)
+            rest = self.expected_left()
+            self.bar.set_postfix_str(label + (f"; about {duration(rest)} left" if rest is not None else ""))
+
+    def expected_left(self) -> float | None:
+        """Seconds expected for the runs not finished yet (None without weights or when none is left)."""
+        rest = self.labels[self.done:]
+        if not rest or not self.weights:
+            return None
+        return left(self.weight_done, self.seconds_done, sum(self.weights.get(r, 0.0) for r in rest))
 
     def end(self, label: str, seconds: float, reused: bool = False) -> None:
         """One run finished (or was reused: it then costs nothing here and does not teach the rate)."""
@@ -80,11 +88,8 @@ class Progress:
         elapsed = self.clock() - self.start
         what = "reused (unchanged)" if reused else duration(seconds)
         text = f"jaxci audit: [{self.done}/{len(self.labels)}] {label} {what}; elapsed {duration(elapsed)}"
-        rest = self.labels[self.done:]
-        if rest and self.weights:
-            expected = left(self.weight_done, self.seconds_done, sum(self.weights.get(r, 0.0) for r in rest))
-            text += f", about {duration(expected)} left"
-        return text
+        rest = self.expected_left()
+        return text + (f", about {duration(rest)} left" if rest is not None else "")
 
     def close(self) -> None:
         if self.bar is not None:
