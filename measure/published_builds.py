@@ -2,7 +2,7 @@
 
     .venv/bin/python measure/published_builds.py SNAPSHOT --commit C --machine FAMILY
         [--lectures a,b,c | --jax | --all] [--kernel K] [--cell-timeout S] [--cap S] [--format md|json]
-        [--work DIR] [--from-audit FILE [--repredict LECTURES_DIR]]
+        [--work DIR] [--let-errors] [--from-audit FILE [--repredict LECTURES_DIR [--transfer-only]]]
 
 SNAPSHOT is a QuantEcon `*.notebooks` repository: a git directory (bare or a work tree's .git) or a plain folder.
 The commit's `status.ipynb` holds jupyter-book's Execution Statistics table (Document | Modified | Method | Run Time
@@ -378,6 +378,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the series' cell timeout: a published time at it is refused (default 7200)")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--work", type=Path, help="scratch folder for the laid-out notebooks (default: a new temp folder)")
+    p.add_argument("--transfer-only", action="store_true",
+                   help="with --repredict: the model without the published measurements on the family's hardware "
+                        "(default: the audit's nearest evidence, published inputs included)")
     p.add_argument("--let-errors", action="store_true",
                    help="tag every code cell raises-exception so a cell's error does not stop the run; the table's "
                         "note names each cell that raised")
@@ -405,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.from_audit:
             audit = json.loads(args.from_audit.read_text(encoding="utf-8"))
             if args.repredict:
-                audit = repredict(audit, args.repredict, args.machine)
+                audit = repredict(audit, args.repredict, args.machine, args.transfer_only)
         else:
             work = args.work or Path(tempfile.mkdtemp(prefix="published-builds-"))
             layout(args.snapshot, args.commit, names, work / "lectures", args.let_errors)

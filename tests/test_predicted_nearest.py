@@ -74,3 +74,18 @@ def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
     assert bulk["parts"]["cpu"]["eager"] == pytest.approx(tiny["parts"]["cpu"]["eager"])   # measured, unchanged
     assert bulk["parts"]["gpu"]["eager"] < 0.5 * tiny["parts"]["gpu"]["eager"]
     assert bulk["gpu_high_s"] == pytest.approx(tiny["gpu_high_s"])   # none of it moving stays the high end
+
+
+def _calls_run(fusions):
+    entry = {"name": "update", "calls": 1000, "largest": 200, "dtype": "float32", "flops": 2e3, "bytes": 8e3,
+             "loops": [], "fusions": fusions, "warm_s": 2e-4}
+    return NotebookRun("x.ipynb", platform="cpu", cells=[CellTiming(1, "", 1.0, 1.0, calls=[entry])])
+
+
+def test_a_small_executable_costs_a_launch_per_fusion_on_the_gpu(nearest):
+    one, many = (predicted.predict_lecture(_calls_run(f), nearest) for f in (1, 14))
+    step = nearest.runner.step("scan", "float32", "gpu").value
+    floor = nearest.runner.call("dispatch", None, "float32", "gpu").seconds
+    assert many["parts"]["gpu"]["calls"] == pytest.approx(1000 * (floor + 14 * step))
+    assert one["parts"]["gpu"]["calls"] < many["parts"]["gpu"]["calls"]
+    assert many["parts"]["cpu"]["calls"] == pytest.approx(one["parts"]["cpu"]["calls"])   # measured here, as it was

@@ -73,8 +73,34 @@ def _call_time(view, entry: dict, device: str):
         order = max(int(round((flops / 2) ** (1 / 3))), 1)
         q = view.call("matmul", order, dtype, device)
         if q and (not p or q.seconds > p.seconds):
-            return q
-    return p
+            p = q
+    k = _launches(view, entry, dtype, device)
+    return k if k is not None and (not p or k.seconds > p.seconds) else p
+
+
+@dataclass
+class _Kernels:
+    """A call's time as its kernel launches (the shape of a model Prediction: truthy, seconds and band)."""
+    seconds: float
+    low: float
+    high: float
+    reason: str = ""
+
+
+def _launches(view, entry: dict, dtype: str, device: str) -> _Kernels | None:
+    """A small executable's seconds on the GPU as its kernels: the dispatch floor + one launch per fusion (XLA's
+    count), each at the family's per-step cost of a latency-bound loop (loops.Scan, unroll 1: one scalar step's
+    kernels; the T4 runner publishes 8 µs), band from half of it. One elementwise op's time at the executable's
+    bytes counts one launch: back_prop's 280,000 calls of a 14-fusion update came out at the floor alone. None on
+    the CPU (an executable runs there as one host function) or without both figures."""
+    fusions = int(entry.get("fusions") or 0)
+    if device != "gpu" or fusions < 2:
+        return None
+    floor, step = view.call("dispatch", None, dtype, device), view.step("scan", dtype, device)
+    if not (floor and step and step.value):
+        return None
+    return _Kernels(floor.seconds + fusions * step.value, floor.seconds + fusions * step.value / 2,
+                    floor.seconds + fusions * step.value)
 
 
 def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: str, floor, extra: int = 0) -> None:
