@@ -41,6 +41,7 @@ def executed(doc: dict) -> int:
     return sum(len(k) for k in doc["execution"]["keys"].values()) - len(doc["execution"]["reused"])
 
 
+@pytest.mark.slow  # real kernels
 def test_a_second_audit_executes_nothing_and_a_changed_lecture_alone_runs_again(folder, tmp_path, capsys):
     store = tmp_path / "cache"
     first, lines = run(folder, tmp_path / "a.json", capsys, "--cache", str(store))
@@ -65,6 +66,7 @@ def test_a_second_audit_executes_nothing_and_a_changed_lecture_alone_runs_again(
     assert fourth["execution"]["keys"]["plain_00.md"] == first["execution"]["keys"]["plain_00.md"]
 
 
+@pytest.mark.slow  # real kernels
 def test_a_previous_audit_json_is_a_baseline(folder, tmp_path, capsys):
     first, _ = run(folder, tmp_path / "a.json", capsys)
     again, lines = run(folder, tmp_path / "b.json", capsys, "--baseline", str(tmp_path / "a.json"))

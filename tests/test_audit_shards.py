@@ -52,6 +52,7 @@ def test_the_fixture_has_twenty_lectures():
     assert len(repo.find_lectures(FOLDER)) == 20
 
 
+@pytest.mark.slow  # real kernels
 @pytest.mark.parametrize("n", [2, 4])
 def test_merged_shards_equal_the_unsharded_audit_apart_from_timings(audits, n):
     merged = merge.merge(_shards(audits, n))
@@ -61,6 +62,7 @@ def test_merged_shards_equal_the_unsharded_audit_apart_from_timings(audits, n):
     assert len(merged["lectures"]) == 20 and not merged["failed"]
 
 
+@pytest.mark.slow  # real kernels
 @pytest.mark.parametrize("n", [2, 4])
 def test_every_lecture_is_executed_by_exactly_one_shard(audits, n):
     owned = [d["shard"]["lectures"] for d in _shards(audits, n)]
@@ -72,6 +74,7 @@ def test_every_lecture_is_executed_by_exactly_one_shard(audits, n):
         assert all(lec["not_executed"].startswith("executed by shard ") for lec in others)
 
 
+@pytest.mark.slow  # real kernels
 def test_each_shard_says_what_it_runs_and_counts_its_runs_in_progress_lines(audits):
     for i in range(1, 5):
         entry = audits[f"4/{i}"]
@@ -121,6 +124,7 @@ def _refusal(capsys, docs, tmp_path) -> str:
     return err
 
 
+@pytest.mark.slow  # real kernels
 def test_merge_refusals(audits, capsys, tmp_path):
     two, four = _shards(audits, 2), _shards(audits, 4)
     assert "missing shard(s) 2/2" in _refusal(capsys, two[:1], tmp_path)
@@ -135,6 +139,7 @@ def test_merge_refusals(audits, capsys, tmp_path):
     assert "not a shard" in _refusal(capsys, [audits["1"]["doc"]], tmp_path)
 
 
+@pytest.mark.slow  # real kernels
 def test_merge_as_markdown(audits, tmp_path):
     from jaxci.commands import audit
 
@@ -236,6 +241,7 @@ def test_the_emitted_ci_change_offers_the_sharded_audit(tmp_path, monkeypatch):
     assert text.index(SHARDED_AUDIT) < text.index("\ndiff --git")  # an explanation line, not a file in the diff
 
 
+@pytest.mark.slow  # real kernels
 def test_a_failed_lecture_fails_only_the_shard_that_owns_it(tmp_path, capsys):
     from jaxci.commands import audit
 
