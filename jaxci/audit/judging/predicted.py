@@ -35,6 +35,9 @@ SLOW_CELL_S = 10.0
 #: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
 COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
 PARTS = ("start-up", "compile", "calls", "loops", "eager", "host")
+#: kernels in one step of the scalar scan whose per-step cost stands for one launch: docs/reference/incidents.md,
+#: incident 1 (the T4 runner's 8 µs step: "three tiny kernels per iteration ... the rest launch gaps")
+SCAN_STEP_KERNELS = 3
 
 
 @dataclass
@@ -89,18 +92,19 @@ class _Kernels:
 
 def _launches(view, entry: dict, dtype: str, device: str) -> _Kernels | None:
     """A small executable's seconds on the GPU as its kernels: the dispatch floor + one launch per fusion (XLA's
-    count), each at the family's per-step cost of a latency-bound loop (loops.Scan, unroll 1: one scalar step's
-    kernels; the T4 runner publishes 8 µs), band from half of it. One elementwise op's time at the executable's
-    bytes counts one launch: back_prop's 280,000 calls of a 14-fusion update came out at the floor alone. None on
-    the CPU (an executable runs there as one host function) or without both figures."""
+    count), each at the family's per-step cost of a latency-bound loop (loops.Scan, unroll 1) over the kernels in
+    such a step: from SCAN_STEP_KERNELS of them (the low end) to one (the high end), geometric middle. One
+    elementwise op's time at the executable's bytes counts one launch: back_prop's 280,000 calls of a 14-fusion
+    update came out at the floor alone. None on the CPU (an executable runs there as one host function) or without
+    both figures."""
     fusions = int(entry.get("fusions") or 0)
     if device != "gpu" or fusions < 2:
         return None
     floor, step = view.call("dispatch", None, dtype, device), view.step("scan", dtype, device)
     if not (floor and step and step.value):
         return None
-    return _Kernels(floor.seconds + fusions * step.value, floor.seconds + fusions * step.value / 2,
-                    floor.seconds + fusions * step.value)
+    low, high = fusions * step.value / SCAN_STEP_KERNELS, fusions * step.value
+    return _Kernels(floor.seconds + math.sqrt(low * high), floor.seconds + low, floor.seconds + high)
 
 
 def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: str, floor, extra: int = 0) -> None:
