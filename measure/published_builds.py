@@ -217,27 +217,20 @@ def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = Fals
 
 
 def host_probe(repeat: int = 3) -> float:
-    """Seconds of this project's host.PurePython int_sum at n = 10M (the incidents' pure-Python comparison) in a
-    fresh interpreter here, the median of `repeat`."""
-    code = ("import importlib.util, time, sys; s = importlib.util.spec_from_file_location('k', sys.argv[1]); "
-            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); t = time.perf_counter(); "
-            "m.int_sum(10_000_000); print(time.perf_counter() - t)")
-    kernels = Path(__file__).resolve().parents[1] / "benchmarks" / "kernels" / "host.py"
-    times = sorted(float(subprocess.run([sys.executable, "-c", code, str(kernels)], capture_output=True, text=True,
-                                        check=True).stdout) for _ in range(repeat))
-    return times[len(times) // 2]
+    """Seconds of this project's host.PurePython int_sum at n = 10M (the incidents' pure-Python comparison) here,
+    the median of `repeat`: the executed audit's own probe (jaxci.audit.runner.host_probe), at the published n."""
+    from jaxci.audit.runner.host_probe import probe
+
+    return probe(n=10_000_000, repeat=repeat).seconds
 
 
 def published_host(family: str):
     """The family's published pure-Python figure (seconds, source) from the reference tables, or None."""
-    from jaxci import REPO_ROOT
-    from jaxci.report.published_inputs import load
+    from jaxci.audit.judging.host import published_probe
+    from jaxci.report.published_inputs import reference
 
-    ref = REPO_ROOT / "docs" / "reference"
-    for e in load(ref / "incidents.md", ref / "published-measurements.md"):
-        if e.where == family and e.term == "host_python":
-            return e.value.mid, e.source
-    return None
+    found = published_probe(reference(), family)
+    return (found.value.mid, found.source) if found else None
 
 
 def scale_host(audit: dict, family: str, probe_s: float) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from jaxci.audit import repo
 from jaxci.audit.judging import every_family, host, predicted
+from jaxci.audit.runner import host_probe
 from jaxci.audit.writing import render
 
 pytestmark = pytest.mark.slow
@@ -152,7 +153,7 @@ def test_judged_ubuntu_latest_predicts_seconds_from_the_same_runs(audited):
     import copy
 
     verdicts = copy.deepcopy(list(audited["verdicts"].values()))  # the shared audit stays as it was
-    probe = host.Probe(1.0, 0.9, 1.1, host.PROBE_N, "given")
+    probe = host_probe.Probe(1.0, 0.9, 1.1, host_probe.PROBE_N, "given")
     before = {v.path: v.recommendation for v in verdicts}
     every_family.predict_all(verdicts, families, probe)
     assert {v.path: v.recommendation for v in verdicts} == before  # predictions never move a verdict
@@ -179,11 +180,11 @@ def test_host_factor_from_a_published_probe_and_without_one():
     from jaxci.analysis.primitives import Band
 
     pub = [Evidence("fam", "cpu", HOST_PYTHON, Band(0.6, 0.5, 0.7), "a table", n=10_000_000)]
-    here = host.Probe(0.1, 0.09, 0.12, 1_000_000, "probe")
+    here = host_probe.Probe(0.1, 0.09, 0.12, 1_000_000, "probe")
     h = host.factor("fam", pub, here)
     assert h.label == host.MEASURED and h.low <= h.value <= h.high and "a table" in h.source
     assert host.factor("other", pub, here).label == host.NOT_MEASURED
-    assert host.factor("fam", pub, host.Probe(None, None, None, 1, "no kernel")).label == host.NOT_MEASURED
+    assert host.factor("fam", pub, host_probe.Probe(None, None, None, 1, "no kernel")).label == host.NOT_MEASURED
 
 
 def _gpu() -> bool:

@@ -72,6 +72,8 @@ def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: floa
             judge.decide_predicted(verdict, model)
     if families is not None:
         from jaxci.audit.judging import every_family
+        from jaxci.audit.runner import host_probe
 
-        every_family.predict_all(verdicts, families)
+        ran = any(v.runs for v in verdicts)
+        every_family.predict_all(verdicts, families, host_probe.probe() if ran else None)
     return preflight

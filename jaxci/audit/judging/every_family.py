@@ -67,9 +67,8 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None)
     return out
 
 
-def measure_host(families: Families, probe=None) -> dict:
-    """h for every family from one probe of this host (taken now, unless given)."""
-    here = probe or hostf.probe()
+def measure_host(families: Families, here) -> dict:
+    """h for every family from one probe of this host (jaxci.audit.runner.host_probe.Probe)."""
     families.factors = {name: hostf.factor(name, families.published, here) for name in families.views}
     return families.factors
 
@@ -101,12 +100,12 @@ def predict_lecture(verdict, families: Families) -> dict:
     return out
 
 
-def predict_all(verdicts: list, families: Families, probe=None) -> None:
+def predict_all(verdicts: list, families: Families, here) -> None:
     """Every executed lecture's prediction on every family, into its `predicted` (Colab's record, when the judged
-    family made one, is left as it is)."""
+    family made one, is left as it is); `here` is this host's probe (jaxci.audit.runner.host_probe)."""
     if not any(v.runs for v in verdicts) or not families.views:
         return
-    measure_host(families, probe)
+    measure_host(families, here)
     for verdict in verdicts:
         if verdict.runs:
             verdict.predicted.update(predict_lecture(verdict, families))

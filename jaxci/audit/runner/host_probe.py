@@ -1,0 +1,61 @@
+"""This host's single-thread Python speed, probed once per executed audit after the lectures ran: the figure the
+host factor h of every family divides by (jaxci.audit.judging.host).
+
+The probe is the project's own host.PurePython `int_sum` (benchmarks/kernels/host.py; incidents.md publishes its
+10M-element time on the CPU and T4 runners). Here it runs at PROBE_N, the median of PROBE_REPEAT in this process,
+scaled to the published n by the judging side (a pure-Python loop's time is linear in its trip count:
+lab-epyc-2c's own results read 0.0854 s at 1M and 0.864 s at 10M). It is a measurement, so it lives with the runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: the probe's trip count here, and how many times it runs (median; the spread is the band)
+PROBE_N, PROBE_REPEAT = 1_000_000, 3
+#: the probe's source: this project's host suite kernel, read from the checkout
+KERNELS = Path(__file__).resolve().parents[3] / "benchmarks" / "kernels" / "host.py"
+
+@dataclass(frozen=True)
+class Probe:
+    """This host's pure-Python probe, at `n` (seconds: median, fastest, slowest), or why there is none."""
+
+    seconds: float | None
+    low: float | None
+    high: float | None
+    n: int
+    text: str
+
+
+def probe(n: int = PROBE_N, repeat: int = PROBE_REPEAT, kernels: Path = KERNELS) -> Probe:
+    """This host's int_sum(n) seconds, the median of `repeat` runs in this process (with the load average)."""
+    try:
+        spec = importlib.util.spec_from_file_location("_jaxci_host_kernels", kernels)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        int_sum = module.int_sum
+    except (OSError, ImportError, AttributeError) as exc:
+        return Probe(None, None, None, n, f"not measured: the probe's kernel {kernels} cannot be read "
+                                          f"({type(exc).__name__})")
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        int_sum(n)
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    mid = times[len(times) // 2]
+    return Probe(mid, times[0], times[-1], n,
+                 f"host.PurePython int_sum n={n:,} here: {mid:.3g} s (median of {repeat}, {times[0]:.3g}.."
+                 f"{times[-1]:.3g}; load {_load()})")
+
+
+def _load() -> str:
+    """The 1-minute load average: a probe taken beside other work is slower, and says so."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:
+        return "not read"
