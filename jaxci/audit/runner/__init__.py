@@ -1,8 +1,9 @@
 """Running lectures: a notebook cell by cell in a real Jupyter kernel, timed (`kernel`), with the kernel-side
 hooks (`hooks`, standard library only: any kernelspec runs them), the pre-flight check of a lecture's imports
 (`envcheck`), the scratch folder it runs in (`scratch`), the end of its processes (`ending`, through
-jaxci.util.proc, the process-tree killer), what a run records (`outcome`) and a repository's lectures in turn
-(`lectures`).
+jaxci.util.proc, the process-tree killer), what a run records (`outcome`), a repository's lectures in turn
+(`lectures`) with the share a shard runs (`shard`), the runs reused by their key (`cache`) and the lines a person
+follows (`progress`), and this host's single-thread speed (`host_probe`).
 
 May import: jaxci.audit.reading (the notebook reader), jaxci.util, and the runtime (jaxci.jaxmon, jaxci.nvml);
 never the judging or writing of verdicts. benchmarks/notebooks.py imports `run_notebook` and `read_notebook` from

@@ -1,5 +1,5 @@
 """Writing verdicts: the audit as Markdown and JSON (`render`), the pin list and patch a maintainer applies
-(`emit`), and an audit JSON read back for the report (`record`).
+(`emit`), an audit JSON read back for the report (`record`), and the shards' JSONs merged into one audit (`merge`).
 
 May import: jaxci.audit.reading, jaxci.audit.judging, jaxci.policy and jaxci.util; never the runner.
 """
