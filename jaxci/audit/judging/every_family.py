@@ -16,7 +16,6 @@ One runner model per audit (one results load, the published inputs given once), 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from jaxci.audit.judging import host as hostf
 from jaxci.audit.judging import predicted
@@ -42,17 +41,9 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None)
     """The runner model once for every runner family (the judged FamilyModel's own view reused for its family).
     Raises jaxci.audit.judging.family.FamilyError for unreadable results."""
     from jaxci.analysis.model import RunnerModel
-    from jaxci.audit.judging.family import FamilyError, RunnerView
-    from jaxci.results.records import ResultsError, load_results
+    from jaxci.audit.judging.family import RunnerView, results_and_catalogue
 
-    if catalogue is None:
-        from jaxci.catalogue import load_catalogue
-
-        catalogue = load_catalogue(include_lab=True)  # the lab machines' sourced peaks calibrate the model
-    try:
-        rs = load_results(Path(results_dir))
-    except ResultsError as exc:
-        raise FamilyError(str(exc)) from None
+    rs, catalogue = results_and_catalogue(results_dir, catalogue)
     records = rs.latest()
     out = Families(published=list(published))
     try:

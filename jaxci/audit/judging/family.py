@@ -143,21 +143,28 @@ def _measured_curve(records, family: str) -> dict:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def from_results(results_dir, family: str, catalogue: dict | None = None, published=()) -> FamilyModel:
-    """The model for `family` from an asv results directory (measured first, then predicted). `published`: the
-    published inputs on the families' hardware (jaxci.analysis.evidence.Evidence, from the caller: the commands pass
-    jaxci.report.published_inputs.reference(), the nearest evidence after the family's own results)."""
-    from jaxci.analysis import crossover as cx
+def results_and_catalogue(results_dir, catalogue: dict | None = None):
+    """The results under `results_dir` and the catalogue with its lab machines (their sourced peaks calibrate the
+    model): what every family's model is built from. Raises FamilyError for results that cannot be read."""
     from jaxci.results.records import ResultsError, load_results
 
     if catalogue is None:
         from jaxci.catalogue import load_catalogue
 
-        catalogue = load_catalogue(include_lab=True)  # the lab machines' sourced peaks calibrate the model
+        catalogue = load_catalogue(include_lab=True)
     try:
-        rs = load_results(Path(results_dir))
+        return load_results(Path(results_dir)), catalogue
     except ResultsError as exc:
         raise FamilyError(str(exc)) from None
+
+
+def from_results(results_dir, family: str, catalogue: dict | None = None, published=()) -> FamilyModel:
+    """The model for `family` from an asv results directory (measured first, then predicted). `published`: the
+    published inputs on the families' hardware (jaxci.analysis.evidence.Evidence, from the caller: the commands pass
+    jaxci.report.published_inputs.reference(), the nearest evidence after the family's own results)."""
+    from jaxci.analysis import crossover as cx
+
+    rs, catalogue = results_and_catalogue(results_dir, catalogue)
     if family not in rs.machines and family not in catalogue:
         known = sorted(set(rs.machines) | set(catalogue))
         raise FamilyError(f"--machine {family!r}: not a machine in {results_dir} nor in the catalogue "
