@@ -158,7 +158,7 @@ def test_release_steps_known_answer():
     text = releases_md(steps, releases_measured(recs), 1.3)
     assert "| loops.ForiAccumulate.time_warm | n=10000, dtype=float64, device=cpu | 0.11.0 | 0.11.1 | x300 |" in text
     assert "yes, in 0.11.2" in text
-    # the fix is the regression's "undone" cell, not a second row (issue 28: each regression listed once)
+    # the fix is the regression's "undone" cell, not a second row: each regression is listed once
     assert "| 0.11.1 | 0.11.2 |" not in text and text.count("loops.ForiAccumulate.time_warm |") == 1
 
 

@@ -1,4 +1,4 @@
-"""Question 6 from lecture builds (issue 28, item 3): build minutes and dollars per family from an audit JSON with
+"""Question 6 from lecture builds: build minutes and dollars per family from an audit JSON with
 per-lecture predictions (a hand-written fixture in the audit's schema), and question 7's policy from its cells."""
 
 import json

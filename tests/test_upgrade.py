@@ -130,7 +130,7 @@ def test_local_upgrade_check_has_a_row_and_ratio_per_benchmark(tmp_path, release
     assert Path(tmp_path / "repo" / "results" / "upgrade-check").is_dir()
 
 
-# ---- issue 17: a reused work dir, JAXCI_OFFLINE, bad options: exit 2 and one line, before any clone ----
+# ---- a reused work dir, JAXCI_OFFLINE, bad options: exit 2 and one line, before anything is cloned ----
 
 def _upgrade_cli(*args, env=None):
     import sys
