@@ -127,16 +127,18 @@ def _refusal(capsys, docs, tmp_path) -> str:
 
 @pytest.mark.slow  # real kernels
 def test_merge_refusals(audits, capsys, tmp_path):
-    two, four = _shards(audits, 2), _shards(audits, 4)
-    assert "missing shard(s) 2/2" in _refusal(capsys, two[:1], tmp_path)
-    assert "different N" in _refusal(capsys, [two[0], four[1]], tmp_path)
-    assert "given twice" in _refusal(capsys, [two[0], two[0]], tmp_path)
-    overlap = copy.deepcopy(two[1])
-    overlap["shard"]["lectures"].append(two[0]["shard"]["lectures"][0])
-    assert "shards overlap" in _refusal(capsys, [two[0], overlap], tmp_path)
-    other = copy.deepcopy(two[1])
+    four = _shards(audits, 4)
+    assert "missing shard(s) 4/4" in _refusal(capsys, four[:3], tmp_path)
+    of_two = copy.deepcopy(four[1])   # a shard of another N, as a 2-shard run would write it
+    of_two["shard"].update(count=2, spec="2/2")
+    assert "different N" in _refusal(capsys, [four[0], of_two], tmp_path)
+    assert "given twice" in _refusal(capsys, [four[0], four[0], *four[2:]], tmp_path)
+    overlap = copy.deepcopy(four[1])
+    overlap["shard"]["lectures"].append(four[0]["shard"]["lectures"][0])
+    assert "shards overlap" in _refusal(capsys, [four[0], overlap, *four[2:]], tmp_path)
+    other = copy.deepcopy(four[1])
     other["shard"]["source"] = "0" * 16
-    assert "different repositories" in _refusal(capsys, [two[0], other], tmp_path)
+    assert "different repositories" in _refusal(capsys, [four[0], other, *four[2:]], tmp_path)
     assert "not a shard" in _refusal(capsys, [audits["1"]["doc"]], tmp_path)
 
 
@@ -145,7 +147,7 @@ def test_merge_as_markdown(audits, tmp_path):
     from jaxci.commands import audit
 
     paths = []
-    for i, doc in enumerate(_shards(audits, 2)):
+    for i, doc in enumerate(_shards(audits, 4)):
         paths.append(tmp_path / f"s{i}.json")
         paths[-1].write_text(json.dumps(doc))
     assert audit.main(["merge", *map(str, paths), "--format", "md", "--output", str(tmp_path / "m.md")]) == 0
