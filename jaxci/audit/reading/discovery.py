@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
+from jaxci.audit.reading.notebook import NOTEBOOK_LIMIT, NotebookReadError, read_notebook
 from jaxci.audit.reading.static import LectureScan, is_lecture, scan_notebook
 from jaxci.util import safeio
 
 SKIP_DIRS = {"_build", "node_modules", ".ipynb_checkpoints", "__pycache__", "site-packages"}
 
 
-#: the largest lecture read (a lecture with its outputs is rarely over 5 MiB)
-LECTURE_LIMIT = 64 * 1024 * 1024
+#: the largest lecture read: the notebook reader's own bound (a lecture with its outputs is rarely over 5 MiB)
+LECTURE_LIMIT = NOTEBOOK_LIMIT
 
 
 def find_lectures(root: Path) -> list[Path]:

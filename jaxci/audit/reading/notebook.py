@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jaxci.util import safeio
 
-#: the largest notebook read (jaxci.audit.repo.LECTURE_LIMIT finds lectures with the same bound)
+#: the largest notebook read (discovery.LECTURE_LIMIT is this bound)
 NOTEBOOK_LIMIT = 64 * 1024 * 1024
 
 
