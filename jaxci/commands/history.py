@@ -63,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="only check a workflow input: empty, 'all', or releases like 0.11.0,0.11.1")
     parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
     parser.add_argument("--max-load", type=float, metavar="L",
-                        help="re-run a release whose median 1-minute load was above L (default: 0.5 per CPU)")
+                        help="re-run a release during which other processes used more than L CPUs on average "
+                             "(the run's own use is not counted; default: 0.25 per CPU)")
     parser.add_argument("--cpus", metavar="LIST",
                         help="run asv and every benchmark on these CPUs only, e.g. 1 (its affinity: XLA's thread "
                              "pools size themselves to it, so multi-threaded kernels run on them alone; recorded "
@@ -250,13 +251,13 @@ def _pin(cpus: tuple[int, ...] | None) -> None:
 
 
 def _max_load(args) -> float:
-    """--max-load, else the quiet rule of analysis.releases (QUIET_LOAD_PER_CORE per CPU of this machine);
+    """--max-load, else the quiet rule of analysis.releases (QUIET_OTHERS_PER_CPU per CPU of this machine);
     checked before anything is measured."""
-    from jaxci.analysis.releases import QUIET_LOAD_PER_CORE
+    from jaxci.analysis.releases import QUIET_OTHERS_PER_CPU
 
     if args.max_load is not None:
         return number("--max-load", args.max_load, low=0.01, high=10_000)
-    return QUIET_LOAD_PER_CORE * (os.cpu_count() or 1)
+    return QUIET_OTHERS_PER_CPU * (os.cpu_count() or 1)
 
 
 def _targets(repo: Path, machine: str, bench: list[str], releases: list[str] | None) -> tuple[list, dict]:
@@ -279,7 +280,7 @@ def _targets(repo: Path, machine: str, bench: list[str], releases: list[str] | N
 
 def _confirm(repo: Path, args) -> int:
     """--confirm: every candidate regression of the machine's history measured again, recorded."""
-    from jaxci.analysis.releases import QUIET_LOAD_PER_CORE
+    from jaxci.analysis.releases import QUIET_OTHERS_PER_CPU
     from jaxci.catalogue import upgrade_factor
     from jaxci.results.conditions import ConditionsError
     from jaxci.results.confirm import confirm
@@ -315,8 +316,8 @@ def _confirm(repo: Path, args) -> int:
     factor = upgrade_factor()
     kept = sum(1 for c in made if c.rerun_ratio is not None and c.rerun_ratio > factor)
     print(f"jaxci history: {len(made)} combination(s) re-measured: {kept} still past x{factor:g}, "
-          f"{len(made) - kept} not; a rerun confirms only at a median load of at most {QUIET_LOAD_PER_CORE:g} per "
-          "CPU (jaxci report shows which)")
+          f"{len(made) - kept} not; a rerun confirms only while other processes used at most "
+          f"{QUIET_OTHERS_PER_CPU:g} of each CPU (jaxci report shows which)")
     return 0
 
 

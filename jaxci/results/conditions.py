@@ -3,7 +3,9 @@
 asv's result format has no place for the machine's load, yet load decides whether a step between two releases is
 the release's or a neighbour's test suite's. `jaxci history` appends here, for every release it runs, the CPU and
 the 1-minute load average sampled through the run (`[[run]]`), and for every step it re-measures to confirm it,
-the first and the rerun ratio (`[[confirmation]]`). asv reads only `*.json` in a machine folder, so it never sees
+the first and the rerun ratio (`[[confirmation]]`). Each record also has `cpu_own` and `cpu_others`: the CPUs the
+run and every other process used through it (util.loadavg), which is what the quiet rule reads. asv reads only
+`*.json` in a machine folder, so it never sees
 this file; `jaxci report` reads it to split confirmed steps from unconfirmed ones. Written through util.safewrite,
 read through util.safeio; every record is checked on the way in (a bad one is reported and left out, the rest kept).
 """
@@ -47,10 +49,16 @@ class Run:
     load: tuple[float, ...]
     purpose: str = "backfill"
     cpus: tuple[int, ...] = ()   # the CPUs the run was pinned to (its affinity); () when not recorded
+    own: float | None = None      # CPUs the run itself used, on average; None: not recorded
+    others: float | None = None   # CPUs other processes used meanwhile (util.loadavg); None: not recorded
 
     @property
     def load_median(self) -> float | None:
         return Load(self.load).median
+
+    @property
+    def measured_load(self) -> Load:
+        return Load(self.load, self.own, self.others)
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,12 @@ class Confirmation:
     rerun_ratio: float | None   # None: the rerun measured no value for this combination
     load: tuple[float, ...]
     date: str
+    own: float | None = None
+    others: float | None = None
+
+    @property
+    def measured_load(self) -> Load:
+        return Load(self.load, self.own, self.others)
 
 
 def path_of(results_dir: str | Path, machine: str) -> Path:
@@ -100,6 +114,15 @@ def _loads(where: str, value) -> tuple[float, ...]:
     return tuple(float(x) for x in value)
 
 
+def _cpu_share(where: str, key: str, value) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 <= value <= 4096:
+        raise ConditionsError(f"{where}: {key} {quoted(value)} is not a number of CPUs")
+    return float(value)
+
+
 def _cpus(where: str, value) -> tuple[int, ...]:
     if not isinstance(value, list) or len(value) > 4096 or not all(
             isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 4096 for c in value):
@@ -115,7 +138,9 @@ def _run(where: str, rec) -> Run:
         raise ConditionsError(f"{where}: purpose {quoted(purpose)} is not one of {', '.join(PURPOSES)}")
     return Run(_release(where, "release", rec.get("release")), _text(where, "commit", rec.get("commit"), _COMMIT),
                _text(where, "date", rec.get("date", ""), _TEXT), _text(where, "cpu", rec.get("cpu", ""), _TEXT),
-               _loads(where, rec.get("load", [])), purpose, _cpus(where, rec.get("cpus", [])))
+               _loads(where, rec.get("load", [])), purpose, _cpus(where, rec.get("cpus", [])),
+               _cpu_share(where, "cpu_own", rec.get("cpu_own")),
+               _cpu_share(where, "cpu_others", rec.get("cpu_others")))
 
 
 def _confirmation(where: str, rec) -> Confirmation:
@@ -126,7 +151,9 @@ def _confirmation(where: str, rec) -> Confirmation:
                         _release(where, "before", rec.get("before")), _release(where, "after", rec.get("after")),
                         _ratio(where, "first_ratio", rec.get("first_ratio")),
                         _ratio(where, "rerun_ratio", rec.get("rerun_ratio"), optional=True),
-                        _loads(where, rec.get("load", [])), _text(where, "date", rec.get("date", ""), _TEXT))
+                        _loads(where, rec.get("load", [])), _text(where, "date", rec.get("date", ""), _TEXT),
+                        _cpu_share(where, "cpu_own", rec.get("cpu_own")),
+                        _cpu_share(where, "cpu_others", rec.get("cpu_others")))
 
 
 def load(results_dir: str | Path, machine: str, errors: list[str] | None = None
@@ -174,16 +201,19 @@ def _table(kind: str, fields: dict) -> str:
 def append_run(results_dir: str | Path, machine: str, run: Run) -> None:
     """Add one run record (the file is rewritten whole, atomically, through util.safewrite)."""
     _run("new run record", {"release": run.release, "commit": run.commit, "date": run.date, "cpu": run.cpu,
-                            "load": list(run.load), "purpose": run.purpose, "cpus": list(run.cpus)})
+                            "load": list(run.load), "purpose": run.purpose, "cpus": list(run.cpus),
+                            "cpu_own": run.own, "cpu_others": run.others})
     _append(results_dir, machine, _table("run", {"release": run.release, "commit": run.commit, "date": run.date,
                                                  "cpu": run.cpu, "cpus": run.cpus or None, "purpose": run.purpose,
+                                                 "cpu_own": run.own, "cpu_others": run.others,
                                                  "load": run.load}))
 
 
 def append_confirmation(results_dir: str | Path, machine: str, c: Confirmation) -> None:
     _append(results_dir, machine, _table("confirmation", {
         "benchmark": c.benchmark, "params": c.params, "before": c.before, "after": c.after,
-        "first_ratio": c.first_ratio, "rerun_ratio": c.rerun_ratio, "date": c.date, "load": c.load}))
+        "first_ratio": c.first_ratio, "rerun_ratio": c.rerun_ratio, "date": c.date,
+        "cpu_own": c.own, "cpu_others": c.others, "load": c.load}))
 
 
 def _append(results_dir, machine: str, table: str) -> None:

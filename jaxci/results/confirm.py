@@ -66,7 +66,9 @@ def confirm(repo: Path, machine: str, results_dir: Path, targets: list[Target], 
             after = _values(records, machine, t.benchmark, v1)
             for params, first in sorted(t.first.items()):
                 ratio = after[params] / before[params] if params in after and params in before else None
-                c = conditions.Confirmation(t.benchmark, params, v0, v1, first, ratio, sampler.load.samples, date)
+                load = sampler.load
+                c = conditions.Confirmation(t.benchmark, params, v0, v1, first, ratio, load.samples, date,
+                                            load.own, load.others)
                 conditions.append_confirmation(results_dir, machine, c)
                 made.append(c)
         print(f"jaxci history:   {sampler.load.text()}", file=out, flush=True)

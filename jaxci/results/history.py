@@ -416,7 +416,8 @@ LOAD_RETRIES = 2
 def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench: list[str], env: dict, log: Path,
                      results_dir: Path, max_load: float | None, out) -> tuple[bool, str]:
     """run_release with the machine's load sampled through it and recorded beside the results
-    (results/<machine>/conditions.toml); a run whose median load is above `max_load` is run again, up to
+    (results/<machine>/conditions.toml); a run during which other processes used more than `max_load` CPUs
+    (util.loadavg.Load.quiet: the run's own use is discounted) is run again, up to
     LOAD_RETRIES times, and the last run's results are kept, its load recorded as it was."""
     from jaxci.results import conditions
     from jaxci.util.loadavg import Sampler, cpu_model, cpus_in_use
@@ -430,14 +431,14 @@ def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench:
         if ok and (results_dir / machine).is_dir():
             conditions.append_run(results_dir, machine, conditions.Run(
                 version, commit, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), cpu_model(),
-                load.samples, "rerun" if attempt else "backfill", cpus_in_use()))
+                load.samples, "rerun" if attempt else "backfill", cpus_in_use(), load.own, load.others))
         if not ok or max_load is None or load.quiet(max_load) or attempt >= LOAD_RETRIES:
             if ok and max_load is not None and not load.quiet(max_load):
-                print(f"jaxci history:   warning: jax {version} kept at {load.text()}, above --max-load "
+                print(f"jaxci history:   warning: jax {version} kept at {load.text()}: above --max-load "
                       f"{max_load:g} after {attempt + 1} runs", file=out, flush=True)
             return ok, reason
         attempt += 1
-        print(f"jaxci history:   {load.text()} is above --max-load {max_load:g}: measuring jax {version} again "
+        print(f"jaxci history:   {load.text()}: above --max-load {max_load:g}: measuring jax {version} again "
               f"({attempt} of {LOAD_RETRIES})", file=out, flush=True)
 
 
