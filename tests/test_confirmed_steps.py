@@ -237,6 +237,26 @@ def test_a_release_measured_above_the_load_is_measured_again_and_each_run_record
     assert [r.load_median for r in runs] == [3.0, 2.0, 0.2]
 
 
+def test_force_measures_every_benchmark_again_from_the_first_run(tmp_path, monkeypatch):
+    """--force re-measures a history: a first run with asv's --skip-existing-successful would measure only the
+    benchmarks added since, and keep the loaded old timings of every other one."""
+    (tmp_path / "results" / "m").mkdir(parents=True)
+    calls = []
+    monkeypatch.setattr(history, "run_release", lambda repo, machine, commit, bench, env, log, again=False:
+                        calls.append(again) or (True, ""))
+    monkeypatch.setattr(history, "measured_keys", lambda results_dir, machine, commit: {"a"})
+    monkeypatch.setattr(history, "selected_benchmarks", lambda results_dir, bench: {"a"})
+    monkeypatch.setattr(history, "any_value", lambda results_dir, machine, commit: True)
+    chain = SimpleNamespace(commits={"0.11.0": "abcdef1"})
+    monkeypatch.setattr(history, "save_state", lambda *a, **k: None)
+    out = open(os.devnull, "w")
+    skipped = history.backfill(tmp_path, "m", ["0.11.0"], chain, [], {}, tmp_path / "results", out=out, earlier={})
+    assert [o.status for o in skipped] == ["skipped"] and calls == []
+    forced = history.backfill(tmp_path, "m", ["0.11.0"], chain, [], {}, tmp_path / "results", force=True, out=out,
+                              earlier={})
+    assert [o.status for o in forced] == ["measured"] and calls == [True]
+
+
 def _clone(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--single-branch", "--no-tags", str(REPO_ROOT), str(clone)], check=True)

@@ -433,7 +433,10 @@ def _unconfirmed_line(report) -> str:
         return ""
     machines = sorted({s.machine for s in unsure})
     loads = [s.load for s in unsure if s.load is not None]
+    others = [s.others for s in unsure if s.others is not None]
     load = f"median load up to {max(loads):.2f}" if loads else "load not recorded"
+    if others:
+        load += f", other processes up to {max(others):.2f} CPU"
     return (f"{len(unsure)} unconfirmed step(s) past the factor on {', '.join(machines)} ({load}) are not shown "
             "here: noise until a quiet rerun confirms them (Regressions across JAX releases lists them; "
             + "; ".join(f"`{confirm_command(m)}`" for m in machines) + ").")

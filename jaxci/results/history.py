@@ -414,19 +414,19 @@ LOAD_RETRIES = 2
 
 
 def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench: list[str], env: dict, log: Path,
-                     results_dir: Path, max_load: float | None, out) -> tuple[bool, str]:
+                     results_dir: Path, max_load: float | None, out, again: bool = False) -> tuple[bool, str]:
     """run_release with the machine's load sampled through it and recorded beside the results
     (results/<machine>/conditions.toml); a run during which other processes used more than `max_load` CPUs
     (util.loadavg.Load.quiet: the run's own use is discounted) is run again, up to
-    LOAD_RETRIES times, and the last run's results are kept, its load recorded as it was."""
+    LOAD_RETRIES times, and the last run's results are kept, its load recorded as it was. `again` (--force)
+    measures every selected benchmark on the first run too, where asv would skip those it already has."""
     from jaxci.results import conditions
     from jaxci.util.loadavg import Sampler, cpu_model, cpus_in_use
 
     attempt = 0
     while True:
         with Sampler() as sampler:
-            ok, reason = (run_release(repo, machine, commit, bench, env, log, again=True) if attempt else
-                          run_release(repo, machine, commit, bench, env, log))
+            ok, reason = run_release(repo, machine, commit, bench, env, log, again=again or attempt > 0)
         load = sampler.load
         if ok and (results_dir / machine).is_dir():
             conditions.append_run(results_dir, machine, conditions.Run(
@@ -530,7 +530,8 @@ def _sort_key(version: str) -> tuple:
 def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: list[str], env: dict,
              results_dir: Path, force: bool = False, out=None, earlier: dict | None = None,
              max_load: float | None = None) -> list[Outcome]:
-    """Measure `todo` (in the order given), printing progress; never stops at a failed release. On
+    """Measure `todo` (in the order given), printing progress; never stops at a failed release. `force` measures
+    a release again even where its results hold every selected benchmark (asv run without skipping). On
     Interrupted or KeyboardInterrupt the release in flight is recorded as interrupted (its asv run killed,
     run_tree) and the state saved before the exception goes on up."""
     out = out or sys.stdout
@@ -554,7 +555,8 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
             continue
         t0 = time.monotonic()
         try:
-            ok, reason = measured_quietly(repo, machine, version, commit, bench, env, log, results_dir, max_load, out)
+            ok, reason = measured_quietly(repo, machine, version, commit, bench, env, log, results_dir, max_load, out,
+                                          again=force)
         except (Interrupted, KeyboardInterrupt) as exc:
             name = exc.args[0] if isinstance(exc, Interrupted) else "SIGINT"
             outcomes.append(Outcome(version, commit, "interrupted", time.monotonic() - t0,
