@@ -43,7 +43,7 @@ JIT_CELLS = (
 #: each): the kernel's platform and clean namespace before JAX, JAX first imported in a later cell that
 #: compiles, the first and the warm call of a jitted function, a plain cell, and an 8 MiB array kept alive.
 COMPLETED_CELLS = (
-    "x = 1\nimport os\nassert os.environ['JAX_PLATFORMS'] == 'cpu'",
+    "x = 1\nimport os\nassert os.environ['JAX_PLATFORMS'] == 'cpu' and os.environ['CI']",
     "assert not [k for k in dir() if 'jaxci' in k], dir()",
     "import jax, jax.numpy as jnp\nassert jax.devices()[0].platform == 'cpu'\n"
     "jax.jit(lambda v: v + 1)(jnp.ones(3)).block_until_ready()",
@@ -79,6 +79,16 @@ def test_kernel_gets_platform_and_user_namespace_stays_clean(completed):
     result, _ = completed
     assert result.ok, result.error  # the cells' own asserts: JAX_PLATFORMS, no jaxci name, the CPU device
     assert [c.status for c in result.cells[:3]] == ["ok", "ok", "ok"]
+
+
+def test_the_kernel_runs_as_in_ci_unless_told_otherwise(monkeypatch):
+    """Lecture builds run with CI=true (GitHub Actions sets it in every step), and numpyro reads it (no progress
+    bar: a chain is one jitted loop, not a dispatch per iteration): the audit's kernels get it too."""
+    monkeypatch.delenv("CI", raising=False)
+    assert runner.kernel_env("cpu")["CI"] == "true"
+    monkeypatch.setenv("CI", "1")
+    assert runner.kernel_env("cpu")["CI"] == "1"
+    assert runner.kernel_env("cpu", {"CI": "false"})["CI"] == "false"
 
 
 def test_jax_imported_in_a_later_cell_is_still_counted(completed):

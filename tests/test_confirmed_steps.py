@@ -5,6 +5,7 @@ checked on the way in, and a fresh clone's site says how to get its release hist
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -305,6 +306,10 @@ def test_confirm_reruns_each_release_pair_once_and_records_every_combination(tmp
     target = confirm_mod.Target("loops.Scan.time_warm", "0.11.0", "0.11.1", {KEY: 300.0, small: 5.0})
     made = confirm_mod.confirm(tmp_path, "m", tmp_path, [target], {"0.11.0": "c0", "0.11.1": "c1"}, {},
                                tmp_path / "log", open(os.devnull, "w"))
-    assert runs == [("c0", [r"^loops\.Scan\.time_warm$"], True), ("c1", [r"^loops\.Scan\.time_warm$"], True)]
+    pattern = [r"^loops\.Scan\.time_warm(\(|$)"]
+    assert runs == [("c0", pattern, True), ("c1", pattern, True)]
+    # the pattern selects asv's name of a parameterised benchmark, "name(params)", as asv's own regex search does
+    assert re.search(pattern[0], "loops.Scan.time_warm(10000, 'float64', 'cpu')")
+    assert not re.search(pattern[0], "loops.Scan.time_warm_other(1)")
     assert {c.params: round(c.rerun_ratio, 2) for c in made} == {KEY: 290.0, small: 1.05}
     assert conditions.load(tmp_path, "m")[1] == made

@@ -128,6 +128,23 @@ def test_from_audit_compares_without_running(capsys, tmp_path):
                                                                                                  "odd"]
 
 
+def test_save_audit_puts_each_lectures_published_time_into_its_record(capsys, tmp_path):
+    """Row 6 of the decision sheets sets the predicted build beside the published one: the saved audit carries each
+    lecture's published run time for the family that published it (refused rows give none)."""
+    saved, out = tmp_path / "audit.json", tmp_path / "with-published.json"
+    audit = _audit("g4dn.2xlarge")
+    audit["lectures"].append({"path": "capped.ipynb", "status": "ok", "predicted": {}, "runs": {}})
+    saved.write_text(json.dumps(audit), encoding="utf-8")
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--no-host-scale",
+                    "--save-audit", str(out)]) == 0
+    capsys.readouterr()
+    lectures = {Path(lec["path"]).stem: lec for lec in json.loads(out.read_text(encoding="utf-8"))["lectures"]}
+    assert lectures["alpha"]["published"]["g4dn.2xlarge"]["seconds"] == 12.5
+    assert "status.ipynb" in lectures["alpha"]["published"]["g4dn.2xlarge"]["source"]
+    assert lectures["beta"]["published"]["g4dn.2xlarge"]["seconds"] == 3.2
+    assert "published" not in lectures["capped"]   # a run stopped at the cap is not a time
+
+
 def test_host_scale_moves_the_measured_parts_not_the_gpus_modelled_ones():
     audit = _audit("g4dn.2xlarge")
     published = pb.published_host("g4dn.2xlarge")

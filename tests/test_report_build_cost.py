@@ -63,6 +63,22 @@ def test_row_6_and_7_read_the_audit(report):
     assert "job: keep its own `timeout-minutes` (1 lecture(s) without a prediction" in hygiene.decision
 
 
+def test_row_6_sets_the_published_build_beside_the_predicted_one():
+    """Where the audit's lectures carry the family's published run times (measure/published_builds.py
+    --save-audit), row 6 sums them beside the predicted seconds of the same lectures; other families say nothing."""
+    audit = json.loads(json.dumps(AUDIT))
+    for lec, seconds in zip(audit["lectures"][:2], (60.0, 120.0)):
+        lec["published"] = {"g4dn.2xlarge": {"seconds": seconds, "source": "snap@abc status.ipynb"}}
+    whole = buildcost.family_build(audit, "g4dn.2xlarge", True)
+    assert (whole.published.seconds, whole.published.lectures) == (180.0, 2)
+    assert whole.published.predicted == 30 + 60   # vfi on its GPU, kalman on its CPU: as placed in the build
+    assert buildcost.family_build(audit, "c7i.2xlarge", False).published is None
+    report = build(REPO_ROOT / "results", incidents=None, families=["g4dn.2xlarge"], audit=audit)
+    (sheet,) = decisions.sheets(report, report.families, audit)
+    assert ("published on g4dn.2xlarge: 3.0 min for 2 of these lectures (predicted 1.5 min for the same, x0.50; "
+            "snap@abc status.ipynb)") in sheet.rows[5].decision
+
+
 def test_row_7_job_timeout_from_the_whole_predicted_build():
     audit = {"lectures": [lec for lec in AUDIT["lectures"] if lec["path"] != "lectures/unpredicted.md"]}
     report = build(REPO_ROOT / "results", incidents=None, families=["g4dn.2xlarge", "c7i.2xlarge"], audit=audit)

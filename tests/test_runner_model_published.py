@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,27 @@ def test_gpu_series_on_another_architecture_bands_down_to_the_host_side_parts():
     series = model.predict("g4dn.2xlarge", "series", None, "float32", "gpu")
     assert series and series.low < 0.2 * series.seconds and "host-side compile part alone" in series.inputs
     assert series.low >= 5 * one.low   # five host-side parts at least, never below
+
+
+def test_a_series_left_out_takes_the_other_runners_surplus_never_its_own():
+    """Both published runners' fresh-jit series cost more than their compile parts and warm calls add up to. Scored
+    leave-one-out, a series takes that surplus from the other runner's published series, labelled, never from its
+    own; and it moves when the other runner's series does (the term reads it, it is no constant)."""
+    from jaxci.analysis.evidence import SERIES, without
+    from jaxci.report.published_inputs import figure_id
+
+    rs = load_results(RESULTS)
+    ev = load(REF / "incidents.md", REF / "published-measurements.md")
+    cat = load_catalogue(include_lab=True)
+    series = {f.family: f for f in figures((REF / "incidents.md").read_text()) if f.kernel == "series"}
+    for family, device, other in (("g4dn.2xlarge", "gpu", "CPU runner"), ("ubuntu-latest", "cpu", "T4 runner")):
+        left = without(ev, figure_id(series[family]))
+        p = RunnerModel.from_results(rs.latest(), rs.machines, cat, left).predict(family, "series", None,
+                                                                                  "float32", device)
+        assert p and "series surplus" in p.basis and f"fresh-jit series 100-3000, {other}" in p.inputs
+        own = "T4 runner" if other == "CPU runner" else "CPU runner"
+        assert f"fresh-jit series 100-3000, {own}" not in p.inputs
+        tripled = [replace(e, value=e.value.scale(3.0)) if e.term == SERIES else e for e in left]
+        q = RunnerModel.from_results(rs.latest(), rs.machines, cat, tripled).predict(family, "series", None,
+                                                                                     "float32", device)
+        assert q.seconds > p.seconds

@@ -649,13 +649,12 @@ class RunnerModel:
         if pub:
             return _Est(pub[0].value, [f"{pub[0].label()}: {_fmt(pub[0])}"], "published fresh-jit series")
         if self._pub(family, device, E.COMPILE, "matmul"):
-            parts = [self._published_compile(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
-            total = Band.of(0.0)
-            for part in parts:
-                total = total + part.band
-            return _Est(total + self._warm_sum(family, dtype, device),
-                        [t for part in parts for t in part.inputs] + ["plus the predicted warm matmuls"],
-                        "published compile part per size (nearest published size) + warm matmuls")
+            total, inputs = self._series_parts(family, dtype, device)
+            surplus = self._series_surplus(family, dtype)
+            if surplus is None:
+                return _Est(total, inputs, "published compile part per size (nearest published size) + warm matmuls")
+            return _Est(total + surplus.band, inputs + surplus.inputs,
+                        "published compile part per size + warm matmuls + another runner's series surplus")
         refs, note = self._refs(family, device)
         bands, inputs = [], []
         for m in refs:
@@ -685,6 +684,49 @@ class RunnerModel:
                 inputs.append(f"low end {low:.3g} s: {len(P.SERIES_SIZES)} x the host-side compile part alone (the "
                               "GPU share's band runs from 0 on another compute capability, see the compile parts)")
         return _Est(total, inputs, "series compile part + warm matmuls")
+
+    def _series_parts(self, family, dtype, device) -> tuple[Band, list[str]]:
+        """The family's published compile part at each size of the series (nearest published size, grown) plus
+        its predicted warm matmuls: what the series would cost if it paid nothing else."""
+        parts = [self._published_compile(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
+        total = self._warm_sum(family, dtype, device)
+        for part in parts:
+            total = total + part.band
+        return total, [t for part in parts for t in part.inputs] + ["plus the predicted warm matmuls"]
+
+    def _series_surplus(self, family, dtype) -> _Est | None:
+        """What other runners' published fresh-jit series cost beyond their own published compile parts and
+        predicted warm calls, moved to this family's host by the published pure-Python sums; None without one.
+
+        Both published runners pay such a surplus (the CPU runner 1.51 s against 0.63 s of parts, the T4 runner
+        1.82 s against 1.04 s), and no measured primitive explains it: the single first calls, which predict each
+        other within 1.04x, do not show it. A cost of the series itself (its fresh process, its first compiles,
+        its host arrays) is the likely kind, so it is carried as host time between runners, labelled with both
+        figures, and never derived from the family's own series."""
+        bands, inputs = [], []
+        for ev in self.published:
+            if ev.term != E.SERIES or ev.where in self._where(family):
+                continue
+            if not self._pub(ev.where, ev.device, E.COMPILE, "matmul"):
+                continue
+            parts, _ = self._series_parts(ev.where, dtype, ev.device)
+            surplus = ev.value.minus(parts)
+            h, htext = self._published_host_ratio(ev.where, family)
+            bands.append(surplus.scale(h))
+            inputs.append(f"{ev.label()}: fresh-jit series {_fmt(ev)} less its published compile parts and "
+                          f"predicted warm matmuls {parts.mid:.3g} s = surplus {surplus.mid:.3g} s, x {htext}")
+        if not bands:
+            return None
+        return _Est(combine(bands), inputs, "another runner's series surplus")
+
+    def _published_host_ratio(self, other: str, family: str) -> tuple[Band | float, str]:
+        """Host single-thread ratio other / family from both families' published pure-Python sums, else 1."""
+        mine, theirs = self._pub(family, "cpu", E.HOST_PYTHON), self._pub(other, "cpu", E.HOST_PYTHON)
+        if mine and theirs:
+            h = mine[0].value.scale(theirs[0].value.inverse())
+            return h, (f"host ratio {h.mid:.2f} ({mine[0].label()} {mine[0].value.mid:.3g} s over "
+                       f"{theirs[0].label()} {theirs[0].value.mid:.3g} s)")
+        return 1.0, "host ratio 1 (no published pure-Python sum for both runners)"
 
     def _nuts(self, family, iterations, dtype, device) -> _Est:
         """iterations x leapfrog steps per iteration (any machine: the sampler's count) x seconds per step on the
@@ -794,6 +836,9 @@ class RunnerModel:
         rate, labels = self._pub_rate(family, "cpu", E.NUMPY_GEMM, dtype=dtype)
         if rate is not None:
             return _Est(rate.inverse().scale(dense_flops("matmul", n)), labels, "FLOPs / published NumPy rate")
+        on_family = self._numpy_from_published_jax(family, n, dtype)
+        if on_family is not None:
+            return on_family
         refs, note = self._host_refs(family)
         target = self.catalogue[family]
         bands, inputs, why = [], [], ""
@@ -808,6 +853,30 @@ class RunnerModel:
             raise _Why(why or "no host.NumpyLinalg in these results")
         return _Est(combine(bands), inputs + ["the same CPU GEMM scaling as JAX's matmul (BLAS on all cores)" + note],
                     "FLOPs / (NumPy rate per physical core x cores)")
+
+    def _numpy_from_published_jax(self, family, n, dtype) -> _Est | None:
+        """NumPy's matmul from the family's own published JAX CPU matmul rate (float32) x NumPy's rate in `dtype`
+        over JAX's float32 rate, both measured on the same machine here: the nearest evidence is the family's
+        hardware, and only the ratio between the two libraries (and dtypes) is carried. None without both."""
+        jax_rate, labels = self._pub_rate(family, "cpu", E.CPU_GEMM)
+        if jax_rate is None:
+            return None
+        ratios, inputs = [], []
+        for m in self._host_refs(family)[0]:
+            numpy_pt, _ = P.numpy_gemm_point(self.records, m, dtype)
+            floor, _ = P.floor(self.records, m, "cpu", "float32")
+            jax_pts = P.gemm_points(self.records, m, "cpu", "float32", floor.mid if floor else 0.0)
+            if numpy_pt is None or not jax_pts:
+                continue
+            jax_pt = jax_pts[0][1]
+            ratios.append(numpy_pt.rate.scale(jax_pt.rate.inverse()))
+            inputs.append(f"{numpy_pt.source} over {jax_pt.source} ({jax_pt.rate.mid / 1e9:.0f} GFLOP/s): "
+                          f"NumPy {dtype} / JAX float32 x{ratios[-1].mid:.2f}")
+        if not ratios:
+            return None
+        rate = jax_rate.scale(combine(ratios))
+        return _Est(rate.inverse().scale(dense_flops("matmul", n)), labels + inputs,
+                    "FLOPs / (published JAX CPU matmul rate x NumPy-over-JAX rate measured here)")
 
     def _pure_python(self, family, n) -> _Est:
         """host.PurePython int_sum moved only by a sourced single-thread ratio; without one, the measurement is

@@ -38,6 +38,18 @@ class Build:
     lectures: int
     on_gpu: int = 0         # lectures run on the GPU (a GPU family's faster device)
     missing: list = field(default_factory=list)   # lecture paths without a prediction for this family
+    published: Published | None = None             # the family's own published run times, where the audit has them
+
+
+@dataclass
+class Published:
+    """The lectures of a build that carry the family's published run time (a `*.notebooks` repository's Execution
+    Statistics, put into the audit by measure/published_builds.py --save-audit): both sums over the same lectures."""
+
+    seconds: float          # published, summed
+    predicted: float        # predicted, summed over the same lectures
+    lectures: int
+    sources: tuple = ()
 
 
 @dataclass
@@ -82,10 +94,19 @@ def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
     return (device, *lecture_seconds(pred, device))
 
 
+def published_seconds(lecture: dict, family: str) -> tuple[float, str] | None:
+    """(seconds, source) of the family's own published run time of this lecture, when the audit carries one."""
+    pub = (lecture.get("published") or {}).get(family)
+    seconds = _num(pub.get("seconds")) if isinstance(pub, dict) else None
+    return (seconds, str(pub.get("source", ""))) if seconds is not None and seconds > 0 else None
+
+
 def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None:
-    """One sequential build on `family` from the audit's predictions; None when it has none for the family."""
+    """One sequential build on `family` from the audit's predictions; None when it has none for the family.
+    Where lectures carry the family's published run time, `published` sums it beside their predicted seconds."""
     lectures = (audit or {}).get("lectures") or []
     build = Build(family, 0.0, 0.0, 0.0, 0)
+    pub_s, pub_pred, pub_n, sources = 0.0, 0.0, 0, []
     for lec in lectures:
         pred = _prediction(lec, family)
         if pred is None:
@@ -97,6 +118,12 @@ def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None
         build.high += high
         build.lectures += 1
         build.on_gpu += device == "gpu"
+        pub = published_seconds(lec, family)
+        if pub:
+            pub_s, pub_pred, pub_n = pub_s + pub[0], pub_pred + mid, pub_n + 1
+            sources += [pub[1]] if pub[1] and pub[1] not in sources else []
+    if pub_n:
+        build.published = Published(pub_s, pub_pred, pub_n, tuple(sources))
     return build if build.lectures else None
 
 

@@ -267,6 +267,11 @@ def _cost(report, family, entry, audit) -> Decision:
     gpu_part = f", {build.on_gpu} on its GPU" if entry.has_gpu else ""
     text = (f"one build of {build.lectures} lectures{gpu_part} ≈ {build.seconds / 60:.1f} min "
             f"({build.low / 60:.1f}-{build.high / 60:.1f}) ≈ ${own:.2f}")
+    if build.published:
+        pub = build.published
+        text += (f"; published on {family}: {pub.seconds / 60:.1f} min for {pub.lectures} of these lectures "
+                 f"(predicted {pub.predicted / 60:.1f} min for the same, x{pub.predicted / pub.seconds:.2f}; "
+                 f"{', '.join(pub.sources) or 'source not named'})")
     other = buildcost.partner(audit, report.catalogue, family)
     if other:
         o_entry = report.catalogue[other]

@@ -51,7 +51,8 @@ def confirm(repo: Path, machine: str, results_dir: Path, targets: list[Target], 
     for k, ((v0, v1), group) in enumerate(sorted(pairs.items()), 1):
         names = sorted({t.benchmark for t in group})
         print(f"jaxci history: confirm {k} of {len(pairs)}: {v0} -> {v1}: {', '.join(names)}", file=out, flush=True)
-        pattern = [f"^{re.escape(name)}$" for name in names]
+        # asv matches a parameterised benchmark as `name(params)`: `$` alone would select nothing
+        pattern = [rf"^{re.escape(name)}(\(|$)" for name in names]
         with Sampler() as sampler:
             ok_before, why_before = run_release(repo, machine, commits[v0], pattern, env, log, again=True)
             ok_after, why_after = run_release(repo, machine, commits[v1], pattern, env, log, again=True)

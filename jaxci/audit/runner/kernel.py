@@ -82,8 +82,13 @@ def _short(exc: BaseException, limit: int = 300) -> str:
 
 
 def kernel_env(platform: str | None = None, extra: dict | None = None) -> dict:
-    """The kernel's environment: ours, JAX_PLATFORMS for the chosen platform, and any extras."""
+    """The kernel's environment: ours, JAX_PLATFORMS for the chosen platform, and any extras; CI=true unless set.
+
+    A lecture site builds in CI, and GitHub Actions (RunsOn runners too) sets CI=true in every step, which the
+    kernels inherit. Libraries read it: numpyro's MCMC turns its progress bar off under CI, and a chain then runs as
+    one jitted fori_loop instead of one dispatch per iteration. The audit runs lectures as the build would."""
     env = dict(os.environ)
+    env.setdefault("CI", "true")
     if platform:
         env["JAX_PLATFORMS"] = platform
     env.update(extra or {})
