@@ -3,6 +3,7 @@
     .venv/bin/python measure/published_builds.py SNAPSHOT --commit C --machine FAMILY
         [--lectures a,b,c | --jax | --all] [--kernel K] [--cell-timeout S] [--cap S] [--format md|json]
         [--work DIR] [--let-errors] [--from-audit FILE [--repredict LECTURES_DIR [--transfer-only]]]
+        [--save-audit FILE]
 
 SNAPSHOT is a QuantEcon `*.notebooks` repository: a git directory (bare or a work tree's .git) or a plain folder.
 The commit's `status.ipynb` holds jupyter-book's Execution Statistics table (Document | Modified | Method | Run Time
@@ -250,6 +251,21 @@ def scale_host(audit: dict, family: str, probe_s: float) -> str:
     return f"x {factor:.3g}: {source}"
 
 
+def annotate_published(audit: dict, rows: list[Row], family: str, source: str) -> int:
+    """Put each audited lecture's published run time into its record (`published[family]`: seconds and source),
+    so `jaxci report RESULTS --audit FILE` sets the predicted build beside the published one (row 6). A refused
+    row (not a time) gives nothing. Returns how many lectures got one."""
+    published = {r.document: r.seconds for r in rows if not r.refused and r.seconds}
+    n = 0
+    for lec in audit.get("lectures", []):
+        seconds = published.get(Path(lec.get("path", "")).stem)
+        if seconds:
+            lec.setdefault("published", {})[family] = {"seconds": seconds, "source": source,
+                                                       "label": "published"}
+            n += 1
+    return n
+
+
 def has_gpu(family: str) -> bool:
     from jaxci.catalogue import load_catalogue
 
@@ -383,6 +399,9 @@ def parser() -> argparse.ArgumentParser:
                         "published pure-Python probe over the same probe here)")
     p.add_argument("--host-probe-s", type=float, metavar="S",
                    help="the pure-Python probe's seconds here, measured earlier (default: measured now)")
+    p.add_argument("--save-audit", type=Path, metavar="FILE",
+                   help="write the audit compared (host-scaled, each lecture with its published run time) to FILE, "
+                        "for `jaxci report RESULTS --audit FILE --family FAMILY` (row 6 beside the published build)")
     p.add_argument("--repredict", type=Path, metavar="FOLDER",
                    help="with --from-audit: predict its runs again with this checkout's model (FOLDER: the laid-out "
                         "lectures the audit ran)")
@@ -416,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     records = compare(rows, audit, args.machine, gpu)
     total = summed(records)
+    if args.save_audit:
+        annotate_published(audit, rows, args.machine, f"{args.snapshot.name}@{args.commit or 'folder'} status.ipynb")
+        args.save_audit.write_text(json.dumps(audit, indent=1), encoding="utf-8")
     meta = {"snapshot": args.snapshot.name, "commit": args.commit, "family": args.machine, "gpu": gpu,
             "load_before": load_before, "load_after": load_after,
             "refused": [asdict(r) for r in rows if r.refused], "label": "predicted vs published",

@@ -141,7 +141,7 @@ def test_save_audit_puts_each_lectures_published_time_into_its_record(capsys, tm
     lectures = {Path(lec["path"]).stem: lec for lec in json.loads(out.read_text(encoding="utf-8"))["lectures"]}
     assert lectures["alpha"]["published"]["g4dn.2xlarge"]["seconds"] == 12.5
     assert "status.ipynb" in lectures["alpha"]["published"]["g4dn.2xlarge"]["source"]
-    assert lectures["beta"]["published"]["g4dn.2xlarge"]["seconds"] == 3.2
+    assert lectures["beta"]["published"]["g4dn.2xlarge"]["seconds"] == 3.25
     assert "published" not in lectures["capped"]   # a run stopped at the cap is not a time
 
 
