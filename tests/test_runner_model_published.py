@@ -188,3 +188,28 @@ def test_a_series_left_out_takes_the_other_runners_surplus_never_its_own():
         q = RunnerModel.from_results(rs.latest(), rs.machines, cat, tripled).predict(family, "series", None,
                                                                                      "float32", device)
         assert q.seconds > p.seconds
+
+
+def test_numpy_without_its_own_figure_takes_the_familys_published_jax_rate_and_our_ratio():
+    """Nearest evidence for NumPy's matmul on a family: its own published JAX CPU matmul rate, times NumPy's rate
+    over JAX's measured on one machine here; only the ratio is carried. It follows the published JAX rate."""
+    from jaxci.analysis.evidence import CPU_GEMM, without
+    from jaxci.report.published_inputs import figure_id
+
+    rs = load_results(RESULTS)
+    ev = load(REF / "incidents.md", REF / "published-measurements.md")
+    cat = load_catalogue(include_lab=True)
+    numpy = next(f for f in figures((REF / "incidents.md").read_text())
+                 if f.kernel == "numpy_matmul" and f.family == "ubuntu-latest")
+    left = without(ev, figure_id(numpy))
+    p = RunnerModel.from_results(rs.latest(), rs.machines, cat, left).predict("ubuntu-latest", "numpy_matmul",
+                                                                              3000, "float64", "cpu")
+    assert p and "published JAX CPU matmul rate" in p.basis and "NumPy float64 / JAX float32" in p.inputs
+    assert "3000x3000 matmul, compiled, CPU runner" in p.inputs and "NumPy 3000x3000" not in p.inputs
+    doubled = [replace(e, value=e.value.scale(2.0)) if e.term == CPU_GEMM else e for e in left]
+    q = RunnerModel.from_results(rs.latest(), rs.machines, cat, doubled).predict("ubuntu-latest", "numpy_matmul",
+                                                                                 3000, "float64", "cpu")
+    assert q.seconds == pytest.approx(p.seconds / 2)
+    plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("ubuntu-latest", "numpy_matmul", 3000,
+                                                                            "float64", "cpu")
+    assert "published (" not in plain.inputs   # transfer-only: our NumPy rate, scaled by cores
