@@ -115,7 +115,7 @@ def test_backfill_goes_on_after_a_failure_and_resumes(repo, monkeypatch, capsys)
     (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
     calls = []
 
-    def fake_run(repo_, machine, commit, bench, env, log):
+    def fake_run(repo_, machine, commit, bench, env, log, again=False):
         calls.append(commit)
         if commit == chain.commits["0.11.1"]:
             return False, "install failed: No matching distribution found for jaxlib==0.11.1"
@@ -241,7 +241,7 @@ def test_a_release_whose_every_benchmark_failed_is_recorded_failed(repo, monkeyp
     (results / "m").mkdir(parents=True)
     commit = chain.commits["0.11.0"]
 
-    def crashed(repo_, machine, commit_, bench, env, log):
+    def crashed(repo_, machine, commit_, bench, env, log, again=False):
         log.write_text("==== asv run\nasv: benchmark failed (exit status -11)\n")
         SynthResults(repo_, commit=commit_).machine(machine, kind="local") \
             .add(machine, "loops.F.time_warm", ["n"], [[1, 2]], lambda n: None if n == 1 else math.nan).save()
@@ -379,7 +379,7 @@ def test_state_file_merges_earlier_records_and_keeps_failure_reasons(repo, monke
     (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
     broken = {chain.commits["0.11.1"]}
 
-    def fake_run(repo_, machine, commit, bench, env, log):
+    def fake_run(repo_, machine, commit, bench, env, log, again=False):
         if commit in broken:
             return False, "install failed: jaxlib==0.11.1 not found"
         SynthResults(repo_, commit=commit).machine(machine, kind="local") \
