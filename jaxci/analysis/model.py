@@ -698,10 +698,10 @@ class RunnerModel:
         """What other runners' published fresh-jit series cost beyond their own published compile parts and
         predicted warm calls, moved to this family's host by the published pure-Python sums; None without one.
 
-        Both published runners pay such a surplus (the CPU runner 1.51 s against 0.63 s of parts, the T4 runner
-        1.82 s against 1.04 s), and no measured primitive explains it: the single first calls, which predict each
-        other within 1.04x, do not show it. A cost of the series itself (its fresh process, its first compiles,
-        its host arrays) is the likely kind, so it is carried as host time between runners, labelled with both
+        Both published runners pay such a surplus, and the single first calls do not show it: the published
+        script's series generates its inputs (`jax.random.normal`, a new generator compile per new shape) and a
+        second reduction inside its total (docs/runner-model.md, "What the published script timed"). No benchmark
+        here measures that series, so the surplus is carried as host time between runners, labelled with both
         figures, and never derived from the family's own series."""
         bands, inputs = [], []
         for ev in self.published:

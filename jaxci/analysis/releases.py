@@ -98,6 +98,12 @@ def release_steps(records, factor: float) -> list[Step]:
 QUIET_OTHERS_PER_CPU = 0.25
 
 
+def quiet_limit(cpus: int | None) -> float:
+    """The most CPUs other processes may use through a run on a machine of `cpus` CPUs for it to count as quiet:
+    the one rule `jaxci history --max-load`'s default, its reruns and `judge` read."""
+    return QUIET_OTHERS_PER_CPU * max(1, cpus or 1)
+
+
 def params_text(params) -> str:
     """A step's params as one key: "op=cholesky, n=256, dtype=float64, device=cpu" (asv's order)."""
     return ", ".join(f"{k}={v}" for k, v in params)
@@ -117,7 +123,7 @@ def judge(steps: list[Step], runs: dict, confirmations: dict, factor: float, cor
         mine = [r for r in runs.get(s.machine, ()) if r.release in (s.before, s.after)]
         loads = [r.load_median for r in mine if r.load_median is not None]
         others = [r.others for r in mine if r.others is not None]
-        quiet = QUIET_OTHERS_PER_CPU * max(1, cores.get(s.machine) or 1)
+        quiet = quiet_limit(cores.get(s.machine))
         key = (s.benchmark, params_text(s.params), s.before, s.after)
         rerun = next((c for c in reversed(confirmations.get(s.machine, ()))
                       if (c.benchmark, c.params, c.before, c.after) == key), None)

@@ -251,13 +251,13 @@ def _pin(cpus: tuple[int, ...] | None) -> None:
 
 
 def _max_load(args) -> float:
-    """--max-load, else the quiet rule of analysis.releases (QUIET_OTHERS_PER_CPU per CPU of this machine);
-    checked before anything is measured."""
-    from jaxci.analysis.releases import QUIET_OTHERS_PER_CPU
+    """--max-load, else the quiet rule of analysis.releases for this machine's CPUs; checked before anything is
+    measured."""
+    from jaxci.analysis.releases import quiet_limit
 
     if args.max_load is not None:
         return number("--max-load", args.max_load, low=0.01, high=10_000)
-    return QUIET_OTHERS_PER_CPU * (os.cpu_count() or 1)
+    return quiet_limit(os.cpu_count())
 
 
 def _targets(repo: Path, machine: str, bench: list[str], releases: list[str] | None) -> tuple[list, dict]:

@@ -61,16 +61,16 @@ def confirm(repo: Path, machine: str, results_dir: Path, targets: list[Target], 
                   file=out, flush=True)
             continue
         date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        load = sampler.load
         records = load_results(results_dir).records
         for t in group:
             before = _values(records, machine, t.benchmark, v0)
             after = _values(records, machine, t.benchmark, v1)
             for params, first in sorted(t.first.items()):
                 ratio = after[params] / before[params] if params in after and params in before else None
-                load = sampler.load
                 c = conditions.Confirmation(t.benchmark, params, v0, v1, first, ratio, load.samples, date,
                                             load.own, load.others)
                 conditions.append_confirmation(results_dir, machine, c)
                 made.append(c)
-        print(f"jaxci history:   {sampler.load.text()}", file=out, flush=True)
+        print(f"jaxci history:   {load.text()}", file=out, flush=True)
     return made
