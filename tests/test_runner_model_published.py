@@ -213,3 +213,23 @@ def test_numpy_without_its_own_figure_takes_the_familys_published_jax_rate_and_o
     plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("ubuntu-latest", "numpy_matmul", 3000,
                                                                             "float64", "cpu")
     assert "published (" not in plain.inputs   # transfer-only: our NumPy rate, scaled by cores
+
+
+def test_a_gpu_floor_moves_by_the_familys_published_scan_step_over_the_refs_measured_one():
+    """Nearest evidence for a GPU call's dispatch floor on a family: the ref's measured floor times the family's
+    published scalar-scan step over the ref's measured step (both launch + sync latency). It follows the
+    published step, and a family without one (g5, A10G) keeps the host ratio, said."""
+    from jaxci.analysis.evidence import SCAN_STEP
+
+    rs = load_results(RESULTS)
+    ev = load(REF / "incidents.md", REF / "published-measurements.md")
+    cat = load_catalogue(include_lab=True)
+    plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("g4dn.2xlarge", "dispatch", None)
+    p = RunnerModel.from_results(rs.latest(), rs.machines, cat, ev).predict("g4dn.2xlarge", "dispatch", None)
+    assert "GPU launch + sync latency" in p.inputs and "scalar scan" in p.inputs
+    assert "GPU launch + sync latency" not in plain.inputs
+    doubled = [replace(e, value=e.value.scale(2.0)) if e.term == SCAN_STEP else e for e in ev]
+    q = RunnerModel.from_results(rs.latest(), rs.machines, cat, doubled).predict("g4dn.2xlarge", "dispatch", None)
+    assert q.seconds == pytest.approx(2 * p.seconds)
+    g5 = RunnerModel.from_results(rs.latest(), rs.machines, cat, ev).predict("g5.2xlarge", "dispatch", None)
+    assert "GPU launch + sync latency" not in g5.inputs and "host" in g5.inputs

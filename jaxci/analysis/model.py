@@ -243,15 +243,36 @@ class RunnerModel:
         if kernel == "kalman_grad":
             return self._kalman(family, refs, note, n, dtype, device)
         floor = self._floor(refs, device, dtype)
+        h, text = self._floor_ratio(refs[0], family, device)
         if kernel == "dispatch":
-            h, text = self._host_ratio(refs[0], family)
             return _Est(floor.band.scale(h), floor.inputs + [text + note], "floor (dispatch.TinyOp)")
         if device == "gpu":
             work, inputs, basis = self._gpu_work(family, refs, kernel, n, dtype, precision)
         else:
             work, inputs, basis = self._cpu_work(family, refs, kernel, n, dtype)
-        h, text = self._host_ratio(refs[0], family)
         return _Est(floor.band.scale(h) + work, floor.inputs + inputs + [text + note], "floor + " + basis)
+
+    def _floor_ratio(self, ref: str, family: str, device: str) -> tuple[float | Band, str]:
+        """What moves a dispatch floor from the ref to the family: on a GPU the launch + sync latency ratio
+        where the family's GPU has a published figure of it, else the host single-thread ratio."""
+        if device == "gpu":
+            ratio = self._latency_ratio(ref, family)
+            if ratio is not None:
+                return ratio
+        return self._host_ratio(ref, family)
+
+    def _latency_ratio(self, ref: str, family: str) -> tuple[Band, str] | None:
+        """Family over ref for a GPU call's launch + sync latency: the family's published scalar-scan step over
+        the ref's measured one. A step of that scan is three tiny launches and one device-to-host sync, the
+        path a warm call's floor takes too (host dispatch included), and the published step was timed on the
+        family's own host and driver; None where either side is missing."""
+        step, labels = self._pub_rate(family, "gpu", E.SCAN_STEP)
+        fit, why = P.loop_slope(self.records, ref, "gpu", "scan", "float32")
+        if step is None or fit is None or fit[1].mid <= 0:
+            return None
+        r = step.scale(fit[1].inverse())
+        return r, (f"GPU launch + sync latency x{r.mid:.2f} ({r.low:.2f}-{r.high:.2f}), {family} over {ref}: "
+                   f"{', '.join(labels)} over {why}")
 
     def _gpu_work(self, family, refs, kernel, n, dtype, precision):
         entry = self.catalogue[family]
