@@ -12,7 +12,8 @@ docs/runner-model.md states every term, what moves between machines and why. In 
 - GPU: the efficiency (achieved / the ref's peak of the path it ran on: TF32, FP32, FP64, FP64 tensor) moves to
   the family's peak of the path the same call takes there (jaxci.analysis.peak.gemm_path); the dispatch floor,
   the loop per-step cost, compile seconds and the latency-bound Kalman gradient are host + driver latency and
-  move only by a sourced host single-thread ratio (none is sourced yet: carried unscaled, and said so).
+  move by a sourced host single-thread ratio (else carried unscaled, and said so); a GPU floor moves instead by
+  the family's published scan step over the ref's measured one where that is published (launch + sync).
 - CPU: GEMM rate per physical core x the family's physical cores (or the ratio of sourced CPU peaks); the op mix's
   per-element rate is not scaled by cores (XLA:CPU barely spreads it); loops and compile as on the GPU.
 - Every estimate is a Band: the quartiles asv recorded, the floor subtracted or not, the plausible range of an
@@ -268,7 +269,7 @@ class RunnerModel:
         family's own host and driver; None where either side is missing."""
         step, labels = self._pub_rate(family, "gpu", E.SCAN_STEP)
         fit, why = P.loop_slope(self.records, ref, "gpu", "scan", "float32")
-        if step is None or fit is None or fit[1].mid <= 0:
+        if step is None or fit is None or fit[1].low <= 0:
             return None
         r = step.scale(fit[1].inverse())
         return r, (f"GPU launch + sync latency x{r.mid:.2f} ({r.low:.2f}-{r.high:.2f}), {family} over {ref}: "
