@@ -233,3 +233,5 @@ def test_a_gpu_floor_moves_by_the_familys_published_scan_step_over_the_refs_meas
     assert q.seconds == pytest.approx(2 * p.seconds)
     g5 = RunnerModel.from_results(rs.latest(), rs.machines, cat, ev).predict("g5.2xlarge", "dispatch", None)
     assert "GPU launch + sync latency" not in g5.inputs and "host" in g5.inputs
+    g5_plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("g5.2xlarge", "dispatch", None)
+    assert g5.seconds == pytest.approx(g5_plain.seconds)
