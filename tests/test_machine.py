@@ -128,3 +128,27 @@ def test_default_local_name_is_a_valid_name(monkeypatch):
     from jaxci.util.validate import machine_name
 
     assert machine_name("name", name) == name
+
+
+ZEN4 = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nflags\t\t: fpu avx2 avx512f\n\nprocessor : 1\n"
+ZEN3 = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nflags\t\t: fpu avx avx2\n"
+
+
+def test_a_cpu_signature_names_what_this_host_lacks():
+    sig = "AuthenticAMD family 25 model 17 avx512f"
+    assert machine.signature_mismatch(sig, machine.cpu_identity(ZEN4)) == []
+    assert machine.signature_mismatch(sig, machine.cpu_identity(ZEN3)) == ["model 17 (here 1)",
+                                                                           "flag avx512f (absent here)"]
+    intel = ZEN4.replace("AuthenticAMD", "GenuineIntel")
+    assert machine.signature_mismatch(sig, machine.cpu_identity(intel))[0].startswith("vendor AuthenticAMD")
+
+
+def test_a_lab_cpu_name_is_refused_on_other_hardware(tmp_path, monkeypatch):
+    """Two VMs that both report "AMD EPYC" measured pure Python 2x apart (2026-12-02): one name, one CPU."""
+    path, read = tmp_path / "m.json", machine.cpu_identity
+    monkeypatch.setattr(machine, "cpu_identity", lambda: read(ZEN3))
+    with pytest.raises(machine.RegistrationError, match=r"model 17 \(here 1\).*use --local"):
+        machine.register("lab-epyc-2c", machine_file=str(path), gpus=())
+    assert not path.exists()
+    monkeypatch.setattr(machine, "cpu_identity", lambda: read(ZEN4))
+    assert machine.register("lab-epyc-2c", machine_file=str(path), gpus=())["jaxci_kind"] == "lab"

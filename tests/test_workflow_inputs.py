@@ -16,7 +16,7 @@ from jaxci.workflows import status as run_status
 from jaxci.workflows.collect import collect, family_outcome
 from jaxci.workflows.inputs import InputError, validate_commits, validate_families, validate_filter
 from jaxci.workflows.jobcost import timeout_minutes
-from jaxci.workflows.plan import bench_requirements, plan, suite_regex, upgrade_plan
+from jaxci.workflows.plan import bench_requirements, check_suite_filters, plan, suite_regex, upgrade_plan
 from jaxci.workflows.status import RunStatus, SuiteOutcome, SuiteState
 from jaxci.workflows.suites import suites
 
@@ -468,3 +468,15 @@ def test_run_suites_records_the_status_as_the_bench_workflow_needs(tmp_path):
     assert proc.returncode == 2 and "suite dense failed" in proc.stderr
     assert run_status.load(status).suites["dense"] == SuiteOutcome(SuiteState.FAILED, 1)
     assert run_status.load(status).suites["loops"].state is SuiteState.OK  # the next suite still ran
+
+
+def test_every_documented_suite_filter_passes_run_suites_check():
+    """A capture command in the docs is copied as written: run-suites.sh must accept its JAXCI_SUITE_FILTERS
+    (results/README.md's lab-epyc-2c command was refused once the check arrived). bad-input.md quotes a bad
+    one on purpose."""
+    docs = [REPO / "README.md", REPO / "results" / "README.md",
+            *(p for p in (REPO / "docs").rglob("*.md") if p.name != "bad-input.md")]
+    found = [(p, m[1]) for p in docs for m in re.finditer(r"JAXCI_SUITE_FILTERS='([^']+)'", p.read_text())]
+    assert found, "no documented JAXCI_SUITE_FILTERS command found"
+    for path, text in found:
+        assert check_suite_filters(text), path

@@ -39,6 +39,42 @@ def physical_cores() -> int | None:
     return len(cores) or None
 
 
+def cpu_identity(text: str | None = None) -> dict:
+    """The first processor's vendor, family, model and flags in /proc/cpuinfo ({} where it is not readable)."""
+    if text is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return {}
+    fields: dict = {}
+    for line in text.split("\n\n")[0].splitlines():
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    return {"vendor": fields.get("vendor_id", ""), "family": fields.get("cpu family", ""),
+            "model": fields.get("model", ""), "flags": set(fields.get("flags", "").split())}
+
+
+def signature_mismatch(signature: str, cpu: dict) -> list[str]:
+    """What this host's CPU lacks of a catalogue `cpu_signature` ("VENDOR [family F] [model M] FLAG ..."): one
+    text per missing part, [] when it matches. Two VMs that both call themselves "AMD EPYC" can be different
+    generations (family 25 model 17 with AVX-512, model 1 without: pure Python 2x apart), so the model name
+    alone cannot keep one machine name to one kind of hardware."""
+    words, out = signature.split(), []
+    if words and words[0] != cpu.get("vendor"):
+        out.append(f"vendor {words[0]} (here {cpu.get('vendor') or 'unknown'})")
+    i = 1
+    while i < len(words):
+        if words[i] in ("family", "model") and i + 1 < len(words):
+            if cpu.get(words[i]) != words[i + 1]:
+                out.append(f"{words[i]} {words[i + 1]} (here {cpu.get(words[i]) or 'unknown'})")
+            i += 2
+            continue
+        if words[i] not in cpu.get("flags", set()):
+            out.append(f"flag {words[i]} (absent here)")
+        i += 1
+    return out
+
+
 def blas_description() -> str:
     """The BLAS library and kernel NumPy uses (threadpoolctl), so host results compare across machines."""
     try:
@@ -92,6 +128,12 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
                 "registering it would mix different hardware under one name")
         if not entry.has_gpu and gpus:
             warnings.append(f"{name} is a CPU-only family but NVML sees {gpus[0].name}: gpu params will run")
+        signature = entry.value("cpu_signature")
+        lacking = signature_mismatch(str(signature), cpu_identity()) if signature else []
+        if lacking:
+            raise RegistrationError(
+                f"{name} names a CPU with {signature!r} in the catalogue; this host's differs: "
+                f"{'; '.join(lacking)}. Registering it would mix different hardware under one name: use --local")
 
     info = dict(Machine.get_defaults())
     info["machine"] = name
