@@ -9,6 +9,9 @@ instrumented run measured (jaxci.audit.runner.hooks) and the runner model (jaxci
               + calls: per jitted call signature, calls x (its executable's time + its loops); on the CPU side of a
                 CPU run, calls x this run's own waited time per call (the warm call, else the first less its compile)
               + loops: top-level lax loops, times run x (loop(trips) + trips x work per step)
+              + sampler: a library sampler's runs (numpyro's MCMC.run) less their compiles, as this run measured
+                them (GPU: x the latency-bound GPU / CPU ratio, between the dispatch floor's and the scalar scan
+                step's; this host's seconds, so they move with the host factor)
               + eager: a cell's time outside its jitted calls, compile, start-up and import, less its loops (GPU:
                 moved by the elementwise speed-up at its largest eager operand, band none .. all of it)
               + host: what no JAX part accounts for, as this run measured it on either device: `import jax` and
@@ -34,7 +37,7 @@ ITEM = {"float32": 4, "float64": 8}
 SLOW_CELL_S = 10.0
 #: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
 COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
-PARTS = ("start-up", "compile", "calls", "loops", "eager", "host")
+PARTS = ("start-up", "compile", "calls", "loops", "sampler", "eager", "host")
 #: kernels in one step of the scalar scan whose per-step cost stands for one launch: docs/reference/incidents.md,
 #: incident 1 (the T4 runner's 8 µs step: "three tiny kernels per iteration ... the rest launch gaps")
 SCAN_STEP_KERNELS = 3
@@ -282,6 +285,11 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         total.add("calls", _call_time(view, entry, device), calls)
         for loop in entry.get("loops") or []:
             _loop(view, total, "calls", loop, calls, base, device, floor)
+    sampled = _sampler_s(cell, known)
+    if sampled and here:
+        total.seconds("sampler", sampled, sampled, sampled)
+    elif sampled:
+        _sampler(view, total, sampled, base, device)
     top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
     eager = (cell.eager or {}).get("ops")
     if here and (top or eager):
@@ -306,10 +314,56 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
 
 def _rest(cell, known: dict | None = None) -> float:
     """A cell's measured seconds outside its jitted calls (timed, or fast-path calls at the function's seconds
-    measured elsewhere), compile, start-up and `import jax`: its top-level loops, eager work and host code."""
+    measured elsewhere), compile, start-up, `import jax` and library sampler runs: its top-level loops, eager work
+    and host code."""
+    return max(_outside_calls(cell, known) - _sampler_s(cell, known), 0.0)
+
+
+def _outside_calls(cell, known: dict | None = None) -> float:
     per = _call_seconds(cell, known or {})
     calls = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
     return max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0) - calls, 0.0)
+
+
+def _sampler_s(cell, known: dict | None = None) -> float:
+    """Seconds of the cell's library sampler runs (numpyro's MCMC.run, timed by the hooks) less the cell's compiles
+    (a run's compiles land in the cell's compile seconds), within the cell's time outside its jitted calls."""
+    runs = sum(r.get("s") or 0.0 for r in getattr(cell, "samplers", None) or [])
+    if runs <= 0:
+        return 0.0
+    return min(max(runs - (cell.compile_s or 0.0), 0.0), _outside_calls(cell, known))
+
+
+def _sampler(view, total: Sum, seconds: float, dtype: str, device: str) -> None:
+    """A library sampler's measured CPU seconds (its compiles left out) on another device. A NUTS chain is a while
+    loop of leapfrog steps, each a gradient: a chain of small ops, latency-bound on the GPU (a launch per op, a
+    wait per loop turn). How much slower than the CPU lies between two measured latency-bound GPU / CPU ratios:
+    a warm tiny op's dispatch floor (the CPU pays Python's dispatch per op: the GPU's smallest handicap) and the
+    scalar scan's per-step cost (XLA runs that loop on the CPU as native code of a few ns a step: the largest).
+    A leapfrog's ops run compiled but one by one on the CPU, between the two: band from one to the other,
+    geometric middle. The sampler's trip counts are not needed: the CPU run measured them."""
+    ratio = _latency_ratio(view, dtype, device)
+    if ratio is None:
+        total.missing.append(f"library sampler ({seconds:.3g} s on the CPU): no latency-bound GPU / CPU ratios")
+        total.seconds("sampler", seconds, seconds, seconds)
+        return
+    mid, low, high, inputs = ratio
+    total.seconds("sampler", seconds * mid, seconds * low, seconds * high)
+    total.inputs.append(f"library sampler's {seconds:.3g} CPU s x {mid:.3g} ({low:.3g}..{high:.3g}), latency-bound "
+                        f"{device} / cpu: {inputs}")
+
+
+def _latency_ratio(view, dtype: str, device: str):
+    """(mid, low, high, inputs) of the two `device` / CPU ratios _sampler names, or None without both."""
+    g, c = view.call("dispatch", None, dtype, device), view.call("dispatch", None, dtype, "cpu")
+    steps = [view.step("scan", dtype, dev) for dev in (device, "cpu")]
+    if not (g and c and c.seconds > 0 and all(s and s.value and s.value > 0 for s in steps)):
+        return None
+    floor, step = g.seconds / c.seconds, steps[0].value / steps[1].value
+    low, high = min(floor, step), max(floor, step)
+    return (math.sqrt(low * high), low, high,
+            f"dispatch floor {g.seconds * 1e6:.3g} / {c.seconds * 1e6:.3g} µs, scalar scan step "
+            f"{steps[0].value * 1e6:.3g} / {steps[1].value * 1e6:.3g} µs")
 
 
 def _eager(view, total: Sum, cell, device: str, float64: bool, rest: float) -> None:

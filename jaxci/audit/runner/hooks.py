@@ -26,6 +26,9 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   (flops, bytes accessed, fusions in the optimised HLO), read once per new executable;
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
   class (powers of two of the largest operand or result) the count and largest size.
+- `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
+  for, compiles included), chains, warm-up and samples. Its jitted loops are library code, which the jit and loop
+  hooks leave alone, so without this record its seconds would stand as the cell's host time.
 
 Cost per jitted call, by design: a call on a function's only signature that compiles nothing (its jit cache did not
 grow) takes the fast path: one tracer check on the first argument, a cache-size read and a counter; no pytree walk, no
@@ -52,7 +55,7 @@ NAMESPACE_LIMIT = 5000
 STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
          "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
-         "depth": 0, "fn_compile": {}, "import_s": 0.0}
+         "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": []}
 _JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
 _TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
 _clock = _time.perf_counter
@@ -466,6 +469,62 @@ def install_jax() -> None:
                     pass
 
 
+#: the module whose sampler runs are timed (sampler_hooks), hooked when the notebook imports it
+SAMPLER_MODULE = "numpyro.infer.mcmc"
+
+
+def sampler_hooks(module) -> None:
+    """Time each `MCMC.run` of numpyro, per cell (see `samplers` in the module docstring). Once per class."""
+    import functools
+
+    mcmc = getattr(module, "MCMC", None)
+    run0 = getattr(mcmc, "run", None)
+    if run0 is None or getattr(run0, "_jaxci", False):
+        return
+
+    @functools.wraps(run0)
+    def run(self, *args, **kwargs):
+        t0 = _clock()
+        try:
+            return run0(self, *args, **kwargs)
+        finally:
+            _block(getattr(self, "_states", None))
+            if len(STATE["samplers"]) < LIMIT:
+                STATE["samplers"].append({"what": "numpyro.MCMC.run", "s": _clock() - t0,
+                                          **{k: _plain(getattr(self, attr, None)) for k, attr in (
+                                              ("chains", "num_chains"), ("warmup", "num_warmup"),
+                                              ("samples", "num_samples"), ("chain_method", "chain_method"))}})
+
+    run._jaxci = True
+    mcmc.run = run
+
+
+def _plain(value):
+    return value if isinstance(value, (int, float, str)) or value is None else str(value)
+
+
+class SamplerWatcher(_abc.MetaPathFinder):
+    """Hook the sampler's module as soon as the notebook (or a library it imports) finishes importing it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != SAMPLER_MODULE:
+            return None
+        _sys.meta_path.remove(self)
+        spec = _util.find_spec(name)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                try:
+                    sampler_hooks(module)
+                except Exception:
+                    pass
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
 class JaxWatcher(_abc.MetaPathFinder):
     """Install the clock right after the notebook's own `import jax` finishes (JAX's import cost stays in the
     cell that pays it)."""
@@ -491,6 +550,7 @@ class JaxWatcher(_abc.MetaPathFinder):
 def pre(info=None) -> None:
     STATE["loops"], STATE["shapes"], STATE["calls"], STATE["eager"] = {}, {}, {}, {}
     STATE["eager_ops"], STATE["eager_s"], STATE["startup_s"], STATE["import_s"] = 0, 0.0, 0.0, 0.0
+    STATE["samplers"] = []
     STATE["cell"] += 1
     STATE["before"] = STATE["clock"].snapshot()
     STATE["t0"] = _time.perf_counter()
@@ -578,6 +638,8 @@ def post(result=None) -> None:
         delta["loops"] = [[k, t, c, n, w] for (k, t, c, w), n in STATE["loops"].items()][:LIMIT]
         delta["jitted"] = dict(list(STATE["shapes"].items())[:LIMIT])
         delta["calls"] = list(STATE["calls"].values())[:LIMIT]
+    if STATE["samplers"]:
+        delta["samplers"] = STATE["samplers"]
     if STATE["eager_ops"]:
         delta["eager"] = {"ops": STATE["eager_ops"], "s": STATE["eager_s"],
                           "sizes": sorted(([largest, ops, str(dtype or "")] for (_, dtype), (ops, largest)
@@ -598,5 +660,9 @@ def install(ip, clock, trace: bool = True) -> None:
         install_jax()
     else:
         _sys.meta_path.insert(0, JaxWatcher())
+    if trace and SAMPLER_MODULE in _sys.modules:
+        sampler_hooks(_sys.modules[SAMPLER_MODULE])
+    elif trace:
+        _sys.meta_path.insert(0, SamplerWatcher())
     ip.events.register("pre_run_cell", pre)
     ip.events.register("post_run_cell", post)

@@ -318,5 +318,5 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.cache_hits, timing.cache_misses = rec["cache_hits"], rec["cache_misses"]
     timing.loops, timing.jitted, timing.calls = rec.get("loops"), rec.get("jitted"), rec.get("calls")
     timing.eager, timing.startup_s, timing.settle_s = rec.get("eager"), rec.get("startup_s"), rec.get("settle_s")
-    timing.import_s = rec.get("import_s")
+    timing.import_s, timing.samplers = rec.get("import_s"), rec.get("samplers")
     timing.memory = rec.get("memory")

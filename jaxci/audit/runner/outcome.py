@@ -34,6 +34,7 @@ class CellTiming:
     jitted: dict | None = None  # jitted function traced in this cell -> its largest argument, in elements
     calls: list | None = None  # per jitted function and signature called here: calls, times, shapes, XLA cost
     eager: dict | None = None  # un-jitted primitives run here: ops, seconds, [largest, ops, dtype] per size class
+    samplers: list | None = None  # library sampler runs started here (numpyro MCMC.run): seconds, chains, draws
     startup_s: float | None = None  # the backend's start-up, in the cell that triggered it (not compile time)
     settle_s: float | None = None  # of wall_s: waiting at the cell's end for its asynchronous JAX work
     import_s: float | None = None  # of wall_s: the notebook's own `import jax`

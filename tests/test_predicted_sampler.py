@@ -1,0 +1,71 @@
+"""Issue 38: a library sampler's runs (numpyro's MCMC.run) are timed per cell by the hooks, and their CPU seconds
+move to the GPU by the latency-bound loop step's GPU / CPU ratio, instead of standing as host time carried
+unchanged. The arithmetic runs on made-up cells (never a timing); one real kernel checks the record."""
+
+import nbformat.v4 as v4
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.audit import runner
+from jaxci.audit.judging import family, predicted
+from jaxci.audit.runner import CellTiming, NotebookRun
+
+
+@pytest.fixture(scope="module")
+def model():
+    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+
+
+def _run(samplers, wall=12.0, compile_s=2.0):
+    cell = CellTiming(1, "", wall, wall, compilations=3, compile_s=compile_s, samplers=samplers)
+    return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
+
+
+def test_a_sampler_run_moves_by_the_latency_bound_gpu_cpu_ratio(model):
+    run = _run([{"what": "numpyro.MCMC.run", "s": 10.0, "chains": 1, "warmup": 100, "samples": 100}])
+    p = predicted.predict_lecture(run, model)
+    mid, low, high, _ = predicted._latency_ratio(model.runner, "float32", "gpu")
+    assert low <= mid <= high
+    # a 12 s cell: 10 s of run, of which the cell's 2 s of compile; 8 s of sampling, measured on the CPU side
+    assert p["parts"]["cpu"]["sampler"] == pytest.approx(8.0)
+    assert p["parts"]["cpu"]["host"] == pytest.approx(2.0)  # the cell's 2 s outside the run
+    assert p["parts"]["gpu"]["sampler"] == pytest.approx(8.0 * mid)
+    assert p["parts"]["gpu"]["host"] == pytest.approx(2.0)  # only that carried to the GPU as host time
+    assert any("library sampler" in text for text in p["inputs"])
+    # measured here, so it moves with the host (the GPU's modelled calls and loops do not)
+    scaled = predicted.host_scaled(p, 0.5, "probe")
+    assert scaled["parts"]["gpu"]["sampler"] == pytest.approx(4.0 * mid)
+
+
+def test_without_a_sampler_record_the_cell_stays_host_time(model):
+    p = predicted.predict_lecture(_run(None), model)
+    assert p["parts"]["gpu"]["sampler"] == pytest.approx(0.0)
+    assert p["parts"]["gpu"]["host"] == pytest.approx(10.0)
+
+
+def test_a_sampler_never_takes_more_than_the_cells_own_time(model):
+    run = _run([{"what": "numpyro.MCMC.run", "s": 50.0}], wall=5.0, compile_s=1.0)
+    p = predicted.predict_lecture(run, model)
+    assert p["parts"]["cpu"]["sampler"] == pytest.approx(4.0)
+
+
+@pytest.mark.slow
+def test_the_hooks_time_each_mcmc_run_in_its_cell():
+    nb = v4.new_notebook(cells=[v4.new_code_cell(s) for s in (
+        "import jax.numpy as jnp\nfrom jax import random\nimport numpyro, numpyro.distributions as dist\n"
+        "from numpyro.infer import MCMC, NUTS",
+        "def model(y=None):\n    m = numpyro.sample('m', dist.Normal(0, 1))\n"
+        "    numpyro.sample('y', dist.Normal(m, 1), obs=y)\n"
+        "mcmc = MCMC(NUTS(model), num_warmup=20, num_samples=30, progress_bar=False)\n"
+        "mcmc.run(random.PRNGKey(0), y=jnp.ones(5))",
+        "x = 1",
+    )])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    result = runner.run_notebook(nb, platform="cpu", timeout=300)
+    assert result.ok, result.error
+    first, sampled, plain = result.cells
+    assert first.samplers is None and plain.samplers is None
+    (record,) = sampled.samplers
+    assert record["what"] == "numpyro.MCMC.run"
+    assert (record["chains"], record["warmup"], record["samples"]) == (1, 20, 30)
+    assert 0 < record["s"] <= sampled.wall_s
