@@ -72,8 +72,28 @@ def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
     bulk = predicted.predict_lecture(_uncalled_loop_run(400_000), nearest)
     tiny = predicted.predict_lecture(_uncalled_loop_run(None), nearest)
     assert bulk["parts"]["cpu"]["eager"] == pytest.approx(tiny["parts"]["cpu"]["eager"])   # measured, unchanged
-    assert bulk["parts"]["gpu"]["eager"] < 0.5 * tiny["parts"]["gpu"]["eager"]
+    assert bulk["gpu_s"] < 0.5 * tiny["gpu_s"]
     assert bulk["gpu_high_s"] == pytest.approx(tiny["gpu_high_s"])   # none of it moving stays the high end
+
+
+def _host_beside_eager_run(eager_s):
+    """newton_method's shape: a 45 s cell of SciPy's root finder (host work) around 18 eager ops of a Jacobian at
+    9M elements, whose own seconds the hooks timed."""
+    cell = CellTiming(1, "", 45.0, 45.0, compilations=1, compile_s=0.5,
+                      eager={"ops": 18, "s": eager_s, "sizes": [[9_000_000, 18, "float32"]]})
+    return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
+
+
+def test_host_work_beside_a_few_eager_ops_stays_host_time(nearest):
+    few = predicted.predict_lecture(_host_beside_eager_run(0.5), nearest)
+    work = max(0.5, 18 * nearest.runner.call("elementwise", 9_000_000, "float32", "cpu").seconds)
+    assert few["parts"]["gpu"]["host"] == pytest.approx(44.5 - work)   # not moved by the GPU's speed-up
+    assert few["parts"]["gpu"]["eager"] < work                          # the counted eager work does move
+    assert few["parts"]["cpu"]["eager"] == pytest.approx(44.5)          # the CPU side is as measured
+    busy = predicted.predict_lecture(_host_beside_eager_run(44.5), nearest)   # the cell is all eager work
+    assert busy["parts"]["gpu"]["host"] == pytest.approx(0.0)
+    assert busy["gpu_s"] < few["gpu_s"]
+    assert busy["gpu_low_s"] == pytest.approx(few["gpu_low_s"])          # everything moving stays the low end
 
 
 def _calls_run(fusions):
@@ -90,3 +110,22 @@ def test_a_small_executable_costs_a_launch_per_fusion_on_the_gpu(nearest):
     assert many["parts"]["gpu"]["calls"] == pytest.approx(1000 * (floor + per))
     assert one["parts"]["gpu"]["calls"] < many["parts"]["gpu"]["calls"]
     assert many["parts"]["cpu"]["calls"] == pytest.approx(one["parts"]["cpu"]["calls"])   # measured here, as it was
+
+
+def _tiny_calls_run(warm_s, flops=2e3, nbytes=8e3):
+    entry = {"name": "update", "calls": 1000, "largest": 1, "dtype": "float32", "flops": flops, "bytes": nbytes,
+             "loops": [], "fusions": 14, "warm_s": warm_s}
+    return NotebookRun("x.ipynb", platform="cpu", cells=[CellTiming(1, "", 1000 * warm_s + 0.1, 1000 * warm_s + 0.1,
+                                                                    calls=[entry])])
+
+
+def test_a_tiny_calls_host_side_handling_is_paid_on_the_gpu_too(nearest):
+    """back_prop's shape: many calls of a tiny executable with many arrays in and out, each taking far longer
+    here than its work: that host-side handling stays on the GPU side, beside its launches."""
+    slow, quick = (predicted.predict_lecture(_tiny_calls_run(w), nearest) for w in (2.5e-4, 1e-6))
+    cpu = predicted._call_time(nearest.runner, _tiny_calls_run(0).cells[0].calls[0], "cpu").seconds
+    assert slow["parts"]["gpu"]["host"] - quick["parts"]["gpu"]["host"] == pytest.approx(1000 * (2.5e-4 - cpu),
+                                                                                         abs=1e-3)
+    assert slow["parts"]["gpu"]["calls"] == pytest.approx(quick["parts"]["gpu"]["calls"])   # launches unchanged
+    big = predicted.predict_lecture(_tiny_calls_run(2.5e-4, flops=2e9, nbytes=8e8), nearest)  # real work
+    assert big["parts"]["gpu"]["host"] == pytest.approx(0.1, abs=1e-6)   # nothing added beside real work
