@@ -172,3 +172,31 @@ def test_let_errors_tags_every_code_cell_and_the_table_names_the_cells_that_rais
     meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
             "load_after": 1.0}
     assert "1 cell(s) raised, let through: cell 4 |" in pb.render(records, pb.summed(records), meta)
+
+
+def _record(name, published, predicted, compile_s=1.0):
+    return {"lecture": name, "published_s": published, "predicted_s": predicted, "parts": {"compile": compile_s},
+            "ratio": predicted / published if published else None}
+
+
+def test_the_start_up_is_calibrated_leave_one_out_never_on_the_lecture_it_predicts():
+    records = [_record("a", 10.0, 6.0), _record("b", 12.0, 8.0), _record("c", 9.0, 4.0),
+               _record("d", 100.0, 400.0), _record("e", None, 3.0)]
+    loo = pb.leave_one_out_startup(records)
+    a, b, c, d, e = records
+    assert a["loo_startup_s"] == 4.0            # the others: b 4, c 5, d -300 -> median (upper) 4
+    assert c["loo_startup_s"] == 4.0            # its own 5 s residual is left out
+    assert d["loo_startup_s"] == 4.0
+    assert "loo_ratio" not in e                 # no published time: not scored
+    assert loo["lectures"] == 4 and loo["within_2x"] == 3   # d stays at 4x
+    numba = _record("numba", 30.0, 30.0, compile_s=0.0)       # no JAX backend: no CUDA start-up to pay
+    pb.leave_one_out_startup(records + [numba])
+    assert numba["loo_startup_s"] == 0.0 and numba["loo_ratio"] == 1.0
+    tiny = [_record("x", 1.0, 5.0), _record("y", 1.0, 5.0)]
+    assert pb.leave_one_out_startup(tiny)["startup_s"] == [0.0, 0.0]   # never negative
+    # moving one lecture's published time moves every other lecture's start-up, never its own
+    bumped = [dict(r) for r in records]
+    bumped[0]["published_s"] = 1000.0
+    bumped[0]["ratio"] = bumped[0]["predicted_s"] / 1000.0
+    pb.leave_one_out_startup(bumped)
+    assert bumped[0]["loo_startup_s"] == a["loo_startup_s"]
