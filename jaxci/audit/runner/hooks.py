@@ -503,48 +503,50 @@ def _plain(value):
     return value if isinstance(value, (int, float, str)) or value is None else str(value)
 
 
-class SamplerWatcher(_abc.MetaPathFinder):
-    """Hook the sampler's module as soon as the notebook (or a library it imports) finishes importing it."""
+class _AfterImport(_abc.MetaPathFinder):
+    """Call `loaded(run, module)` in place of the loader's exec_module of the module named `name`, the first time
+    anything imports it; then leave sys.meta_path."""
+
+    name = ""
+
+    def loaded(self, run, module) -> None:
+        run(module)
 
     def find_spec(self, name, path=None, target=None):
-        if name != SAMPLER_MODULE:
+        if name != self.name:
             return None
         _sys.meta_path.remove(self)
         spec = _util.find_spec(name)
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
             run = spec.loader.exec_module
-
-            def exec_module(module):
-                run(module)
-                try:
-                    sampler_hooks(module)
-                except Exception:
-                    pass
-
-            spec.loader.exec_module = exec_module
+            spec.loader.exec_module = lambda module: self.loaded(run, module)
         return spec
 
 
-class JaxWatcher(_abc.MetaPathFinder):
+class SamplerWatcher(_AfterImport):
+    """Hook the sampler's module as soon as the notebook (or a library it imports) finishes importing it."""
+
+    name = SAMPLER_MODULE
+
+    def loaded(self, run, module) -> None:
+        run(module)
+        try:
+            sampler_hooks(module)
+        except Exception:
+            pass
+
+
+class JaxWatcher(_AfterImport):
     """Install the clock right after the notebook's own `import jax` finishes (JAX's import cost stays in the
     cell that pays it)."""
 
-    def find_spec(self, name, path=None, target=None):
-        if name != "jax":
-            return None
-        _sys.meta_path.remove(self)
-        spec = _util.find_spec(name)
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            run = spec.loader.exec_module
+    name = "jax"
 
-            def exec_module(module):
-                t0 = _time.perf_counter()
-                run(module)
-                STATE["import_s"] += _time.perf_counter() - t0
-                install_jax()
-
-            spec.loader.exec_module = exec_module
-        return spec
+    def loaded(self, run, module) -> None:
+        t0 = _time.perf_counter()
+        run(module)
+        STATE["import_s"] += _time.perf_counter() - t0
+        install_jax()
 
 
 def pre(info=None) -> None:
