@@ -108,3 +108,17 @@ def test_a_run_reads_back_from_its_record():
                       cells=[CellTiming(0, "x = 1", 0.01, 0.02, compile_s=0.0, compilations=0)])
     again = NotebookRun.from_dict(json.loads(json.dumps(run.as_dict())))
     assert again.as_dict() == run.as_dict()
+
+
+def test_a_new_field_in_what_a_run_records_bumps_the_cache_format():
+    """A cached run from before a field existed lacks it (a cached NUTS lecture without `samplers` would be
+    predicted the old way): the cell's fields are pinned to the format that records them."""
+    from dataclasses import fields
+
+    from jaxci.audit.runner import cache as run_cache
+    from jaxci.audit.runner.outcome import CellTiming
+
+    recorded = {2: {"index", "first_line", "wall_s", "client_s", "status", "compile_s", "trace_s", "lower_s",
+                    "backend_s", "compilations", "cache_hits", "cache_misses", "error", "expected_error", "loops",
+                    "jitted", "calls", "eager", "samplers", "startup_s", "settle_s", "import_s", "memory"}}
+    assert {f.name for f in fields(CellTiming)} == recorded[run_cache.FORMAT]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from jaxci.audit.runner.outcome import OK, NotebookRun
 
-#: bump when what a run records changes shape: older records are then never reused
-FORMAT = 1
+#: bump when what a run records changes shape: older records are then never reused (2: cells record `samplers`)
+FORMAT = 2
 #: the packages whose version decides what a lecture's JAX work measures: JAX, its CUDA plugins, numpy, numpyro
 _PROBE = ("import json, sys\n"
           "from importlib import metadata\n"
