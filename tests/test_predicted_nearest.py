@@ -76,26 +76,6 @@ def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
     assert bulk["gpu_high_s"] == pytest.approx(tiny["gpu_high_s"])   # none of it moving stays the high end
 
 
-def _host_beside_eager_run(eager_s):
-    """newton_method's shape: a 45 s cell of SciPy's root finder (host work) around 18 eager ops of a Jacobian at
-    9M elements, whose own seconds the hooks timed."""
-    cell = CellTiming(1, "", 45.0, 45.0, compilations=1, compile_s=0.5,
-                      eager={"ops": 18, "s": eager_s, "sizes": [[9_000_000, 18, "float32"]]})
-    return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
-
-
-def test_host_work_beside_a_few_eager_ops_stays_host_time(nearest):
-    few = predicted.predict_lecture(_host_beside_eager_run(0.5), nearest)
-    work = max(0.5, 18 * nearest.runner.call("elementwise", 9_000_000, "float32", "cpu").seconds)
-    assert few["parts"]["gpu"]["host"] == pytest.approx(44.5 - work)   # not moved by the GPU's speed-up
-    assert few["parts"]["gpu"]["eager"] < work                          # the counted eager work does move
-    assert few["parts"]["cpu"]["eager"] == pytest.approx(44.5)          # the CPU side is as measured
-    busy = predicted.predict_lecture(_host_beside_eager_run(44.5), nearest)   # the cell is all eager work
-    assert busy["parts"]["gpu"]["host"] == pytest.approx(0.0)
-    assert busy["gpu_s"] < few["gpu_s"]
-    assert busy["gpu_low_s"] == pytest.approx(few["gpu_low_s"])          # everything moving stays the low end
-
-
 def _calls_run(fusions):
     entry = {"name": "update", "calls": 1000, "largest": 200, "dtype": "float32", "flops": 2e3, "bytes": 8e3,
              "loops": [], "fusions": fusions, "warm_s": 2e-4}

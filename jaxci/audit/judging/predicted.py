@@ -392,42 +392,17 @@ def _latency_ratio(view, dtype: str, device: str):
 def _eager(view, total: Sum, cell, device: str, float64: bool, rest: float) -> None:
     """A cell's eager work on the GPU: its measured CPU seconds (less its top-level loops' predicted CPU time; most
     eager jnp calls run in JAX's C++ dispatch, which no hook counts) moved by the family's elementwise speed-up at
-    the cell's largest eager operand: band from all of it moving (low) to none of it (high: host work, NumPy). The
-    middle moves only the cell's counted eager work (_eager_work) by the geometric middle and keeps what lies beyond
-    it as host time, where that work is under HOST_BESIDE_EAGER of the cell (async eager ops return before their
-    compute, so a busy eager cell is moved whole, as bulk_eager_beside_unknown's 100 steps over 4e6 agents need):
-    newton_method's SciPy `root` cell spent 44 s here in MINPACK on the host beside 18 eager ops
-    of its Jacobian (0.5 s), and moving all of it by the speed-up at 9M elements left 2 s of it on the T4."""
+    the cell's largest eager operand: band from all of it moving (low) to none of it (high: host work, NumPy), the
+    geometric middle between."""
     largest, _, dtype = max((cell.eager or {}).get("sizes") or [[1, 0, ""]])
     dtype = _dtype(dtype) if float64 else "float32"
-    carry = _uncalled_carry(cell)
-    n = max(int(largest), carry, 1)
+    n = max(int(largest), _uncalled_carry(cell), 1)
     c, g = view.call("elementwise", n, dtype, "cpu"), view.call("elementwise", n, dtype, device)
     if not (c and g):
         total.missing.append(c.reason or g.reason)
         return
-    ratio = min(g.seconds / c.seconds, 1.0)
-    work = min(_eager_work(view, cell, float64), rest)
-    if carry or work >= HOST_BESIDE_EAGER * rest:  # the eager ops explain the cell (their compute runs async)
-        work = rest
-    host = rest - work
-    total.seconds("eager", work * math.sqrt(ratio), work * ratio, work)
-    total.seconds("host", host, host * ratio, host)
-
-
-#: a cell whose counted eager work is under this share of its time is host code beside a few eager ops
-HOST_BESIDE_EAGER = 0.1
-
-
-def _eager_work(view, cell, float64: bool) -> float:
-    """The CPU seconds of a cell's counted eager ops: the hooks' seconds inside them, or, where more, each size
-    class's ops at the model's CPU time of one elementwise op mix at the class's largest size (an upper reading)."""
-    eager = cell.eager or {}
-    modelled = 0.0
-    for largest, ops, dtype in eager.get("sizes") or []:
-        p = view.call("elementwise", max(int(largest), 1), _dtype(dtype) if float64 else "float32", "cpu")
-        modelled += (ops or 0) * (p.seconds if p else 0.0)
-    return max(eager.get("s") or 0.0, modelled)
+    low = rest * min(g.seconds / c.seconds, 1.0)
+    total.seconds("eager", math.sqrt(low * rest), low, rest)
 
 
 def _uncalled_carry(cell) -> int:
