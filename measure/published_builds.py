@@ -328,15 +328,19 @@ def summed(records: list[dict]) -> dict:
     return {"lectures": len(both), "published_s": pub, "predicted_s": pred,
             "low_s": sum(r["low_s"] for r in both), "high_s": sum(r["high_s"] for r in both),
             "ratio": pred / pub if pub else None,
-            "within_2x": sum(1 for r in both if 0.5 <= r["ratio"] <= 2.0)}
+            "within_2x": sum(1 for r in both if within_2x(r["ratio"]))}
+
+
+def within_2x(ratio: float) -> bool:
+    """The scoreboard's one rule: predicted / published between 0.5 and 2."""
+    return 0.5 <= ratio <= 2.0
 
 
 def leave_one_out_startup(records: list[dict]) -> dict:
     """The GPU side with a per-notebook start-up the runner model lacks (creating the CUDA client, loading the GPU
     libraries: "not counted" in every GPU record), calibrated leave-one-out on the published table itself: for
     each lecture that compiles (JAX started a backend), the median of published - predicted over the other such
-    lectures (at least 0); a lecture without JAX pays none. Each
-    record gets `loo_startup_s`, `loo_predicted_s` and `loo_ratio`; the return is their sum as `summed` gives it.
+    lectures (at least 0); a lecture without JAX pays none. Each record gets `loo_startup_s`, `loo_predicted_s` and `loo_ratio`; the return is their sum as `summed` gives it.
     Scored only this way (never calibrated on the lecture it predicts), beside the transfer-only ratio."""
     both = [r for r in records if r["ratio"] is not None and (r.get("parts") or {}).get("compile", 0) > 0]
     for r in both:
@@ -351,7 +355,7 @@ def leave_one_out_startup(records: list[dict]) -> dict:
     pub = sum(r["published_s"] for r in scored)
     pred = sum(r["loo_predicted_s"] for r in scored)
     return {"lectures": len(scored), "published_s": pub, "predicted_s": pred, "ratio": pred / pub if pub else None,
-            "within_2x": sum(1 for r in scored if 0.5 <= r["loo_ratio"] <= 2.0),
+            "within_2x": sum(1 for r in scored if within_2x(r["loo_ratio"])),
             "startup_s": sorted(r["loo_startup_s"] for r in both) or [0.0]}
 
 
