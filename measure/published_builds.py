@@ -340,7 +340,8 @@ def leave_one_out_startup(records: list[dict]) -> dict:
     """The GPU side with a per-notebook start-up the runner model lacks (creating the CUDA client, loading the GPU
     libraries: "not counted" in every GPU record), calibrated leave-one-out on the published table itself: for
     each lecture that compiles (JAX started a backend), the median of published - predicted over the other such
-    lectures (at least 0); a lecture without JAX pays none. Each record gets `loo_startup_s`, `loo_predicted_s` and `loo_ratio`; the return is their sum as `summed` gives it.
+    lectures (at least 0); a lecture without JAX pays none. Each record gets `loo_startup_s`, `loo_predicted_s`
+    and `loo_ratio`; the return is their sum as `summed` gives it.
     Scored only this way (never calibrated on the lecture it predicts), beside the transfer-only ratio."""
     both = [r for r in records if r["ratio"] is not None and (r.get("parts") or {}).get("compile", 0) > 0]
     for r in both:
