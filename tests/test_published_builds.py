@@ -200,3 +200,26 @@ def test_the_start_up_is_calibrated_leave_one_out_never_on_the_lecture_it_predic
     bumped[0]["ratio"] = bumped[0]["predicted_s"] / 1000.0
     pb.leave_one_out_startup(bumped)
     assert bumped[0]["loo_startup_s"] == a["loo_startup_s"]
+
+
+def test_a_cpu_familys_host_scale_is_calibrated_leave_one_out_never_on_the_lecture_it_predicts():
+    records = [_record("a", 10.0, 5.0), _record("b", 12.0, 4.0), _record("c", 9.0, 6.0),
+               _record("d", 100.0, 400.0), _record("e", None, 3.0)]
+    loo = pb.leave_one_out_host(records)
+    a, b, c, d, e = records
+    assert a["loo_scale"] == 1.5                 # the others: b 3, c 1.5, d 0.25 -> median (upper) 1.5
+    assert c["loo_scale"] == 2.0                 # a 2, b 3, d 0.25 -> 2: its own 1.5 is left out
+    assert a["loo_predicted_s"] == 7.5 and a["loo_ratio"] == 0.75
+    assert "loo_ratio" not in e                  # no published time: not scored
+    assert loo["lectures"] == 4 and loo["within_2x"] == 3 and "leave-one-out" in loo["what"]
+    bumped = [dict(r) for r in records]         # moving one lecture's published time never moves its own scale
+    bumped[0]["published_s"] = 1000.0
+    bumped[0]["ratio"] = bumped[0]["predicted_s"] / 1000.0
+    pb.leave_one_out_host(bumped)
+    assert bumped[0]["loo_scale"] == a["loo_scale"]
+    for r in records:
+        r.update(low_s=r["predicted_s"], high_s=r["predicted_s"], refused="", status="ok", dominant="host 100%",
+                 measured_here_s=r["predicted_s"])
+    text = pb.render(records, pb.summed(records), {"snapshot": "s", "commit": "c", "family": "ubuntu-latest",
+                                                   "gpu": False, "load_before": 0.0, "load_after": 0.0, "loo": loo})
+    assert "calibrated leave-one-out on the other lectures" in text and "a 0.75" in text
