@@ -336,6 +336,14 @@ def within_2x(ratio: float) -> bool:
     return 0.5 <= ratio <= 2.0
 
 
+def _loo_summed(scored: list[dict]) -> dict:
+    """The summed build of leave-one-out predictions (`loo_predicted_s`, `loo_ratio`), as `summed` gives it."""
+    pub = sum(r["published_s"] for r in scored)
+    pred = sum(r["loo_predicted_s"] for r in scored)
+    return {"lectures": len(scored), "published_s": pub, "predicted_s": pred, "ratio": pred / pub if pub else None,
+            "within_2x": sum(1 for r in scored if within_2x(r["loo_ratio"]))}
+
+
 def leave_one_out_startup(records: list[dict]) -> dict:
     """The GPU side with a per-notebook start-up the runner model lacks (creating the CUDA client, loading the GPU
     libraries: "not counted" in every GPU record), calibrated leave-one-out on the published table itself: for
@@ -353,11 +361,7 @@ def leave_one_out_startup(records: list[dict]) -> dict:
     for r in scored:
         if "loo_ratio" not in r:
             r.update(loo_startup_s=0.0, loo_predicted_s=r["predicted_s"], loo_ratio=r["ratio"])
-    pub = sum(r["published_s"] for r in scored)
-    pred = sum(r["loo_predicted_s"] for r in scored)
-    return {"lectures": len(scored), "published_s": pub, "predicted_s": pred, "ratio": pred / pub if pub else None,
-            "within_2x": sum(1 for r in scored if within_2x(r["loo_ratio"])),
-            "startup_s": sorted(r["loo_startup_s"] for r in both) or [0.0]}
+    return {**_loo_summed(scored), "startup_s": sorted(r["loo_startup_s"] for r in both) or [0.0]}
 
 
 def leave_one_out_host(records: list[dict]) -> dict:
@@ -372,11 +376,8 @@ def leave_one_out_host(records: list[dict]) -> dict:
         scale = others[len(others) // 2] if others else 1.0
         r.update(loo_scale=scale, loo_predicted_s=r["predicted_s"] * scale,
                  loo_ratio=r["predicted_s"] * scale / r["published_s"])
-    pub = sum(r["published_s"] for r in scored)
-    pred = sum(r["loo_predicted_s"] for r in scored)
     scales = sorted(r["loo_scale"] for r in scored) or [1.0]
-    return {"lectures": len(scored), "published_s": pub, "predicted_s": pred, "ratio": pred / pub if pub else None,
-            "within_2x": sum(1 for r in scored if within_2x(r["loo_ratio"])),
+    return {**_loo_summed(scored),
             "what": f"the host factor times a scale calibrated leave-one-out on the other lectures (median "
                     f"published / predicted, x{scales[0]:.3g}..x{scales[-1]:.3g})"}
 
