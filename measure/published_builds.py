@@ -345,8 +345,9 @@ def _loo_summed(scored: list[dict]) -> dict:
 
 
 def leave_one_out_startup(records: list[dict]) -> dict:
-    """The GPU side with a per-notebook start-up the runner model lacks (creating the CUDA client, loading the GPU
-    libraries: "not counted" in every GPU record), calibrated leave-one-out on the published table itself: for
+    """The GPU side with what a fresh notebook pays beyond the runner model's start-up (its `backend_start`, the
+    CUDA client as an H200 capture probed it, is in every GPU record; what the T4 runner's own driver, libraries and
+    host add is not measured), calibrated leave-one-out on the published table itself: for
     each lecture that compiles (JAX started a backend), the median of published - predicted over the other such
     lectures (at least 0); a lecture without JAX pays none. Each record gets `loo_startup_s`, `loo_predicted_s`
     and `loo_ratio`; the return is their sum as `summed` gives it.
@@ -404,7 +405,8 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
     loo = meta.get("loo")
     if loo and loo["lectures"]:
         per = ", ".join(f"{r['lecture']} {r['loo_ratio']:.2f}" for r in records if r.get("loo_ratio") is not None)
-        what = loo.get("what") or (f"a per-notebook GPU start-up calibrated leave-one-out on the other lectures "
+        what = loo.get("what") or (f"a per-notebook GPU start-up beyond the model's, calibrated leave-one-out on "
+                                   f"the other lectures "
                                    f"(median published - predicted, {loo['startup_s'][0]:.3g}.."
                                    f"{loo['startup_s'][-1]:.3g} s)")
         lines += ["", f"with {what}: predicted {loo['predicted_s']:,.1f} s, ratio {_num(loo['ratio'], '.2f')}; "

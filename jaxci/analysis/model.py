@@ -6,6 +6,7 @@
     nuts(it)  = it x leapfrog steps per iteration (any machine) x s per step (device; else Kalman-gradient proxy)
     while(n)  = floor + n x (WhileConverge - floor) / its iteration count (restated from its source: work.py)
     numpy(n)  = 2 n^3 / (host.NumpyLinalg rate x the CPU GEMM scaling)
+    backend   = (GPU process start - CPU process start, a capture's probes) x host ratio      (once per process)
 
 docs/runner-model.md states every term, what moves between machines and why. In short:
 
@@ -40,7 +41,7 @@ from jaxci.analysis.work import ITEMSIZE, dense_flops, elementwise_bytes, elemen
 DENSE_OPS = ("matmul", "solve", "cholesky")
 LOOP_KINDS = ("scan", "fori", "while")
 KERNELS = DENSE_OPS + ("elementwise", "dispatch") + LOOP_KINDS + ("kalman_grad", "series", "nuts", "numpy_matmul",
-                                                                  "pure_python")
+                                                                  "pure_python", "backend_start")
 COLD_KERNEL = {"matmul": "matmul", "elementwise": "op_mix", "scan": "scan"}
 
 
@@ -140,6 +141,8 @@ class RunnerModel:
             raise _Why(f"dtype {dtype!r}: float32 or float64")
         if device == "gpu" and not entry.has_gpu:
             raise _Why(f"{family} has no GPU")
+        if kernel == "backend_start":
+            return self._backend_start(family, device)
         if kernel in ("series", "nuts"):
             return self._series(family, dtype, device) if kernel == "series" else self._nuts(family, n, dtype, device)
         if kernel not in ("dispatch", "while", "kalman_grad") and not (isinstance(n, int) and n > 0):
@@ -630,6 +633,30 @@ class RunnerModel:
                        "in these results")
         return _Est(host + gpu, hin + gin + [startup, self._size_growth_note(dtype)],
                     "host-side compile + GPU autotuning and code generation")
+
+    def _backend_start(self, family, device) -> _Est:
+        """Creating JAX's CUDA client in a fresh process, once per notebook kernel (never per jit): a GPU machine's
+        probed process start on the GPU less the same probe on its CPU (import JAX + one op each: jaxci.capture
+        prepare.probe_start, read from its committed capture summaries), band over its captures, geometric middle;
+        host-side work (loading the CUDA libraries, creating the context), so it moves by the host ratio. The CPU
+        client's start is not here: the audit measures it where the lecture runs."""
+        if device != "gpu":
+            raise _Why("backend start-up is the GPU's: a CPU client's start is measured where a lecture runs")
+        refs, note = self._refs(family, "gpu")
+        bands, inputs = [], []
+        for m in refs:
+            facts = self.machines.get(m)
+            starts = [s for s in getattr(facts, "process_starts", ()) if s.backend_s > 0]
+            if not starts:
+                continue
+            lo, hi = min(s.backend_s for s in starts), max(s.backend_s for s in starts)
+            h, htext = self._host_ratio(m, family)
+            bands.append(Band(_geo(lo, hi), lo, hi).scale(h))
+            inputs.append(f"process start gpu less cpu (import JAX + one op) {lo:.3g}-{hi:.3g} s over "
+                          f"{len(starts)} capture(s) ({m}: " + ", ".join(s.source for s in starts) + f"); {htext}")
+        if not bands:
+            raise _Why("no GPU machine's process start on both devices in these results (a GPU capture probes it)")
+        return _Est(combine(bands), inputs, "GPU process start less CPU process start, once per process" + note)
 
     def _first_call(self, family, kernel, n, dtype, device, precision, compile_only) -> _Est:
         comp = self._compile_part(family, kernel, dtype, device, n)

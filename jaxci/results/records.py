@@ -29,6 +29,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.analysis import SCALE_RANK, scale_label  # noqa: F401 (pure: the results' users read them here)
+from jaxci.results.captures import process_starts
 from jaxci.util import safeio
 from jaxci.util.git import GitError, git
 
@@ -43,6 +44,8 @@ class MachineFacts:
 
     name: str
     info: dict
+    #: the probed process starts of its committed GPU captures (jaxci.results.captures): the backend start-up
+    process_starts: tuple = ()
 
     def get(self, key: str, default: str = "unknown") -> str:
         return str(self.info.get(key, default))
@@ -479,7 +482,7 @@ def load_results(results_dir: str | Path) -> ResultSet:
             out.errors.append(f"{mdir / 'machine.json'}: machine name {name!r} is also used by "
                               f"{folders[name] / 'machine.json'}: these results are kept apart as {renamed!r}")
             name = renamed
-        facts = MachineFacts(name, info)
+        facts = MachineFacts(name, info, process_starts(mdir, out.errors))
         out.machines[facts.name] = facts
         folders[name] = mdir
         for path in files:

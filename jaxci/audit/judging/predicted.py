@@ -2,8 +2,9 @@
 instrumented run measured (jaxci.audit.runner.hooks) and the runner model (jaxci.audit.judging.family.RunnerView).
 
     T(device) = start-up: the kernel's start and the CPU client's start-up as measured here (on either device: a
-                fresh kernel pays them wherever it runs), the first compile in a fresh process, once per kernel
-                (the CUDA client's start-up is not in the runner model: said, not counted)
+                fresh kernel pays them wherever it runs), the first compile in a fresh process, once per kernel;
+                GPU: + the CUDA client's start-up (the runner model's `backend_start`) where the lecture started
+                a backend
               + compile: each further compilation at this run's measured seconds per compilation x the device's
                 compile ratio (CPU 1; GPU 1 .. first-compile GPU / CPU, geometric middle)
               + calls: per jitted call signature, calls x (its executable's time + its loops); on the CPU side of a
@@ -133,8 +134,8 @@ def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = 
     measured = sum(c.compile_s or 0.0 for c in cells)
     shared = overhead_s(run)
     total.seconds("start-up", shared, shared, shared)
-    if device == "gpu":
-        total.missing.append("GPU backend start-up (creating the CUDA client) is not in the runner model: not counted")
+    if device == "gpu" and started_backend(run):
+        total.add("start-up", view.call("backend_start", None, base, device))
     if not count:
         return
     first = view.call("elementwise", 1, base, device, compile_only=True)
@@ -194,6 +195,12 @@ def cpu_cells(pins, cells) -> frozenset:
         local = pin.what.startswith(("jax.default_device", "jax.devices", "jax.local_devices"))
         out |= {pin.cell} if local else {i for i in indices if i >= pin.cell}
     return frozenset(out)
+
+
+def started_backend(run) -> bool:
+    """Did the lecture start a JAX backend (a compile, or a client's start-up in some cell)? Only then does a GPU
+    machine's kernel create the CUDA client: importing JAX alone does not."""
+    return any((c.compilations or 0) or (c.startup_s or 0.0) for c in run.cells)
 
 
 def overhead_s(run) -> float:

@@ -1,0 +1,120 @@
+"""The CUDA client's start-up (a fresh notebook kernel's backend start on a GPU machine): read from the process
+starts a GPU capture probed and committed, carried by the runner model, paid once per kernel on the GPU side of
+a lecture that started a backend. No timing is asserted: the figures come from files the tests write or from
+the committed capture, and what is checked is where they go."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from jaxci.analysis.model import RunnerModel
+from jaxci.audit.judging import family, predicted
+from jaxci.audit.runner import CellTiming, NotebookRun
+from jaxci.catalogue import load_catalogue
+from jaxci.results.captures import ProcessStart, process_starts
+from jaxci.results.records import load_results
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "results"
+LINE = "- process start (import JAX + one op): {}\n"
+
+
+def _summary(folder: Path, name: str, starts: str) -> Path:
+    path = folder / f"capture-{name}.md"
+    path.write_text(f"# GPU capture on lab-x\n\n- started t, budget 1 s, wall 1 s\n{LINE.format(starts)}\n")
+    return path
+
+
+def test_a_captures_process_starts_are_read_and_a_bad_line_names_its_file(tmp_path):
+    _summary(tmp_path, "a", "{'cpu': 1.5, 'gpu': 4.0}")
+    _summary(tmp_path, "b", "{'cpu': 1.2}")            # a rehearsal: no GPU start, nothing to take
+    _summary(tmp_path, "c", "None")                    # the probes did not run
+    _summary(tmp_path, "d", "{'cpu': 'fast', 'gpu': 2}")
+    errors: list[str] = []
+    starts = process_starts(tmp_path, errors)
+    assert starts == (ProcessStart(1.5, 4.0, "capture-a.md"),)
+    assert starts[0].backend_s == pytest.approx(2.5)
+    assert len(errors) == 1 and "capture-d.md" in errors[0] and "unreadable" in errors[0]
+
+
+def test_a_broken_capture_summary_keeps_every_result(tmp_path):
+    shutil.copytree(RESULTS / "lab-h200", tmp_path / "lab-h200")
+    _summary(tmp_path / "lab-h200", "zz-broken", "{'cpu': 1, 'gpu': -3}")
+    rs = load_results(tmp_path)
+    facts = rs.machines["lab-h200"]
+    assert len(facts.process_starts) == len(list((RESULTS / "lab-h200").glob("capture-*.md")))
+    assert any("capture-zz-broken.md" in e for e in rs.errors)
+    assert rs.records, "the machine's asv results are still loaded"
+
+
+@pytest.fixture(scope="module")
+def results():
+    return load_results(RESULTS)
+
+
+def _model(rs, machines=None) -> RunnerModel:
+    return RunnerModel.from_results(rs.latest(), machines or rs.machines, load_catalogue(include_lab=True))
+
+
+def test_the_backend_start_is_the_captures_gpu_start_less_its_cpu_start(results):
+    starts = results.machines["lab-h200"].process_starts
+    assert starts, "the committed H200 capture probed both devices"
+    lo, hi = min(s.backend_s for s in starts), max(s.backend_s for s in starts)
+    p = _model(results).predict("g4dn.2xlarge", "backend_start", None, device="gpu")
+    assert p and p.low == pytest.approx(lo) and p.high == pytest.approx(hi)
+    assert p.seconds == pytest.approx(math.sqrt(lo * hi))
+    assert "process start gpu less cpu" in p.inputs and starts[0].source in p.inputs
+
+
+def test_the_backend_start_reads_the_figure_and_says_why_when_there_is_none(results):
+    """Doubling every probed GPU start's surplus doubles the prediction (it is read, not a constant); no capture
+    with both devices leaves it unpredicted, with the reason."""
+    h200 = results.machines["lab-h200"]
+    doubled = tuple(ProcessStart(s.cpu_s, s.cpu_s + 2 * s.backend_s, s.source) for s in h200.process_starts)
+    base = _model(results).predict("g5.2xlarge", "backend_start", None, device="gpu")
+    twice = _model(results, {**results.machines, "lab-h200": replace(h200, process_starts=doubled)}).predict(
+        "g5.2xlarge", "backend_start", None, device="gpu")
+    assert twice.seconds == pytest.approx(2 * base.seconds)
+    none = _model(results, {**results.machines, "lab-h200": replace(h200, process_starts=())}).predict(
+        "g5.2xlarge", "backend_start", None, device="gpu")
+    assert not none and "process start" in none.reason
+    cpu = _model(results).predict("ubuntu-latest", "backend_start", None, device="cpu")
+    assert not cpu and "GPU" in cpu.reason
+
+
+def _cell(index: int, compilations: int, startup_s: float | None) -> CellTiming:
+    return CellTiming(index=index, first_line="x = 1", wall_s=1.0, client_s=1.0, compile_s=0.1 * compilations,
+                      compilations=compilations, startup_s=startup_s)
+
+
+def _run(*cells: CellTiming) -> NotebookRun:
+    return NotebookRun(path="lecture.md", platform="cpu", wall_s=sum(c.wall_s for c in cells), cells=list(cells),
+                       kernel_start_s=0.5)
+
+
+@pytest.fixture(scope="module")
+def g4dn():
+    return family.from_results(RESULTS, "g4dn.2xlarge")
+
+
+def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_side(g4dn):
+    backend = g4dn.runner.call("backend_start", None, "float32", "gpu")
+    first = g4dn.runner.call("elementwise", 1, "float32", "gpu", compile_only=True)
+    jax_run = _run(_cell(0, 0, 0.2), _cell(1, 3, None), _cell(2, 2, None))
+    p = predicted.predict_lecture(jax_run, g4dn)
+    shared = predicted.overhead_s(jax_run)
+    assert p["parts"]["gpu"]["start-up"] == pytest.approx(shared + first.seconds + backend.seconds)
+    assert p["parts"]["cpu"]["start-up"] == pytest.approx(shared + g4dn.runner.call(
+        "elementwise", 1, "float32", "cpu", compile_only=True).seconds)
+    assert not any("not counted" in m and "CUDA" in m for m in p["missing"])
+
+
+def test_a_lecture_that_never_starts_a_backend_pays_no_cuda_start(g4dn):
+    host_only = _run(_cell(0, 0, None), _cell(1, 0, None))
+    p = predicted.predict_lecture(host_only, g4dn)
+    assert p["parts"]["gpu"]["start-up"] == pytest.approx(predicted.overhead_s(host_only))
