@@ -174,6 +174,23 @@ def test_let_errors_tags_every_code_cell_and_the_table_names_the_cells_that_rais
     assert "1 cell(s) raised, let through: cell 4 |" in pb.render(records, pb.summed(records), meta)
 
 
+def test_the_build_is_also_summed_over_the_lectures_none_of_whose_cells_raised():
+    records = [_record("a", 10.0, 8.0), _record("b", 50.0, 5.0), _record("c", 20.0, 22.0)]
+    records[1]["raised"] = ["cell 8: RuntimeError: latex could not be found"]
+    for r in records:
+        r.update(low_s=r["predicted_s"], high_s=r["predicted_s"], refused="", status="ok", dominant="host 100%",
+                 measured_here_s=r["predicted_s"])
+    whole = pb.summed_complete(records)
+    assert whole["lectures"] == 2 and whole["published_s"] == 30.0 and whole["predicted_s"] == 30.0
+    meta = {"snapshot": "s", "commit": "c", "family": "ubuntu-latest", "gpu": False, "load_before": 0.0,
+            "load_after": 0.0}
+    text = pb.render(records, pb.summed(records), meta)
+    assert "over the 2 lectures none of whose cells raised here" in text and "ratio 1.00; within 2x: 2 of 2" in text
+    for r in records:
+        r["raised"] = []
+    assert "none of whose cells raised" not in pb.render(records, pb.summed(records), meta)  # nothing to say
+
+
 def _record(name, published, predicted, compile_s=1.0):
     return {"lecture": name, "published_s": published, "predicted_s": predicted, "parts": {"compile": compile_s},
             "ratio": predicted / published if published else None}
