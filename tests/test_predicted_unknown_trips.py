@@ -1,0 +1,46 @@
+"""A loop whose trip count no trace knows (a while_loop to convergence inside a jitted call): its call's measured
+CPU seconds say how many passes of the executable's work it ran, and the GPU side pays that many. No timing is
+asserted: the cells are made up and the model's own figures are read back."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.audit.judging import family, predicted
+from jaxci.audit.runner import CellTiming, NotebookRun
+
+
+@pytest.fixture(scope="module")
+def g4dn():
+    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+
+
+def _lecture(trips, warm_s=2.0, carry=1000):
+    call = {"name": "vfi", "calls": 1, "wall_s": warm_s + 0.3, "first_s": warm_s + 0.3, "compile_s": 0.3,
+            "warm_s": None, "largest": 1000, "dtype": "float64", "flops": 4e6, "bytes": 8e6, "fusions": 1,
+            "loops": [["lax.while_loop", trips, carry]]}
+    cell = CellTiming(1, "v = vfi(model)", warm_s + 0.4, warm_s + 0.4, compile_s=0.3, compilations=1, calls=[call])
+    return NotebookRun("vfi.md", platform="cpu", cells=[CellTiming(0, "import jax", 0.5, 0.5), cell])
+
+
+def test_unknown_trips_take_the_passes_the_measured_cpu_call_allows(g4dn):
+    p = predicted.predict_lecture(_lecture(None), g4dn, float64=True)
+    once = g4dn.runner.call("elementwise", int(8e6 / 16), "float64", "cpu")
+    passes = 2.0 / once.seconds
+    gpu_once = g4dn.runner.call("elementwise", int(8e6 / 16), "float64", "gpu")
+    assert passes > 10                                  # the made-up call ran its work many times
+    assert p["parts"]["gpu"]["calls"] >= passes * gpu_once.seconds * 0.99
+    assert not any("trip count not known" in m for m in p["missing"])
+    assert any("trip count no trace knows" in i for i in p.get("inputs", []) + [p.get("basis", "")])
+    # the CPU side is this run's measured call, whatever the inference says
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(2.0)
+
+
+def test_known_trips_and_unmeasured_calls_are_predicted_as_before(g4dn):
+    known = predicted.predict_lecture(_lecture(50), g4dn, float64=True)
+    assert not any("trip count" in i for i in known.get("inputs", []))
+    unknown = predicted.predict_lecture(_lecture(None), g4dn, float64=True)
+    assert unknown["parts"]["gpu"]["calls"] > known["parts"]["gpu"]["calls"]   # 50 trips vs the inferred passes
+    doubled = predicted.predict_lecture(_lecture(None, warm_s=4.0), g4dn, float64=True)
+    assert doubled["parts"]["gpu"]["calls"] > 1.5 * unknown["parts"]["gpu"]["calls"]  # it reads the measured call
