@@ -118,3 +118,12 @@ def test_a_lecture_that_never_starts_a_backend_pays_no_cuda_start(g4dn):
     host_only = _run(_cell(0, 0, None), _cell(1, 0, None))
     p = predicted.predict_lecture(host_only, g4dn)
     assert p["parts"]["gpu"]["start-up"] == pytest.approx(predicted.overhead_s(host_only))
+
+
+def test_a_familys_own_capture_is_the_nearest_evidence(results):
+    """A capture on the family itself (a lent T4 registered as g4dn.2xlarge) beats the H200's probes."""
+    h200 = results.machines["lab-h200"]
+    mine = replace(h200, name="g4dn.2xlarge", process_starts=(ProcessStart(1.0, 5.0, "capture-t4.md"),))
+    p = _model(results, {**results.machines, "g4dn.2xlarge": mine}).predict("g4dn.2xlarge", "backend_start", None,
+                                                                            device="gpu")
+    assert p.seconds == pytest.approx(4.0) and "capture-t4.md" in p.inputs and "lab-h200" not in p.inputs

@@ -638,11 +638,13 @@ class RunnerModel:
         """Creating JAX's CUDA client in a fresh process, once per notebook kernel (never per jit): a GPU machine's
         probed process start on the GPU less the same probe on its CPU (import JAX + one op each: jaxci.capture
         prepare.probe_start, read from its committed capture summaries), band over its captures, geometric middle;
-        host-side work (loading the CUDA libraries, creating the context), so it moves by the host ratio. The CPU
-        client's start is not here: the audit measures it where the lecture runs."""
+        the family's own captures where it has some (nearest evidence), else the other GPU machines'. Host-side
+        work (loading the CUDA libraries, creating the context), so it moves by the host ratio. The CPU client's
+        start is not here: the audit measures it where the lecture runs."""
         if device != "gpu":
             raise _Why("backend start-up is the GPU's: a CPU client's start is measured where a lecture runs")
-        refs, note = self._refs(family, "gpu")
+        own = getattr(self.machines.get(family), "process_starts", ())
+        refs, note = ([family], " [measured on this family]") if own else self._refs(family, "gpu")
         bands, inputs = [], []
         for m in refs:
             facts = self.machines.get(m)
