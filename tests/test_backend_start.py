@@ -35,11 +35,13 @@ def test_a_captures_process_starts_are_read_and_a_bad_line_names_its_file(tmp_pa
     _summary(tmp_path, "b", "{'cpu': 1.2}")            # a rehearsal: no GPU start, nothing to take
     _summary(tmp_path, "c", "None")                    # the probes did not run
     _summary(tmp_path, "d", "{'cpu': 'fast', 'gpu': 2}")
+    _summary(tmp_path, "e", "__import__('os').system('true')")   # never evaluated: not a literal
     errors: list[str] = []
     starts = process_starts(tmp_path, errors)
     assert starts == (ProcessStart(1.5, 4.0, "capture-a.md"),)
     assert starts[0].backend_s == pytest.approx(2.5)
-    assert len(errors) == 1 and "capture-d.md" in errors[0] and "unreadable" in errors[0]
+    assert len(errors) == 2 and all("unreadable" in e for e in errors)
+    assert "capture-d.md" in errors[0] and "capture-e.md" in errors[1]
 
 
 def test_a_broken_capture_summary_keeps_every_result(tmp_path):

@@ -61,8 +61,9 @@ def process_starts(machine_dir: Path, errors: list[str]) -> tuple[ProcessStart, 
 def _start(text: str, path: Path, errors: list[str]) -> ProcessStart | None:
     try:
         value = ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError):
-        value = None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        errors.append(f"{path}: process start line unreadable: {text.strip()[:80]!r}")
+        return None
     if value is None or value == {}:
         return None  # the probes did not run (or started nothing): no figure, and nothing wrong
     if not isinstance(value, dict) or not all(isinstance(value.get(d), (int, float)) for d in value):

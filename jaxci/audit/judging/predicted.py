@@ -344,9 +344,9 @@ def _inferred_passes(view, entry: dict, measured: float | None, base: str, cpu_f
         if loop[1] is not None:
             _loop(view, known, "calls", loop, 1, base, "cpu", cpu_floor)
     left = max(measured - known.mid, 0.0)
-    low_once, high_once = (once.low or once.seconds), (once.high or once.seconds)
-    return (max(left / once.seconds, 1.0), max(left / max(high_once, once.seconds), 1.0),
-            max(left / max(min(low_once, once.seconds), 1e-12), 1.0))
+    fastest = max(min(once.low or once.seconds, once.seconds), 1e-12)
+    slowest = max(once.high or once.seconds, once.seconds)
+    return tuple(max(left / per_pass, 1.0) for per_pass in (once.seconds, slowest, fastest))
 
 
 def _repeated(total: Sum, p, passes: tuple, calls: float) -> None:
