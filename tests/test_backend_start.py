@@ -110,7 +110,8 @@ def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_sid
     jax_run = _run(_cell(0, 0, 0.2), _cell(1, 3, None), _cell(2, 2, None))
     p = predicted.predict_lecture(jax_run, g4dn)
     shared = predicted.overhead_s(jax_run)
-    assert p["parts"]["gpu"]["start-up"] == pytest.approx(shared + first.seconds + backend.seconds)
+    assert p["parts"]["gpu"]["start-up"] == pytest.approx(shared + first.seconds)
+    assert p["parts"]["gpu"]["backend"] == pytest.approx(backend.seconds) and p["parts"]["cpu"]["backend"] == 0
     assert p["parts"]["cpu"]["start-up"] == pytest.approx(shared + g4dn.runner.call(
         "elementwise", 1, "float32", "cpu", compile_only=True).seconds)
     assert not any("not counted" in m and "CUDA" in m for m in p["missing"])
@@ -120,6 +121,7 @@ def test_a_lecture_that_never_starts_a_backend_pays_no_cuda_start(g4dn):
     host_only = _run(_cell(0, 0, None), _cell(1, 0, None))
     p = predicted.predict_lecture(host_only, g4dn)
     assert p["parts"]["gpu"]["start-up"] == pytest.approx(predicted.overhead_s(host_only))
+    assert p["parts"]["gpu"]["backend"] == 0
 
 
 def test_a_familys_own_capture_is_the_nearest_evidence(results):
@@ -129,3 +131,25 @@ def test_a_familys_own_capture_is_the_nearest_evidence(results):
     p = _model(results, {**results.machines, "g4dn.2xlarge": mine}).predict("g4dn.2xlarge", "backend_start", None,
                                                                             device="gpu")
     assert p.seconds == pytest.approx(4.0) and "capture-t4.md" in p.inputs and "lab-h200" not in p.inputs
+
+
+def test_the_host_factor_never_moves_the_modelled_backend_start(g4dn):
+    """The backend start is the model's figure (carried from the capture's host by its own rule), not this host's
+    measured time: moving the record to the family's host leaves it as it was."""
+    p = predicted.predict_lecture(_run(_cell(0, 0, 0.2), _cell(1, 3, None)), g4dn)
+    moved = predicted.host_scaled(p, 2.0, "a probe")
+    assert p["parts"]["gpu"]["backend"] > 0
+    assert moved["parts"]["gpu"]["backend"] == pytest.approx(p["parts"]["gpu"]["backend"])
+    assert moved["parts"]["gpu"]["start-up"] == pytest.approx(2 * p["parts"]["gpu"]["start-up"])
+
+
+def test_a_cpu_only_platform_list_before_the_first_backend_creates_no_cuda_client():
+    from jaxci.audit.reading.pins import Pin
+
+    run = _run(_cell(0, 0, None), _cell(1, 0, None), _cell(2, 3, 0.2))
+    assert predicted.starts_cuda(run) and not predicted.starts_cuda(_run(_cell(0, 0, None)))
+    assert not predicted.starts_cuda(run, [Pin(1, 1, ("cpu",), "JAX_PLATFORMS=cpu")])
+    assert not predicted.starts_cuda(run, [Pin(2, 1, ("cpu",), "config jax_platforms=cpu")])
+    assert predicted.starts_cuda(run, [Pin(3, 1, ("cpu",), "JAX_PLATFORMS=cpu")])           # too late: it started
+    assert predicted.starts_cuda(run, [Pin(1, 1, ("cpu",), "config jax_platform_name=cpu")])  # a default only
+    assert predicted.starts_cuda(run, [Pin(1, 1, ("cuda", "cpu"), "JAX_PLATFORMS=cuda,cpu")])

@@ -2,9 +2,9 @@
 instrumented run measured (jaxci.audit.runner.hooks) and the runner model (jaxci.audit.judging.family.RunnerView).
 
     T(device) = start-up: the kernel's start and the CPU client's start-up as measured here (on either device: a
-                fresh kernel pays them wherever it runs), the first compile in a fresh process, once per kernel;
-                GPU: + the CUDA client's start-up (the runner model's `backend_start`) where the lecture started
-                a backend
+                fresh kernel pays them wherever it runs), the first compile in a fresh process, once per kernel
+              + backend (GPU): the CUDA client's start-up (the runner model's `backend_start`), once per kernel,
+                where the lecture started a backend; modelled, so the host factor never moves it
               + compile: each further compilation at this run's measured seconds per compilation x the device's
                 compile ratio (CPU 1; GPU 1 .. first-compile GPU / CPU, geometric middle)
               + calls: per jitted call signature, calls x (its executable's time + its loops); on the CPU side of a
@@ -38,7 +38,7 @@ ITEM = {"float32": 4, "float64": 8}
 SLOW_CELL_S = 10.0
 #: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
 COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
-PARTS = ("start-up", "compile", "calls", "loops", "sampler", "eager", "host")
+PARTS = ("start-up", "backend", "compile", "calls", "loops", "sampler", "eager", "host")
 #: kernels in one step of the scalar scan whose per-step cost stands for one launch: docs/reference/incidents.md,
 #: incident 1 (the T4 runner's 8 µs step: "three tiny kernels per iteration ... the rest launch gaps")
 SCAN_STEP_KERNELS = 3
@@ -122,10 +122,12 @@ def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: s
         total.add(part, view.call("elementwise", int(carry), dtype, device), times * trips, less=floor)
 
 
-def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = frozenset()) -> None:
+def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = frozenset(),
+             cuda: bool = False) -> None:
     """The first compile of the kernel once (start-up), then each further compilation at this run's measured
     seconds per compilation x the device's compile ratio; on the GPU side, a compilation in a cell the lecture
-    itself places on the CPU (`on_cpu`) stays at this run's CPU seconds."""
+    itself places on the CPU (`on_cpu`) stays at this run's CPU seconds, and the CUDA client's start-up where the
+    lecture creates it (`cuda`: starts_cuda)."""
     pinned = [c for c in run.cells if device == "gpu" and c.index in on_cpu]
     kept = sum(c.compile_s or 0.0 for c in pinned)
     total.seconds("compile", kept, kept, kept)
@@ -134,8 +136,8 @@ def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = 
     measured = sum(c.compile_s or 0.0 for c in cells)
     shared = overhead_s(run)
     total.seconds("start-up", shared, shared, shared)
-    if device == "gpu" and started_backend(run):
-        total.add("start-up", view.call("backend_start", None, base, device))
+    if device == "gpu" and cuda:
+        total.add("backend", view.call("backend_start", None, base, device))
     if not count:
         return
     first = view.call("elementwise", 1, base, device, compile_only=True)
@@ -197,10 +199,15 @@ def cpu_cells(pins, cells) -> frozenset:
     return frozenset(out)
 
 
-def started_backend(run) -> bool:
-    """Did the lecture start a JAX backend (a compile, or a client's start-up in some cell)? Only then does a GPU
-    machine's kernel create the CUDA client: importing JAX alone does not."""
-    return any((c.compilations or 0) or (c.startup_s or 0.0) for c in run.cells)
+def starts_cuda(run, pins=()) -> bool:
+    """Does the lecture make a GPU machine's kernel create JAX's CUDA client? Once it starts a backend (a compile,
+    or a client's start-up in some cell; importing JAX starts none), unless a CPU-only platform list
+    (`JAX_PLATFORMS` or `jax_platforms` = cpu) is set in or before that cell: JAX then never creates it
+    (`jax_platform_name` only picks the default device, every backend still starts)."""
+    first = next((c.index for c in run.cells if (c.compilations or 0) or (c.startup_s or 0.0)), None)
+    if first is None:
+        return False
+    return not any(p.platforms == ("cpu",) and "platforms" in p.what.lower() and p.cell <= first for p in pins or ())
 
 
 def overhead_s(run) -> float:
@@ -210,14 +217,15 @@ def overhead_s(run) -> float:
     return (run.kernel_start_s or 0.0) + sum(c.startup_s or 0.0 for c in run.cells)
 
 
-def _device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset()) -> Sum:
+def _device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset(),
+                 cuda: bool = False) -> Sum:
     total = Sum()
     base = "float64" if float64 else "float32"
     floor = view.call("dispatch", None, base, device)
     cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
     measured_cpu = (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
     known = _known_calls(run) if measured_cpu else {}
-    _compile(view, run, device, base, total, on_cpu)
+    _compile(view, run, device, base, total, on_cpu, cuda)
     for cell in run.cells:
         if device == "gpu" and cell.index in on_cpu:  # placed on the CPU by the lecture: the CPU side's figure
             _cell_time(view, total, cell, "cpu", measured_cpu, base, cpu_floor, cpu_floor, static, float64,
@@ -504,7 +512,7 @@ def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | No
         return None
     static, on_cpu = _static_work(loops), cpu_cells(pins, run.cells)
     cpu = _device_time(view, run, "cpu", float64, static)
-    gpu = _device_time(view, run, "gpu", float64, static, on_cpu)
+    gpu = _device_time(view, run, "gpu", float64, static, on_cpu, starts_cuda(run, pins))
     calls = sum(len(c.calls or []) for c in run.cells)
     nloops = sum(len(c.loops or []) for c in run.cells)
     eager = sum((c.eager or {}).get("ops", 0) for c in run.cells)
@@ -547,7 +555,9 @@ def cpu_family(run, view, float64: bool = False, loops=()) -> dict | None:
 
 
 #: parts of a side that the model predicts (not this host's measured seconds): they do not move with the host
-MODELLED = {"gpu": ("calls", "loops"), "cpu": ()}
+#: parts of a record that the runner model gives rather than this host's measured time: never moved by the host factor
+#: (`backend`, the CUDA client's start-up, is carried from a GPU capture's host by the model's own rule)
+MODELLED = {"gpu": ("calls", "loops", "backend"), "cpu": ()}
 
 
 def host_scaled(pred: dict, factor: float, source: str, low: float | None = None, high: float | None = None) -> dict:
@@ -599,7 +609,7 @@ def colab(run, model, float64: bool = False, loops=(), judged: dict | None = Non
     t4 = RunnerView(view.model, family)
     static = _static_work(loops)
     cpu = _device_time(t4, run, "cpu", float64, static)
-    gpu = _device_time(t4, run, "gpu", float64, static, cpu_cells(pins, run.cells))
+    gpu = _device_time(t4, run, "gpu", float64, static, cpu_cells(pins, run.cells), starts_cuda(run, pins))
     return {COLAB: _record(cpu, gpu, basis)}
 
 
