@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -234,21 +235,33 @@ def published_host(family: str):
     return (found.value.mid, found.source) if found else None
 
 
-def scale_host(audit: dict, family: str, probe_s: float) -> str:
+def scale_host(audit: dict, family: str, probe_s: float, probes: tuple = ()) -> str:
     """Each prediction's measured-here parts moved to the family's host by the published pure-Python probe over
-    the same probe here; the source said ('' when the family has no published figure: nothing moved)."""
+    the same probe here; the source said ('' when the family has no published figure: nothing moved). `probes`:
+    every probe taken around the run (before and after it): the factor's band spans them, since a VM's single
+    thread drifts (0.55 s to 0.96 s within an hour at load 0.2-0.3 on 2026-12-04), and a lecture ran at a speed
+    somewhere between."""
     from jaxci.audit.judging import predicted
 
     found = published_host(family)
     if not found or probe_s <= 0:
         return ""
-    factor = found[0] / probe_s
-    source = f"published {found[0]:.3g} s on {family} ({found[1]}) / {probe_s:.3g} s here"
+    seen = [t for t in probes if t and t > 0] or [probe_s]
+    factor, low, high = found[0] / probe_s, found[0] / max(seen), found[0] / min(seen)
+    taken = ", ".join(f"{t:.3g}" for t in seen)
+    source = f"published {found[0]:.3g} s on {family} ({found[1]}) / {probe_s:.3g} s here (probes {taken} s)"
     for lec in audit.get("lectures", []):
         pred = (lec.get("predicted") or {}).get(family)
         if pred:
-            lec["predicted"][family] = predicted.host_scaled(pred, factor, source)
-    return f"x {factor:.3g}: {source}"
+            lec["predicted"][family] = predicted.host_scaled(pred, factor, source, min(low, factor), max(high, factor))
+    return f"x {factor:.3g} (band {min(low, factor):.3g}..{max(high, factor):.3g}): {source}"
+
+
+def probes_around(before: float | None, after: float) -> tuple[float, tuple]:
+    """The probe the factor takes (the geometric middle of the ones taken before and after the run) and all of
+    them."""
+    seen = tuple(t for t in (before, after) if t and t > 0)
+    return (math.prod(seen) ** (1 / len(seen)) if seen else after), seen
 
 
 def annotate_published(audit: dict, rows: list[Row], family: str, source: str) -> int:
@@ -471,7 +484,8 @@ def parser() -> argparse.ArgumentParser:
                    help="leave this host's measured parts as measured (default: moved to the family's host by the "
                         "published pure-Python probe over the same probe here)")
     p.add_argument("--host-probe-s", type=float, metavar="S",
-                   help="the pure-Python probe's seconds here, measured earlier (default: measured now)")
+                   help="the pure-Python probe's seconds here, measured earlier (default: measured before and "
+                        "after the run, the factor at their geometric middle, its band over both)")
     p.add_argument("--save-audit", type=Path, metavar="FILE",
                    help="write the audit compared (host-scaled, each lecture with its published run time) to FILE, "
                         "for `jaxci report RESULTS --audit FILE --family FAMILY` (row 6 beside the published build)")
@@ -490,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = parse_status(read_file(args.snapshot, args.commit, "status.ipynb"), args.cap)
         names = choose(args, args.snapshot, args.commit)
         load_before = os.getloadavg()[0]
+        probe_before = None if (args.from_audit or args.no_host_scale or args.host_probe_s) else host_probe()
         if args.from_audit:
             audit = json.loads(args.from_audit.read_text(encoding="utf-8"))
             if args.repredict:
@@ -501,8 +516,9 @@ def main(argv: list[str] | None = None) -> int:
             if not gpu:  # the audit writes no prediction for a CPU-only family: its CPU side, from the same runs
                 audit = repredict(audit, work / "lectures", args.machine)
         load_after = os.getloadavg()[0]
-        probe = None if args.no_host_scale else (args.host_probe_s or host_probe())
-        scaled = scale_host(audit, args.machine, probe) if probe else ""
+        probe, probes = (None, ()) if args.no_host_scale else \
+            ((args.host_probe_s, ()) if args.host_probe_s else probes_around(probe_before, host_probe()))
+        scaled = scale_host(audit, args.machine, probe, probes) if probe else ""
     except (InputError, OSError, json.JSONDecodeError) as exc:
         print(f"published_builds: {exc}", file=sys.stderr)
         return 2
@@ -515,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"snapshot": args.snapshot.name, "commit": args.commit, "family": args.machine, "gpu": gpu,
             "load_before": load_before, "load_after": load_after,
             "refused": [asdict(r) for r in rows if r.refused], "label": "predicted vs published",
-            "host_probe_s": probe, "host_scale": scaled or "not applied", "loo": loo}
+            "host_probe_s": probe, "host_probes_s": list(probes), "host_scale": scaled or "not applied", "loo": loo}
     if args.format == "json":
         print(json.dumps({"meta": meta, "lectures": records, "summed": total,
                           "summed_complete": summed_complete(records)}, indent=2))

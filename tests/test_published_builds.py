@@ -150,11 +150,27 @@ def test_host_scale_moves_the_measured_parts_not_the_gpus_modelled_ones():
     published = pb.published_host("g4dn.2xlarge")
     assert published and "pure-Python" in published[1]
     said = pb.scale_host(audit, "g4dn.2xlarge", probe_s=published[0] / 2)  # this host twice the family's speed
-    assert said.startswith("x 2:")
+    assert said.startswith("x 2 (band 2..2):")
     pred = audit["lectures"][0]["predicted"]["g4dn.2xlarge"]
     assert pred["parts"]["gpu"] == {"compile": 30.0, "calls": 5.0, "host": 10.0}  # calls modelled: unchanged
     assert pred["gpu_s"] == 25.0 * 45.0 / 25.0 and pred["cpu_s"] == 18.0 and "x 2 (published" in pred["basis"]
     assert pb.scale_host(_audit("no-such"), "no-such", 1.0) == ""  # no published figure: nothing moved
+
+
+def test_the_host_factors_band_spans_the_probes_taken_before_and_after_the_run():
+    """A VM's single thread drifts during a run: the factor takes the probes' geometric middle, and each band end
+    moves by the factor at the other probe."""
+    published = pb.published_host("g4dn.2xlarge")[0]
+    probe, seen = pb.probes_around(published / 4, published)        # 4x faster before, the family's speed after
+    assert seen == (published / 4, published) and probe == pytest.approx(published / 2)
+    assert pb.probes_around(None, 0.9) == (0.9, (0.9,))            # --from-audit: only the one after
+    audit = _audit("g4dn.2xlarge")
+    said = pb.scale_host(audit, "g4dn.2xlarge", probe, seen)
+    assert said.startswith("x 2 (band 1..4):")
+    pred = audit["lectures"][0]["predicted"]["g4dn.2xlarge"]
+    # measured-here parts of the GPU side: compile 15 + host 5 of 25 s, calls 5 s modelled
+    assert pred["gpu_s"] == pytest.approx(5 + 2 * 20) and pred["gpu_low_s"] == pytest.approx(20 * 25 / 25)
+    assert pred["gpu_high_s"] == pytest.approx(30 * (5 + 4 * 20) / 25)
 
 
 def test_let_errors_tags_every_code_cell_and_the_table_names_the_cells_that_raised(tmp_path):
