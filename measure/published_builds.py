@@ -239,8 +239,8 @@ def scale_host(audit: dict, family: str, probe_s: float, probes: tuple = ()) -> 
     """Each prediction's measured-here parts moved to the family's host by the published pure-Python probe over
     the same probe here; the source said ('' when the family has no published figure: nothing moved). `probes`:
     every probe taken around the run (before and after it): the factor's band spans them, since a VM's single
-    thread drifts (0.55 s to 0.96 s within an hour at load 0.2-0.3 on 2026-12-04), and a lecture ran at a speed
-    somewhere between."""
+    thread drifts (0.55 s to 0.96 s within half an hour on 2026-12-04, the later ones quiet), and a lecture ran at
+    a speed somewhere between."""
     from jaxci.audit.judging import predicted
 
     found = published_host(family)
