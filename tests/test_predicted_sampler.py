@@ -57,15 +57,23 @@ def test_the_hooks_time_each_mcmc_run_in_its_cell():
         "def model(y=None):\n    m = numpyro.sample('m', dist.Normal(0, 1))\n"
         "    numpyro.sample('y', dist.Normal(m, 1), obs=y)\n"
         "mcmc = MCMC(NUTS(model), num_warmup=20, num_samples=30, progress_bar=False)\n"
-        "mcmc.run(random.PRNGKey(0), y=jnp.ones(5))",
+        "mcmc.run(random.PRNGKey(0), y=jnp.ones(5))\n"
+        "assert 'num_steps' not in mcmc.get_extra_fields()  # what the hook asked for is taken out again",
         "x = 1",
+        "mcmc.run(random.PRNGKey(1), y=jnp.ones(5), extra_fields=('num_steps',))\n"
+        "assert mcmc.get_extra_fields()['num_steps'].shape == (30,)  # what the notebook asked for stays",
     )])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     result = runner.run_notebook(nb, platform="cpu", timeout=300)
     assert result.ok, result.error
-    first, sampled, plain = result.cells
+    first, sampled, plain, asked = result.cells
     assert first.samplers is None and plain.samplers is None
     (record,) = sampled.samplers
     assert record["what"] == "numpyro.MCMC.run"
     assert (record["chains"], record["warmup"], record["samples"]) == (1, 20, 30)
     assert 0 < record["s"] <= sampled.wall_s
+    # every collected iteration took at least one leapfrog step, none more than tree depth 10 allows
+    assert record["leapfrog_iterations"] == 30
+    assert 30 <= record["leapfrog"] <= 30 * record["leapfrog_max"] and record["leapfrog_max"] <= 1023
+    (again,) = asked.samplers
+    assert again["leapfrog_iterations"] == 30

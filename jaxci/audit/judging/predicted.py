@@ -13,6 +13,9 @@ instrumented run measured (jaxci.audit.runner.hooks) and the runner model (jaxci
               + sampler: a library sampler's runs (numpyro's MCMC.run) less their compiles, as this run measured
                 them (GPU: x the latency-bound GPU / CPU ratio, between the dispatch floor's and the scalar scan
                 step's; this host's seconds, so they move with the host factor)
+              + leapfrog (GPU): in place of `sampler` for the HMC / NUTS runs whose leapfrog steps the hooks
+                counted: serial steps x predicate reads per step x the family's while-loop turn
+                (jaxci.audit.judging.leapfrog); modelled, so the host factor never moves it
               + eager: a cell's time outside its jitted calls, compile, start-up and import, less its loops (GPU:
                 moved by the elementwise speed-up at its largest eager operand, band none .. all of it)
               + host: what no JAX part accounts for, as this run measured it on either device: `import jax` and
@@ -33,12 +36,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from jaxci.audit.judging import leapfrog
+
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
 SLOW_CELL_S = 10.0
 #: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
 COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
-PARTS = ("start-up", "backend", "compile", "calls", "loops", "sampler", "eager", "host")
+PARTS = ("start-up", "backend", "compile", "calls", "loops", "sampler", "leapfrog", "eager", "host")
 #: kernels in one step of the scalar scan whose per-step cost stands for one launch: docs/reference/incidents.md,
 #: incident 1 (the T4 runner's 8 µs step: "three tiny kernels per iteration ... the rest launch gaps")
 SCAN_STEP_KERNELS = 3
@@ -312,7 +317,7 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
     if sampled and here:
         total.seconds("sampler", sampled, sampled, sampled)
     elif sampled:
-        _sampler(view, total, sampled, base, device)
+        _sampler(view, total, cell, sampled, base, device)
     top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
     eager = (cell.eager or {}).get("ops")
     if here and (top or eager):
@@ -412,14 +417,29 @@ def _sampler_s(cell, known: dict | None = None) -> float:
     return min(max(runs - (cell.compile_s or 0.0), 0.0), _outside_calls(cell, known))
 
 
-def _sampler(view, total: Sum, seconds: float, dtype: str, device: str) -> None:
-    """A library sampler's measured CPU seconds (its compiles left out) on another device. A NUTS chain is a while
-    loop of leapfrog steps, each a gradient: a chain of small ops, latency-bound on the GPU (a launch per op, a
-    wait per loop turn). How much slower than the CPU lies between two measured latency-bound GPU / CPU ratios:
-    a warm tiny op's dispatch floor (the CPU pays Python's dispatch per op: the GPU's smallest handicap) and the
-    scalar scan's per-step cost (XLA runs that loop on the CPU as native code of a few ns a step: the largest).
-    A leapfrog's ops run compiled but one by one on the CPU, between the two: band from one to the other,
-    geometric middle. The sampler's trip counts are not needed: the CPU run measured them."""
+def _sampler(view, total: Sum, cell, seconds: float, dtype: str, device: str) -> None:
+    """A library sampler's measured CPU seconds (its compiles left out) on another device. On a GPU, the runs whose
+    leapfrog steps the hooks counted take the `leapfrog` part: their steps priced as loop turns on the device
+    (jaxci.audit.judging.leapfrog), the CPU seconds dropped. The rest keeps `sampler`, by the ratio below."""
+    runs = [r for r in getattr(cell, "samplers", None) or [] if (r.get("s") or 0.0) > 0]
+    counted = [r for r in runs if leapfrog.serial_steps(r)]
+    priced = leapfrog.price(view, counted, dtype, device) if counted and device != "cpu" else None
+    if priced:
+        mid, low, high, text = priced
+        total.seconds("leapfrog", mid, low, high)
+        total.inputs.append(f"library sampler's {seconds:.3g} CPU s, on {device}: {text}")
+        seconds *= sum(r["s"] for r in runs if r not in counted) / sum(r["s"] for r in runs)
+    if seconds > 0:
+        _sampler_by_ratio(view, total, seconds, dtype, device)
+
+
+def _sampler_by_ratio(view, total: Sum, seconds: float, dtype: str, device: str) -> None:
+    """A sampler run with no leapfrog count. A NUTS chain is a while loop of leapfrog steps, each a gradient: a
+    chain of small ops, latency-bound on the GPU (a launch per op, a wait per loop turn). How much slower than the
+    CPU lies between two measured latency-bound GPU / CPU ratios: a warm tiny op's dispatch floor (the CPU pays
+    Python's dispatch per op: the GPU's smallest handicap) and the scalar scan's per-step cost (XLA runs that loop
+    on the CPU as native code of a few ns a step: the largest). A leapfrog's ops run compiled but one by one on the
+    CPU, between the two: band from one to the other, geometric middle."""
     ratio = _latency_ratio(view, dtype, device)
     if ratio is None:
         total.missing.append(f"library sampler ({seconds:.3g} s on the CPU): no latency-bound GPU / CPU ratios")
@@ -554,10 +574,10 @@ def cpu_family(run, view, float64: bool = False, loops=()) -> dict | None:
                      "this run's own times where it measured them (this host as the family's CPU)"}
 
 
-#: parts of a side that the model predicts (not this host's measured seconds): they do not move with the host
 #: parts of a record that the runner model gives rather than this host's measured time: never moved by the host factor
-#: (`backend`, the CUDA client's start-up, is carried from a GPU capture's host by the model's own rule)
-MODELLED = {"gpu": ("calls", "loops", "backend"), "cpu": ()}
+#: (`backend`, the CUDA client's start-up, and `leapfrog`, a sampler's steps as loop turns, are carried from a GPU
+#: capture's host by the model's own rule)
+MODELLED = {"gpu": ("calls", "loops", "backend", "leapfrog"), "cpu": ()}
 
 
 def host_scaled(pred: dict, factor: float, source: str, low: float | None = None, high: float | None = None) -> dict:

@@ -27,8 +27,10 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
   class (powers of two of the largest operand or result) the count and largest size.
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
-  for, compiles included), chains, warm-up and samples. Its jitted loops are library code, which the jit and loop
-  hooks leave alone, so without this record its seconds would stand as the cell's host time.
+  for, compiles included), chains, warm-up and samples, and for HMC / NUTS the leapfrog steps of the collected
+  iterations (`leapfrog`, `leapfrog_iterations`, `leapfrog_max`, `leapfrog_lockstep`: the run collects
+  `num_steps` for the hook, which takes it out again). Its jitted loops are library code, which the jit and loop hooks leave alone, so without
+  this record its seconds would stand as the cell's host time.
 
 Cost per jitted call, by design: a call on a function's only signature that compiles nothing (its jit cache did not
 grow) takes the fast path: one tracer check on the first argument, a cache-size read and a counter; no pytree walk, no
@@ -484,6 +486,7 @@ def sampler_hooks(module) -> None:
 
     @functools.wraps(run0)
     def run(self, *args, **kwargs):
+        added = _ask_leapfrog_steps(self, kwargs)
         t0 = _clock()
         try:
             return run0(self, *args, **kwargs)
@@ -493,10 +496,47 @@ def sampler_hooks(module) -> None:
                 STATE["samplers"].append({"what": "numpyro.MCMC.run", "s": _clock() - t0,
                                           **{k: _plain(getattr(self, attr, None)) for k, attr in (
                                               ("chains", "num_chains"), ("warmup", "num_warmup"),
-                                              ("samples", "num_samples"), ("chain_method", "chain_method"))}})
+                                              ("samples", "num_samples"), ("chain_method", "chain_method"))},
+                                          **_leapfrog_steps(self, added)})
 
     run._jaxci = True
     mcmc.run = run
+
+
+def _ask_leapfrog_steps(mcmc, kwargs) -> bool:
+    """Have an HMC / NUTS run also collect each iteration's leapfrog steps (`num_steps` of its state), unless the
+    notebook asked for them itself; True when this added the field (it is taken out again after the run, so the
+    notebook's `get_extra_fields()` is what it asked for)."""
+    try:
+        from numpyro.infer.hmc import HMC
+
+        fields = tuple(kwargs.get("extra_fields", ()))
+        if not isinstance(mcmc.sampler, HMC) or "num_steps" in fields:
+            return False
+        kwargs["extra_fields"] = fields + ("num_steps",)
+        return True
+    except Exception:
+        return False
+
+
+def _leapfrog_steps(mcmc, added: bool) -> dict:
+    """The collected iterations' leapfrog steps: their sum, count and largest, and `leapfrog_lockstep`, the sum over
+    iterations of the most any chain took (vectorized chains run their loops in lockstep: that is how many turns
+    the device runs). They decide a run's time on a GPU, where each step is loop turns and tiny launches; {} when
+    not collected."""
+    try:
+        states = mcmc._states
+        steps = states.pop("num_steps") if added else states.get("num_steps")
+        if steps is None:
+            return {}
+        import numpy as np
+
+        steps = np.asarray(steps)  # chains x collected iterations
+        lockstep = steps.max(axis=0).sum() if steps.ndim == 2 else steps.sum()
+        return {"leapfrog": int(steps.sum()), "leapfrog_iterations": int(steps.size),
+                "leapfrog_max": int(steps.max(initial=0)), "leapfrog_lockstep": int(lockstep)}
+    except Exception:
+        return {}
 
 
 def _plain(value):
