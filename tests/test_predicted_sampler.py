@@ -1,13 +1,14 @@
-"""Issue 38: a library sampler's runs (numpyro's MCMC.run) are timed per cell by the hooks, and their CPU seconds
-move to the GPU by the latency-bound loop step's GPU / CPU ratio, instead of standing as host time carried
-unchanged. The arithmetic runs on made-up cells (never a timing); one real kernel checks the record."""
+"""Issue 38: a library sampler's runs (numpyro's MCMC.run) are timed per cell by the hooks, with their leapfrog
+steps. A counted run takes the GPU side's `leapfrog` part (jaxci.audit.judging.leapfrog); an uncounted one's CPU
+seconds move to the GPU by the latency-bound GPU / CPU ratio, instead of standing as host time carried unchanged.
+The arithmetic runs on made-up cells (never a timing); one real kernel checks the record."""
 
 import nbformat.v4 as v4
 import pytest
 
 from jaxci import REPO_ROOT
 from jaxci.audit import runner
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import family, leapfrog, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
 
 
@@ -49,6 +50,34 @@ def test_a_sampler_never_takes_more_than_the_cells_own_time(model):
     assert p["parts"]["cpu"]["sampler"] == pytest.approx(4.0)
 
 
+def _counted(**kw):
+    """A NUTS run record with the hooks' leapfrog count (4 steps per iteration, one chain)."""
+    return {"what": "numpyro.MCMC.run", "s": 2.0, "chains": 1, "warmup": 100, "samples": 400,
+            "chain_method": "parallel", "leapfrog": 1600, "leapfrog_iterations": 400, "leapfrog_max": 15,
+            "leapfrog_lockstep": 1600, **kw}
+
+
+def test_a_counted_run_takes_the_leapfrog_part_in_place_of_its_cpu_seconds(model):
+    p = predicted.predict_lecture(_run([_counted(s=10.0)]), model)
+    expected = leapfrog.price(model.runner, [_counted(s=10.0)], "float32", "gpu")
+    assert expected is not None
+    assert p["parts"]["gpu"]["leapfrog"] == pytest.approx(expected[0])
+    assert p["parts"]["gpu"]["sampler"] == pytest.approx(0.0)
+    assert p["parts"]["cpu"]["sampler"] == pytest.approx(8.0)  # the CPU side keeps what it measured
+    assert any("serial leapfrog steps" in text for text in p["inputs"])
+    # modelled, not this host's seconds: the host factor leaves it
+    scaled = predicted.host_scaled(p, 0.5, "probe")
+    assert scaled["parts"]["gpu"]["leapfrog"] == pytest.approx(expected[0])
+
+
+def test_an_uncounted_run_beside_a_counted_one_keeps_the_ratio_for_its_share(model):
+    uncounted = {"what": "numpyro.MCMC.run", "s": 2.5}
+    p = predicted.predict_lecture(_run([_counted(s=7.5), uncounted]), model)
+    mid = predicted._latency_ratio(model.runner, "float32", "gpu")[0]
+    assert p["parts"]["gpu"]["sampler"] == pytest.approx(8.0 * 0.25 * mid)
+    assert p["parts"]["gpu"]["leapfrog"] > 0
+
+
 @pytest.mark.slow
 def test_the_hooks_time_each_mcmc_run_in_its_cell():
     nb = v4.new_notebook(cells=[v4.new_code_cell(s) for s in (
@@ -62,11 +91,14 @@ def test_the_hooks_time_each_mcmc_run_in_its_cell():
         "x = 1",
         "mcmc.run(random.PRNGKey(1), y=jnp.ones(5), extra_fields=('num_steps',))\n"
         "assert mcmc.get_extra_fields()['num_steps'].shape == (30,)  # what the notebook asked for stays",
+        "two = MCMC(NUTS(model), num_warmup=20, num_samples=30, num_chains=2, chain_method='vectorized',\n"
+        "           progress_bar=False)\n"
+        "two.run(random.PRNGKey(2), y=jnp.ones(5))",
     )])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     result = runner.run_notebook(nb, platform="cpu", timeout=300)
     assert result.ok, result.error
-    first, sampled, plain, asked = result.cells
+    first, sampled, plain, asked, vectorized = result.cells
     assert first.samplers is None and plain.samplers is None
     (record,) = sampled.samplers
     assert record["what"] == "numpyro.MCMC.run"
@@ -75,5 +107,10 @@ def test_the_hooks_time_each_mcmc_run_in_its_cell():
     # every collected iteration took at least one leapfrog step, none more than tree depth 10 allows
     assert record["leapfrog_iterations"] == 30
     assert 30 <= record["leapfrog"] <= 30 * record["leapfrog_max"] and record["leapfrog_max"] <= 1023
+    assert record["leapfrog_lockstep"] == record["leapfrog"]  # one chain: its own steps
     (again,) = asked.samplers
     assert again["leapfrog_iterations"] == 30
+    # two chains in lockstep: per iteration the longer one's steps, so between half the sum and the sum
+    (both,) = vectorized.samplers
+    assert both["leapfrog_iterations"] == 60
+    assert both["leapfrog"] / 2 <= both["leapfrog_lockstep"] <= both["leapfrog"]

@@ -36,12 +36,12 @@ WARMUP = (0.75, 1.3)
 
 def serial_steps(run: dict) -> tuple[float, float, float] | None:
     """(mid, low, high) leapfrog steps the device runs one after another for one `MCMC.run` record; None without
-    the hooks' count."""
+    the hooks' count (for vectorized chains, their lockstep count)."""
     steps, collected = run.get("leapfrog"), run.get("leapfrog_iterations")
-    if not steps or not collected:
+    lockstep = vectorized(run)
+    if not steps or not collected or (lockstep and not run.get("leapfrog_lockstep")):
         return None
     chains = max(int(run.get("chains") or 1), 1)
-    lockstep = vectorized(run) and run.get("leapfrog_lockstep")
     per_iteration = run["leapfrog_lockstep"] / (collected / chains) if lockstep else steps / collected
     sequences = 1 if lockstep else chains
     sampled = per_iteration * int(run.get("samples") or 0) * sequences
