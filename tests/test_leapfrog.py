@@ -64,7 +64,8 @@ def _run(**kw):
 def test_serial_steps_are_the_samples_mean_over_every_iteration_of_every_chain():
     mid, low, high = leapfrog.serial_steps(_run())
     assert mid == pytest.approx(4 * 500)  # 4 steps per iteration over 100 + 400
-    assert (low, high) == pytest.approx((4 * 400 + 4 * 100 * leapfrog.WARMUP[0], 4 * 400 + 4 * 100 * leapfrog.WARMUP[1]))
+    fewest, most = leapfrog.WARMUP
+    assert (low, high) == pytest.approx((4 * 400 + 4 * 100 * fewest, 4 * 400 + 4 * 100 * most))
     # chains one after another (sequential, or parallel on one GPU) add
     two = leapfrog.serial_steps(_run(chains=2, leapfrog=3200, leapfrog_iterations=800, leapfrog_lockstep=2000))
     assert two[0] == pytest.approx(2 * 4 * 500)

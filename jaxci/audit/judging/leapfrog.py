@@ -13,12 +13,12 @@ The serial steps: per chain, the collected iterations' mean steps x (warm-up + s
 turns as its longest chain). Warm-up iterations took 0.76-1.26x the sampling iterations' mean steps in
 `measure/nuts_warmup_steps.py` (three small models, warm-up 500 and 5,000): the band, 0.75-1.3.
 
-Reads per step, counted in numpyro's tree builder (tests/test_leapfrog_reads.py traces it and checks the count):
-every step runs its subtree loop's predicate, three conditionals and the turning check's loop predicate (5); most
-steps also run the two conditionals nested in the tree combination, some a turning-check turn, and each doubling
-of the tree adds the outer loop's predicate, its two combining conditionals and the subtree loop's last predicate
-(4). A tree of one leapfrog per doubling pays all of them: 12. Under vmap (vectorized chains) a conditional on
-batched values becomes a select, which reads nothing: only the loops' predicates remain (2 .. 5).
+Reads per step, counted in numpyro's tree builder (tests/test_leapfrog.py traces the pinned numpyro's and checks the
+count): every step runs its subtree loop's predicate, three conditionals and the turning check's loop predicate (5);
+most steps also run the two conditionals nested in the tree combination, some a turning-check turn, and each
+doubling of the tree adds the outer loop's predicate, its two combining conditionals and the subtree loop's last
+predicate (4). A tree of one leapfrog per doubling pays all of them: 12. Under vmap (vectorized chains) a
+conditional on batched values becomes a select, which reads nothing: only the loops' predicates remain (2 .. 5).
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
   for, compiles included), chains, warm-up and samples, and for HMC / NUTS the leapfrog steps of the collected
   iterations (`leapfrog`, `leapfrog_iterations`, `leapfrog_max`, `leapfrog_lockstep`: the run collects
-  `num_steps` for the hook, which takes it out again). Its jitted loops are library code, which the jit and loop hooks leave alone, so without
-  this record its seconds would stand as the cell's host time.
+  `num_steps` for the hook, which takes it out again). Its jitted loops are library code, which the jit and loop
+  hooks leave alone, so without this record its seconds would stand as the cell's host time.
 
 Cost per jitted call, by design: a call on a function's only signature that compiles nothing (its jit cache did not
 grow) takes the fast path: one tracer check on the first argument, a cache-size read and a counter; no pytree walk, no
