@@ -241,7 +241,8 @@ def test_start_up_is_charged_once_and_compile_per_compilation(model):
 def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
     call = {"name": "f", "calls": 10, "wall_s": 1.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.02,
             "largest": 10**6, "dtype": "float32", "flops": 2e6, "bytes": 8e6, "loops": []}
-    run = _run((1.0, 1, None, [call]))
+    run = _run((0.6, 1, None, [call]))  # the cell: the compile and ten calls at the warm call's time
+    run.cells[0].compile_s = 0.4
     p = predicted.predict_lecture(run, model)
     assert p["parts"]["cpu"]["calls"] == pytest.approx(10 * 0.02)
     assert 0 < p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]

@@ -40,9 +40,38 @@ def test_fast_path_calls_take_the_functions_measured_seconds(model):
 
 def test_a_cell_with_eager_work_keeps_its_rest_beside_the_fast_path_calls(model):
     run = _run(6.0)
-    run.cells[1].eager = {"ops": 3, "sizes": [[10, 3, "float32"]]}
+    run.cells[1].eager = {"ops": 3, "s": 0.01, "sizes": [[100_000, 3, "float32"]]}
     p = predicted.predict_lecture(run, model)
     assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)  # the rest is the eager work's, measured
+
+
+def test_eager_ops_on_tiny_operands_do_not_hold_the_rest(model):
+    """imp_sample: a cell splits a PRNG key eagerly (11 ops on 1-5 keys, 0.12 s) beside the fast-path calls that
+    took its 560 s: ops that small take their dispatch, which the hooks count, and nothing more."""
+    run = _run(6.0)
+    run.cells[1].eager = {"ops": 11, "s": 0.2, "sizes": [[5, 4, "key<fry>"], [1, 7, "int64"]]}
+    p = predicted.predict_lecture(run, model)
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 6.0 - 0.2)  # the ops' own counted seconds stay theirs
+    # an op the hooks did not size (past their per-cell limit) might be a large one: the rest stays put
+    run.cells[1].eager = {"ops": 3000, "s": 0.2, "sizes": [[5, 2000, "float32"]]}
+    assert predicted.predict_lecture(run, model)["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)
+
+
+def _varying(first_s, warm_s):
+    """imp_sample's simulate over T = 1, 5, 10, 20 in one cell: the compiling call and the warm call timed, the two
+    after on the fast path, in a cell of 20.4 s with 0.4 s of compile."""
+    timed = _call(4, first_s=first_s, compile_s=0.4, warm_s=warm_s)
+    return NotebookRun("x.ipynb", platform="cpu", cells=[CellTiming(1, "", 20.4, 20.4, compilations=1, compile_s=0.4,
+                                                                   calls=[timed])])
+
+
+def test_a_timed_entrys_own_fast_path_calls_fill_the_cell_when_its_calls_vary(model):
+    p = predicted.predict_lecture(_varying(1.4, 2.5), model)  # 1.0 s and 2.5 s timed: it varies with T
+    assert p["parts"]["cpu"]["calls"] == pytest.approx(20.0)  # all of the cell past its compile
+    assert p["parts"]["cpu"]["host"] == pytest.approx(0.0)
+    same = predicted.predict_lecture(_varying(1.4, 1.1), model)  # 1.0 s and 1.1 s: no sign the others differ
+    assert same["parts"]["cpu"]["calls"] == pytest.approx(4 * 1.1)
+    assert same["parts"]["cpu"]["host"] == pytest.approx(20.0 - 4 * 1.1)
 
 
 def test_borrowed_seconds_never_exceed_the_cells_own_time(model):

@@ -256,35 +256,78 @@ def _known_calls(run) -> dict:
 def _call_seconds(cell, known: dict) -> list:
     """Seconds per call of each of the cell's call entries: measured in this cell, else the same function's
     measured elsewhere in the run (fast-path calls), scaled down together so they never exceed the cell's time
-    outside compile, start-up and import, and the fast-path ones scaled up to fill it where calls are the cell's
-    only JAX work (_fill); None where neither is known."""
-    per = [_measured_call(e) if _measured_call(e) is not None else known.get(e.get("name")) for e in cell.calls or []]
+    outside compile, start-up and import, and the fast-path calls scaled up to fill it where calls are the cell's
+    only sizeable JAX work (_fill); None where neither is known."""
+    per = _unfilled(cell, known)
     budget = max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0), 0.0)
     spent = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
-    scale = min(budget / spent, 1.0) if spent > 0 else 1.0
-    fast = _fill(cell, per, budget - spent) if scale == 1.0 else scale
-    return [None if s is None else s * (fast if _measured_call(e) is None else scale)
+    if spent > budget > 0:
+        return [None if s is None else s * budget / spent for s in per]
+    fast = _fill(cell, per, budget - spent)
+    return [None if s is None else s * (1.0 + _fillable(e) * (fast - 1.0) / max(e.get("calls", 1), 1))
             for s, e in zip(per, cell.calls or [])]
+
+
+def _unfilled(cell, known: dict) -> list:
+    """Seconds per call of each entry before _fill: measured in this cell, else known from elsewhere in the run."""
+    return [_measured_call(e) if _measured_call(e) is not None else known.get(e.get("name")) for e in cell.calls or []]
+
+
+def _fillable(entry: dict) -> int:
+    """An entry's fast-path calls (counted, not timed) that _fill may scale: all of its calls when none was timed in
+    this cell; when some were (the compiling call, the warm call after it), the others, but only where the two
+    timed calls differ by more than VARIES times: its seconds vary with its arguments, so the timed ones do not
+    stand for the rest. 0 otherwise."""
+    calls = entry.get("calls", 1)
+    if _measured_call(entry) is None:
+        return calls
+    first, warm = entry.get("first_s"), entry.get("warm_s")
+    if first is None or warm is None or entry.get("compile_s") is None:
+        return 0
+    alone = max(first - entry["compile_s"], 1e-12)
+    return max(calls - 2, 0) if max(alone, warm) > VARIES * max(min(alone, warm), 1e-12) else 0
+
+
+#: two timed calls of one signature this many times apart vary with their arguments (_fillable)
+VARIES = 2.0
 
 
 def _fill(cell, per: list, left: float) -> float:
     """The factor on a cell's fast-path calls so that they fill its time left beyond all its calls, when calls are
-    its only JAX work (no eager op, no top-level loop): one function's seconds vary with its arguments, so the
-    median measured elsewhere undercounts them (ifp_opi's optimistic policy iteration at m = 1 .. 400: 46 s in 8
-    calls, 1.9 s at the median), and the rest stood as host time carried to the GPU. 1 elsewhere. The GPU side
-    keeps the filled part as host time at its band's high end (_filled)."""
+    its only sizeable JAX work (no top-level loop; eager ops, if any, only on tiny operands: _tiny_eager): one
+    function's seconds vary with its arguments, so the seconds measured for one call undercount the others
+    (ifp_opi's optimistic policy iteration at m = 1 .. 400: 46 s in 8 calls, 1.9 s at the median; imp_sample's
+    simulate over T = 1, 5, 10, 20: 24 and 79 s timed, the two fast-path calls about 560 s), and the rest stood as
+    host or eager time carried to the GPU. 1 elsewhere. The GPU side keeps the filled part as host time at its
+    band's high end (_filled)."""
     top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]
-    fast = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []) if _measured_call(e) is None)
-    if fast <= 0 or left <= 0 or top or (cell.eager or {}).get("ops"):
+    if top or not _tiny_eager(cell):
+        return 1.0
+    left -= (cell.eager or {}).get("s") or 0.0  # the tiny ops' own counted seconds stay eager work
+    fast = sum((s or 0.0) * _fillable(e) for s, e in zip(per, cell.calls or []))
+    if fast <= 0 or left <= 0:
         return 1.0
     return (fast + left) / fast
 
 
+#: eager operands this small (elements) compute in well under a microsecond on a CPU core: such an op's time is its
+#: dispatch, which the hooks count (`eager["s"]`), so a cell's seconds beyond those are not eager work
+TINY_EAGER = 1024
+
+
+def _tiny_eager(cell) -> bool:
+    """The cell ran no eager op, or only ops whose operands the hooks sized (every one) at TINY_EAGER or fewer."""
+    eager = cell.eager or {}
+    ops = eager.get("ops") or 0
+    sizes = eager.get("sizes") or []
+    return not ops or (sum(int(s[1]) for s in sizes) >= ops and max(int(s[0]) for s in sizes) <= TINY_EAGER)
+
+
 def _filled(cell, known: dict) -> float:
     """Seconds _fill moved from a cell's host time to its fast-path calls (0 where it moved none)."""
-    after = _call_seconds(cell, known)
-    return sum(max((a or 0.0) - (known.get(e.get("name")) or 0.0), 0.0) * e.get("calls", 1)
-               for a, e in zip(after, cell.calls or []) if _measured_call(e) is None)
+    before, after = _unfilled(cell, known), _call_seconds(cell, known)
+    return sum(max((a or 0.0) - (b or 0.0), 0.0) * e.get("calls", 1)
+               for a, b, e in zip(after, before, cell.calls or []))
 
 
 def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor, cpu_floor, static: dict,
