@@ -3,7 +3,7 @@
     .venv/bin/python measure/published_builds.py SNAPSHOT --commit C --machine FAMILY
         [--lectures a,b,c | --jax | --all] [--kernel K] [--cell-timeout S] [--cap S] [--format md|json]
         [--work DIR] [--let-errors] [--from-audit FILE [--repredict LECTURES_DIR [--transfer-only]]]
-        [--save-audit FILE]
+        [--from-audit FILE --from-audit FILE ... --no-host-scale] [--save-audit FILE]
 
 SNAPSHOT is a QuantEcon `*.notebooks` repository: a git directory (bare or a work tree's .git) or a plain folder.
 The commit's `status.ipynb` holds jupyter-book's Execution Statistics table (Document | Modified | Method | Run Time
@@ -279,6 +279,23 @@ def annotate_published(audit: dict, rows: list[Row], family: str, source: str) -
     return n
 
 
+def joined(paths: list[Path]) -> dict:
+    """The saved audits as one: the first file's fields, every file's lectures, a later file's lecture replacing an
+    earlier one's of the same name (a lecture run again). A file that is not an audit JSON is an error naming it."""
+    audit: dict = {}
+    lectures: dict = {}
+    for path in paths:
+        try:
+            one = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"{path}: not an audit JSON ({exc})") from exc
+        if not isinstance(one, dict) or not isinstance(one.get("lectures"), list):
+            raise InputError(f"{path}: not an audit JSON (no list of lectures)")
+        audit = audit or one
+        lectures.update((Path(lec.get("path", "")).stem, lec) for lec in one["lectures"])
+    return {**audit, "lectures": list(lectures.values())}
+
+
 def has_gpu(family: str) -> bool:
     from jaxci.catalogue import load_catalogue
 
@@ -479,7 +496,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--let-errors", action="store_true",
                    help="tag every code cell raises-exception so a cell's error does not stop the run; the table's "
                         "note names each cell that raised")
-    p.add_argument("--from-audit", type=Path, help="an audit JSON already made: compare it, run nothing")
+    p.add_argument("--from-audit", type=Path, action="append", metavar="FILE",
+                   help="an audit JSON already made: compare it, run nothing; given again, the audits are joined "
+                        "(a later file's lecture replaces an earlier one's of the same name: several saved runs, "
+                        "each host-scaled at its own probe, compared as one set with --no-host-scale)")
     p.add_argument("--no-host-scale", action="store_true",
                    help="leave this host's measured parts as measured (default: moved to the family's host by the "
                         "published pure-Python probe over the same probe here)")
@@ -506,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
         load_before = os.getloadavg()[0]
         probe_before = None if (args.from_audit or args.no_host_scale or args.host_probe_s) else host_probe()
         if args.from_audit:
-            audit = json.loads(args.from_audit.read_text(encoding="utf-8"))
+            if args.repredict and len(args.from_audit) > 1:
+                raise InputError("--repredict takes one --from-audit (the audit whose lectures FOLDER holds)")
+            audit = joined(args.from_audit)
             if args.repredict:
                 audit = repredict(audit, args.repredict, args.machine, args.transfer_only)
         else:

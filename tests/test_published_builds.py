@@ -128,6 +128,33 @@ def test_from_audit_compares_without_running(capsys, tmp_path):
                                                                                                  "odd"]
 
 
+def test_saved_audits_are_joined_a_later_run_of_a_lecture_replacing_the_earlier(capsys, tmp_path):
+    first, again = tmp_path / "batch1.json", tmp_path / "rerun.json"
+    first.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")
+    rerun = _audit("g4dn.2xlarge")
+    rerun["lectures"] = [lec for lec in rerun["lectures"] if Path(lec["path"]).stem == "alpha"]
+    rerun["lectures"][0]["predicted"]["g4dn.2xlarge"]["gpu_s"] *= 2
+    again.write_text(json.dumps(rerun), encoding="utf-8")
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(first), "--from-audit", str(again),
+                    "--format", "json", "--no-host-scale"]) == 0
+    out = {r["lecture"]: r for r in json.loads(capsys.readouterr().out)["lectures"]}
+    assert set(out) == {Path(lec["path"]).stem for lec in _audit("g4dn.2xlarge")["lectures"]}  # none lost
+    alone = pb.compare([], _audit("g4dn.2xlarge"), "g4dn.2xlarge", True)
+    assert out["alpha"]["predicted_s"] == 2 * next(r["predicted_s"] for r in alone if r["lecture"] == "alpha")
+
+
+def test_a_broken_saved_audit_is_named_and_repredict_takes_one(capsys, tmp_path):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")
+    bad.write_text("{not json", encoding="utf-8")
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(good), "--from-audit", str(bad),
+                    "--no-host-scale"]) == 2
+    assert "bad.json: not an audit JSON" in capsys.readouterr().err
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(good), "--from-audit", str(good),
+                    "--repredict", str(tmp_path)]) == 2
+    assert "--repredict takes one --from-audit" in capsys.readouterr().err
+
+
 def test_save_audit_puts_each_lectures_published_time_into_its_record(capsys, tmp_path):
     """Row 6 of the decision sheets sets the predicted build beside the published one: the saved audit carries each
     lecture's published run time for the family that published it (refused rows give none)."""
