@@ -78,3 +78,5 @@ def test_borrowed_seconds_never_exceed_the_cells_own_time(model):
     p = predicted.predict_lecture(_run(2.0), model)  # ten calls at 0.5 s cannot fit in 2 s: scaled to the cell
     assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 2.0)
     assert p["parts"]["gpu"]["host"] == pytest.approx(0.1)
+    none_left = predicted.predict_lecture(_run(0.0), model)  # a cell with no time at all: its calls take none
+    assert none_left["parts"]["cpu"]["calls"] == pytest.approx(0.5)

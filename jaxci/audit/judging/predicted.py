@@ -261,7 +261,7 @@ def _call_seconds(cell, known: dict) -> list:
     per = _unfilled(cell, known)
     budget = max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0), 0.0)
     spent = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
-    if spent > budget > 0:
+    if spent > budget:
         return [None if s is None else s * budget / spent for s in per]
     fast = _fill(cell, per, budget - spent)
     return [None if s is None else s * (1.0 + _fillable(e) * (fast - 1.0) / max(e.get("calls", 1), 1))
