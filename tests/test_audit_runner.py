@@ -205,6 +205,25 @@ def test_tracing_hooks_and_tolerated_tags():
     assert kernels_left(result) == []
 
 
+def test_a_later_signature_keeps_the_loops_of_a_jitted_function_it_calls():
+    """imp_sample: `simulate` calls the jitted `estimate`, whose loop has a trip count no trace knows. A later
+    signature of `simulate` reuses `estimate`'s cached trace, so no loop hook runs; its loops are replayed."""
+    nb = notebook(
+        "import jax\nfrom functools import partial",
+        "@jax.jit\ndef path(key, T):\n    return jax.lax.fori_loop(0, T, lambda i, c: c * 0.5, 1.0)\n"
+        "@partial(jax.jit, static_argnames=['N'])\ndef sim(key, N, T=1):\n"
+        "    return jax.vmap(lambda k: path(k, T))(jax.random.split(key, N))",
+        "a = sim(jax.random.key(0), 10)",
+        "b = [sim(jax.random.key(T), 10, T) for T in (1, 5, 10)]",
+    )
+    result = runner.run_notebook(nb, platform="cpu", timeout=120)
+    assert result.ok, result.error
+    first, later = (next(e for e in c.calls if e["name"] == "sim") for c in result.cells[2:4])
+    assert first["elements"] != later["elements"]  # two signatures of sim
+    assert [lp[:2] for lp in first["loops"]] == [["lax.fori_loop", None]]
+    assert [lp[:2] for lp in later["loops"]] == [["lax.fori_loop", None]]  # replayed from path's first trace
+
+
 def test_peak_memory_is_recorded_per_lecture_and_labelled(completed):
     """The executed audit's per-lecture record carries the lecture's own memory need: on the CPU JAX's live
     buffers (an 8 MiB array held in the namespace) and the kernel's host RSS, no device figure (no GPU here)."""

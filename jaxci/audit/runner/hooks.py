@@ -16,7 +16,8 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   that triggered it, apart from compile time;
 - `loops`: every lax loop the notebook calls: [kind, trips or None, carry elements, times noted, within], carry
   read through vmap (a BatchTracer's shape is one element's: its batched value is read), `within` the jitted
-  function whose trace it was noted in ("" at top level: then it ran once per time noted);
+  function whose trace it was noted in ("" at top level: then it ran once per time noted); a jitted function
+  called inside another's trace, its own trace reused by JAX, has its loops noted again as first recorded;
 - `jitted`: the largest argument (elements) each jitted function was traced with;
 - `calls`: per jitted function and argument signature called from notebook code outside any trace: calls,
   `first_s` (the call that compiled, waited for) and `compile_s` (its compile part, from jax.monitoring's events
@@ -57,7 +58,7 @@ NAMESPACE_LIMIT = 5000
 STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
          "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
-         "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": []}
+         "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}}
 _JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
 _TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
 _clock = _time.perf_counter
@@ -115,12 +116,24 @@ def user_call(depth: int = 2) -> bool:
 
 
 def note_loop(kind: str, trips, carry) -> None:
-    """One lax loop seen; inside a jitted function's trace it also joins that function's loops (run per call)."""
+    """One lax loop seen; inside a jitted function's trace it also joins that function's loops (run per call), and
+    the innermost traced function keeps it as its own (`own_loops`: replayed when its trace is reused)."""
     within = STATE["tracing"][0] if STATE["tracing"] else None
     key = (kind, trips, carry, within[1] if within else "")
     STATE["loops"][key] = STATE["loops"].get(key, 0) + 1
     if within is not None:
         STATE["fn_loops"].setdefault(within[0], []).append([kind, trips, carry])
+        own = STATE["own_loops"].setdefault(STATE["tracing"][-1][0], [])
+        if len(own) < LIMIT:
+            own.append([kind, trips, carry])
+
+
+def replay_loops(key) -> None:
+    """A jitted function called inside another's trace whose own trace JAX reused (its jaxpr cached from an
+    earlier signature of the outer one): the loop hooks saw none of its loops this time, so they are noted again
+    as it recorded them (imp_sample's `simulate` over a new T: its loops live in the jitted `estimate` it calls)."""
+    for kind, trips, carry in list(STATE["own_loops"].get(key, [])):
+        note_loop(kind, trips, carry)
 
 
 def concrete(x):
@@ -198,8 +211,12 @@ class Called:
             return None
 
     def __call__(self, *args, **kwargs):
-        if args and isinstance(args[0], _TRACER[0]):
-            return self.jitted(*args, **kwargs)  # inside a trace: part of an outer program
+        if args and isinstance(args[0], _TRACER[0]):  # inside a trace: part of an outer program
+            traced = STATE["traces"].get(self.key, 0)
+            out = self.jitted(*args, **kwargs)
+            if STATE["tracing"] and STATE["traces"].get(self.key, 0) == traced:
+                replay_loops(self.key)
+            return out
         if self.fast:
             out = self.jitted(*args, **kwargs)
             if self.jitted._cache_size() == self.size:  # the only signature, nothing compiled: counted only
@@ -438,6 +455,7 @@ def _traced(fun, name):
         except Exception:
             pass
         STATE["tracing"].append((id(traced), name))
+        STATE["traces"][id(traced)] = STATE["traces"].get(id(traced), 0) + 1
         try:
             return fun(*a, **k)
         finally:
