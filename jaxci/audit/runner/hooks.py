@@ -58,7 +58,7 @@ NAMESPACE_LIMIT = 5000
 STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
          "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
-         "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}}
+         "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": []}
 _JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
 _TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
 _clock = _time.perf_counter
@@ -119,13 +119,32 @@ def note_loop(kind: str, trips, carry) -> None:
     """One lax loop seen; inside a jitted function's trace it also joins that function's loops (run per call), and
     the innermost traced function keeps it as its own (`own_loops`: replayed when its trace is reused)."""
     within = STATE["tracing"][0] if STATE["tracing"] else None
+    if within is not None:
+        own = STATE["own_loops"].setdefault(STATE["tracing"][-1][0], [])
+        if len(own) < LIMIT:
+            own.append([kind, trips, carry])
+    for copies in STATE["batch"]:  # a jitted function under vmap is traced one element at a time
+        carry *= copies
     key = (kind, trips, carry, within[1] if within else "")
     STATE["loops"][key] = STATE["loops"].get(key, 0) + 1
     if within is not None:
         STATE["fn_loops"].setdefault(within[0], []).append([kind, trips, carry])
-        own = STATE["own_loops"].setdefault(STATE["tracing"][-1][0], [])
-        if len(own) < LIMIT:
-            own.append([kind, trips, carry])
+
+
+def batch_of(leaves) -> int:
+    """How many copies vmap runs of a call with these arguments: the largest product of batch sizes over the
+    BatchTracers among them (1 outside vmap). A jitted function called under vmap is traced with one element's
+    shapes, so the carries of the loops it holds are one copy's."""
+    most = 1
+    for leaf in leaves:
+        n = 1
+        while type(leaf).__name__ == "BatchTracer" and hasattr(leaf, "val"):
+            dim = getattr(leaf, "batch_dim", None)
+            if isinstance(dim, int):
+                n *= int(leaf.val.shape[dim])
+            leaf = leaf.val
+        most = max(most, n)
+    return most
 
 
 def replay_loops(key) -> None:
@@ -212,11 +231,7 @@ class Called:
 
     def __call__(self, *args, **kwargs):
         if args and isinstance(args[0], _TRACER[0]):  # inside a trace: part of an outer program
-            traced = STATE["traces"].get(self.key, 0)
-            out = self.jitted(*args, **kwargs)
-            if STATE["tracing"] and STATE["traces"].get(self.key, 0) == traced:
-                replay_loops(self.key)
-            return out
+            return self._inside(args, kwargs)
         if self.fast:
             out = self.jitted(*args, **kwargs)
             if self.jitted._cache_size() == self.size:  # the only signature, nothing compiled: counted only
@@ -231,6 +246,23 @@ class Called:
             self._slow(out, t0, args, kwargs)
         except Exception:
             pass
+        return out
+
+    def _inside(self, args, kwargs):
+        """A call inside another function's trace: its loops join that function's, once per vmapped copy, and are
+        replayed where JAX reused its own trace."""
+        traced = STATE["traces"].get(self.key, 0)
+        try:
+            copies = batch_of(self.jax.tree_util.tree_leaves((args, kwargs)))
+        except Exception:
+            copies = 1
+        STATE["batch"].append(copies)
+        try:
+            out = self.jitted(*args, **kwargs)
+            if STATE["tracing"] and STATE["traces"].get(self.key, 0) == traced:
+                replay_loops(self.key)
+        finally:
+            STATE["batch"].pop()
         return out
 
     def flush(self) -> None:
