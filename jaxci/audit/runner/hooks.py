@@ -17,7 +17,8 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
 - `loops`: every lax loop the notebook calls: [kind, trips or None, carry elements, times noted, within], carry
   read through vmap (a BatchTracer's shape is one element's: its batched value is read), `within` the jitted
   function whose trace it was noted in ("" at top level: then it ran once per time noted); a jitted function
-  called inside another's trace, its own trace reused by JAX, has its loops noted again as first recorded;
+  called inside another's trace, its own trace reused by JAX, has its loops noted again as first recorded, and
+  called there under vmap (traced one element at a time) its loops' carries count once per vmapped copy;
 - `jitted`: the largest argument (elements) each jitted function was traced with;
 - `calls`: per jitted function and argument signature called from notebook code outside any trace: calls,
   `first_s` (the call that compiled, waited for) and `compile_s` (its compile part, from jax.monitoring's events
