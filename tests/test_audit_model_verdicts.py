@@ -143,6 +143,31 @@ def test_hooks_read_shapes_through_vmap():
     assert hooks.elements((jnp.ones(4), 1.0)) == 5
 
 
+def test_a_trace_for_the_cost_analysis_notes_no_loops(monkeypatch):
+    """Lowering a new signature for XLA's cost analysis may trace the function again (and replay the loops of a
+    jitted function it calls): that is not a run, so its loops must not join the next signature's (imp_sample's
+    later signature of `simulate` held its loop twice)."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    seen = []
+
+    def cost(jitted, args, kwargs):
+        hooks.STATE["tracing"].append((f.key, "f"))  # what a second trace of f would note
+        hooks.note_loop("lax.fori_loop", None, 7)
+        hooks.STATE["tracing"].pop()
+        seen.append(hooks.STATE["lowering"])
+        return {}
+
+    monkeypatch.setattr(hooks, "cost_of", cost)
+    hooks.STATE["calls"], hooks.STATE["cell"], hooks.STATE["fn_loops"], hooks.STATE["loops"] = {}, 1, {}, {}
+    f = hooks.Called(jax, "f", jax.jit(lambda x: x + 1.0))
+    f(jnp.ones(3))
+    assert seen == [True] and not hooks.STATE["lowering"]
+    assert hooks.STATE["fn_loops"] == {} and hooks.STATE["loops"] == {}
+    assert all(e["loops"] == [] for e in hooks.STATE["calls"].values())
+    hooks.STATE["calls"], hooks.STATE["active"], hooks.STATE["own_loops"] = {}, [], {}
+
+
 def test_called_records_waited_calls_and_xla_cost():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy

@@ -59,7 +59,8 @@ NAMESPACE_LIMIT = 5000
 STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
          "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
-         "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": []}
+         "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": [],
+         "lowering": False}
 _JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
 _TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
 _clock = _time.perf_counter
@@ -119,6 +120,8 @@ def user_call(depth: int = 2) -> bool:
 def note_loop(kind: str, trips, carry) -> None:
     """One lax loop seen; inside a jitted function's trace it also joins that function's loops (run per call), and
     the innermost traced function keeps it as its own (`own_loops`: replayed when its trace is reused)."""
+    if STATE["lowering"]:
+        return
     within = STATE["tracing"][0] if STATE["tracing"] else None
     if within is not None:
         own = STATE["own_loops"].setdefault(STATE["tracing"][-1][0], [])
@@ -306,10 +309,15 @@ class Called:
 
     def _describe(self, leaves, args, kwargs) -> dict:
         big = max(leaves, key=lambda leaf: elements(None, [leaf]), default=None)
+        loops = STATE["fn_loops"].pop(self.key, [])[:LIMIT]
+        STATE["lowering"] = True  # lowering for the cost analysis may trace again: not a run, its loops not noted
+        try:
+            cost = cost_of(self.jitted, args, kwargs)
+        finally:
+            STATE["lowering"] = False
         return {"name": self.name, "elements": elements(None, leaves),
                 "largest": elements(None, [big]) if big is not None else 0,
-                "dtype": str(getattr(big, "dtype", "")) if big is not None else "",
-                "loops": STATE["fn_loops"].pop(self.key, [])[:LIMIT], **cost_of(self.jitted, args, kwargs)}
+                "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops, **cost}
 
     def _entry(self, sig) -> dict:
         self.flush()
