@@ -368,6 +368,18 @@ def summed_complete(records: list[dict]) -> dict:
     return summed([r for r in records if not r.get("raised")])
 
 
+def summed_jax(records: list[dict], snapshot: Path, commit: str | None) -> dict:
+    """`summed` over the lectures whose notebook at the commit imports JAX or numpyro (the issue's goals are over
+    those); a lecture whose notebook cannot be read is left out."""
+    def jax(name: str) -> bool:
+        try:
+            return uses_jax(read_file(snapshot, commit, f"{name}.ipynb"))
+        except (InputError, OSError):
+            return False
+
+    return summed([r for r in records if jax(r["lecture"])])
+
+
 def within_2x(ratio: float) -> bool:
     """The scoreboard's one rule: predicted / published between 0.5 and 2."""
     return 0.5 <= ratio <= 2.0
@@ -439,6 +451,11 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
     lines += ["", f"summed over {total['lectures']} lectures with both: published {total['published_s']:,.1f} s, "
               f"predicted {total['predicted_s']:,.1f} s (band {total['low_s']:,.1f}..{total['high_s']:,.1f}), "
               f"ratio {_num(total['ratio'], '.2f')}; within 2x: {total['within_2x']} of {total['lectures']}"]
+    jax = meta.get("summed_jax")
+    if jax and jax["lectures"] < total["lectures"]:
+        lines += ["", f"over the {jax['lectures']} lectures that use JAX: published {jax['published_s']:,.1f} s, "
+                      f"predicted {jax['predicted_s']:,.1f} s, ratio {_num(jax['ratio'], '.2f')}; within 2x: "
+                      f"{jax['within_2x']} of {jax['lectures']}"]
     whole = summed_complete(records)
     if whole["lectures"] < total["lectures"]:
         lines += ["", f"over the {whole['lectures']} lectures none of whose cells raised here: published "
@@ -546,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     records = compare(rows, audit, args.machine, gpu)
     total = summed(records)
+    jax = summed_jax(records, args.snapshot, args.commit)
     loo = leave_one_out_startup(records) if gpu else leave_one_out_host(records)
     if args.save_audit:
         annotate_published(audit, rows, args.machine, f"{args.snapshot.name}@{args.commit or 'folder'} status.ipynb")
@@ -553,9 +571,10 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"snapshot": args.snapshot.name, "commit": args.commit, "family": args.machine, "gpu": gpu,
             "load_before": load_before, "load_after": load_after,
             "refused": [asdict(r) for r in rows if r.refused], "label": "predicted vs published",
-            "host_probe_s": probe, "host_probes_s": list(probes), "host_scale": scaled or "not applied", "loo": loo}
+            "host_probe_s": probe, "host_probes_s": list(probes), "host_scale": scaled or "not applied", "loo": loo,
+            "summed_jax": jax}
     if args.format == "json":
-        print(json.dumps({"meta": meta, "lectures": records, "summed": total,
+        print(json.dumps({"meta": meta, "lectures": records, "summed": total, "summed_jax": jax,
                           "summed_complete": summed_complete(records)}, indent=2))
     else:
         print(render(records, total, meta), end="")

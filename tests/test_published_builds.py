@@ -128,6 +128,21 @@ def test_from_audit_compares_without_running(capsys, tmp_path):
                                                                                                  "odd"]
 
 
+def test_the_build_is_also_summed_over_the_lectures_that_use_jax(capsys, tmp_path):
+    """The issue's goals are over the JAX lectures: beta (no JAX in its code) is left out of that sum."""
+    audit = _audit("g4dn.2xlarge")
+    audit["lectures"][1]["predicted"] = audit["lectures"][0]["predicted"]
+    saved = tmp_path / "audit.json"
+    saved.write_text(json.dumps(audit), encoding="utf-8")
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--format", "json",
+                    "--no-host-scale"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summed"]["lectures"] == 2 and out["summed_jax"]["lectures"] == 1
+    assert out["summed_jax"]["published_s"] == 12.5  # alpha's published time alone
+    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--no-host-scale"]) == 0
+    assert "over the 1 lectures that use JAX: published 12.5 s" in capsys.readouterr().out
+
+
 def test_saved_audits_are_joined_a_later_run_of_a_lecture_replacing_the_earlier(capsys, tmp_path):
     first, again = tmp_path / "batch1.json", tmp_path / "rerun.json"
     first.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")

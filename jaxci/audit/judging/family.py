@@ -281,7 +281,15 @@ class RunnerView:
 
     def step(self, kind: str, dtype: str, device: str) -> Figure | None:
         """Predicted seconds per step of a latency-bound loop: the slope between 1e4 and 1e5 steps."""
+        band = self.step_band(kind, dtype, device)
+        return Figure(band[0], PREDICTED, f"runner model {kind} per step ({band[3]})") if band else None
+
+    def step_band(self, kind: str, dtype: str, device: str) -> tuple[float, float, float, str] | None:
+        """(mid, low, high, inputs) seconds per step of a loop of `kind`: the slopes between 1e4 and 1e5 steps of
+        the prediction's middle and of its band's ends (the loop's floor cancels); None without a prediction."""
         a, b = self.call(kind, 10_000, dtype, device), self.call(kind, 100_000, dtype, device)
         if not (a and b):
             return None
-        return Figure((b.seconds - a.seconds) / 90_000, PREDICTED, f"runner model {kind} per step ({b.inputs[:160]})")
+        mid = (b.seconds - a.seconds) / 90_000
+        ends = [mid] + [(hi - lo) / 90_000 for lo, hi in ((a.low, b.low), (a.high, b.high)) if None not in (lo, hi)]
+        return mid, max(min(ends), 0.0), max(ends), b.inputs[:160]

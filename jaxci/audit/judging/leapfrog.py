@@ -53,21 +53,10 @@ def vectorized(run: dict) -> bool:
     return run.get("chain_method") == "vectorized" and int(run.get("chains") or 1) > 1
 
 
-def turn(view, dtype: str, device: str) -> tuple[float, float, float, str] | None:
-    """(mid, low, high, label) seconds of one while-loop turn on the family's device: the runner model's `while`
-    kernel, its slope between 10,000 and 100,000 iterations (its floor cancels)."""
-    a, b = view.call("while", 10_000, dtype, device), view.call("while", 100_000, dtype, device)
-    if not (a and b):
-        return None
-    mid = (b.seconds - a.seconds) / 90_000
-    ends = [(b.low - a.low) / 90_000, (b.high - a.high) / 90_000, mid]
-    return mid, max(min(ends), 0.0), max(ends), f"while-loop turn {mid * 1e6:.3g} µs ({b.inputs[:140]})"
-
-
 def price(view, runs: list[dict], dtype: str, device: str) -> tuple[float, float, float, str] | None:
     """(mid, low, high, inputs) GPU seconds of the runs' leapfrog steps; None where a run has no count or the
     model has no while-loop turn for the device."""
-    per = turn(view, dtype, device)
+    per = view.step_band("while", dtype, device)  # one while-loop turn on the family's device
     counted = [(r, serial_steps(r)) for r in runs]
     if per is None or not counted or any(steps is None for _, steps in counted):
         return None
@@ -80,5 +69,6 @@ def price(view, runs: list[dict], dtype: str, device: str) -> tuple[float, float
         serial += s_mid
     text = (f"{serial:,.0f} serial leapfrog steps (the hooks' count; warm-up at {WARMUP[0]}-{WARMUP[1]}x "
             f"the samples' mean) x predicate reads per step ({READS[0]}-{READS[1]}, vectorized chains "
-            f"{READS_VECTORIZED[0]}-{READS_VECTORIZED[1]}; geometric middle) x {per[3]}")
+            f"{READS_VECTORIZED[0]}-{READS_VECTORIZED[1]}; geometric middle) x while-loop turn "
+            f"{per[0] * 1e6:.3g} µs ({per[3][:140]})")
     return mid, low, high, text

@@ -136,18 +136,14 @@ def note_loop(kind: str, trips, carry) -> None:
 
 
 def batch_of(leaves) -> int:
-    """How many copies vmap runs of a call with these arguments: the largest product of batch sizes over the
-    BatchTracers among them (1 outside vmap). A jitted function called under vmap is traced with one element's
-    shapes, so the carries of the loops it holds are one copy's."""
+    """How many copies vmap runs of a call with these arguments: the largest ratio of an argument's batched
+    elements (read through vmap) to one copy's (its tracer's aval), 1 outside vmap. A jitted function called under
+    vmap is traced with one element's shapes, so the carries of the loops it holds are one copy's."""
     most = 1
     for leaf in leaves:
-        n = 1
-        while type(leaf).__name__ == "BatchTracer" and hasattr(leaf, "val"):
-            dim = getattr(leaf, "batch_dim", None)
-            if isinstance(dim, int):
-                n *= int(leaf.val.shape[dim])
-            leaf = leaf.val
-        most = max(most, n)
+        one = elements(None, [getattr(leaf, "aval", leaf)])
+        if one:
+            most = max(most, elements(None, [leaf]) // one)
     return most
 
 
