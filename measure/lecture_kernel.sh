@@ -4,14 +4,22 @@
 # its kernelspec installed under PREFIX, so that the measurement runs with JUPYTER_PATH=PREFIX/share/jupyter and
 # touches neither this project's .venv nor the user's kernels.
 #
-#   bash measure/lecture_kernel.sh [PREFIX] [NAME]      (defaults: /tmp/lecjup lec38)
+#   bash measure/lecture_kernel.sh [PREFIX] [NAME] [DATA_DIR]      (defaults: /tmp/lecjup lec38, no DATA_DIR)
 #   JUPYTER_PATH=/tmp/lecjup/share/jupyter .venv/bin/python measure/published_builds.py ... --kernel lec38
+#
+# DATA_DIR: the kernel serves the lectures' downloads from local copies there (measure/offline_data.py: FRED
+# series read through pandas_datareader, as DATA_DIR/fred/SERIES.csv); this host has no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-/tmp/lecjup}"
 name="${2:-lec38}"
+data="${3:-}"
+if [ -n "$data" ] && [ ! -d "$data" ]; then echo "lecture_kernel: DATA_DIR $data is not a folder" >&2; exit 2; fi
 python="$(bash scripts/find-python.sh)"
 "$python" -m venv "$prefix/venv"
 "$prefix/venv/bin/pip" install -q -r env_matrix/cpu/requirements.txt -r measure/lecture-kernel.txt
 "$prefix/venv/bin/python" -m ipykernel install --prefix "$prefix" --name "$name" --display-name "lectures ($name)"
+if [ -n "$data" ]; then
+  "$prefix/venv/bin/python" measure/offline_data.py "$prefix/share/jupyter/kernels/$name/kernel.json" "$data"
+fi
 echo "kernel '$name' ready: JUPYTER_PATH=$prefix/share/jupyter ... --kernel $name"

@@ -186,6 +186,42 @@ def run_audit(folder: Path, family: str, kernel: str | None, cell_timeout: float
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+def offline_module():
+    """measure/offline_data.py, loaded by path (this script runs as a file, its tests load it the same way)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("offline_data", Path(__file__).with_name("offline_data.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def offline_folder(kernel: str | None) -> Path | None:
+    """The folder a measuring kernel serves the lectures' downloads from (JAXCI_OFFLINE_DATA in its kernelspec,
+    written by measure/lecture_kernel.sh's DATA_DIR), or None."""
+    if not kernel:
+        return None
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        env = KernelSpecManager().get_kernel_spec(kernel).env or {}
+    except NoSuchKernel:
+        return None
+    value = env.get(offline_module().ENV)
+    return Path(value) if value else None
+
+
+def mark_offline(audit: dict, folder: Path) -> None:
+    """Each lecture whose kernel served data from local copies lists them (lec["offline_data"], kept in a saved
+    audit): its measured run read those copies, not the build's download."""
+    served_path = offline_module().served_path
+    for lec in audit.get("lectures", []):
+        pid = next(iter((lec.get("runs") or {}).values()), {}).get("kernel_pid")
+        path = served_path(folder, pid) if pid is not None else None
+        if path is not None and path.is_file():
+            lec["offline_data"] = json.loads(path.read_text(encoding="utf-8"))
+
+
 def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = False) -> dict:
     """The saved audit's runs predicted again with this checkout's model (nothing executed): the static scan of
     the laid-out lectures, the runs read back from the JSON, the audit's own prediction step, with the audit's
@@ -317,7 +353,8 @@ def compare(rows: list[Row], audit: dict, family: str, gpu: bool) -> list[dict]:
         rec = {"lecture": name, "published_s": row.seconds if row and not row.refused else None,
                "refused": row.refused if row else "not in the published table", "status": lec.get("status"),
                "side": side, "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "dominant": "",
-               "missing": [], "measured_here_s": _measured_here(lec), "raised": raised(lec)}
+               "missing": [], "measured_here_s": _measured_here(lec), "raised": raised(lec),
+               "offline_data": lec.get("offline_data") or []}
         if pred:
             rec.update(predicted_s=pred[f"{side}_s"], low_s=pred[f"{side}_low_s"], high_s=pred[f"{side}_high_s"],
                        dominant=dominant(pred["parts"][side]), missing=pred.get("missing", []),
@@ -446,6 +483,9 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
         if r.get("raised"):
             note = "; ".join(filter(None, [note, f"{len(r['raised'])} cell(s) raised, let through: "
                                                  + ", ".join(x.split(':')[0] for x in r["raised"][:4])]))
+        if r.get("offline_data"):
+            note = "; ".join(filter(None, [note, "data from local copies, not the build's download: "
+                                                 + ", ".join(r["offline_data"])]))
         lines.append(f"| {r['lecture']} | {_num(r['published_s'])} | {_num(r['predicted_s'])} | {band} | "
                      f"{_num(r['ratio'], '.2f')} | {r['dominant']} | {_num(r['measured_here_s'])} | {note} |")
     lines += ["", f"summed over {total['lectures']} lectures with both: published {total['published_s']:,.1f} s, "
@@ -554,6 +594,9 @@ def main(argv: list[str] | None = None) -> int:
             audit = run_audit(work / "lectures", args.machine, args.kernel, args.cell_timeout, work / "audit.json")
             if not gpu:  # the audit writes no prediction for a CPU-only family: its CPU side, from the same runs
                 audit = repredict(audit, work / "lectures", args.machine)
+        offline = offline_folder(args.kernel)  # with --from-audit too: the served lists outlive the run
+        if offline:
+            mark_offline(audit, offline)
         load_after = os.getloadavg()[0]
         probe, probes = (None, ()) if args.no_host_scale else \
             ((args.host_probe_s, ()) if args.host_probe_s else probes_around(probe_before, host_probe()))

@@ -298,3 +298,36 @@ def test_a_cpu_familys_host_scale_is_calibrated_leave_one_out_never_on_the_lectu
     text = pb.render(records, pb.summed(records), {"snapshot": "s", "commit": "c", "family": "ubuntu-latest",
                                                    "gpu": False, "load_before": 0.0, "load_after": 0.0, "loo": loo})
     assert "calibrated leave-one-out on the other lectures" in text and "a 0.75" in text
+
+
+def test_a_lecture_whose_kernel_served_local_copies_says_so_and_the_saved_audit_keeps_it(tmp_path, monkeypatch):
+    """measure/offline_data.py records per kernel pid what it served; the lecture run by that kernel says its data
+    came from local copies, not the build's download; another lecture is unmarked."""
+    served = tmp_path / "data" / "served"
+    served.mkdir(parents=True)
+    (served / "4242.json").write_text(json.dumps(["FRED:M2SL", "FRED:TB3MS"]), encoding="utf-8")
+    audit = _audit("g4dn.2xlarge")
+    audit["lectures"][0]["runs"] = {"cpu": {"kernel_pid": 4242, "cells": []}}
+    audit["lectures"][1]["runs"] = {"cpu": {"kernel_pid": 4343, "cells": []}}
+    pb.mark_offline(audit, tmp_path / "data")
+    assert audit["lectures"][0]["offline_data"] == ["FRED:M2SL", "FRED:TB3MS"]
+    assert "offline_data" not in audit["lectures"][1]
+    records = pb.compare(list(_rows().values()), json.loads(json.dumps(audit)), "g4dn.2xlarge", gpu=True)
+    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
+            "load_after": 1.0}
+    text = pb.render(records, pb.summed(records), meta)
+    assert "data from local copies, not the build's download: FRED:M2SL, FRED:TB3MS |" in text
+    assert text.count("local copies") == 1
+
+
+def test_the_offline_folder_is_read_from_the_kernelspec(tmp_path, monkeypatch):
+    kernels = tmp_path / "share" / "jupyter" / "kernels"
+    for name, env in (("off", {"JAXCI_OFFLINE_DATA": str(tmp_path / "data")}), ("plain", {})):
+        (kernels / name).mkdir(parents=True)
+        (kernels / name / "kernel.json").write_text(json.dumps({"argv": ["python"], "display_name": name,
+                                                                "language": "python", "env": env}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
+    assert pb.offline_folder("off") == tmp_path / "data"
+    assert pb.offline_folder("plain") is None
+    assert pb.offline_folder("no-such-kernel") is None
+    assert pb.offline_folder(None) is None
