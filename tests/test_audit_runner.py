@@ -267,3 +267,33 @@ def test_memory_reads_the_devices_peak_where_the_backend_reports_one(monkeypatch
     assert got["live_buffers_bytes"] == 2**20 and got["host_rss_peak_bytes"] > 0
     monkeypatch.setattr(xla_bridge, "backends_are_initialized", lambda: False)
     assert set(hooks.memory()) == {"host_rss_peak_bytes"}
+
+
+def test_a_jitted_while_loops_trips_are_counted_outside_the_cells_clocks():
+    """endogenous_lake: a value-function iteration runs a while_loop to a tolerance inside a jitted function called
+    33,603 times; no trace knows its trips. The hooks count them in extra runs of the function (outside the cell's
+    clocks: the cell compiles no more than uninstrumented), and the notebook's values are untouched."""
+    cells = (
+        "import jax\nimport jax.numpy as jnp",
+        "@jax.jit\ndef solve(n):\n"
+        "    return jax.lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 0.5), (0, jnp.ones(50)))\n"
+        "@jax.jit\ndef outer(n):\n    i, v = solve(*(n,))\n    return i, v.sum()\n"
+        "@jax.jit\ndef boxed(box):\n    return solve(box['n'])[0]\n"
+        "@jax.jit\ndef outer2(box):\n    return boxed(box)\n"
+        "@jax.jit\ndef both(ns):\n    return jax.vmap(solve)(ns)[0]",
+        "r = [outer(30) for _ in range(4)]\nassert [int(i) for i, _ in r] == [30] * 4",
+        "b = both(jnp.array([10, 20]))\nassert b.tolist() == [10, 20]",
+        "c = [outer2({'n': 12}) for _ in range(2)]",
+    )
+    result = runner.run_notebook(notebook(*cells), platform="cpu", timeout=120)
+    assert result.ok, result.error
+    outer = next(e for e in result.cells[2].calls if e["name"] == "outer")
+    assert outer["loops"] == [["lax.while_loop", 30.0, 51]] and outer["calls"] == 4
+    assert result.cells[2].trip_probe_s > 0
+    vmapped = next(e for e in result.cells[3].calls if e["name"] == "both")
+    assert vmapped["loops"] == [["lax.while_loop", 15.0, 102]]  # each copy's turns (10 and 20): their mean
+    boxed = next(e for e in result.cells[4].calls if e["name"] == "outer2")  # an inner call whose first argument
+    assert boxed["loops"] == [["lax.while_loop", 12.0, 51]]              # is a dict of tracers: traced anew too
+    plain = runner.run_notebook(notebook(*cells), platform="cpu", timeout=120, trace=False)
+    assert plain.ok and plain.cells[2].trip_probe_s is None
+    assert [c.compilations for c in result.cells] == [c.compilations for c in plain.cells]  # its compiles taken out

@@ -44,3 +44,16 @@ def test_known_trips_and_unmeasured_calls_are_predicted_as_before(g4dn):
     assert unknown["parts"]["gpu"]["calls"] > known["parts"]["gpu"]["calls"]   # 50 trips vs the inferred passes
     doubled = predicted.predict_lecture(_lecture(None, warm_s=4.0), g4dn, float64=True)
     assert doubled["parts"]["gpu"]["calls"] > 1.5 * unknown["parts"]["gpu"]["calls"]  # it reads the measured call
+
+
+def test_counted_trips_are_priced_as_while_turns_not_inferred(g4dn):
+    """The hooks counted the loop's turns (endogenous_lake: about 570 per call of a value-function iteration): the
+    GPU side pays them at the family's while-loop turn (a predicate read per turn), no inference from CPU time."""
+    p = predicted.predict_lecture(_lecture(570.0), g4dn, float64=True)
+    turns = g4dn.runner.call("while", 570, "float64", "gpu")
+    assert turns and p["parts"]["gpu"]["calls"] >= turns.seconds
+    assert not any("trip count" in i for i in p.get("inputs", []))
+    scan = g4dn.runner.call("scan", 570, "float64", "gpu")
+    assert turns.seconds > scan.seconds  # a scan step reads no predicate back: the while turn is dearer
+    assert predicted.predict_lecture(_lecture(569.6), g4dn, float64=True)["parts"]["gpu"]["calls"] == \
+        pytest.approx(p["parts"]["gpu"]["calls"])  # a mean of turns rounds to whole turns

@@ -117,11 +117,15 @@ def _launches(view, entry: dict, dtype: str, device: str) -> _Kernels | None:
 
 
 def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: str, floor, extra: int = 0) -> None:
+    """A lax loop's turns on a device, at its kind's per-step cost (a while loop's at the `while` kernel's: on a GPU
+    each turn reads its predicate back to the host), plus its carry's elementwise work per turn."""
     kind, trips, carry = loop[0], loop[1], loop[2]
     if trips is None:
         total.missing.append(f"{kind} with a trip count not known")
         return
-    total.add(part, view.call("fori" if "fori" in kind else "scan", max(int(trips), 1), dtype, device), times)
+    trips = max(int(round(trips)), 1)  # a counted while loop's trips are its mean turns per run
+    kernel = "fori" if "fori" in kind else "while" if "while" in kind else "scan"
+    total.add(part, view.call(kernel, trips, dtype, device), times)
     carry = max(carry or 0, extra)  # closed-over arrays the trace cannot see
     if carry:
         total.add(part, view.call("elementwise", int(carry), dtype, device), times * trips, less=floor)

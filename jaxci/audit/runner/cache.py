@@ -21,8 +21,8 @@ from pathlib import Path
 from jaxci.audit.runner.outcome import OK, NotebookRun
 
 #: bump when what a run records changes shape: older records are then never reused (2: cells record `samplers`;
-#: 3: a sampler run records its leapfrog steps)
-FORMAT = 3
+#: 3: a sampler run records its leapfrog steps; 4: a jitted call's while loops record their counted trips)
+FORMAT = 4
 #: the packages whose version decides what a lecture's JAX work measures: JAX, its CUDA plugins, numpy, numpyro
 _PROBE = ("import json, sys\n"
           "from importlib import metadata\n"

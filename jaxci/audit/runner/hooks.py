@@ -25,7 +25,12 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   for that function's name), `warm_s` (the next call, waited for), `wall_s` (the calls that took the slow path;
   fast-path calls are counted only, their compute lands in the cell's end-of-cell wait), the largest
   argument's elements and dtype, the loops its trace held, and XLA's cost analysis of the compiled executable
-  (flops, bytes accessed, fusions in the optimised HLO), read once per new executable;
+  (flops, bytes accessed, fusions in the optimised HLO), read once per new executable. A `while_loop` in it (its
+  trip count is data: a value-function iteration to a tolerance) is counted: on up to PROBES of a signature's
+  slow-path calls the function runs again on the same arguments, retraced once with each such loop counting its
+  turns (one debug callback per run of the loop, in those extra runs only), and the loop's mean turns per run
+  stand for its trips. Those runs' seconds and compiles are taken back out of the cell's clocks (`trip_probe_s`
+  says how long they took);
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
   class (powers of two of the largest operand or result) the count and largest size.
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
@@ -55,12 +60,14 @@ LIMIT = 50
 EAGER_FULL = 2000
 #: namespace entries looked at per cell for arrays still computing
 NAMESPACE_LIMIT = 5000
+#: at most this many extra runs per jitted signature count its while loops' turns (Called._count_trips)
+PROBES = 5
 
 STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
          "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
          "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": [],
-         "lowering": False}
+         "lowering": False, "counting": None, "excluded": {}}
 _JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
 _TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
 _clock = _time.perf_counter
@@ -200,10 +207,12 @@ class Called:
     """A jitted function as the notebook calls it: counts and times each top-level call (see the module docstring
     for what is waited for and when)."""
 
-    def __init__(self, jax, name, jitted, key=None):
+    def __init__(self, jax, name, jitted, key=None, remake=None):
         if "jax" not in _JAX:
             bind(jax)
         self.jax, self.name, self.jitted, self.key = jax, name, jitted, key if key is not None else id(self)
+        self.remake = remake  # a fresh jit of the same function and options: traced anew (_count_trips)
+        self.counter, self.tallies = None, {}  # that jit once made; per signature, its while loops' counted turns
         self.sigs: dict = {}  # argument signature -> what describes it (shapes, XLA cost, loops in its trace)
         self.size = self._size()
         self.single = False  # one signature only: hits need no walk
@@ -230,8 +239,8 @@ class Called:
             return None
 
     def __call__(self, *args, **kwargs):
-        if args and isinstance(args[0], _TRACER[0]):  # inside a trace: part of an outer program
-            return self._inside(args, kwargs)
+        if (args and isinstance(args[0], _TRACER[0])) or STATE["counting"] is not None:  # inside a trace (a count's
+            return self._inside(args, kwargs)  # too, whatever its first argument: a NamedTuple of tracers)
         if self.fast:
             out = self.jitted(*args, **kwargs)
             if self.jitted._cache_size() == self.size:  # the only signature, nothing compiled: counted only
@@ -258,6 +267,8 @@ class Called:
             copies = 1
         STATE["batch"].append(copies)
         try:
+            if STATE["counting"] is not None and self.remake is not None:  # its loops must be traced to count
+                return self.remake()(*args, **kwargs)
             out = self.jitted(*args, **kwargs)
             if STATE["tracing"] and STATE["traces"].get(self.key, 0) == traced:
                 replay_loops(self.key)
@@ -289,6 +300,11 @@ class Called:
         wall = _time.perf_counter() - t0
         if new:
             self.sigs[sig] = self._describe(leaves, args, kwargs)
+            unknown = [i for i, loop in enumerate(self.sigs[sig]["loops"])
+                       if loop[0] == "lax.while_loop" and loop[1] is None]
+            if unknown:
+                self.tallies[sig] = {"loops": unknown, "probes": 0, "turns": {}, "runs": {}}
+        self._count_trips(sig, args, kwargs)
         self.single = len(self.sigs) == 1
         entry = self._entry(sig)
         entry["calls"] += 1
@@ -314,6 +330,38 @@ class Called:
         return {"name": self.name, "elements": elements(None, leaves),
                 "largest": elements(None, [big]) if big is not None else 0,
                 "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops, **cost}
+
+    def _count_trips(self, sig, args, kwargs) -> None:
+        """The while loops of this signature whose trips no trace knows, counted: the function runs once more on
+        the call's arguments, traced anew (once, then reused) with each such loop counting its turns, outside the
+        cell's clocks (its seconds and compiles are taken back out at the cell's end). At most PROBES such runs per
+        signature, on its slow-path calls (the compiling call, the warm one, each cell's first): each loop's mean
+        turns per run over them replace its None, in the order the trace met the loops; a failed run counts none."""
+        tally = self.tallies.get(sig)
+        if tally is None or tally["probes"] >= PROBES or self.remake is None:
+            return
+        tally["probes"] += 1
+        counts: list = []
+        before, t0, names = STATE["clock"].snapshot(), _clock(), dict(STATE["fn_compile"])
+        STATE["counting"], STATE["lowering"] = counts, True  # a count, not a run: its loops are not noted
+        try:
+            self.counter = self.counter or self.remake()
+            _block(self.counter(*args, **kwargs))
+            self.jax.effects_barrier()
+        except Exception:
+            counts = []
+        finally:
+            STATE["counting"], STATE["lowering"], STATE["fn_compile"] = None, False, names
+            excluded, after = STATE["excluded"], STATE["clock"].snapshot()
+            for k, v in after.items():
+                excluded[k] = excluded.get(k, 0) + v - before[k]
+            excluded["wall"] = excluded.get("wall", 0.0) + _clock() - t0
+        loops = self.sigs[sig]["loops"]
+        for i, (turns, runs) in zip(tally["loops"], counts):
+            if runs:
+                tally["turns"][i] = tally["turns"].get(i, 0) + turns
+                tally["runs"][i] = tally["runs"].get(i, 0) + runs
+                loops[i][1] = tally["turns"][i] / tally["runs"][i]
 
     def _entry(self, sig) -> dict:
         self.flush()
@@ -460,6 +508,8 @@ def trace_hooks(jax) -> None:
                 note_loop("lax.while_loop", None, elements(init_val))
             except Exception:
                 pass
+            if STATE["counting"] is not None:
+                return counted_while(jax, while0, cond_fun, body_fun, init_val, STATE["counting"])
         return while0(cond_fun, body_fun, init_val)
 
     wrapped = weakref.WeakKeyDictionary()  # one wrapper per function, so jit's own cache still hits
@@ -475,9 +525,27 @@ def trace_hooks(jax) -> None:
         if traced is None:
             traced = _traced(fun, name)
             wrapped[fun] = traced
-        return Called(jax, name, jit0(traced, *args, **kwargs), key=id(traced))
+        return Called(jax, name, jit0(traced, *args, **kwargs), key=id(traced),
+                      remake=lambda: jit0(_traced(fun, name), *args, **kwargs))
 
     lax.scan, lax.fori_loop, lax.while_loop, jax.jit = scan, fori_loop, while_loop, jit
+
+
+def counted_while(jax, while0, cond_fun, body_fun, init_val, counts: list):
+    """A while loop that also counts its turns, reported once per run of the loop by a debug callback into
+    counts[k] = [turns, runs] (k: the loop's place in the trace). Under vmap a run reports each copy's turns."""
+    k = len(counts)
+    counts.append([0, 0])
+
+    def seen(turns):
+        for value in getattr(turns, "ravel", lambda: [turns])():
+            counts[k][0] += int(value)
+            counts[k][1] += 1
+
+    out, turns = while0(lambda state: cond_fun(state[0]), lambda state: (body_fun(state[0]), state[1] + 1),
+                        (init_val, jax.numpy.int32(0)))
+    jax.debug.callback(seen, turns)
+    return out
 
 
 def _traced(fun, name):
@@ -493,6 +561,8 @@ def _traced(fun, name):
             pass
         STATE["tracing"].append((id(traced), name))
         STATE["traces"][id(traced)] = STATE["traces"].get(id(traced), 0) + 1
+        if not STATE["lowering"]:  # its own loops are this trace's: a replay repeats one trace, never all of them
+            STATE["own_loops"][id(traced)] = []
         try:
             return fun(*a, **k)
         finally:
@@ -647,7 +717,7 @@ class JaxWatcher(_AfterImport):
 def pre(info=None) -> None:
     STATE["loops"], STATE["shapes"], STATE["calls"], STATE["eager"] = {}, {}, {}, {}
     STATE["eager_ops"], STATE["eager_s"], STATE["startup_s"], STATE["import_s"] = 0, 0.0, 0.0, 0.0
-    STATE["samplers"] = []
+    STATE["samplers"], STATE["excluded"] = [], {}
     STATE["cell"] += 1
     STATE["before"] = STATE["clock"].snapshot()
     STATE["t0"] = _time.perf_counter()
@@ -722,8 +792,11 @@ def post(result=None) -> None:
     waited = settle() if STATE["installed"] else 0.0
     wall = _time.perf_counter() - STATE["t0"]
     after = STATE["clock"].snapshot()
-    delta = {k: after[k] - STATE["before"][k] for k in after}
-    delta["wall"] = wall
+    excluded, STATE["excluded"] = STATE["excluded"], {}  # the trip counts' extra runs (Called._count_trips)
+    delta = {k: after[k] - STATE["before"][k] - excluded.get(k, 0) for k in after}
+    delta["wall"] = wall - excluded.get("wall", 0.0)
+    if excluded:
+        delta["trip_probe_s"] = excluded.get("wall", 0.0)
     delta["ok"] = bool(getattr(result, "success", True))
     delta["memory"] = memory()
     if STATE["installed"]:

@@ -38,6 +38,7 @@ class CellTiming:
     startup_s: float | None = None  # the backend's start-up, in the cell that triggered it (not compile time)
     settle_s: float | None = None  # of wall_s: waiting at the cell's end for its asynchronous JAX work
     import_s: float | None = None  # of wall_s: the notebook's own `import jax`
+    trip_probe_s: float | None = None  # not in wall_s: the extra runs that counted while loops' trips (hooks)
     memory: dict | None = None  # at the cell's end, labelled: device_peak_bytes (+ platform), live_buffers, host RSS
 
     @property
