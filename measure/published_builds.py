@@ -147,6 +147,23 @@ def uses_jax(text: str) -> bool:
     return bool(JAX_IMPORT.search(code))
 
 
+#: a notebook cell's shell command that goes to the network on every build: an upgrade (pip -U) or a solve (conda)
+BUILD_INSTALL = re.compile(r"^\s*[!%]\s*(?:pip\s+install\b.*?\s(?:-U|--upgrade)\b|(?:conda|mamba)\s+install\b).*$",
+                           re.M)
+
+
+def build_installs(text: str) -> list[str]:
+    """The cells' shell commands that upgrade or solve packages at every build (`!pip install -U ...`, `!conda
+    install ...`): network work the build pays and this host, with the packages already in the kernel, does not
+    (back_prop: pip -U kaleido plotly and a conda solve before its first JAX cell)."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (json.JSONDecodeError, AttributeError):
+        return []
+    code = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+    return [" ".join(m.group(0).split()) for m in BUILD_INSTALL.finditer(code)]
+
+
 def layout(snapshot: Path, commit: str | None, names: list[str], dest: Path, let_errors: bool = False) -> None:
     """The chosen notebooks of the commit, written under dest (the audit's lecture folder); `let_errors`: every
     code cell tagged raises-exception (see let_through)."""
@@ -341,8 +358,9 @@ def has_gpu(family: str) -> bool:
     return machines[family].has_gpu
 
 
-def compare(rows: list[Row], audit: dict, family: str, gpu: bool) -> list[dict]:
-    """One record per audited lecture: published, predicted (band), ratio, dominant terms, status."""
+def compare(rows: list[Row], audit: dict, family: str, gpu: bool, installs: dict | None = None) -> list[dict]:
+    """One record per audited lecture: published, predicted (band), ratio, dominant terms, status; `installs`:
+    per lecture its build_installs."""
     published = {r.document: r for r in rows}
     side = "gpu" if gpu else "cpu"
     out = []
@@ -354,7 +372,7 @@ def compare(rows: list[Row], audit: dict, family: str, gpu: bool) -> list[dict]:
                "refused": row.refused if row else "not in the published table", "status": lec.get("status"),
                "side": side, "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "dominant": "",
                "missing": [], "measured_here_s": _measured_here(lec), "raised": raised(lec),
-               "offline_data": lec.get("offline_data") or []}
+               "offline_data": lec.get("offline_data") or [], "installs": (installs or {}).get(name, [])}
         if pred:
             rec.update(predicted_s=pred[f"{side}_s"], low_s=pred[f"{side}_low_s"], high_s=pred[f"{side}_high_s"],
                        dominant=dominant(pred["parts"][side]), missing=pred.get("missing", []),
@@ -483,6 +501,9 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
         if r.get("raised"):
             note = "; ".join(filter(None, [note, f"{len(r['raised'])} cell(s) raised, let through: "
                                                  + ", ".join(x.split(':')[0] for x in r["raised"][:4])]))
+        if r.get("installs"):
+            note = "; ".join(filter(None, [note, "installs at every build (network, not measured here): "
+                                                 + "; ".join(r["installs"])]))
         if r.get("offline_data"):
             note = "; ".join(filter(None, [note, "data from local copies, not the build's download: "
                                                  + ", ".join(r["offline_data"])]))
@@ -604,7 +625,14 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, OSError, json.JSONDecodeError) as exc:
         print(f"published_builds: {exc}", file=sys.stderr)
         return 2
-    records = compare(rows, audit, args.machine, gpu)
+    installs = {}
+    for lec in audit.get("lectures", []):
+        name = Path(lec["path"]).stem
+        try:
+            installs[name] = build_installs(read_file(args.snapshot, args.commit, f"{name}.ipynb"))
+        except InputError:  # a saved audit's lecture that this snapshot lacks: nothing to say of it
+            pass
+    records = compare(rows, audit, args.machine, gpu, installs)
     total = summed(records)
     jax = summed_jax(records, args.snapshot, args.commit)
     loo = leave_one_out_startup(records) if gpu else leave_one_out_host(records)

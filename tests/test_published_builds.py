@@ -331,3 +331,24 @@ def test_the_offline_folder_is_read_from_the_kernelspec(tmp_path, monkeypatch):
     assert pb.offline_folder("plain") is None
     assert pb.offline_folder("no-such-kernel") is None
     assert pb.offline_folder(None) is None
+
+
+def test_a_cell_that_upgrades_or_solves_packages_at_every_build_is_named():
+    """back_prop: `!pip install -U kaleido plotly` and `!conda install -y -c plotly plotly-orca` run in every
+    build (network work this host, with the packages in its kernel, does not do); a plain `!pip install` of
+    packages the build environment has is not named."""
+    nb = {"cells": [
+        {"cell_type": "code", "source": ["!pip install quantecon jax\n"]},
+        {"cell_type": "code", "source": ["!pip install -U kaleido plotly\n", "!conda install -y -c plotly orca\n",
+                                         "import kaleido"]},
+        {"cell_type": "code", "source": ["%pip install --upgrade numpyro"]},
+        {"cell_type": "markdown", "source": ["!conda install never (prose)"]}]}
+    assert pb.build_installs(json.dumps(nb)) == ["!pip install -U kaleido plotly", "!conda install -y -c plotly orca",
+                                                 "%pip install --upgrade numpyro"]
+    assert pb.build_installs("not json") == []
+    records = pb.compare(list(_rows().values()), _audit("g4dn.2xlarge"), "g4dn.2xlarge", gpu=True,
+                         installs={"alpha": ["!conda install -y orca"]})
+    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
+            "load_after": 1.0}
+    text = pb.render(records, pb.summed(records), meta)
+    assert "installs at every build (network, not measured here): !conda install -y orca |" in text

@@ -304,7 +304,7 @@ class Called:
                        if loop[0] == "lax.while_loop" and loop[1] is None]
             if unknown:
                 self.tallies[sig] = {"loops": unknown, "probes": 0, "turns": {}, "runs": {}}
-        self._count_trips(sig, args, kwargs)
+        self._count_trips(sig, out, args, kwargs)
         self.single = len(self.sigs) == 1
         entry = self._entry(sig)
         entry["calls"] += 1
@@ -331,16 +331,18 @@ class Called:
                 "largest": elements(None, [big]) if big is not None else 0,
                 "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops, **cost}
 
-    def _count_trips(self, sig, args, kwargs) -> None:
+    def _count_trips(self, sig, out, args, kwargs) -> None:
         """The while loops of this signature whose trips no trace knows, counted: the function runs once more on
         the call's arguments, traced anew (once, then reused) with each such loop counting its turns, outside the
         cell's clocks (its seconds and compiles are taken back out at the cell's end). At most PROBES such runs per
         signature, on its slow-path calls (the compiling call, the warm one, each cell's first): each loop's mean
-        turns per run over them replace its None, in the order the trace met the loops; a failed run counts none."""
+        turns per run over them replace its None, in the order the trace met the loops; a failed run counts none.
+        The call's own result is waited for first, inside the cell's clocks: the extra run never holds its time."""
         tally = self.tallies.get(sig)
         if tally is None or tally["probes"] >= PROBES or self.remake is None:
             return
         tally["probes"] += 1
+        _block(out)
         counts: list = []
         before, t0, names = STATE["clock"].snapshot(), _clock(), dict(STATE["fn_compile"])
         STATE["counting"], STATE["lowering"] = counts, True  # a count, not a run: its loops are not noted
