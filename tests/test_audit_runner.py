@@ -220,8 +220,11 @@ def test_a_later_signature_keeps_the_loops_of_a_jitted_function_it_calls():
     assert result.ok, result.error
     first, later = (next(e for e in c.calls if e["name"] == "sim") for c in result.cells[2:4])
     assert first["elements"] != later["elements"]  # two signatures of sim
-    # replayed from path's first trace; its carry is one copy's (a float), x the 10 copies sim's vmap runs
-    assert first["loops"] == later["loops"] == [["lax.fori_loop", None, 10]]
+    # replayed from path's first trace; its carry is one copy's (a float), x the 10 copies sim's vmap runs; its
+    # traced bound T counted in each signature's extra runs (T = 1 on the first call of each)
+    assert [loop[:3] for loop in first["loops"]] == [loop[:3] for loop in later["loops"]] == \
+        [["lax.fori_loop", 1.0, 10]]
+    assert first["loops"][0][3:] == later["loops"][0][3:] == ["counted"]
 
 
 def test_peak_memory_is_recorded_per_lecture_and_labelled(completed):
@@ -284,16 +287,22 @@ def test_a_jitted_while_loops_trips_are_counted_outside_the_cells_clocks():
         "r = [outer(30) for _ in range(4)]\nassert [int(i) for i, _ in r] == [30] * 4",
         "b = both(jnp.array([10, 20]))\nassert b.tolist() == [10, 20]",
         "c = [outer2({'n': 12}) for _ in range(2)]",
+        "@jax.jit\ndef fo(n):\n    return jax.lax.fori_loop(0, n, lambda i, c: c + 1.0, 0.0)\nf = [fo(17), fo(17)]",
+        "@jax.jit\ndef many(ns):\n    return jax.vmap(solve)(ns)[0].sum()\nm = many(jnp.arange(20_000) % 7)",
     )
     result = runner.run_notebook(notebook(*cells), platform="cpu", timeout=120)
     assert result.ok, result.error
     outer = next(e for e in result.cells[2].calls if e["name"] == "outer")
-    assert outer["loops"] == [["lax.while_loop", 30.0, 51]] and outer["calls"] == 4
+    assert outer["loops"] == [["lax.while_loop", 30.0, 51, "counted"]] and outer["calls"] == 4
     assert result.cells[2].trip_probe_s > 0
     vmapped = next(e for e in result.cells[3].calls if e["name"] == "both")
-    assert vmapped["loops"] == [["lax.while_loop", 15.0, 102]]  # each copy's turns (10 and 20): their mean
+    assert vmapped["loops"] == [["lax.while_loop", 15.0, 102, "counted"]]  # each copy's turns (10, 20): their mean
     boxed = next(e for e in result.cells[4].calls if e["name"] == "outer2")  # an inner call whose first argument
-    assert boxed["loops"] == [["lax.while_loop", 12.0, 51]]              # is a dict of tracers: traced anew too
+    assert boxed["loops"] == [["lax.while_loop", 12.0, 51, "counted"]]      # is a dict of tracers: traced anew too
+    fori = next(e for e in result.cells[5].calls if e["name"] == "fo")
+    assert fori["loops"] == [["lax.fori_loop", 17.0, 1, "counted"]]  # traced bounds: upper - lower, when run
+    many = next(e for e in result.cells[6].calls if e["name"] == "many")  # 20,000 copies: one rolled callback
+    assert many["loops"][0][1] == pytest.approx(3.0, abs=0.01)           # loop, not 20,000 unrolled ones
     plain = runner.run_notebook(notebook(*cells), platform="cpu", timeout=120, trace=False)
     assert plain.ok and plain.cells[2].trip_probe_s is None
     assert [c.compilations for c in result.cells] == [c.compilations for c in plain.cells]  # its compiles taken out

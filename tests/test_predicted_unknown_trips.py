@@ -16,10 +16,10 @@ def g4dn():
     return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
 
 
-def _lecture(trips, warm_s=2.0, carry=1000):
+def _lecture(trips, warm_s=2.0, carry=1000, counted=False, nbytes=8e6):
     call = {"name": "vfi", "calls": 1, "wall_s": warm_s + 0.3, "first_s": warm_s + 0.3, "compile_s": 0.3,
-            "warm_s": None, "largest": 1000, "dtype": "float64", "flops": 4e6, "bytes": 8e6, "fusions": 1,
-            "loops": [["lax.while_loop", trips, carry]]}
+            "warm_s": None, "largest": 1000, "dtype": "float64", "flops": 4e6, "bytes": nbytes, "fusions": 1,
+            "loops": [["lax.while_loop", trips, carry] + (["counted"] if counted else [])]}
     cell = CellTiming(1, "v = vfi(model)", warm_s + 0.4, warm_s + 0.4, compile_s=0.3, compilations=1, calls=[call])
     return NotebookRun("vfi.md", platform="cpu", cells=[CellTiming(0, "import jax", 0.5, 0.5), cell])
 
@@ -46,14 +46,19 @@ def test_known_trips_and_unmeasured_calls_are_predicted_as_before(g4dn):
     assert doubled["parts"]["gpu"]["calls"] > 1.5 * unknown["parts"]["gpu"]["calls"]  # it reads the measured call
 
 
-def test_counted_trips_are_priced_as_while_turns_not_inferred(g4dn):
+def test_counted_trips_are_priced_as_while_turns_each_doing_the_bodys_work(g4dn):
     """The hooks counted the loop's turns (endogenous_lake: about 570 per call of a value-function iteration): the
-    GPU side pays them at the family's while-loop turn (a predicate read per turn), no inference from CPU time."""
-    p = predicted.predict_lecture(_lecture(570.0), g4dn, float64=True)
+    GPU side pays them at the family's while-loop turn (a predicate read per turn), no inference from CPU time,
+    and each turn does the executable's work (XLA's cost analysis counts a while body once), not the carry's."""
+    p = predicted.predict_lecture(_lecture(570.0, counted=True), g4dn, float64=True)
     turns = g4dn.runner.call("while", 570, "float64", "gpu")
     assert turns and p["parts"]["gpu"]["calls"] >= turns.seconds
     assert not any("trip count" in i for i in p.get("inputs", []))
     scan = g4dn.runner.call("scan", 570, "float64", "gpu")
     assert turns.seconds > scan.seconds  # a scan step reads no predicate back: the while turn is dearer
-    assert predicted.predict_lecture(_lecture(569.6), g4dn, float64=True)["parts"]["gpu"]["calls"] == \
-        pytest.approx(p["parts"]["gpu"]["calls"])  # a mean of turns rounds to whole turns
+    assert predicted.predict_lecture(_lecture(569.6, counted=True), g4dn, float64=True)["parts"]["gpu"]["calls"] \
+        == pytest.approx(p["parts"]["gpu"]["calls"])  # a mean of turns rounds to whole turns
+    small = predicted.predict_lecture(_lecture(570.0, counted=True, nbytes=8e3), g4dn, float64=True)
+    assert p["parts"]["gpu"]["calls"] > small["parts"]["gpu"]["calls"]  # a bigger body, dearer turns
+    carry_only = predicted.predict_lecture(_lecture(570, carry=10), g4dn, float64=True)  # a static count: carry
+    assert p["parts"]["gpu"]["calls"] > carry_only["parts"]["gpu"]["calls"]

@@ -76,10 +76,17 @@ def _dtype(text: str) -> str:
     return "float64" if "64" in (text or "") else "float32"
 
 
+def _work_elements(entry: dict) -> int:
+    """The elements a jitted call's executable works on: half its bytes accessed (XLA's cost analysis: read and
+    written) in its dtype, at least its largest argument."""
+    dtype = _dtype(entry.get("dtype", ""))
+    return max(int((entry.get("bytes") or 0.0) / (2 * ITEM[dtype])), int(entry.get("largest") or 0), 1)
+
+
 def _call_time(view, entry: dict, device: str):
     dtype = _dtype(entry.get("dtype", ""))
     nbytes, flops = entry.get("bytes") or 0.0, entry.get("flops") or 0.0
-    n = max(int(nbytes / (2 * ITEM[dtype])), int(entry.get("largest") or 0), 1)
+    n = _work_elements(entry)
     p = view.call("elementwise", n, dtype, device)
     if flops > 10 * max(nbytes, 1.0):
         order = max(int(round((flops / 2) ** (1 / 3))), 1)
@@ -357,7 +364,10 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         for loop in entry.get("loops") or []:
             if loop[1] is None and passes is not None:  # its trips: the passes the measured call allows
                 loop = [loop[0], max(int(round(passes[0])), 1), *loop[2:]]
-            _loop(view, total, "calls", loop, calls, base, device, floor)
+            # a counted loop's turns each do the executable's work (XLA counts a while body once; the body, not
+            # the carry, is what a value-function iteration computes per turn)
+            body = _work_elements(entry) if loop[3:4] == ["counted"] else 0
+            _loop(view, total, "calls", loop, calls, base, device, floor, body)
         extra = _host_side(view, entry, measured) if device != "cpu" else 0.0
         total.seconds("host", calls * extra, 0.0, calls * extra)
     sampled = _sampler_s(cell, known)

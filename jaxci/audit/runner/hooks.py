@@ -26,11 +26,11 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   fast-path calls are counted only, their compute lands in the cell's end-of-cell wait), the largest
   argument's elements and dtype, the loops its trace held, and XLA's cost analysis of the compiled executable
   (flops, bytes accessed, fusions in the optimised HLO), read once per new executable. A `while_loop` in it (its
-  trip count is data: a value-function iteration to a tolerance) is counted: on up to PROBES of a signature's
-  slow-path calls the function runs again on the same arguments, retraced once with each such loop counting its
-  turns (one debug callback per run of the loop, in those extra runs only), and the loop's mean turns per run
-  stand for its trips. Those runs' seconds and compiles are taken back out of the cell's clocks (`trip_probe_s`
-  says how long they took);
+  trip count is data: a value-function iteration to a tolerance), or a `fori_loop` with traced bounds, is
+  counted: on up to PROBES of a signature's slow-path calls the function runs again on the same arguments,
+  retraced once with each such loop counting its turns (one host callback per run of the loop, in those extra
+  runs only), and the loop's mean turns per run stand for its trips (the loop marked "counted"). Those runs'
+  seconds and compiles are taken back out of the cell's clocks (`trip_probe_s` says how long they took);
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
   class (powers of two of the largest operand or result) the count and largest size.
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
@@ -62,6 +62,9 @@ EAGER_FULL = 2000
 NAMESPACE_LIMIT = 5000
 #: at most this many extra runs per jitted signature count its while loops' turns (Called._count_trips)
 PROBES = 5
+#: the loops whose trips a trace may not know and a count's extra run reports: a while loop's turns, a fori_loop's
+#: traced bounds
+COUNTED = ("lax.while_loop", "lax.fori_loop")
 
 STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
          "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
@@ -300,8 +303,7 @@ class Called:
         wall = _time.perf_counter() - t0
         if new:
             self.sigs[sig] = self._describe(leaves, args, kwargs)
-            unknown = [i for i, loop in enumerate(self.sigs[sig]["loops"])
-                       if loop[0] == "lax.while_loop" and loop[1] is None]
+            unknown = [i for i, loop in enumerate(self.sigs[sig]["loops"]) if loop[0] in COUNTED and loop[1] is None]
             if unknown:
                 self.tallies[sig] = {"loops": unknown, "probes": 0, "turns": {}, "runs": {}}
         self._count_trips(sig, out, args, kwargs)
@@ -332,7 +334,7 @@ class Called:
                 "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops, **cost}
 
     def _count_trips(self, sig, out, args, kwargs) -> None:
-        """The while loops of this signature whose trips no trace knows, counted: the function runs once more on
+        """The loops of this signature whose trips no trace knows (COUNTED), counted: the function runs once more on
         the call's arguments, traced anew (once, then reused) with each such loop counting its turns, outside the
         cell's clocks (its seconds and compiles are taken back out at the cell's end). At most PROBES such runs per
         signature, on its slow-path calls (the compiling call, the warm one, each cell's first): each loop's mean
@@ -364,6 +366,7 @@ class Called:
                 tally["turns"][i] = tally["turns"].get(i, 0) + turns
                 tally["runs"][i] = tally["runs"].get(i, 0) + runs
                 loops[i][1] = tally["turns"][i] / tally["runs"][i]
+                loops[i][3:] = ["counted"]
 
     def _entry(self, sig) -> dict:
         self.flush()
@@ -496,11 +499,16 @@ def trace_hooks(jax) -> None:
     @functools.wraps(fori0)
     def fori_loop(lower, upper, body_fun, init_val, *args, **kwargs):
         if user_call():
+            lo = hi = None
             try:
                 lo, hi = concrete(lower), concrete(upper)
                 note_loop("lax.fori_loop", hi - lo if lo is not None and hi is not None else None, elements(init_val))
             except Exception:
                 pass
+            if STATE["counting"] is not None and (lo is None or hi is None):  # traced bounds: reported when run
+                out = fori0(lower, upper, body_fun, init_val, *args, **kwargs)
+                report(reporter(STATE["counting"]), jax.numpy.maximum(upper - lower, 0))
+                return out
         return fori0(lower, upper, body_fun, init_val, *args, **kwargs)
 
     @functools.wraps(while0)
@@ -533,9 +541,9 @@ def trace_hooks(jax) -> None:
     lax.scan, lax.fori_loop, lax.while_loop, jax.jit = scan, fori_loop, while_loop, jit
 
 
-def counted_while(jax, while0, cond_fun, body_fun, init_val, counts: list):
-    """A while loop that also counts its turns, reported once per run of the loop by a debug callback into
-    counts[k] = [turns, runs] (k: the loop's place in the trace). Under vmap a run reports each copy's turns."""
+def reporter(counts: list):
+    """The host callback for the next counted loop: each report adds its turns to counts[k] = [turns, runs] (k: the
+    loop's place in the trace). Under vmap a run reports each copy's turns."""
     k = len(counts)
     counts.append([0, 0])
 
@@ -544,10 +552,25 @@ def counted_while(jax, while0, cond_fun, body_fun, init_val, counts: list):
             counts[k][0] += int(value)
             counts[k][1] += 1
 
+    return seen
+
+
+def counted_while(jax, while0, cond_fun, body_fun, init_val, counts: list):
+    """A while loop that also counts its turns, reported once per run of the loop (reporter)."""
+    seen = reporter(counts)
     out, turns = while0(lambda state: cond_fun(state[0]), lambda state: (body_fun(state[0]), state[1] + 1),
                         (init_val, jax.numpy.int32(0)))
-    jax.debug.callback(seen, turns)
+    report(seen, turns)
     return out
+
+
+def report(seen, turns) -> None:
+    """One host callback with a loop's turns: an unordered io_callback, which vmap runs as a rolled loop over the
+    copies (jax.debug.callback unrolls one callback per copy into the program: career's 25,000 simulations made
+    a probe that never finished compiling and the kernel died)."""
+    from jax.experimental import io_callback
+
+    io_callback(seen, None, turns, ordered=False)
 
 
 def _traced(fun, name):
