@@ -27,10 +27,12 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   argument's elements and dtype, the loops its trace held, and XLA's cost analysis of the compiled executable
   (flops, bytes accessed, fusions in the optimised HLO), read once per new executable. A `while_loop` in it (its
   trip count is data: a value-function iteration to a tolerance), or a `fori_loop` with traced bounds, is
-  counted: on up to PROBES of a signature's slow-path calls the function runs again on the same arguments,
-  retraced once with each such loop counting its turns (one host callback per run of the loop, in those extra
-  runs only), and the loop's mean turns per run stand for its trips (the loop marked "counted"). Those runs'
-  seconds and compiles are taken back out of the cell's clocks (`trip_probe_s` says how long they took);
+  counted: on up to PROBES of a signature's slow-path calls (each at most PROBE_MAX_S long) the function runs
+  again on the same arguments, retraced once with each such loop counting its turns (one host callback per run
+  of the loop, in those extra runs only), and the loop's mean turns per run stand for its trips (the loop marked
+  "counted"). Those runs' seconds and compiles are taken back out of the cell's clocks (`trip_probe_s` says how
+  long they took). The count is a sample of those calls' arguments: trips that vary from call to call (a bound
+  the notebook sweeps) are only as good as it;
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
   class (powers of two of the largest operand or result) the count and largest size.
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
@@ -62,6 +64,10 @@ EAGER_FULL = 2000
 NAMESPACE_LIMIT = 5000
 #: at most this many extra runs per jitted signature count its while loops' turns (Called._count_trips)
 PROBES = 5
+#: no extra run after a call that took longer than this (seconds, waited, compile included): it would double an
+#: expensive call (imp_sample's 24-79 s `simulate` calls: 754 s of extra runs), and a long call's own CPU time
+#: already says how many passes it ran (predicted._inferred_passes)
+PROBE_MAX_S = 5.0
 #: the loops whose trips a trace may not know and a count's extra run reports: a while loop's turns, a fori_loop's
 #: traced bounds
 COUNTED = ("lax.while_loop", "lax.fori_loop")
@@ -306,7 +312,8 @@ class Called:
             unknown = [i for i, loop in enumerate(self.sigs[sig]["loops"]) if loop[0] in COUNTED and loop[1] is None]
             if unknown:
                 self.tallies[sig] = {"loops": unknown, "probes": 0, "turns": {}, "runs": {}}
-        self._count_trips(sig, out, args, kwargs)
+        if wall <= PROBE_MAX_S:
+            self._count_trips(sig, out, args, kwargs)
         self.single = len(self.sigs) == 1
         entry = self._entry(sig)
         entry["calls"] += 1
