@@ -8,7 +8,8 @@
 #   JUPYTER_PATH=/tmp/lecjup/share/jupyter .venv/bin/python measure/published_builds.py ... --kernel lec38
 #
 # DATA_DIR: the kernel serves the lectures' downloads from local copies there (measure/offline_data.py: FRED
-# series read through pandas_datareader, as DATA_DIR/fred/SERIES.csv); this host has no network.
+# series read through pandas_datareader as DATA_DIR/fred/SERIES.csv, URLs read through urllib as
+# DATA_DIR/web/HOST/PATH); this host has no network. Checked here too, before the minutes of installing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-/tmp/lecjup}"

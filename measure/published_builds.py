@@ -20,6 +20,7 @@ before and after the audit is printed: a loaded host inflates every measured tim
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -137,14 +138,18 @@ def notebooks(snapshot: Path, commit: str | None) -> list[str]:
     return sorted(n[:-6] for n in names if n.endswith(".ipynb") and n != "status.ipynb")
 
 
-def uses_jax(text: str) -> bool:
-    """A notebook whose code cells import JAX or numpyro."""
+def code_of(text: str) -> str:
+    """A notebook's code cells, joined ('' for text that is not a notebook)."""
     try:
         cells = json.loads(text).get("cells", [])
     except (json.JSONDecodeError, AttributeError):
-        return False
-    code = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
-    return bool(JAX_IMPORT.search(code))
+        return ""
+    return "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+
+
+def uses_jax(text: str) -> bool:
+    """A notebook whose code cells import JAX or numpyro."""
+    return bool(JAX_IMPORT.search(code_of(text)))
 
 
 #: a notebook cell's shell command that goes to the network on every build: an upgrade (pip -U) or a solve (conda)
@@ -156,12 +161,20 @@ def build_installs(text: str) -> list[str]:
     """The cells' shell commands that upgrade or solve packages at every build (`!pip install -U ...`, `!conda
     install ...`): network work the build pays and this host, with the packages already in the kernel, does not
     (back_prop: pip -U kaleido plotly and a conda solve before its first JAX cell)."""
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (json.JSONDecodeError, AttributeError):
-        return []
-    code = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
-    return [" ".join(m.group(0).split()) for m in BUILD_INSTALL.finditer(code)]
+    return [" ".join(m.group(0).split()) for m in BUILD_INSTALL.finditer(code_of(text))]
+
+
+def lecture_texts(audit: dict, snapshot: Path, commit: str | None) -> dict:
+    """Each audited lecture's notebook at the commit, read once (a saved audit's lecture that this snapshot lacks
+    is left out: nothing is said of it)."""
+    texts = {}
+    for lec in audit.get("lectures", []):
+        name = Path(lec["path"]).stem
+        try:
+            texts[name] = read_file(snapshot, commit, f"{name}.ipynb")
+        except (InputError, OSError):
+            pass
+    return texts
 
 
 def layout(snapshot: Path, commit: str | None, names: list[str], dest: Path, let_errors: bool = False) -> None:
@@ -203,8 +216,9 @@ def run_audit(folder: Path, family: str, kernel: str | None, cell_timeout: float
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+@functools.cache
 def offline_module():
-    """measure/offline_data.py, loaded by path (this script runs as a file, its tests load it the same way)."""
+    """measure/offline_data.py, loaded by path once (this script runs as a file, its tests load it the same way)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("offline_data", Path(__file__).with_name("offline_data.py"))
@@ -233,7 +247,7 @@ def mark_offline(audit: dict, folder: Path) -> None:
     audit): its measured run read those copies, not the build's download."""
     served_path = offline_module().served_path
     for lec in audit.get("lectures", []):
-        pid = next(iter((lec.get("runs") or {}).values()), {}).get("kernel_pid")
+        pid = run_of(lec).get("kernel_pid")
         path = served_path(folder, pid) if pid is not None else None
         if path is not None and path.is_file():
             lec["offline_data"] = json.loads(path.read_text(encoding="utf-8"))
@@ -383,17 +397,20 @@ def compare(rows: list[Row], audit: dict, family: str, gpu: bool, installs: dict
     return out
 
 
+def run_of(lec: dict) -> dict:
+    """The lecture's measured run: its CPU run, else its only one ({} when it has none)."""
+    runs = lec.get("runs") or {}
+    return runs.get("cpu") or next(iter(runs.values()), None) or {}
+
+
 def raised(lec: dict) -> list[str]:
     """The cells that raised and were let through (--let-errors), 'cell N: error', in the run's order."""
-    runs = lec.get("runs") or {}
-    run = runs.get("cpu") or next(iter(runs.values()), None) or {}
-    return [f"cell {c['index']}: {c['expected_error'][:80]}" for c in run.get("cells", []) if c.get("expected_error")]
+    return [f"cell {c['index']}: {c['expected_error'][:80]}" for c in run_of(lec).get("cells", [])
+            if c.get("expected_error")]
 
 
 def _measured_here(lec: dict) -> float | None:
-    runs = lec.get("runs") or {}
-    run = runs.get("cpu") or next(iter(runs.values()), None)
-    return run.get("wall_s") if run else None
+    return run_of(lec).get("wall_s")
 
 
 def dominant(parts: dict, top: int = 2) -> str:
@@ -423,16 +440,10 @@ def summed_complete(records: list[dict]) -> dict:
     return summed([r for r in records if not r.get("raised")])
 
 
-def summed_jax(records: list[dict], snapshot: Path, commit: str | None) -> dict:
-    """`summed` over the lectures whose notebook at the commit imports JAX or numpyro (the issue's goals are over
-    those); a lecture whose notebook cannot be read is left out."""
-    def jax(name: str) -> bool:
-        try:
-            return uses_jax(read_file(snapshot, commit, f"{name}.ipynb"))
-        except (InputError, OSError):
-            return False
-
-    return summed([r for r in records if jax(r["lecture"])])
+def summed_jax(records: list[dict], texts: dict) -> dict:
+    """`summed` over the lectures whose notebook at the commit (`texts`: lecture_texts) imports JAX or numpyro (the
+    issue's goals are over those); a lecture whose notebook could not be read is left out."""
+    return summed([r for r in records if uses_jax(texts.get(r["lecture"], ""))])
 
 
 def within_2x(ratio: float) -> bool:
@@ -625,16 +636,10 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, OSError, json.JSONDecodeError) as exc:
         print(f"published_builds: {exc}", file=sys.stderr)
         return 2
-    installs = {}
-    for lec in audit.get("lectures", []):
-        name = Path(lec["path"]).stem
-        try:
-            installs[name] = build_installs(read_file(args.snapshot, args.commit, f"{name}.ipynb"))
-        except InputError:  # a saved audit's lecture that this snapshot lacks: nothing to say of it
-            pass
-    records = compare(rows, audit, args.machine, gpu, installs)
+    texts = lecture_texts(audit, args.snapshot, args.commit)
+    records = compare(rows, audit, args.machine, gpu, {name: build_installs(t) for name, t in texts.items()})
     total = summed(records)
-    jax = summed_jax(records, args.snapshot, args.commit)
+    jax = summed_jax(records, texts)
     loo = leave_one_out_startup(records) if gpu else leave_one_out_host(records)
     if args.save_audit:
         annotate_published(audit, rows, args.machine, f"{args.snapshot.name}@{args.commit or 'folder'} status.ipynb")

@@ -366,7 +366,7 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
                 loop = [loop[0], max(int(round(passes[0])), 1), *loop[2:]]
             # a counted loop's turns each do the executable's work (XLA counts a while body once; the body, not
             # the carry, is what a value-function iteration computes per turn)
-            body = _work_elements(entry) if loop[3:4] == ["counted"] else 0
+            body = _work_elements(entry) if loop[3:4] == ["counted"] else 0  # marked by hooks.Called._count_trips
             _loop(view, total, "calls", loop, calls, base, device, floor, body)
         extra = _host_side(view, entry, measured) if device != "cpu" else 0.0
         total.seconds("host", calls * extra, 0.0, calls * extra)

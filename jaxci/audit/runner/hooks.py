@@ -312,8 +312,7 @@ class Called:
             unknown = [i for i, loop in enumerate(self.sigs[sig]["loops"]) if loop[0] in COUNTED and loop[1] is None]
             if unknown:
                 self.tallies[sig] = {"loops": unknown, "probes": 0, "turns": {}, "runs": {}}
-        if wall <= PROBE_MAX_S:
-            self._count_trips(sig, out, args, kwargs)
+        self._count_trips(sig, wall, out, args, kwargs)
         self.single = len(self.sigs) == 1
         entry = self._entry(sig)
         entry["calls"] += 1
@@ -340,15 +339,16 @@ class Called:
                 "largest": elements(None, [big]) if big is not None else 0,
                 "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops, **cost}
 
-    def _count_trips(self, sig, out, args, kwargs) -> None:
+    def _count_trips(self, sig, wall: float, out, args, kwargs) -> None:
         """The loops of this signature whose trips no trace knows (COUNTED), counted: the function runs once more on
         the call's arguments, traced anew (once, then reused) with each such loop counting its turns, outside the
         cell's clocks (its seconds and compiles are taken back out at the cell's end). At most PROBES such runs per
-        signature, on its slow-path calls (the compiling call, the warm one, each cell's first): each loop's mean
-        turns per run over them replace its None, in the order the trace met the loops; a failed run counts none.
+        signature, on its slow-path calls (the compiling call, the warm one, each cell's first) that took at most
+        PROBE_MAX_S (`wall`): each loop's mean turns per run over them replace its None, in the order the trace met
+        the loops; a failed run counts none.
         The call's own result is waited for first, inside the cell's clocks: the extra run never holds its time."""
         tally = self.tallies.get(sig)
-        if tally is None or tally["probes"] >= PROBES or self.remake is None:
+        if tally is None or tally["probes"] >= PROBES or wall > PROBE_MAX_S or self.remake is None:
             return
         tally["probes"] += 1
         _block(out)
@@ -373,7 +373,7 @@ class Called:
                 tally["turns"][i] = tally["turns"].get(i, 0) + turns
                 tally["runs"][i] = tally["runs"].get(i, 0) + runs
                 loops[i][1] = tally["turns"][i] / tally["runs"][i]
-                loops[i][3:] = ["counted"]
+                loops[i][3:] = ["counted"]  # read by jaxci.audit.judging.predicted (this module imports no jaxci)
 
     def _entry(self, sig) -> dict:
         self.flush()
