@@ -73,7 +73,7 @@ def test_unknown_loop_beside_bulk_work_keeps_gpu(verdicts):
 def test_scaled_fixtures_are_bulk_statically(model):
     scaled = {v.path: v for v in repo.audit_static(HERE.parent / "model_verdicts_scaled", model)}
     assert scaled["vmapped_scan_long.md"].regime == C.BULK_LOOPS
-    assert scaled["bulk_eager_beside_unknown.md"].regime == C.BULK_LOOPS  # 250 eager steps over 4e6 agents
+    assert scaled["bulk_eager_beside_unknown.md"].regime == C.BULK_LOOPS  # 750 eager steps over 4e6 agents
     assert all(v.recommendation == C.KEEP_GPU for v in scaled.values())
 
 

@@ -68,5 +68,5 @@ def test_time_lands_in_the_cell_that_called(executed):
     call, plot = cells[3], cells[4]  # `out = paths(k0)`, then `print(float(out.mean()))`
     assert not plot.calls and call.settle_s is not None  # the call and its wait are the calling cell's
     (entry,) = call.calls
-    assert entry["name"] == "simulate" and entry["loops"] == [["lax.scan", 1000, 1_000_000]]
+    assert entry["name"] == "simulate" and entry["loops"] == [["lax.scan", 3000, 1_000_000]]
     assert entry["first_s"] >= entry["compile_s"] > 0

@@ -724,8 +724,9 @@ def verdict_from(pred: dict, family: str, slower: float, faster: float) -> tuple
     cpu, gpu = max(pred["cpu_s"] - shared, 0.0), max(pred["gpu_s"] - shared, 0.0)
     ratio = gpu / cpu if cpu > 0 else (1.0 if gpu <= 0 else float("inf"))
     rec = KEEP_GPU if ratio < faster else PIN_CPU if ratio > slower else EITHER
-    why = (f"predicted on {family}: GPU {gpu:.3g} s (band {pred['gpu_low_s']:.3g}..{pred['gpu_high_s']:.3g}) vs CPU "
-           f"{cpu:.3g} s (band {pred['cpu_low_s']:.3g}..{pred['cpu_high_s']:.3g})"
+    band = {k: max(pred[k] - shared, 0.0) for k in ("gpu_low_s", "gpu_high_s", "cpu_low_s", "cpu_high_s")}
+    why = (f"predicted on {family}: GPU {gpu:.3g} s (band {band['gpu_low_s']:.3g}..{band['gpu_high_s']:.3g}) vs CPU "
+           f"{cpu:.3g} s (band {band['cpu_low_s']:.3g}..{band['cpu_high_s']:.3g})"
            + (f", each less the fresh kernel's {shared:.2g} s both pay" if shared else "")
            + f", GPU/CPU {ratio:.2f}; margin: "
            f"keep on GPU below {faster}, pin to CPU above {slower}, either between")
