@@ -443,7 +443,16 @@ def summed_complete(records: list[dict]) -> dict:
 def summed_jax(records: list[dict], texts: dict) -> dict:
     """`summed` over the lectures whose notebook at the commit (`texts`: lecture_texts) imports JAX or numpyro (the
     issue's goals are over those); a lecture whose notebook could not be read is left out."""
-    return summed([r for r in records if uses_jax(texts.get(r["lecture"], ""))])
+    return summed(jax_records(records, texts))
+
+
+def jax_records(records: list[dict], texts: dict) -> list[dict]:
+    return [r for r in records if uses_jax(texts.get(r["lecture"], ""))]
+
+
+def loo_jax(records: list[dict], texts: dict) -> dict:
+    """The leave-one-out sum (after leave_one_out_startup / _host) over the lectures that use JAX."""
+    return _loo_summed([r for r in jax_records(records, texts) if r.get("loo_ratio") is not None])
 
 
 def within_2x(ratio: float) -> bool:
@@ -542,6 +551,11 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
                                    f"{loo['startup_s'][-1]:.3g} s)")
         lines += ["", f"with {what}: predicted {loo['predicted_s']:,.1f} s, ratio {_num(loo['ratio'], '.2f')}; "
                       f"within 2x: {loo['within_2x']} of {loo['lectures']} ({per})"]
+        part = loo.get("jax")
+        if part and 0 < part["lectures"] < loo["lectures"]:
+            lines += ["", f"the same over the {part['lectures']} lectures that use JAX: published "
+                          f"{part['published_s']:,.1f} s, predicted {part['predicted_s']:,.1f} s, ratio "
+                          f"{_num(part['ratio'], '.2f')}; within 2x: {part['within_2x']} of {part['lectures']}"]
     return "\n".join(lines) + "\n"
 
 
@@ -641,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
     total = summed(records)
     jax = summed_jax(records, texts)
     loo = leave_one_out_startup(records) if gpu else leave_one_out_host(records)
+    loo["jax"] = loo_jax(records, texts)
     if args.save_audit:
         annotate_published(audit, rows, args.machine, f"{args.snapshot.name}@{args.commit or 'folder'} status.ipynb")
         args.save_audit.write_text(json.dumps(audit, indent=1), encoding="utf-8")

@@ -238,6 +238,18 @@ def test_cell_record_loops_in_calls_eager_and_settle(kernel_hooks):
     assert rec["settle_s"] >= 0 and rec["wall"] >= rec["settle_s"]
 
 
+def test_the_hooks_record_the_main_threads_cpu_seconds(kernel_hooks):
+    """`busy_s`: the main thread's CPU seconds in the cell, which a thread cannot spend faster than the clock (the
+    trip counts' runs are out of both)."""
+    jax, ns = kernel_hooks
+    hooks.pre()
+    ns["total"] = sum(range(200_000))  # host code: the main thread's own work
+    ns["big"] = jax.numpy.ones(300_000) * 2.0
+    hooks.post()
+    (rec,) = json_records()
+    assert 0 < rec["busy_s"] <= rec["wall"] + 0.01  # thread_time's granularity
+
+
 def json_records():
     import json
 

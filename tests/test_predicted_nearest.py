@@ -50,9 +50,29 @@ def _compiling_run():
     return NotebookRun("x.ipynb", platform="cpu", cells=cells)
 
 
-def test_further_gpu_compilations_take_the_published_pair_and_say_so(nearest, records):
+def test_the_compile_ratio_is_every_same_source_pair_and_follows_each(records):
+    """Beside the fresh-jit series, each case whose compile part one source published on both runners (g4dn's
+    T4 and the CPU runner: matmuls, a large elementwise op, a scalar scan), the CPU side moved to g4dn's host: what
+    a lecture compiles is a mix, so their geometric mean, band the lowest to the highest pair."""
+    ev = reference()
+    model = RunnerModel.from_results(*records, ev)
+    both, inputs = model.compile_ratio(T4)
+    series = model.fresh_jit_ratio(T4)[0]
+    pairs = [i for i in inputs if " s over " in i]   # one line per compile-part pair
+    assert len(pairs) == 4 and any(i.startswith("scan at 100,000") for i in pairs)
+    assert both.low < 1.0 < series.mid < both.mid < both.high   # a 50M-element op compiles faster on the T4
+    assert "geometric mean of 5 published pairs" in inputs[-1]
+    assert RunnerModel.from_results(*records).compile_ratio(T4) is None          # transfer-only: no pair
+    scan = [e for e in ev if e.term == "compile" and e.key == "scan" and e.device == "gpu"]
+    tripled = RunnerModel.from_results(*records, [dataclasses.replace(e, value=e.value.scale(3.0)) if e in scan
+                                                  else e for e in ev]).compile_ratio(T4)[0]
+    assert tripled.mid == pytest.approx(both.mid * 3.0 ** (1 / 5))   # one pair of five, moved: an input
+    assert tripled.high == pytest.approx(both.high * 3.0)
+
+
+def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest, records):
     p = predicted.predict_lecture(_compiling_run(), nearest)
-    ratio = nearest.runner.model.fresh_jit_ratio(T4)[0]
+    ratio = nearest.runner.model.compile_ratio(T4)[0]
     per = 14 * 3.0 / 15   # 15 compilations in 3 s: the first is start-up, the other 14 at this run's seconds
     assert p["parts"]["gpu"]["compile"] == pytest.approx(per * ratio.mid)
     assert p["parts"]["cpu"]["compile"] == pytest.approx(per)

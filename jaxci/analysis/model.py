@@ -695,6 +695,35 @@ class RunnerModel:
                            f"({ratio.low:.3g}-{ratio.high:.3g})"]
         return None
 
+    def compile_ratio(self, family: str) -> tuple[Band, list] | None:
+        """GPU / CPU seconds per further compilation on the family's host, from every same-source published pair:
+        the fresh-jit series (fresh_jit_ratio) and each case whose compile part (first call less warm call) one
+        source published on the family's GPU and on another runner's CPU at the same size, the CPU side moved to
+        the family's host by the two hosts' pure-Python sums. The pairs differ by what compiles (on g4dn: a
+        matmul 2.8-2.9x, a 50M-element elementwise op 0.18x, a scalar scan 12.7x, the matmul series 1.09x) and a
+        lecture compiles a mix, so: their geometric mean, band from the lowest to the highest. None without one."""
+        pairs, inputs = [], []
+        series = self.fresh_jit_ratio(family)
+        if series is not None:
+            pairs.append(series[0])
+            inputs.append(f"fresh-jit series: {series[1][-1]}")
+        where = self._where(family)
+        for gpu in [e for e in self.published if e.where in where and (e.device, e.term) == ("gpu", E.COMPILE)]:
+            for cpu in self.published:
+                if (cpu.term, cpu.key, cpu.n, cpu.device) != (E.COMPILE, gpu.key, gpu.n, "cpu") or \
+                        cpu.where in where or cpu.value.low <= 0:
+                    continue
+                h, htext = self._published_host_ratio(cpu.where, family)
+                ratio = gpu.value.scale(cpu.value.scale(h).inverse())
+                pairs.append(ratio)
+                inputs.append(f"{gpu.key} at {gpu.n:,}: {gpu.label()} {gpu.value.mid:.3g} s over {cpu.label()} "
+                              f"{cpu.value.mid:.3g} s x {htext}: {ratio.mid:.3g}")
+        if not pairs:
+            return None
+        both = combine(pairs)
+        return both, inputs + [f"GPU / CPU per further compilation on {family}'s host: geometric mean of "
+                               f"{len(pairs)} published pairs {both.mid:.3g} ({both.low:.3g}-{both.high:.3g})"]
+
     def _series(self, family, dtype, device) -> _Est:
         pub = self._pub(family, device, E.SERIES)
         if pub:

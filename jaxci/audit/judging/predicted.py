@@ -6,7 +6,8 @@ instrumented run measured (jaxci.audit.runner.hooks) and the runner model (jaxci
               + backend (GPU): the CUDA client's start-up (the runner model's `backend_start`), once per kernel,
                 where the lecture started a backend; modelled, so the host factor never moves it
               + compile: each further compilation at this run's measured seconds per compilation x the device's
-                compile ratio (CPU 1; GPU 1 .. first-compile GPU / CPU, geometric middle)
+                compile ratio (CPU 1; GPU: the geometric mean of the published same-source GPU / CPU pairs, their
+                range as band; without them 1 .. first-compile GPU / CPU, geometric middle)
               + calls: per jitted call signature, calls x (its executable's time + its loops); on the CPU side of a
                 CPU run, calls x this run's own waited time per call (the warm call, else the first less its compile)
               + loops: top-level lax loops, times run x (loop(trips) + trips x work per step)
@@ -16,11 +17,12 @@ instrumented run measured (jaxci.audit.runner.hooks) and the runner model (jaxci
               + leapfrog (GPU): in place of `sampler` for the HMC / NUTS runs whose leapfrog steps the hooks
                 counted: serial steps x predicate reads per step x the family's while-loop turn
                 (jaxci.audit.judging.leapfrog); modelled, so the host factor never moves it
-              + eager: a cell's time outside its jitted calls, compile, start-up and import, less its loops (GPU:
-                moved by the elementwise speed-up at its largest eager operand, band none .. all of it)
+              + eager: a cell's time outside its jitted calls, compile, start-up and import, less its loops and
+                less what its main thread spent on the CPU beyond those (host code: `host`) (GPU: moved by the
+                elementwise speed-up at its largest eager operand, band none .. all of it)
               + host: what no JAX part accounts for, as this run measured it on either device: `import jax` and
-                the host code (Python, NumPy, plots) of cells without loops or eager JAX work, and beside the
-                loops of a cell predicted for another device
+                the host code (Python, NumPy, plots) of cells without loops or eager JAX work, beside the loops
+                of a cell predicted for another device, and the main thread's CPU seconds beyond a cell's JAX parts
 On the CPU side of a CPU run, a cell's top-level loops and eager work stand as this run measured them. So
 cpu_s and gpu_s are the whole lecture's seconds on each side (its cells), which build times add up.
 
@@ -165,11 +167,11 @@ def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = 
         total.seconds("compile", per, per, per)
         return
     ratio = _compile_ratio(view, base, total)
-    pair = _fresh_jit_ratio(view)
-    if pair is not None:  # nearest evidence: one published source ran the same fresh jits on both devices
-        total.seconds("compile", per * pair[0].mid, per * pair[0].low, per * max(pair[0].high, ratio or 0.0))
-        total.inputs += [f"further compilations on the GPU x {pair[0].mid:.3g}, band up to the first-compile ratio "
-                         f"{ratio or pair[0].high:.3g}: " + "; ".join(pair[1])]
+    pairs = _published_compile_ratio(view)
+    if pairs is not None:  # nearest evidence: one published source compiled the same cases on both devices
+        total.seconds("compile", per * pairs[0].mid, per * pairs[0].low, per * pairs[0].high)
+        total.inputs += [f"further compilations on the GPU x {pairs[0].mid:.3g} (band {pairs[0].low:.3g}-"
+                         f"{pairs[0].high:.3g}): " + "; ".join(pairs[1])]
         return
     if ratio is None:
         total.missing.append("no first-compile ratio GPU / CPU: further compilations not counted on the GPU")
@@ -177,12 +179,14 @@ def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = 
     total.seconds("compile", per * math.sqrt(ratio), per, per * ratio)
 
 
-def _fresh_jit_ratio(view):
-    """(band, inputs) of GPU / CPU seconds per fresh jit on the family's host from a published pair of the same
-    series on both devices (RunnerModel.fresh_jit_ratio), or None. It beats the first-compile ratio below, whose
-    GPU and CPU parts come from different sources (on g4dn.2xlarge: the T4 runner's published 0.116 s over the
-    lab's 0.032 s, 3.6x, where the T4 and CPU runners' own series give 1.09x on the same host)."""
-    ask = getattr(getattr(view, "model", None), "fresh_jit_ratio", None)
+def _published_compile_ratio(view):
+    """(band, inputs) of GPU / CPU seconds per further compilation on the family's host from the published pairs
+    of the same cases on both devices (RunnerModel.compile_ratio: the fresh-jit series, and each compile part
+    published on both), or None. It beats the first-compile ratio below, whose GPU and CPU parts come from
+    different sources (on g4dn.2xlarge: the T4 runner's published 0.116 s over the lab's 0.032 s, 3.6x). The series
+    alone (1.09x on g4dn's host: matmuls, a cuBLAS call on the GPU) left the compile-heavy lectures at 0.3-0.5 of
+    their published times; the pairs span what lectures compile (a scalar scan 12.7x, a large elementwise op 0.18x)."""
+    ask = getattr(getattr(view, "model", None), "compile_ratio", None)
     return ask(view.family) if ask else None
 
 
@@ -392,7 +396,9 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", cpu_floor, extra)
     beside = max(_rest(cell, known) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
     if eager and (platform or "cpu") == "cpu":
-        _eager(view, total, cell, device, float64, beside)
+        host = _busy_beyond(cell, beside)
+        total.seconds("host", host, host, host)
+        _eager(view, total, cell, device, float64, beside - host)
     elif not eager:
         total.seconds("host", beside, beside, beside)
 
@@ -535,6 +541,17 @@ def _eager(view, total: Sum, cell, device: str, float64: bool, rest: float) -> N
         return
     low = rest * min(g.seconds / c.seconds, 1.0)
     total.seconds("eager", math.sqrt(low * rest), low, rest)
+
+
+def _busy_beyond(cell, beside: float) -> float:
+    """Of a cell's seconds beyond its JAX parts (`beside`), those its main thread spent on the CPU beyond all the
+    seconds of those parts: host code, which no device speeds up (SciPy's MINPACK around a JAX Jacobian: 19 s of
+    newton_method's cell, once carried to the T4 as eager work at its 9e6-element speed-up). XLA computes on its own
+    threads while the main thread waits, so bulk eager work stays eager; every JAX part is taken as busy (the
+    smallest host share). 0 for a run that did not record the main thread's CPU seconds."""
+    if cell.busy_s is None:
+        return 0.0
+    return min(max(cell.busy_s - (cell.wall_s - beside), 0.0), beside)
 
 
 def _uncalled_carry(cell) -> int:

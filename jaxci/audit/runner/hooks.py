@@ -33,6 +33,9 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   "counted"). Those runs' seconds and compiles are taken back out of the cell's clocks (`trip_probe_s` says how
   long they took). The count is a sample of those calls' arguments: trips that vary from call to call (a bound
   the notebook sweeps) are only as good as it;
+- `busy_s`: CPU seconds of the kernel's main thread in the cell (the trip counts' runs left out): its host work
+  (Python, NumPy, SciPy, JAX's dispatch and compiles), where XLA computes on its own threads while the main thread
+  waits: of a cell's time no hook accounts for, the part that was host code whatever JAX was asked;
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
   class (powers of two of the largest operand or result) the count and largest size.
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
@@ -354,6 +357,7 @@ class Called:
         _block(out)
         counts: list = []
         before, t0, names = STATE["clock"].snapshot(), _clock(), dict(STATE["fn_compile"])
+        busy0 = _time.thread_time()
         STATE["counting"], STATE["lowering"] = counts, True  # a count, not a run: its loops are not noted
         try:
             self.counter = self.counter or self.remake()
@@ -367,6 +371,7 @@ class Called:
             for k, v in after.items():
                 excluded[k] = excluded.get(k, 0) + v - before[k]
             excluded["wall"] = excluded.get("wall", 0.0) + _clock() - t0
+            excluded["busy"] = excluded.get("busy", 0.0) + _time.thread_time() - busy0
         loops = self.sigs[sig]["loops"]
         for i, (turns, runs) in zip(tally["loops"], counts):
             if runs:
@@ -752,7 +757,7 @@ def pre(info=None) -> None:
     STATE["samplers"], STATE["excluded"] = [], {}
     STATE["cell"] += 1
     STATE["before"] = STATE["clock"].snapshot()
-    STATE["t0"] = _time.perf_counter()
+    STATE["t0"], STATE["busy0"] = _time.perf_counter(), _time.thread_time()
 
 
 def settle() -> float:
@@ -823,10 +828,12 @@ def memory() -> dict:
 def post(result=None) -> None:
     waited = settle() if STATE["installed"] else 0.0
     wall = _time.perf_counter() - STATE["t0"]
+    busy = _time.thread_time() - STATE["busy0"]
     after = STATE["clock"].snapshot()
     excluded, STATE["excluded"] = STATE["excluded"], {}  # the trip counts' extra runs (Called._count_trips)
     delta = {k: after[k] - STATE["before"][k] - excluded.get(k, 0) for k in after}
     delta["wall"] = wall - excluded.get("wall", 0.0)
+    delta["busy_s"] = max(busy - excluded.get("busy", 0.0), 0.0)
     if excluded:
         delta["trip_probe_s"] = excluded.get("wall", 0.0)
     delta["ok"] = bool(getattr(result, "success", True))

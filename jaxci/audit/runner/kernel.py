@@ -319,5 +319,5 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.loops, timing.jitted, timing.calls = rec.get("loops"), rec.get("jitted"), rec.get("calls")
     timing.eager, timing.startup_s, timing.settle_s = rec.get("eager"), rec.get("startup_s"), rec.get("settle_s")
     timing.import_s, timing.samplers = rec.get("import_s"), rec.get("samplers")
-    timing.trip_probe_s = rec.get("trip_probe_s")
+    timing.trip_probe_s, timing.busy_s = rec.get("trip_probe_s"), rec.get("busy_s")
     timing.memory = rec.get("memory")

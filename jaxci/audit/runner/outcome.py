@@ -39,6 +39,7 @@ class CellTiming:
     settle_s: float | None = None  # of wall_s: waiting at the cell's end for its asynchronous JAX work
     import_s: float | None = None  # of wall_s: the notebook's own `import jax`
     trip_probe_s: float | None = None  # not in wall_s: the extra runs that counted while loops' trips (hooks)
+    busy_s: float | None = None  # CPU seconds of the kernel's main thread in wall_s: host work (hooks)
     memory: dict | None = None  # at the cell's end, labelled: device_peak_bytes (+ platform), live_buffers, host RSS
 
     @property
