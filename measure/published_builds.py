@@ -440,19 +440,20 @@ def summed_complete(records: list[dict]) -> dict:
     return summed([r for r in records if not r.get("raised")])
 
 
-def summed_jax(records: list[dict], texts: dict) -> dict:
-    """`summed` over the lectures whose notebook at the commit (`texts`: lecture_texts) imports JAX or numpyro (the
-    issue's goals are over those); a lecture whose notebook could not be read is left out."""
-    return summed(jax_records(records, texts))
+def jax_lectures(texts: dict) -> set:
+    """The lectures whose notebook at the commit (`texts`: lecture_texts) imports JAX or numpyro (the issue's goals
+    are over those); a lecture whose notebook could not be read is not one."""
+    return {name for name, text in texts.items() if uses_jax(text)}
 
 
-def jax_records(records: list[dict], texts: dict) -> list[dict]:
-    return [r for r in records if uses_jax(texts.get(r["lecture"], ""))]
+def summed_jax(records: list[dict], jax: set) -> dict:
+    """`summed` over the lectures that use JAX (`jax`: jax_lectures)."""
+    return summed([r for r in records if r["lecture"] in jax])
 
 
-def loo_jax(records: list[dict], texts: dict) -> dict:
+def loo_jax(records: list[dict], jax: set) -> dict:
     """The leave-one-out sum (after leave_one_out_startup / _host) over the lectures that use JAX."""
-    return _loo_summed([r for r in jax_records(records, texts) if r.get("loo_ratio") is not None])
+    return _loo_summed([r for r in records if r["lecture"] in jax and r.get("loo_ratio") is not None])
 
 
 def within_2x(ratio: float) -> bool:
@@ -517,16 +518,15 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for r in records:
         band = f"{r['low_s']:.3g}..{r['high_s']:.3g}" if r["low_s"] is not None else ""
-        note = r["refused"] or (r["status"] if r["status"] != "ok" else "")
+        notes = [r["refused"] or (r["status"] if r["status"] != "ok" else "")]
         if r.get("raised"):
-            note = "; ".join(filter(None, [note, f"{len(r['raised'])} cell(s) raised, let through: "
-                                                 + ", ".join(x.split(':')[0] for x in r["raised"][:4])]))
+            notes.append(f"{len(r['raised'])} cell(s) raised, let through: "
+                         + ", ".join(x.split(':')[0] for x in r["raised"][:4]))
         if r.get("installs"):
-            note = "; ".join(filter(None, [note, "installs at every build (network, not measured here): "
-                                                 + "; ".join(r["installs"])]))
+            notes.append("installs at every build (network, not measured here): " + "; ".join(r["installs"]))
         if r.get("offline_data"):
-            note = "; ".join(filter(None, [note, "data from local copies, not the build's download: "
-                                                 + ", ".join(r["offline_data"])]))
+            notes.append("data from local copies, not the build's download: " + ", ".join(r["offline_data"]))
+        note = "; ".join(filter(None, notes))
         lines.append(f"| {r['lecture']} | {_num(r['published_s'])} | {_num(r['predicted_s'])} | {band} | "
                      f"{_num(r['ratio'], '.2f')} | {r['dominant']} | {_num(r['measured_here_s'])} | {note} |")
     lines += ["", f"summed over {total['lectures']} lectures with both: published {total['published_s']:,.1f} s, "
@@ -653,9 +653,10 @@ def main(argv: list[str] | None = None) -> int:
     texts = lecture_texts(audit, args.snapshot, args.commit)
     records = compare(rows, audit, args.machine, gpu, {name: build_installs(t) for name, t in texts.items()})
     total = summed(records)
-    jax = summed_jax(records, texts)
+    with_jax = jax_lectures(texts)
+    jax = summed_jax(records, with_jax)
     loo = leave_one_out_startup(records) if gpu else leave_one_out_host(records)
-    loo["jax"] = loo_jax(records, texts)
+    loo["jax"] = loo_jax(records, with_jax)
     if args.save_audit:
         annotate_published(audit, rows, args.machine, f"{args.snapshot.name}@{args.commit or 'folder'} status.ipynb")
         args.save_audit.write_text(json.dumps(audit, indent=1), encoding="utf-8")

@@ -79,6 +79,11 @@ def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest, r
     assert any("further compilations on the GPU" in i and "published (" in i for i in p["inputs"])
     transfer = predicted.predict_lecture(_compiling_run(), family.from_results(REPO_ROOT / "results", T4))
     assert not transfer["inputs"]   # no published pair: the first-compile ratio, as before
+    # a float64 lecture: the pairs stand, so no first-compile fallback is noted as missing (it is not used)
+    f64 = predicted.predict_lecture(_compiling_run(), nearest, float64=True)
+    assert not any("first-compile ratio" in m for m in f64["missing"]), f64["missing"]
+    assert any("first-compile ratio" in m for m in predicted.predict_lecture(
+        _compiling_run(), family.from_results(REPO_ROOT / "results", T4), float64=True)["missing"])
 
 
 def _uncalled_loop_run(carry):

@@ -166,13 +166,13 @@ def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = 
     if device == "cpu":
         total.seconds("compile", per, per, per)
         return
-    ratio = _compile_ratio(view, base, total)
     pairs = _published_compile_ratio(view)
     if pairs is not None:  # nearest evidence: one published source compiled the same cases on both devices
         total.seconds("compile", per * pairs[0].mid, per * pairs[0].low, per * pairs[0].high)
         total.inputs += [f"further compilations on the GPU x {pairs[0].mid:.3g} (band {pairs[0].low:.3g}-"
                          f"{pairs[0].high:.3g}): " + "; ".join(pairs[1])]
         return
+    ratio = _compile_ratio(view, base, total)  # only where no pair stands: it notes what it falls back on
     if ratio is None:
         total.missing.append("no first-compile ratio GPU / CPU: further compilations not counted on the GPU")
         return

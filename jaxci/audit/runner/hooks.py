@@ -75,8 +75,8 @@ PROBE_MAX_S = 5.0
 #: traced bounds
 COUNTED = ("lax.while_loop", "lax.fori_loop")
 
-STATE = {"t0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {}, "calls": {},
-         "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
+STATE = {"t0": None, "busy0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {},
+         "calls": {}, "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
          "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": [],
          "lowering": False, "counting": None, "excluded": {}}
