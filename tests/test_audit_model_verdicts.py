@@ -143,24 +143,32 @@ def test_hooks_read_shapes_through_vmap():
     assert hooks.elements((jnp.ones(4), 1.0)) == 5
 
 
-def test_a_trace_for_the_cost_analysis_notes_no_loops(monkeypatch):
-    """Lowering a new signature for XLA's cost analysis may trace the function again (and replay the loops of a
-    jitted function it calls): that is not a run, so its loops must not join the next signature's (imp_sample's
-    later signature of `simulate` held its loop twice)."""
+def test_a_trace_read_back_for_the_analysis_notes_no_loops():
+    """Reading jit's trace of a new signature back (for XLA's cost analysis and the loop count) may trace the
+    function again where jit's cache lost it: that is not a run, so the loops it meets must not join the next
+    signature's."""
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
     seen = []
 
-    def cost(jitted, args, kwargs):
-        hooks.STATE["tracing"].append((f.key, "f"))  # what a second trace of f would note
-        hooks.note_loop("lax.fori_loop", None, 7)
-        hooks.STATE["tracing"].pop()
-        seen.append(hooks.STATE["lowering"])
-        return {}
+    jitted = jax.jit(lambda x: x + 1.0)
 
-    monkeypatch.setattr(hooks, "cost_of", cost)
+    class Jitted:  # the jitted function, whose trace read back for the analysis meets a loop
+        def __call__(self, *args):
+            return jitted(*args)
+
+        def _cache_size(self):
+            return jitted._cache_size()
+
+        def trace(self, *args):
+            hooks.STATE["tracing"].append((f.key, "f"))  # what a second trace of f would note
+            hooks.note_loop("lax.fori_loop", None, 7)
+            hooks.STATE["tracing"].pop()
+            seen.append(hooks.STATE["lowering"])
+            return jitted.trace(*args)
+
     hooks.STATE["calls"], hooks.STATE["cell"], hooks.STATE["fn_loops"], hooks.STATE["loops"] = {}, 1, {}, {}
-    f = hooks.Called(jax, "f", jax.jit(lambda x: x + 1.0))
+    f = hooks.Called(jax, "f", Jitted())
     f(jnp.ones(3))
     assert seen == [True] and not hooks.STATE["lowering"]
     assert hooks.STATE["fn_loops"] == {} and hooks.STATE["loops"] == {}
@@ -248,6 +256,40 @@ def test_the_hooks_record_the_main_threads_cpu_seconds(kernel_hooks):
     hooks.post()
     (rec,) = json_records()
     assert 0 < rec["busy_s"] <= rec["wall"] + 0.01  # thread_time's granularity
+
+
+def test_a_jitted_functions_wrapped_is_the_notebooks_function(kernel_hooks):
+    """`jax.jit(h).__wrapped__` is `h` under the hooks as without them (a notebook that calls it un-jitted, with a
+    Python branch on its input, must not get the jitted function)."""
+    jax, _ = kernel_hooks
+
+    def h(x):
+        return x + 1 if x > 0 else x - 1
+
+    assert jax.jit(h).__wrapped__ is h
+    assert jax.jit(h).__wrapped__(2) == 3
+
+
+def test_a_while_loops_turns_are_counted_after_the_cell_not_in_it(kernel_hooks):
+    """The cell only queues the count (its clocks and nbclient's cell timeout never hold it); count_queued, which
+    the runner calls in a request of its own, counts the turns from jit's trace and reports the entry's loops."""
+    import json
+
+    jax, ns = kernel_hooks
+    traced = []
+
+    def halve(x):
+        traced.append(1)
+        return jax.lax.while_loop(lambda s: s[1] > 1.0, lambda s: (s[0] + 1, s[1] / 2), (0, x))[0]
+
+    hooks.pre()
+    ns["r"] = jax.jit(halve)(40.0)
+    hooks.post()
+    (rec,) = json_records()
+    assert rec["queued"] == 1 and rec["calls"][0]["loops"] == [["lax.while_loop", None, 2]]
+    counted = json.loads(hooks.count_queued(60.0))
+    assert counted["calls"] == [[0, [["lax.while_loop", 6.0, 2, "counted"]]]] and counted["s"] > 0
+    assert traced == [1]  # the count ran jit's own trace: the function was traced once
 
 
 def json_records():

@@ -1,5 +1,6 @@
 """Running lectures: a notebook cell by cell in a real Jupyter kernel, timed (`kernel`), with the kernel-side
-hooks (`hooks`, standard library only: any kernelspec runs them), the pre-flight check of a lecture's imports
+hooks (`hooks`, with `trips`, the count of a while loop's turns: standard library only, any kernelspec runs them), the
+pre-flight check of a lecture's imports
 (`envcheck`), the scratch folder it runs in (`scratch`), the end of its processes (`ending`, through
 jaxci.util.proc, the process-tree killer), what a run records (`outcome`), a repository's lectures in turn
 (`lectures`) with the share a shard runs (`shard`), the runs reused by their key (`cache`) and the lines a person

@@ -20,10 +20,8 @@ from pathlib import Path
 
 from jaxci.audit.runner.outcome import OK, NotebookRun
 
-#: bump when what a run records changes shape: older records are then never reused (2: cells record `samplers`;
-#: 3: a sampler run records its leapfrog steps; 4: a jitted call's while loops record their counted trips;
-#: 5: cells record `busy_s`, the main thread's CPU seconds)
-FORMAT = 5
+#: bump when what a run records changes shape or meaning: older records are then never reused (git log has each step)
+FORMAT = 6
 #: the packages whose version decides what a lecture's JAX work measures: JAX, its CUDA plugins, numpy, numpyro
 _PROBE = ("import json, sys\n"
           "from importlib import metadata\n"

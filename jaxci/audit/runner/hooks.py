@@ -25,15 +25,18 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   for that function's name), `warm_s` (the next call, waited for), `wall_s` (the calls that took the slow path;
   fast-path calls are counted only, their compute lands in the cell's end-of-cell wait), the largest
   argument's elements and dtype, the loops its trace held, and XLA's cost analysis of the compiled executable
-  (flops, bytes accessed, fusions in the optimised HLO), read once per new executable. A `while_loop` in it (its
-  trip count is data: a value-function iteration to a tolerance), or a `fori_loop` with traced bounds, is
-  counted: on up to PROBES of a signature's slow-path calls (each at most PROBE_MAX_S long) the function runs
-  again on the same arguments, retraced once with each such loop counting its turns (one host callback per run
-  of the loop, in those extra runs only), and the loop's mean turns per run stand for its trips (the loop marked
-  "counted"). Those runs' seconds and compiles are taken back out of the cell's clocks (`trip_probe_s` says how
-  long they took). The count is a sample of those calls' arguments: trips that vary from call to call (a bound
-  the notebook sweeps) are only as good as it;
-- `busy_s`: CPU seconds of the kernel's main thread in the cell (the trip counts' runs left out): its host work
+  (flops, bytes accessed, fusions in the optimised HLO), read once per new executable from the trace JAX made for
+  the call (jit's cache: the notebook's Python is never traced again). A `while_loop` in it (its trip count is
+  data: a value-function iteration to a tolerance), or a `fori_loop` with traced bounds, is counted where that
+  cannot change what the notebook sees: the trace must be free of effects and host callbacks (`trips`). Then up
+  to PROBES of a signature's slow-path calls (each at most PROBE_MAX_S long) are queued, and after the cell, in a
+  request of its own (outside the cell's clocks and its timeout: `count_queued`), the traced jaxpr runs again on
+  the same arguments with each such loop counting its turns; the loop's mean turns per run stand for its trips
+  (marked "counted"; `trip_probe_s` says how long the counts took). Otherwise the loop is marked
+  "not counted: <why>" and its trips stay unknown (the judging infers them from the call's time). The count is a
+  sample of those calls' arguments: trips that vary from call to call (a bound the notebook sweeps) are only as
+  good as it;
+- `busy_s`: CPU seconds of the kernel's main thread in the cell: its host work
   (Python, NumPy, SciPy, JAX's dispatch and compiles), where XLA computes on its own threads while the main thread
   waits: of a cell's time no hook accounts for, the part that was host code whatever JAX was asked;
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
@@ -65,12 +68,13 @@ LIMIT = 50
 EAGER_FULL = 2000
 #: namespace entries looked at per cell for arrays still computing
 NAMESPACE_LIMIT = 5000
-#: at most this many extra runs per jitted signature count its while loops' turns (Called._count_trips)
+#: at most this many extra runs per jitted signature count its while loops' turns (Called._queue_count)
 PROBES = 5
 #: no extra run after a call that took longer than this (seconds, waited, compile included): it would double an
-#: expensive call (imp_sample's 24-79 s `simulate` calls: 754 s of extra runs), and a long call's own CPU time
-#: already says how many passes it ran (predicted._inferred_passes)
+#: expensive call, and a long call's own CPU time already says how many passes it ran (predicted._inferred_passes)
 PROBE_MAX_S = 5.0
+#: the module holding `trips` in the kernel (the runner makes it); imported from the package elsewhere
+TRIPS_MODULE = "_jaxci_trips"
 #: the loops whose trips a trace may not know and a count's extra run reports: a while loop's turns, a fori_loop's
 #: traced bounds
 COUNTED = ("lax.while_loop", "lax.fori_loop")
@@ -79,10 +83,21 @@ STATE = {"t0": None, "busy0": None, "before": None, "records": [], "installed": 
          "calls": {}, "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
          "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": [],
-         "lowering": False, "counting": None, "excluded": {}}
+         "lowering": False, "queued": [], "last_calls": []}
 _JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
 _TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
 _clock = _time.perf_counter
+_HOOK_FILE = (lambda: None).__code__.co_filename  # the file name the loop wrappers' frames carry in a traceback
+
+
+def _trips():
+    """The loop counter (`trips`): the runner's private module in the kernel, the package's module elsewhere."""
+    module = _sys.modules.get(TRIPS_MODULE)
+    if module is None:
+        import importlib
+
+        module = importlib.import_module("jaxci.audit.runner.trips")
+    return module
 
 
 def bind(jax) -> None:
@@ -95,6 +110,13 @@ def bind(jax) -> None:
         _JAX["top"] = core.trace_state_clean
     except Exception:
         _JAX["top"] = lambda: True
+    try:
+        from jax._src import core as jax_core
+        from jax._src import source_info_util
+
+        _JAX["core"], _JAX["user_file"] = jax_core, source_info_util.is_user_filename
+    except Exception:
+        pass
     try:
         from jax._src.array import ArrayImpl
 
@@ -181,11 +203,12 @@ def concrete(x):
         return None
 
 
-def cost_of(jitted, args, kwargs) -> dict:
+def cost_of(traced) -> dict:
     """flops, bytes accessed and fusions of one compiled executable, from XLA's own cost analysis and optimised HLO
-    ({} where it cannot be read). The executable is in jit's compile cache by now: nothing is compiled again."""
+    ({} where it cannot be read). `traced` is jit's own trace of the call: the executable is in jit's compile cache
+    by now, nothing is traced or compiled again."""
     try:
-        compiled = jitted.lower(*args, **kwargs).compile()
+        compiled = traced.lower().compile()
         cost = compiled.cost_analysis()
     except Exception:
         return {}
@@ -219,19 +242,18 @@ class Called:
     """A jitted function as the notebook calls it: counts and times each top-level call (see the module docstring
     for what is waited for and when)."""
 
-    def __init__(self, jax, name, jitted, key=None, remake=None):
+    def __init__(self, jax, name, jitted, key=None, fun=None):
         if "jax" not in _JAX:
             bind(jax)
         self.jax, self.name, self.jitted, self.key = jax, name, jitted, key if key is not None else id(self)
-        self.remake = remake  # a fresh jit of the same function and options: traced anew (_count_trips)
-        self.counter, self.tallies = None, {}  # that jit once made; per signature, its while loops' counted turns
+        self.tallies = {}  # per signature: its while loops' counted turns (_queue_count, count_queued)
         self.sigs: dict = {}  # argument signature -> what describes it (shapes, XLA cost, loops in its trace)
         self.size = self._size()
         self.single = False  # one signature only: hits need no walk
         self.warm = False  # the next call is waited for (the warm call after a compile)
         self.fast = False  # single, not warm, this cell's entry open: calls are only counted (`pending`)
         self.cell, self.entries, self.entry, self.last, self.pending = -1, {}, None, None, 0
-        self.__wrapped__ = jitted
+        self.__wrapped__ = fun if fun is not None else jitted  # what jax.jit(fun).__wrapped__ is without the hooks
         self.__name__ = name
         self.__doc__ = getattr(jitted, "__doc__", None)
         STATE["called"].add(name)
@@ -251,8 +273,8 @@ class Called:
             return None
 
     def __call__(self, *args, **kwargs):
-        if (args and isinstance(args[0], _TRACER[0])) or STATE["counting"] is not None:  # inside a trace (a count's
-            return self._inside(args, kwargs)  # too, whatever its first argument: a NamedTuple of tracers)
+        if args and isinstance(args[0], _TRACER[0]):  # inside another function's trace
+            return self._inside(args, kwargs)
         if self.fast:
             out = self.jitted(*args, **kwargs)
             if self.jitted._cache_size() == self.size:  # the only signature, nothing compiled: counted only
@@ -279,8 +301,6 @@ class Called:
             copies = 1
         STATE["batch"].append(copies)
         try:
-            if STATE["counting"] is not None and self.remake is not None:  # its loops must be traced to count
-                return self.remake()(*args, **kwargs)
             out = self.jitted(*args, **kwargs)
             if STATE["tracing"] and STATE["traces"].get(self.key, 0) == traced:
                 replay_loops(self.key)
@@ -311,11 +331,8 @@ class Called:
             _block(out)
         wall = _time.perf_counter() - t0
         if new:
-            self.sigs[sig] = self._describe(leaves, args, kwargs)
-            unknown = [i for i, loop in enumerate(self.sigs[sig]["loops"]) if loop[0] in COUNTED and loop[1] is None]
-            if unknown:
-                self.tallies[sig] = {"loops": unknown, "probes": 0, "turns": {}, "runs": {}}
-        self._count_trips(sig, wall, out, args, kwargs)
+            self.sigs[sig] = self._describe(sig, leaves, args, kwargs)
+        self._queue_count(sig, wall, args, kwargs)
         self.single = len(self.sigs) == 1
         entry = self._entry(sig)
         entry["calls"] += 1
@@ -330,54 +347,68 @@ class Called:
         self.fast = self.single and not self.warm and self.size is not None
         self.last = out
 
-    def _describe(self, leaves, args, kwargs) -> dict:
+    def _describe(self, sig, leaves, args, kwargs) -> dict:
         big = max(leaves, key=lambda leaf: elements(None, [leaf]), default=None)
         loops = STATE["fn_loops"].pop(self.key, [])[:LIMIT]
-        STATE["lowering"] = True  # lowering for the cost analysis may trace again: not a run, its loops not noted
+        STATE["lowering"] = True  # reading jit's trace back is not a run: no loop it meets is noted
         try:
-            cost = cost_of(self.jitted, args, kwargs)
+            traced = self.jitted.trace(*args, **kwargs)
+        except Exception:
+            traced = None
         finally:
             STATE["lowering"] = False
+        unknown = [i for i, loop in enumerate(loops) if loop[0] in COUNTED and loop[1] is None]
+        if unknown:
+            self._tally(sig, traced, loops, unknown, self._dynamic(args, kwargs))
         return {"name": self.name, "elements": elements(None, leaves),
                 "largest": elements(None, [big]) if big is not None else 0,
-                "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops, **cost}
+                "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops,
+                **(cost_of(traced) if traced is not None else {})}
 
-    def _count_trips(self, sig, wall: float, out, args, kwargs) -> None:
-        """The loops of this signature whose trips no trace knows (COUNTED), counted: the function runs once more on
-        the call's arguments, traced anew (once, then reused) with each such loop counting its turns, outside the
-        cell's clocks (its seconds and compiles are taken back out at the cell's end). At most PROBES such runs per
-        signature, on its slow-path calls (the compiling call, the warm one, each cell's first) that took at most
-        PROBE_MAX_S (`wall`): each loop's mean turns per run over them replace its None, in the order the trace met
-        the loops; a failed run counts none.
-        The call's own result is waited for first, inside the cell's clocks: the extra run never holds its time."""
+    def _tally(self, sig, traced, loops: list, unknown: list, leaves) -> None:
+        """Whether the loops of unknown trips can be counted (see `trips`), and what counts them: else each is
+        marked with why not."""
+        why, found = _countable(traced, unknown, leaves)
+        if why:
+            for i in unknown:
+                loops[i][3:] = ["not counted: " + why]
+            return
+        self.tallies[sig] = {"loops": unknown, "probes": 0, "jaxpr": traced.jaxpr, "found": found, "counter": None}
+
+    def _dynamic(self, args, kwargs) -> list:
+        """The call's arguments that are its trace's inputs: all but jit's static ones, flattened."""
+        info = getattr(self.jitted, "_jit_info", None)
+        numbers, names = getattr(info, "static_argnums", ()) or (), getattr(info, "static_argnames", ()) or ()
+        dynamic = ([a for i, a in enumerate(args) if i not in numbers],
+                   {k: v for k, v in kwargs.items() if k not in names})
+        return self.jax.tree_util.tree_leaves(dynamic)
+
+    def _queue_count(self, sig, wall: float, args, kwargs) -> None:
+        """A slow-path call of a signature with loops to count, at most PROBE_MAX_S long: its arguments are kept for
+        `count_queued`, which runs after the cell (at most PROBES per signature)."""
         tally = self.tallies.get(sig)
-        if tally is None or tally["probes"] >= PROBES or wall > PROBE_MAX_S or self.remake is None:
+        if tally is None or tally["probes"] >= PROBES or wall > PROBE_MAX_S:
             return
         tally["probes"] += 1
-        _block(out)
-        counts: list = []
-        before, t0, names = STATE["clock"].snapshot(), _clock(), dict(STATE["fn_compile"])
-        busy0 = _time.thread_time()
-        STATE["counting"], STATE["lowering"] = counts, True  # a count, not a run: its loops are not noted
+        STATE["queued"].append((self, sig, self._dynamic(args, kwargs)))
+
+    def count(self, sig, leaves) -> None:
+        """One queued count: the signature's traced jaxpr runs on the call's arguments with its loops counted; each
+        loop's mean turns per run over the counts so far replace its unknown trips (a failed run counts none)."""
+        tally, jax = self.tallies[sig], self.jax
+        if tally["counter"] is None:
+            tally["counter"] = _trips().counting(jax, _JAX["core"], _JAX["jit0"], _JAX["while0"], tally["jaxpr"],
+                                                 tally["found"])
+        run, counts = tally["counter"]
         try:
-            self.counter = self.counter or self.remake()
-            _block(self.counter(*args, **kwargs))
-            self.jax.effects_barrier()
+            _block(run(*leaves))
+            jax.effects_barrier()
         except Exception:
-            counts = []
-        finally:
-            STATE["counting"], STATE["lowering"], STATE["fn_compile"] = None, False, names
-            excluded, after = STATE["excluded"], STATE["clock"].snapshot()
-            for k, v in after.items():
-                excluded[k] = excluded.get(k, 0) + v - before[k]
-            excluded["wall"] = excluded.get("wall", 0.0) + _clock() - t0
-            excluded["busy"] = excluded.get("busy", 0.0) + _time.thread_time() - busy0
+            return
         loops = self.sigs[sig]["loops"]
         for i, (turns, runs) in zip(tally["loops"], counts):
             if runs:
-                tally["turns"][i] = tally["turns"].get(i, 0) + turns
-                tally["runs"][i] = tally["runs"].get(i, 0) + runs
-                loops[i][1] = tally["turns"][i] / tally["runs"][i]
+                loops[i][1] = turns / runs
                 loops[i][3:] = ["counted"]  # read by jaxci.audit.judging.predicted (this module imports no jaxci)
 
     def _entry(self, sig) -> dict:
@@ -393,6 +424,43 @@ class Called:
                 STATE["calls"][(self.key, sig)] = entry
         self.entry = entry
         return entry
+
+
+def _countable(traced, unknown: list, leaves) -> tuple:
+    """(why the loops cannot be counted, None), or (None, the notebook's while equations in the trace's order)."""
+    if traced is None or "core" not in _JAX or "jit0" not in _JAX:
+        return "its trace could not be read back", None
+    trips, jaxpr = _trips(), traced.jaxpr
+    why = trips.uncountable(jaxpr)
+    if why:
+        return why, None
+    if not trips.matches(jaxpr, leaves):
+        return "its arguments are not its trace's inputs (a static argument)", None
+    user_file = _JAX["user_file"]
+    found = trips.notebook_loops(jaxpr, _HOOK_FILE, lambda name: not user_file(name))
+    if len(found) != len(unknown):
+        return f"{len(unknown)} loop(s) noted, {len(found)} found in its trace", None
+    return None, found
+
+
+def count_queued(budget_s: float) -> str:
+    """Run the counts the last cell queued (the runner asks after the cell, in a request of its own), starting none
+    after `budget_s`; the seconds they took and, per call entry of the cell's record, its loops now."""
+    queued, STATE["queued"] = STATE["queued"], []
+    t0, touched = _clock(), []
+    STATE["depth"] = 1  # the counts' own dispatches are not the notebook's eager work
+    try:
+        for called, sig, leaves in queued:
+            if _clock() - t0 > budget_s:
+                break
+            called.count(sig, leaves)
+            touched.append(called.sigs[sig])
+    finally:
+        STATE["depth"] = 0
+    entries = STATE["last_calls"]
+    out = [[k, entry["loops"]] for k, entry in enumerate(entries)
+           if any(entry["loops"] is sig["loops"] for sig in touched)]
+    return _json.dumps({"s": _clock() - t0, "calls": out})
 
 
 def note_eager(primitive: str, args, out, seconds: float) -> None:
@@ -511,16 +579,11 @@ def trace_hooks(jax) -> None:
     @functools.wraps(fori0)
     def fori_loop(lower, upper, body_fun, init_val, *args, **kwargs):
         if user_call():
-            lo = hi = None
             try:
                 lo, hi = concrete(lower), concrete(upper)
                 note_loop("lax.fori_loop", hi - lo if lo is not None and hi is not None else None, elements(init_val))
             except Exception:
                 pass
-            if STATE["counting"] is not None and (lo is None or hi is None):  # traced bounds: reported when run
-                out = fori0(lower, upper, body_fun, init_val, *args, **kwargs)
-                report(reporter(STATE["counting"]), jax.numpy.maximum(upper - lower, 0))
-                return out
         return fori0(lower, upper, body_fun, init_val, *args, **kwargs)
 
     @functools.wraps(while0)
@@ -530,8 +593,6 @@ def trace_hooks(jax) -> None:
                 note_loop("lax.while_loop", None, elements(init_val))
             except Exception:
                 pass
-            if STATE["counting"] is not None:
-                return counted_while(jax, while0, cond_fun, body_fun, init_val, STATE["counting"])
         return while0(cond_fun, body_fun, init_val)
 
     wrapped = weakref.WeakKeyDictionary()  # one wrapper per function, so jit's own cache still hits
@@ -547,42 +608,10 @@ def trace_hooks(jax) -> None:
         if traced is None:
             traced = _traced(fun, name)
             wrapped[fun] = traced
-        return Called(jax, name, jit0(traced, *args, **kwargs), key=id(traced),
-                      remake=lambda: jit0(_traced(fun, name), *args, **kwargs))
+        return Called(jax, name, jit0(traced, *args, **kwargs), key=id(traced), fun=fun)
 
+    _JAX["jit0"], _JAX["while0"] = jit0, while0  # what the counts run with (the notebook's, unhooked)
     lax.scan, lax.fori_loop, lax.while_loop, jax.jit = scan, fori_loop, while_loop, jit
-
-
-def reporter(counts: list):
-    """The host callback for the next counted loop: each report adds its turns to counts[k] = [turns, runs] (k: the
-    loop's place in the trace). Under vmap a run reports each copy's turns."""
-    k = len(counts)
-    counts.append([0, 0])
-
-    def seen(turns):
-        for value in getattr(turns, "ravel", lambda: [turns])():
-            counts[k][0] += int(value)
-            counts[k][1] += 1
-
-    return seen
-
-
-def counted_while(jax, while0, cond_fun, body_fun, init_val, counts: list):
-    """A while loop that also counts its turns, reported once per run of the loop (reporter)."""
-    seen = reporter(counts)
-    out, turns = while0(lambda state: cond_fun(state[0]), lambda state: (body_fun(state[0]), state[1] + 1),
-                        (init_val, jax.numpy.int32(0)))
-    report(seen, turns)
-    return out
-
-
-def report(seen, turns) -> None:
-    """One host callback with a loop's turns: an unordered io_callback, which vmap runs as a rolled loop over the
-    copies (jax.debug.callback unrolls one callback per copy into the program: career's 25,000 simulations made
-    a probe that never finished compiling and the kernel died)."""
-    from jax.experimental import io_callback
-
-    io_callback(seen, None, turns, ordered=False)
 
 
 def _traced(fun, name):
@@ -754,7 +783,7 @@ class JaxWatcher(_AfterImport):
 def pre(info=None) -> None:
     STATE["loops"], STATE["shapes"], STATE["calls"], STATE["eager"] = {}, {}, {}, {}
     STATE["eager_ops"], STATE["eager_s"], STATE["startup_s"], STATE["import_s"] = 0, 0.0, 0.0, 0.0
-    STATE["samplers"], STATE["excluded"] = [], {}
+    STATE["samplers"], STATE["queued"], STATE["last_calls"] = [], [], []  # counts a failed cell left: dropped
     STATE["cell"] += 1
     STATE["before"] = STATE["clock"].snapshot()
     STATE["t0"], STATE["busy0"] = _time.perf_counter(), _time.thread_time()
@@ -830,12 +859,8 @@ def post(result=None) -> None:
     wall = _time.perf_counter() - STATE["t0"]
     busy = _time.thread_time() - STATE["busy0"]
     after = STATE["clock"].snapshot()
-    excluded, STATE["excluded"] = STATE["excluded"], {}  # the trip counts' extra runs (Called._count_trips)
-    delta = {k: after[k] - STATE["before"][k] - excluded.get(k, 0) for k in after}
-    delta["wall"] = wall - excluded.get("wall", 0.0)
-    delta["busy_s"] = max(busy - excluded.get("busy", 0.0), 0.0)
-    if excluded:
-        delta["trip_probe_s"] = excluded.get("wall", 0.0)
+    delta = {k: after[k] - STATE["before"][k] for k in after}
+    delta["wall"], delta["busy_s"] = wall, busy
     delta["ok"] = bool(getattr(result, "success", True))
     delta["memory"] = memory()
     if STATE["installed"]:
@@ -846,7 +871,9 @@ def post(result=None) -> None:
     if STATE["loops"] or STATE["shapes"] or STATE["calls"]:
         delta["loops"] = [[k, t, c, n, w] for (k, t, c, w), n in STATE["loops"].items()][:LIMIT]
         delta["jitted"] = dict(list(STATE["shapes"].items())[:LIMIT])
-        delta["calls"] = list(STATE["calls"].values())[:LIMIT]
+        delta["calls"] = STATE["last_calls"] = list(STATE["calls"].values())[:LIMIT]
+    if STATE["queued"]:
+        delta["queued"] = len(STATE["queued"])  # the runner then asks for count_queued
     if STATE["samplers"]:
         delta["samplers"] = STATE["samplers"]
     if STATE["eager_ops"]:

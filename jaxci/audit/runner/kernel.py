@@ -63,17 +63,24 @@ _TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
 
 def _kernel_setup_code(trace: bool = True) -> str:
     """jaxmon's source plus jaxci.audit.runner.hooks' (the kernel-side module), executed in a private module so the user
-    namespace stays clean; the kernel needs no jaxci."""
+    namespace stays clean, and `trips` (the loop counter hooks uses) in one of its own; the kernel needs no jaxci."""
     from jaxci import jaxmon
-    from jaxci.audit.runner import hooks
+    from jaxci.audit.runner import hooks, trips
 
-    kernel_side = inspect.getsource(hooks).replace("from __future__ import annotations\n", "")
-    body = (inspect.getsource(jaxmon) + "\n" + kernel_side
+    def source(module) -> str:
+        return inspect.getsource(module).replace("from __future__ import annotations\n", "")
+
+    body = (inspect.getsource(jaxmon) + "\n" + source(hooks)
             + f"\ninstall(get_ipython(), CompileClock(), {bool(trace)})\n")
-    return (f"import sys as _s, types as _t\n_m = _t.ModuleType({_MODULE!r})\n"
-            f"_m.__dict__['get_ipython'] = get_ipython\n"
-            f"exec(compile({body!r}, {_MODULE!r}, 'exec'), _m.__dict__)\n"
-            f"_s.modules[{_MODULE!r}] = _m\ndel _s, _t, _m\n")
+    return ("import sys as _s, types as _t\n"
+            + _private_module(hooks.TRIPS_MODULE, source(trips)) + _private_module(_MODULE, body)
+            + "del _s, _t, _m\n")
+
+
+def _private_module(name: str, body: str) -> str:
+    """Code that executes `body` as a module named `name` (kept out of the user's namespace)."""
+    return (f"_m = _t.ModuleType({name!r})\n_m.__dict__['get_ipython'] = get_ipython\n"
+            f"exec(compile({body!r}, {name!r}, 'exec'), _m.__dict__)\n_s.modules[{name!r}] = _m\n")
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
@@ -188,7 +195,10 @@ async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, *, 
         timing.status, timing.error = ERROR, f"cell {index}: {error}"
     if instrument:
         records = _records(replies.pop(index, None))
-        _merge(timing, records if records is not None else await _take(client, timeout))
+        records = records if records is not None else await _take(client, timeout)
+        _merge(timing, records)
+        if records and records[-1].get("queued"):
+            _merge_counts(timing, await _counts(client, timeout))
 
 
 async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
@@ -305,6 +315,28 @@ async def _take(client, timeout: float) -> list[dict]:
         return json.loads(ast.literal_eval(text))
     except Exception:  # a record we cannot read is missing, not fatal: the cell keeps its client time
         return []
+
+
+async def _counts(client, timeout: float) -> dict:
+    """The while loops' turns the cell's calls queued for counting, counted now, in a request of the runner's own:
+    outside the cell's clocks and its timeout (hooks.count_queued); {} when they cannot be read."""
+    budget = min(timeout, 60)
+    call = f"__import__('sys').modules[{_MODULE!r}].count_queued({budget!r})"
+    try:
+        content = await _silent(client, "", timeout=2 * budget, expressions={"r": call})
+        return json.loads(ast.literal_eval(content["user_expressions"]["r"]["data"]["text/plain"]))
+    except Exception:  # counts we cannot read leave the loops' trips unknown, labelled as the hooks left them
+        return {}
+
+
+def _merge_counts(timing: CellTiming, counts: dict) -> None:
+    """Each counted call entry's loops into the cell's record, and the seconds the counts took."""
+    calls = timing.calls or []
+    for k, loops in counts.get("calls") or []:
+        if isinstance(k, int) and 0 <= k < len(calls) and isinstance(calls[k], dict):
+            calls[k]["loops"] = loops
+    if counts:
+        timing.trip_probe_s = counts.get("s")
 
 
 def _merge(timing: CellTiming, records: list[dict]) -> None:
