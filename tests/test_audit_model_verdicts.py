@@ -205,7 +205,7 @@ def kernel_hooks():
     from jax._src import core, pjit
 
     saved = (jax.jit, jax.lax.scan, jax.lax.fori_loop, jax.lax.while_loop, core.EvalTrace.process_primitive,
-             pjit._run_python_pjit)
+             pjit._run_python_pjit, jax.devices, jax.local_devices)
 
     class Events:
         @staticmethod
@@ -222,7 +222,7 @@ def kernel_hooks():
     hooks.install(Shell(), CompileClock(), True)
     yield jax, Shell.user_ns
     (jax.jit, jax.lax.scan, jax.lax.fori_loop, jax.lax.while_loop, core.EvalTrace.process_primitive,
-     pjit._run_python_pjit) = saved
+     pjit._run_python_pjit, jax.devices, jax.local_devices) = saved
     hooks.STATE.update(installed=False, records=[], active=[], calls={})
 
 

@@ -144,14 +144,15 @@ def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = 
              cuda: bool = False) -> None:
     """The first compile of the kernel once (start-up), then each further compilation at this run's measured
     seconds per compilation x the device's compile ratio; on the GPU side, a compilation in a cell the lecture
-    itself places on the CPU (`on_cpu`) stays at this run's CPU seconds, and the CUDA client's start-up where the
-    lecture creates it (`cuda`: starts_cuda)."""
+    itself places on the CPU (`on_cpu`), or of a call it places there, stays at this run's CPU seconds, and the CUDA
+    client's start-up where the lecture creates it (`cuda`: starts_cuda)."""
     pinned = [c for c in run.cells if device == "gpu" and c.index in on_cpu]
-    kept = sum(c.compile_s or 0.0 for c in pinned)
-    total.seconds("compile", kept, kept, kept)
     cells = [c for c in run.cells if not (device == "gpu" and c.index in on_cpu)]
-    count = sum(c.compilations or 0 for c in cells)
-    measured = sum(c.compile_s or 0.0 for c in cells)
+    placed, placed_s = _placed_compiles(cells) if device == "gpu" else (0, 0.0)
+    kept = sum(c.compile_s or 0.0 for c in pinned) + placed_s
+    total.seconds("compile", kept, kept, kept)
+    count = max(sum(c.compilations or 0 for c in cells) - placed, 0)
+    measured = max(sum(c.compile_s or 0.0 for c in cells) - placed_s, 0.0)
     shared = overhead_s(run)
     total.seconds("start-up", shared, shared, shared)
     if device == "gpu" and cuda:
@@ -203,6 +204,18 @@ def _compile_ratio(view, base: str, total: Sum) -> float | None:
                                      f"at the {dtype} ratio {first.seconds / cpu.seconds:.3g}")
             return max(first.seconds / cpu.seconds, 1.0)
     return None
+
+
+def _placed_on_cpu(entry: dict) -> bool:
+    """A jitted call the lecture places on the CPU on any machine (hooks: `backend="cpu"`, a CPU device for jit,
+    the default device or its arguments): its CPU side stands on the GPU side too."""
+    return entry.get("placed") == "cpu"
+
+
+def _placed_compiles(cells) -> tuple:
+    """(compilations, seconds) of the calls the lecture places on the CPU (`_placed_on_cpu`), in these cells."""
+    placed = [e for c in cells for e in (c.calls or []) if _placed_on_cpu(e) and e.get("compile_s")]
+    return len(placed), sum(e["compile_s"] for e in placed)
 
 
 def cpu_cells(pins, cells) -> frozenset:
@@ -356,23 +369,24 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         total.seconds("host", 0.0, 0.0, filled)
     for entry, measured in zip(cell.calls or [], _call_seconds(cell, known)):
         calls = entry.get("calls", 1)
-        mine = measured if here else None
+        side, side_floor = ("cpu", cpu_floor) if _placed_on_cpu(entry) else (device, floor)
+        mine = measured if here or (side == "cpu" and (platform or "cpu") == "cpu") else None
         if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
             total.seconds("calls", calls * mine, calls * mine, calls * mine)
             continue
         passes = _inferred_passes(view, entry, measured, base, cpu_floor)
         if passes is None:
-            total.add("calls", _call_time(view, entry, device), calls)
+            total.add("calls", _call_time(view, entry, side), calls)
         else:
-            _repeated(total, _call_time(view, entry, device), passes, calls)
+            _repeated(total, _call_time(view, entry, side), passes, calls)
         for loop in entry.get("loops") or []:
             if loop[1] is None and passes is not None:  # its trips: the passes the measured call allows
                 loop = [loop[0], max(int(round(passes[0])), 1), *loop[2:]]
             # a counted loop's turns each do the executable's work (XLA counts a while body once; the body, not
             # the carry, is what a value-function iteration computes per turn)
-            body = _work_elements(entry) if loop[3:4] == ["counted"] else 0  # marked by hooks.Called._count_trips
-            _loop(view, total, "calls", loop, calls, base, device, floor, body)
-        extra = _host_side(view, entry, measured) if device != "cpu" else 0.0
+            body = _work_elements(entry) if loop[3:4] == ["counted"] else 0  # marked by the hooks' count
+            _loop(view, total, "calls", loop, calls, base, side, side_floor, body)
+        extra = _host_side(view, entry, measured) if side != "cpu" else 0.0
         total.seconds("host", calls * extra, 0.0, calls * extra)
     sampled = _sampler_s(cell, known)
     if sampled and here:

@@ -61,4 +61,4 @@ def scan_file(path: Path, rel: str, root: Path | None = None) -> LectureScan:
         nb = read_notebook(path)
     except NotebookReadError as exc:
         return LectureScan(rel, status="unreadable", errors=[str(exc)])
-    return scan_notebook(nb, rel)
+    return scan_notebook(nb, rel, root)

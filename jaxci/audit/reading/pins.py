@@ -10,11 +10,20 @@ name, a call) names no platform and pins nothing. The record keeps the text the 
 from __future__ import annotations
 
 import ast
+import json
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 #: settings whose value is a comma-separated list of platforms (the first that initialises is the default)
 PLATFORM_LISTS = {"JAX_PLATFORMS", "JAX_PLATFORM_NAME", "jax_platforms", "jax_platform_name"}
 HIDE_GPUS = {"", "-1"}
+#: where a lecture repository keeps the kernelspecs its lectures name (what `jaxci audit --emit-config` writes)
+REPO_KERNELS = "_jaxci/kernels"
+#: the environment settings of a kernelspec that choose JAX's platform
+KERNEL_ENV = ("JAX_PLATFORMS", "JAX_PLATFORM_NAME", "CUDA_VISIBLE_DEVICES")
+#: a kernelspec's name as Jupyter allows it (it names a folder)
+KERNEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -70,3 +79,35 @@ def _in_order(node):
     yield node
     for child in ast.iter_child_nodes(node):
         yield from _in_order(child)
+
+
+def kernelspec_pin(metadata, root: Path | None = None) -> Pin | None:
+    """The lecture's kernelspec, where its kernel starts with a platform setting (`env` of its kernel.json: the
+    repository's own under REPO_KERNELS, else the one installed here): a pin from the first cell on."""
+    spec = (metadata or {}).get("kernelspec") if isinstance(metadata, dict) else None
+    name = spec.get("name") if isinstance(spec, dict) else None
+    if not isinstance(name, str) or not KERNEL_NAME.fullmatch(name):
+        return None
+    env = _kernel_env(name, root)
+    for key in KERNEL_ENV:
+        if isinstance(env.get(key), str):
+            return Pin(0, 0, env_platforms(key, env[key]), f"kernelspec {name}: {key}={env[key]}")
+    return None
+
+
+def _kernel_env(name: str, root: Path | None) -> dict:
+    """The `env` of the kernelspec `name`: the repository's copy first, else the installed one ({}: none)."""
+    if root is not None:
+        try:
+            spec = json.loads((Path(root) / REPO_KERNELS / name / "kernel.json").read_text(encoding="utf-8"))
+            env = spec.get("env") if isinstance(spec, dict) else None
+            return env if isinstance(env, dict) else {}
+        except (OSError, ValueError):
+            pass
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        env = KernelSpecManager().get_kernel_spec(name).env
+        return env if isinstance(env, dict) else {}
+    except Exception:  # not installed, or no jupyter_client: the kernelspec pins nothing we can read
+        return {}

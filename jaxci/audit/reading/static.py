@@ -17,6 +17,7 @@ import ast
 from pathlib import Path
 
 from jaxci.audit.reading.markdown import scan_markdown, timeout_metadata
+from jaxci.audit.reading.pins import kernelspec_pin
 from jaxci.audit.reading.scanrecord import LectureScan
 from jaxci.audit.reading.visitor import CodeScan, to_python
 
@@ -24,9 +25,13 @@ from jaxci.audit.reading.visitor import CodeScan, to_python
 RAISES_TAG, SKIP_TAG = "raises-exception", "skip-execution"
 
 
-def scan_notebook(nb, path: str) -> LectureScan:
-    """Scan a NotebookNode; never raises for bad cell contents (they become `errors`)."""
+def scan_notebook(nb, path: str, root: Path | None = None) -> LectureScan:
+    """Scan a NotebookNode; never raises for bad cell contents (they become `errors`). `root`: the repository,
+    where the kernelspecs its lectures name may live (`pins.kernelspec_pin`)."""
     scan = LectureScan(path)
+    kernel = kernelspec_pin(nb.get("metadata"), root)
+    if kernel is not None:
+        scan.pins.append(kernel)
     scan.timeout_origin, scan.timeout_override, notes = timeout_metadata(nb.get("metadata", {}))
     scan.notes += notes
     code = []

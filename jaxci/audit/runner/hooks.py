@@ -24,7 +24,8 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   `first_s` (the call that compiled, waited for) and `compile_s` (its compile part, from jax.monitoring's events
   for that function's name), `warm_s` (the next call, waited for), `wall_s` (the calls that took the slow path;
   fast-path calls are counted only, their compute lands in the cell's end-of-cell wait), the largest
-  argument's elements and dtype, the loops its trace held, and XLA's cost analysis of the compiled executable
+  argument's elements and dtype, the loops its trace held, `placed: "cpu"` where the lecture places the call on
+  the CPU on any machine (`placed_on_cpu`), and XLA's cost analysis of the compiled executable
   (flops, bytes accessed, fusions in the optimised HLO), read once per new executable from the trace JAX made for
   the call (jit's cache: the notebook's Python is never traced again). A `while_loop` in it (its trip count is
   data: a value-function iteration to a tolerance), or a `fori_loop` with traced bounds, is counted where that
@@ -83,7 +84,7 @@ STATE = {"t0": None, "busy0": None, "before": None, "records": [], "installed": 
          "calls": {}, "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
          "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": [],
-         "lowering": False, "queued": [], "last_calls": []}
+         "lowering": False, "queued": [], "last_calls": [], "cpu_devices": set()}
 _JAX: dict = {}  # the jax module and the pieces of it the hooks use (filled by bind())
 _TRACER: list = [type(None)]  # jax.core.Tracer once bound (a module global: read on every call)
 _clock = _time.perf_counter
@@ -247,6 +248,7 @@ class Called:
             bind(jax)
         self.jax, self.name, self.jitted, self.key = jax, name, jitted, key if key is not None else id(self)
         self.tallies = {}  # per signature: its while loops' counted turns (_queue_count, count_queued)
+        self.placed = False  # made with backend="cpu" or a CPU device (trace_hooks' jit)
         self.sigs: dict = {}  # argument signature -> what describes it (shapes, XLA cost, loops in its trace)
         self.size = self._size()
         self.single = False  # one signature only: hits need no walk
@@ -363,6 +365,7 @@ class Called:
         return {"name": self.name, "elements": elements(None, leaves),
                 "largest": elements(None, [big]) if big is not None else 0,
                 "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops,
+                **({"placed": "cpu"} if placed_on_cpu(self, leaves) else {}),
                 **(cost_of(traced) if traced is not None else {})}
 
     def _tally(self, sig, traced, loops: list, unknown: list, leaves) -> None:
@@ -608,10 +611,51 @@ def trace_hooks(jax) -> None:
         if traced is None:
             traced = _traced(fun, name)
             wrapped[fun] = traced
-        return Called(jax, name, jit0(traced, *args, **kwargs), key=id(traced), fun=fun)
+        called = Called(jax, name, jit0(traced, *args, **kwargs), key=id(traced), fun=fun)
+        called.placed = kwargs.get("backend") == "cpu" or on_cpu_device(kwargs.get("device"))
+        return called
 
     _JAX["jit0"], _JAX["while0"] = jit0, while0  # what the counts run with (the notebook's, unhooked)
     lax.scan, lax.fori_loop, lax.while_loop, jax.jit = scan, fori_loop, while_loop, jit
+    jax.devices, jax.local_devices = cpu_query(jax.devices, 0), cpu_query(jax.local_devices, None)
+
+
+def cpu_query(query, position):
+    """jax.devices / jax.local_devices, noting the devices the notebook asks for by the CPU backend's name (its
+    `backend` argument: positional at `position`, or by keyword): the devices it places work on the CPU with."""
+    import functools
+
+    @functools.wraps(query)
+    def devices(*args, **kwargs):
+        out = query(*args, **kwargs)
+        backend = args[position] if position is not None and len(args) > position else kwargs.get("backend")
+        if isinstance(backend, str) and backend.lower() == "cpu" and user_call():
+            STATE["cpu_devices"].update(id(d) for d in out)
+        return out
+
+    return devices
+
+
+def on_cpu_device(where) -> bool:
+    """Is `where` (a device, or None) one the notebook asked for as a CPU device (`cpu_query`)? The audit's host has
+    only a CPU, so a device the notebook took from `jax.devices()` is the same object: only the explicit request
+    says the lecture means the CPU on a GPU machine too."""
+    return where is not None and id(where) in STATE["cpu_devices"]
+
+
+def placed_on_cpu(called, leaves) -> bool:
+    """Does the lecture place this call on the CPU on any machine: a jit made with `backend="cpu"` or a CPU device,
+    a CPU device as the default device (`jax.default_device` or the config), or an argument committed to one
+    (`jax.device_put(x, cpu)`)?"""
+    if getattr(called, "placed", False):
+        return True
+    try:
+        if on_cpu_device(called.jax.config.jax_default_device):
+            return True
+    except Exception:
+        pass
+    return any(getattr(leaf, "committed", False) and all(on_cpu_device(d) for d in leaf.devices())
+               for leaf in leaves if hasattr(leaf, "devices"))
 
 
 def _traced(fun, name):
