@@ -191,4 +191,8 @@ def counting(jax, core, jit, while_loop, jaxpr, loops: list):
             counts[k][1] += 1
 
     counter = Counter(jax, core, while_loop, jaxpr, loops, report)
-    return jit(lambda *args: counter.run(jaxpr, *args)), counts
+
+    def jaxci_trip_count(*args):  # a name no notebook function has: its compile is never taken for one
+        return counter.run(jaxpr, *args)
+
+    return jit(jaxci_trip_count), counts
