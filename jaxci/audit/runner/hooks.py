@@ -204,12 +204,12 @@ def concrete(x):
         return None
 
 
-def cost_of(traced) -> dict:
+def cost_of(lower) -> dict:
     """flops, bytes accessed and fusions of one compiled executable, from XLA's own cost analysis and optimised HLO
-    ({} where it cannot be read). `traced` is jit's own trace of the call: the executable is in jit's compile cache
-    by now, nothing is traced or compiled again."""
+    ({} where it cannot be read). `lower()` lowers jit's own trace of the call: the executable is in jit's compile
+    cache by now, nothing is traced or compiled again."""
     try:
-        compiled = traced.lower().compile()
+        compiled = lower().compile()
         cost = compiled.cost_analysis()
     except Exception:
         return {}
@@ -354,9 +354,11 @@ class Called:
         loops = STATE["fn_loops"].pop(self.key, [])[:LIMIT]
         STATE["lowering"] = True  # reading jit's trace back is not a run: no loop it meets is noted
         try:
-            traced = self.jitted.trace(*args, **kwargs)
-        except Exception:
-            traced = None
+            try:
+                traced = self.jitted.trace(*args, **kwargs)
+            except Exception:
+                traced = None
+            cost = cost_of(traced.lower if traced is not None else lambda: self.jitted.lower(*args, **kwargs))
         finally:
             STATE["lowering"] = False
         unknown = [i for i, loop in enumerate(loops) if loop[0] in COUNTED and loop[1] is None]
@@ -366,7 +368,7 @@ class Called:
                 "largest": elements(None, [big]) if big is not None else 0,
                 "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops,
                 **({"placed": "cpu"} if placed_on_cpu(self, leaves) else {}),
-                **(cost_of(traced) if traced is not None else {})}
+                **cost}
 
     def _tally(self, sig, traced, loops: list, unknown: list, leaves) -> None:
         """Whether the loops of unknown trips can be counted (see `trips`), and what counts them: else each is
