@@ -292,6 +292,23 @@ def test_a_while_loops_turns_are_counted_after_the_cell_not_in_it(kernel_hooks):
     assert traced == [1]  # the count ran jit's own trace: the function was traced once
 
 
+def test_a_loop_not_counted_says_why(kernel_hooks, monkeypatch):
+    """A call longer than PROBE_MAX_S is never repeated to count its loop: the loop says so, and its trips stay
+    unknown for the judging to infer from the call's time."""
+    jax, ns = kernel_hooks
+    monkeypatch.setattr(hooks, "PROBE_MAX_S", 0.0)
+
+    def halve(x):
+        return jax.lax.while_loop(lambda s: s[1] > 1.0, lambda s: (s[0] + 1, s[1] / 2), (0, x))[0]
+
+    hooks.pre()
+    ns["r"] = jax.jit(halve)(40.0)
+    hooks.post()
+    (rec,) = json_records()
+    (loop,) = rec["calls"][0]["loops"]
+    assert loop[1] is None and loop[3].startswith("not counted: its call took over") and "queued" not in rec
+
+
 def json_records():
     import json
 

@@ -392,7 +392,10 @@ class Called:
         """A slow-path call of a signature with loops to count, at most PROBE_MAX_S long: its arguments are kept for
         `count_queued`, which runs after the cell (at most PROBES per signature)."""
         tally = self.tallies.get(sig)
-        if tally is None or tally["probes"] >= PROBES or wall > PROBE_MAX_S:
+        if tally is None or tally["probes"] >= PROBES:
+            return
+        if wall > PROBE_MAX_S:
+            self._label(sig, f"not counted: its call took over {PROBE_MAX_S:g} s (a count would repeat it)")
             return
         tally["probes"] += 1
         STATE["queued"].append((self, sig, self._dynamic(args, kwargs)))
@@ -408,13 +411,22 @@ class Called:
         try:
             _block(run(*leaves))
             jax.effects_barrier()
-        except Exception:
+        except Exception as exc:
+            self._label(sig, f"not counted: the count failed ({type(exc).__name__})")
             return
+        self._label(sig, "not counted: inside a primitive the count does not open (a scan body)")
         loops = self.sigs[sig]["loops"]
         for i, (turns, runs) in zip(tally["loops"], counts):
             if runs:
                 loops[i][1] = turns / runs
                 loops[i][3:] = ["counted"]  # read by jaxci.audit.judging.predicted (this module imports no jaxci)
+
+    def _label(self, sig, why: str) -> None:
+        """Say why the signature's loops of unknown trips are not counted (a loop counted before keeps its count)."""
+        loops = self.sigs[sig]["loops"]
+        for i in self.tallies[sig]["loops"]:
+            if loops[i][3:4] != ["counted"]:
+                loops[i][3:] = [why]
 
     def _entry(self, sig) -> dict:
         self.flush()
