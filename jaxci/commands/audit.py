@@ -15,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from jaxci.commands.argtypes import ascii_float
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jaxci audit", description=__doc__.splitlines()[0])
@@ -25,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", type=Path, help="write the table here instead of stdout")
     p.add_argument("--summary", type=Path,
                    help="append a short Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)")
-    p.add_argument("--cell-timeout", type=float, default=600.0,
+    p.add_argument("--cell-timeout", type=ascii_float, default=600.0,
                    help="per-cell timeout while executing, seconds (default 600)")
     p.add_argument("--platforms", default=None,
                    help="comma-separated JAX platforms to execute on (default: cpu, plus cuda if a GPU is seen)")
@@ -164,11 +166,27 @@ def _check_options(args) -> list[str] | None:
                            ("--emit-config", args.emit_config)):
         if target is not None:
             writable_file(option, target)
+            _not_an_input(option, target, args)
     number("--cell-timeout", args.cell_timeout, low=0, high=86_400, unit="seconds")
     from jaxci.commands import audit_shard
 
     audit_shard.check(args)
     return platforms("--platforms", args.platforms) if args.platforms is not None else None
+
+
+def _not_an_input(option: str, target: Path, args) -> None:
+    """An output may not replace what the audit reads: a lecture under the audited folder (a notebook, or a
+    Markdown file that is a MyST notebook), --baseline or --shard-times."""
+    from jaxci.audit.reading.static import is_lecture
+    from jaxci.util.validate import InputError, inside, not_an_input
+
+    not_an_input(option, target, (getattr(args, "baseline", None), getattr(args, "shard_times", None)),
+                 "an input of the audit")
+    target = Path(target)
+    if target.is_file() and inside(target.resolve(), args.path.resolve(), or_above=False) \
+            and (target.suffix == ".ipynb" or (target.suffix == ".md" and is_lecture(target))):
+        raise InputError(f"{option} {target}: is a lecture under {args.path} that the audit reads; write the "
+                         "output elsewhere")
 
 
 def _write_outputs(args, verdicts, text: str) -> None:
@@ -227,6 +245,8 @@ def _main(argv: list[str] | None = None) -> int:
                                  reuse=plan.reuse, weights=plan.weights, families=every_family(args, model))
         if preflight.message():
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
+        for line in plan.reuse.refused:  # a cached run refused by the checks, or one that could not be stored
+            print(f"jaxci audit: --cache/--baseline: {line}", file=sys.stderr)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
     text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows

@@ -33,9 +33,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.output:
-            from jaxci.util.validate import writable_file
+            from jaxci.util.validate import not_an_input, writable_file
 
             writable_file("--output", args.output)
+            not_an_input("--output", args.output, args.shards, "one of the shards")
         docs = []
         for path in args.shards:
             try:
@@ -43,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
             except AuditError as exc:
                 raise InputError(f"{path}: {exc}") from None
         merged = merge.merge(docs, [str(p) for p in args.shards])
-        text = json.dumps(merged, indent=2, default=str) if args.format == "json" else merge.to_markdown(merged)
+        try:
+            text = json.dumps(merged, indent=2, default=str, allow_nan=False) if args.format == "json" \
+                else merge.to_markdown(merged)
+        except ValueError as exc:  # a number no JSON reader takes (NaN, Infinity): never written
+            raise InputError(f"the merged audit holds a number that is not finite ({exc})") from None
         if args.output:
             safewrite.write_text(args.output, text, option="--output")
         else:

@@ -76,7 +76,7 @@ def _measured(args, verdicts) -> dict:
 def check(args) -> None:
     """The options checked before anything runs (InputError, one line)."""
     from jaxci.audit.runner.shard import ShardError, parse
-    from jaxci.util.validate import InputError
+    from jaxci.util.validate import InputError, folder_to_fill
 
     used = [o for o, v in (("--shard", args.shard), ("--cache", args.cache), ("--baseline", args.baseline),
                            ("--shard-times", args.shard_times)) if v is not None]
@@ -91,8 +91,8 @@ def check(args) -> None:
             raise InputError("--ci with --shard: the CI audit judges the whole repository; run it unsharded")
         if args.format != "json":
             raise InputError("--shard needs --format json (the shards are merged with `jaxci audit merge`)")
-    if args.cache is not None and args.cache.exists() and not args.cache.is_dir():
-        raise InputError(f"--cache {args.cache}: not a directory")
+    if args.cache is not None:  # made and checked now: a cache that cannot hold a run must not cost an execution
+        folder_to_fill("--cache", args.cache)
     for option, path in (("--baseline", args.baseline), ("--shard-times", args.shard_times)):
         if path is not None and not path.is_file():
             raise InputError(f"{option} {path}: no such file")

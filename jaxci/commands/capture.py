@@ -24,12 +24,13 @@ from jaxci.capture.plan import plan, select
 from jaxci.capture.prepare import LAB_MACHINE, REHEARSAL_MACHINE, prepare
 from jaxci.capture.run import Capture, run_plan
 from jaxci.capture.scheduler import PACK_RESERVE_S, Costs
+from jaxci.commands.argtypes import ascii_float, ascii_int
 from jaxci.util.validate import InputError, bounded_regex, inside
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--budget", type=float, help="seconds for the whole capture, packing included")
+    p.add_argument("--budget", type=ascii_float, help="seconds for the whole capture, packing included")
     p.add_argument("--out", type=Path, default=os.environ.get("OUT"), help="where the packed files go (default: $OUT)")
     p.add_argument("--machine", help=f"asv machine name (default {LAB_MACHINE}; rehearsal {REHEARSAL_MACHINE})")
     p.add_argument("--wheels", type=Path, default=REPO_ROOT / ".device" / "wheels",
@@ -38,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rehearse", action="store_true", help="CPU-only dress rehearsal of the whole flow")
     p.add_argument("--only", help="run only the steps whose names match this regex (steps an earlier capture "
                                   "measured run only when named here)")
-    p.add_argument("--call", type=int, choices=(1, 2),
+    p.add_argument("--call", type=ascii_int, choices=(1, 2),
                    help="the second capture's device call: 1 the runner model's primitives, 2 the rest")
     p.add_argument("--plan", action="store_true", help="print the steps (question, primitive, estimate) and exit")
     return p

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from jaxci.commands.argtypes import ascii_float
 from jaxci.machines.register import register
 from jaxci.results.asvrun import asv_env
 from jaxci.results.history import (
@@ -62,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--validate", metavar="TEXT",
                         help="only check a workflow input: empty, 'all', or releases like 0.11.0,0.11.1")
     parser.add_argument("--github-output", metavar="FILE", help="with --validate: append history=<checked value>")
-    parser.add_argument("--max-load", type=float, metavar="L",
+    parser.add_argument("--max-load", type=ascii_float, metavar="L",
                         help="re-run a release during which other processes used more than L CPUs on average "
                              "(the run's own use is not counted; default: 0.25 per CPU)")
     parser.add_argument("--cpus", metavar="LIST",
@@ -230,7 +231,7 @@ def _cpus(args) -> tuple[int, ...] | None:
     if args.cpus is None:
         return None
     parts = [p.strip() for p in str(args.cpus).split(",")]
-    if not all(p.isdigit() and len(p) <= 4 for p in parts):
+    if not all(p.isascii() and p.isdigit() and len(p) <= 4 for p in parts):
         raise InputError(f"--cpus {quoted(args.cpus)}: CPU numbers separated by commas, e.g. 1 or 0,1")
     cpus = tuple(sorted({int(p) for p in parts}))
     allowed = cpus_in_use()
@@ -289,6 +290,9 @@ def _confirm(repo: Path, args) -> int:
         if not args.machine:
             raise InputError("--confirm needs --machine: the history to re-measure (results/<machine>/)")
         machine = machine_name("--machine", args.machine)
+        if not (repo / "results" / machine).is_dir():  # nothing to confirm is not "confirmed"
+            raise InputError(f"--machine {machine}: no history at results/{machine}/ (run `jaxci history "
+                             f"--machine {machine}` first, or name a machine that has one)")
         bench = [bench_filter("--bench", b) for b in args.bench]
         releases = parse_releases(args.releases) if args.releases else None
         cpus = _cpus(args)

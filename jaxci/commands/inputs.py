@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
+from jaxci.commands.argtypes import ascii_int
 from jaxci.util import safewrite
 from jaxci.util.validate import one_line
 from jaxci.workflows import status as run_status
@@ -48,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--family")
     s.add_argument("--spot", choices=("true", "false"))
     s.add_argument("--suite")
-    s.add_argument("--exit", type=int)
+    s.add_argument("--exit", type=ascii_int)
     s.add_argument("--log", type=Path)
     c = sub.add_parser("collect", help="merge family artifacts, report each family's outcome")
     c.add_argument("--matrix", required=True, help="the plan's matrix JSON")

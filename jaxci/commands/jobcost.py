@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue
+from jaxci.commands.argtypes import ascii_float
 from jaxci.workflows.jobcost import JobCost, job_cost
 
 
@@ -40,7 +41,7 @@ def _row(cost: JobCost) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxci.commands.jobcost", description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="*", metavar="FAMILY=MINUTES", help="measured full-scale suite minutes")
-    parser.add_argument("--overhead-minutes", type=float, help="measured job overhead (default: catalogue)")
+    parser.add_argument("--overhead-minutes", type=ascii_float, help="measured job overhead (default: catalogue)")
     args = parser.parse_args(argv)
     try:
         catalogue, defaults = load_catalogue(), catalogue_defaults()

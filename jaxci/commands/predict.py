@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
+from jaxci.commands.argtypes import ascii_int
 from jaxci.results.records import ResultsError
 from jaxci.util.validate import InputError, integer, one_line
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxci predict", description=__doc__.splitlines()[0])
     parser.add_argument("--family", required=True, help="catalogue family (env_matrix/machines.toml)")
     parser.add_argument("--kernel", required=True, choices=KERNELS)
-    parser.add_argument("--n", type=int, help="size (elements, matrix order) or loop steps")
+    parser.add_argument("--n", type=ascii_int, help="size (elements, matrix order) or loop steps")
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     parser.add_argument("--device", choices=("gpu", "cpu"), help="default: gpu when the family has one")
     parser.add_argument("--precision", default="default", choices=("default", "highest"), help="matmul precision")

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue, read_pins
+from jaxci.commands.argtypes import ascii_float
 from jaxci.results.history import HistoryError, checkout_root, index_versions, parse_releases
 from jaxci.util import safewrite
 from jaxci.util.validate import SCALES, InputError, machine_name, number, scale
@@ -57,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--default-branch", default="main")
     plan.add_argument("--release", default="", help="check this release only (a dispatch input)")
     plan.add_argument("--index-url", help="a PEP 503 simple index instead of pip's (tests: a local one)")
-    plan.add_argument("--index-timeout", type=float, default=120.0, metavar="SECONDS",
+    plan.add_argument("--index-timeout", type=ascii_float, default=120.0, metavar="SECONDS",
                       help="give up on an index that has not answered after this long (default: 120)")
     plan.add_argument("--run-id", default=os.environ.get("GITHUB_RUN_ID", "0"))
     plan.add_argument("--github-output", metavar="FILE", help="append matrix=... and any=... here")
@@ -65,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--release", required=True)
     run.add_argument("--previous", required=True)
     run.add_argument("--machine", required=True)
-    run.add_argument("--factor", type=float, default=FACTOR)
+    run.add_argument("--factor", type=ascii_float, default=FACTOR)
     run.add_argument("--scale", choices=SCALES,  # default: validate.scale() reads JAXCI_SCALE, checked
                      help="JAXCI_SCALE of every run (default: $JAXCI_SCALE, else ci)")
     run.add_argument("--backend", choices=("cpu", "cuda13"), default=os.environ.get("JAXCI_BACKEND") or "cpu")

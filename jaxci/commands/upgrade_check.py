@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
+from jaxci.commands.argtypes import ascii_int
 from jaxci.results.upgrade import CheckResult, UpgradeConfig, load_config, local_check, local_env, report, run_check
 from jaxci.util import safewrite
 from jaxci.util.git import GitError
@@ -30,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--head", help="CI mode: the head commit")
     parser.add_argument("--machine", help="CI mode: the registered catalogue family")
     parser.add_argument("--bench", action="append", default=[], help="asv --bench regex (repeatable: union)")
-    parser.add_argument("--rounds", type=int, help="asv rounds per benchmark (default: asv's own)")
+    parser.add_argument("--rounds", type=ascii_int, help="asv rounds per benchmark (default: asv's own)")
     parser.add_argument("--workdir", type=Path, help="local mode: where the clone goes (kept)")
     parser.add_argument("--summary", default=os.environ.get("GITHUB_STEP_SUMMARY"),
                         help="append the markdown report here (default: $GITHUB_STEP_SUMMARY)")

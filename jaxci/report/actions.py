@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxci.policy import builds
+from jaxci.util import quoting
 
 CACHE_DIR = "$RUNNER_TEMP/jax-compilation-cache"   # where the jax-env action keeps the compilation cache
 
@@ -51,7 +52,7 @@ def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list
 
 
 def _names(paths: list[str], limit: int = 8) -> str:
-    shown = ", ".join(f"`{p}`" for p in paths[:limit])
+    shown = ", ".join(quoting.code(p) for p in paths[:limit])  # a name holding a backtick stays one span
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 

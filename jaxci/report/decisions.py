@@ -15,6 +15,7 @@ from jaxci.analysis import crossover as cx
 from jaxci.analysis import median
 from jaxci.report import actions, answers, memory_advice
 from jaxci.report.text import seconds
+from jaxci.util import quoting
 
 DEFAULT_FAMILIES = ("g4dn.2xlarge", "c7i.2xlarge")
 MEASURED, PREDICTED, NOT_MEASURED = "measured", "predicted", "not measured"
@@ -319,11 +320,12 @@ def _hygiene(report, family, entry, audit, times) -> Decision:
            f"{family}: the build is not predicted whole)")
     text = "; ".join(x for x in (lectures, book, job, gate) if x)
     worst = max(advice.lectures, key=lambda t: t.slowest_high_s)
-    unmeasured = (f"; not timed, so never cut: {', '.join(f'`{p}`' for p in advice.unmeasured)}"
+    unmeasured = (f"; not timed, so never cut: {', '.join(quoting.code(p) for p in advice.unmeasured)}"
                   if advice.unmeasured else "")
     basis = (f"rule: {timeouts.rule_text()}, the cell at the high end of the lecture's predicted band on {family} "
-             f"(slowest: `{worst.path}` {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: ceil((overhead "
-             f"+ the predicted build's high end) x margin) (jaxci.workflows.jobcost.job_timeout){unmeasured}")
+             f"(slowest: {quoting.code(worst.path)} {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: "
+             f"ceil((overhead + the predicted build's high end) x margin) (jaxci.workflows.jobcost.job_timeout)"
+             f"{unmeasured}")
     return Decision(7, text, PREDICTED if predicted else MEASURED, basis)
 
 

@@ -166,6 +166,9 @@ def load(results_dir: str | Path, machine: str, errors: list[str] | None = None
         return [], []
     try:
         data = tomllib.loads(safeio.read_text(path, limit=safeio.MIB * 4, links=False))
+    except RecursionError:  # tomllib recurses per nesting level: a hostile file is refused, not a traceback
+        errors.append(f"{path}: not read: nested deeper than Python's TOML parser goes")
+        return [], []
     except (safeio.UnsafeFile, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         errors.append(f"{path}: not read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return [], []
@@ -221,6 +224,8 @@ def _append(results_dir, machine: str, table: str) -> None:
     old = safeio.read_text(path, limit=safeio.MIB * 4, links=False) if path.exists() else HEADER
     try:
         tomllib.loads(old + table)
+    except RecursionError:
+        raise ConditionsError(f"{path}: nested deeper than Python's TOML parser goes; not appended to") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConditionsError(f"{path}: appending would make it unreadable ({exc})") from None
     safewrite.write_text(path, old + table)

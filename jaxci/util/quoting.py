@@ -13,6 +13,7 @@ from jaxci.util.validate import InputError, quoted
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 _GLOB = re.compile(r"([*?\[])")
+_TICKS = re.compile(r"`+")
 
 
 def shell(text: object) -> str:
@@ -29,6 +30,18 @@ def markdown(text: object) -> str:
 def cell(text: object) -> str:
     """One Markdown table cell: markdown(), on one line, its `|` escaped (a value cannot add a column)."""
     return _CONTROL.sub(" ", markdown(text)).replace("|", "\\|")
+
+
+def code(text: object, *, table: bool = False) -> str:
+    """`text` as one inline code span whatever it holds: fenced by more backticks than its longest run of them (a
+    backtick inside cannot close it early), on one line; in a table cell (`table`) its `|` escaped, since GFM
+    splits a row into cells before it reads code spans."""
+    body = _CONTROL.sub(" ", str(text))
+    if table:
+        body = body.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in _TICKS.findall(body)), default=0) + 1)
+    pad = " " if body[:1] in ("`", " ") or body[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def glob_literal(name: str, source: str = "name") -> str:

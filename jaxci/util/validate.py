@@ -150,6 +150,39 @@ def writable_file(name: str, path: Path) -> Path:
     return path
 
 
+def not_an_input(name: str, output: Path, inputs, what: str = "one of the inputs") -> None:
+    """Refuse an output path that is a file the command reads (the same file, through any link or name): writing
+    it would replace the input before, or while, it is read."""
+    for source in inputs:
+        if source is not None and _same_file(Path(output), Path(source)):
+            raise InputError(f"{name} {output}: is {what} ({source}); the output may not replace what the "
+                             f"command reads")
+
+
+def folder_to_fill(name: str, path: Path) -> Path:
+    """A folder a command will write files into, made now if it is missing (before any work is done): a path
+    that is not a folder, a link that leads nowhere, or one that cannot be made or written is refused."""
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise InputError(f"{name} {path}: is a symbolic link to {os.readlink(path)!r}, which does not exist")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{name} {path}: cannot make the folder ({exc.strerror or one_line(exc)})") from None
+    if not path.is_dir():
+        raise InputError(f"{name} {path}: not a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"{name} {path}: not writable")
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
 #: what an index URL may use: a PEP 503 index over HTTP(S), or a local one (file:) in tests and mirrors
 URL_SCHEMES = ("http", "https", "file")
 

@@ -10,10 +10,11 @@ name, a call) names no platform and pins nothing. The record keeps the text the 
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from jaxci.util import safeio
 
 #: settings whose value is a comma-separated list of platforms (the first that initialises is the default)
 PLATFORM_LISTS = {"JAX_PLATFORMS", "JAX_PLATFORM_NAME", "jax_platforms", "jax_platform_name"}
@@ -99,7 +100,7 @@ def _kernel_env(name: str, root: Path | None) -> dict:
     """The `env` of the kernelspec `name`: the repository's copy first, else the installed one ({}: none)."""
     if root is not None:
         try:
-            spec = json.loads((Path(root) / REPO_KERNELS / name / "kernel.json").read_text(encoding="utf-8"))
+            spec = safeio.load_json(Path(root) / REPO_KERNELS / name / "kernel.json", safeio.MIB)
             env = spec.get("env") if isinstance(spec, dict) else None
             return env if isinstance(env, dict) else {}
         except (OSError, ValueError):

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 from pathlib import Path
 
 from jaxci.audit.runner.outcome import OK, NotebookRun
+from jaxci.util import safeio, safewrite
+from jaxci.util.validate import InputError, one_line
+
+#: the largest cached run read or written (a lecture's record is tens of KiB)
+LIMIT = 16 * 1024 * 1024
 
 #: bump when what a run records changes shape or meaning: older records are then never reused (git log has each step)
 FORMAT = 6
@@ -83,6 +87,7 @@ class Reuse:
         self.executed: list[str] = []
         self.reused: list[str] = []
         self._kernels: dict[str, dict] = {}
+        self.refused: list[str] = []  # runs neither reused nor stored, and why (said on stderr by the command)
         self._baseline = _baseline_runs(baseline) if baseline else {}
 
     def key(self, verdict, platform: str, kernel: str) -> str | None:
@@ -111,21 +116,25 @@ class Reuse:
             return None
         try:
             run = NotebookRun.from_dict(record)
-        except TypeError:  # a record of another shape
+        except (TypeError, InputError) as exc:  # a record of another shape, or one that fails the checks: run again
+            self.refused.append(f"{verdict.path} [{platform}]: {one_line(exc, 200)}")
             return None
         run.path = str(verdict.path_abs)
         self.reused.append(f"{verdict.path} [{platform}]")
         return run
 
     def store(self, verdict, platform: str, key: str | None, run: NotebookRun) -> None:
+        """A completed run into the cache folder, through the one safe writer (atomic: parallel shards sharing a
+        folder never read half a record; a link or anything but a regular file at its name is refused, so nothing
+        outside the folder is written). A run that cannot be stored is said, and the audit goes on."""
         self.executed.append(f"{verdict.path} [{platform}]")
         if key is None or self.cache_dir is None or run.status != OK:
             return
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        target = self.cache_dir / f"{key}.json"
-        partial = target.with_name(f".{target.name}.{os.getpid()}")
-        partial.write_text(json.dumps(run.as_dict(), default=str))
-        partial.replace(target)  # atomic: parallel shards sharing a folder never read half a record
+        try:
+            safewrite.write_text(self.cache_dir / f"{key}.json", json.dumps(run.as_dict(), default=str),
+                                 within=self.cache_dir, limit=LIMIT)
+        except safewrite.UnsafeWrite as exc:
+            self.refused.append(f"{verdict.path} [{platform}]: not stored: {one_line(exc, 200)}")
 
     def as_dict(self) -> dict:
         """For the audit JSON: every run's key, and which runs were reused (not timed again)."""
@@ -134,8 +143,10 @@ class Reuse:
 
 
 def _read(path: Path) -> dict | None:
+    """A cache entry: a regular file (no link, FIFO or device), bounded in size and nesting; None when absent or
+    unreadable (the lecture is run again)."""
     try:
-        data = json.loads(path.read_text())
+        data = safeio.load_json(path, LIMIT, links=False)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

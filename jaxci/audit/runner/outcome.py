@@ -110,8 +110,16 @@ class NotebookRun:
 
     @classmethod
     def from_dict(cls, data: dict) -> NotebookRun:
-        """A run read back from its as_dict() (a cached or previous audit's record): derived fields recomputed."""
+        """A run read back from its as_dict() (a cached or previous audit's record): checked field by field first
+        (runrecord.RecordError, one line naming the field), derived fields recomputed."""
+        from jaxci.audit.reading import runrecord
+
+        data = runrecord.run("run", data)
         names = set(CellTiming.__dataclass_fields__)
+        for i, c in enumerate(data.get("cells", [])):
+            missing = [k for k in ("index", "first_line", "wall_s", "client_s") if k not in c]
+            if missing:
+                raise runrecord.RecordError(f"run.cells[{i}]: no {', '.join(missing)}")
         cells = [CellTiming(**{k: v for k, v in c.items() if k in names}) for c in data.get("cells", [])]
         keep = set(cls.__dataclass_fields__) - {"cells"}
         return cls(**{k: v for k, v in data.items() if k in keep}, cells=cells)

@@ -9,11 +9,16 @@ scan), sorted heaviest first with ties broken by path, and each goes to the shar
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_SPEC = re.compile(r"^\s*(\d{1,4})\s*/\s*(\d{1,4})\s*$")
+from jaxci.util.validate import quoted
+
+_SPEC = re.compile(r"[ ]*([0-9]{1,4})[ ]*/[ ]*([0-9]{1,4})[ ]*", re.ASCII)  # fullmatch: ASCII digits, one line
+#: the longest run time a page's row may give (5 days, the longest a self-hosted runner's job may run)
+MAX_RUN_S = 5 * 86_400
 #: the largest N accepted: a GitHub Actions matrix holds at most 256 jobs
 MAX_SHARDS = 256
 
@@ -33,12 +38,12 @@ class Spec:
 
 def parse(text: str) -> Spec:
     """`i/N` with 1 <= i <= N <= 256 (1-based, as a matrix's `index + 1` reads)."""
-    match = _SPEC.match(str(text))
+    match = _SPEC.fullmatch(str(text))
     if not match:
-        raise ShardError(f"--shard {text!r}: expected i/N, e.g. 2/4")
+        raise ShardError(f"--shard {quoted(text, 40)}: expected i/N in ASCII digits, e.g. 2/4")
     index, count = int(match[1]), int(match[2])
     if not 1 <= count <= MAX_SHARDS or not 1 <= index <= count:
-        raise ShardError(f"--shard {text!r}: need 1 <= i <= N <= {MAX_SHARDS}")
+        raise ShardError(f"--shard {quoted(text, 40)}: need 1 <= i <= N <= {MAX_SHARDS}")
     return Spec(index, count)
 
 
@@ -118,11 +123,11 @@ def execution_statistics(text: str) -> dict[str, float]:
 
     try:
         nb = json.loads(text)
-        cells = nb.get("cells", []) if isinstance(nb, dict) else []
-        text = "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else str(c.get("source"))
-                         for c in cells if isinstance(c, dict))
-    except ValueError:
-        pass
+    except (ValueError, RecursionError):  # Markdown (or JSON nested past Python's parser): read as text
+        nb = None
+    if isinstance(nb, dict):
+        cells = nb.get("cells") if isinstance(nb.get("cells"), list) else []
+        text = "\n".join(_source(c) for c in cells if isinstance(c, dict))
     out: dict[str, float] = {}
     columns = None
     for line in text.splitlines():
@@ -135,12 +140,20 @@ def execution_statistics(text: str) -> dict[str, float]:
             continue
         doc, seconds, status = cells[columns[0]], cells[columns[1]], cells[columns[2]] if columns[2] else "✅"
         try:
-            value = float(seconds)
+            value = float(seconds) if seconds.isascii() else math.nan
         except ValueError:
             continue
-        if doc and status == "✅" and value >= 0:
+        if doc and status == "✅" and math.isfinite(value) and 0 <= value <= MAX_RUN_S:  # 1e999 is no weight
             out[doc] = value
     return out
+
+
+def _source(cell: dict) -> str:
+    """A notebook cell's source as text (a list of strings, or a string); anything else is no text."""
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
 
 
 def by_lecture(verdicts, seconds: dict[str, float]) -> dict[str, float]:

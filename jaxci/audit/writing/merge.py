@@ -10,14 +10,20 @@ line, before anything is written.
 
 from __future__ import annotations
 
+from jaxci.util import quoting
+from jaxci.util.validate import one_line, quoted
+
 #: what differs between two runs of the same lecture apart from what it computes: measured seconds (every
 #: field named *_s, and eager work's `s`), the processes it ran as, the memory it happened to hold, and the
 #: host probe's ratio (measured by each process)
 _VOLATILE = {"s", "kernel_pid", "leftover_pids", "memory", "peak_memory", "host_factor"}
+#: the most shards one audit has (as `--shard i/N` accepts: a GitHub Actions matrix holds at most 256 jobs)
+MAX_SHARDS = 256
 
 
 class MergeError(ValueError):
-    """The shards cannot be merged: the message is one line."""
+    """The shards cannot be merged: the message is one line (values from the files quoted, control characters
+    escaped)."""
 
 
 def strip_timings(doc):
@@ -32,10 +38,39 @@ def strip_timings(doc):
 
 
 def _shard(doc, where: str) -> dict:
+    """A shard's block, every field the merge reads checked: its lectures (one-line names), N, its index, spec
+    and source; and the document's own lists the merge takes from it."""
     block = doc.get("shard") if isinstance(doc, dict) else None
     if not isinstance(block, dict) or not isinstance(block.get("lectures"), list):
         raise MergeError(f"{where}: not a shard of an audit (`jaxci audit --execute --shard i/N --format json`)")
+    count, index = block.get("count"), block.get("index")
+    if not _whole(count) or not 1 <= count <= MAX_SHARDS:
+        raise MergeError(f"{where}: shard.count {one_line(quoted(count, 40))}: expected a whole number in "
+                         f"1..{MAX_SHARDS}")
+    if not _whole(index) or not 1 <= index <= count:
+        raise MergeError(f"{where}: shard.index {one_line(quoted(index, 40))}: expected a whole number in 1..{count}")
+    for key in ("spec", "source"):
+        if block.get(key) is not None and not _line(block[key]):
+            raise MergeError(f"{where}: shard.{key}: expected one line of text")
+    for key, items in (("shard.lectures", block["lectures"]), ("pin_to_cpu", doc.get("pin_to_cpu", [])),
+                       ("failed", doc.get("failed", []))):
+        if not isinstance(items, list) or not all(_line(x) for x in items):
+            raise MergeError(f"{where}: {key}: expected a list of lecture paths (one line of text each)")
+    execution = doc.get("execution", {})
+    if not isinstance(execution, dict) or not isinstance(execution.get("keys", {}), dict) \
+            or not all(isinstance(k, dict) for k in execution.get("keys", {}).values()) \
+            or not isinstance(execution.get("reused", []), list) \
+            or not all(_line(r) for r in execution.get("reused", [])):
+        raise MergeError(f"{where}: execution: expected {{keys: {{path: {{platform: key}}}}, reused: [text]}}")
     return block
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _line(value) -> bool:
+    return isinstance(value, str) and len(value) <= 4000 and not any(ord(c) < 32 or ord(c) == 127 for c in value)
 
 
 def check(docs: list[dict], names: list[str]) -> list[dict]:
@@ -45,7 +80,7 @@ def check(docs: list[dict], names: list[str]) -> list[dict]:
     blocks = [_shard(d, n) for d, n in zip(docs, names)]
     counts = sorted({b.get("count") for b in blocks}, key=str)
     if len(counts) > 1:
-        specs = ", ".join(f"{n} is {b.get('spec')}" for n, b in zip(names, blocks))
+        specs = ", ".join(f"{one_line(n)} is {b.get('spec')}" for n, b in zip(names, blocks))
         raise MergeError(f"shards of different N: {specs}")
     count = counts[0]
     sources = {b.get("source") for b in blocks}
@@ -56,7 +91,8 @@ def check(docs: list[dict], names: list[str]) -> list[dict]:
     seen: dict = {}
     for name, block in zip(names, blocks):
         if block.get("index") in seen:
-            raise MergeError(f"shard {block.get('spec')} given twice ({seen[block.get('index')]} and {name})")
+            raise MergeError(f"shard {block.get('spec')} given twice ({one_line(seen[block.get('index')])} and "
+                             f"{one_line(name)})")
         seen[block.get("index")] = name
     missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
     if missing:
@@ -65,11 +101,13 @@ def check(docs: list[dict], names: list[str]) -> list[dict]:
     for name, block in zip(names, blocks):
         for path in block["lectures"]:
             if path in owner:
-                raise MergeError(f"shards overlap: {path} is in {owner[path]} and {name}")
+                raise MergeError(f"shards overlap: {quoted(path, 80)} is in {one_line(owner[path])} and "
+                                 f"{one_line(name)}")
             owner[path] = name
     unowned = [p for p in next(iter(paths)) if p not in owner]
     if unowned:
-        raise MergeError(f"no shard owns {unowned[0]}" + (f" and {len(unowned) - 1} more" if len(unowned) > 1 else ""))
+        raise MergeError(f"no shard owns {quoted(unowned[0], 80)}"
+                         + (f" and {len(unowned) - 1} more" if len(unowned) > 1 else ""))
     return blocks
 
 
@@ -82,6 +120,7 @@ def merge(docs: list[dict], names: list[str] | None = None) -> dict:
     blocks = [blocks[i] for i in order]
     owned = [set(b["lectures"]) for b in blocks]
     record = {lec["path"]: lec for d, mine in zip(docs, owned) for lec in d["lectures"] if lec["path"] in mine}
+    position = {lec["path"]: i for i, lec in enumerate(docs[0]["lectures"])}
     out = {}
     for key, value in docs[0].items():
         if key == "shard":
@@ -89,8 +128,8 @@ def merge(docs: list[dict], names: list[str] | None = None) -> dict:
         if key == "lectures":
             value = [record[lec["path"]] for lec in value]
         elif key in ("pin_to_cpu", "failed"):
-            value = [p for d, mine in zip(docs, owned) for p in d.get(key, []) if p in mine]
-            value.sort(key=[lec["path"] for lec in docs[0]["lectures"]].index)
+            value = [p for d, mine in zip(docs, owned) for p in d.get(key, []) if p in mine and p in position]
+            value.sort(key=position.__getitem__)  # the lectures' order (a dict: no search per item)
         elif key == "per_family":
             value = _per_family([record[lec["path"]] for lec in docs[0]["lectures"]])
         elif key == "execution":
@@ -98,7 +137,8 @@ def merge(docs: list[dict], names: list[str] | None = None) -> dict:
         else:
             different = [n for d, n in zip(docs, names) if d.get(key) != value]
             if different:
-                raise MergeError(f"shards differ in {key!r} (run them with the same options): {different[0]}")
+                raise MergeError(f"shards differ in {quoted(key, 40)} (run them with the same options): "
+                                 f"{one_line(different[0])}")
         out[key] = value
     return out
 
@@ -136,8 +176,8 @@ def to_markdown(doc: dict) -> str:
                   _seconds(runs.get("cpu")), _seconds(runs.get("cuda")),
                   f"{lec['proposed_timeout']:.0f}" if lec.get("proposed_timeout") else "-", lec.get("why"),
                   lec.get("not_executed")]
-        lines.append("| " + " | ".join(str(v or "").replace("|", "\\|").replace("\n", " ") for v in values) + " |")
+        lines.append("| " + " | ".join(quoting.cell(v or "") for v in values) + " |")
     pins = doc.get("pin_to_cpu") or []
     if pins:
-        lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`): " + ", ".join(f"`{p}`" for p in pins)]
+        lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`): " + ", ".join(quoting.code(p) for p in pins)]
     return "\n".join(lines) + "\n"

@@ -9,22 +9,15 @@ nothing reads back pass through as they are. Pure Python apart from the one read
 
 from __future__ import annotations
 
-import math
-
+from jaxci.audit.reading import runrecord
 from jaxci.util import safeio
-from jaxci.util.validate import InputError, number, one_line, quoted
+from jaxci.util.validate import InputError, one_line
 
 #: the largest audit read (an executed audit of a few hundred lectures is well under 10 MiB)
 LIMIT = 64 * 1024 * 1024
 MAX_LECTURES = 100_000
-#: a cell's seconds: at most a day, the bound of --slowest-cell-s and --cell-timeout
-CELL_S = 86_400
-#: a whole lecture's seconds: at most 5 days, the longest a self-hosted runner's job may run
-LECTURE_S = 5 * 86_400
-#: memory in MiB: at most 4 TiB, the bound of jaxci env's --device-memory-mib and --peak-mib
-MEMORY_MIB = 4 * 1024 * 1024
+LECTURE_S = runrecord.LECTURE_S
 PREDICTED_SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s")
-PEAK_MIB = ("device_peak_mib", "live_buffers_mib", "host_rss_peak_mib")
 
 
 class AuditError(InputError):
@@ -44,6 +37,13 @@ def read(path) -> dict:
 def validated(data) -> dict:
     """The audit document with every field a consumer reads checked: types, one-line strings, finite
     non-negative bounded numbers (None where the audit did not measure one)."""
+    try:
+        return _validated(data)
+    except runrecord.RecordError as exc:
+        raise AuditError(str(exc)) from None
+
+
+def _validated(data) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("lectures"), list):
         raise AuditError("not an audit JSON (`jaxci audit --execute --format json`): expected an object "
                          "with a list of lectures")
@@ -78,65 +78,24 @@ def _prediction(where: str, pred) -> dict:
 
 
 def _run(where: str, run) -> dict:
-    run = _dict(where, run)
-    out = dict(run)
-    if "wall_s" in run:
-        out["wall_s"] = _number(f"{where}.wall_s", run["wall_s"], LECTURE_S, "seconds")
-    if "status" in run:
-        out["status"] = _text(f"{where}.status", run["status"])
-    if "cells" in run:
-        out["cells"] = [_cell(f"{where}.cells[{i}]", c) for i, c in enumerate(_list(f"{where}.cells", run["cells"]))]
-    if run.get("peak_memory") is not None:
-        peak = _dict(f"{where}.peak_memory", run["peak_memory"])
-        out["peak_memory"] = {**peak, **{k: _number(f"{where}.peak_memory.{k}", peak[k], MEMORY_MIB, "MiB")
-                                         for k in PEAK_MIB if k in peak}}
-    return out
+    return runrecord.run(where, run)
 
 
-def _cell(where: str, cell) -> dict:
-    cell = _dict(where, cell)
-    return {**cell, "wall_s": _number(f"{where}.wall_s", cell["wall_s"], CELL_S, "seconds")} if "wall_s" in cell \
-        else cell
-
-
-# ---- one rule per kind of value ----
+# ---- one rule per kind of value (the run record's: jaxci.audit.reading.runrecord) ----
 
 def _dict(where: str, value) -> dict:
-    if not isinstance(value, dict):
-        raise AuditError(f"{where}: expected an object, got {_kind(value)}")
-    return value
+    return runrecord.mapping(where, value)
 
 
 def _list(where: str, value) -> list:
-    if not isinstance(value, list):
-        raise AuditError(f"{where}: expected a list, got {_kind(value)}")
-    return value
+    return runrecord.sequence(where, value)
 
 
 def _text(where: str, value, limit: int = 1000) -> str:
     """A string of one line (it is printed in the sheets' tables and messages), at most `limit` characters."""
-    if not isinstance(value, str):
-        raise AuditError(f"{where}: expected a string, got {_kind(value)}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value) or len(value) > limit:
-        raise AuditError(f"{where}: {quoted(value, 80)}: must be one line of at most {limit:,} characters")
-    return value
+    return runrecord.text(where, value, limit)
 
 
 def _number(where: str, value, high: float, unit: str) -> float | None:
-    """A finite number in [0, high] (validate.number, as the command line checks seconds); None where the
-    audit did not measure it; a bool or a string is refused, not read as 1 or parsed."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AuditError(f"{where}: expected a number, got {_kind(value)}")
-    if isinstance(value, int) and not -high <= value <= high:  # a 400-digit integer: no float() overflow
-        value = math.copysign(math.inf, value)
-    try:
-        return number(where, value, low=0, high=high, unit=unit, low_inclusive=True)
-    except InputError as exc:
-        raise AuditError(str(exc)) from None
-
-
-def _kind(value) -> str:
-    return f"{type(value).__name__} {quoted(value, 40)}" if isinstance(value, str) else \
-        f"{type(value).__name__} {one_line(value, 40)}"
+    """A finite number in [0, high]; None where the audit did not measure it (runrecord.seconds)."""
+    return runrecord.seconds(where, value, high, unit)

@@ -13,6 +13,7 @@ from jaxci.audit.judging import classify
 from jaxci.audit.judging.every_family import build_totals
 from jaxci.audit.judging.host import MEASURED
 from jaxci.audit.judging.judge import MARGIN, Verdict, pin_list
+from jaxci.util import quoting
 
 COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
            "max_elements", "loops", "regime", "recommendation", "basis", "why", "cpu_s", "cpu_compile_s", "gpu_s",
@@ -111,7 +112,9 @@ def to_csv(verdicts: list[Verdict]) -> str:
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """One table cell (or a value in a list item) from a lecture's name, error or note: quoting.cell's escaping
+    (no HTML, comment or @-mention from a file name reaches a job summary)."""
+    return quoting.cell(text)
 
 
 def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
@@ -156,7 +159,8 @@ def per_family_markdown(verdicts: list[Verdict]) -> str:
     lines += [""] + [f"- h: {_cell(s)}" for s in sources]
     top = max(((max(_peak_values(v)), v.path) for v in verdicts if _peak_values(v)), default=None)
     if top:
-        lines.append(f"- largest measured peak memory: {top[0]:,.4g} MiB ({top[1]}; per lecture in `peak_mib`)")
+        lines.append(f"- largest measured peak memory: {top[0]:,.4g} MiB ({_cell(top[1])}; per lecture in "
+                     "`peak_mib`)")
     return "\n".join(lines) + "\n"
 
 
@@ -185,21 +189,22 @@ def summary(verdicts: list[Verdict], executed: bool) -> str:
         lines[-1] += ": verdicts resting on " + ", ".join(f"{b} ({n})" for b, n in sorted(bases.items()))
     pins = pin_list(verdicts)
     if pins:
-        lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`):", ""] + [f"- `{p}`" for p in pins]
+        lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`):", ""] + [f"- {quoting.code(p)}" for p in pins]
     failed = [v for v in verdicts if v.failed]
     if failed:
         lines += ["", f"**{len(failed)} lecture(s) failed:**", ""]
-        lines += [f"- `{v.path}` ({v.status}): {_cell('; '.join(v.errors))}" for v in failed]
+        lines += [f"- {quoting.code(v.path)} ({_cell(v.status)}): {_cell('; '.join(v.errors))}" for v in failed]
     over = [(v.path, o) for v in verdicts for o in v.over_timeout]
     if over:
-        lines += ["", "Cells over the configured timeout:", ""] + [f"- `{p}` {o}" for p, o in over]
+        lines += ["", "Cells over the configured timeout:", ""] + [f"- {quoting.code(p)} {_cell(o)}" for p, o in over]
     proposed = [v.proposed_timeout for v in verdicts if v.proposed_timeout]
     if proposed:
         lines += ["", f"Proposed per-cell timeout for the slowest lecture: {max(proposed):.0f} s "
                       f"(model: slowest measured cell x {MARGIN:g}, rounded up to a minute, at least 60 s)."]
     skipped = [v for v in verdicts if v.not_executed]
     if executed and skipped:
-        lines += ["", "Not executed (not failures):", ""] + [f"- `{v.path}`: {v.not_executed}" for v in skipped]
+        lines += ["", "Not executed (not failures):", ""] + [f"- {quoting.code(v.path)}: {_cell(v.not_executed)}"
+                                                             for v in skipped]
     if not executed:
         lines += ["", "Static scan only: run `jaxci audit --execute` to measure cell times."]
     regimes = ", ".join(f"{k} = {t}" for k, t in classify.REGIMES.items())

@@ -1,0 +1,201 @@
+"""A run record read back from a file (the run cache, a baseline audit, an audit JSON): every field the judging
+reads, checked, so a hostile or corrupt record is refused in one line naming the field instead of reaching the
+arithmetic (a cell of `wall_s: -1e6` would be reused as -1,000,000 CPU seconds, NaN would become a proposed
+timeout of days, a string `calls` a TypeError deep in the prediction).
+
+The rules are the command line's: seconds finite, non-negative and bounded; counts whole and bounded; text one
+line; each structure the type its readers expect. Fields nothing reads pass through as they are. Pure Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jaxci.util.validate import InputError, number, one_line, quoted
+
+#: a cell's seconds: at most a day, the bound of --slowest-cell-s and --cell-timeout
+CELL_S = 86_400
+#: a whole lecture's seconds: at most 5 days, the longest a self-hosted runner's job may run
+LECTURE_S = 5 * 86_400
+#: counts (calls, compilations, loop trips, elements, bytes, flops): large, but finite and whole
+COUNT = 1e18
+#: memory in MiB: at most 4 TiB, the bound of jaxci env's --device-memory-mib and --peak-mib
+MEMORY_MIB = 4 * 1024 * 1024
+#: the most cells, call entries, loops or samplers one record may hold (the hooks keep 50 per kind per cell)
+ITEMS = 100_000
+
+CELL_SECONDS = ("wall_s", "client_s", "compile_s", "trace_s", "lower_s", "backend_s", "startup_s", "settle_s",
+                "import_s", "trip_probe_s", "busy_s")
+CELL_COUNTS = ("index", "compilations", "cache_hits", "cache_misses")
+CELL_TEXT = ("status", "error", "expected_error")
+CALL_SECONDS = ("wall_s", "first_s", "compile_s", "warm_s")
+CALL_COUNTS = ("calls", "elements", "largest", "flops", "bytes", "transcendentals", "fusions")
+RUN_SECONDS = ("wall_s", "kernel_start_s")
+SAMPLER_COUNTS = ("chains", "warmup", "samples", "leapfrog", "leapfrog_iterations", "leapfrog_max",
+                  "leapfrog_lockstep")
+
+
+class RecordError(InputError):
+    """A run record was refused; the message names the field (e.g. runs['cpu'].cells[3].calls[0].wall_s)."""
+
+
+def run(where: str, value) -> dict:
+    """A NotebookRun's as_dict(), checked (a copy: checked numbers replace the record's)."""
+    value = mapping(where, value)
+    out = dict(value)
+    for key in RUN_SECONDS:
+        if key in value:
+            out[key] = seconds(f"{where}.{key}", value[key], LECTURE_S)
+    for key in ("status", "error", "platform"):
+        if value.get(key) is not None:
+            out[key] = text(f"{where}.{key}", value[key], 4000)
+    if "cells" in value:
+        cells = sequence(f"{where}.cells", value["cells"])
+        out["cells"] = [cell(f"{where}.cells[{i}]", c) for i, c in enumerate(cells)]
+    if value.get("peak_memory") is not None:
+        peak = mapping(f"{where}.peak_memory", value["peak_memory"])
+        out["peak_memory"] = {**peak, **{k: seconds(f"{where}.peak_memory.{k}", peak[k], MEMORY_MIB, "MiB")
+                                         for k in ("device_peak_mib", "live_buffers_mib", "host_rss_peak_mib")
+                                         if k in peak}}
+    return out
+
+
+def cell(where: str, value) -> dict:
+    """One CellTiming's as_dict(), checked: its seconds, counts, text and the hooks' records."""
+    value = mapping(where, value)
+    out = dict(value)
+    for key in CELL_SECONDS:
+        if key in value:
+            out[key] = seconds(f"{where}.{key}", value[key], CELL_S)
+    for key in CELL_COUNTS:
+        if key in value:
+            out[key] = count(f"{where}.{key}", value[key])
+    for key in CELL_TEXT:
+        if value.get(key) is not None:
+            out[key] = text(f"{where}.{key}", value[key], 4000)
+    if "first_line" in value:
+        out["first_line"] = text(f"{where}.first_line", value["first_line"], 4000, lines=True)
+    for key, check in (("calls", call), ("samplers", sampler), ("loops", loop)):
+        if value.get(key) is not None:
+            out[key] = [check(f"{where}.{key}[{i}]", x) for i, x in enumerate(sequence(f"{where}.{key}", value[key]))]
+    for key in ("jitted", "memory"):
+        if value.get(key) is not None:
+            entries = mapping(f"{where}.{key}", value[key])
+            out[key] = {k: v if isinstance(v, str) else count(f"{where}.{key}[{k!r}]", v) for k, v in entries.items()}
+    if value.get("eager") is not None:
+        out["eager"] = eager(f"{where}.eager", value["eager"])
+    return out
+
+
+def call(where: str, value) -> dict:
+    """A jitted call entry (hooks.Called): its seconds, counts, name and loops."""
+    value = mapping(where, value)
+    out = dict(value)
+    for key in CALL_SECONDS:
+        if key in value:
+            out[key] = seconds(f"{where}.{key}", value[key], LECTURE_S)
+    for key in CALL_COUNTS:
+        if key in value:
+            out[key] = count(f"{where}.{key}", value[key])
+    for key in ("name", "dtype", "placed"):
+        if value.get(key) is not None:
+            out[key] = text(f"{where}.{key}", value[key])
+    if value.get("loops") is not None:
+        loops = sequence(f"{where}.loops", value["loops"])
+        out["loops"] = [loop(f"{where}.loops[{i}]", x) for i, x in enumerate(loops)]
+    return out
+
+
+def loop(where: str, value) -> list:
+    """A lax loop: [kind, trips or None, carry elements, then times noted or a label, within]."""
+    items = sequence(where, value)
+    if len(items) < 3:
+        raise RecordError(f"{where}: expected [kind, trips, carry, ...], got {len(items)} item(s)")
+    out = [text(f"{where}[0]", items[0]), count(f"{where}[1]", items[1], none=True),
+           count(f"{where}[2]", items[2], none=True)]
+    for i, rest in enumerate(items[3:], start=3):
+        out.append(text(f"{where}[{i}]", rest) if isinstance(rest, str) else count(f"{where}[{i}]", rest, none=True))
+    return out
+
+
+def eager(where: str, value) -> dict:
+    """Eager work: ops, seconds, and per size class [largest, ops, dtype]."""
+    value = mapping(where, value)
+    out = {**value, "ops": count(f"{where}.ops", value.get("ops", 0)),
+           "s": seconds(f"{where}.s", value.get("s", 0.0), CELL_S)}
+    if "sizes" in value:
+        sizes = sequence(f"{where}.sizes", value["sizes"])
+        out["sizes"] = [size_class(f"{where}.sizes[{i}]", x) for i, x in enumerate(sizes)]
+    return out
+
+
+def size_class(where: str, value) -> list:
+    """One size class of eager work: [largest elements, ops, dtype]."""
+    items = sequence(where, value)
+    if len(items) < 3:
+        raise RecordError(f"{where}: expected [largest, ops, dtype], got {len(items)} item(s)")
+    return [count(f"{where}[0]", items[0]), count(f"{where}[1]", items[1]), text(f"{where}[2]", items[2])]
+
+
+def sampler(where: str, value) -> dict:
+    """A library sampler's run: seconds, chains and draws, leapfrog steps."""
+    value = mapping(where, value)
+    out = {**value, "s": seconds(f"{where}.s", value.get("s"), CELL_S)}
+    for key in SAMPLER_COUNTS:
+        if value.get(key) is not None:
+            out[key] = count(f"{where}.{key}", value[key])
+    return out
+
+
+# ---- one rule per kind of value ----
+
+def mapping(where: str, value) -> dict:
+    if not isinstance(value, dict):
+        raise RecordError(f"{where}: expected an object, got {kind(value)}")
+    return value
+
+
+def sequence(where: str, value) -> list:
+    if not isinstance(value, list):
+        raise RecordError(f"{where}: expected a list, got {kind(value)}")
+    if len(value) > ITEMS:
+        raise RecordError(f"{where}: {len(value):,} items, at most {ITEMS:,}")
+    return value
+
+
+def text(where: str, value, limit: int = 1000, *, lines: bool = False) -> str:
+    """A string of at most `limit` characters, one line unless `lines` (a cell's first line may hold a tab)."""
+    if not isinstance(value, str):
+        raise RecordError(f"{where}: expected a string, got {kind(value)}")
+    bad = any((ord(c) < 32 and not (lines and c == "\t")) or ord(c) == 127 for c in value)
+    if bad or len(value) > limit:
+        raise RecordError(f"{where}: {quoted(value, 80)}: must be one line of at most {limit:,} characters")
+    return value
+
+
+def seconds(where: str, value, high: float, unit: str = "seconds") -> float | None:
+    """A finite number in [0, high] (validate.number, as the command line checks seconds); None where nothing
+    was measured; a bool or a string is refused, not read as 1 or parsed."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecordError(f"{where}: expected a number, got {kind(value)}")
+    if isinstance(value, int) and not -high <= value <= high:  # a 400-digit integer: no float() overflow
+        value = math.copysign(math.inf, value)
+    try:
+        return number(where, value, low=0, high=high, unit=unit, low_inclusive=True)
+    except InputError as exc:
+        raise RecordError(str(exc)) from None
+
+
+def count(where: str, value, *, none: bool = False):
+    """A finite non-negative number of things (a mean of turns may be fractional), at most COUNT."""
+    if value is None and none:
+        return None
+    checked = seconds(where, value, COUNT, "")
+    return value if isinstance(value, int) else checked  # a whole count stays an int
+
+
+def kind(value) -> str:
+    return f"{type(value).__name__} {quoted(value, 40)}" if isinstance(value, str) else \
+        f"{type(value).__name__} {one_line(value, 40)}"

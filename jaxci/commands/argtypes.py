@@ -1,0 +1,28 @@
+"""argparse types shared by the commands: numbers as the command line takes them, in ASCII digits only (`int()`
+and `float()` also read other scripts' digits: "٢" would be 2, "６０" 60), as docs/bad-input.md says."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from jaxci.util.validate import quoted
+
+#: an optional sign, fraction and exponent, or inf / nan (refused later where a range applies)
+_INTEGER = re.compile(r"[+-]?[0-9]{1,30}", re.ASCII)
+_REAL = re.compile(r"[+-]?([0-9]{1,30}([.][0-9]{0,30})?|[.][0-9]{1,30})([eE][+-]?[0-9]{1,4})?|[+-]?(inf|nan)",
+                   re.ASCII | re.IGNORECASE)
+
+
+def ascii_int(text: str) -> int:
+    """argparse `type` for a whole number written in ASCII digits."""
+    if not isinstance(text, str) or not _INTEGER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{quoted(text, 40)}: expected a whole number in ASCII digits (0-9)")
+    return int(text)
+
+
+def ascii_float(text: str) -> float:
+    """argparse `type` for a number written in ASCII digits (a sign, a fraction and an exponent allowed)."""
+    if not isinstance(text, str) or not _REAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{quoted(text, 40)}: expected a number in ASCII digits (0-9)")
+    return float(text)
