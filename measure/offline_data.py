@@ -164,7 +164,13 @@ def serve_from(kernel_json: Path, module: Path, folder: Path) -> dict:
     """Rewrites a kernelspec so that its kernels serve downloads from `folder`: JAXCI_OFFLINE_DATA in its env,
     and this module (copied to `module`) run at start-up as one of IPython's exec_lines, in its own namespace
     (nothing lands in the notebook's). Returns the new spec."""
-    spec = json.loads(kernel_json.read_text(encoding="utf-8"))
+    try:
+        spec = json.loads(kernel_json.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{kernel_json}: not a kernelspec's JSON ({type(exc).__name__})") from None
+    if not isinstance(spec, dict) or not isinstance(spec.get("argv"), list) \
+            or not all(isinstance(a, str) for a in spec["argv"]) or not isinstance(spec.get("env", {}), dict):
+        raise ValueError(f"{kernel_json}: not a kernelspec (expected an object with an argv list of strings)")
     spec["argv"] = [a for a in spec["argv"] if not a.startswith("--IPKernelApp.exec_lines=")]
     spec["argv"].append(f"--IPKernelApp.exec_lines=__import__('runpy').run_path({str(module)!r}, "
                         f"run_name='jaxci_offline_data') and None")
@@ -188,8 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"offline_data: {args.kernel_json}: no such kernelspec", file=sys.stderr)
         return 2
     module = args.kernel_json.parent / "offline_data.py"
-    shutil.copyfile(__file__, module)
-    serve_from(args.kernel_json, module, args.data_dir)
+    try:
+        shutil.copyfile(__file__, module)
+        serve_from(args.kernel_json, module, args.data_dir)
+    except (OSError, ValueError) as exc:
+        print(f"offline_data: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     return 0
 
 

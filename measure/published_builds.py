@@ -87,8 +87,10 @@ def _cells(line: str) -> list[str]:
 def _row(cells: list[str], cap: float | None) -> Row:
     document, modified, method, seconds, status = cells
     try:
-        value = float(seconds)
+        value = float(seconds) if seconds.isascii() else None
     except ValueError:
+        value = None
+    if value is not None and not (math.isfinite(value) and value >= 0):  # inf or -50 is no run time
         value = None
     return Row(document, modified, method, value, status, refusal(value, status, cap))
 
@@ -96,7 +98,7 @@ def _row(cells: list[str], cap: float | None) -> Row:
 def refusal(seconds: float | None, status: str, cap: float | None) -> str:
     """Why a published row is not a run time ('' when it is one)."""
     if seconds is None:
-        return "run time not a number"
+        return "run time not a finite, non-negative number"
     if status not in OK_MARKS:
         return f"status {status!r}: not a completed run"
     if cap and abs(seconds - cap) <= CAP_TOLERANCE * cap:
@@ -351,13 +353,13 @@ def joined(paths: list[Path]) -> dict:
     earlier one's of the same name (a lecture run again). A file that is not an audit JSON is an error naming it."""
     audit: dict = {}
     lectures: dict = {}
+    from jaxci.audit.writing.record import AuditError, read
+
     for path in paths:
         try:
-            one = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InputError(f"{path}: not an audit JSON ({exc})") from exc
-        if not isinstance(one, dict) or not isinstance(one.get("lectures"), list):
-            raise InputError(f"{path}: not an audit JSON (no list of lectures)")
+            one = read(path)  # checked as `jaxci report --audit` checks it: types, finite seconds, one-line text
+        except AuditError as exc:
+            raise InputError(f"{path}: not an audit JSON ({exc})") from None
         audit = audit or one
         lectures.update((Path(lec.get("path", "")).stem, lec) for lec in one["lectures"])
     return {**audit, "lectures": list(lectures.values())}
@@ -647,8 +649,8 @@ def main(argv: list[str] | None = None) -> int:
         probe, probes = (None, ()) if args.no_host_scale else \
             ((args.host_probe_s, ()) if args.host_probe_s else probes_around(probe_before, host_probe()))
         scaled = scale_host(audit, args.machine, probe, probes) if probe else ""
-    except (InputError, OSError, json.JSONDecodeError) as exc:
-        print(f"published_builds: {exc}", file=sys.stderr)
+    except (InputError, OSError, ValueError) as exc:  # ValueError: a malformed status page or file (one line)
+        print(f"published_builds: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
     texts = lecture_texts(audit, args.snapshot, args.commit)
     records = compare(rows, audit, args.machine, gpu, {name: build_installs(t) for name, t in texts.items()})

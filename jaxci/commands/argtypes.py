@@ -26,3 +26,11 @@ def ascii_float(text: str) -> float:
     if not isinstance(text, str) or not _REAL.fullmatch(text):
         raise argparse.ArgumentTypeError(f"{quoted(text, 40)}: expected a number in ASCII digits (0-9)")
     return float(text)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose refusals are one line (`jaxci X: error: ...`, exit 2), as every other refusal of
+    the command line is; `--help` still prints the usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")

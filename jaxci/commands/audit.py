@@ -15,11 +15,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from jaxci.commands.argtypes import ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jaxci audit", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="jaxci audit", description=__doc__.splitlines()[0])
     p.add_argument("path", type=Path, help="lecture repository (or one lecture file)")
     p.add_argument("--execute", action="store_true",
                    help="run each lecture in a Jupyter kernel on the CPU and, where present, on the GPU")

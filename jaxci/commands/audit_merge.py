@@ -13,9 +13,11 @@ import json
 import sys
 from pathlib import Path
 
+from jaxci.commands.argtypes import OneLineParser
+
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jaxci audit merge", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="jaxci audit merge", description=__doc__.splitlines()[0])
     p.add_argument("shards", type=Path, nargs="+", help="the shards' audit JSON files, in any order")
     p.add_argument("--format", choices=["json", "md"], default="json",
                    help="json: the audit as one unsharded run writes it (default); md: a short table of it")

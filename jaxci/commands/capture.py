@@ -24,12 +24,12 @@ from jaxci.capture.plan import plan, select
 from jaxci.capture.prepare import LAB_MACHINE, REHEARSAL_MACHINE, prepare
 from jaxci.capture.run import Capture, run_plan
 from jaxci.capture.scheduler import PACK_RESERVE_S, Costs
-from jaxci.commands.argtypes import ascii_float, ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_float, ascii_int
 from jaxci.util.validate import InputError, bounded_regex, inside
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("--budget", type=ascii_float, help="seconds for the whole capture, packing included")
     p.add_argument("--out", type=Path, default=os.environ.get("OUT"), help="where the packed files go (default: $OUT)")
     p.add_argument("--machine", help=f"asv machine name (default {LAB_MACHINE}; rehearsal {REHEARSAL_MACHINE})")

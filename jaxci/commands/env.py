@@ -13,6 +13,7 @@ import os
 import sys
 
 from jaxci.catalogue import CatalogueError
+from jaxci.commands.argtypes import OneLineParser
 from jaxci.util import safewrite
 from jaxci.workflows.envadvice import FORMATS, AdviceError, advise, render, render_outputs
 
@@ -54,7 +55,7 @@ def _true_or_false(text: str | None) -> bool:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jaxci env", description="Recommended JAX/XLA environment for N kernels "
+    p = OneLineParser(prog="jaxci env", description="Recommended JAX/XLA environment for N kernels "
                                 "on one device. Empty values of the optional numbers and names mean not given.")
     p.add_argument("--kernels", type=_Ascii(int), default=1, help="notebook kernels running at once (default 1)")
     p.add_argument("--peak-mib", type=_optional(float), help="measured per-kernel peak device memory, MiB")

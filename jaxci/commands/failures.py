@@ -9,13 +9,14 @@ folder). Exit 2 with the reason when the cache or the file cannot be read.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
+from jaxci.commands.argtypes import OneLineParser
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci failures", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="jaxci failures", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="action", required=True)
     rec = sub.add_parser("record", help="write the notebooks the cache failed on")
     rec.add_argument("--cache", required=True, help="the jupyter-cache folder (e.g. _build/.jupyter_cache)")

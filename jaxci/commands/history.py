@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from jaxci.commands.argtypes import ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float
 from jaxci.machines.register import register
 from jaxci.results.asvrun import asv_env
 from jaxci.results.history import (
@@ -48,7 +48,7 @@ from jaxci.util.validate import SCALES, InputError, bench_filter, machine_name, 
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxci history",
+    parser = OneLineParser(prog="jaxci history",
                                      description="Backfill the asv history over JAX releases on the machine at hand.")
     parser.add_argument("--releases", help="comma-separated JAX releases (default: every installable one)")
     parser.add_argument("--since", help="only releases at or after this one")
@@ -113,13 +113,13 @@ def _validate(text: str, github_output: str | None) -> int:
     except HistoryError as exc:
         print(f"jaxci history: {exc}", file=sys.stderr)
         return 2
-    print(f"jaxci history: {value or 'no backfill'}")
-    if github_output:
+    if github_output:  # written before the value is echoed: a failed write is the one line said
         try:
             safewrite.write_text(github_output, f"history={value}\n", append=True, option="--github-output")
         except safewrite.UnsafeWrite as exc:
             print(f"jaxci history: {exc}", file=sys.stderr)
             return 2
+    print(f"jaxci history: {value or 'no backfill'}")
     return 0
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError
+from jaxci.commands.argtypes import OneLineParser
 from jaxci.results import importer
 from jaxci.results.importer import ImportRefused, import_capture
 from jaxci.results.records import FormatError
@@ -26,7 +26,7 @@ def _stop(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci import",
+    parser = OneLineParser(prog="jaxci import",
                                      description="Merge a capture (scripts/gpu_capture.py) into results/<machine>/.")
     parser.add_argument("capture", type=Path, help="the folder scripts/gpu_capture.py wrote, or a tar.gz of it")
     parser.add_argument("--results", type=Path, default=REPO_ROOT / "results",

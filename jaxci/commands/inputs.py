@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
-from jaxci.commands.argtypes import ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_int
 from jaxci.util import safewrite
 from jaxci.util.validate import one_line
 from jaxci.workflows import status as run_status
@@ -31,7 +31,7 @@ from jaxci.workflows.suites import suites
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxci inputs", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="jaxci inputs", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("plan", help="bench.yml inputs -> matrix")
     for name in ("families", "scale", "bench", "commits"):

@@ -7,11 +7,10 @@ time reads "not measured", never a guess. Exit 2 on an unknown family or a figur
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue
-from jaxci.commands.argtypes import ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float
 from jaxci.workflows.jobcost import JobCost, job_cost
 
 
@@ -39,7 +38,7 @@ def _row(cost: JobCost) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxci.commands.jobcost", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m jaxci.commands.jobcost", description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="*", metavar="FAMILY=MINUTES", help="measured full-scale suite minutes")
     parser.add_argument("--overhead-minutes", type=ascii_float, help="measured job overhead (default: catalogue)")
     args = parser.parse_args(argv)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from jaxci.catalogue import CatalogueError, load_catalogue
+from jaxci.commands.argtypes import OneLineParser
 from jaxci.machines.register import default_local_name, register
 from jaxci.util.validate import InputError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci machine",
+    parser = OneLineParser(prog="jaxci machine",
                                      description="Register this machine with asv under a catalogue name "
                                                  "(or a local name).")
     parser.add_argument("name", nargs="?", help="catalogue family (env_matrix/machines.toml), or a local name")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
-from jaxci.commands.argtypes import ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_int
 from jaxci.results.records import ResultsError
 from jaxci.util.validate import InputError, integer, one_line
 
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from jaxci import REPO_ROOT
     from jaxci.analysis.model import KERNELS
 
-    parser = argparse.ArgumentParser(prog="jaxci predict", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="jaxci predict", description=__doc__.splitlines()[0])
     parser.add_argument("--family", required=True, help="catalogue family (env_matrix/machines.toml)")
     parser.add_argument("--kernel", required=True, choices=KERNELS)
     parser.add_argument("--n", type=ascii_int, help="size (elements, matrix order) or loop steps")

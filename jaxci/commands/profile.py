@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from jaxci.commands.argtypes import OneLineParser
 from jaxci.traces.profile import KERNELS, ProfileError, profile, render
 
 
@@ -22,7 +23,7 @@ def _steps(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxci profile",
+    parser = OneLineParser(prog="jaxci profile",
                                      description="Run a pathological kernel under jax.profiler and read the trace "
                                                  "without TensorBoard.")
     parser.add_argument("kernel", choices=KERNELS)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue, read_pins
-from jaxci.commands.argtypes import ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float
 from jaxci.results.history import HistoryError, checkout_root, index_versions, parse_releases
 from jaxci.util import safewrite
 from jaxci.util.validate import SCALES, InputError, machine_name, number, scale
@@ -50,7 +50,7 @@ def _release(name: str, text: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxci release-watch", description="The JAX release watch.")
+    parser = OneLineParser(prog="jaxci release-watch", description="The JAX release watch.")
     sub = parser.add_subparsers(dest="step", required=True)
     plan = sub.add_parser("plan", help="new releases and the measure matrix")
     plan.add_argument("--event", default=os.environ.get("GITHUB_EVENT_NAME", ""))
@@ -94,12 +94,12 @@ def _plan(args) -> int:
     matrix = plan_matrix(found, load_catalogue(), catalogue_defaults(), args.run_id, trusted)
     names = ", ".join(f"{f['release']} (vs {f['previous']})" for f in found) or "none"
     fams = sorted({e["family"] for e in matrix["include"]})
-    print(f"jaxci release-watch: pin {pin}; newer releases on the index: {names}; "
-          f"families: {', '.join(fams) or 'none'}" + ("" if trusted else " (untrusted event: no GPU family)"))
-    if args.github_output:
+    if args.github_output:  # written before the plan is said: a failed write is the one line said
         safewrite.write_text(args.github_output, f"matrix={json.dumps(matrix, separators=(',', ':'))}\n"
                              f"any={'true' if matrix['include'] else 'false'}\n", append=True,
                              option="--github-output")
+    print(f"jaxci release-watch: pin {pin}; newer releases on the index: {names}; "
+          f"families: {', '.join(fams) or 'none'}" + ("" if trusted else " (untrusted event: no GPU family)"))
     return 0
 
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
+from jaxci.commands.argtypes import OneLineParser
 from jaxci.results.records import ResultsError
 from jaxci.util.validate import InputError, inside, quoted
 
@@ -143,7 +144,7 @@ def _check_assets(args) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxci report", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="jaxci report", description=__doc__.splitlines()[0])
     parser.add_argument("results_dir", help="asv results directory (results/<machine>/*.json)")
     parser.add_argument("--html", metavar="HTML_DIR", help="asv's html directory: write findings/ there and link it")
     parser.add_argument("--offline-assets", metavar="CACHE",

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
-from jaxci.commands.argtypes import ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_int
 from jaxci.results.upgrade import CheckResult, UpgradeConfig, load_config, local_check, local_env, report, run_check
 from jaxci.util import safewrite
 from jaxci.util.git import GitError
@@ -22,7 +22,7 @@ from jaxci.util.validate import InputError, bench_filter, full_sha, jax_version,
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxci upgrade-check",
+    parser = OneLineParser(prog="jaxci upgrade-check",
                                      description="asv continuous between two JAX pins, with the one slowdown "
                                                  "factor of env_matrix/upgrade.toml.")
     parser.add_argument("--old", help="local mode: the JAX version before (e.g. 0.10.1)")

@@ -91,10 +91,9 @@ def index_versions(package: str, python: str = sys.executable, index_url: str | 
     from `index_url` (a PEP 503 simple index) instead of pip's configured index when given. An index that
     does not answer within `timeout` seconds is a HistoryError (pip is ended), not a hang."""
     extra = ["--index-url", index_url] if index_url else []
-    try:
-        proc = subprocess.run([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check",
-                               *extra], capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    proc = _bounded([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check", *extra],
+                    timeout)
+    if proc is None:
         raise HistoryError(f"pip index versions {package}: no answer from the package index within "
                            f"{timeout:g} s") from None
     if proc.returncode:
@@ -105,6 +104,26 @@ def index_versions(package: str, python: str = sys.executable, index_url: str | 
             found = [v.strip() for v in line.split(":", 1)[1].split(",")]
             return sorted((v for v in found if RELEASE.fullmatch(v)), key=release_key)
     raise HistoryError(f"pip index versions {package}: no version list in its output")
+
+
+def _bounded(argv: list[str], timeout: float) -> subprocess.CompletedProcess | None:
+    """Run `argv` with its output captured, for at most `timeout` seconds in all: None when it ran out. It runs
+    in a session of its own and the whole session is ended then, so no process it started (a keyring helper,
+    a build) can hold its pipes open and keep the caller waiting past the limit."""
+    from jaxci.util.proc import kill_group
+
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(child.pid)
+        child.kill()
+        try:
+            child.communicate(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+        return None
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
 
 
 def installable_releases(backend: str, python: str = sys.executable) -> list[str]:
@@ -196,10 +215,24 @@ def numpyro_for(jax_version: str, specs: dict[str, str]) -> str | None:
 # ---- the pin commits -----------------------------------------------------------------------------------
 
 def _dated_env(iso: str) -> dict:
-    stamp = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    when = f"{int(stamp.timestamp())} +0000"
+    """git's author and committer for a pin commit or tag dated `iso` (a release's upload time); a date outside
+    the calendar (a year past 9999, a stamp no clock can hold) is a HistoryError, not a traceback."""
+    try:
+        stamp = dt.datetime.fromisoformat(str(iso).replace("Z", "+00:00"))
+        when = f"{int(stamp.timestamp())} +0000"
+    except (ValueError, OverflowError, OSError):
+        raise HistoryError(f"date {quoted(iso, 40)} is not a time on the calendar") from None
     return {"GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1], "GIT_AUTHOR_DATE": when,
             "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1], "GIT_COMMITTER_DATE": when}
+
+
+def _commit_time(commit: str, stamp: str) -> str:
+    """A commit's time (git's seconds since 1970) as ISO; one outside the calendar is a HistoryError."""
+    try:
+        return dt.datetime.fromtimestamp(int(stamp), dt.UTC).isoformat()
+    except (ValueError, OverflowError, OSError):
+        raise HistoryError(f"commit {commit[:12]}: its time {quoted(stamp, 30)} is outside the calendar "
+                           "(git's seconds since 1970); not tagged") from None
 
 
 def existing_base(repo: Path) -> str | None:
@@ -344,7 +377,7 @@ def restore_refs(repo: Path) -> tuple[int, bool]:
         tip = tip or commit
         tag = TAG_PREFIX + version
         if f"refs/tags/{tag}" not in current:
-            env = _dated_env(dt.datetime.fromtimestamp(int(stamp), dt.UTC).isoformat())
+            env = _dated_env(_commit_time(commit, stamp))
             updates.append((f"refs/tags/{tag}", git(repo, "mktag", input=_tag_text(commit, tag, version, env))))
     branch = tip is not None and f"refs/heads/{BRANCH}" not in current
     if branch:

@@ -58,6 +58,9 @@ def _validated(data) -> dict:
 def _lecture(where: str, lec) -> dict:
     lec = _dict(where, lec)
     out = {**lec, "path": _text(f"{where}.path", lec.get("path", "?"))}
+    for key in ("proposed_timeout",):  # per-cell seconds a workflow would be given (`timeout` may be -1: none)
+        if lec.get(key) is not None:
+            out[key] = _number(f"{where}.{key}", lec[key], runrecord.CELL_S, "seconds")
     if lec.get("predicted") is not None:
         out["predicted"] = {_text(f"{where}.predicted key", family): _prediction(f"{where}.predicted[{family!r}]", p)
                             for family, p in _dict(f"{where}.predicted", lec["predicted"]).items()}
