@@ -16,7 +16,8 @@ from jaxci.audit.runner import cache as run_cache
 from jaxci.audit.runner.outcome import CellTiming, NotebookRun
 from tests.test_bad_input import Case, check_outcome, run_case
 
-LECTURE = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# A\n\n```{code-cell} ipython3\nx = 1\n```\n"
+LECTURE = ("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# A\n\n"
+           "```{code-cell} ipython3\nx = 1\n```\n")
 
 
 def _shard(which: int, count=2, **block) -> dict:
@@ -81,8 +82,9 @@ def scratch(tmp_path_factory):
     (tmp / "lect" / "a.md").write_text(LECTURE)
     os.symlink(tmp / "nowhere", tmp / "dangling")
     deep = "[" * 100_000 + "]" * 100_000
-    (tmp / "times.md").write_text(f"{deep}\n| Document | Modified | Method | Run Time (s) | Status |\n|---|---|---|---|---|\n"
-                                  "| a | x | cache | 1e999 | ✅ |\n| b | x | cache | -50 | ✅ |\n")
+    rows = "| a | x | cache | 1e999 | ✅ |\n| b | x | cache | -50 | ✅ |\n"
+    (tmp / "times.md").write_text(f"{deep}\n| Document | Modified | Method | Run Time (s) | Status |\n"
+                                  f"|---|---|---|---|---|\n{rows}")
     return tmp
 
 
