@@ -74,7 +74,7 @@ def test_the_quiet_rule_discounts_the_reruns_own_cpu_use(load, own, others, conf
 
 
 def _report(steps):
-    return SimpleNamespace(release_steps=steps)
+    return SimpleNamespace(release_steps=steps, upgrade_factor=1.3)
 
 
 def test_the_first_screen_shows_confirmed_regressions_only():

@@ -36,6 +36,7 @@ class Step:
     undone_in: str | None    # regression: the release that brought the time back; improvement: the release
                              # before the regression it fixes
     last: str                # the newest release measured for this combination
+    t_last: float | None = None  # its time at `last`: how much of a regression is still there today
     confirmed: bool = False  # re-measured on a quiet machine and still past the factor the same way
     rerun_ratio: float | None = None   # the confirming (or refuting) rerun's ratio, when one was run
     load: float | None = None          # the higher median load of the two releases' runs; None: not recorded
@@ -44,6 +45,26 @@ class Step:
     @property
     def ratio(self) -> float:
         return self.t_after / self.t_before
+
+    @property
+    def today_ratio(self) -> float | None:
+        """The time at the newest measured release over the time before the step (None: not recorded)."""
+        return None if self.t_last is None else self.t_last / self.t_before
+
+    def undone_text(self, factor: float) -> str:
+        """Whether a regression is undone today, against the release before it: "yes, in R"; "partly" when the
+        newest release is back by more than `factor` from the step but still past `factor` over the time before
+        it; "no" with today's ratio otherwise. An improvement says so."""
+        if self.kind != "regression":
+            return "improvement"
+        if self.undone_in:
+            return f"yes, in {self.undone_in}"
+        today = self.today_ratio
+        if today is None:
+            return f"no (still at {self.last})"
+        if self.t_last * factor < self.t_after:
+            return f"partly: x{today:.3g} at {self.last} (x{self.ratio:.3g} at {self.after})"
+        return f"no: x{today:.3g} at {self.last}"
 
 
 def _separated(a, b) -> bool:
@@ -72,7 +93,7 @@ def release_steps(records, factor: float) -> list[Step]:
     """Every step beyond `factor` between consecutive measured releases, in machine/benchmark order."""
     steps = []
     for (machine, bench, params), series in sorted(per_release(records).items(), key=lambda kv: str(kv[0])):
-        last = series[-1][0]
+        last, t_last = series[-1][0], series[-1][1].value
         for i in range(1, len(series)):
             (v0, r0), (v1, r1) = series[i - 1], series[i]
             ratio = r1.value / r0.value
@@ -85,7 +106,7 @@ def release_steps(records, factor: float) -> list[Step]:
                 undone = next((s.before for s in reversed(steps) if (s.machine, s.benchmark, s.params) ==
                                (machine, bench, params) and s.kind == "regression" and s.undone_in == v1), None)
             steps.append(Step(machine, bench, params, v0, v1, r0.value, r1.value,
-                              "regression" if ratio > factor else "improvement", undone, last))
+                              "regression" if ratio > factor else "improvement", undone, last, t_last))
     return steps
 
 
@@ -159,7 +180,7 @@ def _load_text(step: Step) -> str:
     return f"{step.load:.2f}" + ("" if step.others is None else f" (others {step.others:.2f} CPU)")
 
 
-def _rows(mine: list[Step], limit: int, confirmed: bool) -> list[str]:
+def _rows(mine: list[Step], limit: int, confirmed: bool, factor: float) -> list[str]:
     """One table: a row per (benchmark, from, to, kind), largest first, at most `limit`, the rest counted."""
     groups: dict[tuple, list[Step]] = {}
     for s in mine:
@@ -174,10 +195,7 @@ def _rows(mine: list[Step], limit: int, confirmed: bool) -> list[str]:
         params = params_text(s.params)
         if len(group_) > 1:
             params += f" (and {len(group_) - 1} more, the smallest step x{group_[-1].ratio:.3g})"
-        if s.kind == "regression":
-            undone = f"yes, in {s.undone_in}" if s.undone_in else f"no (still at {s.last})"
-        else:
-            undone = "improvement"
+        undone = s.undone_text(factor)
         tail = f"x{s.rerun_ratio:.3g}" if confirmed else _load_text(s)
         lines.append(f"| {s.benchmark} | {params} | {s.before} | {s.after} | x{s.ratio:.3g} | "
                      f"{_fmt_t(s.t_before)} -> {_fmt_t(s.t_after)} | {undone} | {tail} |")
@@ -220,10 +238,10 @@ def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float
         sure = [s for s in mine if s.confirmed]
         unsure = [s for s in mine if not s.confirmed]
         if sure:
-            lines += ["Confirmed:\n"] + _rows(sure, limit, True) + [""]
+            lines += ["Confirmed:\n"] + _rows(sure, limit, True, factor) + [""]
         else:
             lines.append("No confirmed step.\n")
         if unsure:
             lines += [f"Unconfirmed (noise?): `{confirm_command(machine)}` re-measures them.\n"]
-            lines += _rows(unsure, limit, False) + [""]
+            lines += _rows(unsure, limit, False, factor) + [""]
     return "\n".join(lines) + "\n"

@@ -459,8 +459,8 @@ def regressions_md(report, limit: int = 6) -> str:
         return (f"No confirmed regression between JAX releases. {unsure}\n") if unsure else ""
     rows = [[s.machine, s.benchmark.replace(".time_warm", ""), f"{s.before} -> {s.after}",
              f"x{s.ratio:,.0f}" if s.ratio >= 100 else f"x{s.ratio:.3g}", f"x{s.rerun_ratio:.3g}",
-             s.undone_in or f"not yet (still at {s.last})", f"`{reproduce(s)}`"] for s in steps[:limit]]
+             s.undone_text(report.upgrade_factor), f"`{reproduce(s)}`"] for s in steps[:limit]]
     more = f"\n\n{len(steps) - limit} more below (Regressions across JAX releases)." if len(steps) > limit else ""
     tail = f"\n\n{unsure}" if unsure else ""
-    head = ["machine", "kernel", "release", "ratio", "rerun", "undone in", "reproduce"]
+    head = ["machine", "kernel", "release", "ratio", "rerun", "undone today (vs the release before)", "reproduce"]
     return table(head, rows) + more + tail + "\n"
