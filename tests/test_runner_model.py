@@ -176,7 +176,7 @@ def test_predicted_crossover_has_a_band(lab_results):
 
 
 def test_predict_command_and_published_script(lab_results):
-    run = [sys.executable, "-m", "jaxci", "predict", "--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "3000",
+    run = [sys.executable, "-m", "jaxci", "predict", "--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "2000",
            "--dtype", "float32", "--results", str(lab_results)]
     out = subprocess.run(run + ["--format", "json"], capture_output=True, text=True, cwd=REPO, check=True).stdout
     got = json.loads(out)

@@ -26,6 +26,8 @@ HOST_PYTHON = "host_python"      # seconds of the pure-Python 10M integer sum (t
 CPU_GEMM = "cpu_gemm_rate"       # achieved FLOP/s of a JAX matmul on the CPU
 CPU_ELEM = "cpu_elem_rate"       # op-mix elements/s on the CPU
 NUMPY_GEMM = "numpy_gemm_rate"   # NumPy (BLAS) matmul FLOP/s
+CASE_WARM = "case_warm"          # seconds of one published case, warm (key: kernel; n: its size): no spread
+CASE_FIRST = "case_first"        # seconds of one published case's first call, compile included: no spread
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,13 @@ class RunnerModel:
     def predict(self, family: str, kernel: str, n: int | None, dtype: str = "float32", device: str = "gpu",
                 first_call: bool = False, precision: str = "default", compile_only: bool = False) -> Prediction:
         out = Prediction(family, kernel, n, dtype, device, first_call)
+        case = None if compile_only or precision != "default" else self._published_case(family, kernel, n, dtype,
+                                                                                         device, first_call)
+        if case is not None:  # this very case was published on the family: the figure, labelled, no band added
+            out.seconds = out.low = out.high = case.value.mid
+            out.inputs, out.label = case.label() + " (no spread published)", "published"
+            out.basis = "the published figure of this case"
+            return out
         try:
             est = self._predict(family, kernel, n, dtype, device, first_call, precision, compile_only)
         except _Why as why:
@@ -483,6 +490,13 @@ class RunnerModel:
             lb, _ = P.op_mix_lower_bound(self.records, m, device, dtype)
             return Band(0.0, 0.0, elementwise_bytes(n, dtype) / lb.rate.mid) if lb else f
         return f + pt.rate.inverse().scale(n)
+
+    def _published_case(self, family, kernel, n, dtype, device, first_call):
+        """The published figure of exactly this case on the family (kernel, size, dtype, device, first or warm
+        call), else None."""
+        term = E.CASE_FIRST if first_call else E.CASE_WARM
+        return next((e for e in self.published if e.where == family and e.device == device and e.term == term
+                     and e.key == kernel and e.n == n and e.dtype == dtype), None)
 
     def _published_compile(self, family, kernel, n, dtype, device) -> _Est | None:
         """The family's own published compile part of this kernel at the published size nearest n (in log n),

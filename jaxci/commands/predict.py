@@ -101,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "json":
         print(json.dumps(p.to_dict(), indent=1))
         return 0
-    print(f"{what}: predicted {p.seconds:.4g} s (band {p.low:.3g} .. {p.high:.3g} s)")
+    if p.label == "published":  # the figure as published: no band of ours around it
+        print(f"{what}: published {p.seconds:.4g} s (no spread published)")
+    else:
+        print(f"{what}: predicted {p.seconds:.4g} s (band {p.low:.3g} .. {p.high:.3g} s)")
     print(f"model: {p.basis}")
     for part in p.inputs.split("; "):
         print(f"  input: {part}")

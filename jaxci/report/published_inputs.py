@@ -13,6 +13,8 @@ from pathlib import Path
 
 from jaxci.analysis.evidence import (
     BANDWIDTH,
+    CASE_FIRST,
+    CASE_WARM,
     COMPILE,
     CPU_ELEM,
     CPU_GEMM,
@@ -61,6 +63,9 @@ def from_figures(figs) -> list[Evidence]:
         t = _band(f)
         gpu = f.device == "gpu"
         where = GPU_OF.get(f.family, f.family) if gpu else f.family
+        if f.kernel in ("matmul", "elementwise"):  # the case itself, as published: no spread of its own
+            out.append(_ev(f, f.family, CASE_FIRST if f.first_call else CASE_WARM, Band.of(f.published_s),
+                           key=f.kernel, n=f.n, dtype=f.dtype))
         if f.kernel in ("matmul", "elementwise") and f.first_call:
             w = warm.get((f.case.split(",")[0], f.family, f.device))
             if w is not None:

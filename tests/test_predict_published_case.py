@@ -1,0 +1,29 @@
+"""A case that was published on the family is answered with the published figure, labelled published, with no
+band of our own around it; a leave-one-out model (the figure left out) predicts it instead."""
+
+from jaxci.analysis.evidence import without
+from jaxci.analysis.model import RunnerModel
+from jaxci.catalogue import load_catalogue
+from jaxci.report.published_inputs import reference
+from jaxci.results.records import load_results
+
+
+def _model(published):
+    from jaxci import REPO_ROOT
+
+    rs = load_results(REPO_ROOT / "results")
+    return RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), published)
+
+
+def test_a_published_case_is_the_published_figure_labelled_published():
+    published = reference()
+    model = _model(published)
+    first = model.predict("ubuntu-latest", "elementwise", 50_000_000, "float32", "cpu", first_call=True)
+    warm = model.predict("ubuntu-latest", "elementwise", 50_000_000, "float32", "cpu")
+    assert (first.label, first.seconds, first.low, first.high) == ("published", 0.816, 0.816, 0.816)
+    assert (warm.label, warm.seconds) == ("published", 0.381) and "no spread published" in warm.inputs
+    other = model.predict("ubuntu-latest", "elementwise", 40_000_000, "float32", "cpu")
+    assert other.label == "predicted" and other.low < other.high   # not the published case: a band of its own
+    case = next(e for e in published if e.term == "case_warm" and e.where == "ubuntu-latest" and e.n == 50_000_000)
+    loo = _model(without(published, next(iter(case.figures))))
+    assert loo.predict("ubuntu-latest", "elementwise", 50_000_000, "float32", "cpu").label == "predicted"
