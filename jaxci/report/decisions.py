@@ -28,6 +28,7 @@ class Decision:
     decision: str              # what to do (markdown inline)
     status: str                # measured | predicted | not measured
     basis: str                 # band and inputs, the machine measured on, or the command that would measure it
+    sources: str = ""          # the full inputs of the number the row shows (a published check of one proves nothing)
 
     @property
     def question(self) -> str:
@@ -235,7 +236,7 @@ def _environment(report, family, entry, kernels: int = 1) -> Decision:
                      f"another machine): {seconds(r.value)}")
     if not basis:
         return Decision(5, env, NOT_MEASURED, f"measure: `asv run --bench '^compile\\.' --machine {family}`")
-    return Decision(5, env, PREDICTED, "; ".join(basis))
+    return Decision(5, env, PREDICTED, "; ".join(basis), sources=p.inputs if p else "")
 
 
 def lecture_times(audit: dict | None) -> dict:

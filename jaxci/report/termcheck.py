@@ -13,6 +13,7 @@ import dataclasses
 import re
 
 SOURCE = "docs/reference/incidents.md"
+SOURCE_FILE = "incidents.md"  # as a published input names it: "published (incidents.md: CASE, ...)"
 AGREE = (0.5, 2.0)  # within 2x of the published value (to its rounding interval): the section's own yardstick
 
 #: sheet row -> the published cases whose model term the row's prediction rests on: (device, case pattern, term)
@@ -38,12 +39,14 @@ class Check:
     high_s: float | None = None
     ratio_raw: float | None = None  # predicted / the printed value
     inputs: str = ""                # the checked prediction's inputs
+    row_rests_on_it: bool = False   # the number the row shows is derived from this very published figure
 
     @property
     def independent(self) -> bool:
         """False when the prediction itself rests on a published figure (its inputs say "published (source)",
-        jaxci.analysis.evidence): then the check compares the model with its own input and proves nothing."""
-        return "published (" not in self.inputs
+        jaxci.analysis.evidence), or when the row's own number does: then the check compares a number with its
+        own input, or checks a number the row does not show, and proves nothing about the row."""
+        return "published (" not in self.inputs and not self.row_rests_on_it
 
     def interval(self) -> tuple[float, float]:
         """The printed value's rounding interval, recovered from the two ratios (it is symmetric about the value);
@@ -81,6 +84,8 @@ class Check:
                    > 0.005 else ""))
 
     def label(self) -> str:
+        if self.row_rests_on_it:
+            return "no check of this row: the row's figure is derived from this published figure"
         if not self.independent:
             return "not independent: the prediction uses published figures"
         return ("refutes the term" if self.refutes else "outside the band" if self.outside_band
@@ -110,7 +115,8 @@ def annotate(report, family: str, decision, has_gpu: bool = True):
     refutes; a measured or unmeasured row is returned as it is."""
     if decision.status != "predicted":
         return decision
-    found = checks(report, family, decision.q, has_gpu)
+    found = [dataclasses.replace(c, row_rests_on_it=f"{SOURCE_FILE}: {c.case}," in decision.sources)
+             for c in checks(report, family, decision.q, has_gpu)]
     if not found:
         return decision
     text = decision.decision
