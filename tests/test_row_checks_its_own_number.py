@@ -26,3 +26,19 @@ def test_a_row_resting_on_the_checked_figure_is_not_refuted_by_it():
 def test_an_independent_row_is_still_refuted_by_a_published_check():
     other = _annotated("transfer from lab-h200")
     assert "not to be trusted" in other.decision
+
+
+def test_question_4_shows_the_measured_chain_methods_per_device():
+    """The sampler row names the device of each measured best, and a family without its own measurement shows the
+    table measured elsewhere beside its prediction and the chain method it decides (made-up rows)."""
+    from jaxci.analysis.sampler import SamplerRow
+    from jaxci.report import decisions
+
+    def row(device, ess):
+        return SamplerRow("lab", (("device", device), ("draws", 200), ("dtype", "float64"), ("model", "m")),
+                          {("vectorized", 4): ess[0], ("sequential", 4): ess[1], ("parallel", 4): None}, {}, "")
+
+    best, table = decisions._chain_methods([row("cpu", (106.0, 85.0)), row("gpu", (54.9, 33.5))])
+    assert best == {"cpu": (("vectorized", 4), 106.0), "gpu": (("vectorized", 4), 54.9)}
+    assert table == ("CPU (m, float64, 200 draws): vectorized x4 106, sequential x4 85 ESS/s; "
+                     "GPU (m, float64, 200 draws): vectorized x4 54.9, sequential x4 33.5 ESS/s")

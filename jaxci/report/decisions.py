@@ -166,27 +166,49 @@ def _concurrency(report, family, entry, audit=None) -> Decision:
 
 def _sampler(report, family, entry) -> Decision:
     cmd = f"`asv run --bench '^nuts\\.' --machine {family}` (full scale) on the family"
-    rows = [r for r in report.nuts if r.machine == family and r.best and dict(r.setting).get("draws", 0) >= 100]
-    if rows:
-        r = max(rows, key=lambda r: r.best[1])
-        (method, chains), ess = r.best
-        return Decision(4, f"`chain_method='{method}'` with {chains} chains ({ess:.3g} ESS/s)", MEASURED,
-                        f"on {family}: {' '.join(f'{k}={v}' for k, v in r.setting)}")
-    other = [r for r in report.nuts if r.best and r.machine != family and dict(r.setting).get("draws", 0) >= 100]
+    own = _chain_rows(report, family)
+    if own:
+        best, table = _chain_methods(own)
+        where = "; ".join(f"on the {d.upper()} `chain_method='{m}'` with {c} chains ({e:.3g} ESS/s)"
+                          for d, ((m, c), e) in best.items())
+        return Decision(4, where, MEASURED, f"on {family}: {table}")
+    machines = sorted({r.machine for r in report.nuts if r.machine != family and _chain_rows(report, r.machine)})
     seen = ""
-    if other:
-        r = max(other, key=lambda r: r.best[1])
-        (method, chains), ess = r.best
-        setting = dict(r.setting)
-        seen = (f"; elsewhere only the small {setting.get('model')} model was measured ({r.machine}, "
-                f"{_jax(report, r.machine)}: {method} with {chains} chains, {ess:.3g} ESS/s): not the lecture model")
+    if machines:
+        best, table = _chain_methods(_chain_rows(report, machines[0]))
+        methods = {mc for mc, _ in best.values()}
+        decided = (f"chain method `{next(iter(methods))[0]}` with {next(iter(methods))[1]} chains: the best on every "
+                   f"device measured" if len(methods) == 1 else "chain method: the best differs by device")
+        seen = (f"; measured on {machines[0]} ({_jax(report, machines[0])}, the small model, not the lecture's): "
+                f"{table}; {decided}")
     predicted = _nuts_device(report, family, entry)
     if predicted:
-        return Decision(4, predicted[0], PREDICTED, f"{predicted[1]}; chain method not decided: measure {cmd}{seen}")
+        text = predicted[0] + (f"; {decided}" if machines else "")
+        return Decision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}")
     p = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu" if entry.has_gpu else "cpu")
     why = p.reason.split(";")[0] if not p else ""
     return Decision(4, "not decided for this family: keep the lecture's own setting until measured", NOT_MEASURED,
                     f"measure: {cmd}{seen}" + (f"; model: {why}" if why else ""))
+
+
+def _chain_rows(report, machine: str) -> list:
+    """The machine's measured NUTS rows (at least 100 draws: a stable ESS/s)."""
+    return [r for r in report.nuts if r.machine == machine and r.best and dict(r.setting).get("draws", 0) >= 100]
+
+
+def _chain_methods(rows) -> tuple[dict, str]:
+    """(device -> the best (chain method, chains) and its ESS/s, the measured table as one line: per device and
+    setting, every configuration's ESS/s, best first)."""
+    best, parts = {}, []
+    for r in sorted(rows, key=lambda r: str(r.setting)):
+        setting = dict(r.setting)
+        device = setting.get("device", "?")
+        if device not in best or r.best[1] > best[device][1]:
+            best[device] = r.best
+        cells = sorted(((v, m, c) for (m, c), v in r.configs.items() if v is not None), reverse=True)
+        parts.append(f"{device.upper()} ({setting.get('model')}, {setting.get('dtype')}, {setting.get('draws')} "
+                     f"draws): " + ", ".join(f"{m} x{c} {v:.3g}" for v, m, c in cells) + " ESS/s")
+    return best, "; ".join(parts)
 
 
 #: the incident's NUTS run (docs/reference/incidents.md, incident 2): 4 chains x (400 warm-up + 400 samples)
