@@ -62,48 +62,38 @@ def run(where: str, value) -> dict:
 
 def cell(where: str, value) -> dict:
     """One CellTiming's as_dict(), checked: its seconds, counts, text and the hooks' records."""
-    value = mapping(where, value)
-    out = dict(value)
-    for key in CELL_SECONDS:
-        if key in value:
-            out[key] = seconds(f"{where}.{key}", value[key], CELL_S)
-    for key in CELL_COUNTS:
-        if key in value:
-            out[key] = count(f"{where}.{key}", value[key])
-    for key in CELL_TEXT:
-        if value.get(key) is not None:
-            out[key] = text(f"{where}.{key}", value[key], 4000)
-    if "first_line" in value:
-        out["first_line"] = text(f"{where}.first_line", value["first_line"], 4000, lines=True)
-    for key, check in (("calls", call), ("samplers", sampler), ("loops", loop)):
-        if value.get(key) is not None:
-            out[key] = [check(f"{where}.{key}[{i}]", x) for i, x in enumerate(sequence(f"{where}.{key}", value[key]))]
-    for key in ("jitted", "memory"):
-        if value.get(key) is not None:
-            entries = mapping(f"{where}.{key}", value[key])
-            out[key] = {k: v if isinstance(v, str) else count(f"{where}.{key}[{k!r}]", v) for k, v in entries.items()}
-    if value.get("eager") is not None:
-        out["eager"] = eager(f"{where}.eager", value["eager"])
-    return out
+    return _checked(where, mapping(where, value), (
+        (CELL_SECONDS, lambda w, v: seconds(w, v, CELL_S)), (CELL_COUNTS, count),
+        (CELL_TEXT, lambda w, v: text(w, v, 4000)), (("first_line",), lambda w, v: text(w, v, 4000, lines=True)),
+        (("calls",), _items(call)), (("samplers",), _items(sampler)), (("loops",), _items(loop)),
+        (("jitted", "memory"), _named_counts), (("eager",), eager)))
 
 
 def call(where: str, value) -> dict:
     """A jitted call entry (hooks.Called): its seconds, counts, name and loops."""
-    value = mapping(where, value)
+    return _checked(where, mapping(where, value), (
+        (CALL_SECONDS, lambda w, v: seconds(w, v, LECTURE_S)), (CALL_COUNTS, count),
+        (("name", "dtype", "placed"), text), (("loops",), _items(loop))))
+
+
+def _checked(where: str, value: dict, rules) -> dict:
+    """A copy of `value` with each field present (not None) checked by its rule: ((keys, check(where, v)), ...)."""
     out = dict(value)
-    for key in CALL_SECONDS:
-        if key in value:
-            out[key] = seconds(f"{where}.{key}", value[key], LECTURE_S)
-    for key in CALL_COUNTS:
-        if key in value:
-            out[key] = count(f"{where}.{key}", value[key])
-    for key in ("name", "dtype", "placed"):
-        if value.get(key) is not None:
-            out[key] = text(f"{where}.{key}", value[key])
-    if value.get("loops") is not None:
-        loops = sequence(f"{where}.loops", value["loops"])
-        out["loops"] = [loop(f"{where}.loops[{i}]", x) for i, x in enumerate(loops)]
+    for keys, check in rules:
+        for key in keys:
+            if value.get(key) is not None:
+                out[key] = check(f"{where}.{key}", value[key])
     return out
+
+
+def _items(check):
+    """A rule for a list whose every item `check` checks."""
+    return lambda where, value: [check(f"{where}[{i}]", x) for i, x in enumerate(sequence(where, value))]
+
+
+def _named_counts(where: str, value) -> dict:
+    """An object of counts by name (a string value, such as a device's platform, passes as it is)."""
+    return {k: v if isinstance(v, str) else count(f"{where}[{k!r}]", v) for k, v in mapping(where, value).items()}
 
 
 def loop(where: str, value) -> list:
