@@ -306,3 +306,19 @@ def test_a_jitted_while_loops_trips_are_counted_outside_the_cells_clocks():
     plain = runner.run_notebook(notebook(*cells), platform="cpu", timeout=120, trace=False)
     assert plain.ok and plain.cells[2].trip_probe_s is None
     assert [c.compilations for c in result.cells] == [c.compilations for c in plain.cells]  # its compiles taken out
+
+
+def test_a_signature_holds_the_loops_of_its_own_trace_only():
+    """A jitted function traced under vmap in one cell and called at top level with a new signature in a later
+    one: the later call's loops are its own trace's (one loop, counted), not those of both traces."""
+    nb = notebook(
+        "import jax\nimport jax.numpy as jnp",
+        "@jax.jit\ndef res(x):\n    return jax.lax.while_loop(lambda s: s[1] > 1.0, lambda s: (s[0] + 1, s[1] / 2), "
+        "(0, x))[0]",
+        "R = jax.vmap(lambda v: res(v))(jnp.array([40.0, 80.0]))",
+        "w = [res(v) for v in (40.0, 80.0)]",
+    )
+    result = runner.run_notebook(nb, platform="cpu", timeout=120)
+    assert result.ok, result.error
+    (call,) = result.cells[3].calls
+    assert [loop[0] for loop in call["loops"]] == ["lax.while_loop"] and call["loops"][0][3:] == ["counted"]

@@ -683,6 +683,8 @@ def _traced(fun, name):
             STATE["shapes"][name] = max(STATE["shapes"].get(name, 0), size)
         except Exception:
             pass
+        if not STATE["tracing"] and not STATE["lowering"]:  # an outermost trace: the loops a call's signature
+            STATE["fn_loops"][id(traced)] = []  # holds are this trace's, not an earlier one's (a vmapped call's)
         STATE["tracing"].append((id(traced), name))
         STATE["traces"][id(traced)] = STATE["traces"].get(id(traced), 0) + 1
         if not STATE["lowering"]:  # its own loops are this trace's: a replay repeats one trace, never all of them
