@@ -78,9 +78,9 @@ CASES = [
          "--device gpu: c7i.2xlarge has no GPU"),
     Case("40", (*PREDICT, "--kernel", "matmul", "--n", "100", "--results", "{tmp}/empty"), 2,
          "no asv result values in it"),
-    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "abc"), 2, "invalid int value: 'abc'"),
+    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "abc"), 2, "'abc': expected a whole number in ASCII digits"),
     Case("40", (*PREDICT, "--kernel", "while"), 0, "71 iterations", pick="model:"),
-    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "1000"), 0, "predicted", pick="predicted"),
+    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "1024"), 0, "predicted", pick="predicted"),
     *[Case("40", (*AUDIT, f"{{tmp}}/audit/{name}.json"), 2, expect,
            shown=f"jaxci report results --family g4dn.2xlarge --audit A ({json.dumps(AUDITS[name])[:90]})")
       for name, expect in (("string-lecture", "lectures[0]: expected an object, got str 'a.md'"),

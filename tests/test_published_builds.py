@@ -47,7 +47,7 @@ def test_a_run_at_the_cell_timeout_is_refused_even_with_a_success_mark():
 def test_failed_and_non_numeric_rows_are_refused():
     rows = _rows()
     assert "not a completed run" in rows["broken"].refused
-    assert rows["odd"].seconds is None and "not a number" in rows["odd"].refused
+    assert rows["odd"].seconds is None and "not a finite, non-negative number" in rows["odd"].refused
 
 
 def test_no_table_is_a_clear_error():

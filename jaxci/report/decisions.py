@@ -173,7 +173,7 @@ def _sampler(report, family, entry) -> Decision:
                           for d, ((m, c), e) in best.items())
         return Decision(4, where, MEASURED, f"on {family}: {table}")
     machines = sorted({r.machine for r in report.nuts if r.machine != family and _chain_rows(report, r.machine)})
-    seen = ""
+    seen = "; chain method not decided: no machine measured one"
     if machines:
         best, table = _chain_methods(_chain_rows(report, machines[0]))
         methods = {mc for mc, _ in best.values()}
