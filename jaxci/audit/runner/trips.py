@@ -9,8 +9,8 @@ notebook's Python is not traced again) under an interpreter that adds a turn cou
 wrote and reports it through one host callback per run of the loop. That extra run executes the lecture's
 computation once more, so it is made only for a jaxpr proven free of effects (`uncountable` says why not
 otherwise): no effect of any kind (`jax.debug.print`, `io_callback`, ordered or not) and no host callback at all
-(`pure_callback` runs Python too). A vmapped loop is one batched loop in the jaxpr: its turns are the most any copy
-takes, the turns the device runs in lockstep.
+(`pure_callback` runs Python too). A vmapped loop is one batched loop in the jaxpr whose predicate holds per copy:
+each copy's turns are counted, as the primitive runs them (their mean stands for the trips).
 """
 
 from __future__ import annotations
