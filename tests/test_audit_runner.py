@@ -322,3 +322,15 @@ def test_a_signature_holds_the_loops_of_its_own_trace_only():
     assert result.ok, result.error
     (call,) = result.cells[3].calls
     assert [loop[0] for loop in call["loops"]] == ["lax.while_loop"] and call["loops"][0][3:] == ["counted"]
+
+
+def test_loops_whose_count_did_not_answer_say_so():
+    """The runner's count request failed (a timeout, a dead kernel): each loop still waiting for its count is
+    labelled, never left silently unknown; counted loops and known trips are left as they are."""
+    from jaxci.audit.runner import kernel
+
+    timing = runner.CellTiming(1, "x", 1.0, 1.0, calls=[{"name": "f", "loops": [
+        ["lax.while_loop", None, 3], ["lax.while_loop", 6.0, 3, "counted"], ["lax.scan", 10, 3]]}])
+    kernel._merge_counts(timing, {})
+    assert timing.calls[0]["loops"] == [["lax.while_loop", None, 3, "not counted: the count did not answer"],
+                                        ["lax.while_loop", 6.0, 3, "counted"], ["lax.scan", 10, 3]]

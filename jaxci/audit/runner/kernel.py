@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
+from jaxci.audit.runner import hooks
 from jaxci.audit.runner.ending import (
     _LIVE,
     STOP,
@@ -330,8 +331,14 @@ async def _counts(client, timeout: float) -> dict:
 
 
 def _merge_counts(timing: CellTiming, counts: dict) -> None:
-    """Each counted call entry's loops into the cell's record, and the seconds the counts took."""
+    """Each counted call entry's loops into the cell's record, and the seconds the counts took; where the counts
+    did not answer, each loop still waiting for one says so."""
     calls = timing.calls or []
+    if not counts:
+        for entry in calls:
+            for loop in (entry.get("loops") or []) if isinstance(entry, dict) else []:
+                if isinstance(loop, list) and len(loop) == 3 and loop[1] is None and loop[0] in hooks.COUNTED:
+                    loop.append("not counted: the count did not answer")
     for k, loops in counts.get("calls") or []:
         if isinstance(k, int) and 0 <= k < len(calls) and isinstance(calls[k], dict):
             calls[k]["loops"] = loops
