@@ -202,7 +202,7 @@ def test_markdown_and_summary_render(book_verdicts):
     assert table.count("\n") == len(verdicts) + 2
     assert "cpu_s" not in table.splitlines()[0]
     summary = render.summary(verdicts, executed=False)
-    assert "Pin to CPU" in summary and "`f64_scan.md`" in summary and "--execute" in summary
+    assert "Pin to the CPU" in summary and "`f64_scan.md`" in summary and "--execute" in summary
 
 
 @pytest.mark.slow

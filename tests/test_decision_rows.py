@@ -181,11 +181,12 @@ def test_without_an_audit_the_sheet_gives_the_command_and_the_per_lecture_pin(re
 
 def test_float64_default_is_answered_directly(report):
     assert decisions.sheet(report, "g4dn.2xlarge").rows[0].decision.startswith(
-        "float64 lectures default to the CPU: yes")
+        "float64 lectures default to the CPU: no blanket default")
     assert decisions.sheet(report, "c7i.2xlarge").rows[0].decision.startswith(
         "float64 lectures default to the CPU: yes (no GPU)")
     assert actions.float64_default(10.0, 2.0, False).startswith("float64 lectures default to the CPU: no")
-    assert actions.float64_default(10.0, 9.0, False).startswith("float64 lectures default to the CPU: yes")
+    assert actions.float64_default(10.0, 9.0, False).startswith(
+        "float64 lectures default to the CPU: no blanket default")
 
 
 def test_environment_row_lists_every_variable_the_action_sets(report, tmp_path):

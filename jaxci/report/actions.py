@@ -37,14 +37,20 @@ def _uses_jax(lec: dict) -> bool:
 
 
 def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list[str]]:
-    """JAX lectures by where they run on the family: "cpu", "gpu", or "unknown" (no prediction for it)."""
+    """JAX lectures by where they run on the family: "cpu", "gpu", or "unknown" (no prediction for it).
+    A lecture the audit judged for this family is placed by its verdict (`pinning.placement`, the rule of the
+    audit's own pin list); one judged for another family, by its predicted seconds on this one."""
+    from jaxci.audit.judging import pinning
+
     out: dict[str, list[str]] = {"cpu": [], "gpu": [], "unknown": []}
     for lec in (audit or {}).get("lectures") or []:
         if not isinstance(lec, dict) or not _uses_jax(lec):
             continue
         pred = (lec.get("predicted") or {}).get(family)
         path = str(lec.get("path", "?"))
-        if isinstance(pred, dict) and builds.lecture_seconds(pred, "cpu") is not None:
+        if lec.get("family") == family and has_gpu:
+            out[pinning.placement(str(lec.get("recommendation", "")), True)].append(path)
+        elif isinstance(pred, dict) and builds.lecture_seconds(pred, "cpu") is not None:
             out[builds.placement(pred, has_gpu)].append(path)
         else:
             out["unknown"].append(path)
@@ -88,7 +94,9 @@ def float64_default(cpu_s: float | None, gpu_s: float | None, overlap: bool, fig
     if gpu_wins(cpu_s, gpu_s):
         return "float64 lectures default to the CPU: no, the GPU wins even in float64 at the largest size"
     why = "as fast there (bands overlap)" if overlap else "faster there"
-    return f"float64 lectures default to the CPU: yes, {why}{figures}; pin them {pin_short()}"
+    return (f"float64 lectures default to the CPU: no blanket default; each lecture goes where its own prediction "
+            f"(its float64 work included) is faster, as `jaxci audit` places it; the CPU is {why} "
+            f"for float64 at the largest size{figures}; pin those it places on the CPU {pin_short()}")
 
 
 def action_env(family: str, has_gpu: bool, kernels: int, device_mib: float | None) -> dict[str, str]:

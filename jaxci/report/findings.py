@@ -443,6 +443,9 @@ def guidance_md(report) -> str:
              "published reference. What lab and local machines measured is evidence about their own hardware: "
              "findings.md, Evidence: guidance lines per measured machine.", "",
              answers.headline(report), ""]
+    from jaxci.report import author_guide
+
+    parts[2:2] = author_guide.sections() + ["# Evidence", ""]
     for family, sections in family_guidance(report):
         parts += [f"**For {family}**", ""]
         for title, lines in sections:

@@ -201,6 +201,8 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
 
 
 def pin_list(verdicts: list[Verdict]) -> list[str]:
-    """Lectures that use JAX or numpyro and should run with JAX_PLATFORMS=cpu."""
-    return [v.path for v in verdicts if v.recommendation == classify.PIN_CPU
-            and (v.scan.uses_jax or v.scan.uses_numpyro)]
+    """Lectures to pin to the CPU kernel (`pinning.placement`, the rule the decision sheet applies too)."""
+    from jaxci.audit.judging import pinning
+
+    return [v.path for v in verdicts
+            if pinning.placement(v.recommendation, v.scan.uses_jax or v.scan.uses_numpyro) == pinning.CPU]

@@ -28,6 +28,9 @@ from jaxci.util.patch import diff_path, file_diff
 
 KERNEL = "python3-jax-cpu"
 KERNEL_DIR = f"_jaxci/kernels/{KERNEL}"
+#: how every command names a pin: the lecture's own kernel, never JAX_PLATFORMS=cpu for the whole job
+PIN_HEADING = (f"Pin to the CPU, each lecture on its own (`kernelspec.name: {KERNEL}`; `--emit-config` writes it), "
+               "not `JAX_PLATFORMS=cpu` for the job")
 #: what the build job runs before the build (relative to the repository root, where a job's steps start)
 INSTALL_CMD = f"jupyter kernelspec install --user --name {KERNEL} {KERNEL_DIR}"
 INSTALL_STEP = "Install the JAX-on-CPU kernel for pinned lectures (jaxci audit)"

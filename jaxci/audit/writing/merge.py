@@ -10,6 +10,7 @@ line, before anything is written.
 
 from __future__ import annotations
 
+from jaxci.audit.writing.emit import PIN_HEADING
 from jaxci.util import quoting
 from jaxci.util.validate import one_line, quoted
 
@@ -179,5 +180,5 @@ def to_markdown(doc: dict) -> str:
         lines.append("| " + " | ".join(quoting.cell(v or "") for v in values) + " |")
     pins = doc.get("pin_to_cpu") or []
     if pins:
-        lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`): " + ", ".join(quoting.code(p) for p in pins)]
+        lines += ["", PIN_HEADING + ": " + ", ".join(quoting.code(p) for p in pins)]
     return "\n".join(lines) + "\n"

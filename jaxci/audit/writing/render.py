@@ -13,6 +13,7 @@ from jaxci.audit.judging import classify
 from jaxci.audit.judging.every_family import build_totals
 from jaxci.audit.judging.host import MEASURED
 from jaxci.audit.judging.judge import MARGIN, Verdict, pin_list
+from jaxci.audit.writing.emit import PIN_HEADING
 from jaxci.util import quoting
 
 COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
@@ -189,7 +190,7 @@ def summary(verdicts: list[Verdict], executed: bool) -> str:
         lines[-1] += ": verdicts resting on " + ", ".join(f"{b} ({n})" for b, n in sorted(bases.items()))
     pins = pin_list(verdicts)
     if pins:
-        lines += ["", "Pin to CPU (`JAX_PLATFORMS=cpu`):", ""] + [f"- {quoting.code(p)}" for p in pins]
+        lines += ["", PIN_HEADING + ":", ""] + [f"- {quoting.code(p)}" for p in pins]
     failed = [v for v in verdicts if v.failed]
     if failed:
         lines += ["", f"**{len(failed)} lecture(s) failed:**", ""]
