@@ -8,8 +8,9 @@ import re
 
 from jaxci.util.validate import quoted
 
-#: an optional sign, fraction and exponent, or inf / nan (refused later where a range applies)
-_INTEGER = re.compile(r"[+-]?[0-9]{1,4000}", re.ASCII)  # a 400-digit number reaches the range check
+#: a whole number: an optional sign and ASCII digits (a 400-digit one reaches the command's range check)
+_INTEGER = re.compile(r"[+-]?[0-9]{1,4000}", re.ASCII)
+#: a number: an optional sign, fraction and exponent, or inf / nan (refused later where a range applies)
 _REAL = re.compile(r"[+-]?([0-9]{1,30}([.][0-9]{0,30})?|[.][0-9]{1,30})([eE][+-]?[0-9]{1,4})?|[+-]?(inf|nan)",
                    re.ASCII | re.IGNORECASE)
 

@@ -49,7 +49,7 @@ from jaxci.util.validate import SCALES, InputError, bench_filter, machine_name, 
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="jaxci history",
-                                     description="Backfill the asv history over JAX releases on the machine at hand.")
+                           description="Backfill the asv history over JAX releases on the machine at hand.")
     parser.add_argument("--releases", help="comma-separated JAX releases (default: every installable one)")
     parser.add_argument("--since", help="only releases at or after this one")
     parser.add_argument("--bench", action="append", default=[], help="asv --bench regex (repeatable)")

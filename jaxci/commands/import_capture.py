@@ -27,7 +27,7 @@ def _stop(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="jaxci import",
-                                     description="Merge a capture (scripts/gpu_capture.py) into results/<machine>/.")
+                           description="Merge a capture (scripts/gpu_capture.py) into results/<machine>/.")
     parser.add_argument("capture", type=Path, help="the folder scripts/gpu_capture.py wrote, or a tar.gz of it")
     parser.add_argument("--results", type=Path, default=REPO_ROOT / "results",
                         help="asv results directory to merge into (default: results/ of this checkout)")

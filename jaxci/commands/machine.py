@@ -12,8 +12,8 @@ from jaxci.util.validate import InputError
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="jaxci machine",
-                                     description="Register this machine with asv under a catalogue name "
-                                                 "(or a local name).")
+                           description="Register this machine with asv under a catalogue name "
+                                       "(or a local name).")
     parser.add_argument("name", nargs="?", help="catalogue family (env_matrix/machines.toml), or a local name")
     parser.add_argument("--local", action="store_true",
                         help="register a machine that is not a runner family (results stay git-ignored)")

@@ -23,8 +23,8 @@ from jaxci.util.validate import InputError, bench_filter, full_sha, jax_version,
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="jaxci upgrade-check",
-                                     description="asv continuous between two JAX pins, with the one slowdown "
-                                                 "factor of env_matrix/upgrade.toml.")
+                           description="asv continuous between two JAX pins, with the one slowdown "
+                                       "factor of env_matrix/upgrade.toml.")
     parser.add_argument("--old", help="local mode: the JAX version before (e.g. 0.10.1)")
     parser.add_argument("--new", help="local mode: the JAX version after (e.g. 0.10.2)")
     parser.add_argument("--base", help="CI mode: the base commit")

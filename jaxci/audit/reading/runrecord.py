@@ -23,6 +23,9 @@ COUNT = 1e18
 MEMORY_MIB = 4 * 1024 * 1024
 #: the most cells, call entries, loops or samplers one record may hold (the hooks keep 50 per kind per cell)
 ITEMS = 100_000
+#: the most shards one audit runs in (`--shard i/N`, and what `audit merge` accepts): a GitHub Actions matrix
+#: holds at most 256 jobs
+MAX_SHARDS = 256
 
 CELL_SECONDS = ("wall_s", "client_s", "compile_s", "trace_s", "lower_s", "backend_s", "startup_s", "settle_s",
                 "import_s", "trip_probe_s", "busy_s")
@@ -41,23 +44,17 @@ class RecordError(InputError):
 
 def run(where: str, value) -> dict:
     """A NotebookRun's as_dict(), checked (a copy: checked numbers replace the record's)."""
-    value = mapping(where, value)
-    out = dict(value)
-    for key in RUN_SECONDS:
-        if key in value:
-            out[key] = seconds(f"{where}.{key}", value[key], LECTURE_S)
-    for key in ("status", "error", "platform"):
-        if value.get(key) is not None:
-            out[key] = text(f"{where}.{key}", value[key], 4000)
-    if "cells" in value:
-        cells = sequence(f"{where}.cells", value["cells"])
-        out["cells"] = [cell(f"{where}.cells[{i}]", c) for i, c in enumerate(cells)]
-    if value.get("peak_memory") is not None:
-        peak = mapping(f"{where}.peak_memory", value["peak_memory"])
-        out["peak_memory"] = {**peak, **{k: seconds(f"{where}.peak_memory.{k}", peak[k], MEMORY_MIB, "MiB")
-                                         for k in ("device_peak_mib", "live_buffers_mib", "host_rss_peak_mib")
-                                         if k in peak}}
-    return out
+    return _checked(where, mapping(where, value), (
+        (RUN_SECONDS, lambda w, v: seconds(w, v, LECTURE_S)),
+        (("status", "error", "platform"), lambda w, v: text(w, v, 4000)),
+        (("cells",), _items(cell)), (("peak_memory",), _peak_memory)))
+
+
+def _peak_memory(where: str, value) -> dict:
+    """A run's peak memory per kind, in MiB."""
+    return _checked(where, mapping(where, value), (
+        (("device_peak_mib", "live_buffers_mib", "host_rss_peak_mib"),
+         lambda w, v: seconds(w, v, MEMORY_MIB, "MiB")),))
 
 
 def cell(where: str, value) -> dict:
@@ -157,10 +154,15 @@ def text(where: str, value, limit: int = 1000, *, lines: bool = False) -> str:
     """A string of at most `limit` characters, one line unless `lines` (a cell's first line may hold a tab)."""
     if not isinstance(value, str):
         raise RecordError(f"{where}: expected a string, got {kind(value)}")
-    bad = any((ord(c) < 32 and not (lines and c == "\t")) or ord(c) == 127 for c in value)
-    if bad or len(value) > limit:
+    if not is_line(value, limit, lines=lines):
         raise RecordError(f"{where}: {quoted(value, 80)}: must be one line of at most {limit:,} characters")
     return value
+
+
+def is_line(value, limit: int = 4000, *, lines: bool = False) -> bool:
+    """A string of at most `limit` characters without control characters (a tab too, with `lines`)."""
+    return isinstance(value, str) and len(value) <= limit and not any(
+        (ord(c) < 32 and not (lines and c == "\t")) or ord(c) == 127 for c in value)
 
 
 def seconds(where: str, value, high: float, unit: str = "seconds") -> float | None:

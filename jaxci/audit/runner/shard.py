@@ -14,13 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxci.audit.reading.runrecord import LECTURE_S, MAX_SHARDS
 from jaxci.util.validate import quoted
 
 _SPEC = re.compile(r"[ ]*([0-9]{1,4})[ ]*/[ ]*([0-9]{1,4})[ ]*", re.ASCII)  # fullmatch: ASCII digits, one line
-#: the longest run time a page's row may give (5 days, the longest a self-hosted runner's job may run)
-MAX_RUN_S = 5 * 86_400
-#: the largest N accepted: a GitHub Actions matrix holds at most 256 jobs
-MAX_SHARDS = 256
 
 
 class ShardError(ValueError):
@@ -143,7 +140,7 @@ def execution_statistics(text: str) -> dict[str, float]:
             value = float(seconds) if seconds.isascii() else math.nan
         except ValueError:
             continue
-        if doc and status == "✅" and math.isfinite(value) and 0 <= value <= MAX_RUN_S:  # 1e999 is no weight
+        if doc and status == "✅" and math.isfinite(value) and 0 <= value <= LECTURE_S:  # 1e999 is no weight
             out[doc] = value
     return out
 

@@ -10,6 +10,7 @@ line, before anything is written.
 
 from __future__ import annotations
 
+from jaxci.audit.reading.runrecord import MAX_SHARDS, is_line
 from jaxci.audit.writing.emit import PIN_HEADING
 from jaxci.util import quoting
 from jaxci.util.validate import one_line, quoted
@@ -18,8 +19,6 @@ from jaxci.util.validate import one_line, quoted
 #: field named *_s, and eager work's `s`), the processes it ran as, the memory it happened to hold, and the
 #: host probe's ratio (measured by each process)
 _VOLATILE = {"s", "kernel_pid", "leftover_pids", "memory", "peak_memory", "host_factor"}
-#: the most shards one audit has (as `--shard i/N` accepts: a GitHub Actions matrix holds at most 256 jobs)
-MAX_SHARDS = 256
 
 
 class MergeError(ValueError):
@@ -51,27 +50,23 @@ def _shard(doc, where: str) -> dict:
     if not _whole(index) or not 1 <= index <= count:
         raise MergeError(f"{where}: shard.index {one_line(quoted(index, 40))}: expected a whole number in 1..{count}")
     for key in ("spec", "source"):
-        if block.get(key) is not None and not _line(block[key]):
+        if block.get(key) is not None and not is_line(block[key]):
             raise MergeError(f"{where}: shard.{key}: expected one line of text")
     for key, items in (("shard.lectures", block["lectures"]), ("pin_to_cpu", doc.get("pin_to_cpu", [])),
                        ("failed", doc.get("failed", []))):
-        if not isinstance(items, list) or not all(_line(x) for x in items):
+        if not isinstance(items, list) or not all(is_line(x) for x in items):
             raise MergeError(f"{where}: {key}: expected a list of lecture paths (one line of text each)")
     execution = doc.get("execution", {})
     if not isinstance(execution, dict) or not isinstance(execution.get("keys", {}), dict) \
             or not all(isinstance(k, dict) for k in execution.get("keys", {}).values()) \
             or not isinstance(execution.get("reused", []), list) \
-            or not all(_line(r) for r in execution.get("reused", [])):
+            or not all(is_line(r) for r in execution.get("reused", [])):
         raise MergeError(f"{where}: execution: expected {{keys: {{path: {{platform: key}}}}, reused: [text]}}")
     return block
 
 
 def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _line(value) -> bool:
-    return isinstance(value, str) and len(value) <= 4000 and not any(ord(c) < 32 or ord(c) == 127 for c in value)
 
 
 def check(docs: list[dict], names: list[str]) -> list[dict]:

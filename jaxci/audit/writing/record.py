@@ -16,7 +16,6 @@ from jaxci.util.validate import InputError, one_line
 #: the largest audit read (an executed audit of a few hundred lectures is well under 10 MiB)
 LIMIT = 64 * 1024 * 1024
 MAX_LECTURES = 100_000
-LECTURE_S = runrecord.LECTURE_S
 PREDICTED_SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s")
 
 
@@ -51,54 +50,32 @@ def _validated(data) -> dict:
         raise AuditError(f"lectures: {len(data['lectures']):,} records, at most {MAX_LECTURES:,}")
     out = {**data, "lectures": [_lecture(f"lectures[{i}]", lec) for i, lec in enumerate(data["lectures"])]}
     if "families" in data:
-        out["families"] = [_text(f"families[{i}]", f) for i, f in enumerate(_list("families", data["families"]))]
+        families = runrecord.sequence("families", data["families"])
+        out["families"] = [runrecord.text(f"families[{i}]", f) for i, f in enumerate(families)]
     return out
 
 
 def _lecture(where: str, lec) -> dict:
-    lec = _dict(where, lec)
-    out = {**lec, "path": _text(f"{where}.path", lec.get("path", "?"))}
+    lec = runrecord.mapping(where, lec)
+    out = {**lec, "path": runrecord.text(f"{where}.path", lec.get("path", "?"))}
     for key in ("proposed_timeout",):  # per-cell seconds a workflow would be given (`timeout` may be -1: none)
         if lec.get(key) is not None:
-            out[key] = _number(f"{where}.{key}", lec[key], runrecord.CELL_S, "seconds")
+            out[key] = runrecord.seconds(f"{where}.{key}", lec[key], runrecord.CELL_S, "seconds")
     if lec.get("predicted") is not None:
-        out["predicted"] = {_text(f"{where}.predicted key", family): _prediction(f"{where}.predicted[{family!r}]", p)
-                            for family, p in _dict(f"{where}.predicted", lec["predicted"]).items()}
+        predicted = runrecord.mapping(f"{where}.predicted", lec["predicted"])
+        out["predicted"] = {runrecord.text(f"{where}.predicted key", family):
+                            _prediction(f"{where}.predicted[{family!r}]", p) for family, p in predicted.items()}
     if lec.get("runs") is not None:
-        out["runs"] = {_text(f"{where}.runs key", platform): _run(f"{where}.runs[{platform!r}]", run)
-                       for platform, run in _dict(f"{where}.runs", lec["runs"]).items()}
+        out["runs"] = {runrecord.text(f"{where}.runs key", platform): runrecord.run(f"{where}.runs[{platform!r}]", run)
+                       for platform, run in runrecord.mapping(f"{where}.runs", lec["runs"]).items()}
     return out
 
 
 def _prediction(where: str, pred) -> dict:
-    pred = _dict(where, pred)
-    out = {**pred, **{k: _number(f"{where}.{k}", pred[k], LECTURE_S, "seconds")
+    pred = runrecord.mapping(where, pred)
+    out = {**pred, **{k: runrecord.seconds(f"{where}.{k}", pred[k], runrecord.LECTURE_S, "seconds")
                       for k in PREDICTED_SECONDS if k in pred}}
     for key in ("basis", "label"):
         if key in pred:
-            out[key] = _text(f"{where}.{key}", pred[key], limit=4000)
+            out[key] = runrecord.text(f"{where}.{key}", pred[key], limit=4000)
     return out
-
-
-def _run(where: str, run) -> dict:
-    return runrecord.run(where, run)
-
-
-# ---- one rule per kind of value (the run record's: jaxci.audit.reading.runrecord) ----
-
-def _dict(where: str, value) -> dict:
-    return runrecord.mapping(where, value)
-
-
-def _list(where: str, value) -> list:
-    return runrecord.sequence(where, value)
-
-
-def _text(where: str, value, limit: int = 1000) -> str:
-    """A string of one line (it is printed in the sheets' tables and messages), at most `limit` characters."""
-    return runrecord.text(where, value, limit)
-
-
-def _number(where: str, value, high: float, unit: str) -> float | None:
-    """A finite number in [0, high]; None where the audit did not measure it (runrecord.seconds)."""
-    return runrecord.seconds(where, value, high, unit)
