@@ -29,7 +29,12 @@ def test_concurrency_row_recommends_only_what_a_gpu_measured(report):
     row = decisions.sheet(report, "g4dn.2xlarge").rows[2]
     assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in row.decision and "at most 3 notebook" in row.decision
     assert "MEM_FRACTION" not in row.decision            # the fraction policy never ran on a GPU
-    assert "`sphinx-build -j 3`" in row.decision and "concurrency: 3" in row.decision
+    # in each engine's own setting (it named `sphinx-build -j 3`, which these repositories do not run)
+    assert "Jupyter Book 1.x: nothing to set (it executes one notebook at a time), jax-env `concurrency: 1`" \
+        in row.decision
+    assert "mystmd: `myst build --execute --execute-parallel 3`, jax-env `concurrency: 3`" in row.decision
+    assert "nbclient: a pool of 3" in row.decision and "sphinx-build" not in row.decision
+    assert "mystmd: cannot be expressed: `--execute-parallel` is one number for every page" in row.decision
     assert row.status == decisions.NOT_MEASURED
     assert "lab-h200" in row.basis and "never run on a GPU (fraction, platform)" in row.basis
     assert "3,136" not in row.basis + row.decision      # the synthetic worker's peak is no lecture's need
@@ -65,7 +70,8 @@ def test_lecture_peaks_prefer_the_gpus_own_figure():
 
 def test_concurrency_row_without_gpu_names_the_build_setting(report):
     row = decisions.sheet(report, "c7i.2xlarge").rows[2]
-    assert "no GPU" in row.decision and "`sphinx-build -j N`" in row.decision
+    assert "no GPU" in row.decision and "`myst build --execute --execute-parallel 8`" in row.decision
+    assert "jax-env" not in row.decision and "serial on the GPU" not in row.decision
 
 
 def test_summary_prints_the_chosen_familys_sheet_first(capsys):

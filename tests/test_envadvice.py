@@ -24,8 +24,21 @@ XLA_VARS = {"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "XLA_PY
 
 
 def advise(kernels, **kw):
+    """The fraction model's known answers (`--policy fraction`); the measured default has its own tests below."""
     kw.setdefault("budget", BUDGET)
+    kw.setdefault("policy", "fraction")
     return recommend(kernels, policies=POLICIES, cache_dir="/cache/jax", **kw)
+
+
+def test_several_kernels_get_the_policy_a_gpu_measured_surviving_by_default():
+    a = recommend(3, peak_mib=3072, device_mib=T4, budget=BUDGET, policies=POLICIES, cache_dir="/c")
+    assert a.policy == "no-prealloc" and a.env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    assert not {"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION"} & a.env.keys()
+    assert a.safe_kernels == 4 and any("not measured on a GPU: the `fraction` policy" in n for n in a.notes)
+    with pytest.raises(AdviceError, match=r"--kernels 5: .*at most 4 fit"):  # their peaks exceed the budget
+        recommend(5, peak_mib=3072, device_mib=T4, budget=BUDGET, policies=POLICIES, cache_dir="/c")
+    with pytest.raises(AdviceError, match="--policy 'other'"):
+        recommend(3, peak_mib=3072, device_mib=T4, budget=BUDGET, policies=POLICIES, cache_dir="/c", policy="other")
 
 
 def test_budget_in_catalogue_is_the_one_assumed_here():
@@ -152,7 +165,7 @@ def test_cli_errors_exit_2(capsys, argv, match):
 
 def test_cli_machine_from_catalogue(capsys):
     assert main(["--machine", "g4dn.2xlarge", "--kernels", "3", "--peak-mib", "3072", "--format", "json",
-                 "--cache-dir", "/c"]) == 0
+                 "--cache-dir", "/c", "--policy", "fraction"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["policy"] == "fraction" and data["inputs"]["device_mib"] == 15360
     assert data["env"]["JAX_COMPILATION_CACHE_DIR"] == "/c"
@@ -194,7 +207,7 @@ def _results(tmp_path, peak=lambda n_workers, policy, device: 2900.0 + n_workers
 def test_peak_and_slowdown_read_from_results(tmp_path, capsys):
     results = _results(tmp_path)
     argv = ["--results", str(results), "--machine", "g4dn.2xlarge", "--kernels", "3", "--slowest-cell-s", "100",
-            "--format", "json"]
+            "--format", "json", "--policy", "fraction"]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["inputs"]["peak_mib"] == 2904.0  # the largest gpu peak, not the cpu rows
@@ -219,9 +232,12 @@ def test_results_for_unknown_machine(tmp_path, capsys):
     assert "no results for machine 'g5.2xlarge'" in capsys.readouterr().err
 
 
-def test_no_jax_or_numpy_imported():
-    code = ("import sys; from jaxci.cli import main; rc = main(['env', '--kernels', '3', '--peak-mib', '3072', "
-            "'--device-memory-mib', '15360']); bad = {'jax', 'numpy', 'asv'} & set(sys.modules); "
+@pytest.mark.parametrize("evidence, light", [("--evidence=", {"jax", "numpy", "asv"}), (None, {"jax", "numpy"})])
+def test_no_jax_or_numpy_imported(evidence, light):
+    """Without evidence to read, not even asv; reading the committed GPU measurements imports asv, never JAX."""
+    argv = ['env', '--kernels', '3', '--peak-mib', '3072', '--device-memory-mib', '15360'] + ([evidence] if evidence
+                                                                                              else [])
+    code = (f"import sys; from jaxci.cli import main; rc = main({argv!r}); bad = {light!r} & set(sys.modules); "
             "print(sorted(bad)); sys.exit(rc or bool(bad))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -297,7 +313,7 @@ def nvml(monkeypatch):
 
 def test_nvml_gives_the_device_memory(nvml, capsys):
     nvml("ok")
-    assert main(["--kernels", "3", "--peak-mib", "3072", "--format", "json"]) == 0
+    assert main(["--kernels", "3", "--peak-mib", "3072", "--format", "json", "--evidence="]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["inputs"]["device_mib"] == T4 and data["safe_kernels"] == 4
     assert "device memory from NVML: GPU 0, Tesla T4, 15,360 MiB" in data["notes"]
@@ -361,11 +377,11 @@ def test_github_files_are_appended_in_one_run(tmp_path, capsys):
     env, out = tmp_path / "env", tmp_path / "out"
     env.write_text("EARLIER=1\n")
     assert main(["--kernels", "3", "--peak-mib", "3072", "--device-memory-mib", "15360", "--cache-dir", "/cache/jax",
-                 "--github-env", str(env), "--github-output", str(out)]) == 0
+                 "--github-env", str(env), "--github-output", str(out), "--policy", "fraction"]) == 0
     earlier, *lines = env.read_text().splitlines()
     assert earlier == "EARLIER=1" and dict(line.split("=", 1) for line in lines) == advise(3, peak_mib=3072,
                                                                                           device_mib=T4).env
-    assert out.read_text() == "policy=fraction\nsafe-kernels=4\ncell-timeout=\ncache-dir=/cache/jax\n"
+    assert out.read_text() == "policy=fraction\nsafe-kernels=4\ncell-timeout=\ncache-dir=/cache/jax\nbeyond-measured=\n"
     assert capsys.readouterr().out.startswith("policy: fraction\nwhy:")  # the text, for the log
 
 
@@ -383,7 +399,7 @@ def test_a_refusal_appends_nothing(tmp_path, capsys, argv):
 def test_outputs_for_cpu_leave_safe_kernels_empty(tmp_path):
     out = tmp_path / "out"
     assert main(["--pin-cpu", "--kernels", "4", "--cache-dir", "/c", "--github-output", str(out)]) == 0
-    assert out.read_text() == "policy=cpu\nsafe-kernels=\ncell-timeout=\ncache-dir=/c\n"
+    assert out.read_text() == "policy=cpu\nsafe-kernels=\ncell-timeout=\ncache-dir=/c\nbeyond-measured=\n"
 
 
 def test_the_results_path_alone_imports_asv(tmp_path):
@@ -400,7 +416,7 @@ def test_safe_n_is_printed_with_the_fraction_it_holds_at():
     """Three kernels of 3 GiB on a T4 get 0.30 each; the safe N of 4 holds only at 0.22 (4 x 0.30 > 1)."""
     from jaxci.workflows.envadvice import advise, render
 
-    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072)
+    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072, policy="fraction")
     assert advice.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.30" and advice.safe_kernels == 4
     assert advice.safe_fraction == pytest.approx(0.22)
     assert "safe: 4 (each at XLA_PYTHON_CLIENT_MEM_FRACTION=0.22); this environment is sized for 3 at 0.30" \
@@ -410,7 +426,7 @@ def test_safe_n_is_printed_with_the_fraction_it_holds_at():
 def test_a_policy_no_gpu_has_run_says_so():
     from jaxci.workflows.envadvice import advise
 
-    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072)
+    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072, policy="fraction")
     assert any("'fraction' policy has no GPU run" in n for n in advice.notes)
     assert not any("no GPU run" in n for n in advise(1, cache_dir="/tmp/c", machine="g4dn.2xlarge",
                                                       peak_mib=3072).notes)  # the default policy
@@ -432,6 +448,23 @@ def test_a_lab_machine_gets_advice_with_its_registered_memory():
     catalogue has no memory figure for the H200; its registration (results/lab-h200/machine.json) does."""
     from jaxci.workflows.envadvice import advise
 
-    advice = advise(3, cache_dir="/tmp/c", machine="lab-h200", peak_mib=3136)
+    advice = advise(3, cache_dir="/tmp/c", machine="lab-h200", peak_mib=3136, policy="fraction")
     assert advice.inputs["device_mib"] == 143771 and advice.policy == "fraction"
     assert any("registered from NVML" in n for n in advice.notes)
+
+
+def test_more_kernels_than_a_gpu_measured_surviving_are_flagged(tmp_path):
+    """Question 3's one rule (jaxci.policy.concurrency): the committed results measured `no-prealloc` surviving up to
+    N = 3 on a GPU; 8 requested is accepted with a flag in the text, the action's output and the JSON, never
+    silently (it said "safe: unknown" with no warning)."""
+    from jaxci.workflows.envadvice import advise, render, render_outputs
+
+    evidence = str(REPO_ROOT / "results")
+    eight = advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=evidence)
+    assert eight.policy == "no-prealloc" and "8 notebooks at once (requested) is above 3" in eight.beyond
+    assert "flag: 8 notebooks at once" in render(eight, "text")
+    assert "beyond-measured=8 notebooks at once" in render_outputs(eight)
+    three = advise(3, cache_dir="/c", machine="g4dn.2xlarge", evidence=evidence, peak_mib=3072)
+    assert three.beyond == "" and three.safe_kernels == 3  # 4 fit by memory; 3 survived on a GPU
+    assert advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(tmp_path / "none")).beyond.endswith(
+        "not measured at any N")

@@ -139,17 +139,19 @@ def test_steps_on_a_t4_family(tmp_path):
                                                       "machine": "g4dn.2xlarge", "python": sys.executable},
                                            nvml="no driver")
     assert rc == 0, log
-    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == env["XLA_CLIENT_MEM_FRACTION"] == "0.30"
+    # the policy a GPU measured keeping every worker alive (results/lab-h200), never the unmeasured fraction
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false" and "XLA_PYTHON_CLIENT_MEM_FRACTION" not in env
     assert env["JAX_TRACEBACK_FILTERING"] == "off" and "JAX_PLATFORMS" not in env
     cache_dir = str(tmp_path / "runner-temp" / "jax-compilation-cache")
     assert env["JAX_COMPILATION_CACHE_DIR"] == cache_dir and Path(cache_dir).is_dir()
     # no cell time given: the output is empty, the repository keeps its own per-cell timeout
-    assert out["advise"] == {"policy": "fraction", "safe-kernels": "4", "cell-timeout": "", "cache-dir": cache_dir}
+    assert out["advise"] == {"policy": "no-prealloc", "safe-kernels": "3", "cell-timeout": "", "cache-dir": cache_dir,
+                             "beyond-measured": ""}  # 4 fit by memory; a GPU measured 3 surviving
     from importlib.metadata import version
 
     assert out["key"]["prefix"] == f"jax-compilation-cache-g4dn.2xlarge-jax{version('jax')}-"
     assert out["key"]["key"] == out["key"]["prefix"] + "99-1"
-    assert "policy: fraction" in summary and f"jax {version('jax')}" in summary
+    assert "policy: no-prealloc" in summary and f"jax {version('jax')}" in summary
     assert "default backend: cpu" in summary  # this machine has no GPU; the check still ran JAX
 
 
@@ -206,7 +208,7 @@ def test_a_tiny_peak_finishes(tmp_path):
     rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2", "peak-mib": "1e-9", "device-memory-mib": "16000",
                                                 "cache": "false"})
     assert rc == 0, log
-    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.45" and out["advise"]["safe-kernels"] == "90"
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false" and out["advise"]["safe-kernels"] == "3"
 
 
 @pytest.mark.parametrize("mode, memory_mib, message", [
@@ -223,8 +225,19 @@ def test_a_broken_nvml_is_an_error_annotation(tmp_path, mode, memory_mib, messag
 def test_nvml_gives_the_device_memory(tmp_path):
     rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "2", "peak-mib": "3072", "cache": "false"}, nvml="ok")
     assert rc == 0, log
-    assert out["advise"]["safe-kernels"] == "4" and env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.45"
+    assert out["advise"]["safe-kernels"] == "3" and env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
     assert "note: device memory from NVML: GPU 0, Tesla T4, 15,360 MiB" in log  # the text, in the step's log
+
+
+def test_more_kernels_than_measured_is_a_warning_annotation_and_an_output(tmp_path):
+    """Question 3's one rule: 8 kernels on a T4 is above the 3 a GPU measured surviving; the step goes on (the
+    engine would start them anyway) but says so where a maintainer looks: a warning and the output."""
+    rc, env, out, _, log = run_steps(tmp_path, {"concurrency": "8", "machine": "g4dn.2xlarge", "cache": "false"})
+    assert rc == 0, log
+    warning = [line for line in log.splitlines() if line.startswith("::warning title=jax-env::")]
+    assert len(warning) == 1 and "8 notebooks at once (requested) is above 3" in warning[0], log
+    assert out["advise"]["beyond-measured"].startswith("8 notebooks at once")
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
 
 
 def test_a_percent_and_a_newline_in_the_reason_stay_one_annotation(tmp_path):

@@ -55,3 +55,32 @@ def safe_n(cells) -> dict:
                 break
         out[key] = best
     return out
+
+
+@dataclass(frozen=True)
+class Survived:
+    """A memory policy a GPU measured keeping every worker alive, up to `n` kernels at once."""
+
+    machine: str
+    policy: str
+    n: int
+    ran_up_to: int  # the largest N the suite ran this policy at on that GPU
+
+
+def survived_on_gpu(cells) -> list[Survived]:
+    """The GPU policies the suite measured keeping every worker alive (safe_n), most kernels first."""
+    out = []
+    for (machine, device, policy), n in safe_n(cells).items():
+        if device != "gpu" or not n:
+            continue
+        ran = [c.n_workers for c in cells if (c.machine, c.device, c.policy) == (machine, device, policy)
+               and c.status not in ("skipped", "not measured")]
+        out.append(Survived(machine, policy, n, max(ran, default=n)))
+    return sorted(out, key=lambda s: (-s.n, s.policy != "no-prealloc", s.machine))
+
+
+def never_on_gpu(cells) -> list[str]:
+    """Policies of the suite that no GPU ran (every GPU combination skipped)."""
+    seen = {c.policy for c in cells if c.device == "gpu"}
+    ran = {c.policy for c in cells if c.device == "gpu" and c.status not in ("skipped", "not measured")}
+    return sorted(seen - ran)

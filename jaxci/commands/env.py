@@ -12,10 +12,11 @@ import argparse
 import os
 import sys
 
+from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError
 from jaxci.commands.argtypes import OneLineParser
 from jaxci.util import safewrite
-from jaxci.workflows.envadvice import FORMATS, AdviceError, advise, render, render_outputs
+from jaxci.workflows.envadvice import FORMATS, MEASURED, AdviceError, advise, render, render_outputs
 
 
 def _optional(kind):
@@ -72,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
                         "(default: env_matrix/memory_policies.toml)")
     p.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/jax-compilation-cache"),
                    help="JAX persistent compilation cache directory")
+    p.add_argument("--policy", choices=(MEASURED, "fraction"), default=MEASURED,
+                   help="memory policy for several kernels: measured (default: the one a GPU measured keeping every "
+                        "worker alive, allocation on demand) or fraction (a slice each: not measured on a GPU)")
+    p.add_argument("--evidence", metavar="DIR", type=_optional(str), default=str(REPO_ROOT / "results"),
+                   help="asv results holding the GPU concurrency measurements that say how many kernels survived "
+                        "(default: this checkout's results/); more kernels than measured are flagged")
     p.add_argument("--slowest-cell-s", type=_optional(float), help="measured time of the slowest cell, seconds")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text; yaml (a workflow env: block); github (lines for $GITHUB_ENV); shell (exports); json")
@@ -98,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         advice = advise(args.kernels, cache_dir=args.cache_dir, machine=args.machine, results=args.results,
                         peak_mib=args.peak_mib, device_mib=args.device_memory_mib,
                         pin_cpu=_true_or_false(args.pin_cpu), memory_budget=args.memory_budget,
-                        slowest_cell_s=args.slowest_cell_s)
+                        slowest_cell_s=args.slowest_cell_s, policy=args.policy, evidence=args.evidence)
     except (AdviceError, CatalogueError) as exc:
         return _refuse(exc)
     if args.format == "github":  # $GITHUB_ENV takes only KEY=value lines: the reasons go to the log

@@ -142,25 +142,23 @@ def _crossover(report, family, entry) -> Decision:
 
 
 def _concurrency(report, family, entry, audit=None) -> Decision:
-    """Measured on the family: its own safe N. Otherwise the policy a GPU measured surviving, sized by the
-    lectures' own measured need (memory_advice): never from the suite's synthetic worker peak."""
+    """Question 3 through the one rule (jaxci.policy.concurrency.decide), in each engine's terms: the family's own
+    measurement when it has one, else the policy a GPU measured surviving, sized by the lectures' own measured need
+    (memory_advice): never from the suite's synthetic worker peak."""
     from jaxci.report import memory_advice as ma
 
+    found = ma.answers(report, family, entry, audit)
     if not entry.has_gpu:
         return Decision(3, "no GPU: no device-memory policy; parallel notebooks are bounded by the "
-                        f"{entry.value('vcpu') or '?'} vCPUs and RAM: {ma.BUILD_TOOL.format(n='N')}", NOT_MEASURED,
+                        f"{entry.value('vcpu') or '?'} vCPUs and RAM: " + ma.engine_text(found), NOT_MEASURED,
                         f"measure: `asv run --bench '^concurrency\\.' --machine {family}` on the family")
     safe = {p: n for (m, d, p), n in report.safe_n.items() if m == family and d == "gpu" and n}
     if safe:
-        p, n = max(safe.items(), key=lambda kv: kv[1])
-        return Decision(3, f"policy `{p}`: up to {n} notebooks at once: {ma.BUILD_TOOL.format(n=n)}", MEASURED,
-                        f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {n} "
+        a = found[0]
+        return Decision(3, f"policy `{a.policy}`: up to {a.n} notebooks at once: " + ma.engine_text(found), MEASURED,
+                        f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {a.n} "
                         f"--results {report.results_dir}`")
-    from jaxci.catalogue import load_policies
-
-    _, budget = load_policies()
-    text, status, basis = ma.unmeasured_gpu(report, family, entry.value("gpu_memory_mib"), budget, audit,
-                                            jax=lambda m: _jax(report, m))
+    text, status, basis = ma.unmeasured_gpu(report, family, entry, audit, jax=lambda m: _jax(report, m))
     return Decision(3, text, status, basis)
 
 

@@ -12,19 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: How many notebooks a lecture build executes at once is the build tool's setting, not the action's input.
-#: MyST-NB executes one notebook per Sphinx worker (its docs: "parallel friendly", `sphinx-build -j 4`
-#: executes four notebooks at once, since 0.14); jupyter-book 1.x's `jupyter-book build` has no jobs option
-#: (jupyter-book/jupyter-book issue 1735) and executes one notebook at a time.
-BUILD_TOOL = ("`sphinx-build -j {n}` (MyST-NB executes one notebook per Sphinx process; `jupyter-book build` 1.x "
-              "has no jobs option and executes one at a time)")
+from jaxci.analysis.concurrency import Survived, never_on_gpu, survived_on_gpu
+from jaxci.policy import concurrency
 
 #: Published practice (../shared/reference/published-measurements.md), for comparison only: never an input.
 PUBLISHED = (("JAX's own CUDA CI", 2048, "2 GB of GPU per test process, platform allocator"),
              ("NVIDIA's JAX-Toolbox", 10240, "preallocation off, at least 10 GB per test"))
-
-POLICY_ENV = {"no-prealloc": "XLA_PYTHON_CLIENT_PREALLOCATE=false", "default": "nothing set (JAX preallocates 75%)",
-              "platform": "XLA_PYTHON_CLIENT_ALLOCATOR=platform"}
 
 
 @dataclass(frozen=True)
@@ -59,31 +52,9 @@ def lecture_peaks(audit: dict | None) -> list[LecturePeak]:
     return sorted(out, key=lambda p: (p.kind != "device", -p.mib))
 
 
-@dataclass(frozen=True)
-class Survived:
-    machine: str
-    policy: str
-    n: int           # the largest N at which every worker lived (and every smaller N measured)
-    ran_up_to: int   # the largest N this policy ran at on that GPU
-
-
 def measured_on_gpu(report) -> list[Survived]:
     """The GPU policies the concurrency suite measured keeping every worker alive, most kernels first."""
-    out = []
-    for (machine, device, policy), n in report.safe_n.items():
-        if device != "gpu" or not n:
-            continue
-        ran = [c.n_workers for c in report.concurrency if (c.machine, c.device, c.policy) == (machine, device, policy)
-               and c.status not in ("skipped", "not measured")]
-        out.append(Survived(machine, policy, n, max(ran, default=n)))
-    return sorted(out, key=lambda s: (-s.n, s.policy != "no-prealloc", s.machine))
-
-
-def never_on_gpu(report) -> list[str]:
-    """Policies of the suite that no GPU ran (every GPU combination skipped): their advice would be a model's."""
-    seen = {c.policy for c in report.concurrency if c.device == "gpu"}
-    ran = {c.policy for c in report.concurrency if c.device == "gpu" and c.status not in ("skipped", "not measured")}
-    return sorted(seen - ran)
+    return survived_on_gpu(report.concurrency)
 
 
 def _fit(device_peaks: list, device_mib: float | None, budget: float) -> int | None:
@@ -93,62 +64,68 @@ def _fit(device_peaks: list, device_mib: float | None, budget: float) -> int | N
     return math.floor(budget * device_mib / device_peaks[0].mib)
 
 
-def _advised(best: Survived | None, fit: int | None) -> int:
-    if best is None:
-        return 1
-    return best.n if fit is None else max(1, min(best.n, fit))
+ENGINE_NAMES = {concurrency.JB1: "Jupyter Book 1.x", concurrency.MYSTMD: "mystmd", concurrency.NBCLIENT: "nbclient"}
+
+
+def answers(report, family: str, entry, audit=None, engines=concurrency.ENGINES) -> list[concurrency.Answer]:
+    """Question 3 for `family` in each engine's terms (jaxci.policy.concurrency.decide): the family's own GPU
+    measurement when it has one, else what any GPU measured, sized by the lectures' measured GPU peak."""
+    survived = measured_on_gpu(report)
+    survived = [s for s in survived if s.machine == family] or survived
+    peaks = [p for p in lecture_peaks(audit) if p.kind == "device"]
+    fit = _fit(peaks, entry.value("gpu_memory_mib"), _budget()) if entry.has_gpu else None
+    vcpu = entry.value("vcpu")
+    return [concurrency.decide(survived, concurrency.Engine(e), has_gpu=entry.has_gpu, family=family,
+                               vcpu=vcpu if isinstance(vcpu, int) else None, fit=fit) for e in engines]
 
 
 def kernels(report, family: str, entry, audit=None) -> int:
-    """The N row 3 advises for the family (what the jax-env action's `concurrency` input should be)."""
-    if not entry.has_gpu:
-        return 1
-    own = [n for (m, d, _), n in report.safe_n.items() if m == family and d == "gpu" and n]
-    if own:
-        return max(own)
-    from jaxci.catalogue import load_policies
-
-    _, budget = load_policies()
-    survived = measured_on_gpu(report)
-    peaks = [p for p in lecture_peaks(audit) if p.kind == "device"]
-    return _advised(survived[0] if survived else None, _fit(peaks, entry.value("gpu_memory_mib"), budget))
+    """The N row 3 advises for the family on its GPU (the jax-env action's `concurrency` input)."""
+    return answers(report, family, entry, audit, engines=(concurrency.NBCLIENT,))[0].n if entry.has_gpu else 1
 
 
-def unmeasured_gpu(report, family: str, device_mib: float | None, budget: float, audit=None, jax=str):
+def engine_text(answers_: list[concurrency.Answer]) -> str:
+    """Each engine's setting for the answer's N, then how each keeps JAX lectures serial beside CPU-only ones."""
+    settings = "; ".join(f"{ENGINE_NAMES[a.engine]}: {a.setting}" + (f", jax-env `concurrency: {a.concurrency}`"
+                                                                     if a.policy else "") for a in answers_)
+    splits = "; ".join(f"{ENGINE_NAMES[a.engine]}: {a.split}" for a in answers_ if a.split)
+    return settings + (f". JAX lectures serial on the GPU while CPU-only ones fan out: {splits}" if splits else "")
+
+
+def unmeasured_gpu(report, family: str, entry, audit=None, jax=str):
     """(decision, status, basis) for a GPU family with no concurrency run of its own. `jax(machine)` names the
     JAX version a machine measured with."""
     from jaxci.policy import builds as buildcost
 
+    device_mib = entry.value("gpu_memory_mib")
     audit_cmd = buildcost.AUDIT_FOR.format(family=family)
-    measure = f"`asv run --bench '^concurrency\\.' --machine {family}` on the family"
     survived = measured_on_gpu(report)
     peaks = lecture_peaks(audit)
     device_peaks = [p for p in peaks if p.kind == "device"]
     published = _published(device_mib)
+    found = answers(report, family, entry, audit)
     if not survived:
-        return ("one notebook at a time until a GPU measures more: " + BUILD_TOOL.format(n=1), "not measured",
-                f"no GPU policy measured keeping every worker alive; measure: {measure}{published}")
-    best = survived[0]
-    fit = _fit(device_peaks, device_mib, budget)
-    n = _advised(best, fit)
-    env = POLICY_ENV.get(best.policy, f"policy `{best.policy}`")
-    decision = (f"`{env}` (policy `{best.policy}`), at most {n} notebook(s) at once: {BUILD_TOOL.format(n=n)}, "
-                f"and the jax-env action's `concurrency: {n}`")
+        return ("one notebook at a time until a GPU measures more: " + engine_text(found), "not measured",
+                f"{found[0].evidence}{published}")
+    best, n = survived[0], found[0].n
+    decision = (f"`{found[0].env}` (policy `{best.policy}`), at most {n} notebook(s) at once on the GPU: "
+                + engine_text(found))
     others = [f"`{s.policy}` up to N = {s.n} of {s.ran_up_to} run" for s in survived[1:]]
     measured = (f"measured: `{best.policy}` kept every worker alive up to N = {best.n} on {best.machine} "
                 f"({jax(best.machine)}; the suite ran it up to N = {best.ran_up_to}"
                 + (f"; {', '.join(others)}" if others else "")
                 + "), with synthetic workers whose peak is the suite's own target, not a lecture's need")
-    never = never_on_gpu(report)
+    never = never_on_gpu(report.concurrency)
     unmeasured = (f"not measured: this family's GPU, N above {best.ran_up_to}"
-                  + (f", policies never run on a GPU ({', '.join(never)})" if never else "")
-                  + f"; measure: {measure}")
+                  + (f", policies never run on a GPU ({', '.join(never)}: offered only as not measured)"
+                     if never else "") + f"; measure: {concurrency.MEASURE.format(family=family)}")
+    fit = _fit(device_peaks, device_mib, _budget())
     if device_peaks:
         top = device_peaks[0]
         need = (f"lectures' own need: {top.mib:,.0f} MiB device memory in use at peak ({top.path}, the audit's "
                 f"{top.platform} run; largest of {len(device_peaks)})")
         if fit is not None:
-            need += f"; {fit} such kernel(s) fit {budget:.2f} of {device_mib:,.0f} MiB (catalogue)"
+            need += f"; {fit} such kernel(s) fit {_budget():.2f} of {device_mib:,.0f} MiB (catalogue)"
         status = "predicted"
     elif peaks:
         top = peaks[0]
@@ -160,6 +137,12 @@ def unmeasured_gpu(report, family: str, device_mib: float | None, budget: float,
         need = f"lectures' own need: not measured: `{audit_cmd}`, then `jaxci report RESULTS --audit audit.json`"
         status = "not measured"
     return decision, status, "; ".join((measured, need, unmeasured)) + published
+
+
+def _budget() -> float:
+    from jaxci.catalogue import load_policies
+
+    return load_policies()[1]
 
 
 def _published(device_mib: float | None) -> str:

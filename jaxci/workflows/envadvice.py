@@ -38,7 +38,7 @@ from pathlib import Path
 from jaxci import REPO_ROOT
 from jaxci.catalogue import MemoryPolicy, load_catalogue, load_policies
 from jaxci.policy import timeouts
-from jaxci.util.validate import InputError, machine_name, number, one_line
+from jaxci.util.validate import InputError, machine_name, number, one_line, quoted
 
 #: JAX preallocates this share of GPU memory by default (JAX docs, "GPU memory allocation").
 JAX_DEFAULT_PREALLOCATE = 0.75
@@ -53,6 +53,8 @@ MAX_CELL_TIMEOUT_S = timeouts.MAX_CELL_S
 #: Relative slack on "a slice holds the peak": 0.29 x 10,000 MiB is 2,900.0000000000005 in binary floats.
 _SLACK = 1e-9
 FORMATS = ("text", "yaml", "github", "shell", "json")
+#: `--policy measured`: the memory policy a GPU measured keeping every worker alive (docs/concurrency.md)
+MEASURED = "measured"
 CONCURRENCY_KEY = "concurrency.Concurrency.{}"
 #: What to do when the device memory cannot be read: the end of every such refusal.
 _GIVE_DEVICE = "give --device-memory-mib or --machine (a catalogue GPU family), or --pin-cpu"
@@ -82,6 +84,7 @@ class Advice:
     notes: tuple[str, ...] = ()
     inputs: dict = field(default_factory=dict)
     safe_fraction: float | None = None  # XLA_PYTHON_CLIENT_MEM_FRACTION at which safe_kernels hold
+    beyond: str = ""  # kernels above the largest N a GPU measured surviving (jaxci.policy.concurrency), flagged
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -255,22 +258,47 @@ def _with_peak(kernels: int, peak_mib: float, device_mib: float, budget: float,
     return _Choice("fraction", env, reason, safe=safe, fraction=fraction, notes=(note,), safe_fraction=safe_fraction)
 
 
+def _on_demand(kernels: int, peak_mib: float, device_mib: float, budget: float,
+               policies: dict[str, MemoryPolicy]) -> _Choice:
+    """Several kernels with a measured peak, under the policy a GPU measured keeping every worker alive
+    (allocation on demand): refused when their peaks together exceed the budget; the fraction policy is named
+    as the unmeasured alternative."""
+    safe = min(MAX_KERNELS, math.floor(budget * device_mib / peak_mib * (1 + _SLACK))) if peak_mib > 0 else MAX_KERNELS
+    if kernels > safe:
+        raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {_mib(peak_mib)} do not fit the budget "
+                          f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)}; at most {safe} fit: "
+                          f"run {safe} at once, or measure a smaller peak, or use a larger GPU")
+    reason = (f"{kernels} kernels of peak {_mib(peak_mib)} need {_mib(kernels * peak_mib)}, within the budget "
+              f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)}: each allocates on demand "
+              "(the policy a GPU measured keeping every worker alive), so none holds memory it does not use "
+              "(under JAX's default the first kernel takes 75% of the device: incident 3)")
+    note = ("not measured on a GPU: the `fraction` policy (each kernel preallocates budget/N, `--policy fraction`); "
+            "measure it with `asv run --bench '^concurrency\\.'` on the family")
+    return _Choice("no-prealloc", dict(policies["no-prealloc"].env), reason, safe=safe, notes=(note,))
+
+
 def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float | None = None,
               pin_cpu: bool = False, budget: float, policies: dict[str, MemoryPolicy], cache_dir: str,
               slowest_cell_s: float | None = None, slowdown: float | None = None,
-              peak_source: str = "given") -> Advice:
-    """The recommended environment for `kernels` concurrent kernels (see the module docstring's model)."""
+              peak_source: str = "given", policy: str = MEASURED) -> Advice:
+    """The recommended environment for `kernels` concurrent kernels (see the module docstring's model).
+    `policy`: MEASURED (the policy a GPU measured keeping every worker alive: allocation on demand), or
+    "fraction" (each kernel its own preallocated slice: a model no GPU has run; said so in the notes)."""
     _validate(kernels, peak_mib, device_mib, budget, pin_cpu)
+    if policy not in (MEASURED, "fraction"):
+        raise AdviceError(f"--policy {quoted(policy, 40)}: expected {MEASURED} or fraction")
     inputs = dict(kernels=kernels, peak_mib=peak_mib, peak_source=peak_source, device_mib=device_mib,
-                  pin_cpu=pin_cpu, budget=budget, slowest_cell_s=slowest_cell_s, slowdown=slowdown)
+                  pin_cpu=pin_cpu, budget=budget, slowest_cell_s=slowest_cell_s, slowdown=slowdown, policy=policy)
     if pin_cpu:
         choice = _pinned_to_cpu()
     elif peak_mib is None:
         choice = _without_peak(kernels, budget, policies)
-    else:
+    elif policy == "fraction" or kernels == 1:
         choice = _with_peak(kernels, peak_mib, device_mib, budget, policies)
+    else:
+        choice = _on_demand(kernels, peak_mib, device_mib, budget, policies)
     notes = choice.notes
-    if peak_mib is not None and not pin_cpu:
+    if peak_mib is not None and not pin_cpu and choice.policy == "fraction":
         notes += (f"model: N kernels fit when N x peak <= budget x device memory and each kernel's slice holds "
                   f"its peak; safe N = {choice.safe}",)
     cell_timeout, timeout_reason = _timeout(slowest_cell_s, slowdown)
@@ -442,9 +470,50 @@ def _measured_at(advice: Advice, values: dict[tuple, float], kernels: int, machi
             f"measured on {machine}, {policy} on {device} at n={n}: {seen}")
 
 
+def gpu_survival(results_dir) -> tuple[list, str]:
+    """What GPUs measured keeping every worker alive (jaxci.analysis.concurrency.Survived, most kernels first)
+    in an asv results directory, and where that was read; ([], why) when it cannot be read."""
+    try:
+        import asv  # noqa: F401  records needs it
+    except ImportError:
+        return [], f"{results_dir} not read (asv is not installed)"
+    from jaxci.analysis.concurrency import grid, survived_on_gpu
+    from jaxci.results.records import ResultsError, load_results
+
+    if not os.path.isdir(results_dir):
+        return [], f"{results_dir} not read (no such folder)"
+    try:
+        loaded = load_results(results_dir)
+    except ResultsError as exc:
+        return [], f"{results_dir} not read ({one_line(exc, 200)})"
+    return survived_on_gpu(grid(loaded.records)), f"read from {results_dir}"
+
+
+def _flag_beyond(advice: Advice, kernels: int, evidence: str | None) -> Advice:
+    """The one rule's flag (jaxci.policy.concurrency.decide) on N above the largest N a GPU measured surviving."""
+    if advice.policy == "cpu" or kernels == 1 or evidence is None:
+        return advice
+    from jaxci.policy import concurrency
+
+    survived, where = gpu_survival(evidence)
+    answer = concurrency.decide(survived, concurrency.Engine(concurrency.NBCLIENT), has_gpu=True,
+                                family="FAMILY", requested=kernels)
+    if not survived:
+        return replace(advice, beyond=f"{kernels} kernels at once: no GPU survival measurement read ({where}): "
+                                      "not measured at any N")
+    ran = [s for s in survived if s.policy == advice.policy]
+    seen = (f"measured ({where}): `{ran[0].policy}` kept every worker alive up to N = {ran[0].n} on {ran[0].machine}"
+            if ran else f"not measured: no GPU ran `{advice.policy}` ({where})")
+    safe = advice.safe_kernels
+    if safe is not None and advice.policy != "fraction":  # a fraction's safe N is its own model's, said so
+        safe = min(safe, answer.n)
+    return replace(advice, beyond=answer.beyond, safe_kernels=safe, notes=(*advice.notes, seen))
+
+
 def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results: str | None = None,
            peak_mib: float | None = None, device_mib: float | None = None, pin_cpu: bool = False,
-           memory_budget: float | None = None, slowest_cell_s: float | None = None) -> Advice:
+           memory_budget: float | None = None, slowest_cell_s: float | None = None, policy: str = MEASURED,
+           evidence: str | None = None) -> Advice:
     """`jaxci env`'s answer from what a user gives: the inputs it lacks come from the catalogue (device
     memory), NVML (device memory, when neither it nor a machine is given) and asv results (peak, slowdown)."""
     policies, default_budget = load_policies()
@@ -468,15 +537,16 @@ def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results:
             if peak is not None:
                 peak_source = f"measured: largest gpu track_peak_memory_mib in {results}/{machine}"
     kwargs = dict(peak_mib=peak, device_mib=device_mib, pin_cpu=pin_cpu, budget=budget, policies=policies,
-                  cache_dir=cache_dir, slowest_cell_s=slowest_cell_s, peak_source=peak_source)
+                  cache_dir=cache_dir, slowest_cell_s=slowest_cell_s, peak_source=peak_source, policy=policy)
     advice = recommend(kernels, **kwargs)
     if values:
         slowdown, note = _measured_at(advice, values, kernels, machine, pin_cpu)
         if slowdown is not None:
             advice = recommend(kernels, slowdown=slowdown, **kwargs)
         notes.append(note)
-    untried = _untried_on_gpu(advice, values)
+    untried = _untried_on_gpu(advice, values) if evidence is None else None
     notes += [untried] if untried else []
+    advice = _flag_beyond(advice, kernels, evidence)
     return replace(advice, notes=(*advice.notes, *notes)) if notes else advice
 
 
@@ -508,6 +578,7 @@ def render(advice: Advice, fmt: str) -> str:
         return "\n".join(f"{k}={v}" for k, v in advice.env.items())
     head = [f"policy: {advice.policy}", f"why: {advice.reason}",
             f"kernels: {advice.kernels} requested, safe: {advice.safe_text()}",
+            *([f"flag: {advice.beyond}"] if advice.beyond else []),
             f"per-cell timeout: {_cell(advice)} ({advice.cell_timeout_reason})",
             *(f"note: {n}" for n in advice.notes)]
     if fmt == "yaml":
@@ -524,7 +595,7 @@ def render_outputs(advice: Advice) -> str:
     safe = "" if advice.safe_kernels is None else str(advice.safe_kernels)
     cell = "" if advice.cell_timeout_s is None else str(advice.cell_timeout_s)
     outputs = {"policy": advice.policy, "safe-kernels": safe, "cell-timeout": cell,
-               "cache-dir": advice.env["JAX_COMPILATION_CACHE_DIR"]}
+               "cache-dir": advice.env["JAX_COMPILATION_CACHE_DIR"], "beyond-measured": advice.beyond}
     bad = [k for k, v in outputs.items() if "\n" in v or "\r" in v]
     if bad:
         raise AdviceError(f"cannot write {', '.join(bad)} as a $GITHUB_OUTPUT line: a newline in the value")

@@ -6,13 +6,13 @@ that fix them. Each rule is one method of `_Audit`; the thresholds are stated as
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 
 import yaml
 
 from jaxci.audit.lecture_ci import edits as ed
 from jaxci.audit.lecture_ci import installs, settings, tier, workflows
+from jaxci.audit.lecture_ci.engine import engine_of
 from jaxci.audit.lecture_ci.lectures import LectureFacts
 from jaxci.audit.lecture_ci.report import (
     CACHE,
@@ -36,15 +36,6 @@ REGRESSED = {
                         "1.35 s vs 0.0011 s on 0.11.0 and 0.11.2)", "sequential"),
     ("jaxlib", "0.11.1"): ("the same 0.11.1 loop regression (the XLA side ships in jaxlib)", "sequential"),
 }
-#: parallel notebook execution, as written in a build command
-PARALLEL = [
-    (re.compile(r"\bsphinx-build\b[^\n]*?\s-j\s*(\d+|auto)\b"), "sphinx-build -j"),
-    (re.compile(r"\b(?:jb|jupyter-book)\s+build\b[^\n]*?\s(?:-j|--jobs)\s*(\d+|auto)\b"), "jupyter-book -j"),
-    (re.compile(r"\bjcache\b[^\n]*--executor\s+(local-parallel)\b"), "jcache local-parallel"),
-    (re.compile(r"\bpytest\b[^\n]*--nbmake[^\n]*\s-n\s*(\d+|auto)\b|\bpytest\b[^\n]*\s-n\s*(\d+|auto)\b[^\n]*--nbmake"),
-     "pytest --nbmake -n"),
-    (re.compile(r"\bxargs\b[^\n]*\s-P\s*(\d+)\b"), "xargs -P"),
-]
 
 
 # ---- helpers ----
@@ -63,23 +54,19 @@ def _catalogue():
     return catalogue, defaults, pins, None
 
 
-def parallelism(job: workflows.Job, catalogue: dict) -> tuple[int | None, str | None]:
-    """How many notebook kernels the job's build runs at once, and where that is written."""
+def job_commands(job: workflows.Job) -> list[tuple[str, str]]:
+    """(where, run text) of each run step: where as file:line of its `run:`."""
+    out = []
     for line, run in job.commands():
-        for pattern, _what in PARALLEL:
-            m = pattern.search(run)
-            if not m:
-                continue
-            value = next(g for g in m.groups() if g)
-            if value.isdigit():
-                n = int(value)
-            else:  # auto / local-parallel: one kernel per vCPU
-                family = (job.label.family or "").split("+")[0] if job.label else ""
-                n = int(catalogue[family].value("vcpu") or 2) if family in catalogue else 2
-            step = next((s for s in job.steps if s.line == line), None)
-            where = job.doc.where("jobs", job.id, "steps", step.index, "run") if step else job.where
-            return n, f"{where} `{m.group(0).strip()}`"
-    return None, None
+        step = next((s for s in job.steps if s.line == line), None)
+        out.append((job.doc.where("jobs", job.id, "steps", step.index, "run") if step else job.where, run))
+    return out
+
+
+def _vcpu(job: workflows.Job, catalogue: dict) -> int | None:
+    family = (job.label.family or "").split("+")[0] if job.label else ""
+    vcpu = catalogue[family].value("vcpu") if family in catalogue else None
+    return vcpu if isinstance(vcpu, int) else None
 
 
 def _first_key_insert(doc, path, lines) -> ed.Edit | None:
@@ -155,6 +142,7 @@ class _Audit:
                 load_results(str(results_dir))
             except ResultsError as exc:
                 self.report.errors.append(f"--results {results_dir}: {exc}")
+        self.results_dir = results_dir
         self.label_changes: dict = {}  # job key -> {key: value}
         self.jobs_by_key: dict = {}
 
@@ -415,10 +403,11 @@ class _Audit:
     def memory(self, job) -> None:
         if not tier.is_gpu(job.label, self.catalogue):
             return
-        n, evidence = parallelism(job, self.catalogue)
+        engine, answer = self.question3(job)
+        n = engine.now if engine else None
         if not n or n < 2 or self._moving(job):
             return
-        where = evidence.split(" ", 1)[0]
+        where, command = engine.where.split(" ", 1)
         if any(k in job.env for k in workflows.MEMORY_VARS) or job.uses_action("jax-env"):
             return
         family = (job.label.family or "").split("+")[0]
@@ -428,12 +417,37 @@ class _Audit:
         edit = _first_key_insert(job.doc, ("jobs", job.id, "env"), lines) if isinstance(
             job.doc.node("jobs", job.id, "env"), yaml.MappingNode) else \
             _job_insert(job, ["env:"] + ["  " + x for x in lines])
+        at_once = (f"; and {answer.beyond}: {answer.setting} (jax-env `concurrency: {answer.concurrency}`)"
+                   if answer.beyond else "")
         self.add(Finding(MEMORY, where, f"job `{job.id}` runs {n} notebook kernels at once on GPU family {family} "
-                         f"with no XLA memory variable ({evidence.split(' ', 1)[1]})",
+                         f"with no XLA memory variable ({command})",
                          "under JAX's default each kernel tries to preallocate 75% of the GPU: a later kernel is "
                          "left short and dies without a traceback (incident 3)",
-                         "policy", f"`jaxci env --kernels {n} --machine {family}`: {policy} ({why})",
-                         {"kernels": n, "device_mib": device, "env": env}, [edit] if edit else [], job.where))
+                         "policy", f"`jaxci env --kernels {answer.concurrency} --machine {family}`: {policy} ({why})"
+                         f"{at_once}", {"kernels": n, "advised": answer.concurrency, "engine": engine.name,
+                                        "device_mib": device, "env": env}, [edit] if edit else [], job.where))
+
+    def question3(self, job):
+        """(the job's engine, question 3's answer for it): jaxci.policy.concurrency.decide, the one rule."""
+        from jaxci.policy import concurrency
+
+        vcpu = _vcpu(job, self.catalogue)
+        engine = engine_of(job_commands(job), self.root, vcpu)
+        family = (job.label.family or "").split("+")[0] if job.label else ""
+        has_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
+        answer = concurrency.decide(self.survived, engine or concurrency.Engine(concurrency.NBCLIENT),
+                                    has_gpu=has_gpu, family=family or "FAMILY", vcpu=vcpu)
+        return engine, answer
+
+    @property
+    def survived(self) -> list:
+        """What GPUs measured keeping every worker alive (the results the predictions come from)."""
+        if not hasattr(self, "_survived"):
+            from jaxci import REPO_ROOT
+            from jaxci.workflows.envadvice import gpu_survival
+
+            self._survived = gpu_survival(str(self.results_dir or REPO_ROOT / "results"))[0]
+        return self._survived
 
     def _advice(self, n: int, device) -> tuple[dict, str, str]:
         from jaxci.catalogue import CatalogueError, load_policies
@@ -460,7 +474,8 @@ class _Audit:
         else:
             saving, label = "not measured (run `jaxci audit --execute` for compile seconds per lecture)", "not measured"
         family = (job.label.family or "").split("+")[0] if job.label and job.label.kind == "runs-on" else None
-        n, _ = parallelism(job, self.catalogue)
+        _, answer = self.question3(job)
+        n = answer.concurrency if gpu else 1
         if self._moving(job):
             family = self.label_changes[job.where]["family"]
         use = ("- uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<full commit sha>\n  with: {"
