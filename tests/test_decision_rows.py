@@ -36,7 +36,8 @@ def test_concurrency_row_recommends_only_what_a_gpu_measured(report):
     assert "nbclient: a pool of 3" in row.decision and "sphinx-build" not in row.decision
     assert "mystmd: cannot be expressed: `--execute-parallel` is one number for every page" in row.decision
     assert row.status == decisions.NOT_MEASURED
-    assert "lab-h200" in row.basis and "never run on a GPU (fraction, platform: offered only as not measured)" in row.basis
+    assert "lab-h200" in row.basis
+    assert "never run on a GPU (fraction, platform: offered only as not measured)" in row.basis
     assert "3,136" not in row.basis + row.decision      # the synthetic worker's peak is no lecture's need
     assert "lectures' own need: not measured" in row.basis
     assert "JAX's own CUDA CI" in row.basis and "7 on this GPU" in row.basis   # 15,360 MiB / 2 GB

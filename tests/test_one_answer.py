@@ -168,9 +168,83 @@ def margin_checks() -> list[Check]:
     return out
 
 
+def _audit_ci(root: Path, family: str) -> str:
+    from jaxci.commands import audit
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        audit.main([str(root), "--machine", family])
+    return out.getvalue()
+
+
+def _engine_read(root: Path, vcpu):
+    from jaxci.audit.lecture_ci.core import job_commands
+    from jaxci.audit.lecture_ci.engine import engine_of
+    from jaxci.audit.lecture_ci.workflows import read_workflows
+
+    job = read_workflows(root)[0].jobs[0]
+    return engine_of(job_commands(job), root, vcpu)
+
+
+#: a fixture repository per engine (its workflow runs the engine as written, on g4dn.2xlarge or g5.2xlarge)
+ENGINE_REPOS = {"jupyter-book-1": "split_gpu", "mystmd": "mystmd_gpu"}
+
+
+def concurrency_checks(results=RESULTS) -> list[Check]:
+    """Question 3 per engine: the one rule (jaxci.policy.concurrency.decide), the sheet's row 3, `jaxci env` at N
+    and N + 1, the CI audit of a fixture repository built by that engine, and the README's action example."""
+    from jaxci.catalogue import load_catalogue
+    from jaxci.policy import concurrency
+    from jaxci.report import decisions, memory_advice
+    from jaxci.report.build import build
+
+    catalogue = load_catalogue()
+    report = build(results, families=["g4dn.2xlarge"])
+    out = []
+    for family in ("g4dn.2xlarge", "g5.2xlarge"):
+        entry = catalogue[family]
+        row = decisions.sheet(report, family).rows[2]
+        for answer in memory_advice.answers(report, family, entry):
+            name = memory_advice.ENGINE_NAMES[answer.engine]
+            said = f"{name}: {answer.setting}, jax-env `concurrency: {answer.concurrency}`"
+            out.append(Check(family, f"3 {answer.engine} setting", f"N = {answer.n}", "in row 3" if said in
+                             row.decision else "absent from row 3", "decision sheet", said in row.decision))
+            at, above = (_env(["--machine", family, "--kernels", str(k), "--evidence", str(results)])
+                         for k in (answer.concurrency, answer.n + 1))
+            one = "default" if answer.concurrency == 1 else answer.policy  # one kernel: JAX's default, measured alive
+            agree = at["beyond"] == "" and f"is above {answer.n}" in above["beyond"] \
+                and (at["policy"], above["policy"]) == (one, answer.policy)
+            out.append(Check(family, f"3 {answer.engine} env flags N > {answer.n}", f"N = {answer.n}",
+                             f"{answer.concurrency}: {at['policy']}, {answer.n + 1}: "
+                             f"{'flagged' if above['beyond'] else 'silent'}", "jaxci env", agree))
+            repo = ENGINE_REPOS.get(answer.engine)
+            if repo:
+                root = REPO_ROOT / "tests" / "fixtures" / "ci_repos" / repo
+                text = _audit_ci(root, family)
+                read = _engine_read(root, entry.value("vcpu"))
+                mine = concurrency.decide(memory_advice.measured_on_gpu(report), read, has_gpu=True, family=family,
+                                          vcpu=entry.value("vcpu"))
+                want = f"with: {{concurrency: {mine.concurrency}, machine:"
+                out.append(Check(family, f"3 {answer.engine} CI audit", f"{mine.setting}, concurrency: "
+                                 f"{mine.concurrency}", "proposed" if want in text and mine.setting in text
+                                 else "not proposed", f"jaxci audit {repo}", read.name == answer.engine
+                                 and mine.n == answer.n and want in text and mine.setting in text))
+    readme = (REPO_ROOT / "README.md").read_text()
+    shown = int(readme.split("with: {concurrency: ", 1)[1].split(",", 1)[0])
+    top = concurrency.best(memory_advice.measured_on_gpu(report))
+    out.append(Check("README", "3 the action example", f"N <= {top.n}", f"concurrency: {shown}", "README",
+                     shown <= top.n))
+    return out
+
+
 @pytest.fixture(scope="module")
 def all_checks():
     return checks()
+
+
+def test_question_3_agrees_in_every_engine():
+    found = concurrency_checks()
+    assert len(found) >= 14 and all(c.agree for c in found), "\n".join(c.line() for c in found if not c.agree)
 
 
 def test_every_family_and_question_agrees(all_checks):
@@ -225,7 +299,7 @@ def test_the_published_figures_are_read_once_from_the_path_given(tmp_path, monke
 
 def main(argv=None) -> int:
     results = Path((argv or sys.argv[1:] or [str(RESULTS)])[0])
-    lines = checks(results) + margin_checks()
+    lines = checks(results) + margin_checks() + concurrency_checks(results)
     for c in lines:
         print(c.line())
     bad = sum(not c.agree for c in lines)
