@@ -233,3 +233,40 @@ def test_family_guidance_pins_per_lecture(report):
     body = guidance_md(report).split("**For g4dn.2xlarge")[1].split("**For ")[0]
     how = [x for x in body.splitlines() if x.startswith("- How to pin")]
     assert len(how) == 1 and PIN in how[0] and "not `JAX_PLATFORMS=cpu` for the whole job" in how[0]
+
+
+def test_row_6_without_an_audit_gives_the_build_published_on_the_family(report):
+    """Question 6 said "build minutes not measured" until an executed audit (hours) was given. The build published on
+    the family's own hardware (the catalogue's published_build_s, sourced) answers it, labelled published."""
+    row = decisions.sheet(report, "g4dn.2xlarge").rows[5]
+    assert "a published build of 145 notebooks executed in 109 min on this family" in row.decision
+    assert row.status == decisions.MEASURED and row.basis.startswith("published, not measured here:")
+    assert "4ecc3db2" in row.basis and "jaxci audit LECTURE_REPO --execute" in row.basis
+
+
+def test_row_6_says_which_cpu_families_the_model_cannot_tell_apart(report):
+    """c7i.2xlarge and g4dn.2xlarge got the same CPU seconds from `jaxci predict`: the row says so, not silently."""
+    row = decisions.sheet(report, "c7i.2xlarge").rows[5]
+    assert row.status == decisions.NOT_MEASURED and "cannot tell this family's CPU from g4dn.2xlarge" in row.decision
+    assert "ubuntu-latest" not in row.decision.split("cannot tell")[1].split(";")[0]  # a different CPU (published)
+
+
+def test_cpu_twins_compares_every_cpu_case():
+    from types import SimpleNamespace
+
+    from jaxci.policy.builds import cpu_twins
+
+    seconds = {"a": 1.0, "b": 1.01, "c": 1.5}
+    model = SimpleNamespace(predict=lambda f, *args: SimpleNamespace(seconds=seconds[f]))
+    entry = SimpleNamespace(is_lab=False)
+    assert cpu_twins(model, {"a": entry, "b": entry, "c": entry}, "a") == ["b"]
+
+
+def test_predict_says_when_it_cannot_tell_two_cpus_apart(capsys):
+    from jaxci.commands import predict
+
+    assert predict.main(["--family", "c7i.2xlarge", "--kernel", "matmul", "--n", "4096", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "note: the model cannot tell this CPU from g4dn.2xlarge" in out
+    assert predict.main(["--family", "ubuntu-latest", "--kernel", "matmul", "--n", "4096", "--device", "cpu"]) == 0
+    assert "cannot tell" not in capsys.readouterr().out  # its CPU has published figures of its own

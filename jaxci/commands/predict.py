@@ -108,6 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model: {p.basis}")
     for part in p.inputs.split("; "):
         print(f"  input: {part}")
+    if device == "cpu":
+        from jaxci.policy.builds import ALIKE, cpu_twins
+
+        twins = cpu_twins(model, catalogue, args.family)
+        if twins:
+            print(f"note: the model cannot tell this CPU from {', '.join(twins)}: it predicts them within "
+                  f"{ALIKE:.0%} on every CPU case (the same physical cores; no sourced clock or vector width "
+                  "separates them); measure the family to tell them apart")
     return 0
 
 

@@ -173,3 +173,48 @@ def partner(audit: dict | None, catalogue: dict, family: str) -> str | None:
               and catalogue[f].value("price_per_hour") is not None
               and family_build(audit, f, catalogue[f].has_gpu) is not None]
     return min(others, key=lambda f: (catalogue[f].value("price_per_hour"), f), default=None)
+
+
+@dataclass(frozen=True)
+class PublishedBuild:
+    """A whole lecture build published on the family's own hardware (the catalogue's `published_build_s`)."""
+
+    seconds: float
+    notebooks: int | None
+    source: str
+
+
+def published_build(entry) -> PublishedBuild | None:
+    """The catalogue's published build on this family (notebook execution summed), or None."""
+    fig = entry.figures.get("published_build_s")
+    if fig is None or fig.value is None:
+        return None
+    return PublishedBuild(float(fig.value), entry.value("published_build_notebooks"), fig.source)
+
+
+#: the CPU cases two families are told apart by: a BLAS-bound op, a bandwidth-bound map, a scalar loop
+CPU_CASES = (("matmul", 4096, "float32"), ("elementwise", 50_000_000, "float32"), ("scan", 100_000, "float64"))
+#: predictions closer than this (relative) on every case are the same to a maintainer: the model's bands are wider
+ALIKE = 0.02
+
+
+def cpu_twins(model, catalogue: dict, family: str) -> list[str]:
+    """The catalogue families whose CPU the runner model predicts as `family`'s (within ALIKE) on every CPU case:
+    their CPU inputs (physical cores, a single-thread score, published figures on the family) barely differ, so
+    the model cannot tell them apart."""
+    def seconds(f):
+        out = []
+        for kernel, n, dtype in CPU_CASES:
+            p = model.predict(f, kernel, n, dtype, "cpu")
+            out.append(p.seconds if p else None)
+        return out
+
+    mine = seconds(family)
+    if None in mine:
+        return []
+    alike = []
+    for f, e in catalogue.items():
+        theirs = seconds(f) if f != family and not e.is_lab else [None]
+        if None not in theirs and all(abs(a - b) <= ALIKE * max(a, b) for a, b in zip(mine, theirs)):
+            alike.append(f)
+    return sorted(alike)

@@ -280,11 +280,7 @@ def _cost(report, family, entry, audit) -> Decision:
     price = entry.value("price_per_hour")
     build = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
     if build is None or price is None:
-        command = buildcost.AUDIT_FOR.format(family=family)
-        return Decision(6, f"{f'${price:.3f}/h' if price is not None else 'no catalogue price'}: lecture build "
-                        "minutes not measured", NOT_MEASURED,
-                        f"not measured: run `{command}`, then `jaxci report RESULTS --audit audit.json`; the "
-                        "benchmark suite's own job cost is [a separate section](#the-benchmark-suite-itself)")
+        return _cost_without_audit(report, family, entry, price)
     own = buildcost.job_dollars(build.seconds, entry)
     gpu_part = f", {build.on_gpu} on its GPU" if entry.has_gpu else ""
     text = (f"one build of {build.lectures} lectures{gpu_part} ≈ {build.seconds / 60:.1f} min "
@@ -310,6 +306,32 @@ def _cost(report, family, entry, audit) -> Decision:
              f"lecture on its faster device); band = sum of the lecture bands; ${price:.3f}/h catalogue + "
              f"{buildcost.overhead_minutes():g} min job overhead per job (catalogue planning figure){missing}")
     return Decision(6, text, PREDICTED, basis)
+
+
+def _cost_without_audit(report, family, entry, price) -> Decision:
+    """Row 6 before any audit: the build published on the family's own hardware (a labelled published measurement,
+    priced), and which families' CPUs the runner model cannot tell apart."""
+    from jaxci.policy import builds as buildcost
+
+    command = buildcost.AUDIT_FOR.format(family=family)
+    hourly = f"${price:.3f}/h" if price is not None else "no catalogue price"
+    twins = buildcost.cpu_twins(report.model, report.catalogue, family)
+    alike = (f"; the runner model cannot tell this family's CPU from {', '.join(twins)} (the same CPU inputs: "
+             f"physical cores, no sourced clock or vector width to separate them), so CPU lecture minutes would be "
+             "predicted alike" if twins else "")
+    pub = buildcost.published_build(entry)
+    measure = (f"for your repository: `{command}`, then `jaxci report RESULTS --audit audit.json`; the benchmark "
+               "suite's own job cost is [a separate section](#the-benchmark-suite-itself)")
+    if pub is None:
+        return Decision(6, f"{hourly}: lecture build minutes not measured on this family{alike}", NOT_MEASURED,
+                        f"not measured: no build published on {family}; {measure}")
+    dollars = buildcost.job_dollars(pub.seconds, entry) if price is not None else None
+    count = f"{pub.notebooks} notebooks" if pub.notebooks else "a lecture site"
+    text = (f"{hourly}: a published build of {count} executed in {pub.seconds / 60:.0f} min on this family"
+            + (f" ≈ ${dollars:.2f} with the job overhead" if dollars is not None else "")
+            + f" (notebook execution only, one at a time){alike}")
+    return Decision(6, text, MEASURED, f"published, not measured here: {pub.source}; job overhead "
+                    f"{buildcost.overhead_minutes():g} min (catalogue planning figure); {measure}")
 
 
 def _hygiene(report, family, entry, audit, times) -> Decision:
