@@ -4,5 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-venv.sh bench,audit,test
 bash scripts/setup-browser.sh
+bash scripts/setup-engines.sh
 .venv/bin/ruff check .   # lint first: configured in pyproject.toml [tool.ruff]
 exec .venv/bin/python -m pytest "$@"

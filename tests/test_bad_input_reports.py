@@ -69,10 +69,10 @@ def _cache_project(folder: Path, project: Path, notebooks: dict[str, str], faile
 
 
 def _hash(folder: Path, uri: str) -> str:
-    import jupyter_cache
+    """The hash `jaxci failures record` writes for the notebook (its code, as both engines key execution)."""
+    from jaxci.workflows.failures import content_hash
 
-    cache = jupyter_cache.get_cache(str(folder))
-    return cache.create_hashed_notebook(cache.get_project_notebook(uri).nb)[1]
+    return content_hash(uri)
 
 
 def setup(tmp: Path) -> None:

@@ -1,10 +1,14 @@
-"""`jaxci failures record --cache DIR --out FILE` | `jaxci failures skip --cache DIR --known FILE [--remove]`.
+"""`jaxci failures record --out FILE (--cache DIR | --site DIR) [--keep FILE]` |
+`jaxci failures skip --known FILE [--config _config.yml | --pages] [--cache DIR [--remove]]`.
 
-record: after the gating build, write the notebooks the jupyter-cache project failed on (with the hash of their
-code). skip: in the other builders, print the recorded failures whose notebook is unchanged, one path a line
-(for myst-nb's `nb_execution_excludepatterns`, as globs matching just that file), and with --remove take them out
-of the jupyter-cache project. Every notebook a cache record names must lie inside --project (default: the current
-folder). Exit 2 with the reason when the cache or the file cannot be read.
+Fail once, for Jupyter Book 1.x (jupyter-cache) and mystmd (templates/fail-once-*.yml wire it into a workflow).
+record: after the gating build, write the notebooks it failed on with the hash of their code: from the jupyter-cache
+folder (`--cache`, Jupyter Book 1.x) or from mystmd's built site (`--site _build/site`); `--keep` carries the
+previous record's failures this build skipped while they are unchanged. skip: before a build, the recorded failures
+whose notebook is unchanged: one glob a line on stdout; with `--config` they are added to the book's
+`execute.exclude_patterns` (Jupyter Book 1.x), with `--pages` each page's front matter gets `execute: {skip: true}`
+(mystmd); each skipped notebook is said on stderr with the error it failed with. Every notebook named must lie inside
+--project (default: the current folder). Exit 2 with the reason when an input cannot be read.
 """
 
 from __future__ import annotations
@@ -15,35 +19,61 @@ import sys
 from jaxci.commands.argtypes import OneLineParser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> OneLineParser:
     parser = OneLineParser(prog="jaxci failures", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="action", required=True)
-    rec = sub.add_parser("record", help="write the notebooks the cache failed on")
-    rec.add_argument("--cache", required=True, help="the jupyter-cache folder (e.g. _build/.jupyter_cache)")
+    rec = sub.add_parser("record", help="write the notebooks the build failed on")
+    source = rec.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cache", help="the jupyter-cache folder (Jupyter Book 1.x: _build/.jupyter_cache)")
+    source.add_argument("--site", help="mystmd's built site folder (_build/site)")
     rec.add_argument("--out", required=True, help="known-failures JSON to write")
-    skip = sub.add_parser("skip", help="print (and --remove) recorded failures whose notebook is unchanged")
-    skip.add_argument("--cache", required=True, help="the jupyter-cache folder")
+    rec.add_argument("--keep", help="the known-failures JSON this build skipped by: its unchanged entries are kept")
+    skip = sub.add_parser("skip", help="the recorded failures whose notebook is unchanged, and tell the engine")
     skip.add_argument("--known", required=True, help="known-failures JSON from `jaxci failures record`")
+    how = skip.add_mutually_exclusive_group()
+    how.add_argument("--config", help="Jupyter Book 1.x: add them to this _config.yml's execute.exclude_patterns")
+    how.add_argument("--pages", action="store_true", help="mystmd: set execute: {skip: true} in each page")
+    skip.add_argument("--cache", help="a jupyter-cache folder whose project records are checked (and, with "
+                      "--remove, lose the skipped notebooks)")
     skip.add_argument("--remove", action="store_true", help="remove them from the jupyter-cache project")
     for sp in (rec, skip):
-        sp.add_argument("--project", default=".", help="the folder every notebook of the cache lies in; a record "
-                        "naming a file outside it is refused (default: the current folder)")
-    args = parser.parse_args(argv)
+        sp.add_argument("--project", default=".", help="the folder every notebook lies in; a record naming a file "
+                        "outside it is refused (default: the current folder)")
+    return parser
 
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     from jaxci.util import safewrite
-    from jaxci.workflows.failures import FailuresError, load_known, record, to_skip
+    from jaxci.util.safeio import UnsafeFile
+    from jaxci.workflows import failures as fo
 
     try:
         if args.action == "record":
-            safewrite.check_target(args.out, option="--out")  # before the cache is read
-            data = record(args.cache, args.project)
+            safewrite.check_target(args.out, option="--out")  # before anything is read
+            keep = fo.load_known(args.keep) if args.keep else None
+            data = (fo.record(args.cache, args.project, keep) if args.cache else
+                    fo.record_mystmd(args.site, args.project, keep))
             safewrite.write_text(args.out, json.dumps(data, indent=1), option="--out")
             print(f"jaxci failures: {len(data['failures'])} failed notebook(s) recorded in {args.out}",
                   file=sys.stderr)
-        else:
-            for pattern in to_skip(args.cache, load_known(args.known), remove=args.remove, project=args.project):
-                print(pattern)  # a glob matching exactly that notebook (jaxci.util.quoting.glob_literal)
-    except (FailuresError, OSError, safewrite.UnsafeWrite) as exc:
+            return 0
+        if args.remove and not args.cache:
+            print("jaxci failures: --remove needs --cache (the jupyter-cache folder)", file=sys.stderr)
+            return 2
+        known = fo.load_known(args.known)
+        patterns = fo.to_skip(args.cache, known, remove=args.remove, project=args.project)
+        same = fo.unchanged(known, args.project)
+        if args.config:
+            fo.exclude_in_config(args.config, same)
+        elif args.pages:
+            fo.skip_pages(args.project, same)
+        for name in same:
+            print(f"jaxci failures: skipping {name}: it failed before ({known[name]['error'] or 'no message'}) and "
+                  "has not changed since; it runs again once its code changes", file=sys.stderr)
+        for pattern in patterns:
+            print(pattern)  # a glob matching exactly that notebook (jaxci.util.quoting.glob_literal)
+    except (fo.FailuresError, OSError, safewrite.UnsafeWrite, UnsafeFile) as exc:
         print(f"jaxci failures: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -1,24 +1,31 @@
-"""Fail once: record the notebooks a jupyter-cache project failed on, and skip them elsewhere until they change.
+"""Fail once: record the notebooks a build failed on, and skip executing them in later builds until they change.
 
-jupyter-cache stores a notebook that fails (a cell error or a timeout) as a project record with a traceback and
-never caches it, so every later build executes it again; it has no option to skip known failures, and
-`allow_errors` caches the error outputs as if they were results. The policy here:
+Neither engine skips a known failure by itself. jupyter-cache (Jupyter Book 1.x, MyST-NB's cache mode) stores a
+failed notebook as a project record with a traceback and never caches it, so every build that reads it executes
+it again; mystmd never caches a notebook that raised (`_build/execute/` holds successes only) and executes it on
+every build. The policy here, for both:
 
-1. the gating build executes the project and runs `record`: each failed notebook with the jupyter-cache hash of
-   its code cells (the hash jupyter-cache itself matches a cache entry with) and the traceback's last line;
-2. every other builder runs `skip` before executing: a recorded failure whose notebook still has that hash is
-   listed (and, with remove=True, taken out of the jupyter-cache project), so it is not executed again; a
+1. after the gating build, `record` writes each failed notebook (its path relative to the project) with the
+   hash of its code (`content_hash`: the kernelspec name and the code cells' sources, the same for both engines)
+   and the last line of its error; a recorded failure that this build skipped is kept while it is unchanged;
+2. before every later build, `unchanged` lists the recorded failures whose notebook still has that hash, and the
+   engine is told not to execute them: Jupyter Book 1.x through `execute.exclude_patterns` in `_config.yml`
+   (`exclude_in_config`), mystmd through the page's own front matter `execute: {skip: true}` (`skip_pages`); both
+   are edits to the build's checkout, never committed. The page is still built, with its code and no outputs; a
    notebook whose code changed has a new hash and runs again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import re
 import sqlite3
 from pathlib import Path
 
 from jaxci.util.quoting import glob_literal
-from jaxci.util.safeio import UnsafeFile, check, check_name, load_json
+from jaxci.util.safeio import UnsafeFile, check, check_name, load_json, read_text
 from jaxci.util.validate import InputError, inside, quoted
 
 FORMAT = 1
@@ -94,17 +101,10 @@ def notebook(rec, project: Path) -> Path | None:
     return uri
 
 
-def _hash(cache, uri) -> str | None:
-    try:
-        nb = cache.get_project_notebook(str(uri)).nb
-    except Exception:  # noqa: BLE001 (the notebook cannot be parsed: it cannot match a recorded failure)
-        return None
-    return cache.create_hashed_notebook(nb)[1]
-
-
-def record(cache_path, project=".") -> dict:
-    """{"format": 1, "failures": {uri: {"hash", "error"}}}: every project notebook with a traceback and no cache;
-    every notebook a record names must lie inside `project`."""
+def record(cache_path, project=".", keep: dict | None = None) -> dict:
+    """{"format": 1, "failures": {path: {"hash", "error"}}}: every notebook of the jupyter-cache project with a
+    traceback and no cache entry, by its path relative to `project` (every notebook a record names must lie inside
+    it), plus the entries of `keep` (the record this build skipped by) whose notebook is still unchanged."""
     project = Path(project)
     with _reading(cache_path):
         cache = _cache(cache_path)
@@ -113,12 +113,160 @@ def record(cache_path, project=".") -> dict:
             if not rec.traceback:
                 continue
             uri = notebook(rec, project)
-            digest = _hash(cache, uri) if uri else None
-            if digest is not None and cache.get_cached_project_nb(rec.pk) is not None:
+            if uri is not None and cache.get_cached_project_nb(rec.pk) is not None:
                 continue
-            last = [line for line in rec.traceback.strip().splitlines() if line.strip()]
-            failures[rec.uri] = {"hash": digest, "error": last[-1][:300] if last else ""}
-    return {"format": FORMAT, "failures": failures}
+            failures[_relative(rec.uri, project)] = {"hash": content_hash(uri) if uri else None,
+                                                     "error": _last_line(rec.traceback)}
+    return {"format": FORMAT, "failures": {**_kept(keep, project), **failures}}
+
+
+def record_mystmd(site, project=".", keep: dict | None = None) -> dict:
+    """The same record from a mystmd build: each page of `site/content/*.json` (mystmd's built pages) holding an
+    error output, by its location in the project."""
+    project, content = Path(project), Path(site) / "content"
+    if not content.is_dir():
+        raise FailuresError(f"{site}: not a mystmd site folder (no content/; run `myst build --execute` first)")
+    failures = {}
+    for page in sorted(content.glob("*.json")):
+        try:
+            data = load_json(page)
+        except (OSError, ValueError) as exc:
+            raise FailuresError(f"{page}: cannot read a built page: {exc}") from None
+        location = data.get("location") if isinstance(data, dict) else None
+        error = _error_output(data.get("mdast") if isinstance(data, dict) else None)
+        if isinstance(location, str) and error is not None:
+            rel = location.lstrip("/")
+            path = project / rel
+            if not inside(path, project):
+                raise FailuresError(f"{page}: location {quoted(location, 80)} is outside the project {project}")
+            failures[rel] = {"hash": content_hash(path) if path.is_file() else None, "error": error}
+    return {"format": FORMAT, "failures": {**_kept(keep, project), **failures}}
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _last_line(traceback: str) -> str:
+    lines = [line for line in _ANSI.sub("", traceback or "").strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _error_output(node, depth: int = 0) -> str | None:
+    """The last line of the first error output in a mystmd page's mdast, or None."""
+    if depth > 200:
+        return None
+    if isinstance(node, dict):
+        data = node.get("jupyter_data")
+        if isinstance(data, dict) and data.get("output_type") == "error":
+            tb = data.get("traceback")
+            text = tb if isinstance(tb, str) else "\n".join(t for t in tb or [] if isinstance(t, str))
+            return _last_line(text) or f"{data.get('ename', 'error')}: {data.get('evalue', '')}"
+        children = node.get("children")
+        return _error_output(children, depth + 1) if children is not None else None
+    if isinstance(node, list):
+        return next((e for e in (_error_output(c, depth + 1) for c in node) if e is not None), None)
+    return None
+
+
+def _relative(uri, project: Path) -> str:
+    path = Path(uri)
+    return path.resolve().relative_to(project.resolve()).as_posix() if path.is_absolute() else path.as_posix()
+
+
+def _kept(keep: dict | None, project: Path) -> dict:
+    """The entries of the record a build skipped by that are still unchanged (they were not executed, so the
+    build could not fail them again)."""
+    return {rel: keep[rel] for rel in unchanged(keep or {}, project)}
+
+
+def content_hash(path) -> str | None:
+    """The hash a failure is matched by: the kernelspec name and the code cells' sources (what both engines key
+    their execution on; narrative and outputs left out). None when the notebook cannot be read."""
+    path = Path(path)
+    try:
+        text = read_text(path)
+        if path.suffix == ".ipynb":
+            import nbformat
+
+            nb = nbformat.reads(text, as_version=4)
+        else:
+            import jupytext
+
+            nb = jupytext.reads(text, fmt=path.suffix.lstrip(".") or "md")
+    except Exception:  # noqa: BLE001 (an unreadable notebook matches no recorded failure: it runs)
+        return None
+    kernel = (nb.metadata.get("kernelspec") or {}).get("name", "")
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    return hashlib.sha256(json.dumps([kernel, code]).encode()).hexdigest()
+
+
+def unchanged(known: dict, project=".") -> list[str]:
+    """The recorded failures (paths relative to `project`, or absolute inside it) whose notebook still has the
+    recorded hash: the ones a build skips."""
+    project = Path(project)
+    out = []
+    for name, entry in sorted(known.items()):
+        path = Path(name) if Path(name).is_absolute() else project / name
+        if not inside(path, project):
+            raise FailuresError(f"known failure {quoted(name, 80)} is outside the project {project.resolve()}")
+        if entry.get("hash") and path.is_file() and content_hash(path) == entry["hash"]:
+            out.append(name)
+    return out
+
+
+def exclude_in_config(config, names: list[str]) -> list[str]:
+    """Add `names` (as literal globs) to `execute.exclude_patterns` of a Jupyter Book 1.x `_config.yml`, in place
+    (the build's checkout); the patterns added."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(read_text(config)) or {}
+    except (OSError, UnsafeFile, yaml.YAMLError) as exc:
+        raise FailuresError(f"{config}: cannot read the book config: {getattr(exc, 'reason', None) or exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.setdefault("execute", {}), dict):
+        raise FailuresError(f"{config}: not a Jupyter Book config (no mapping, or `execute` is not one)")
+    try:
+        patterns = [glob_literal(n, "notebook") for n in names]
+    except InputError as exc:
+        raise FailuresError(str(exc)) from None
+    have = data["execute"].get("exclude_patterns") or []
+    if not isinstance(have, list):
+        raise FailuresError(f"{config}: execute.exclude_patterns is not a list")
+    data["execute"]["exclude_patterns"] = have + [p for p in patterns if p not in have]
+    from jaxci.util import safewrite
+
+    safewrite.write_text(config, yaml.safe_dump(data, sort_keys=False), option="--config")
+    return patterns
+
+
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.S)
+
+
+def skip_pages(project, names: list[str]) -> list[str]:
+    """Set `execute: {skip: true}` in the front matter of each mystmd page (MyST Markdown), in place (the build's
+    checkout); an .ipynb page is refused, since its front matter is not a block of its own."""
+    import yaml
+
+    from jaxci.util import safewrite
+
+    done = []
+    for name in names:
+        path = Path(name) if Path(name).is_absolute() else Path(project) / name
+        if path.suffix != ".md":
+            raise FailuresError(f"{name}: only MyST Markdown pages can be skipped this way (front matter)")
+        text = read_text(path)
+        m = _FRONT.match(text)
+        front = yaml.safe_load(m.group(1)) if m else {}
+        if not isinstance(front, dict):
+            raise FailuresError(f"{name}: its front matter is not a mapping")
+        execute = front.setdefault("execute", {})
+        if not isinstance(execute, dict):
+            raise FailuresError(f"{name}: its front matter's `execute` is not a mapping")
+        execute["skip"] = True
+        body = text[m.end():] if m else text
+        safewrite.write_text(path, "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n" + body)
+        done.append(name)
+    return done
 
 
 def known_entry(uri, entry, source) -> dict:
@@ -141,23 +289,23 @@ def load_known(path) -> dict:
 
 
 def to_skip(cache_path, known: dict, remove: bool = False, project=".") -> list[str]:
-    """Globs (one a line, for nb_execution_excludepatterns) of the recorded failures whose notebook is
-    unchanged (same jupyter-cache hash); with remove=True they are taken out of the jupyter-cache project, so
-    its executors do not run them. Every name is checked as a glob before anything is removed."""
-    project = Path(project)
-    with _reading(cache_path):
-        cache = _cache(cache_path)
-        records = {rec.uri: rec for rec in cache.list_project_records()}
-        same = []
-        for uri, entry in sorted(known.items()):
-            path = notebook(records[uri], project) if uri in records else None
-            if path and entry["hash"] and _hash(cache, path) == entry["hash"]:
-                same.append(uri)
-        try:
-            patterns = [glob_literal(uri, "notebook") for uri in same]
-        except InputError as exc:
-            raise FailuresError(str(exc)) from None
-        if remove:
-            for uri in same:
-                cache.remove_nb_from_project(uri)
+    """Globs (one a line, for nb_execution_excludepatterns) of the recorded failures whose notebook is unchanged
+    (`unchanged`: the same content hash); with a jupyter-cache folder and remove=True they are also taken out of its
+    project, so its executors do not run them. Every name is checked as a glob before anything is removed."""
+    same = unchanged(known, project)
+    try:
+        patterns = [glob_literal(name, "notebook") for name in same]
+    except InputError as exc:
+        raise FailuresError(str(exc)) from None
+    if cache_path is not None:
+        with _reading(cache_path):
+            cache = _cache(cache_path)
+            records = {rec.uri: rec for rec in cache.list_project_records()}
+            for rec in records.values():
+                notebook(rec, Path(project))  # a record naming a file outside the project is refused
+            if remove:
+                for name in same:
+                    uri = str(Path(name) if Path(name).is_absolute() else (Path(project) / name).resolve())
+                    if uri in records:
+                        cache.remove_nb_from_project(uri)
     return patterns

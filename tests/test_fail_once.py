@@ -1,0 +1,136 @@
+"""Fail once, end to end, for both engines: the workflow templates (templates/fail-once-*.yml) run step by step on
+a fixture book with a failing page, three builds in a row, each in a fresh checkout with only the Actions cache's
+record carried over: the first build executes the page and records its failure, the second skips it and says so,
+the third (after the page's code changed) executes it again.
+
+What differs from GitHub: the `uses:` steps are replaced by carrying the record file, the install step by this
+environment (Jupyter Book 1.x from the test extra; mystmd from scripts/setup-engines.sh, pinned as the template
+pins it), and mystmd builds `--site` with a local stub template instead of `--html` (the theme is downloaded from
+api.mystmd.org, which this machine cannot reach; `--site` runs the same execution step).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "tests" / "fixtures" / "books" / "fail_once"
+BIN = Path(sys.executable).parent
+MYST = ROOT / ".engines" / "node_modules" / ".bin" / "myst"
+RECORD = Path(".jaxci") / "known-failures.json"
+
+
+def _steps(template: str) -> list[dict]:
+    flow = yaml.safe_load((ROOT / "templates" / template).read_text())
+    return [s for s in flow["jobs"]["build"]["steps"] if "run" in s and not s["name"].startswith("install")], flow
+
+
+def _stop_leftover_servers(book: Path) -> None:
+    """mystmd leaves the Jupyter server it started running after the build: end those of this checkout."""
+    psutil = pytest.importorskip("psutil")
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if "jupyter_server" in cmd and str(book) in cmd:
+            proc.kill()
+
+
+def build(tmp_path: Path, n: int, template: str, change=None, previous: Path | None = None) -> tuple[str, dict]:
+    """One push build in a fresh checkout: (the steps' output, the record it keeps)."""
+    checkout = tmp_path / f"build{n}"
+    shutil.copytree(BOOK, checkout)
+    if change:
+        change(checkout)
+    if previous and (previous / RECORD).exists():  # actions/cache/restore
+        (checkout / RECORD).parent.mkdir()
+        shutil.copy(previous / RECORD, checkout / RECORD)
+    steps, flow = _steps(template)
+    config = tmp_path / "jupyter-config"
+    config.mkdir(exist_ok=True)
+    (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"allow_root": True}}))
+    env = {**os.environ, **flow["env"], "GITHUB_STEP_SUMMARY": str(tmp_path / f"summary{n}.md"),
+           "PATH": os.pathsep.join([str(MYST.parent), str(BIN), os.environ["PATH"]]),
+           "JUPYTER_CONFIG_DIR": str(config)}
+    log = ""
+    for step in steps:
+        script = step["run"]
+        if "myst build" in script:  # the stub theme (no network) and the engine installed here
+            myst_yml = checkout / "myst.yml"
+            myst_yml.write_text(myst_yml.read_text().replace("template: book-theme", "template: ./theme"))
+            (checkout / "theme").mkdir()
+            (checkout / "theme" / "template.yml").write_text("myst: v1\nkind: site\n")
+            script = "\n".join(line for line in script.splitlines() if "npm install" not in line)
+            script = script.replace("--html", "--site")
+        cwd = checkout / step.get("working-directory", ".").replace("${{ env.BOOK }}", flow["env"]["BOOK"])
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=600)
+        log += f"\n## {step['name']}\n{proc.stdout}{proc.stderr}"
+        if "myst build" in script:
+            _stop_leftover_servers(checkout)
+        assert proc.returncode == 0, log
+    record = json.loads((checkout / RECORD).read_text())["failures"] if (checkout / RECORD).exists() else {}
+    return re.sub(r"\x1b\[[0-9;]*m", "", log), record
+
+
+def fix(checkout: Path) -> None:
+    page = checkout / "pages" / "bad.md"
+    page.write_text(page.read_text().replace('raise ValueError("fixture failure: not fixed yet")', "fixed = True"))
+
+
+def test_jupyter_book_builds_a_failing_page_once(tmp_path):
+    shutil.which("jupyter-book", path=str(BIN)) or pytest.skip("jupyter-book is not installed (the test extra)")
+    template = "fail-once-jupyter-book.yml"
+    log, record = build(tmp_path, 1, template)
+    assert "pages/bad.md: WARNING: Executing notebook failed" in log
+    assert list(record) == ["pages/bad.md"] and "fixture failure" in record["pages/bad.md"]["error"]
+
+    log, record = build(tmp_path, 2, template, previous=tmp_path / "build1")
+    assert "skipping pages/bad.md: it failed before (ValueError: fixture failure: not fixed yet)" in log
+    assert "pages/bad.md: Excluded from execution by pattern" in log and "Executing notebook failed" not in log
+    assert "pages/ok.md: Executing notebook" in log  # a fresh checkout: the other page runs as before
+    assert list(record) == ["pages/bad.md"]  # skipped, unchanged: kept for the next build
+    assert "skipping pages/bad.md" in (tmp_path / "summary2.md").read_text()  # said in the job summary
+
+    log, record = build(tmp_path, 3, template, change=fix, previous=tmp_path / "build2")
+    assert "skipping" not in log and "pages/bad.md: Executing notebook" in log
+    assert "Executing notebook failed" not in log and record == {}
+
+
+def test_mystmd_builds_a_failing_page_once(tmp_path):
+    if not MYST.exists():
+        pytest.skip("mystmd is not installed: scripts/setup-engines.sh could not install it (npm)")
+    template = "fail-once-mystmd.yml"
+    log, record = build(tmp_path, 1, template)
+    assert "Executing notebook (pages/bad.md)" in log and "⛔️ pages/bad.md" in log
+    assert list(record) == ["pages/bad.md"] and "fixture failure" in record["pages/bad.md"]["error"]
+
+    log, record = build(tmp_path, 2, template, previous=tmp_path / "build1")
+    assert "skipping pages/bad.md: it failed before (ValueError: fixture failure: not fixed yet)" in log
+    assert "Executing notebook (pages/bad.md)" not in log and "⛔️" not in log
+    assert "Executing notebook (pages/ok.md)" in log
+    assert list(record) == ["pages/bad.md"]
+
+    log, record = build(tmp_path, 3, template, change=fix, previous=tmp_path / "build2")
+    assert "skipping" not in log and "Executing notebook (pages/bad.md)" in log and "⛔️" not in log
+    assert record == {}
+
+
+@pytest.mark.parametrize("template", ["fail-once-jupyter-book.yml", "fail-once-mystmd.yml"])
+def test_the_templates_pass_actionlint_and_zizmor(template):
+    path = ROOT / "templates" / template
+    lint = subprocess.run([str(BIN / "actionlint"), "-shellcheck", str(BIN / "shellcheck"), str(path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    audit = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", "--min-severity", "low", str(path)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert audit.returncode == 0 and "No findings" in audit.stdout + audit.stderr, audit.stdout + audit.stderr
+    uses = [s["uses"] for s in yaml.safe_load(path.read_text())["jobs"]["build"]["steps"] if "uses" in s]
+    assert all(len(u.rsplit("@", 1)[1].split()[0]) == 40 for u in uses)  # every action pinned to a full SHA
