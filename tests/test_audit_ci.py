@@ -55,7 +55,7 @@ def test_runs_on_labels_parse_into_keys():
 
 def test_findings_repository(static):
     r = static["findings_gpu"]
-    assert kinds(r) == ["compile-cache", "job-timeout", "runner-tier", "spot", "versions", "versions"]
+    assert kinds(r) == ["compile-cache", "fail-once", "job-timeout", "runner-tier", "spot", "versions", "versions"]
     tier, = by_kind(r, "runner-tier")
     assert tier.where == ".github/workflows/publish.yml:10" and "move to CPU" in tier.message
     assert "c7i.2xlarge" in tier.fix and tier.label == "static verdicts"
@@ -81,7 +81,8 @@ def test_findings_repository(static):
 
 def test_split_repository(static):
     r = static["split_gpu"]
-    assert kinds(r) == ["cell-timeout", "compile-cache", "memory-policy", "runner-tier", "spot", "versions"]
+    assert kinds(r) == ["cell-timeout", "compile-cache", "fail-once", "memory-policy", "runner-tier", "spot",
+                        "versions"]
     tier, = by_kind(r, "runner-tier")
     assert "split" in tier.message and tier.as_dict()["patched"] is False
     spot, = by_kind(r, "spot")
@@ -226,7 +227,7 @@ def test_json_and_summary(static):
     assert data["environment"]["packages"]["jax"]["where"] == "environment.yml:9"
     assert data["book"]["timeout"] == 7200 and data["book"]["timeout_where"] == "_config.yml:5"
     text = render.summary(static["findings_gpu"])
-    assert text.startswith("## jaxci audit: CI (6 finding(s))") and "move to CPU" in text
+    assert text.startswith("## jaxci audit: CI (7 finding(s))") and "move to CPU" in text
 
 
 def test_cli_appends_ci_and_writes_patch(tmp_path):
@@ -235,7 +236,7 @@ def test_cli_appends_ci_and_writes_patch(tmp_path):
     out, diff, summ = tmp_path / "a.md", tmp_path / "ci.diff", tmp_path / "summary.md"
     assert main([str(FIX / "split_gpu"), "--output", str(out), "--ci-patch", str(diff), "--summary", str(summ),
                  "--no-progress"]) == 0
-    assert "## CI audit: 6 finding(s)" in out.read_text() and diff.read_text().startswith("diff --git")
+    assert "## CI audit: 7 finding(s)" in out.read_text() and diff.read_text().startswith("diff --git")
     assert "## jaxci audit: CI" in summ.read_text()
     assert main([str(FIX / "split_gpu"), "--output", str(out), "--no-ci"]) == 0
     assert "CI audit" not in out.read_text()
@@ -293,7 +294,7 @@ def test_edits_for_list_labels_env_blocks_and_absent_cell_timeout(tmp_path):
     shutil.copytree(FIX / "clean" / "lectures", repo / "lectures")
     facts = [dataclasses.replace(f, cpu_s=10.0, slowest_cell_s=45.0) for f in lectures.audit_lectures(repo)]
     r = audit_ci(repo, facts)
-    assert kinds(r) == ["cell-timeout", "compile-cache", "memory-policy", "spot", "versions"]
+    assert kinds(r) == ["cell-timeout", "compile-cache", "fail-once", "memory-policy", "spot", "versions"]
     patch = r.patch()
     assert "+      - spot=false\n" in patch
     assert '+      XLA_PYTHON_CLIENT_PREALLOCATE: "false"\n' in patch
@@ -310,7 +311,7 @@ def test_edits_for_list_labels_env_blocks_and_absent_cell_timeout(tmp_path):
         assert "# kept as written" in (repo / ".github" / "workflows" / "deploy.yml").read_text()
         assert (repo / "requirements.txt").read_text().startswith("jupyter-book==1.0.4\n")
         after = audit_ci(repo, facts)
-        assert kinds(after) == ["compile-cache"]
+        assert kinds(after) == ["compile-cache", "fail-once"]
 
 
 @pytest.mark.skipif(GIT is None, reason="needs git")

@@ -237,6 +237,44 @@ def concurrency_checks(results=RESULTS) -> list[Check]:
     return out
 
 
+def hygiene_checks(results=RESULTS) -> list[Check]:
+    """Question 7 per engine: the one wording (jaxci.policy.timeouts.engine_hygiene) in the sheet's row 7, the CI
+    audit's fail-once finding on a fixture repository of that engine, the template the wording names (its skip
+    step tells that engine), the README, and `jaxci env`'s per-cell timeout by the one rule."""
+    import yaml
+
+    from jaxci.policy import timeouts
+    from jaxci.report import decisions
+    from jaxci.report.build import build
+
+    report = build(results, families=["g4dn.2xlarge"])
+    row = decisions.sheet(report, "g4dn.2xlarge").rows[6]
+    readme = (REPO_ROOT / "README.md").read_text()
+    out = []
+    for engine, template in timeouts.FAIL_ONCE.items():
+        said = timeouts.engine_hygiene(engine)
+        out.append(Check("g4dn.2xlarge", f"7 {engine} wording", engine, "in row 7" if said in row.decision
+                         else "absent from row 7", "decision sheet", said in row.decision))
+        if template is None:
+            continue
+        steps = yaml.safe_load((REPO_ROOT / template).read_text())["jobs"]["build"]["steps"]
+        skip = next(s["run"] for s in steps if "jaxci failures skip" in s.get("run", ""))
+        flag = {"jupyter-book-1": "--config", "mystmd": "--pages"}[engine]
+        out.append(Check("template", f"7 {engine} skip step", flag, "present" if flag in skip else "absent",
+                         template, flag in skip))
+        out.append(Check("README", f"7 {engine} template", template, "named" if template in readme else "absent",
+                         "README", template in readme))
+        repo = ENGINE_REPOS[engine]
+        text = _audit_ci(REPO_ROOT / "tests" / "fixtures" / "ci_repos" / repo, "g4dn.2xlarge")
+        out.append(Check("g4dn.2xlarge", f"7 {engine} CI audit", template, "proposed" if f"copy `{template}`" in text
+                         else "not proposed", f"jaxci audit {repo}", f"copy `{template}`" in text))
+    env = _env(["--machine", "g4dn.2xlarge", "--kernels", "1", "--slowest-cell-s", "250"])
+    rule = timeouts.cell_timeout(250)
+    out.append(Check("g4dn.2xlarge", "7 per-cell rule", f"{rule} s", f"{env['cell_timeout_s']} s", "jaxci env",
+                     env["cell_timeout_s"] == rule))
+    return out
+
+
 @pytest.fixture(scope="module")
 def all_checks():
     return checks()
@@ -245,6 +283,11 @@ def all_checks():
 def test_question_3_agrees_in_every_engine():
     found = concurrency_checks()
     assert len(found) >= 14 and all(c.agree for c in found), "\n".join(c.line() for c in found if not c.agree)
+
+
+def test_question_7_agrees_in_every_engine():
+    found = hygiene_checks()
+    assert len(found) >= 10 and all(c.agree for c in found), "\n".join(c.line() for c in found if not c.agree)
 
 
 def test_every_family_and_question_agrees(all_checks):
@@ -299,7 +342,7 @@ def test_the_published_figures_are_read_once_from_the_path_given(tmp_path, monke
 
 def main(argv=None) -> int:
     results = Path((argv or sys.argv[1:] or [str(RESULTS)])[0])
-    lines = checks(results) + margin_checks() + concurrency_checks(results)
+    lines = checks(results) + margin_checks() + concurrency_checks(results) + hygiene_checks(results)
     for c in lines:
         print(c.line())
     bad = sum(not c.agree for c in lines)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from jaxci.policy.concurrency import JB1, MYSTMD, NBCLIENT
+
 #: the rule: a per-cell timeout of 3x the slowest cell (3x: a cold cache, a slower runner of the same family
 #: and a loaded host all at once still finish; incidents.md's NUTS lecture ran 1.9x its prediction)
 CELL_MARGIN = 3.0
@@ -165,3 +167,21 @@ def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = 
                  defaults=defaults)
     out.job_missing = build.missing if build is not None else sorted(lectures)
     return out
+
+
+#: where each engine takes a lecture's own per-cell timeout (None: it has no such setting), and its fail-once
+#: template (templates/; None: not wired). mystmd 1.8.3 reads `skip`, `depends_on_env` and `cache` under a page's
+#: `execute` front matter, and no timeout: its build is bounded by the job's timeout-minutes alone.
+PER_CELL = {JB1: "`execution: timeout: N` in the lecture's front matter (MyST-NB), the book's `execute.timeout`",
+            MYSTMD: None, NBCLIENT: "`NotebookClient(nb, timeout=N)` per notebook in the script"}
+FAIL_ONCE = {JB1: "templates/fail-once-jupyter-book.yml", MYSTMD: "templates/fail-once-mystmd.yml", NBCLIENT: None}
+ENGINE_NAMES = {JB1: "Jupyter Book 1.x", MYSTMD: "mystmd", NBCLIENT: "nbclient"}
+
+
+def engine_hygiene(engine: str) -> str:
+    """Question 7 in one engine's terms: where its per-cell timeout goes and how it fails once."""
+    cell = PER_CELL[engine] or "none to set (a page's `execute` takes no timeout): the job's `timeout-minutes` " \
+        "is the only bound"
+    gate = f"fail once with `{FAIL_ONCE[engine]}`" if FAIL_ONCE[engine] else \
+        "fail once: not wired (record failures with `jaxci failures` and leave them out of the script's list)"
+    return f"{ENGINE_NAMES[engine]}: per-cell timeout {cell}; {gate}"

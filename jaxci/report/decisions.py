@@ -341,7 +341,7 @@ def _hygiene(report, family, entry, audit, times) -> Decision:
     from jaxci.catalogue import catalogue_defaults
     from jaxci.policy import builds, timeouts
 
-    gate = "fail once with `jaxci failures` (below the sheets)"
+    gate = "by engine: " + "; ".join(timeouts.engine_hygiene(e) for e in timeouts.FAIL_ONCE)
     advice = timeouts.from_audit(audit or {}, family, entry.has_gpu, catalogue_defaults())
     own = f"own `{advice.book_current_s:g}` s ({advice.book_origin})" if advice.book_current_s else "own value"
     measure = f"`{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json`"
@@ -448,10 +448,12 @@ def sheet_md(s: FamilySheet) -> str:
     return f"### Decision sheet: {s.title}\n\n" + table(["#", "question", "decision", "status", "from"], rows)
 
 
-FAIL_ONCE = ("**Fail once (every family).** jupyter-cache never caches a notebook that failed, so every build runs "
-             "it again: after the gating build, `jaxci failures record --cache DIR --out known-failures.json`; the "
-             "other builders run `jaxci failures skip --known known-failures.json --cache DIR`, which skips a known "
-             "failure until its notebook changes.")
+FAIL_ONCE = ("**Fail once (every family).** Neither engine skips a known failure: jupyter-cache never caches a "
+             "notebook that failed, and mystmd never caches one that raised, so every build runs it again. The "
+             "templates record the failures on the gating build (`jaxci failures record`), carry the record in the "
+             "Actions cache and skip an unchanged failure in every later build (`jaxci failures skip`), until its "
+             "code changes: `templates/fail-once-jupyter-book.yml` (Jupyter Book 1.x: `execute.exclude_patterns`) "
+             "and `templates/fail-once-mystmd.yml` (mystmd: the page's `execute: {skip: true}`).")
 
 
 def sheets_md(report, chosen=None, audit=None) -> str:

@@ -17,6 +17,7 @@ from jaxci.audit.lecture_ci.lectures import LectureFacts
 from jaxci.audit.lecture_ci.report import (
     CACHE,
     CELL_TIMEOUT,
+    FAIL_ONCE,
     JOB_TIMEOUT,
     KINDS,
     MEMORY,
@@ -183,6 +184,7 @@ class _Audit:
             self.job_timeout(job)
             self.memory(job)
             self.cache(job)
+            self.fail_once(job)
         self.cell_timeout()
         self.versions(build_jobs)
         for key, changes in self.label_changes.items():
@@ -485,6 +487,26 @@ class _Audit:
                          "compilation cache", f"every build recompiles every jitted function; saving {saving}",
                          label, "add the jax-env step after JAX is installed (restores and saves the cache, "
                          "sets the memory policy):\n" + use, {"jax_lectures": len(self.jax)}, [], job.where))
+
+    # fail once
+    def fail_once(self, job) -> None:
+        """A build job with no fail-once step runs a known failure again on every build, until its timeout: the
+        engine's template (jaxci.policy.timeouts.FAIL_ONCE) wires it."""
+        from jaxci.policy import timeouts
+
+        if any("jaxci failures" in run for _, run in job.commands()):
+            return
+        engine, _ = self.question3(job)
+        if engine is None:
+            return
+        template = timeouts.FAIL_ONCE.get(engine.name)
+        fix = (f"copy `{template}` from jax-ci-bench: {timeouts.engine_hygiene(engine.name)}" if template else
+               timeouts.engine_hygiene(engine.name))
+        self.add(Finding(FAIL_ONCE, engine.where.split(" ", 1)[0], f"job `{job.id}` builds with "
+                         f"{timeouts.ENGINE_NAMES[engine.name]} and records no failures",
+                         "a failing notebook is executed again on every build until it fails (neither engine "
+                         "caches a failure): its minutes, every build, up to the cell or job timeout", "policy", fix,
+                         {"engine": engine.name}, [], job.where))
 
     # per-cell timeout
     def cell_timeout(self) -> None:

@@ -11,8 +11,8 @@ from jaxci.audit.lecture_ci import edits as ed
 from jaxci.audit.lecture_ci import settings, workflows
 
 RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT = "runner-tier", "spot", "job-timeout", "cell-timeout"
-MEMORY, VERSIONS, CACHE = "memory-policy", "versions", "compile-cache"
-KINDS = (RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT, MEMORY, VERSIONS, CACHE)
+MEMORY, VERSIONS, CACHE, FAIL_ONCE = "memory-policy", "versions", "compile-cache", "fail-once"
+KINDS = (RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT, MEMORY, VERSIONS, CACHE, FAIL_ONCE)
 
 
 @dataclass
