@@ -205,7 +205,7 @@ def concurrency_checks(results=RESULTS) -> list[Check]:
         entry = catalogue[family]
         row = decisions.sheet(report, family).rows[2]
         for answer in memory_advice.answers(report, family, entry):
-            name = memory_advice.ENGINE_NAMES[answer.engine]
+            name = concurrency.ENGINE_NAMES[answer.engine]
             said = f"{name}: {answer.setting}, jax-env `concurrency: {answer.concurrency}`"
             out.append(Check(family, f"3 {answer.engine} setting", f"N = {answer.n}", "in row 3" if said in
                              row.decision else "absent from row 3", "decision sheet", said in row.decision))

@@ -13,13 +13,14 @@ The rule:
 - JAX lectures share the GPU; lectures pinned to the CPU kernel do not touch it. Whether the engine can run the
   two groups with different parallelism is stated per engine (`Engine.split`).
 
-The engines (how each decides how many notebooks run at once; their documentation, checked by
-tests/test_engines.py where the engine installs here):
+The engines (how each decides how many notebooks run at once, as read from their sources and runs of
+Jupyter Book 1.0.4 and mystmd 1.8.3; tests/test_fail_once.py builds a book with both):
 - Jupyter Book 1.x with `execute_notebooks: cache` (MyST-NB over jupyter-cache) executes one notebook at a
-  time and has no setting for more; `jcache project execute --executor local-parallel` starts one worker per
-  CPU, with no setting either, so on a GPU runner it is replaced by `--executor local-serial`.
-- mystmd (Jupyter Book 2) executes several documents at once unless `myst build --execute-parallel N` says how
-  many; the number applies to every page alike.
+  time and has no setting for more (it runs Sphinx with one job); `jcache project execute --executor
+  local-parallel` starts one worker per CPU, with no setting either, so on a GPU runner it is replaced by
+  `--executor local-serial`.
+- mystmd (Jupyter Book 2) executes max(1, CPUs - 1) documents at once unless `myst build --execute-parallel N`
+  says how many; the number applies to every page alike.
 - A plain nbclient script runs as many kernels as its own pool has: the pool size is the setting.
 """
 
@@ -31,6 +32,7 @@ from jaxci.analysis.concurrency import Survived
 
 JB1, MYSTMD, NBCLIENT = "jupyter-book-1", "mystmd", "nbclient"
 ENGINES = (JB1, MYSTMD, NBCLIENT)
+ENGINE_NAMES = {JB1: "Jupyter Book 1.x", MYSTMD: "mystmd", NBCLIENT: "nbclient"}
 #: the policy names of env_matrix/memory_policies.toml and what each sets, for the answer's wording
 POLICY_ENV = {"no-prealloc": "XLA_PYTHON_CLIENT_PREALLOCATE=false", "default": "nothing set (JAX preallocates 75%)",
               "platform": "XLA_PYTHON_CLIENT_ALLOCATOR=platform",
@@ -125,8 +127,8 @@ def decide(survived: list[Survived], engine: Engine, *, has_gpu: bool, family: s
                   f"measure: {measure}")
     cap = f"the largest N a GPU measured surviving is {top.n} (`{top.policy}` on {top.machine})"
     return Answer(engine.name, n, top.policy, POLICY_ENV.get(top.policy, top.policy), runs_at_once(engine, n),
-                  setting(engine, n, vcpu),
-                  split(engine, n), evidence, _beyond(requested, engine, n, cap, vcpu), unmeasured)
+                  setting(engine, n, vcpu), split(engine, n), evidence, _beyond(requested, engine, n, cap, vcpu),
+                  unmeasured)
 
 
 def _beyond(requested: int | None, engine: Engine, n: int, cap: str, vcpu: int | None = None) -> str:

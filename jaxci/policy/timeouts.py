@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from jaxci.policy.concurrency import JB1, MYSTMD, NBCLIENT
+from jaxci.policy.concurrency import ENGINE_NAMES, JB1, MYSTMD, NBCLIENT
 
 #: the rule: a per-cell timeout of 3x the slowest cell (3x: a cold cache, a slower runner of the same family
 #: and a loaded host all at once still finish; incidents.md's NUTS lecture ran 1.9x its prediction)
@@ -175,7 +175,6 @@ def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = 
 PER_CELL = {JB1: "`execution: timeout: N` in the lecture's front matter (MyST-NB), the book's `execute.timeout`",
             MYSTMD: None, NBCLIENT: "`NotebookClient(nb, timeout=N)` per notebook in the script"}
 FAIL_ONCE = {JB1: "templates/fail-once-jupyter-book.yml", MYSTMD: "templates/fail-once-mystmd.yml", NBCLIENT: None}
-ENGINE_NAMES = {JB1: "Jupyter Book 1.x", MYSTMD: "mystmd", NBCLIENT: "nbclient"}
 
 
 def engine_hygiene(engine: str) -> str:

@@ -64,9 +64,6 @@ def _fit(device_peaks: list, device_mib: float | None, budget: float) -> int | N
     return math.floor(budget * device_mib / device_peaks[0].mib)
 
 
-ENGINE_NAMES = {concurrency.JB1: "Jupyter Book 1.x", concurrency.MYSTMD: "mystmd", concurrency.NBCLIENT: "nbclient"}
-
-
 def answers(report, family: str, entry, audit=None, engines=concurrency.ENGINES) -> list[concurrency.Answer]:
     """Question 3 for `family` in each engine's terms (jaxci.policy.concurrency.decide): the family's own GPU
     measurement when it has one, else what any GPU measured, sized by the lectures' measured GPU peak."""
@@ -86,9 +83,10 @@ def kernels(report, family: str, entry, audit=None) -> int:
 
 def engine_text(answers_: list[concurrency.Answer]) -> str:
     """Each engine's setting for the answer's N, then how each keeps JAX lectures serial beside CPU-only ones."""
-    settings = "; ".join(f"{ENGINE_NAMES[a.engine]}: {a.setting}" + (f", jax-env `concurrency: {a.concurrency}`"
-                                                                     if a.policy else "") for a in answers_)
-    splits = "; ".join(f"{ENGINE_NAMES[a.engine]}: {a.split}" for a in answers_ if a.split)
+    names = concurrency.ENGINE_NAMES
+    settings = "; ".join(f"{names[a.engine]}: {a.setting}" + (f", jax-env `concurrency: {a.concurrency}`"
+                                                              if a.policy else "") for a in answers_)
+    splits = "; ".join(f"{names[a.engine]}: {a.split}" for a in answers_ if a.split)
     return settings + (f". JAX lectures serial on the GPU while CPU-only ones fan out: {splits}" if splits else "")
 
 

@@ -489,7 +489,7 @@ def gpu_survival(results_dir) -> tuple[list, str]:
     return survived_on_gpu(grid(loaded.records)), f"read from {results_dir}"
 
 
-def _flag_beyond(advice: Advice, kernels: int, evidence: str | None) -> Advice:
+def _flag_beyond(advice: Advice, kernels: int, evidence: str | None, machine: str | None) -> Advice:
     """The one rule's flag (jaxci.policy.concurrency.decide) on N above the largest N a GPU measured surviving."""
     if advice.policy == "cpu" or kernels == 1 or evidence is None:
         return advice
@@ -497,7 +497,7 @@ def _flag_beyond(advice: Advice, kernels: int, evidence: str | None) -> Advice:
 
     survived, where = gpu_survival(evidence)
     answer = concurrency.decide(survived, concurrency.Engine(concurrency.NBCLIENT), has_gpu=True,
-                                family="FAMILY", requested=kernels)
+                                family=machine or "the family", requested=kernels)
     if not survived:
         return replace(advice, beyond=f"{kernels} kernels at once: no GPU survival measurement read ({where}): "
                                       "not measured at any N")
@@ -546,7 +546,7 @@ def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results:
         notes.append(note)
     untried = _untried_on_gpu(advice, values) if evidence is None else None
     notes += [untried] if untried else []
-    advice = _flag_beyond(advice, kernels, evidence)
+    advice = _flag_beyond(advice, kernels, evidence, machine)
     return replace(advice, notes=(*advice.notes, *notes)) if notes else advice
 
 

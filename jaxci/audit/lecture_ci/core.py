@@ -27,6 +27,7 @@ from jaxci.audit.lecture_ci.report import (
     CIReport,
     Finding,
 )
+from jaxci.policy.concurrency import ENGINE_NAMES
 
 #: a per-cell timeout more than this many times the proposed one is "far above need" (policy)
 FAR_ABOVE = 4.0
@@ -503,7 +504,7 @@ class _Audit:
         fix = (f"copy `{template}` from jax-ci-bench: {timeouts.engine_hygiene(engine.name)}" if template else
                timeouts.engine_hygiene(engine.name))
         self.add(Finding(FAIL_ONCE, engine.where.split(" ", 1)[0], f"job `{job.id}` builds with "
-                         f"{timeouts.ENGINE_NAMES[engine.name]} and records no failures",
+                         f"{ENGINE_NAMES[engine.name]} and records no failures",
                          "a failing notebook is executed again on every build until it fails (neither engine "
                          "caches a failure): its minutes, every build, up to the cell or job timeout", "policy", fix,
                          {"engine": engine.name}, [], job.where))
