@@ -23,13 +23,16 @@ def test_unknown_command_is_refused(capsys):
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
 
 
-def test_env_command_does_not_import_jax_or_asv():
-    """A lecture repository's CI installs jaxci bare to run `jaxci env`: no JAX, no asv, no numpy needed."""
+@pytest.mark.parametrize("evidence, imported", [("--evidence=", "[]"), ("--pin-cpu", "[]"), (None, "['asv']")])
+def test_env_command_does_not_import_jax_or_asv(evidence, imported):
+    """`jaxci env` needs no JAX and no numpy; asv only to read the GPU measurements of --evidence (the jax-env action
+    installs it for that), never without them."""
+    extra = f", {evidence!r}" if evidence else ""
     code = ("import sys; from jaxci.cli import main; main(['env', '--kernels', '2', '--device-memory-mib', '15360',"
-            " '--peak-mib', '1024', '--format', 'json']);"
+            f" '--peak-mib', '1024', '--format', 'json'{extra}]);"
             " print(sorted(m for m in ('jax', 'asv', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert out.strip().splitlines()[-1] == imported
 
 
 def _jaxci_imports(path, modules) -> set[str]:

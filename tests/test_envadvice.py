@@ -468,3 +468,13 @@ def test_more_kernels_than_a_gpu_measured_surviving_are_flagged(tmp_path):
     assert three.beyond == "" and three.safe_kernels == 3  # 4 fit by memory; 3 survived on a GPU
     assert advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(tmp_path / "none")).beyond.endswith(
         "not measured at any N")
+
+
+def test_without_asv_the_evidence_is_said_unread(monkeypatch):
+    """A bare install (no asv) still advises; the flag says no survival measurement was read."""
+    from jaxci.workflows.envadvice import advise, gpu_survival
+
+    monkeypatch.setitem(sys.modules, "asv", None)
+    assert gpu_survival(str(REPO_ROOT / "results")) == ([], f"{REPO_ROOT / 'results'} not read (asv is not installed)")
+    advice = advise(4, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(REPO_ROOT / "results"))
+    assert advice.policy == "no-prealloc" and "asv is not installed" in advice.beyond
