@@ -25,7 +25,7 @@ COMMANDS = {
     "history": ("jaxci.commands.history", "backfill the asv history over JAX releases on this machine"),
     "predict": ("jaxci.commands.predict", "one case through the runner model: predicted seconds, band, inputs"),
     "capture": ("jaxci.commands.capture", "run the GPU capture on a lent machine (what scripts/gpu_capture.py runs)"),
-    "failures": ("jaxci.commands.failures", "fail once (Jupyter Book 1.x, mystmd): record failures, skip them until they change"),
+    "failures": ("jaxci.commands.failures", "fail once: record failures, skip them until they change"),
     "release-watch": ("jaxci.commands.release_watch", "new JAX releases: measure, compare, confirm, file an issue"),
 }
 
