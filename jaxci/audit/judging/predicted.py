@@ -112,9 +112,9 @@ def _launches(view, entry: dict, dtype: str, device: str) -> _Kernels | None:
     """A small executable's seconds on the GPU as its kernels: the dispatch floor + one launch per fusion (XLA's
     count), each at the family's per-step cost of a latency-bound loop (loops.Scan, unroll 1) over the kernels in
     such a step: from SCAN_STEP_KERNELS of them (the low end) to one (the high end), geometric middle. One
-    elementwise op's time at the executable's bytes counts one launch: back_prop's 280,000 calls of a 14-fusion
-    update came out at the floor alone. None on the CPU (an executable runs there as one host function) or without
-    both figures."""
+    elementwise op's time at the executable's bytes counts one launch (without it, a training loop of many calls of
+    a multi-fusion update comes out at the floor alone). None on the CPU (an executable runs there as one host
+    function) or without both figures."""
     fusions = int(entry.get("fusions") or 0)
     if device != "gpu" or fusions < 2:
         return None
@@ -185,8 +185,8 @@ def _published_compile_ratio(view):
     of the same cases on both devices (RunnerModel.compile_ratio: the fresh-jit series, and each compile part
     published on both), or None. It beats the first-compile ratio below, whose GPU and CPU parts come from
     different sources (on g4dn.2xlarge: the T4 runner's published 0.116 s over the lab's 0.032 s, 3.6x). The series
-    alone (1.09x on g4dn's host: matmuls, a cuBLAS call on the GPU) left the compile-heavy lectures at 0.3-0.5 of
-    their published times; the pairs span what lectures compile (a scalar scan 12.7x, a large elementwise op 0.18x)."""
+    alone (matmuls: a cuBLAS call on the GPU, 1.09x on g4dn's host) does not stand for what lectures compile; the
+    pairs span it (a scalar scan 12.7x, a large elementwise op 0.18x)."""
     ask = getattr(getattr(view, "model", None), "compile_ratio", None)
     return ask(view.family) if ask else None
 
@@ -460,9 +460,9 @@ TINY_CALL = 2.0
 def _host_side(view, entry: dict, measured: float | None) -> float:
     """Seconds per call of a tiny executable's host-side handling, measured here: its measured CPU call less the
     model's CPU time for its work, where that work is within TINY_CALL of the model's op mix at one element (0
-    elsewhere, or without a measurement). back_prop's 280,000 calls of a 14-fusion update with 24 arrays in and
-    out took about 0.25 ms each here against the model's tens of µs: its launches alone left 58% of its build
-    out on the T4. The band's low end is 0 (all of it CPU-side execution)."""
+    elsewhere, or without a measurement). A small update with tens of arrays in and out can take ten times the
+    model's time per call in its handling alone, which launches do not account for. The band's low end is 0 (all
+    of it CPU-side execution)."""
     if measured is None:
         return 0.0
     dtype = _dtype(entry.get("dtype", ""))
@@ -559,8 +559,8 @@ def _eager(view, total: Sum, cell, device: str, float64: bool, rest: float) -> N
 
 def _busy_beyond(cell, beside: float) -> float:
     """Of a cell's seconds beyond its JAX parts (`beside`), those its main thread spent on the CPU beyond all the
-    seconds of those parts: host code, which no device speeds up (SciPy's MINPACK around a JAX Jacobian: 19 s of
-    newton_method's cell, once carried to the T4 as eager work at its 9e6-element speed-up). XLA computes on its own
+    seconds of those parts: host code, which no device speeds up (SciPy's MINPACK around a JAX Jacobian is such host
+    time, not eager work to move at a large array's speed-up). XLA computes on its own
     threads while the main thread waits, so bulk eager work stays eager; every JAX part is taken as busy (the
     smallest host share). 0 for a run that did not record the main thread's CPU seconds."""
     if cell.busy_s is None:
@@ -570,8 +570,8 @@ def _busy_beyond(cell, beside: float) -> float:
 
 def _uncalled_carry(cell) -> int:
     """The largest carry of a loop traced inside a jitted function that no call entry of the cell timed (a vmap of
-    a jitted function dispatches as one batched primitive: mccall_model's 4 x 100,000 stopping-time draws, 163 s
-    here, seen as one eager op on 4 elements): the cell's seconds are that loop's bulk work, so they move by the
+    a jitted function dispatches as one batched primitive: a loop vmapped over many draws is seen as one eager op
+    on a few elements): the cell's seconds are that loop's bulk work, so they move by the
     speed-up at its carry; 0 when there is none."""
     called = {e.get("name") for e in cell.calls or []}
     return max([int(rec[2] or 0) for rec in cell.loops or [] if len(rec) > 4 and rec[4] and rec[4] not in called],
