@@ -1,4 +1,4 @@
-"""Issue 27 items 4 and 5: the --emit-config patch builds (kernelspec install step, narrative lectures left on the
+"""The --emit-config patch builds (kernelspec install step, narrative lectures left on the
 GPU), every install line is checked, job timeouts only for notebook-executing jobs, tier counts say what ran,
 the tier decision with numbers, and the TITAN RTX lab entry."""
 

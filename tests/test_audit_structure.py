@@ -1,4 +1,4 @@
-"""Issue 27 item 6: the static scan's typed records (device pins read by their platforms, sizes stored once) and
+"""The static scan's typed records (device pins read by their platforms, sizes stored once) and
 the one reader of the book config (one rule for every per-cell timeout, both audits agree)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 40's paths: writes, links, FIFOs. Every output path goes through jaxci.util.safewrite (a FIFO, a
+"""Writes, links, FIFOs. Every output path goes through jaxci.util.safewrite (a FIFO, a
 device, a link or a failed write is one line and exit 2, before the work where it can be checked first);
 `report --offline-assets` follows no link out of the folders it was given and leaves nothing on failure; the
 audit's scratch copy keeps no link and lecture discovery reads nothing outside the named folder, and no

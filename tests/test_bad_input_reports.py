@@ -1,4 +1,4 @@
-"""Issue 40, reports and patches: hostile release-watch reports, gh output, jupyter-cache databases, known-failures
+"""Reports and patches: hostile release-watch reports, gh output, jupyter-cache databases, known-failures
 files, index URLs and file names that reach a patch, a glob, a shell block or an issue, each run as a user runs
 it (a fresh `python -m jaxci` process, tests/test_bad_input.py's `run_case`): exit 2 and one line naming what and
 where, or exit 0 with a stated result; never a traceback, a hang, or a read or write outside what was named.

@@ -1,4 +1,4 @@
-"""Issue 40, values and messages: `predict` sizes and devices, `report --audit` records, JAXCI_SCALE, messages of
+"""Values and messages: `predict` sizes and devices, `report --audit` records, JAXCI_SCALE, messages of
 several lines, a closed stdout pipe and user regular expressions, each run as a user runs it (a fresh
 `python -m jaxci` process, tests/test_bad_input.py's `run_case`): exit 2 and one line naming what and where, or
 exit 0 with a stated result; never a traceback, a hang, or a measurement started on a value that is refused.

@@ -1,4 +1,4 @@
-"""Issue 38: a NUTS run on a GPU priced from the leapfrog steps the hooks counted on the CPU run (serial steps x
+"""A NUTS run on a GPU priced from the leapfrog steps the hooks counted on the CPU run (serial steps x
 predicate reads per step x the family's while-loop turn). The read counts are checked against numpyro's own tree
 builder as traced; the arithmetic runs on made-up records (never a timing)."""
 

@@ -1,4 +1,4 @@
-"""Issue 38's cause (d): work a lecture itself places on the CPU (a process-wide CPU pin from its cell on, a local
+"""Work a lecture itself places on the CPU (a process-wide CPU pin from its cell on, a local
 one in its own cell) is predicted on the GPU side at the CPU side's seconds, compile included, never as if it ran on
 the GPU. Arithmetic on made-up runs: never a timing."""
 

@@ -1,4 +1,4 @@
-"""Issue 38's cause (b): a jitted function's fast-path calls are counted, not timed, so their compute landed in the
+"""A jitted function's fast-path calls are counted, not timed, so their compute landed in the
 cell's host time and was carried to the GPU unchanged. They now take the same function's waited seconds measured
 elsewhere in the run (never more than the cell's own time). Arithmetic on made-up runs: never a timing."""
 

@@ -1,4 +1,4 @@
-"""Issue 38: a library sampler's runs (numpyro's MCMC.run) are timed per cell by the hooks, with their leapfrog
+"""A library sampler's runs (numpyro's MCMC.run) are timed per cell by the hooks, with their leapfrog
 steps. A counted run takes the GPU side's `leapfrog` part (jaxci.audit.judging.leapfrog); an uncounted one's CPU
 seconds move to the GPU by the latency-bound GPU / CPU ratio, instead of standing as host time carried unchanged.
 The arithmetic runs on made-up cells (never a timing); one real kernel checks the record."""
