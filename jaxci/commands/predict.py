@@ -9,7 +9,6 @@ chains x (warm-up + samples)), numpy_matmul and pure_python (host, --device cpu)
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -52,7 +51,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out the published measurements on the family's hardware (docs/reference/"
                              "incidents.md, published-measurements.md): our results and the sourced catalogue only; "
                              "by default they are inputs (nearest evidence), as in the audit and the report")
-    parser.add_argument("--published", action="store_true", help=argparse.SUPPRESS)  # the default now: accepted
     parser.error = lambda message: parser.exit(2, f"jaxci predict: error: {one_line(message)}\n")
     args = parser.parse_args(argv)
 
@@ -82,9 +80,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from jaxci.report.published_inputs import reference
 
-    if args.transfer_only and args.published:
-        print("jaxci predict: --published and --transfer-only: choose one", file=sys.stderr)
-        return 2
     try:
         published = [] if args.transfer_only else reference()
     except ValueError as exc:   # a malformed published table: one line, nothing predicted
