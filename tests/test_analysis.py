@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from jaxci.analysis import coldstart, concurrency, finite_or_none, penalty, safe_ratio, timeouts, work
+from jaxci.analysis import coldstart, concurrency, finite_or_none, penalty, safe_ratio, slowest_cells, work
 from jaxci.analysis import crossover as cx
 from jaxci.policy import cost
 from jaxci.results.records import Record
@@ -298,7 +298,7 @@ def _notebook_records(machine="m", nuts_whole=None, split_compile=4.9):
 
 
 def test_timeout_ignores_compile_only_tracks_and_names_the_unmeasured_notebook():
-    basis = timeouts.timeout_basis(_notebook_records())
+    basis = slowest_cells.timeout_basis(_notebook_records())
     # the compile-only 4.9 s is not a cell: the basis is the 2.0 s whole notebook, and nuts_f64 is named
     assert basis.seconds == 2.0 and basis.what == "whole notebook"
     assert not hasattr(basis, "timeout_s")  # fixture times are evidence: jaxci.policy.timeouts sizes timeouts
@@ -308,11 +308,11 @@ def test_timeout_ignores_compile_only_tracks_and_names_the_unmeasured_notebook()
 
 def test_timeout_from_the_slowest_family():
     recs = _notebook_records("fast", nuts_whole=30.0) + _notebook_records("slow", nuts_whole=300.0)
-    basis = timeouts.timeout_basis(recs)
+    basis = slowest_cells.timeout_basis(recs)
     assert basis.machine == "slow" and basis.seconds == 300.0 and basis.not_measured == []
 
 
 def test_timeout_not_measured_without_whole_times():
     recs = [rec("notebooks.NotebookSplit.track_compile_s", 4.9, notebook="nuts_f64", device="cpu")]
-    basis = timeouts.timeout_basis(recs)
+    basis = slowest_cells.timeout_basis(recs)
     assert basis.seconds is None and basis.answer().startswith("not measured")

@@ -6,7 +6,7 @@ family_guidance can use them without importing findings (which imports family_gu
 from __future__ import annotations
 
 from jaxci.analysis import crossover as cx
-from jaxci.analysis import median, timeouts
+from jaxci.analysis import median, slowest_cells
 from jaxci.report import answers
 from jaxci.report.text import seconds
 
@@ -130,7 +130,7 @@ def _safe_lines(report) -> list[str]:
 
 
 def _whole_lines(report) -> list[str]:
-    basis = timeouts.timeout_basis(report.records)  # whole-cell / whole-notebook wall times only
+    basis = slowest_cells.timeout_basis(report.records)  # whole-cell / whole-notebook wall times only
     fixture = (f"- The suite's fixture notebooks (CI-scale, not lectures): slowest whole time {basis.seconds:.3g} s "
                f"on {basis.machine} (measured). Fixture times never size a timeout." if basis.seconds is not None
                else "- The suite's fixture notebooks: no whole time measured.")
