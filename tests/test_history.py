@@ -358,7 +358,7 @@ def test_sigterm_kills_the_asv_tree_and_records_the_release(repo, monkeypatch, t
 
     threading.Thread(target=term_when_started, daemon=True).start()
     try:
-        with pytest.raises(history.Interrupted):
+        with pytest.raises(history.HistoryStopped):
             history.backfill(repo, "m", ["0.11.0"], chain, [], {**os.environ}, repo / "results")
     finally:
         signal.signal(signal.SIGTERM, old)

@@ -90,7 +90,7 @@ def emit_config(args, verdicts) -> None:
     print(f"jaxci audit: wrote {args.emit_config} ({len(config.changes)} file change(s))", file=sys.stderr)
 
 
-class Interrupted(Exception):
+class AuditStopped(Exception):
     """SIGINT or SIGTERM reached the audit: everything the lectures started is ended, nothing else written."""
 
     def __init__(self, signum: int):
@@ -102,7 +102,7 @@ def _interrupt(signum, frame):
     from jaxci.audit import runner
 
     if not runner.request_stop(signum):   # a lecture runs: it is ended, and run_notebook raises when it is out
-        raise Interrupted(signum)
+        raise AuditStopped(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,9 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxci audit: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from jaxci.audit.runner import Interrupted as Stopped
+        from jaxci.audit.runner import LectureStopped
 
-        if not isinstance(exc, (Interrupted, Stopped)):
+        if not isinstance(exc, (AuditStopped, LectureStopped)):
             raise
         return _interrupted(exc.signum, previous)
     except KeyboardInterrupt:

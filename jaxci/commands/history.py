@@ -2,7 +2,7 @@
 
 One dated, tagged pin commit per release on the branch jax-history, `asv run` per release (resumable,
 failures recorded with their reason); `--validate` only checks a workflow input. SIGINT and SIGTERM become
-history.Interrupted: the asv run in flight is killed with its tree, the state saved, exit 128 + signal.
+history.HistoryStopped: the asv run in flight is killed with its tree, the state saved, exit 128 + signal.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from jaxci.results.history import (
     TAG_PREFIX,
     Chain,
     HistoryError,
-    Interrupted,
+    HistoryStopped,
     backfill,
     build_chain,
     checkout_root,
@@ -164,7 +164,7 @@ def _summary(outcomes, machine: str, repo: Path, seconds: float) -> int:
 
 
 def _raise_interrupted(signum, frame):
-    raise Interrupted(signum)
+    raise HistoryStopped(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return _confirm(repo, args) if args.confirm else _run(repo, args)
-    except Interrupted as exc:
+    except HistoryStopped as exc:
         print(f"jaxci history: interrupted by {exc.args[0]}: no asv run left behind, no ref half-moved; "
               "the state file records the release in flight; rerun the same command to resume", file=sys.stderr)
         return 128 + exc.signum

@@ -19,7 +19,7 @@ Resumable: a release whose result file already holds every selected benchmark is
 fails to install or run is recorded with the reason (.jaxci/history/<machine>.json) and the rest go on; the
 state file merges every run's records (an earlier failure's reason is kept when a later run measures it).
 
-Interruptible: SIGINT or SIGTERM (raised as Interrupted by the command's handler) kills the `asv run` in
+Interruptible: SIGINT or SIGTERM (raised as HistoryStopped by the command's handler) kills the `asv run` in
 flight with its whole process tree and records the release as interrupted. Building the chain writes every
 object first and moves the branch and all tags in one git ref transaction at the end, with SIGINT and SIGTERM
 held off during it: an interrupted build moves no ref.
@@ -62,7 +62,7 @@ class HistoryError(ValueError):
     """The backfill cannot start: bad arguments, no releases, not a git checkout, a corrupt state file."""
 
 
-class Interrupted(BaseException):  # noqa: N818 (like KeyboardInterrupt: not caught by `except Exception`)
+class HistoryStopped(BaseException):  # noqa: N818 (like KeyboardInterrupt: not caught by `except Exception`)
     """SIGINT or SIGTERM arrived (the command's signal handler raises it); `signum` says which."""
 
     def __init__(self, signum: int):
@@ -476,7 +476,7 @@ def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench:
 
 
 def run_tree(args: list[str], *, cwd: Path, env: dict, stdout) -> int:
-    """Run `args` in a session of its own and wait; if this wait is interrupted (Interrupted, KeyboardInterrupt,
+    """Run `args` in a session of its own and wait; if this wait is interrupted (HistoryStopped, KeyboardInterrupt,
     anything), SIGKILL the child's whole process tree (asv, its builds and benchmark servers) before
     re-raising, so no `asv run` is left writing results behind the backfill."""
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=stdout, stderr=subprocess.STDOUT,
@@ -565,7 +565,7 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
              max_load: float | None = None) -> list[Outcome]:
     """Measure `todo` (in the order given), printing progress; never stops at a failed release. `force` measures
     a release again even where its results hold every selected benchmark (asv run without skipping). On
-    Interrupted or KeyboardInterrupt the release in flight is recorded as interrupted (its asv run killed,
+    HistoryStopped or KeyboardInterrupt the release in flight is recorded as interrupted (its asv run killed,
     run_tree) and the state saved before the exception goes on up."""
     out = out or sys.stdout
     state = state_path(machine, repo)
@@ -590,8 +590,8 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
         try:
             ok, reason = measured_quietly(repo, machine, version, commit, bench, env, log, results_dir, max_load, out,
                                           again=force)
-        except (Interrupted, KeyboardInterrupt) as exc:
-            name = exc.args[0] if isinstance(exc, Interrupted) else "SIGINT"
+        except (HistoryStopped, KeyboardInterrupt) as exc:
+            name = exc.args[0] if isinstance(exc, HistoryStopped) else "SIGINT"
             outcomes.append(Outcome(version, commit, "interrupted", time.monotonic() - t0,
                                     f"interrupted by {name}; its asv run was stopped with its process tree"))
             save_state(state, outcomes, chain, earlier)

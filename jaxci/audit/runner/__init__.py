@@ -12,7 +12,7 @@ this package (installed per benchmarked commit): keep these names and `NotebookR
 """
 
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
-from jaxci.audit.runner.ending import Interrupted, request_stop
+from jaxci.audit.runner.ending import LectureStopped, request_stop
 from jaxci.audit.runner.kernel import kernel_env, run_notebook
 from jaxci.audit.runner.outcome import (
                                         DEAD,
@@ -29,5 +29,5 @@ from jaxci.audit.runner.outcome import (
 from jaxci.audit.runner.scratch import scratch_copy
 
 __all__ = ["DEAD", "ERROR", "NO_KERNEL", "OK", "RAISES_TAG", "SKIP_TAG", "TIMEOUT", "UNREADABLE", "CellTiming",
-           "Interrupted", "NotebookReadError", "NotebookRun", "kernel_env", "read_notebook", "request_stop",
+           "LectureStopped", "NotebookReadError", "NotebookRun", "kernel_env", "read_notebook", "request_stop",
            "run_notebook", "scratch_copy"]

@@ -82,7 +82,7 @@ def threading_main() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-class Interrupted(Exception):
+class LectureStopped(Exception):
     """A stop was requested (request_stop) while a lecture ran: its kernel and processes were ended."""
 
     def __init__(self, signum: int):
@@ -95,7 +95,7 @@ STOP: dict = {"signum": None, "running": False}
 
 
 def request_stop(signum: int) -> bool:
-    """For a signal handler: end the running lecture's processes now and make run_notebook raise Interrupted
+    """For a signal handler: end the running lecture's processes now and make run_notebook raise LectureStopped
     once its event loop is done (raising inside the loop leaves nbclient's clean-up half done). False when no
     lecture is running (the caller raises itself)."""
     if not STOP["running"]:

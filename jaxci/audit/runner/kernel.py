@@ -34,7 +34,7 @@ from jaxci.audit.runner import hooks
 from jaxci.audit.runner.ending import (
     _LIVE,
     STOP,
-    Interrupted,
+    LectureStopped,
     _adopt_orphans,
     _restore_signal_handlers,
     _signal_handlers,
@@ -148,7 +148,7 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
         if STOP["signum"] is not None:
-            raise Interrupted(STOP["signum"])   # whatever the killed kernel made nbclient raise meanwhile
+            raise LectureStopped(STOP["signum"])   # whatever the killed kernel made nbclient raise meanwhile
     return result
 
 
