@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxci.report.published import Figure
+from jaxci.report.published import PublishedFigure
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,9 +30,9 @@ def _row(pvp, f, pred, low, high):
 
 def test_residual_band_is_leave_two_out_both_ways_and_falls_back_to_the_class():
     pvp = _script("predict_vs_published")
-    small = Figure("1000 matmul, compiled", "ubuntu-latest", "cpu", 0.011, "matmul", 1000, resolution_s=5e-4)
-    big = Figure("3000 matmul, compiled", "ubuntu-latest", "cpu", 0.276, "matmul", 3000, resolution_s=5e-4)
-    numpy = Figure("NumPy 3000 matmul", "ubuntu-latest", "cpu", 0.642, "numpy_matmul", 3000, resolution_s=5e-4)
+    small = PublishedFigure("1000 matmul, compiled", "ubuntu-latest", "cpu", 0.011, "matmul", 1000, resolution_s=5e-4)
+    big = PublishedFigure("3000 matmul, compiled", "ubuntu-latest", "cpu", 0.276, "matmul", 3000, resolution_s=5e-4)
+    numpy = PublishedFigure("NumPy 3000 matmul", "ubuntu-latest", "cpu", 0.642, "numpy_matmul", 3000, resolution_s=5e-4)
     figs = [small, big, numpy]
     out = [_row(pvp, small, 0.0102, 0.0102, 0.0102), _row(pvp, big, 0.297, 0.29, 0.30),
            _row(pvp, numpy, 0.269, 0.2, 0.3)]

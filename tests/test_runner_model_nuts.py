@@ -6,7 +6,7 @@ import pytest
 
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
-from jaxci.report.published import Figure, check
+from jaxci.report.published import PublishedFigure, check
 from jaxci.results.records import load_results
 from tests.synth import SynthResults
 
@@ -61,8 +61,9 @@ def test_nuts_needs_iterations_and_a_step_count(model, tmp_path):
 
 
 def test_a_published_bound_is_reported_above_or_below_never_as_a_ratio(model):
-    above = Figure("cell", "g4dn.2xlarge", "gpu", 2400.0, kernel="nuts", n=ITERS, dtype="float64", bound="lower")
-    below = Figure("cell", "g4dn.2xlarge", "gpu", 1e6, kernel="nuts", n=ITERS, dtype="float64", bound="lower")
+    above = PublishedFigure("cell", "g4dn.2xlarge", "gpu", 2400.0, kernel="nuts", n=ITERS, dtype="float64",
+                            bound="lower")
+    below = PublishedFigure("cell", "g4dn.2xlarge", "gpu", 1e6, kernel="nuts", n=ITERS, dtype="float64", bound="lower")
     a, b = check([above, below], model)
     assert a["ratio"] is None and "above it at both ends" in a["verdict"]
     assert b["ratio"] is None and "below it" in b["verdict"]

@@ -59,7 +59,7 @@ def for_kernel(pts, benchmark: str, case: tuple) -> list[Point]:
 # ---- every published figure, held against the runner model (measure/predict_vs_published.py, findings) ----
 
 @dataclass(frozen=True)
-class Figure:
+class PublishedFigure:
     """One published figure and the model question that predicts it (kernel None: the model cannot, `why`)."""
     case: str
     family: str
@@ -103,9 +103,9 @@ def _direct(what: str, device_col: str) -> dict:
     return {"why": "not a suite kernel"}
 
 
-def figures(text: str) -> list[Figure]:
+def figures(text: str) -> list[PublishedFigure]:
     """Every figure of docs/reference/incidents.md the runner model is held against, in the file's order."""
-    out: list[Figure] = []
+    out: list[PublishedFigure] = []
     for line in text.splitlines():
         m = _DIRECT.match(line.strip())
         if not m or m["what"] == "benchmark":
@@ -113,71 +113,72 @@ def figures(text: str) -> list[Figure]:
         for col, value, device in (("CPU runner", m["cpu"], "cpu"), ("T4 runner", m["gpu"], "gpu")):
             q = _direct(m["what"], col)
             dev = device if q.get("kernel") not in (None, "numpy_matmul", "pure_python") else "cpu"
-            out.append(Figure(m["what"], _FAMILY[col], dev, float(value), resolution_s=_resolution(value), **q))
+            out.append(PublishedFigure(m["what"], _FAMILY[col], dev, float(value), resolution_s=_resolution(value),
+                                       **q))
     flat = " ".join(text.split())
     s = re.search(r"fresh jits at sizes [\d, ]+ \(each compile included\): CPU ([\d.]+) s in total, "
                   r"T4 ([\d.]+) s", flat)
     if s:
-        out += [Figure("fresh-jit series 100-3000", "ubuntu-latest", "cpu", float(s[1]), kernel="series",
-                       resolution_s=_resolution(s[1])),
-                Figure("fresh-jit series 100-3000", "g4dn.2xlarge", "gpu", float(s[2]), kernel="series",
-                       resolution_s=_resolution(s[2]))]
+        out += [PublishedFigure("fresh-jit series 100-3000", "ubuntu-latest", "cpu", float(s[1]), kernel="series",
+                                resolution_s=_resolution(s[1])),
+                PublishedFigure("fresh-jit series 100-3000", "g4dn.2xlarge", "gpu", float(s[2]), kernel="series",
+                                resolution_s=_resolution(s[2]))]
     for m in _SCAN_LONG.finditer(flat):
         n = int(m[3].replace(",", ""))
-        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[1]), kernel="scan", n=n,
-                       resolution_s=_resolution(m[1])),
-                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
-                       resolution_s=_resolution(m[2]))]
+        out += [PublishedFigure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[1]), kernel="scan", n=n,
+                                resolution_s=_resolution(m[1])),
+                PublishedFigure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
+                                resolution_s=_resolution(m[2]))]
     for m in _SCAN_SHORT.finditer(flat):
         n = int(m[1].replace(",", ""))
-        out += [Figure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[3]), kernel="scan", n=n,
-                       resolution_s=_resolution(m[3])),
-                Figure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
-                       resolution_s=_resolution(m[2]))]
+        out += [PublishedFigure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[3]), kernel="scan", n=n,
+                                resolution_s=_resolution(m[3])),
+                PublishedFigure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
+                                resolution_s=_resolution(m[2]))]
     c = re.search(r"compile ([\d.]+) s GPU vs ([\d.]+) s CPU", flat)
     if c:
-        out += [Figure("scalar scan compile", "ubuntu-latest", "cpu", float(c[2]), kernel="scan", n=100_000,
-                       compile_only=True, resolution_s=_resolution(c[2])),
-                Figure("scalar scan compile", "g4dn.2xlarge", "gpu", float(c[1]), kernel="scan", n=100_000,
-                       compile_only=True, resolution_s=_resolution(c[1]))]
+        out += [PublishedFigure("scalar scan compile", "ubuntu-latest", "cpu", float(c[2]), kernel="scan", n=100_000,
+                                compile_only=True, resolution_s=_resolution(c[2])),
+                PublishedFigure("scalar scan compile", "g4dn.2xlarge", "gpu", float(c[1]), kernel="scan", n=100_000,
+                                compile_only=True, resolution_s=_resolution(c[1]))]
     p = re.search(r"about (\d+) microseconds per iteration on the GPU", flat)
     if p:
-        out.append(Figure("scalar scan per step", "g4dn.2xlarge", "gpu", float(p[1]) * 1e-6, kernel="scan",
-                          n=1, per_step=True, resolution_s=0.5e-6))
+        out.append(PublishedFigure("scalar scan per step", "g4dn.2xlarge", "gpu", float(p[1]) * 1e-6, kernel="scan",
+                                   n=1, per_step=True, resolution_s=0.5e-6))
     w = re.search(r"25x25 matrix iterated in a `while_loop` for (\d+) iterations.*?about ([\d.]+) s compile", flat)
     if w:
-        out += [Figure(f"25x25 while_loop, {w[1]} iterations (GPU 5-6x NumPy: a ratio)", "g4dn.2xlarge", "gpu",
-                       float("nan"), kernel="while", n=int(w[1]),
-                       why="published as a ratio to NumPy on the CPU, not in seconds, and NumPy's 25x25 loop on the "
-                           "runner is not measured: nothing in seconds to hold the prediction against"),
-                Figure("25x25 while_loop compile", "g4dn.2xlarge", "gpu", float(w[2]),
-                       why="no compile timing of the while loop on a GPU in these results "
-                           "(loops.LoopsCompile / LoopsColdStart ran on no GPU)")]
+        out += [PublishedFigure(f"25x25 while_loop, {w[1]} iterations (GPU 5-6x NumPy: a ratio)", "g4dn.2xlarge",
+                                "gpu", float("nan"), kernel="while", n=int(w[1]),
+                                why="published as a ratio to NumPy on the CPU, not in seconds, and NumPy's 25x25 loop "
+                                    "on the runner is not measured: nothing in seconds to hold the prediction against"),
+                PublishedFigure("25x25 while_loop compile", "g4dn.2xlarge", "gpu", float(w[2]),
+                                why="no compile timing of the while loop on a GPU in these results "
+                                    "(loops.LoopsCompile / LoopsColdStart ran on no GPU)")]
     t = re.search(r"exceeded the ([\d,]+) s per-cell timeout on the T4; the whole lecture pinned to the runner's CPU "
                   r"took (\d+) min (\d+) s", flat)
     if t:
-        out += [Figure("NUTS state-space cell (> timeout, a bound)", "g4dn.2xlarge", "gpu",
-                       float(t[1].replace(",", "")), kernel="nuts", n=4 * 800, dtype="float64", bound="lower"),
-                Figure("NUTS lecture pinned to CPU (whole lecture: the cell and the rest)", "g4dn.2xlarge", "cpu",
-                       int(t[2]) * 60 + float(t[3]), kernel="nuts", n=4 * 800, dtype="float64", resolution_s=0.5,
-                       bound="upper")]
+        out += [PublishedFigure("NUTS state-space cell (> timeout, a bound)", "g4dn.2xlarge", "gpu",
+                                float(t[1].replace(",", "")), kernel="nuts", n=4 * 800, dtype="float64", bound="lower"),
+                PublishedFigure("NUTS lecture pinned to CPU (whole lecture: the cell and the rest)", "g4dn.2xlarge",
+                                "cpu", int(t[2]) * 60 + float(t[3]), kernel="nuts", n=4 * 800, dtype="float64",
+                                resolution_s=0.5, bound="upper")]
     lec = re.search(r"A lecture took ([\d.]+) s on the CPU runner and ([\d.]+) s on the T4", flat)
     if lec:
         why = ("the lecture's workload (its kernels, sizes and loop steps) is not stated: nothing to put through "
                "the model (jaxci audit --execute measures a lecture's own cells)")
-        out += [Figure("whole lecture", "ubuntu-latest", "cpu", float(lec[1]), why=why),
-                Figure("whole lecture", "g4dn.2xlarge", "gpu", float(lec[2]), why=why)]
+        out += [PublishedFigure("whole lecture", "ubuntu-latest", "cpu", float(lec[1]), why=why),
+                PublishedFigure("whole lecture", "g4dn.2xlarge", "gpu", float(lec[2]), why=why)]
     return out
 
 
-def _interval_ratio(pred: float, f: Figure) -> float:
+def _interval_ratio(pred: float, f: PublishedFigure) -> float:
     """Predicted over the published value's rounding interval (value +- resolution): 1 inside it, else the ratio
     to its nearer end."""
     lo, hi = f.published_s - f.resolution_s, f.published_s + f.resolution_s
     return pred / lo if pred < lo and lo > 0 else (pred / hi if pred > hi else 1.0)
 
 
-def _ask(model, f: Figure, row: dict):
+def _ask(model, f: PublishedFigure, row: dict):
     """Fill row with the model's answer to one figure; the Prediction that says why when it cannot."""
     if f.per_step:
         a = model.predict(f.family, f.kernel, 1_000_000, f.dtype, f.device)
@@ -195,7 +196,7 @@ def _ask(model, f: Figure, row: dict):
     return p
 
 
-def bound_verdict(f: Figure, low: float, high: float) -> str:
+def bound_verdict(f: PublishedFigure, low: float, high: float) -> str:
     """A published bound scored as a bound: where the band lies against it, never a ratio."""
     if f.bound == "lower":
         ends = sum(x > f.published_s for x in (low, high))
@@ -208,7 +209,7 @@ def bound_verdict(f: Figure, low: float, high: float) -> str:
     return f"published is an upper bound (the whole lecture, <= {f.published_s:,.0f} s): predicted {where}"
 
 
-def check(figs: list[Figure], model) -> list[dict]:
+def check(figs: list[PublishedFigure], model) -> list[dict]:
     """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why, inputs,
     ratio_interval (to the published value's rounding interval) and, for a published bound, `verdict`."""
     import math

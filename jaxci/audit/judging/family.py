@@ -31,7 +31,7 @@ class FamilyError(ValueError):
 
 
 @dataclass
-class Figure:
+class Threshold:
     value: float | None
     label: str  # measured | predicted | not known
     source: str
@@ -48,13 +48,13 @@ class FamilyModel:
     """Thresholds and costs for one family (or the built-in ones when `family` is None)."""
 
     family: str | None
-    crossover: dict = field(default_factory=dict)  # dtype -> Figure (elements)
+    crossover: dict = field(default_factory=dict)  # dtype -> Threshold (elements)
     curve: dict = field(default_factory=dict)  # (dtype, device) -> sorted [(n, seconds)]
     curve_label: str = NOT_KNOWN
-    step: dict = field(default_factory=dict)  # (dtype, device) -> Figure (seconds per loop step)
-    dispatch: dict = field(default_factory=dict)  # device -> Figure (seconds)
+    step: dict = field(default_factory=dict)  # (dtype, device) -> Threshold (seconds per loop step)
+    dispatch: dict = field(default_factory=dict)  # device -> Threshold (seconds)
     notes: list = field(default_factory=list)
-    crossovers: dict = field(default_factory=dict)  # (kernel kind, dtype) -> Figure (elements, or matrix order)
+    crossovers: dict = field(default_factory=dict)  # (kernel kind, dtype) -> Threshold (elements, or matrix order)
     runner: object = None  # RunnerView: the runner model asked for this family (None: no model)
 
     @property
@@ -74,8 +74,8 @@ class FamilyModel:
     def name(self) -> str:
         return self.family or "any family (built-in thresholds)"
 
-    def crossover_for(self, dtype: str) -> Figure:
-        return self.crossover.get(dtype) or Figure(
+    def crossover_for(self, dtype: str) -> Threshold:
+        return self.crossover.get(dtype) or Threshold(
             BUILTIN_CROSSOVER, NOT_KNOWN,
             f"built-in threshold {BUILTIN_CROSSOVER:,} elements"
             + (f" (no runner model for {self.family}: no {dtype} elementwise crossover)" if self.family
@@ -130,7 +130,7 @@ def _steps(records, family: str) -> dict:
                   and r.params.get("device") == device and isinstance(r.params.get("n"), int)]
             if ok:
                 top = max(ok, key=lambda r: r.params["n"])
-                out[(dtype, device)] = Figure(top.value / top.params["n"], MEASURED,
+                out[(dtype, device)] = Threshold(top.value / top.params["n"], MEASURED,
                                               f"loops.Scan n={top.params['n']:,} ({top.provenance()})")
     return out
 
@@ -176,7 +176,7 @@ def from_results(results_dir, family: str, catalogue: dict | None = None, publis
         if c.benchmark == ELEMENTWISE and c.cpu_machine == c.gpu_machine == family:
             value = _crossover_value(c)
             if value is not None:
-                model.crossover[c.dtype] = Figure(value, MEASURED, f"elementwise crossover, {c.answer()} "
+                model.crossover[c.dtype] = Threshold(value, MEASURED, f"elementwise crossover, {c.answer()} "
                                                                    f"({c.provenance})")
     curve = _measured_curve(records, family)
     if {k[1] for k in curve} >= {"cpu", "gpu"}:
@@ -184,7 +184,7 @@ def from_results(results_dir, family: str, catalogue: dict | None = None, publis
     model.step = _steps(records, family)
     for r in records:
         if r.machine == family and r.benchmark == TINY and r.ok and r.params.get("dtype") == "float32":
-            model.dispatch[r.params["device"]] = Figure(r.value, MEASURED, f"dispatch.TinyOp ({r.provenance()})")
+            model.dispatch[r.params["device"]] = Threshold(r.value, MEASURED, f"dispatch.TinyOp ({r.provenance()})")
     if not model.crossover or not model.curve:
         _predicted(model, records, rs.machines, catalogue, published)
     return model
@@ -227,7 +227,7 @@ def _predicted(model: FamilyModel, records, machines, catalogue, published=()) -
             if device not in model.dispatch:
                 p = view.call("dispatch", None, "float32", device)
                 if p:
-                    model.dispatch[device] = Figure(p.seconds, PREDICTED, f"dispatch floor ({p.inputs[:160]})")
+                    model.dispatch[device] = Threshold(p.seconds, PREDICTED, f"dispatch floor ({p.inputs[:160]})")
     if not model.curve:
         curve: dict = {}
         for dtype in ("float32", "float64"):
@@ -257,7 +257,7 @@ class RunnerView:
         """jaxci.analysis.model.Prediction (falsy with `reason` when it cannot predict)."""
         return self.model.predict(self.family, kernel, n, dtype, device, **kw)
 
-    def crossover(self, kernel: str, dtype: str) -> Figure | None:
+    def crossover(self, kernel: str, dtype: str) -> Threshold | None:
         """The report's predicted crossover for this family and kernel (jaxci.analysis.predict.curve_crossover,
         over the benchmark's own sizes): the size at which `jaxci predict` flips to the GPU, with its band; inf
         when the GPU never wins in range; None without sizes or a prediction."""
@@ -277,12 +277,12 @@ class RunnerView:
         first = (self.call(kernel, sizes[0], dtype, "cpu"), self.call(kernel, sizes[0], dtype, "gpu"))
         src = (f"runner model {kernel} {dtype} crossover ({what}, {result.kind} over n = {sizes[0]:,} .. "
                f"{sizes[-1]:,}; {band}; cpu: {first[0].inputs[:120]} | gpu: {first[1].inputs[:120]})")
-        return Figure(value, PREDICTED, src)
+        return Threshold(value, PREDICTED, src)
 
-    def step(self, kind: str, dtype: str, device: str) -> Figure | None:
+    def step(self, kind: str, dtype: str, device: str) -> Threshold | None:
         """Predicted seconds per step of a latency-bound loop: the slope between 1e4 and 1e5 steps."""
         band = self.step_band(kind, dtype, device)
-        return Figure(band[0], PREDICTED, f"runner model {kind} per step ({band[3]})") if band else None
+        return Threshold(band[0], PREDICTED, f"runner model {kind} per step ({band[3]})") if band else None
 
     def step_band(self, kind: str, dtype: str, device: str) -> tuple[float, float, float, str] | None:
         """(mid, low, high, inputs) seconds per step of a loop of `kind`: the slopes between 1e4 and 1e5 steps of
