@@ -29,7 +29,7 @@ MYST = ROOT / ".engines" / "node_modules" / ".bin" / "myst"
 RECORD = Path(".jaxci") / "known-failures.json"
 
 
-def _steps(template: str) -> list[dict]:
+def _steps(template: str) -> tuple[list[dict], dict]:
     flow = yaml.safe_load((ROOT / "templates" / template).read_text())
     return [s for s in flow["jobs"]["build"]["steps"] if "run" in s and not s["name"].startswith("install")], flow
 

@@ -67,6 +67,11 @@ class Survived:
     ran_up_to: int  # the largest N the suite ran this policy at on that GPU
 
 
+def rank(s: Survived) -> tuple:
+    """Most kernels first; on a tie allocation on demand, then by machine name."""
+    return -s.n, s.policy != "no-prealloc", s.machine
+
+
 def survived_on_gpu(cells) -> list[Survived]:
     """The GPU policies the suite measured keeping every worker alive (safe_n), most kernels first."""
     out = []
@@ -76,7 +81,7 @@ def survived_on_gpu(cells) -> list[Survived]:
         ran = [c.n_workers for c in cells if (c.machine, c.device, c.policy) == (machine, device, policy)
                and c.status not in ("skipped", "not measured")]
         out.append(Survived(machine, policy, n, max(ran, default=n)))
-    return sorted(out, key=lambda s: (-s.n, s.policy != "no-prealloc", s.machine))
+    return sorted(out, key=rank)
 
 
 def never_on_gpu(cells) -> list[str]:

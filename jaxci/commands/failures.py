@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
             print("jaxci failures: --remove needs --cache (the jupyter-cache folder)", file=sys.stderr)
             return 2
         known = fo.load_known(args.known)
-        patterns = fo.to_skip(args.cache, known, remove=args.remove, project=args.project)
         same = fo.unchanged(known, args.project)
+        patterns = fo.to_skip(args.cache, same, remove=args.remove, project=args.project)
         if args.config:
             fo.exclude_in_config(args.config, same)
         elif args.pages:

@@ -198,23 +198,26 @@ CPU_CASES = (("matmul", 4096, "float32"), ("elementwise", 50_000_000, "float32")
 ALIKE = 0.02
 
 
+def _cpu_seconds(model, family: str) -> tuple:
+    """The model's seconds for CPU_CASES on the family's CPU (None where it cannot predict), once per model."""
+    memo = model.__dict__.setdefault("_cpu_case_seconds", {})
+    if family not in memo:
+        memo[family] = tuple(p.seconds if p else None for p in
+                             (model.predict(family, kernel, n, dtype, "cpu") for kernel, n, dtype in CPU_CASES))
+    return memo[family]
+
+
 def cpu_twins(model, catalogue: dict, family: str) -> list[str]:
     """The catalogue families whose CPU the runner model predicts as `family`'s (within ALIKE) on every CPU case:
     their CPU inputs (physical cores, a single-thread score, published figures on the family) barely differ, so
     the model cannot tell them apart."""
-    def seconds(f):
-        out = []
-        for kernel, n, dtype in CPU_CASES:
-            p = model.predict(f, kernel, n, dtype, "cpu")
-            out.append(p.seconds if p else None)
-        return out
-
-    mine = seconds(family)
+    mine = _cpu_seconds(model, family)
     if None in mine:
         return []
     alike = []
     for f, e in catalogue.items():
-        theirs = seconds(f) if f != family and not e.is_lab else [None]
+        theirs = _cpu_seconds(model, f) if f != family and not e.is_lab else (None,)
         if None not in theirs and all(abs(a - b) <= ALIKE * max(a, b) for a, b in zip(mine, theirs)):
             alike.append(f)
     return sorted(alike)
+

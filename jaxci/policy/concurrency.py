@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxci.analysis.concurrency import Survived
+from jaxci.analysis.concurrency import Survived, rank
 
 JB1, MYSTMD, NBCLIENT = "jupyter-book-1", "mystmd", "nbclient"
 ENGINES = (JB1, MYSTMD, NBCLIENT)
@@ -69,7 +69,7 @@ class Answer:
 
 def best(survived: list[Survived]) -> Survived | None:
     """The policy that kept every worker alive at the largest N (allocation on demand first on a tie)."""
-    return min(survived, key=lambda s: (-s.n, s.policy != "no-prealloc", s.machine), default=None)
+    return min(survived, key=rank, default=None)
 
 
 def setting(engine: Engine, n: int, vcpu: int | None = None) -> str:
@@ -105,9 +105,9 @@ def runs_at_once(engine: Engine, n: int) -> int:
 
 def decide(survived: list[Survived], engine: Engine, *, has_gpu: bool, family: str, vcpu: int | None = None,
            requested: int | None = None, fit: int | None = None) -> Answer:
-    """Question 3 for `family` built by `engine`. `survived`: what GPUs measured (Survived); `fit`: how many of
-    the largest lecture's measured GPU peak fit the device (None: not measured); `requested`: an N a user or
-    the repository asks for, flagged when above the largest measured."""
+    """Question 3 for `family` built by `engine`. `survived`: what GPUs measured (Survived); `fit`: how many kernels
+    of a measured peak fit the device's memory (None: not measured); `requested`: an N a user or the repository
+    asks for, flagged when above the largest measured."""
     if not has_gpu:
         n = vcpu or 1
         return Answer(engine.name, n, None, "none (no GPU)", runs_at_once(engine, n), setting(engine, n, vcpu), "",

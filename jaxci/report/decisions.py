@@ -152,13 +152,12 @@ def _concurrency(report, family, entry, audit=None) -> Decision:
         return Decision(3, "no GPU: no device-memory policy; parallel notebooks are bounded by the "
                         f"{entry.value('vcpu') or '?'} vCPUs and RAM: " + ma.engine_text(found), NOT_MEASURED,
                         f"measure: `asv run --bench '^concurrency\\.' --machine {family}` on the family")
-    safe = {p: n for (m, d, p), n in report.safe_n.items() if m == family and d == "gpu" and n}
-    if safe:
+    if any(s.machine == family for s in ma.measured_on_gpu(report)):  # the family measured its own
         a = found[0]
         return Decision(3, f"policy `{a.policy}`: up to {a.n} notebooks at once: " + ma.engine_text(found), MEASURED,
                         f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {a.n} "
                         f"--results {report.results_dir}`")
-    text, status, basis = ma.unmeasured_gpu(report, family, entry, audit, jax=lambda m: _jax(report, m))
+    text, status, basis = ma.unmeasured_gpu(report, family, entry, found, audit, jax=lambda m: _jax(report, m))
     return Decision(3, text, status, basis)
 
 

@@ -90,9 +90,9 @@ def engine_text(answers_: list[concurrency.Answer]) -> str:
     return settings + (f". JAX lectures serial on the GPU while CPU-only ones fan out: {splits}" if splits else "")
 
 
-def unmeasured_gpu(report, family: str, entry, audit=None, jax=str):
-    """(decision, status, basis) for a GPU family with no concurrency run of its own. `jax(machine)` names the
-    JAX version a machine measured with."""
+def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], audit=None, jax=str):
+    """(decision, status, basis) for a GPU family with no concurrency run of its own, from its `answers`.
+    `jax(machine)` names the JAX version a machine measured with."""
     from jaxci.policy import builds as buildcost
 
     device_mib = entry.value("gpu_memory_mib")
@@ -101,14 +101,13 @@ def unmeasured_gpu(report, family: str, entry, audit=None, jax=str):
     peaks = lecture_peaks(audit)
     device_peaks = [p for p in peaks if p.kind == "device"]
     published = _published(device_mib)
-    found = answers(report, family, entry, audit)
     if not survived:
         return ("one notebook at a time until a GPU measures more: " + engine_text(found), "not measured",
                 f"{found[0].evidence}{published}")
-    best, n = survived[0], found[0].n
+    best, n = concurrency.best(survived), found[0].n
     decision = (f"`{found[0].env}` (policy `{best.policy}`), at most {n} notebook(s) at once on the GPU: "
                 + engine_text(found))
-    others = [f"`{s.policy}` up to N = {s.n} of {s.ran_up_to} run" for s in survived[1:]]
+    others = [f"`{s.policy}` up to N = {s.n} of {s.ran_up_to} run" for s in survived if s is not best]
     measured = (f"measured: `{best.policy}` kept every worker alive up to N = {best.n} on {best.machine} "
                 f"({jax(best.machine)}; the suite ran it up to N = {best.ran_up_to}"
                 + (f"; {', '.join(others)}" if others else "")
@@ -117,13 +116,14 @@ def unmeasured_gpu(report, family: str, entry, audit=None, jax=str):
     unmeasured = (f"not measured: this family's GPU, N above {best.ran_up_to}"
                   + (f", policies never run on a GPU ({', '.join(never)}: offered only as not measured)"
                      if never else "") + f"; measure: {concurrency.MEASURE.format(family=family)}")
-    fit = _fit(device_peaks, device_mib, _budget())
+    budget = _budget()
+    fit = _fit(device_peaks, device_mib, budget)
     if device_peaks:
         top = device_peaks[0]
         need = (f"lectures' own need: {top.mib:,.0f} MiB device memory in use at peak ({top.path}, the audit's "
                 f"{top.platform} run; largest of {len(device_peaks)})")
         if fit is not None:
-            need += f"; {fit} such kernel(s) fit {_budget():.2f} of {device_mib:,.0f} MiB (catalogue)"
+            need += f"; {fit} such kernel(s) fit {budget:.2f} of {device_mib:,.0f} MiB (catalogue)"
         status = "predicted"
     elif peaks:
         top = peaks[0]

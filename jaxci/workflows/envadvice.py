@@ -496,17 +496,16 @@ def _flag_beyond(advice: Advice, kernels: int, evidence: str | None, machine: st
     from jaxci.policy import concurrency
 
     survived, where = gpu_survival(evidence)
+    by_memory = advice.safe_kernels if advice.policy != "fraction" else None  # a fraction's safe N is its model's
     answer = concurrency.decide(survived, concurrency.Engine(concurrency.NBCLIENT), has_gpu=True,
-                                family=machine or "the family", requested=kernels)
+                                family=machine or "the family", requested=kernels, fit=by_memory)
     if not survived:
         return replace(advice, beyond=f"{kernels} kernels at once: no GPU survival measurement read ({where}): "
                                       "not measured at any N")
     ran = [s for s in survived if s.policy == advice.policy]
     seen = (f"measured ({where}): `{ran[0].policy}` kept every worker alive up to N = {ran[0].n} on {ran[0].machine}"
             if ran else f"not measured: no GPU ran `{advice.policy}` ({where})")
-    safe = advice.safe_kernels
-    if safe is not None and advice.policy != "fraction":  # a fraction's safe N is its own model's, said so
-        safe = min(safe, answer.n)
+    safe = answer.n if by_memory is not None else advice.safe_kernels
     return replace(advice, beyond=answer.beyond, safe_kernels=safe, notes=(*advice.notes, seen))
 
 

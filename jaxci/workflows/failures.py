@@ -206,12 +206,17 @@ def unchanged(known: dict, project=".") -> list[str]:
     project = Path(project)
     out = []
     for name, entry in sorted(known.items()):
-        path = Path(name) if Path(name).is_absolute() else project / name
+        path = _path(name, project)
         if not inside(path, project):
             raise FailuresError(f"known failure {quoted(name, 80)} is outside the project {project.resolve()}")
         if entry.get("hash") and path.is_file() and content_hash(path) == entry["hash"]:
             out.append(name)
     return out
+
+
+def _path(name: str, project) -> Path:
+    """A recorded notebook's file: relative to the project, or absolute (older records)."""
+    return Path(name) if Path(name).is_absolute() else Path(project) / name
 
 
 def exclude_in_config(config, names: list[str]) -> list[str]:
@@ -251,7 +256,7 @@ def skip_pages(project, names: list[str]) -> list[str]:
 
     done = []
     for name in names:
-        path = Path(name) if Path(name).is_absolute() else Path(project) / name
+        path = _path(name, project)
         if path.suffix != ".md":
             raise FailuresError(f"{name}: only MyST Markdown pages can be skipped this way (front matter)")
         text = read_text(path)
@@ -288,11 +293,10 @@ def load_known(path) -> dict:
     return {uri: known_entry(uri, entry, path) for uri, entry in data["failures"].items()}
 
 
-def to_skip(cache_path, known: dict, remove: bool = False, project=".") -> list[str]:
-    """Globs (one a line, for nb_execution_excludepatterns) of the recorded failures whose notebook is unchanged
-    (`unchanged`: the same content hash); with a jupyter-cache folder and remove=True they are also taken out of its
-    project, so its executors do not run them. Every name is checked as a glob before anything is removed."""
-    same = unchanged(known, project)
+def to_skip(cache_path, same: list[str], remove: bool = False, project=".") -> list[str]:
+    """Globs (one a line, for nb_execution_excludepatterns) of the unchanged recorded failures `same` (`unchanged`);
+    with a jupyter-cache folder and remove=True they are also taken out of its project, so its executors do not run
+    them. Every name is checked as a glob before anything is removed."""
     try:
         patterns = [glob_literal(name, "notebook") for name in same]
     except InputError as exc:
@@ -305,7 +309,7 @@ def to_skip(cache_path, known: dict, remove: bool = False, project=".") -> list[
                 notebook(rec, Path(project))  # a record naming a file outside the project is refused
             if remove:
                 for name in same:
-                    uri = str(Path(name) if Path(name).is_absolute() else (Path(project) / name).resolve())
+                    uri = str(_path(name, project).resolve())
                     if uri in records:
                         cache.remove_nb_from_project(uri)
     return patterns

@@ -6,6 +6,7 @@ that fix them. Each rule is one method of `_Audit`; the thresholds are stated as
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import yaml
@@ -137,14 +138,16 @@ class _Audit:
         self.catalogue, self.defaults, self.pins, error = _catalogue()
         if error:
             self.report.errors.append(f"catalogue: {error}: runner tier, cost and job timeouts not computed")
+        self._loaded = None
         if results_dir is not None:  # the predictions were made from it (commands.audit_ci): say when it is bad
             from jaxci.results.records import ResultsError, load_results
 
             try:
-                load_results(str(results_dir))
+                self._loaded = load_results(str(results_dir))
             except ResultsError as exc:
                 self.report.errors.append(f"--results {results_dir}: {exc}")
         self.results_dir = results_dir
+        self._answers: dict = {}  # job key -> (engine, question 3's answer)
         self.label_changes: dict = {}  # job key -> {key: value}
         self.jobs_by_key: dict = {}
 
@@ -431,26 +434,31 @@ class _Audit:
                                         "device_mib": device, "env": env}, [edit] if edit else [], job.where))
 
     def question3(self, job):
-        """(the job's engine, question 3's answer for it): jaxci.policy.concurrency.decide, the one rule."""
-        from jaxci.policy import concurrency
+        """(the job's engine, question 3's answer for it): jaxci.policy.concurrency.decide, the one rule; once per
+        job (its tier decision, which `_moving` reads, is made before any rule asks)."""
+        if job.where not in self._answers:
+            from jaxci.policy import concurrency
 
-        vcpu = _vcpu(job, self.catalogue)
-        engine = engine_of(job_commands(job), self.root, vcpu)
-        family = (job.label.family or "").split("+")[0] if job.label else ""
-        has_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
-        answer = concurrency.decide(self.survived, engine or concurrency.Engine(concurrency.NBCLIENT),
-                                    has_gpu=has_gpu, family=family or "FAMILY", vcpu=vcpu)
-        return engine, answer
+            vcpu = _vcpu(job, self.catalogue)
+            engine = engine_of(job_commands(job), self.root, vcpu)
+            family = (job.label.family or "").split("+")[0] if job.label else ""
+            has_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
+            answer = concurrency.decide(self.survived, engine or concurrency.Engine(concurrency.NBCLIENT),
+                                        has_gpu=has_gpu, family=family or "the family", vcpu=vcpu)
+            self._answers[job.where] = (engine, answer)
+        return self._answers[job.where]
 
-    @property
+    @functools.cached_property
     def survived(self) -> list:
-        """What GPUs measured keeping every worker alive (the results the predictions come from)."""
-        if not hasattr(self, "_survived"):
-            from jaxci import REPO_ROOT
-            from jaxci.workflows.envadvice import gpu_survival
+        """What GPUs measured keeping every worker alive, in the results the predictions come from (read once)."""
+        from jaxci.analysis.concurrency import grid, survived_on_gpu
 
-            self._survived = gpu_survival(str(self.results_dir or REPO_ROOT / "results"))[0]
-        return self._survived
+        if self._loaded is not None:
+            return survived_on_gpu(grid(self._loaded.records))
+        from jaxci import REPO_ROOT
+        from jaxci.workflows.envadvice import gpu_survival
+
+        return gpu_survival(str(self.results_dir or REPO_ROOT / "results"))[0]
 
     def _advice(self, n: int, device) -> tuple[dict, str, str]:
         from jaxci.catalogue import CatalogueError, load_policies
