@@ -203,7 +203,7 @@ def test_every_crossing_is_listed_in_the_answer():
 def test_a_one_percent_wobble_inside_the_quartiles_is_a_tie_not_three_crossings():
     # equal lines whose medians wobble by 1% while each quartile range is +-5%: no side anywhere
     wobble = [1.01, 0.99, 1.01, 0.99]
-    pts = [cx.Point(n, 1.0, w, (0.95, 1.05), (0.95 * w, 1.05 * w)) for n, w in zip((10, 100, 1000, 10000), wobble)]
+    pts = [cx.SizePoint(n, 1.0, w, (0.95, 1.05), (0.95 * w, 1.05 * w)) for n, w in zip((10, 100, 1000, 10000), wobble)]
     found = cx.find_crossover(pts)
     assert found.kind == cx.WITHIN_NOISE and found.crossings == [] and found.n is None
     # the same medians without quartiles are not ties: the medians alone decide (three crossings)
@@ -211,9 +211,9 @@ def test_a_one_percent_wobble_inside_the_quartiles_is_a_tie_not_three_crossings(
 
 
 def test_ties_widen_a_crossing_but_do_not_move_it_to_the_tie():
-    pts = [cx.Point(10, 1.0, 2.0, (0.99, 1.01), (1.98, 2.02)),
-           cx.Point(100, 1.0, 1.02, (0.95, 1.05), (0.97, 1.07)),   # overlapping: a tie
-           cx.Point(1000, 1.0, 0.5, (0.99, 1.01), (0.49, 0.51))]
+    pts = [cx.SizePoint(10, 1.0, 2.0, (0.99, 1.01), (1.98, 2.02)),
+           cx.SizePoint(100, 1.0, 1.02, (0.95, 1.05), (0.97, 1.07)),   # overlapping: a tie
+           cx.SizePoint(1000, 1.0, 0.5, (0.99, 1.01), (0.49, 0.51))]
     found = cx.find_crossover(pts)
     assert found.kind == cx.CROSSING and found.n == pytest.approx(100)  # log midpoint of 10 and 1000
     assert [side for _, side in found.sides] == [cx.CPU_FASTER, cx.TIE, cx.GPU_FASTER]

@@ -136,7 +136,7 @@ def test_a_rows_published_checks_are_shown_and_judge_only_the_number_it_shows(re
 def test_rows_without_a_published_check_are_left_as_they_are(report):
     for row in decisions.sheet(report, "c7i.2xlarge").rows:
         assert "published check" not in row.basis
-    measured = decisions.Decision(5, "x", decisions.MEASURED, "on it")
+    measured = decisions.QuestionDecision(5, "x", decisions.MEASURED, "on it")
     assert termcheck.annotate(report, "g4dn.2xlarge", measured) is measured
 
 

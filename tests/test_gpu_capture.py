@@ -16,7 +16,7 @@ import pytest
 
 from jaxci.capture.carried import install_wheels, source_commit
 from jaxci.capture.pack import MAX_FILE_BYTES, MAX_FILES
-from jaxci.capture.plan import Step, combo, first, plan, select
+from jaxci.capture.plan import CaptureStep, combo, first, plan, select
 from jaxci.capture.run import DRAIN_S, Capture
 from jaxci.capture.scheduler import OVERRUN_FACTOR, PACK_RESERVE_S, Costs, schedule
 from jaxci.commands.import_capture import main as import_main
@@ -105,8 +105,8 @@ class FakeClock:
 
 
 def _step(name, n_cpu, n_gpu=0, work=0.0):
-    return Step(name, "q", tuple([f"x.C.time_warm('{name}', {i}, 'cpu')" for i in range(n_cpu)]
-                                + [f"x.C.time_warm('{name}', {i}, 'gpu')" for i in range(n_gpu)]), work)
+    return CaptureStep(name, "q", tuple([f"x.C.time_warm('{name}', {i}, 'cpu')" for i in range(n_cpu)]
+                                       + [f"x.C.time_warm('{name}', {i}, 'gpu')" for i in range(n_gpu)]), work)
 
 
 def test_schedule_never_starts_a_step_that_cannot_finish():

@@ -1,12 +1,12 @@
 """Whether a release regression is undone today, against the release before it: the first screen's column reads
 the newest release's time, so a partial recovery is never reported as the whole slowdown."""
 
-from jaxci.analysis.releases import Step
+from jaxci.analysis.releases import ReleaseStep
 
 
 def _step(t_last, undone_in=None, kind="regression"):
-    return Step("m", "loops.ForiAccumulate", (), "0.4.31", "0.4.33", 18e-6, 4.7e-3, kind, undone_in, "0.12.0.1",
-                t_last)
+    return ReleaseStep("m", "loops.ForiAccumulate", (), "0.4.31", "0.4.33", 18e-6, 4.7e-3, kind, undone_in, "0.12.0.1",
+                       t_last)
 
 
 def test_a_partial_recovery_says_partly_with_todays_ratio():

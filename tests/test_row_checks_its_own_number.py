@@ -5,16 +5,17 @@ called refuted by a different prediction of that figure."""
 from types import SimpleNamespace
 
 from jaxci.report import termcheck
-from jaxci.report.decisions import Decision
+from jaxci.report.decisions import QuestionDecision
 
 CASE = "1000x1000 matmul, first call"
 ROW = {"family": "g4dn.2xlarge", "device": "gpu", "case": CASE, "published_s": 0.079, "predicted_s": 0.952,
        "ratio": 12.0, "low_s": 0.03, "high_s": 0.99, "inputs": "dispatch floor (TinyOp, lab-h200 gpu)"}
 
 
-def _annotated(sources: str) -> Decision:
+def _annotated(sources: str) -> QuestionDecision:
     report = SimpleNamespace(model_checks=[ROW])
-    row = Decision(5, "the jax-env action", "predicted", "predicted compile 78 ms per fresh jit", sources=sources)
+    row = QuestionDecision(
+        5, "the jax-env action", "predicted", "predicted compile 78 ms per fresh jit", sources=sources)
     return termcheck.annotate(report, "g4dn.2xlarge", row)
 
 

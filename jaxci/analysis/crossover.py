@@ -51,7 +51,7 @@ def verdict(cpu: float, gpu: float, cpu_iqr=None, gpu_iqr=None) -> str:
 
 
 @dataclass(frozen=True)
-class Point:
+class SizePoint:
     """One measured size: medians and (q25, q75) of each line (None where asv recorded no quartiles)."""
 
     n: float
@@ -71,11 +71,11 @@ class Point:
         return (self.n, self.cpu, self.gpu)[i]
 
 
-def as_point(p) -> Point:
-    if isinstance(p, Point):
+def as_point(p) -> SizePoint:
+    if isinstance(p, SizePoint):
         return p
     n, c, g, *iqr = p
-    return Point(n, c, g, *(tuple(x) if x is not None else None for x in iqr[:2]))
+    return SizePoint(n, c, g, *(tuple(x) if x is not None else None for x in iqr[:2]))
 
 
 @dataclass
@@ -126,7 +126,7 @@ class Crossover:
     gpu_machine: str
     kind: str
     n: float | None
-    points: list = field(default_factory=list)   # [Point] used (unpack as (n, t_cpu, t_gpu))
+    points: list = field(default_factory=list)   # [SizePoint] used (unpack as (n, t_cpu, t_gpu))
     crossings: list = field(default_factory=list)  # every sign change: (n*, "gpu becomes faster"|"cpu becomes faster")
     label: str = "measured"
     provenance: str = ""
@@ -143,7 +143,7 @@ class Crossover:
 
 
 def find_crossover(points) -> CrossoverResult:
-    """points: [(n, t_cpu, t_gpu)] or [(n, t_cpu, t_gpu, cpu_iqr, gpu_iqr)] or [Point], positive times.
+    """points: [(n, t_cpu, t_gpu)] or [(n, t_cpu, t_gpu, cpu_iqr, gpu_iqr)] or [SizePoint], positive times.
 
     Unpacks as (kind, break-even n or None, crossings). The break-even size is the last crossing after
     which the GPU stays faster (ties aside) up to the largest size."""
@@ -205,7 +205,7 @@ def crossovers(records, cpu_only_machines=()) -> list[Crossover]:
             if cpu_m != gpu_m and not gpu:
                 continue  # a cross-machine pair only where the other machine has a gpu line
             common = sorted(set(cpu) & set(gpu))
-            points = [Point(n, cpu[n].value, gpu[n].value, _iqr(cpu[n]), _iqr(gpu[n])) for n in common]
+            points = [SizePoint(n, cpu[n].value, gpu[n].value, _iqr(cpu[n]), _iqr(gpu[n])) for n in common]
             found = find_crossover(points)
             kind, n_star, crossings = found
             note = ""

@@ -35,7 +35,7 @@ def kernel_of(benchmark: str, case: tuple) -> str | None:
 
 
 @dataclass
-class Prediction:
+class CasePrediction:
     family: str
     benchmark: str
     case: tuple
@@ -220,9 +220,10 @@ def predictions(records, machines: dict, catalogue: dict, measured_crossovers=()
             for device in (["cpu", "gpu"] if entry.has_gpu else ["cpu"]):
                 for n in sizes:
                     p = pred.full(family, bench, case, dtype, device, n)
-                    runtimes.append(Prediction(family, bench, case, dtype, device, n, p.seconds, p.inputs or p.reason,
-                                               measured.get((family, bench, case, dtype, device, n)), p.low, p.high,
-                                               p.basis))
+                    runtimes.append(CasePrediction(
+                        family, bench, case, dtype, device, n, p.seconds, p.inputs or p.reason,
+                        measured.get((family, bench, case, dtype, device, n)), p.low, p.high,
+                        p.basis))
                     if p:
                         lines.setdefault(device, {})[n] = p
                     else:

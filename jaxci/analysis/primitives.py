@@ -91,7 +91,7 @@ def band_of(rec) -> Band:
 
 
 @dataclass(frozen=True)
-class Point:
+class RatePoint:
     """A throughput point: `rate` in work units per second over (time - floor), its band from the quartiles
     and from whether the floor is subtracted (low end: W / q75; high end: W / (q25 - floor))."""
     n: int
@@ -120,7 +120,7 @@ def floor(records, machine: str, device: str, dtype: str = "float32") -> tuple[B
     return band_of(r), f"dispatch floor {r.value * 1e6:.1f} µs (TinyOp {r.params.get('dtype')}, {machine} {device})"
 
 
-def throughput_point(recs, work, floor_s: float, what: str) -> tuple[Point | None, str]:
+def throughput_point(recs, work, floor_s: float, what: str) -> tuple[RatePoint | None, str]:
     """The largest size whose time is >= LATENCY_FACTOR x max(floor, time at the smallest size)."""
     recs = sorted((r for r in recs if isinstance(r.params.get("n"), int)), key=lambda r: r.params["n"])
     if not recs:
@@ -138,10 +138,10 @@ def throughput_point(recs, work, floor_s: float, what: str) -> tuple[Point | Non
     q75 = r.q75 if r.q75 is not None else r.value
     rate = Band(w / max(r.value - floor_s, r.value * 1e-3), w / max(q75, r.value),
                 w / max(min(q25, r.value) - floor_s, r.value * 1e-3))
-    return Point(r.params["n"], r.value, rate, f"{what} at n={r.params['n']:,} ({r.value * 1e3:.3g} ms)"), ""
+    return RatePoint(r.params["n"], r.value, rate, f"{what} at n={r.params['n']:,} ({r.value * 1e3:.3g} ms)"), ""
 
 
-def gemm_points(records, machine, device, dtype, floor_s) -> list[tuple[str, Point]]:
+def gemm_points(records, machine, device, dtype, floor_s) -> list[tuple[str, RatePoint]]:
     """(precision, point) for the matmul series: dense.Dense (default precision) and each DensePrecision."""
     out = []
     p, _ = throughput_point(_ok(records, machine, DENSE, device, op="matmul", dtype=dtype),
@@ -157,18 +157,18 @@ def gemm_points(records, machine, device, dtype, floor_s) -> list[tuple[str, Poi
     return out
 
 
-def dense_point(records, machine, device, op, dtype, floor_s) -> tuple[Point | None, str]:
+def dense_point(records, machine, device, op, dtype, floor_s) -> tuple[RatePoint | None, str]:
     return throughput_point(_ok(records, machine, DENSE, device, op=op, dtype=dtype),
                             lambda n: dense_flops(op, n), floor_s, f"{machine} {device} {op} {dtype}")
 
 
-def element_point(records, machine, device, dtype, floor_s) -> tuple[Point | None, str]:
+def element_point(records, machine, device, dtype, floor_s) -> tuple[RatePoint | None, str]:
     """Op-mix elements per second at a throughput point."""
     return throughput_point(_ok(records, machine, ELEMENTWISE, device, dtype=dtype), float, floor_s,
                             f"{machine} {device} elementwise op mix {dtype}")
 
 
-def element_rate_at(records, machine, device, dtype, n: int, floor_s: float) -> tuple[Point | None, str]:
+def element_rate_at(records, machine, device, dtype, n: int, floor_s: float) -> tuple[RatePoint | None, str]:
     """Op-mix elements per second at size n on the CPU: the machine's measured rates n_i / (t_i - floor),
     interpolated in log n - log rate between the measured sizes around n (held above the largest). The rate
     depends on the size (a 1e5-element op mix runs in cache, 5e7 elements from memory), so a line near a
@@ -193,11 +193,11 @@ def element_rate_at(records, machine, device, dtype, n: int, floor_s: float) -> 
     w = 0.0 if nb == na else (math.log(n) - math.log(na)) / (math.log(nb) - math.log(na))
     mid, low, high = (math.exp((1 - w) * math.log(x) + w * math.log(y)) for x, y in zip(a, b))
     where = f"n={na:,}" if na == nb else f"n={na:,}..{nb:,}"
-    return Point(n, 0.0, Band(mid, min(low, mid), max(high, mid)),
-                 f"{machine} {device} elementwise op mix {dtype} at {where}"), ""
+    return RatePoint(n, 0.0, Band(mid, min(low, mid), max(high, mid)),
+                     f"{machine} {device} elementwise op mix {dtype} at {where}"), ""
 
 
-def _below(r0, r1, n: int, floor_s: float, what: str) -> Point:
+def _below(r0, r1, n: int, floor_s: float, what: str) -> RatePoint:
     """The op mix below a machine's smallest measured size n0: the line through its two smallest sizes (a fixed
     cost of the call plus a per-element cost, as the loops' intercept + slope), clipped to what the two ends
     allow. Holding the rate of n0 would take the call's whole fixed cost as the TinyOp floor; every CPU measured
@@ -213,12 +213,12 @@ def _below(r0, r1, n: int, floor_s: float, what: str) -> Point:
     def rate(sec):
         return n / max(sec - floor_s, sec * 1e-3)
 
-    return Point(n, t, Band(rate(t), rate(max(q75, t)), rate(held)),
-                 f"{what} below its smallest size n={n0:,}: the line through n={n0:,} and {n1:,} "
-                 f"({t * 1e6:.3g} µs at n={n:,}; band up to the time of n={n0:,} held)")
+    return RatePoint(n, t, Band(rate(t), rate(max(q75, t)), rate(held)),
+                     f"{what} below its smallest size n={n0:,}: the line through n={n0:,} and {n1:,} "
+                     f"({t * 1e6:.3g} µs at n={n:,}; band up to the time of n={n0:,} held)")
 
 
-def op_mix_lower_bound(records, machine, device, dtype) -> tuple[Point | None, str]:
+def op_mix_lower_bound(records, machine, device, dtype) -> tuple[RatePoint | None, str]:
     """The op mix's largest measured size as a lower bound on bandwidth (bytes / whole time, floor included)."""
     recs = sorted(_ok(records, machine, ELEMENTWISE, device, dtype=dtype), key=lambda r: r.params["n"])
     if not recs:
@@ -226,10 +226,10 @@ def op_mix_lower_bound(records, machine, device, dtype) -> tuple[Point | None, s
     r = recs[-1]
     b = elementwise_bytes(r.params["n"], dtype)
     text = f"op mix n={r.params['n']:,} {r.value * 1e6:.0f} µs"
-    return Point(r.params["n"], r.value, Band.of(b / r.value), text), ""
+    return RatePoint(r.params["n"], r.value, Band.of(b / r.value), text), ""
 
 
-def bandwidth_point(records, machine, device, dtype, floor_s) -> tuple[Point | None, str]:
+def bandwidth_point(records, machine, device, dtype, floor_s) -> tuple[RatePoint | None, str]:
     """Achieved bytes/s of elementwise.Bandwidth (axpy, else scale) at a throughput point."""
     for op in ("axpy", "scale"):
         recs = _ok(records, machine, BANDWIDTH_T, device, op=op, dtype=dtype)
@@ -338,7 +338,7 @@ def while_cost(records, machine, device, dtype, iterations: int, floor_s: float)
                  f"{per.mid * 1e6:.3g} µs per iteration after the floor ({machine} {device} {dtype})")
 
 
-def numpy_gemm_point(records, machine, dtype) -> tuple[Point | None, str]:
+def numpy_gemm_point(records, machine, dtype) -> tuple[RatePoint | None, str]:
     """NumPy (BLAS) matmul FLOP/s at all threads, largest measured n (host.NumpyLinalg; no dispatch floor)."""
     recs = sorted(_ok(records, machine, HOST_LINALG, "cpu", op="matmul", threads="all", dtype=dtype),
                   key=lambda r: r.params["n"])
@@ -351,8 +351,9 @@ def numpy_gemm_point(records, machine, dtype) -> tuple[Point | None, str]:
     one = [x for x in _ok(records, machine, HOST_LINALG, "cpu", op="matmul", threads="1", dtype=dtype)
            if x.params["n"] == r.params["n"]]
     extra = f" (one thread {w / one[0].value / 1e9:.0f} GFLOP/s)" if one else ""
-    return Point(r.params["n"], r.value, Band(w / r.value, w / q75, w / q25),
-                 f"{machine} NumPy matmul {dtype} n={r.params['n']:,} all threads {r.value * 1e3:.3g} ms{extra}"), ""
+    return RatePoint(
+        r.params["n"], r.value, Band(w / r.value, w / q75, w / q25),
+        f"{machine} NumPy matmul {dtype} n={r.params['n']:,} all threads {r.value * 1e3:.3g} ms{extra}"), ""
 
 
 def pure_python(records, machine, kernel="int_sum", n=10_000_000) -> tuple[Band | None, str]:

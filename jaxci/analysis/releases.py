@@ -24,7 +24,7 @@ from jaxci.util.versions import release_key
 
 
 @dataclass(frozen=True)
-class Step:
+class ReleaseStep:
     machine: str
     benchmark: str
     params: tuple            # (name, value) pairs: the sizes, dtype, device
@@ -89,7 +89,7 @@ def per_release(records) -> dict:
     return out
 
 
-def release_steps(records, factor: float) -> list[Step]:
+def release_steps(records, factor: float) -> list[ReleaseStep]:
     """Every step beyond `factor` between consecutive measured releases, in machine/benchmark order."""
     steps = []
     for (machine, bench, params), series in sorted(per_release(records).items(), key=lambda kv: str(kv[0])):
@@ -105,8 +105,8 @@ def release_steps(records, factor: float) -> list[Step]:
             else:  # an improvement that brings back the time of before an earlier regression: say so
                 undone = next((s.before for s in reversed(steps) if (s.machine, s.benchmark, s.params) ==
                                (machine, bench, params) and s.kind == "regression" and s.undone_in == v1), None)
-            steps.append(Step(machine, bench, params, v0, v1, r0.value, r1.value,
-                              "regression" if ratio > factor else "improvement", undone, last, t_last))
+            steps.append(ReleaseStep(machine, bench, params, v0, v1, r0.value, r1.value,
+                                     "regression" if ratio > factor else "improvement", undone, last, t_last))
     return steps
 
 
@@ -136,7 +136,7 @@ def _past(ratio: float | None, factor: float, kind: str) -> bool:
     return ratio > factor if kind == "regression" else ratio < 1 / factor
 
 
-def judge(steps: list[Step], runs: dict, confirmations: dict, factor: float, cores: dict) -> list[Step]:
+def judge(steps: list[ReleaseStep], runs: dict, confirmations: dict, factor: float, cores: dict) -> list[ReleaseStep]:
     """Each step with its confirmation and load: `runs` and `confirmations` map a machine to its
     results.conditions records, `cores` a machine to its CPU count. Pure: the records are read by the caller."""
     out = []
@@ -170,19 +170,19 @@ def _fmt_t(seconds: float) -> str:
     return f"{seconds / 1e-9:.3g} ns"
 
 
-def _size(step: Step) -> float:
+def _size(step: ReleaseStep) -> float:
     return max(step.ratio, 1 / step.ratio)
 
 
-def _load_text(step: Step) -> str:
+def _load_text(step: ReleaseStep) -> str:
     if step.load is None:
         return "not recorded"
     return f"{step.load:.2f}" + ("" if step.others is None else f" (others {step.others:.2f} CPU)")
 
 
-def _rows(mine: list[Step], limit: int, confirmed: bool, factor: float) -> list[str]:
+def _rows(mine: list[ReleaseStep], limit: int, confirmed: bool, factor: float) -> list[str]:
     """One table: a row per (benchmark, from, to, kind), largest first, at most `limit`, the rest counted."""
-    groups: dict[tuple, list[Step]] = {}
+    groups: dict[tuple, list[ReleaseStep]] = {}
     for s in mine:
         groups.setdefault((s.benchmark, s.before, s.after, s.kind), []).append(s)
     rows = sorted((sorted(g, key=_size, reverse=True) for g in groups.values()),
@@ -210,7 +210,7 @@ def confirm_command(machine: str) -> str:
     return f"jaxci history --confirm --machine {machine}"
 
 
-def releases_md(steps: list[Step], measured: dict[str, list[str]], factor: float, limit: int = 40) -> str:
+def releases_md(steps: list[ReleaseStep], measured: dict[str, list[str]], factor: float, limit: int = 40) -> str:
     """The findings section: per machine, the confirmed steps between consecutive releases, then the
     unconfirmed ones apart ("noise?"), with the load they were measured at.
 

@@ -20,7 +20,7 @@ def combo(bench: str, *params) -> str:
 
 
 @dataclass(frozen=True)
-class Step:
+class CaptureStep:
     name: str
     question: str
     combos: tuple[str, ...]
@@ -92,58 +92,60 @@ def _kalman(method: str) -> tuple[str, ...]:
                  for dt in ("float32", "float64") for d in ("cpu", "gpu"))
 
 
-def _concurrency() -> Step:
+def _concurrency() -> CaptureStep:
     conc = [combo(f"concurrency.Concurrency.{m}", n, p, d) for m in CONC_TRACKS for n in (1, 2, 3)
             for p, d in (("default", "cpu"), ("default", "gpu"), ("no-prealloc", "gpu"))]
-    return Step("concurrency", "3: N = 1..3 workers under default and no-prealloc (the preallocation race)",
-                tuple(conc), 0.0, env=(("JAXCI_POLICIES", "default,no-prealloc"), ("JAXCI_MAX_WORKERS", "3")),
-                attrs=(), per_work=10**6, batches=(("cpu", 4, 8.0), ("gpu", 8, 4.0)))
+    return CaptureStep("concurrency", "3: N = 1..3 workers under default and no-prealloc (the preallocation race)",
+                       tuple(conc), 0.0, env=(("JAXCI_POLICIES", "default,no-prealloc"), ("JAXCI_MAX_WORKERS", "3")),
+                       attrs=(), per_work=10**6, batches=(("cpu", 4, 8.0), ("gpu", 8, 4.0)))
 
 
-def _nuts() -> list[Step]:
+def _nuts() -> list[CaptureStep]:
     """One step per chain method: a sampler that overruns loses only its own step."""
-    return [Step(f"nuts-{ch_m[:3]}{ch}", f"4: NUTS {ch_m} x {ch} chain(s) on the small model, 200 draws (float64)",
-                 tuple(_tracks("nuts.Nuts", NUTS_TRACKS, "regression", ch_m, ch, 200, "float64")), 40.0, attrs=(),
-                 per_work=3)
+    return [CaptureStep(
+        f"nuts-{ch_m[:3]}{ch}", f"4: NUTS {ch_m} x {ch} chain(s) on the small model, 200 draws (float64)",
+        tuple(_tracks("nuts.Nuts", NUTS_TRACKS, "regression", ch_m, ch, 200, "float64")), 40.0, attrs=(),
+        per_work=3)
             for ch_m, ch in (("sequential", 1), ("vectorized", 4), ("parallel", 4), ("sequential", 4))]
 
 
-def _compile() -> Step:
+def _compile() -> CaptureStep:
     cold = [c for k in ("matmul", "op_mix", "scan", "kalman_grad")
             for c in _both("compile.CompileColdStart.timeraw_first_call", k, "float32")]
     series = _both("compile.JitSeriesTotal.track_total_s", "float32") + \
         _tracks("compile.PersistentCache", ("track_cold_s", "track_warm_s", "track_compile_saved_s"), "float32")
-    return Step("compile", "5: cold first calls, a lecture-like jit series, the persistent cache",
-                tuple(cold + series), 6.0, attrs=("repeat=(1,3,10.0)", "rounds=1"))
+    return CaptureStep("compile", "5: cold first calls, a lecture-like jit series, the persistent cache",
+                       tuple(cold + series), 6.0, attrs=("repeat=(1,3,10.0)", "rounds=1"))
 
 
-def _extra() -> Step:
+def _extra() -> CaptureStep:
     extra = [c for op in ("solve", "cholesky") for n in (256, 1024) for dt in ("float32", "float64")
              for c in _both("dense.Dense.time_warm", op, n, dt)]
     extra += [c for n in (1, 100) for d in ("h2d", "d2h") for c in _both("dispatch.Transfer.time_transfer", d, n)]
-    return Step("extra", "2: solve, Cholesky and transfers (if time is left)", tuple(extra), 1.5,
-                attrs=("repeat=(1,5,1.0)", "rounds=1"))
+    return CaptureStep("extra", "2: solve, Cholesky and transfers (if time is left)", tuple(extra), 1.5,
+                       attrs=("repeat=(1,5,1.0)", "rounds=1"))
 
 
 FIRST = "results/lab-h200 (the first capture, commit 024bc0aa)"
 
 
-def first() -> list[Step]:
+def first() -> list[CaptureStep]:
     """The first capture's steps in priority order (the seven questions: crossover first, then FP64, incident
     shapes, concurrency, sampler, compile)."""
     steps = [
-        Step("sanity", "first: both devices start and dispatch (a broken GPU shows here, cheaply)",
-             tuple(_both("dispatch.TinyOp.time_warm", "float32")), 1.0),
-        Step("crossover-f32", "2: crossover of memory-bound (op mix) and compute-bound (matmul) kernels (float32)",
-             tuple(_kernels("float32")), 3.0),
-        Step("loops-f32", "2: scan, fori and while per-step cost (float32)", tuple(_loops("float32")), 2.0),
-        Step("crossover-f64", "1: FP64 penalty on the same kernels and dispatch (float64)",
-             tuple(_kernels("float64") + _both("dispatch.TinyOp.time_warm", "float64")), 3.0),
-        Step("loops-f64", "1: FP64 penalty on the loops (float64)", tuple(_loops("float64")), 2.0),
-        Step("kalman-seq", "1+2: Kalman gradient at the incident shape (k=11, n=96), sequential lax.scan",
-             _kalman("sequential"), 6.0),
-        Step("kalman-par", "1+2: the same gradient, parallel-in-time lax.associative_scan (compiles longer)",
-             _kalman("parallel"), 15.0),
+        CaptureStep("sanity", "first: both devices start and dispatch (a broken GPU shows here, cheaply)",
+                    tuple(_both("dispatch.TinyOp.time_warm", "float32")), 1.0),
+        CaptureStep(
+            "crossover-f32", "2: crossover of memory-bound (op mix) and compute-bound (matmul) kernels (float32)",
+            tuple(_kernels("float32")), 3.0),
+        CaptureStep("loops-f32", "2: scan, fori and while per-step cost (float32)", tuple(_loops("float32")), 2.0),
+        CaptureStep("crossover-f64", "1: FP64 penalty on the same kernels and dispatch (float64)",
+                    tuple(_kernels("float64") + _both("dispatch.TinyOp.time_warm", "float64")), 3.0),
+        CaptureStep("loops-f64", "1: FP64 penalty on the loops (float64)", tuple(_loops("float64")), 2.0),
+        CaptureStep("kalman-seq", "1+2: Kalman gradient at the incident shape (k=11, n=96), sequential lax.scan",
+                    _kalman("sequential"), 6.0),
+        CaptureStep("kalman-par", "1+2: the same gradient, parallel-in-time lax.associative_scan (compiles longer)",
+                    _kalman("parallel"), 15.0),
         _concurrency(),
         *_nuts(),
         _compile(),
@@ -152,7 +154,7 @@ def first() -> list[Step]:
     return [replace(s, measured=FIRST) for s in steps]
 
 
-def _precision() -> Step:
+def _precision() -> CaptureStep:
     """float32 matmul at JAX's default precision (TF32 on Ampere and later) and at `highest` (true FP32), and
     float64, at sizes past the launch-bound range; the CPU at the sizes it can do in a capture step."""
     gpu = [combo("dense.DensePrecision.time_warm", p, n, "float32", "gpu")
@@ -160,94 +162,98 @@ def _precision() -> Step:
     gpu += [combo("dense.DensePrecision.time_warm", "default", n, "float64", "gpu") for n in (4096, 8192)]
     cpu = [combo("dense.DensePrecision.time_warm", "default", n, dt, "cpu") for n in (2048, 4096)
            for dt in ("float32", "float64")]
-    return Step("gemm-precision", "2+6: matmul rate per precision path (TF32 vs true FP32 vs FP64)",
-                tuple(gpu + cpu), 4.0, primitive="GEMM rate per precision path (large n)", call=1)
+    return CaptureStep("gemm-precision", "2+6: matmul rate per precision path (TF32 vs true FP32 vs FP64)",
+                       tuple(gpu + cpu), 4.0, primitive="GEMM rate per precision path (large n)", call=1)
 
 
-def _bandwidth() -> Step:
+def _bandwidth() -> CaptureStep:
     sizes = {"axpy": (10_000_000, 100_000_000), "scale": (100_000_000,)}  # GB/s follows from time and bytes
     combos = [c for op, ns in sizes.items() for n in ns for dt in ("float32", "float64")
               for c in _both("elementwise.Bandwidth.time_warm", op, n, dt)]
-    return Step("bandwidth", "2+6: achieved memory bandwidth at sizes that are not launch-bound (up to 800 MB)",
-                tuple(combos), 4.0, primitive="achieved bandwidth (GB/s) per device", call=1)
+    return CaptureStep("bandwidth", "2+6: achieved memory bandwidth at sizes that are not launch-bound (up to 800 MB)",
+                       tuple(combos), 4.0, primitive="achieved bandwidth (GB/s) per device", call=1)
 
 
-def _nuts_step() -> Step:
+def _nuts_step() -> CaptureStep:
     tracks = ("track_s_per_leapfrog_step", "track_leapfrog_steps", "track_compile_s")
     combos = [c for m in tracks for dt in ("float64", "float32")
               for c in _both(f"nuts.NutsLeapfrogStep.{m}", dt)]
     # one sampler run per (dtype, device), its three tracks read by the other processes: ~1,000 float64 steps,
     # 2-3 ms each on a 2-core CPU and ~40 ms each on the H200 (the first capture's Kalman gradient), + compile
-    return Step("nuts-step", "4 (incident 2): seconds per leapfrog step of the 11-state model (k=11, 96 quarters, "
-                "dense mass, depth 8)", tuple(combos), 35.0, attrs=(), per_work=3,
-                primitive="NUTS cost per leapfrog step", call=1)
+    return CaptureStep(
+        "nuts-step", "4 (incident 2): seconds per leapfrog step of the 11-state model (k=11, 96 quarters, "
+        "dense mass, depth 8)", tuple(combos), 35.0, attrs=(), per_work=3,
+        primitive="NUTS cost per leapfrog step", call=1)
 
 
-def _profiles() -> Step:
-    return Step("profile", "kernel time vs gaps: is a scan step's ~8 us launch, sync or device work?", (), 0.0,
-                attrs=(), batches=(("cpu", 2, 6.0), ("gpu", 2, 8.0)), primitive="per-launch cost and device time "
-                "per kernel (jax.profiler)", call=1,
-                command=("jaxci.capture.profiles", "scan:float32", "kalman-grad:float64"))
+def _profiles() -> CaptureStep:
+    return CaptureStep(
+        "profile", "kernel time vs gaps: is a scan step's ~8 us launch, sync or device work?", (), 0.0,
+        attrs=(), batches=(("cpu", 2, 6.0), ("gpu", 2, 8.0)), primitive="per-launch cost and device time "
+        "per kernel (jax.profiler)", call=1,
+        command=("jaxci.capture.profiles", "scan:float32", "kalman-grad:float64"))
 
 
-def _autotune() -> Step:
+def _autotune() -> CaptureStep:
     combos = [combo(f"compile.AutotuneCompile.{m}", a, k, dt, "gpu")
               for m in ("track_trace_s", "track_lower_s", "track_backend_s") for a in ("default", "off")
               for k, dt in (("matmul", "float32"), ("kalman_grad", "float64"))]
     combos += [combo("compile.AutotuneCompile.track_backend_s", "default", k, dt, "cpu")
                for k, dt in (("matmul", "float32"), ("kalman_grad", "float64"))]
-    return Step("autotune", "5: compile stages with XLA's GPU autotuning on and off (what moves between GPUs)",
-                tuple(combos), 8.0, attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=3,
-                primitive="compile stage seconds per device, autotune share", call=2)
+    return CaptureStep("autotune", "5: compile stages with XLA's GPU autotuning on and off (what moves between GPUs)",
+                       tuple(combos), 8.0, attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=3,
+                       primitive="compile stage seconds per device, autotune share", call=2)
 
 
-def _fraction() -> Step:
+def _fraction() -> CaptureStep:
     conc = [combo(f"concurrency.Concurrency.{m}", n, p, "gpu") for m in CONC_TRACKS for n in (1, 2, 3, 4)
             for p in ("fraction", "default")]
     conc += [combo(f"concurrency.Concurrency.{m}", 4, "no-prealloc", "gpu") for m in CONC_TRACKS]
-    return Step("concurrency-fraction", "3: the fraction policy jaxci env recommends, N = 1..4, beside the default",
-                tuple(conc), 0.0, env=(("JAXCI_POLICIES", "fraction,default,no-prealloc"),
-                                       ("JAXCI_MAX_WORKERS", "4")),
-                # the suite's setup_cache runs 1 + N = 1..4 worker batches per (policy, device): three GPU
-                # policies and the CPU's default (the first capture: ~7 s a batch of 3 GiB lecture-like workers)
-                attrs=(), per_work=10**6, batches=(("cpu", 5, 8.0), ("gpu", 15, 5.0)),
-                primitive="safe N and slowdown per policy", call=2)
+    return CaptureStep(
+        "concurrency-fraction", "3: the fraction policy jaxci env recommends, N = 1..4, beside the default",
+        tuple(conc), 0.0, env=(("JAXCI_POLICIES", "fraction,default,no-prealloc"),
+        ("JAXCI_MAX_WORKERS", "4")),
+        # the suite's setup_cache runs 1 + N = 1..4 worker batches per (policy, device): three GPU
+        # policies and the CPU's default (the first capture: ~7 s a batch of 3 GiB lecture-like workers)
+        attrs=(), per_work=10**6, batches=(("cpu", 5, 8.0), ("gpu", 15, 5.0)),
+        primitive="safe N and slowdown per policy", call=2)
 
 
-def _cache() -> Step:
+def _cache() -> CaptureStep:
     combos = [c for dt in ("float32", "float64") for c in
               _tracks("compile.PersistentCache", ("track_cold_s", "track_warm_s", "track_compile_saved_s",
                                                   "track_warm_cache_hits"), dt)]
-    return Step("cache", "5: the persistent cache as the jax-env action sets it (every compile cached)",
-                tuple(c for c in combos if "float64" in c or c.endswith("'gpu')")), 10.0,
-                attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=4,
-                primitive="compile seconds saved per lecture-like series", call=2)
+    return CaptureStep("cache", "5: the persistent cache as the jax-env action sets it (every compile cached)",
+                       tuple(c for c in combos if "float64" in c or c.endswith("'gpu')")), 10.0,
+                       attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=4,
+                       primitive="compile seconds saved per lecture-like series", call=2)
 
 
 NOTEBOOKS = ("elementwise_f64", "grid_scan", "nuts_f64", "fresh_compiles")  # benchmarks/notebook_fixtures
 
 
-def _notebooks() -> list[Step]:
+def _notebooks() -> list[CaptureStep]:
     """Whole notebooks (each a fresh kernel per timed run), then their compile/run split (one process for all)."""
     # the NUTS notebook whole is ~100 compilations (minutes on a GPU); its split below still times it once
     whole = [c for nb in NOTEBOOKS if nb != "nuts_f64" for c in _both("notebooks.Notebook.time_notebook", nb)]
     split = [c for m in ("track_compile_s", "track_run_s") for nb in NOTEBOOKS
              for c in _both(f"notebooks.NotebookSplit.{m}", nb)]
-    return [Step("notebooks", "7: whole notebooks through a Jupyter kernel on the GPU", tuple(whole), 12.0,
-                 attrs=("repeat=(1,2,10.0)", "rounds=1"), primitive="whole-lecture seconds per device", call=2),
-            Step("notebooks-split", "5+7: the same notebooks' compile vs run seconds per cell", tuple(split), 0.0,
-                 attrs=(), per_work=10**6, batches=(("cpu", 1, 45.0), ("gpu", 1, 45.0)),
-                 primitive="compile and run seconds of a lecture per device", call=2)]
+    return [CaptureStep("notebooks", "7: whole notebooks through a Jupyter kernel on the GPU", tuple(whole), 12.0,
+                        attrs=("repeat=(1,2,10.0)", "rounds=1"), primitive="whole-lecture seconds per device", call=2),
+            CaptureStep(
+                "notebooks-split", "5+7: the same notebooks' compile vs run seconds per cell", tuple(split), 0.0,
+                attrs=(), per_work=10**6, batches=(("cpu", 1, 45.0), ("gpu", 1, 45.0)),
+                primitive="compile and run seconds of a lecture per device", call=2)]
 
 
-def second() -> list[Step]:
+def second() -> list[CaptureStep]:
     """The second capture in priority order: call 1 the runner model's primitives, call 2 the rest."""
     sanity = replace(first()[0], measured="", primitive="dispatch floor per device (TinyOp)", call=1)
     return [sanity, _precision(), _bandwidth(), _nuts_step(), _profiles(),
             _autotune(), _fraction(), _cache(), *_notebooks()]
 
 
-def plan() -> list[Step]:
+def plan() -> list[CaptureStep]:
     """Every step the capture knows: the second capture's, then the first's (skipped unless named)."""
     names = set()
     steps = []
@@ -258,7 +264,7 @@ def plan() -> list[Step]:
     return steps
 
 
-def select(steps: list[Step], only: str | None, call: int | None = None) -> list[Step]:
+def select(steps: list[CaptureStep], only: str | None, call: int | None = None) -> list[CaptureStep]:
     """The steps whose names match the regex `only`; without one, those no earlier capture measured, of
     device call `call` when given (the second capture spends its loan in two calls)."""
     if only:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.capture import pack
-from jaxci.capture.plan import Step
+from jaxci.capture.plan import CaptureStep
 from jaxci.capture.scheduler import Costs, schedule
 from jaxci.results.records import set_requirements
 from jaxci.util.proc import kill_tree, snapshot
@@ -61,7 +61,7 @@ class Capture:
     def pack(self) -> list[Path]:
         return pack.pack(self)
 
-    def env(self, step: Step | None = None) -> dict:
+    def env(self, step: CaptureStep | None = None) -> dict:
         env = dict(os.environ)
         env.pop("JAX_PLATFORMS", None)
         paths = [str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p]
@@ -75,7 +75,7 @@ class Capture:
             env["JAXCI_SCALE"] = "ci"  # several 3 GiB workers would crowd a small shared build machine
         return env
 
-    def asv_command(self, step: Step) -> list[str]:
+    def asv_command(self, step: CaptureStep) -> list[str]:
         """`asv run -E existing` of this interpreter over the step's combinations, at the capture's commit."""
         cmd = [sys.executable, "-m", "asv", "--config", str(self.work / "asv.conf.json"), "run",
                "-E", f"existing:{sys.executable}", "--set-commit-hash", self.facts["commit"],
@@ -86,11 +86,11 @@ class Capture:
             cmd += ["--bench", regex]
         return cmd
 
-    def step_command(self, step: Step) -> list[str]:
+    def step_command(self, step: CaptureStep) -> list[str]:
         """asv over the step's combinations, or a command step's `python -m MODULE ARGS` (the profiles)."""
         return [sys.executable, "-m", *step.command] if step.is_command else self.asv_command(step)
 
-    def run_step(self, step: Step, deadline_s: float) -> tuple[str, float]:
+    def run_step(self, step: CaptureStep, deadline_s: float) -> tuple[str, float]:
         """One `asv run` over the step's combinations; killed (and its results file restored) at the deadline."""
         shutil.rmtree(self.backup, ignore_errors=True)
         if self.results.exists():
@@ -155,7 +155,7 @@ def record_versions(results: Path, machine: str, facts: dict) -> None:
         set_requirements(results / machine, versions)
 
 
-def run_plan(cap: Capture, steps: list[Step], budget_s: float, costs: Costs, gpu: bool) -> int:
+def run_plan(cap: Capture, steps: list[CaptureStep], budget_s: float, costs: Costs, gpu: bool) -> int:
     """The steps as the schedule allows within `budget_s`, packed after each and at the end. SIGTERM or
     SIGINT from outside ends the running step (its results are restored as before it) and packs what the
     earlier steps saved. Returns 0, or 3 when stopped from outside."""

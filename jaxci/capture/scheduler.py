@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from jaxci.capture.plan import Step
+from jaxci.capture.plan import CaptureStep
 
 PACK_RESERVE_S = 12.0           # kept free at the end for the final summary and pack
 OVERRUN_FACTOR = 2.0            # a step may run this many times its estimate before it is killed
@@ -33,7 +33,7 @@ class Costs:
         floor = 0.5 if self.estimated >= 60 else 1.0
         return min(4.0, max(floor, self.actual / self.estimated))
 
-    def raw(self, step: Step, gpu: bool) -> float:
+    def raw(self, step: CaptureStep, gpu: bool) -> float:
         total = self.discovery_s
         for device in step.devices():
             if device == "gpu" and not gpu:
@@ -46,7 +46,7 @@ class Costs:
                 total += batches * (self.start_s[device] + work_s)
         return total
 
-    def estimate(self, step: Step, gpu: bool) -> float:
+    def estimate(self, step: CaptureStep, gpu: bool) -> float:
         return self.raw(step, gpu) * self.factor
 
 

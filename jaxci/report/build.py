@@ -49,7 +49,7 @@ class Report:
     predicted_crossovers: list
     incidents: list = field(default_factory=list)
     published: list = field(default_factory=list)         # incidents.md's figures, parsed once (report.published)
-    release_steps: list = field(default_factory=list)     # analysis.releases.Step, all history
+    release_steps: list = field(default_factory=list)     # analysis.releases.ReleaseStep, all history
     releases_measured: dict = field(default_factory=dict)  # machine -> JAX releases with results
     upgrade_factor: float = 1.3
     model: object = None                                  # analysis.model.RunnerModel: the one prediction interface

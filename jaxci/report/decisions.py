@@ -23,7 +23,7 @@ DENSE_N = 4096                 # the dense suite's largest size: the FP64 ratio 
 
 
 @dataclass
-class Decision:
+class QuestionDecision:
     q: int
     decision: str              # what to do (markdown inline)
     status: str                # measured | predicted | not measured
@@ -80,18 +80,18 @@ def _measured_here(report, family) -> bool:
 
 # ---- the seven rows ----------------------------------------------------------------------------------------
 
-def _fp64(report, family, entry) -> Decision:
+def _fp64(report, family, entry) -> QuestionDecision:
     dev = "gpu" if entry.has_gpu else "cpu"
     rows = [s for s in report.fp64_summary if s.machine == family and s.device == dev]
     if rows:
         r = median([s.ratio for s in rows])
-        return Decision(1, f"{dev} float64 costs {r:.1f}x float32 (median of {len(rows)} kernels)",
-                        MEASURED, f"on {family}, {_jax(report, family)}")
+        return QuestionDecision(1, f"{dev} float64 costs {r:.1f}x float32 (median of {len(rows)} kernels)",
+                                MEASURED, f"on {family}, {_jax(report, family)}")
     p64 = report.model.predict(family, "matmul", DENSE_N, "float64", dev)
     p32 = report.model.predict(family, "matmul", DENSE_N, "float32", dev)
     if not (p64 and p32):
-        return Decision(1, "—", NOT_MEASURED, f"{p64.reason or p32.reason}; measure: "
-                        f"`JAXCI_MACHINE={family} bash scripts/bench.sh` on {family}")
+        return QuestionDecision(1, "—", NOT_MEASURED, f"{p64.reason or p32.reason}; measure: "
+                                f"`JAXCI_MACHINE={family} bash scripts/bench.sh` on {family}")
     ratio = p64.seconds / p32.seconds
     lo, hi = p64.low / p32.high, p64.high / p32.low
     what = f"float64 matmul at n = {DENSE_N:,} ≈ {ratio:.0f}x float32 ({lo:.0f}-{hi:.0f}x)"
@@ -109,27 +109,28 @@ def _fp64(report, family, entry) -> Decision:
     else:
         text = (f"{actions.float64_default(None, None, False)}: float64 is affordable on this CPU, keep "
                 f"`jax_enable_x64` where a lecture needs it ({what})")
-    return Decision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}")
+    return QuestionDecision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}")
 
 
-def _crossover(report, family, entry) -> Decision:
+def _crossover(report, family, entry) -> QuestionDecision:
     if not entry.has_gpu:
         gpu = next((p for p in report.predicted_crossovers if p.family == "g4dn.2xlarge" and p.kind == cx.CROSSING
                     and p.benchmark.startswith("dense.") and p.dtype == "float32"), None)
         extra = (f"; a GPU family pays for dense work from about n ≈ {gpu.n:,.0f} (predicted for g4dn.2xlarge, "
                  "its own CPU vs its GPU)") if gpu else ""
-        return Decision(2, f"no GPU: every lecture runs on the CPU (`JAX_PLATFORMS=cpu`){extra}",
-                        PREDICTED if gpu else MEASURED, "catalogue: no GPU on this family"
-                        + (f"; inputs: {_short_inputs(gpu.inputs, 160)}" if gpu else ""))
+        return QuestionDecision(2, f"no GPU: every lecture runs on the CPU (`JAX_PLATFORMS=cpu`){extra}",
+                                PREDICTED if gpu else MEASURED, "catalogue: no GPU on this family"
+                                + (f"; inputs: {_short_inputs(gpu.inputs, 160)}" if gpu else ""))
     own = [c for c in report.crossovers if c.cpu_machine == c.gpu_machine == family and c.kind == cx.CROSSING]
     if own:
         c = min(own, key=lambda c: c.n)
-        return Decision(2, f"GPU for {answers._short(c.kernel)} {c.dtype} from n ≈ {c.n:,.0f}; smaller arrays and "
-                        "scalar loops on the CPU", MEASURED, f"on {family}, {_jax(report, family)}")
+        return QuestionDecision(
+            2, f"GPU for {answers._short(c.kernel)} {c.dtype} from n ≈ {c.n:,.0f}; smaller arrays and "
+            "scalar loops on the CPU", MEASURED, f"on {family}, {_jax(report, family)}")
     pred = [p for p in report.predicted_crossovers if p.family == family and p.kind == cx.CROSSING]
     if not pred:
-        return Decision(2, "—", NOT_MEASURED, f"no GPU line to predict from: `JAXCI_MACHINE={family} bash "
-                        "scripts/bench.sh` on the family")
+        return QuestionDecision(2, "—", NOT_MEASURED, f"no GPU line to predict from: `JAXCI_MACHINE={family} bash "
+                                "scripts/bench.sh` on the family")
     dense = [p for p in pred if p.benchmark.startswith("dense.") and p.dtype == "float32"] or pred
     p = min(dense, key=lambda p: p.n)
     band = (f"band n ≈ {p.low:,.0f} .. {p.high:,.0f}" if p.low and p.high else
@@ -137,11 +138,11 @@ def _crossover(report, family, entry) -> Decision:
     ew = next((q for q in pred if q.benchmark.startswith("elementwise.") and q.dtype == "float32"), None)
     more = f"; elementwise maps from n ≈ {ew.n:,.0f} elements" if ew else ""
     basis = "; ".join(x for x in (band, f"inputs: {_short_inputs(p.inputs)}") if x)
-    return Decision(2, f"GPU for {answers._short(p.kernel)} {p.dtype} from n ≈ {p.n:,.0f}{more}; below that "
-                    "and for scalar loops, pin to the CPU", PREDICTED, basis)
+    return QuestionDecision(2, f"GPU for {answers._short(p.kernel)} {p.dtype} from n ≈ {p.n:,.0f}{more}; below that "
+                            "and for scalar loops, pin to the CPU", PREDICTED, basis)
 
 
-def _concurrency(report, family, entry, audit=None) -> Decision:
+def _concurrency(report, family, entry, audit=None) -> QuestionDecision:
     """Question 3 through the one rule (jaxci.policy.concurrency.decide), in each engine's terms: the family's own
     measurement when it has one, else the policy a GPU measured surviving, sized by the lectures' own measured need
     (memory_advice): never from the suite's synthetic worker peak."""
@@ -149,26 +150,27 @@ def _concurrency(report, family, entry, audit=None) -> Decision:
 
     found = ma.answers(report, family, entry, audit)
     if not entry.has_gpu:
-        return Decision(3, "no GPU: no device-memory policy; parallel notebooks are bounded by the "
-                        f"{entry.value('vcpu') or '?'} vCPUs and RAM: " + ma.engine_text(found), NOT_MEASURED,
-                        f"measure: `asv run --bench '^concurrency\\.' --machine {family}` on the family")
+        return QuestionDecision(3, "no GPU: no device-memory policy; parallel notebooks are bounded by the "
+                                f"{entry.value('vcpu') or '?'} vCPUs and RAM: " + ma.engine_text(found), NOT_MEASURED,
+                                f"measure: `asv run --bench '^concurrency\\.' --machine {family}` on the family")
     if any(s.machine == family for s in ma.measured_on_gpu(report)):  # the family measured its own
         a = found[0]
-        return Decision(3, f"policy `{a.policy}`: up to {a.n} notebooks at once: " + ma.engine_text(found), MEASURED,
-                        f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {a.n} "
-                        f"--results {report.results_dir}`")
+        return QuestionDecision(
+            3, f"policy `{a.policy}`: up to {a.n} notebooks at once: " + ma.engine_text(found), MEASURED,
+            f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {a.n} "
+            f"--results {report.results_dir}`")
     text, status, basis = ma.unmeasured_gpu(report, family, entry, found, audit, jax=lambda m: _jax(report, m))
-    return Decision(3, text, status, basis)
+    return QuestionDecision(3, text, status, basis)
 
 
-def _sampler(report, family, entry) -> Decision:
+def _sampler(report, family, entry) -> QuestionDecision:
     cmd = f"`asv run --bench '^nuts\\.' --machine {family}` (full scale) on the family"
     own = _chain_rows(report, family)
     if own:
         best, table = _chain_methods(own)
         where = "; ".join(f"on the {d.upper()} `chain_method='{m}'` with {c} chains ({e:.3g} ESS/s)"
                           for d, ((m, c), e) in best.items())
-        return Decision(4, where, MEASURED, f"on {family}: {table}")
+        return QuestionDecision(4, where, MEASURED, f"on {family}: {table}")
     machines = sorted({r.machine for r in report.nuts if r.machine != family and _chain_rows(report, r.machine)})
     seen = "; chain method not decided: no machine measured one"
     if machines:
@@ -181,11 +183,12 @@ def _sampler(report, family, entry) -> Decision:
     predicted = _nuts_device(report, family, entry)
     if predicted:
         text = predicted[0] + (f"; {decided}" if machines else "")
-        return Decision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}")
+        return QuestionDecision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}")
     p = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu" if entry.has_gpu else "cpu")
     why = p.reason.split(";")[0] if not p else ""
-    return Decision(4, "not decided for this family: keep the lecture's own setting until measured", NOT_MEASURED,
-                    f"measure: {cmd}{seen}" + (f"; model: {why}" if why else ""))
+    return QuestionDecision(
+        4, "not decided for this family: keep the lecture's own setting until measured", NOT_MEASURED,
+        f"measure: {cmd}{seen}" + (f"; model: {why}" if why else ""))
 
 
 def _chain_rows(report, machine: str) -> list:
@@ -234,7 +237,7 @@ def _nuts_device(report, family, entry) -> tuple[str, str] | None:
             basis)
 
 
-def _environment(report, family, entry, kernels: int = 1) -> Decision:
+def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
     """The jax-env action with the inputs row 3 advises, and every variable it then sets (jaxci env's own)."""
     dev = "gpu" if entry.has_gpu else "cpu"
     env = actions.env_text(family, entry.has_gpu, kernels, entry.value("gpu_memory_mib"))
@@ -243,7 +246,8 @@ def _environment(report, family, entry, kernels: int = 1) -> Decision:
     here = [r for r in saved if r.machine == family]
     if here:
         r = max(here, key=lambda r: r.value)
-        return Decision(5, env, MEASURED, f"the cache saved {seconds(r.value)} on a fresh-jit series on {family}")
+        return QuestionDecision(
+            5, env, MEASURED, f"the cache saved {seconds(r.value)} on a fresh-jit series on {family}")
     p = report.model.predict(family, "matmul", 1000, "float32", dev, compile_only=True)
     basis = []
     if p:
@@ -254,8 +258,8 @@ def _environment(report, family, entry, kernels: int = 1) -> Decision:
         basis.append(f"cache saving measured on {r.machine} ({r.params.get('device')}, {_jax(report, r.machine)}, "
                      f"another machine): {seconds(r.value)}")
     if not basis:
-        return Decision(5, env, NOT_MEASURED, f"measure: `asv run --bench '^compile\\.' --machine {family}`")
-    return Decision(5, env, PREDICTED, "; ".join(basis), sources=p.inputs if p else "")
+        return QuestionDecision(5, env, NOT_MEASURED, f"measure: `asv run --bench '^compile\\.' --machine {family}`")
+    return QuestionDecision(5, env, PREDICTED, "; ".join(basis), sources=p.inputs if p else "")
 
 
 def lecture_times(audit: dict | None) -> dict:
@@ -273,7 +277,7 @@ def lecture_times(audit: dict | None) -> dict:
     return out
 
 
-def _cost(report, family, entry, audit) -> Decision:
+def _cost(report, family, entry, audit) -> QuestionDecision:
     from jaxci.policy import builds as buildcost
 
     price = entry.value("price_per_hour")
@@ -304,10 +308,10 @@ def _cost(report, family, entry, audit) -> Decision:
     basis = (f"the audit's per-lecture predictions for {family} (runner model, from its executed run; each "
              f"lecture on its faster device); band = sum of the lecture bands; ${price:.3f}/h catalogue + "
              f"{buildcost.overhead_minutes():g} min job overhead per job (catalogue planning figure){missing}")
-    return Decision(6, text, PREDICTED, basis)
+    return QuestionDecision(6, text, PREDICTED, basis)
 
 
-def _cost_without_audit(report, family, entry, price) -> Decision:
+def _cost_without_audit(report, family, entry, price) -> QuestionDecision:
     """Row 6 before any audit: the build published on the family's own hardware (a labelled published measurement,
     priced), and which families' CPUs the runner model cannot tell apart."""
     from jaxci.policy import builds as buildcost
@@ -322,18 +326,18 @@ def _cost_without_audit(report, family, entry, price) -> Decision:
     measure = (f"for your repository: `{command}`, then `jaxci report RESULTS --audit audit.json`; the benchmark "
                "suite's own job cost is [a separate section](#the-benchmark-suite-itself)")
     if pub is None:
-        return Decision(6, f"{hourly}: lecture build minutes not measured on this family{alike}", NOT_MEASURED,
-                        f"not measured: no build published on {family}; {measure}")
+        return QuestionDecision(6, f"{hourly}: lecture build minutes not measured on this family{alike}", NOT_MEASURED,
+                                f"not measured: no build published on {family}; {measure}")
     dollars = buildcost.job_dollars(pub.seconds, entry) if price is not None else None
     count = f"{pub.notebooks} notebooks" if pub.notebooks else "a lecture site"
     text = (f"{hourly}: a published build of {count} executed in {pub.seconds / 60:.0f} min on this family"
             + (f" ≈ ${dollars:.2f} with the job overhead" if dollars is not None else "")
             + f" (notebook execution only, one at a time){alike}")
-    return Decision(6, text, MEASURED, f"published, not measured here: {pub.source}; job overhead "
-                    f"{buildcost.overhead_minutes():g} min (catalogue planning figure); {measure}")
+    return QuestionDecision(6, text, MEASURED, f"published, not measured here: {pub.source}; job overhead "
+                            f"{buildcost.overhead_minutes():g} min (catalogue planning figure); {measure}")
 
 
-def _hygiene(report, family, entry, audit, times) -> Decision:
+def _hygiene(report, family, entry, audit, times) -> QuestionDecision:
     """Row 7 by the one timeout rule (jaxci.policy.timeouts.from_audit): per-lecture `execution: timeout:` for the
     timed lectures that need more than they have, the book's own value kept unless every lecture is timed, the
     job's timeout-minutes from the same predicted build; nothing lowered without a measurement."""
@@ -345,10 +349,11 @@ def _hygiene(report, family, entry, audit, times) -> Decision:
     own = f"own `{advice.book_current_s:g}` s ({advice.book_origin})" if advice.book_current_s else "own value"
     measure = f"`{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json`"
     if not advice.lectures:
-        return Decision(7, f"per-cell: keep the repository's {own}; job: keep its own `timeout-minutes`; {gate}",
-                        NOT_MEASURED, f"no lecture timed, and no advice lowers a timeout without a measurement of "
-                        f"the lecture it would cut: {measure} (rule: {timeouts.rule_text()}, at the high end of "
-                        "the lecture's predicted band on the family); fixture notebooks never size a timeout")
+        return QuestionDecision(
+            7, f"per-cell: keep the repository's {own}; job: keep its own `timeout-minutes`; {gate}",
+            NOT_MEASURED, f"no lecture timed, and no advice lowers a timeout without a measurement of "
+            f"the lecture it would cut: {measure} (rule: {timeouts.rule_text()}, at the high end of "
+            "the lecture's predicted band on the family); fixture notebooks never size a timeout")
     predicted = any((lec.get("predicted") or {}).get(family) for lec in (audit or {}).get("lectures") or [])
     if advice.book_s is not None and advice.book_s != advice.book_current_s:
         book = f"book-wide `timeout: {advice.book_s}` s (every lecture timed; the repository has its {own})"
@@ -368,7 +373,7 @@ def _hygiene(report, family, entry, audit, times) -> Decision:
              f"(slowest: {quoting.code(worst.path)} {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: "
              f"ceil((overhead + the predicted build's high end) x margin) (jaxci.workflows.jobcost.job_timeout)"
              f"{unmeasured}")
-    return Decision(7, text, PREDICTED if predicted else MEASURED, basis)
+    return QuestionDecision(7, text, PREDICTED if predicted else MEASURED, basis)
 
 
 def sheet(report, family, audit=None, times=None, entry=None) -> FamilySheet:

@@ -19,7 +19,7 @@ SCAN = ("loops.Scan.time_warm", (("unroll", 1),))
 
 
 @dataclass(frozen=True)
-class Point:
+class PublishedPoint:
     benchmark: str
     case: tuple
     dtype: str          # "float32", or "unstated" where the incident does not say
@@ -35,7 +35,7 @@ _DRAWN = {"matmul": ("dense.Dense.time_warm", (("op", "matmul"),)),
 _COLUMN = {"ubuntu-latest": COLUMNS[0], "g4dn.2xlarge": COLUMNS[1]}
 
 
-def points(figs: list) -> list[Point]:
+def points(figs: list) -> list[PublishedPoint]:
     """The page's reference points, from `figures` (the one parse): warm suite kernels at a stated size; the
     scalar loops' dtype is unstated in the incident."""
     out = []
@@ -45,12 +45,12 @@ def points(figs: list) -> list[Point]:
             continue
         bench, case = _DRAWN[f.kernel]
         scan = f.kernel == "scan"
-        out.append(Point(bench, case, "unstated" if scan else f.dtype, _COLUMN[f.family], f.n, f.published_s,
-                         "incident 1: scalar lax.scan" if scan else f.case.replace(", compiled", "")))
+        out.append(PublishedPoint(bench, case, "unstated" if scan else f.dtype, _COLUMN[f.family], f.n, f.published_s,
+                                  "incident 1: scalar lax.scan" if scan else f.case.replace(", compiled", "")))
     return out
 
 
-def for_kernel(pts, benchmark: str, case: tuple) -> list[Point]:
+def for_kernel(pts, benchmark: str, case: tuple) -> list[PublishedPoint]:
     """Published points of one figure's kernel (a case matches when its stated params agree)."""
     have = dict(case)
     return [p for p in pts if p.benchmark == benchmark and all(have.get(k) == v for k, v in p.case)]

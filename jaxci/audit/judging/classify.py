@@ -48,7 +48,7 @@ GPU_SLOWER, GPU_FASTER = margins.GPU_SLOWER, margins.GPU_FASTER
 
 
 @dataclass
-class Decision:
+class Classification:
     regime: str
     recommendation: str
     why: str  # the one-line reason
@@ -76,7 +76,7 @@ def classify(scan: LectureScan, model: fam.FamilyModel | None = None) -> tuple[s
     return d.regime, d.recommendation, [d.why] + d.reasons
 
 
-def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
+def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Classification:
     model = model or fam.builtin()
     d = _decide(scan, model)
     if model.missing and d.basis == fam.NOT_KNOWN:  # never a silent fallback: every row says there is no model
@@ -84,10 +84,10 @@ def decide(scan: LectureScan, model: fam.FamilyModel | None = None) -> Decision:
     return d
 
 
-def _decide(scan: LectureScan, model: fam.FamilyModel) -> Decision:
+def _decide(scan: LectureScan, model: fam.FamilyModel) -> Classification:
     if not (scan.uses_jax or scan.uses_numpyro):
-        return Decision(TRIVIAL, PIN_CPU, "does not import jax or numpyro: nothing here uses a GPU",
-                        fam.NOT_KNOWN, [])
+        return Classification(TRIVIAL, PIN_CPU, "does not import jax or numpyro: nothing here uses a GPU",
+                              fam.NOT_KNOWN, [])
     dtype = lecture_dtype(scan)
     cross = model.crossover_for(dtype)
     c = cross.value
@@ -115,20 +115,22 @@ def _decide(scan: LectureScan, model: fam.FamilyModel) -> Decision:
         return KEEP_GPU if r is None or r >= 1 / GPU_FASTER else MEASURE
 
     if scan.nuts and not big and not bulk:
-        return Decision(NUTS_SMALL, PIN_CPU, "NUTS on a small model: each sampler step is a chain of tiny "
-                        f"kernels, latency-bound on a GPU ({cross_text})", basis, reasons)
+        return Classification(NUTS_SMALL, PIN_CPU, "NUTS on a small model: each sampler step is a chain of tiny "
+                              f"kernels, latency-bound on a GPU ({cross_text})", basis, reasons)
     if latency and (bulk or big):
         return _mixed(scan, model, latency, bulk, dtype, where, reasons, basis)
     if latency and not unsure:
         return _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons)
     if bulk:  # bulk evidence outranks a loop the scan cannot size
         top = max(bulk, key=lambda lp: lp.carry)
-        return Decision(BULK_LOOPS, gpu_wins(top.carry), f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
-                        basis if model.speedup(top.carry, dtype) is None else _curve_basis(model), reasons)
+        return Classification(
+            BULK_LOOPS, gpu_wins(top.carry), f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
+            basis if model.speedup(top.carry, dtype) is None else _curve_basis(model), reasons)
     if big:  # so do arrays past the crossover
-        return Decision(LARGE, gpu_wins(size), f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})"
-                        + (f"; {len(unsure)} loop(s) not sized statically" if unsure else ""),
-                        basis if model.speedup(size, dtype) is None else _curve_basis(model), reasons)
+        return Classification(
+            LARGE, gpu_wins(size), f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})"
+            + (f"; {len(unsure)} loop(s) not sized statically" if unsure else ""),
+            basis if model.speedup(size, dtype) is None else _curve_basis(model), reasons)
     if unsure:
         lp = unsure[0]
         if lp.cls == NEAR:
@@ -136,15 +138,15 @@ def _decide(scan: LectureScan, model: fam.FamilyModel) -> Decision:
         else:
             why = (f"{lp.describe()}: the carry size is not visible statically: measure (or run "
                    "`jaxci audit --execute` to see it)")
-        return Decision(UNSEEN if lp.cls == UNKNOWN else MODERATE, MEASURE, why, fam.NOT_KNOWN
-                        if lp.cls == UNKNOWN else basis, reasons)
+        return Classification(UNSEEN if lp.cls == UNKNOWN else MODERATE, MEASURE, why, fam.NOT_KNOWN
+                              if lp.cls == UNKNOWN else basis, reasons)
     if moderate:
         what = f"arrays of {_n(size)} elements" if size else "a grid of unknown size"
-        return Decision(MODERATE, MEASURE, f"{what}{' (grid)' if scan.grid else ''}: within 10x of the "
-                        f"{cross_text}: measure both devices", basis, reasons)
+        return Classification(MODERATE, MEASURE, f"{what}{' (grid)' if scan.grid else ''}: within 10x of the "
+                              f"{cross_text}: measure both devices", basis, reasons)
     what = f"largest array {_n(size)} elements" if size else "no array sizes visible"
-    return Decision(TRIVIAL, PIN_CPU, f"{what}, no long loops: compile time dominates on either device "
-                    f"({cross_text})", basis, reasons)
+    return Classification(TRIVIAL, PIN_CPU, f"{what}, no long loops: compile time dominates on either device "
+                          f"({cross_text})", basis, reasons)
 
 
 def lecture_dtype(scan: LectureScan) -> str:
@@ -178,7 +180,7 @@ def _speed_text(ratio: float | None, where: str) -> str:
     return f"GPU ~{x:.0f}x {word} on {where}" if x >= 10 else f"GPU ~{x:.1f}x {word} on {where}"
 
 
-def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons) -> Decision:
+def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons) -> Classification:
     """Only latency-bound loops: the family's measured per-step ratio decides, else the launch-cost rule."""
     worst = max(latency, key=lambda lp: lp.trips or 0)
     ratio, how = model.step_ratio(dtype)
@@ -188,18 +190,18 @@ def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reason
         why = (f"latency-bound {_loop_text(worst)}: GPU ~{max(ratio, 1 / ratio):.0f}x {word} per step on "
                f"{where} ({how})")
         label = model.step[(dtype, "cpu")].label
-        return Decision(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, label, reasons)
+        return Classification(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, label, reasons)
     why = (f"latency-bound {_loop_text(worst)}: each step is a few tiny kernels, launch cost dominates on a "
            f"GPU ({cross_text}" + (f"; {how})" if model.family else ")"))
-    return Decision(regime, PIN_CPU, why + (", and float64 is slow on most CI GPUs" if scan.float64 else ""),
-                    basis, reasons)
+    return Classification(regime, PIN_CPU, why + (", and float64 is slow on most CI GPUs" if scan.float64 else ""),
+                          basis, reasons)
 
 
 def _curve_basis(model) -> str:
     return fam.MEASURED if model.curve_label.startswith(fam.MEASURED) else fam.PREDICTED
 
 
-def _mixed(scan, model, latency, bulk, dtype, where, reasons, basis) -> Decision:
+def _mixed(scan, model, latency, bulk, dtype, where, reasons, basis) -> Classification:
     """A latency-bound loop next to bulk work: add up both on each device when the family's costs are
     known, else measure."""
     ratio, how = model.step_ratio(dtype)
@@ -209,15 +211,15 @@ def _mixed(scan, model, latency, bulk, dtype, where, reasons, basis) -> Decision
         f"bulk {_loop_text(max(bulk, key=lambda lp: lp.carry))}" if bulk else
         f"arrays of {_n(scan.max_elements)} elements")
     if ratio is None or any(lp.trips is None for lp in latency + bulk):
-        return Decision(MIXED, MEASURE, f"{text}: measure both devices ({how})", basis, reasons)
+        return Classification(MIXED, MEASURE, f"{text}: measure both devices ({how})", basis, reasons)
     total = {}
     for device, step in (("cpu", cpu_step), ("gpu", gpu_step)):
         t = sum(lp.trips * step.value for lp in latency)
         for lp in bulk:
             one = model.bulk_time(lp.carry, dtype, device)
             if one is None:
-                return Decision(MIXED, MEASURE, f"{text}: no elementwise time at {_n(lp.carry)} elements for "
-                                f"{where}: measure both devices", basis, reasons)
+                return Classification(MIXED, MEASURE, f"{text}: no elementwise time at {_n(lp.carry)} elements for "
+                                      f"{where}: measure both devices", basis, reasons)
             t += lp.trips * one
         if not bulk:
             one = model.bulk_time(scan.max_elements, dtype, device)
@@ -226,9 +228,9 @@ def _mixed(scan, model, latency, bulk, dtype, where, reasons, basis) -> Decision
     r = total["gpu"] / total["cpu"] if total["cpu"] else None
     est = f"estimated GPU {total['gpu']:.3g} s vs CPU {total['cpu']:.3g} s on {where} ({how}; {model.curve_label})"
     if r is None:
-        return Decision(MIXED, MEASURE, f"{text}: {est}", basis, reasons)
+        return Classification(MIXED, MEASURE, f"{text}: {est}", basis, reasons)
     rec = PIN_CPU if r > GPU_SLOWER else KEEP_GPU if r < GPU_FASTER else MEASURE
-    return Decision(MIXED, rec, f"{text}: {est}", _curve_basis(model), reasons)
+    return Classification(MIXED, rec, f"{text}: {est}", _curve_basis(model), reasons)
 
 
 def _evidence(scan: LectureScan, cross, dtype) -> list[str]:

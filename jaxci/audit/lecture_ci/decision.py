@@ -50,7 +50,7 @@ class Option:
 
 
 @dataclass
-class Decision:
+class JobDecision:
     job: str                       # file:line of the build job
     family: str | None             # its family as written
     options: list = field(default_factory=list)
@@ -126,14 +126,14 @@ def _option(kind, placement: dict, catalogue, defaults, winning: set) -> Option:
 
 
 def decide(lectures, job: str, family: str | None, catalogue: dict, defaults: dict,
-           builds_per_year: int | None = None) -> Decision | None:
+           builds_per_year: int | None = None) -> JobDecision | None:
     """The decision for one build job, or None when no executed lecture has a prediction."""
     from jaxci.audit.lecture_ci.tier import cpu_family
 
     run = [f for f in lectures if not f.excluded and f.executed]
     if not run or not any(f.predicted for f in run):
         return None
-    d = Decision(job, family, builds_per_year=builds_per_year, narrative=[f.path for f in run if f.narrative])
+    d = JobDecision(job, family, builds_per_year=builds_per_year, narrative=[f.path for f in run if f.narrative])
     covered = [n for n in catalogue if all(_times(f, n) is not None for f in run)]
     d.missing = [f.path for f in run if not f.predicted] + [f"{n}: not predicted for every lecture"
                                                            for n in catalogue if n not in covered]

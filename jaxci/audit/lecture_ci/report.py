@@ -49,7 +49,7 @@ class CIReport:
     notes: list = field(default_factory=list)
     edits: list = field(default_factory=list)
     installs: list = field(default_factory=list)   # every jax / jaxlib / numpyro install line (installs.InstallLine)
-    decision: object = None                        # tier.Decision: build time and dollars per fleet (executed)
+    decision: object = None                        # decision.JobDecision: build time and dollars per fleet (executed)
 
     def patch(self) -> str:
         return ed.unified_diff(Path(self.root), self.edits) if self.edits else ""

@@ -76,7 +76,7 @@ def parse_label(value) -> Label:
 
 
 @dataclass
-class Step:
+class WorkflowStep:
     index: int
     line: int
     name: str
@@ -110,7 +110,7 @@ class Job:
     def commands(self) -> list[tuple[int, str]]:
         return [(s.line, s.run) for s in self.steps if s.run]
 
-    def uses_action(self, fragment: str) -> Step | None:
+    def uses_action(self, fragment: str) -> WorkflowStep | None:
         return next((s for s in self.steps if s.uses and fragment in s.uses.lower()), None)
 
 
@@ -188,8 +188,8 @@ def read_workflow(path: Path, rel: str) -> Workflow:
             if not isinstance(step, dict):
                 continue
             spath = ("jobs", job_id, "steps", i)
-            s = Step(i, doc.line(*spath) or 0, str(step.get("name", "")), step.get("uses"), step.get("run"),
-                     step.get("env") if isinstance(step.get("env"), dict) else {})
+            s = WorkflowStep(i, doc.line(*spath) or 0, str(step.get("name", "")), step.get("uses"), step.get("run"),
+                             step.get("env") if isinstance(step.get("env"), dict) else {})
             job.steps.append(s)
             _env_vars(doc, s.env, spath + ("env",), job.env)
             if isinstance(s.run, str):
