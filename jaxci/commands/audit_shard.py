@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 @dataclass
-class Plan:
+class ShardPlan:
     reuse: object  # jaxci.audit.runner.cache.Reuse
     weights: dict = field(default_factory=dict)
     spec: object = None  # jaxci.audit.runner.shard.Spec, or None when not sharded
@@ -98,7 +98,7 @@ def check(args) -> None:
             raise InputError(f"{option} {path}: no such file")
 
 
-def prepare(args, verdicts) -> Plan:
+def prepare(args, verdicts) -> ShardPlan:
     """Before executing: read the previous audits, weigh the lectures, and, for a shard, mark the lectures
     other shards run as not executed here (their static verdicts stay in this shard's JSON)."""
     from jaxci.audit.runner import shard
@@ -108,7 +108,7 @@ def prepare(args, verdicts) -> Plan:
     times = _measured(args, verdicts) if args.shard_times else \
         (shard.measured_weights(baseline) if baseline else None)
     weights = shard.weights(verdicts, times)
-    plan = Plan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout), weights)
+    plan = ShardPlan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout), weights)
     spec = getattr(args, "shard_spec", None)
     if spec is None:
         return plan
@@ -131,7 +131,7 @@ def prepare(args, verdicts) -> Plan:
     return plan
 
 
-def finish(args, plan: Plan | None, text: str) -> str:
+def finish(args, plan: ShardPlan | None, text: str) -> str:
     """The audit JSON with its `execution` block (every run's key, the reused runs) and, for a shard, its
     `shard` block. Other formats are returned as they are."""
     if plan is None or args.format != "json":

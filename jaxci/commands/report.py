@@ -79,7 +79,7 @@ def check_html(folder: Path, results_dir: Path) -> None:
                               "run `asv publish` again") from None
 
 
-class Progress:
+class ReadProgress:
     """'reading N/M result files' on stderr, at most every 2 s (and at the end when it took that long)."""
 
     def __init__(self, stream=sys.stderr, every_s: float = 2.0):
@@ -166,7 +166,7 @@ def _build(args, results_dir: Path):
     from jaxci.report.build import build
     from jaxci.results import records
 
-    records.PROGRESS["hook"] = None if args.no_progress else Progress()
+    records.PROGRESS["hook"] = None if args.no_progress else ReadProgress()
     try:
         families, audit = _sheet_inputs(args.family, args.audit)
         report = build(results_dir, families=families, audit=audit)

@@ -79,7 +79,7 @@ class ImportRefused(ValueError):
 
 
 @dataclass
-class Capture:
+class UnpackedCapture:
     root: Path                  # the unpacked capture folder (scratch)
     manifest: dict
     machine: str
@@ -191,7 +191,7 @@ def _manifest_field(manifest: dict, key: str, kind, default):
     return value
 
 
-def read_capture(root: Path) -> Capture:
+def read_capture(root: Path) -> UnpackedCapture:
     try:
         manifest = safeio.load_json(root / "capture.json", LIMITS["capture.json"], max_depth=16)
     except safeio.UnsafeFile as exc:
@@ -235,10 +235,10 @@ def read_capture(root: Path) -> Capture:
         files.append(path)
     if not files:
         raise ImportRefused(f"results/{machine}/: no asv results file (nothing was measured)")
-    return Capture(root, manifest, machine, mdir, files, commit=commit, started=started)
+    return UnpackedCapture(root, manifest, machine, mdir, files, commit=commit, started=started)
 
 
-def _check_values(cap: Capture, path: Path, res) -> None:
+def _check_values(cap: UnpackedCapture, path: Path, res) -> None:
     where = f"results/{cap.machine}/{path.name}"
     if not (isinstance(res.commit_hash, str) and re.fullmatch(r"[0-9a-f]{7,40}", res.commit_hash)):
         raise ImportRefused(f"{where}: commit_hash {quoted(res.commit_hash)} is not a hex commit")
@@ -275,7 +275,7 @@ def _check_values(cap: Capture, path: Path, res) -> None:
             raise ImportRefused(f"{where}: {label} = {value!r}: a time or size is never negative")
 
 
-def check_schema(cap: Capture) -> dict:
+def check_schema(cap: UnpackedCapture) -> dict:
     """asv loads machine.json, every results file and benchmarks.json; every value is of the right type."""
     try:
         info = load_machine_json(cap.machine_dir / "machine.json")
@@ -304,7 +304,7 @@ def _names_model(text: str, model: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(model)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
 
 
-def check_machine(cap: Capture, info: dict, catalogue: dict) -> None:
+def check_machine(cap: UnpackedCapture, info: dict, catalogue: dict) -> None:
     """The facts `jaxci machine` records are there and agree with the catalogue (kind and GPU model)."""
     missing = [k for k in ("jaxci_kind", "jaxci_backend", "gpu", "cpu", "num_cpu") if k not in info]
     if missing:
@@ -339,7 +339,7 @@ def check_machine(cap: Capture, info: dict, catalogue: dict) -> None:
         cap.warnings.append(f"machine.json records {gpu} without a driver version")
 
 
-def gpu_values(cap: Capture) -> list[str]:
+def gpu_values(cap: UnpackedCapture) -> list[str]:
     """Combinations with device 'gpu' that hold a number (not failed, not n/a)."""
     return [f"{key}({', '.join(combo)})" for path in cap.result_files
             for key, combo, value in combinations(load_file(path, cap.machine))
@@ -368,7 +368,7 @@ def check_target(target: Path, machine: str) -> None:
         raise ImportRefused(f"{tdir}: not a folder")
 
 
-def check_duplicates(cap: Capture, info: dict, target: Path) -> None:
+def check_duplicates(cap: UnpackedCapture, info: dict, target: Path) -> None:
     tdir = target / cap.machine
     for path in cap.result_files:
         there = tdir / path.name
@@ -417,7 +417,7 @@ def _users_of(target: Path, keys: dict) -> dict[str, int]:
     return used
 
 
-def merged_benchmarks(cap: Capture, target: Path) -> dict | None:
+def merged_benchmarks(cap: UnpackedCapture, target: Path) -> dict | None:
     """The target's benchmarks.json with the capture's entries merged in (None: nothing changes)."""
     src = load_benchmarks_json(cap.root / "results" / "benchmarks.json")
     dst_path = target / "benchmarks.json"
@@ -447,7 +447,7 @@ def merged_benchmarks(cap: Capture, target: Path) -> dict | None:
 
 # ------------------------------------------------------------------------------------------ writing
 
-def _staged(cap: Capture, target: Path, bench: dict | None) -> dict[str, bytes | dict]:
+def _staged(cap: UnpackedCapture, target: Path, bench: dict | None) -> dict[str, bytes | dict]:
     """Relative path under the target -> the bytes (or results JSON) that will be there."""
     out: dict[str, bytes | dict] = {}
     for path in cap.result_files:
@@ -521,7 +521,7 @@ def _unblock_signals(previous) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def merge(cap: Capture, target: Path) -> list[str]:
+def merge(cap: UnpackedCapture, target: Path) -> list[str]:
     """Write the checked capture into the target as one transaction; returns what was written."""
     bench = merged_benchmarks(cap, target)
     files = _staged(cap, target, bench)
@@ -543,7 +543,7 @@ def merge(cap: Capture, target: Path) -> list[str]:
             target.rmdir()
 
 
-def import_capture(source: Path, target: Path, catalogue: dict | None = None) -> tuple[Capture, list[str]]:
+def import_capture(source: Path, target: Path, catalogue: dict | None = None) -> tuple[UnpackedCapture, list[str]]:
     """Check everything, then merge. Raises ImportRefused before writing anything."""
     from jaxci.catalogue import load_catalogue
 

@@ -131,7 +131,7 @@ def flagged(rows: list[Row], factor: float) -> list[Row]:
 
 
 @dataclass
-class Report:
+class WatchReport:
     release: str
     previous: str
     machine: str
@@ -169,8 +169,8 @@ def shown(table: str) -> str:
     return "\n".join(line for line in table.splitlines() if not skipped(line))
 
 
-def measure(release: str, previous: str, machine: str, runner, factor: float = FACTOR) -> Report:
-    """First run, compare, confirmation rerun of the flagged benchmarks, compare again: the Report.
+def measure(release: str, previous: str, machine: str, runner, factor: float = FACTOR) -> WatchReport:
+    """First run, compare, confirmation rerun of the flagged benchmarks, compare again: the WatchReport.
     `runner` has history(releases, bench, machine) -> int, compare(old, new, machine, factor) -> text and
     rerun(release, bench, machine) -> int (AsvRunner; a fake in the tests)."""
     scale = getattr(runner, "scale", "ci")
@@ -178,10 +178,10 @@ def measure(release: str, previous: str, machine: str, runner, factor: float = F
     text = runner.compare(previous, release, machine, factor)
     rows = parse_compare(text)
     if not rows:
-        return Report(release, previous, machine, factor, "failed", _table(text), scale=scale,
-                      reason=f"asv compare produced no table (jaxci history exit {rc}); see the job log")
+        return WatchReport(release, previous, machine, factor, "failed", _table(text), scale=scale,
+                           reason=f"asv compare produced no table (jaxci history exit {rc}); see the job log")
     first = flagged(rows, factor)
-    report = Report(release, previous, machine, factor, "clean", _table(text), scale=scale)
+    report = WatchReport(release, previous, machine, factor, "clean", _table(text), scale=scale)
     if not first:
         return report
     bench = rerun_filter(first)
@@ -229,7 +229,7 @@ class AsvRunner:
                           f"jax-v{release}^!"])[0]
 
 
-def save_report(report: Report, out_dir: Path) -> Path:
+def save_report(report: WatchReport, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"watch-{report.release}-{report.machine}.json"
     from jaxci.util import safewrite
@@ -285,13 +285,13 @@ def _rows(where: str, value) -> list[dict]:
     return rows
 
 
-def report_record(data, source: str = "report") -> Report:
+def report_record(data, source: str = "report") -> WatchReport:
     """The one validation of a report read from a file, with the rules of the command line (`release-watch
     measure`'s --release, --previous, --machine, --factor, --scale) and a type and size for every other
     field: what is refused raises InputError naming the field (its value is never needed downstream)."""
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a JSON object, got {type(data).__name__}")
-    names = [f.name for f in fields(Report)]
+    names = [f.name for f in fields(WatchReport)]
     unknown = sorted(set(data) - set(names))
     missing = [n for n in ("release", "previous", "machine", "factor", "status", "table") if n not in data]
     if unknown or missing:
@@ -305,18 +305,18 @@ def report_record(data, source: str = "report") -> Report:
     for name, allowed in (("status", STATUSES), ("scale", SCALES)):
         if name in data and data[name] not in allowed:
             raise InputError(f"{at(name)}: expected one of {', '.join(allowed)}")
-    return Report(release=_release_field(at("release"), data["release"]),
-                  previous=_release_field(at("previous"), data["previous"]),
-                  machine=machine_name(at("machine"), data["machine"] if isinstance(data["machine"], str) else ""),
-                  factor=number(at("factor"), float(factor), low=1.0, high=1000.0), status=data["status"],
-                  table=_text(at("table"), data["table"], TABLE_LIMIT, lines=True),
-                  rerun_table=_text(at("rerun_table"), data.get("rerun_table", ""), TABLE_LIMIT, lines=True),
-                  confirmed=_rows(at("confirmed"), data.get("confirmed", [])),
-                  noise=_names(at("noise"), data.get("noise", [])),
-                  reason=_text(at("reason"), data.get("reason", ""), 1000), scale=data.get("scale", "ci"))
+    return WatchReport(release=_release_field(at("release"), data["release"]),
+                       previous=_release_field(at("previous"), data["previous"]),
+                       machine=machine_name(at("machine"), data["machine"] if isinstance(data["machine"], str) else ""),
+                       factor=number(at("factor"), float(factor), low=1.0, high=1000.0), status=data["status"],
+                       table=_text(at("table"), data["table"], TABLE_LIMIT, lines=True),
+                       rerun_table=_text(at("rerun_table"), data.get("rerun_table", ""), TABLE_LIMIT, lines=True),
+                       confirmed=_rows(at("confirmed"), data.get("confirmed", [])),
+                       noise=_names(at("noise"), data.get("noise", [])),
+                       reason=_text(at("reason"), data.get("reason", ""), 1000), scale=data.get("scale", "ci"))
 
 
-def load_reports(directory: Path) -> list[Report]:
+def load_reports(directory: Path) -> list[WatchReport]:
     """Every watch-*.json under `directory` (the downloaded artifacts), each through report_record; a missing
     folder, a link leading out of it or a malformed report is a WatchError naming the file."""
     directory = Path(directory)
@@ -334,7 +334,7 @@ def load_reports(directory: Path) -> list[Report]:
     return reports
 
 
-def summary_md(report: Report) -> str:
+def summary_md(report: WatchReport) -> str:
     """The job summary of one measure job."""
     head = (f"## JAX {report.release} vs {report.previous} on {report.machine}: {report.status}\n\n"
             f"Rule: asv compare --factor {report.factor:g} ('+'), held on a rerun of the flagged benchmarks.\n")
@@ -352,7 +352,7 @@ def issue_title(release: str, previous: str) -> str:
     return TITLE.format(release=release, previous=previous)
 
 
-def issue_body(reports: list[Report]) -> str:
+def issue_body(reports: list[WatchReport]) -> str:
     """One issue's text for one release: every machine where a regression was confirmed."""
     first = reports[0]
     lines = [MARKER.format(release=first.release), "",  # the only HTML of the issue: report text is quoted
@@ -377,9 +377,9 @@ def issue_body(reports: list[Report]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def issues_to_file(reports: list[Report]) -> list[tuple[str, str, str]]:
+def issues_to_file(reports: list[WatchReport]) -> list[tuple[str, str, str]]:
     """(release, title, body) for each release with a confirmed regression on some machine."""
-    by_release: dict[str, list[Report]] = {}
+    by_release: dict[str, list[WatchReport]] = {}
     for r in reports:
         if r.status == "regression":
             by_release.setdefault(r.release, []).append(r)
@@ -436,7 +436,7 @@ def issue_list(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def file_issues(reports: list[Report], gh) -> list[str]:
+def file_issues(reports: list[WatchReport], gh) -> list[str]:
     """Open or update one issue per release with a confirmed regression; what was done, one line each."""
     done = []
     for release, title, body in issues_to_file(reports):
