@@ -1,7 +1,7 @@
 """Overhead of the runner's per-cell instrumentation: the same notebook run with and without it; goal < 10%.
 
     .venv/bin/python measure/audit_overhead.py [--pairs 7] [--scale ci] [--trivial-cells 200]
-        [--loop-calls 20000] [--baseline plain|untraced] [--call-cost 2000] [NOTEBOOK ...]
+        [--loop-calls 20000] [--baseline plain|untraced] [--call-cost 2000] [--kernel K] [NOTEBOOK ...]
 
 Default notebooks (when none is named and no --trivial-cells): the suite's fixtures except nuts_f64 (slow).
 Runs alternate (plain, instrumented, plain, ...) so load drift hits both; each run is a fresh kernel on
@@ -17,6 +17,9 @@ its difference divided by N is the cost per jitted call; the loop cell alone is 
 --call-cost N measures, in this process and without kernels, what the hooks' wrapper adds to one tiny jitted
 call: a chain of N calls through jax.jit and through hooks.Called, alternated, the minimum of 15 repeats each
 (the minimum, because the machine is shared), in µs per call.
+--kernel K runs every notebook in that Jupyter kernel (a lecture kernel from measure/lecture_kernel.sh: the
+executed audit of a lecture against a plain nbclient execution of it); a cell tagged raises-exception may fail in
+both runs, as the audit allows it.
 Reports, per notebook, medians of the whole run (kernel start to shutdown) and of the summed client-side
 cell times (request sent to reply received), and the relative difference of the medians.
 """
@@ -44,6 +47,7 @@ def main() -> int:
     p.add_argument("--baseline", choices=["plain", "untraced"], default="plain",
                    help="what the instrumented run is compared with (default: no instrumentation at all)")
     p.add_argument("--call-cost", type=int, default=0, help="in-process: µs the wrapper adds per tiny jitted call")
+    p.add_argument("--kernel", help="Jupyter kernel for every notebook (default: each notebook's kernelspec)")
     args = p.parse_args()
     if args.call_cost:
         return call_cost(args.call_cost)
@@ -81,9 +85,11 @@ def main() -> int:
         for i in range(args.pairs):
             for instrument in ((False, True) if i % 2 == 0 else (True, False)):
                 if args.baseline == "plain":
-                    run = run_notebook(nb, platform="cpu", env=env, instrument=instrument, timeout=600)
+                    run = run_notebook(nb, platform="cpu", env=env, instrument=instrument, timeout=900,
+                                       kernel_name=args.kernel)
                 else:
-                    run = run_notebook(nb, platform="cpu", env=env, instrument=True, trace=instrument, timeout=600)
+                    run = run_notebook(nb, platform="cpu", env=env, instrument=True, trace=instrument, timeout=900,
+                                       kernel_name=args.kernel)
                 if not run.ok:
                     print(f"{nb}: {run.status}: {run.error}", file=sys.stderr)
                     return 1

@@ -41,7 +41,8 @@ from jaxci.analysis.work import ITEMSIZE, dense_flops, elementwise_bytes, elemen
 DENSE_OPS = ("matmul", "solve", "cholesky")
 LOOP_KINDS = ("scan", "fori", "while")
 KERNELS = DENSE_OPS + ("elementwise", "dispatch") + LOOP_KINDS + ("kalman_grad", "series", "nuts", "numpy_matmul",
-                                                                  "pure_python", "backend_start")
+                                                                  "pure_python", "backend_start",
+                                                                  "notebook_start")
 COLD_KERNEL = {"matmul": "matmul", "elementwise": "op_mix", "scan": "scan"}
 
 
@@ -104,8 +105,9 @@ class RunnerModel:
     """predict(family, kernel, n, dtype, device, first_call=False) for every catalogue family; the report, the
     audit, `jaxci predict` and measure/predict_vs_published.py all ask this one object."""
 
-    def __init__(self, records, machines: dict, catalogue: dict, published=()):
+    def __init__(self, records, machines: dict, catalogue: dict, published=(), fixed=None):
         self.records = [r for r in records if r.ok]
+        self.fixed = fixed                 # jaxci.analysis.fixed_costs.FixedCosts: a notebook's, or None
         self.published = list(published)   # jaxci.analysis.evidence.Evidence: published on a family's hardware
         self.machines = machines
         self.catalogue = catalogue
@@ -113,8 +115,8 @@ class RunnerModel:
         self.cpu_refs = sorted(m for m in machines if P.floor(self.records, m, "cpu")[0])
 
     @classmethod
-    def from_results(cls, records, machines: dict, catalogue: dict, published=()) -> RunnerModel:
-        return cls(records, machines, catalogue, published)
+    def from_results(cls, records, machines: dict, catalogue: dict, published=(), fixed=None) -> RunnerModel:
+        return cls(records, machines, catalogue, published, fixed)
 
     # ---- the one interface ----
 
@@ -150,6 +152,8 @@ class RunnerModel:
             raise _Why(f"{family} has no GPU")
         if kernel == "backend_start":
             return self._backend_start(family, device)
+        if kernel == "notebook_start":
+            return self._notebook_start(family, device, first_call)
         if kernel in ("series", "nuts"):
             return self._series(family, dtype, device) if kernel == "series" else self._nuts(family, n, dtype, device)
         if kernel not in ("dispatch", "while", "kalman_grad") and not (isinstance(n, int) and n > 0):
@@ -673,6 +677,19 @@ class RunnerModel:
         if not bands:
             raise _Why("no GPU machine's process start on both devices in these results (a GPU capture probes it)")
         return _Est(combine(bands), inputs, "GPU process start less CPU process start, once per process" + note)
+
+    def _notebook_start(self, family, device, cold) -> _Est:
+        """A fresh notebook kernel's fixed costs on the family (jaxci.analysis.fixed_costs.notebook_start); the
+        build's first notebook with `cold` (the --first-call of this kernel)."""
+        from jaxci.analysis.fixed_costs import notebook_start
+
+        if self.fixed is None:
+            raise _Why("no notebook fixed-cost measurement (docs/reference/notebook-fixed-costs.md) given")
+        pub = self._pub(family, "cpu", E.HOST_PYTHON)
+        probe = (pub[0].value.mid, pub[0].label()) if pub else None
+        backend = self._backend_start(family, "gpu") if device == "gpu" else None
+        band, inputs, basis = notebook_start(self.fixed, family, probe, backend, cold)
+        return _Est(band, inputs, basis)
 
     def _first_call(self, family, kernel, n, dtype, device, precision, compile_only) -> _Est:
         comp = self._compile_part(family, kernel, dtype, device, n)

@@ -68,11 +68,12 @@ def every_family(args, model):
     from jaxci.audit.judging import every_family as every
     from jaxci.audit.judging.family import FamilyError
     from jaxci.report.published_inputs import reference
+    from jaxci.results import fixed_costs
 
     try:
         return every.build(getattr(args, "results", None) or (REPO_ROOT / "results"), published=reference(),
-                           judged=model)
-    except FamilyError as exc:
+                           judged=model, fixed=fixed_costs.load())
+    except (FamilyError, fixed_costs.FixedCostsError) as exc:
         print(f"jaxci audit: no per-family predictions: {exc}", file=sys.stderr)
         return None
 

@@ -5,7 +5,10 @@ the family's own results, else published measurements on its hardware (docs/refe
 published-measurements.md, labelled "published (source)"), else carried from another machine; `--transfer-only`
 leaves the published ones out (what measure/predict_vs_published.py scores). Kernels: matmul, solve, cholesky,
 elementwise, dispatch, scan, fori, while (n steps), kalman_grad, series (the fresh-jit series), nuts (n iterations =
-chains x (warm-up + samples)), numpy_matmul and pure_python (host, --device cpu)."""
+chains x (warm-up + samples)), numpy_matmul and pure_python (host, --device cpu), backend_start (the CUDA
+client's start) and notebook_start (a fresh notebook kernel's fixed costs: docs/reference/notebook-fixed-costs.md
+moved by the host ratio, the CUDA client on a GPU, the calibrated per-notebook residual; --first-call: the build's
+first notebook, cold page cache)."""
 
 from __future__ import annotations
 
@@ -79,13 +82,15 @@ def main(argv: list[str] | None = None) -> int:
               "<machine>/*.json from asv run)", file=sys.stderr)
         return 2
     from jaxci.report.published_inputs import reference
+    from jaxci.results import fixed_costs
 
     try:
         published = [] if args.transfer_only else reference()
-    except ValueError as exc:   # a malformed published table: one line, nothing predicted
+        fixed = fixed_costs.load()
+    except ValueError as exc:   # a malformed published table or fixed-cost file: one line, nothing predicted
         print(f"jaxci predict: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published)
+    model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published, fixed)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)
     what = (f"{args.family} {device} {args.kernel}" + (f" n={args.n}" if args.n is not None else "")

@@ -30,6 +30,7 @@ class Families:
     published: list = field(default_factory=list)  # jaxci.analysis.evidence.Evidence (the host probes among them)
     notes: list = field(default_factory=list)  # families left out, and why
     factors: dict = field(default_factory=dict)  # family -> HostFactor, once measured (`predict_all`)
+    residual: dict = field(default_factory=dict)  # family -> (Band of seconds per notebook, source): calibrated
 
 
 def runner_families(catalogue: dict) -> list[str]:
@@ -37,9 +38,10 @@ def runner_families(catalogue: dict) -> list[str]:
     return [name for name, entry in catalogue.items() if not entry.is_lab]
 
 
-def build(results_dir, catalogue: dict | None = None, published=(), judged=None) -> Families:
-    """The runner model once for every runner family (the judged FamilyModel's own view reused for its family).
-    Raises jaxci.audit.judging.family.FamilyError for unreadable results."""
+def build(results_dir, catalogue: dict | None = None, published=(), judged=None, fixed=None) -> Families:
+    """The runner model once for every runner family (the judged FamilyModel's own view reused for its family), and
+    each family's per-notebook residual where `fixed` (jaxci.analysis.fixed_costs.FixedCosts) calibrates one and
+    the family publishes a probe. Raises jaxci.audit.judging.family.FamilyError for unreadable results."""
     from jaxci.analysis.model import RunnerModel
     from jaxci.audit.judging.family import RunnerView, results_and_catalogue
 
@@ -55,7 +57,19 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None)
     for name in runner_families(catalogue):
         out.views[name] = mine if mine is not None and mine.family == name else RunnerView(model, name, records)
         out.has_gpu[name] = catalogue[name].has_gpu
+        out.residual.update(residuals(name, out.published, fixed))
     return out
+
+
+def residuals(family: str, published, fixed) -> dict:
+    """{family: (seconds per notebook, source)} from the calibrated residual in probe units x the family's
+    published probe; {} without either."""
+    probe = hostf.published_probe(published, family)
+    band = fixed.residual_s(probe.value.mid) if fixed is not None and probe is not None else None
+    if band is None:
+        return {}
+    return {family: (band, f"per-notebook residual {fixed.residual.mid:.3g} x the published probe "
+                           f"{probe.value.mid:.3g} s: calibrated ({fixed.residual_source})")}
 
 
 def measure_host(families: Families, here) -> dict:
@@ -85,6 +99,8 @@ def predict_lecture(verdict, families: Families) -> dict:
             continue
         h = families.factors.get(name) or hostf.HostFactor(1.0, 1.0, 1.0, hostf.NOT_MEASURED, "host not probed")
         rec = predicted.host_scaled(rec, h.value, h.source, h.low, h.high)
+        if name in families.residual:
+            rec = predicted.with_residual(rec, *families.residual[name])
         rec["family_kind"] = "gpu" if families.has_gpu[name] else "cpu"
         rec["host_factor"] = h.as_dict()
         out[name] = rec

@@ -45,7 +45,7 @@ ITEM = {"float32": 4, "float64": 8}
 SLOW_CELL_S = 10.0
 #: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
 COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
-PARTS = ("start-up", "backend", "compile", "calls", "loops", "sampler", "leapfrog", "eager", "host")
+PARTS = ("start-up", "backend", "compile", "calls", "loops", "sampler", "leapfrog", "eager", "host", "residual")
 #: kernels in one step of the scalar scan whose per-step cost stands for one launch: docs/reference/incidents.md,
 #: incident 1 (the T4 runner's 8 µs step: "three tiny kernels per iteration ... the rest launch gaps")
 SCAN_STEP_KERNELS = 3
@@ -673,8 +673,9 @@ def host_scaled(pred: dict, factor: float, source: str, low: float | None = None
     code, compile, the CPU side's calls, loops and eager work, start-up) x `factor` (the family's host time / this
     host's on the same probe), the GPU's modelled calls and loops unchanged; each band end moved at its own end of
     the factor's band (`low`, `high`; default the factor). A record scaled before is scaled again from its
-    `unscaled` figures, never twice."""
+    `unscaled` figures, never twice, and without the per-notebook residual (added after it: with_residual)."""
     base = {**pred, **pred["unscaled"]} if pred.get("unscaled") else pred
+    base = {k: v for k, v in base.items() if k != "residual_s"}  # a residual is added after scaling (with_residual)
     low, high = factor if low is None else low, factor if high is None else high
     out = {**base, "parts": {}, "basis": f"{base.get('basis', '')}; this host's measured parts x {factor:.3g} "
                                           f"({source})",
@@ -686,6 +687,24 @@ def host_scaled(pred: dict, factor: float, source: str, low: float | None = None
             for key, f in ((f"{side}_s", factor), (f"{side}_low_s", low), (f"{side}_high_s", high)):
                 if base.get(key) is not None:
                     out[key] = base[key] * sum(_moved(parts, side, f).values()) / old
+    return out
+
+
+def with_residual(pred: dict, band, source: str) -> dict:
+    """The record with the calibrated per-notebook residual (jaxci.analysis.residual: seconds on the family, a
+    Band) added once to each side it has, as its own part `residual`, labelled with where it was calibrated. Added
+    after host scaling (it is in the family's seconds already), never twice."""
+    before = pred.get("residual_s") or [0.0, 0.0, 0.0]   # a residual added earlier: taken out first
+    out = {**pred, "parts": {side: dict(parts) for side, parts in (pred.get("parts") or {}).items()},
+           "inputs": [i for i in pred.get("inputs", []) if not i.startswith("per-notebook residual")] + [source],
+           "residual_s": [band.mid, band.low, band.high]}
+    for side, parts in out["parts"].items():
+        if pred.get(f"{side}_s") is None:
+            continue
+        parts["residual"] = band.mid
+        for key, add, old in zip((f"{side}_s", f"{side}_low_s", f"{side}_high_s"), out["residual_s"], before):
+            if out.get(key) is not None:
+                out[key] = max(out[key] + add - old, 0.0)
     return out
 
 

@@ -1,0 +1,75 @@
+"""A notebook's fixed costs in a build: what a fresh kernel pays before and around the lecture's own work.
+
+Two kinds of input, each labelled:
+- measured here (measure/notebook_fixed_costs.py, committed in docs/reference/notebook-fixed-costs.md): the
+  kernel's start, the lecture stack's imports by package, JAX's CPU client and the first figure, cold (page cache
+  evicted: a build's first notebook) and warm (every later one), with this host's pure-Python probe, so that they
+  move to a family's host by its published probe over this one;
+- calibrated (jaxci.analysis.residual): the per-notebook residual in probe units, fitted on the published builds of
+  the two development sets and scored only where it was not fitted (docs/runner-model.md, "Scoring a model change").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jaxci.analysis.primitives import Band
+
+
+@dataclass(frozen=True)
+class FixedCosts:
+    """Seconds here per term (cold and warm), the probe they were taken beside, and the calibrated residual."""
+
+    warm: dict
+    cold: dict
+    probes_s: tuple
+    source: str
+    residual: Band | None = None  # probe units: x the family's probe = seconds per notebook there
+    residual_source: str = ""
+
+    @property
+    def probe_s(self) -> float:
+        """The geometric middle of the probes taken before and after the measurement."""
+        return math.prod(self.probes_s) ** (1 / len(self.probes_s))
+
+    def terms(self, cold: bool) -> dict:
+        """The terms of one notebook (the build's first: `cold`), seconds here."""
+        return dict(self.cold if cold else self.warm)
+
+    def residual_s(self, family_probe: float) -> Band | None:
+        """The residual's seconds per notebook on a family with this published probe."""
+        return None if self.residual is None else self.residual.scale(family_probe)
+
+
+def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: bool) -> tuple[Band, list, str]:
+    """One notebook's fixed costs on a family: the measured terms x h (the family's published probe over the one
+    taken beside them; unscaled where the family publishes none), the CUDA client's start on a GPU (`backend`: the
+    model's backend_start estimate, or None on the CPU), and the calibrated residual x the family's probe.
+    `family_probe`: (seconds, label) or None."""
+    terms = fixed.terms(cold)
+    here = sum(terms.values())
+    which = "cold page cache (the build's first notebook)" if cold else "warm page cache"
+    inputs = [f"{fixed.source}, {which}: " + ", ".join(f"{k} {v:.3g} s" for k, v in terms.items())]
+    if family_probe:
+        h = Band(family_probe[0] / fixed.probe_s, family_probe[0] / max(fixed.probes_s),
+                 family_probe[0] / min(fixed.probes_s))
+        inputs.append(f"host ratio {h.mid:.3g} ({h.low:.3g}-{h.high:.3g}): {family_probe[1]} {family_probe[0]:.3g} s "
+                      f"over the probes beside the measurement " + ", ".join(f"{p:.3g}" for p in fixed.probes_s) + " s")
+    else:
+        h = Band.of(1.0)
+        inputs.append(f"{family}: no published pure-Python probe: the terms carried unscaled (not measured there)")
+    band = h.scale(here)
+    basis = "kernel start + imports + JAX CPU client + first figure, measured here x host ratio"
+    if backend is not None:
+        band = band + backend.band
+        inputs += backend.inputs
+        basis += " + the CUDA client's start"
+    if fixed.residual is not None and family_probe:
+        r = fixed.residual_s(family_probe[0])
+        band = band + r
+        inputs.append(f"per-notebook residual {fixed.residual.mid:.3g} probe units ({fixed.residual.low:.3g}.."
+                      f"{fixed.residual.high:.3g}) x {family_probe[0]:.3g} s = {r.mid:.3g} s: calibrated "
+                      f"({fixed.residual_source})")
+        basis += " + calibrated per-notebook residual"
+    return band, inputs, basis

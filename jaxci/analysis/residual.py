@@ -1,0 +1,79 @@
+"""The per-notebook residual: what a published build's notebook takes beyond the executed audit's prediction,
+calibrated on published Execution Statistics and scored only on lectures it was not calibrated on.
+
+A build runs each notebook in a fresh kernel on the runner, and pays there what no measurement here sees: the
+runner's disk and page cache, the engine's bookkeeping, the GPU's libraries on first use. The residual is one
+number per notebook in units of the family's published pure-Python probe (the host factor's probe), so it moves
+between families as host work does:
+
+    residual(set) = median over its lectures of (published - predicted) / the family's probe
+    predicted with residual = predicted + residual x the family's probe
+
+It is scored two ways, never on the lecture it predicts: leave-one-lecture-out (each lecture's residual from the
+other lectures of its set) and cross-set (calibrated on one development set, scored on the other). Lectures whose
+cells raised here (an environment cause) are scored but never calibrated on.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One lecture: its published seconds, prediction (without any residual) and the family's probe (seconds)."""
+
+    lecture: str
+    published_s: float
+    predicted_s: float
+    probe_s: float
+    calibrates: bool = True  # False: a cell raised here, so its time is short for the kernel's environment
+
+    def gap(self) -> float:
+        """(published - predicted) in probe units."""
+        return (self.published_s - self.predicted_s) / self.probe_s
+
+
+def calibrate(lectures: list[Scored]) -> float | None:
+    """The residual in probe units: the median gap over the lectures that calibrate (None without any)."""
+    gaps = [s.gap() for s in lectures if s.calibrates]
+    return statistics.median(gaps) if gaps else None
+
+
+def leave_one_out(lectures: list[Scored]) -> list[float]:
+    """Each lecture's prediction with the residual of the other lectures of its set."""
+    out = []
+    for one in lectures:
+        r = calibrate([s for s in lectures if s is not one])
+        out.append(one.predicted_s + (r or 0.0) * one.probe_s)
+    return out
+
+
+def cross_set(calibrated_on: list[Scored], scored: list[Scored]) -> list[float]:
+    """The scored set's predictions with the residual calibrated on the other set."""
+    r = calibrate(calibrated_on) or 0.0
+    return [s.predicted_s + r * s.probe_s for s in scored]
+
+
+@dataclass(frozen=True)
+class Score:
+    """The scoreboard of one set under one scoring: within 2x, summed build and median ratio."""
+
+    lectures: int
+    within_2x: int
+    summed: float
+    median: float
+
+    @property
+    def share_within_2x(self) -> float:
+        return self.within_2x / self.lectures if self.lectures else 0.0
+
+
+def score(lectures: list[Scored], predicted: list[float]) -> Score:
+    """predicted / published per lecture: how many within 0.5-2, the summed ratio and the median ratio."""
+    ratios = [p / s.published_s for s, p in zip(lectures, predicted)]
+    published = sum(s.published_s for s in lectures)
+    return Score(len(lectures), sum(1 for r in ratios if 0.5 <= r <= 2.0),
+                 sum(predicted) / published if published else float("nan"),
+                 statistics.median(ratios) if ratios else float("nan"))

@@ -1,0 +1,129 @@
+"""A notebook's fixed costs: the measured terms move to a family by the host ratio, the calibrated per-notebook
+residual is scored only where it was not fitted, and the audit adds it once to each side of a family's build time."""
+
+import json
+import math
+
+import pytest
+
+from jaxci.analysis import residual as R
+from jaxci.analysis.fixed_costs import FixedCosts, notebook_start
+from jaxci.analysis.primitives import Band
+from jaxci.audit.judging import predicted
+from jaxci.results import fixed_costs
+
+COSTS = {"cold": {"kernel start": 0.8, "jax": 0.6}, "warm": {"kernel start": 0.5, "jax": 0.3},
+         "probe_s": [0.9, 1.1], "when": "2026-12-05T00:00:00Z", "host": "a test host"}
+RESIDUAL = {"probe_units": 2.0, "low": 1.0, "high": 3.0, "source": "two fixture sets"}
+
+
+def _file(tmp_path, residual=True):
+    text = "# fixed costs\n\n## Measured here\n\n- notebook fixed costs: " + json.dumps(COSTS) + "\n"
+    if residual:
+        text += "\n## Calibrated residual\n\n- per-notebook residual: " + json.dumps(RESIDUAL) + "\n"
+    path = tmp_path / "costs.md"
+    path.write_text(text)
+    return path
+
+
+def test_the_file_reads_as_terms_probes_and_a_residual_band(tmp_path):
+    fixed = fixed_costs.load(_file(tmp_path))
+    assert fixed.warm == {"kernel start": 0.5, "jax": 0.3} and fixed.cold["jax"] == 0.6
+    assert math.isclose(fixed.probe_s, math.sqrt(0.9 * 1.1))
+    assert (fixed.residual.mid, fixed.residual.low, fixed.residual.high) == (2.0, 1.0, 3.0)
+    assert fixed.residual_source == "two fixture sets"
+    assert fixed_costs.load(_file(tmp_path, residual=False)).residual is None
+    assert fixed_costs.load(tmp_path / "absent.md") is None
+
+
+@pytest.mark.parametrize("line, why", [("- notebook fixed costs: {not json", "not JSON"),
+                                       ("- notebook fixed costs: " + json.dumps({**COSTS, "probe_s": []}),
+                                        "no probe"),
+                                       ("- notebook fixed costs: " + json.dumps({**COSTS, "warm": {"x": -1}}),
+                                        "unreadable"),
+                                       ("nothing here", "no '- notebook fixed costs:' line")])
+def test_a_bad_file_is_an_error_naming_it(tmp_path, line, why):
+    path = tmp_path / "bad.md"
+    path.write_text(line + "\n")
+    with pytest.raises(fixed_costs.FixedCostsError, match=why) as err:
+        fixed_costs.load(path)
+    assert str(path) in str(err.value)
+
+
+def test_a_section_is_replaced_and_the_rest_kept():
+    text = "# t\n\nintro\n\n## Measured here\n\nold\n\n## Calibrated residual\n\nkept\n"
+    out = fixed_costs.with_section(text, "## Measured here", "new")
+    assert "old" not in out and "new" in out and "kept" in out and out.index("new") < out.index("kept")
+    assert fixed_costs.with_section("# t\n", "## Calibrated residual", "r").endswith("## Calibrated residual\n\nr\n")
+
+
+def test_the_terms_move_by_the_family_probe_and_the_residual_by_its_own():
+    fixed = FixedCosts({"kernel start": 1.0}, {"kernel start": 2.0}, (1.0,), "here", Band.of(2.0, 1.0, 3.0), "fit")
+    band, inputs, basis = notebook_start(fixed, "f", (0.5, "published probe"), None, cold=False)
+    assert math.isclose(band.mid, 1.0 * 0.5 + 2.0 * 0.5) and math.isclose(band.high, 0.5 + 1.5)
+    cold, _, _ = notebook_start(fixed, "f", (0.5, "published probe"), None, cold=True)
+    assert math.isclose(cold.mid, 2.0 * 0.5 + 1.0)
+    unscaled, inputs, _ = notebook_start(fixed, "f", None, None, cold=False)
+    assert unscaled.mid == 1.0 and any("not measured there" in i for i in inputs)  # no probe: no residual either
+
+
+def test_the_residual_is_never_scored_on_the_lecture_it_predicts():
+    lectures = [R.Scored("a", 10.0, 8.0, 1.0), R.Scored("b", 10.0, 6.0, 1.0), R.Scored("c", 100.0, 0.0, 1.0)]
+    loo = R.leave_one_out(lectures)
+    assert loo == [8.0 + 52.0, 6.0 + 51.0, 0.0 + 3.0]   # each from the other two gaps' median
+    other = [R.Scored("x", 5.0, 4.0, 2.0)]              # gap 0.5 probe units
+    assert R.cross_set(other, lectures) == [8.5, 6.5, 0.5]
+    raised = [R.Scored("a", 10.0, 8.0, 1.0), R.Scored("r", 10.0, 1.0, 1.0, calibrates=False)]
+    assert R.calibrate(raised) == 2.0                    # a lecture whose cells raised never calibrates
+
+
+def test_the_scoreboard_counts_within_2x_summed_and_median():
+    lectures = [R.Scored("a", 10.0, 0, 1.0), R.Scored("b", 10.0, 0, 1.0), R.Scored("c", 10.0, 0, 1.0)]
+    s = R.score(lectures, [5.0, 10.0, 30.0])
+    assert (s.lectures, s.within_2x, s.summed, s.median) == (3, 2, 1.5, 1.0)
+
+
+def test_the_residual_is_added_once_to_each_side_after_host_scaling():
+    rec = {"cpu_s": 10.0, "cpu_low_s": 9.0, "cpu_high_s": 11.0, "gpu_s": 4.0, "gpu_low_s": 3.0, "gpu_high_s": 5.0,
+           "parts": {"cpu": {"host": 10.0}, "gpu": {"host": 4.0}}, "inputs": []}
+    scaled = predicted.host_scaled(rec, 2.0, "probe")
+    once = predicted.with_residual(scaled, Band(1.0, 0.5, 2.0), "per-notebook residual 1 s: fit")
+    twice = predicted.with_residual(once, Band(1.0, 0.5, 2.0), "per-notebook residual 1 s: fit")
+    assert (twice["cpu_s"], twice["cpu_low_s"], twice["cpu_high_s"]) == (21.0, 18.5, 24.0)
+    assert (twice["gpu_s"], twice["parts"]["gpu"]["residual"]) == (9.0, 1.0)
+    assert twice["inputs"] == ["per-notebook residual 1 s: fit"]
+    again = predicted.host_scaled(twice, 2.0, "probe")
+    assert again["cpu_s"] == 20.0 and "residual_s" not in again   # rescaled from the unscaled figures
+    assert predicted.with_residual(again, Band(1.0, 0.5, 2.0), "per-notebook residual 1 s: fit")["cpu_s"] == 21.0
+
+
+def test_the_runner_model_answers_notebook_start_per_family_from_the_file(tmp_path):
+    from jaxci import REPO_ROOT
+    from jaxci.analysis.model import RunnerModel
+    from jaxci.catalogue import load_catalogue
+    from jaxci.report.published_inputs import reference
+    from jaxci.results.records import load_results
+
+    rs = load_results(REPO_ROOT / "results")
+    fixed = fixed_costs.load(_file(tmp_path))
+    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), reference(), fixed)
+    cpu = model.predict("ubuntu-latest", "notebook_start", None, device="cpu")
+    gpu = model.predict("g4dn.2xlarge", "notebook_start", None, device="gpu")
+    probe = math.sqrt(0.9 * 1.1)
+    assert math.isclose(cpu.seconds, 0.8 * 0.599 / probe + 2.0 * 0.599, rel_tol=1e-6)  # terms x h + residual
+    backend = model.predict("g4dn.2xlarge", "backend_start", None, device="gpu")
+    assert math.isclose(gpu.seconds, 0.8 * 0.881 / probe + backend.seconds + 2.0 * 0.881, rel_tol=1e-6)
+    assert "calibrated (two fixture sets)" in cpu.inputs
+    bare = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), reference())
+    assert bare.predict("ubuntu-latest", "notebook_start", None, device="cpu").seconds is None
+
+
+def test_the_audit_adds_the_residual_where_the_family_publishes_a_probe(tmp_path):
+    from jaxci.audit.judging.every_family import residuals
+    from jaxci.report.published_inputs import reference
+
+    fixed = fixed_costs.load(_file(tmp_path))
+    (band, source), = residuals("ubuntu-latest", reference(), fixed).values()
+    assert (band.mid, band.low, band.high) == pytest.approx((2.0 * 0.599, 0.599, 3.0 * 0.599))
+    assert "calibrated (two fixture sets)" in source
+    assert residuals("c7i.2xlarge", reference(), fixed) == {} and residuals("ubuntu-latest", reference(), None) == {}
