@@ -71,7 +71,8 @@ def _size(n) -> str:
 def checks(results=RESULTS) -> list[Check]:
     """Every family x question that two commands answer, from one results set."""
     from jaxci.analysis import crossover as cx
-    from jaxci.analysis.predict import CROSSOVER_BENCHMARK, threshold
+    from jaxci.analysis.kernels import CROSSOVER_BENCHMARK
+    from jaxci.analysis.predict import threshold
     from jaxci.audit.judging import family as fam
     from jaxci.catalogue import load_catalogue
     from jaxci.report import decisions

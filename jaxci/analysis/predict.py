@@ -19,19 +19,11 @@ from dataclasses import dataclass
 
 from jaxci.analysis import case_label, case_of
 from jaxci.analysis.crossover import CROSSING, GPU_ALWAYS, NONE_IN_RANGE, CrossoverResult, find_crossover
+from jaxci.analysis.kernels import CROSSOVER_BENCHMARK, kernel_of
 from jaxci.analysis.model import RunnerModel
 from jaxci.analysis.work import work
 
 TINY = "dispatch.TinyOp.time_warm"
-_KERNEL = {"dense.Dense.time_warm": lambda case: dict(case).get("op"),
-           "dense.DensePrecision.time_warm": lambda case: "matmul",
-           "elementwise.Elementwise.time_warm": lambda case: "elementwise"}
-
-
-def kernel_of(benchmark: str, case: tuple) -> str | None:
-    """The model's kernel name for a suite benchmark and case (None: the model has no term for it)."""
-    f = _KERNEL.get(benchmark)
-    return f(case) if f else None
 
 
 @dataclass
@@ -117,11 +109,6 @@ def size_grid(records) -> dict:
         if work(r.benchmark, r.params) and kernel_of(r.benchmark, case_of(r)):
             out.setdefault((r.benchmark, case_of(r), r.params["dtype"]), set()).add(r.params["n"])
     return {k: sorted(v) for k, v in out.items()}
-
-
-#: the benchmark whose param sizes a model kernel's crossover is read over (the audit asks by kernel name)
-CROSSOVER_BENCHMARK = {"elementwise": ("elementwise.Elementwise.time_warm", ()),
-                       "matmul": ("dense.Dense.time_warm", (("op", "matmul"),))}
 
 
 def crossover_sizes(records, kernel: str, dtype: str) -> list:

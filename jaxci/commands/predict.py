@@ -3,12 +3,9 @@
 seconds, band and inputs, or why it cannot. The model takes the nearest evidence, as the audit and the report do:
 the family's own results, else published measurements on its hardware (docs/reference/incidents.md,
 published-measurements.md, labelled "published (source)"), else carried from another machine; `--transfer-only`
-leaves the published ones out (what measure/predict_vs_published.py scores). Kernels: matmul, solve, cholesky,
-elementwise, dispatch, scan, fori, while (n steps), kalman_grad, series (the fresh-jit series), nuts (n iterations =
-chains x (warm-up + samples)), numpy_matmul and pure_python (host, --device cpu), backend_start (the CUDA
-client's start) and notebook_start (a fresh notebook kernel's fixed costs: docs/reference/notebook-fixed-costs.md
-moved by the host ratio, the CUDA client on a GPU, the calibrated per-notebook residual; --first-call: the build's
-first notebook, cold page cache)."""
+leaves the published ones out (what measure/predict_vs_published.py scores). The kernels, what --n means for each
+and which are host work are the one table in jaxci/analysis/kernels.py (`--kernel` lists them; `notebook_start` is
+a fresh notebook kernel's fixed costs, --first-call for the build's first notebook)."""
 
 from __future__ import annotations
 
@@ -21,24 +18,10 @@ from jaxci.commands.argtypes import OneLineParser, ascii_int
 from jaxci.results.records import ResultsError
 from jaxci.util.validate import InputError, integer, one_line
 
-#: what --n means per kernel and the sizes the model is asked about: (low, high, meaning, required).
-#: A matrix order up to 100,000 (a float64 matrix of 80 GB, the size of the largest catalogue GPU); an
-#: elementwise array up to 2^34 elements (64 GiB of float32); loops, Kalman steps and NUTS iterations up to
-#: 10^9. dispatch and series take no size.
-SIZES = {
-    **{k: (1, 100_000, "matrix order", True) for k in ("matmul", "solve", "cholesky", "numpy_matmul")},
-    "elementwise": (1, 2**34, "elements", True),
-    **{k: (1, 10**9, "loop steps", True) for k in ("scan", "fori")},
-    "while": (1, 10**9, "loop iterations; default: the benchmark's own count", False),
-    "kalman_grad": (1, 10**9, "time steps; default 96, the benchmark's", False),
-    "nuts": (1, 10**9, "iterations = chains x (warm-up + samples); the incident: 4 x 800", True),
-    "pure_python": (1, 10**12, "loop count of host.PurePython", True),
-}
-
 
 def main(argv: list[str] | None = None) -> int:
     from jaxci import REPO_ROOT
-    from jaxci.analysis.model import KERNELS
+    from jaxci.analysis.kernels import KERNELS
 
     parser = OneLineParser(prog="jaxci predict", description=__doc__.splitlines()[0])
     parser.add_argument("--family", required=True, help="catalogue family (env_matrix/machines.toml)")
@@ -123,16 +106,18 @@ def checked(args, entry) -> str:
     """The one check of predict's arguments before the model is asked: --n in the kernel's range (or absent
     where the kernel takes none), host kernels on the CPU, a GPU only where the family has one. Returns the
     device; raises InputError naming the option and the accepted range."""
-    host = args.kernel in ("numpy_matmul", "pure_python")   # host work: the family's CPU
+    from jaxci.analysis.kernels import KERNEL
+
+    host = KERNEL[args.kernel].host   # host work: the family's CPU
     device = args.device or ("gpu" if entry.has_gpu and not host else "cpu")
-    size = SIZES.get(args.kernel)
+    size = KERNEL[args.kernel].size
     if size is None and args.n is not None:
         raise InputError(f"--n {one_line(args.n, 40)}: {args.kernel} takes no size; leave --n out")
-    if size is not None and (args.n is not None or size[3]):
+    if size is not None and (args.n is not None or size.required):
         if args.n is None:
-            raise InputError(f"--n: {args.kernel} needs a size: a whole number in [{size[0]:,}, {size[1]:,}] "
-                             f"({size[2]})")
-        integer("--n", args.n, low=size[0], high=size[1], unit=f"{args.kernel}: {size[2]}")
+            raise InputError(f"--n: {args.kernel} needs a size: a whole number in [{size.low:,}, {size.high:,}] "
+                             f"({size.meaning})")
+        integer("--n", args.n, low=size.low, high=size.high, unit=f"{args.kernel}: {size.meaning}")
     if device == "gpu" and not entry.has_gpu:
         raise InputError(f"--device gpu: {args.family} has no GPU; use --device cpu")
     if host and device != "cpu":

@@ -1,0 +1,40 @@
+"""What every term of the runner model returns, and what it raises where it cannot estimate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from jaxci.analysis import evidence as E
+from jaxci.analysis.primitives import Band
+
+
+class Unpredictable(Exception):
+    """Raised inside the model where a term cannot be estimated; its text is the prediction's reason."""
+
+
+@dataclass
+class Estimate:
+    """A term's seconds (a Band), the labelled inputs it came from and the equation used."""
+
+    band: Band
+    inputs: list = field(default_factory=list)
+    basis: str = ""
+
+
+def geo(a: float, b: float) -> float:
+    return math.sqrt(a * b)
+
+
+def fmt_published(e) -> str:
+    """A published input's value in its unit."""
+    v = e.value
+    if e.term in (E.GEMM_RATE, E.CPU_GEMM, E.NUMPY_GEMM):
+        return f"{v.mid / 1e12:.3g} TFLOP/s ({v.low / 1e12:.3g}-{v.high / 1e12:.3g}) {e.key}".rstrip()
+    if e.term == E.BANDWIDTH:
+        return f"{v.mid / 1e9:.3g} GB/s"
+    if e.term == E.CPU_ELEM:
+        return f"{v.mid / 1e6:.3g} M elements/s"
+    if e.term == E.SCAN_STEP:
+        return f"{v.mid * 1e9:.3g} ns per step" + (f" (read at n={e.n:,})" if e.n else "")
+    return f"{v.mid:.3g} s" + (f" at n={e.n:,}" if e.n else "")

@@ -1,0 +1,172 @@
+"""The runner model's host-side and sampler terms: NUTS by leapfrog steps, NumPy's matmul through the CPU GEMM
+scaling, the pure-Python probe (docs/runner-model.md). A mixin of jaxci.analysis.model.RunnerModel."""
+
+from __future__ import annotations
+
+import math
+
+from jaxci.analysis import evidence as E
+from jaxci.analysis import primitives as P
+from jaxci.analysis.estimate import Estimate, Unpredictable
+from jaxci.analysis.primitives import Band, combine
+from jaxci.analysis.work import dense_flops
+
+
+class HostTerms:
+    def _nuts(self, family, iterations, dtype, device) -> Estimate:
+        """iterations x leapfrog steps per iteration (any machine: the sampler's count) x seconds per step on the
+        family's device (NutsLeapfrogStep on a ref of that device, else the Kalman gradient as proxy) + compile."""
+        if not (isinstance(iterations, int) and iterations > 0):
+            raise Unpredictable(
+                "nuts needs n = the run's iterations (chains x (warm-up + samples); the incident: 4 x 800)")
+        steps, inputs = self._nuts_steps(dtype)
+        per, per_inputs, proxy, note = self._nuts_per_step(family, dtype, device)
+        run = steps.scale(per).scale(float(iterations))
+        comp, comp_text = self._nuts_compile(family, dtype, device)
+        basis = "iterations x leapfrog steps per iteration x seconds per step" + (" (Kalman-gradient proxy)"
+                                                                                  if proxy else "") + " + compile"
+        return Estimate(run + comp, inputs + per_inputs + [comp_text + note], basis)
+
+    def _nuts_steps(self, dtype) -> tuple[Band, list]:
+        counts = P.nuts_counts(self.records, dtype)
+        if not counts:
+            raise Unpredictable("no nuts.NutsLeapfrogStep anywhere in these results: no leapfrog step count for the "
+                                "state-space model (it belongs to the sampler, so one machine's capture is enough)")
+        own = [c for *_, dt, c in counts if dt == dtype] or [c for *_, c in counts]
+        per_iter = [c / P.NUTS_DRAWS for *_, c in counts]
+        mid = math.exp(sum(math.log(c / P.NUTS_DRAWS) for c in own) / len(own))
+        band = Band.of(mid, min(per_iter), max(per_iter))
+        seen = ", ".join(f"{dt} {c:,.0f} on {m} {d}" for m, d, dt, c in counts)
+        return band, [f"leapfrog steps per iteration {mid:.1f} (band {band.low:.1f}-{band.high:.1f}: the float32 "
+                      f"and float64 counts) from NutsLeapfrogStep's {P.NUTS_DRAWS} iterations ({seen}), a longer "
+                      "warm-up adapts step size and mass matrix further, tree depth 8 caps it at 255"]
+
+    def _device_machines(self, family, device, benchmarks) -> tuple[list[str], str]:
+        """Machines with any of `benchmarks` on `device` (the family itself only when it is the sole one)."""
+        have = sorted({r.machine for r in self.records if r.benchmark in benchmarks
+                       and r.params.get("device", "cpu") == device})
+        others = [m for m in have if m != family]
+        return (others, "") if others or not have else (have, " [calibrated on this family itself]")
+
+    def _nuts_per_step(self, family, dtype, device) -> tuple[Band, list, bool, str]:
+        refs, note = self._device_machines(family, device, (P.NUTS_STEP, P.KALMAN))
+        direct, proxy, inputs = [], [], []
+        for m in refs:
+            h, htext = self._host_ratio(m, family)
+            b, text = P.nuts_cost(self.records, m, device, dtype)
+            if b:
+                direct.append(b.scale(h))
+                inputs += [text, htext]
+                continue
+            k, ktext = P.kalman_grad(self.records, m, device, dtype)
+            if k:
+                proxy.append((k.scale(h), [f"proxy: {ktext} taken as one leapfrog step's work (a leapfrog step is "
+                                           "one gradient of the same likelihood, NutsLeapfrogStep not measured "
+                                           "there)", htext]))
+        if direct:
+            return combine(direct), inputs + ["per-step cost is latency-bound host work: carried"], False, note
+        if proxy:
+            return (combine([b for b, _ in proxy]), [t for _, ts in proxy for t in ts] + self._step_vs_grad(dtype)
+                    + ["per-step cost latency-bound (launches of tiny ops): carried to the family unscaled"], True,
+                    note)
+        raise Unpredictable(
+            f"no nuts.NutsLeapfrogStep and no sequential Kalman gradient ({dtype}) on {device} in these "
+            "results")
+
+    def _step_vs_grad(self, dtype) -> list[str]:
+        """Where one machine measured both, how a leapfrog step compares with a Kalman gradient (a check of the
+        proxy, not applied: the ratio on a CPU need not hold on a GPU)."""
+        out = []
+        for m, device, dt, _ in P.nuts_counts(self.records, dtype):
+            b, _ = P.nuts_cost(self.records, m, device, dt)
+            k, _ = P.kalman_grad(self.records, m, device, dt)
+            if dt == dtype and b and k:
+                out.append(f"check: on {m} {device} a leapfrog step costs {b.mid / k.mid:.2f} of a Kalman gradient")
+        return out
+
+    def _nuts_compile(self, family, dtype, device) -> tuple[Band, str]:
+        for m in self._device_machines(family, device, (P.NUTS_COMPILE,))[0]:
+            b, text = P.nuts_compile(self.records, m, device, dtype)
+            if b:
+                h, htext = self._host_ratio(m, family)
+                h = h.mid if isinstance(h, Band) else h
+                # sequential chains: compiled once (mid) up to once per chain of the incident's 4 (high end)
+                return Band(b.mid * h, b.low * h, b.high * h * 4), f"{text}, once (high end: once per chain of 4)"
+        return Band.of(0.0), f"compile not included: no NutsLeapfrogStep compile seconds on {device}"
+
+    def _numpy_matmul(self, family, n, dtype) -> Estimate:
+        rate, labels = self._pub_rate(family, "cpu", E.NUMPY_GEMM, dtype=dtype)
+        if rate is not None:
+            return Estimate(rate.inverse().scale(dense_flops("matmul", n)), labels, "FLOPs / published NumPy rate")
+        on_family = self._numpy_from_published_jax(family, n, dtype)
+        if on_family is not None:
+            return on_family
+        refs, note = self._host_refs(family)
+        target = self.catalogue[family]
+        bands, inputs, why = [], [], ""
+        for m in refs:
+            pt, why = P.numpy_gemm_point(self.records, m, dtype)
+            if pt is None:
+                continue
+            scale, text = self._cpu_scale(m, target, dtype)
+            bands.append(pt.rate.scale(scale).inverse().scale(dense_flops("matmul", n)))
+            inputs.append(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s, x{scale.mid:.2f} ({text})")
+        if not bands:
+            raise Unpredictable(why or "no host.NumpyLinalg in these results")
+        return Estimate(
+            combine(bands), inputs + ["the same CPU GEMM scaling as JAX's matmul (BLAS on all cores)" + note],
+            "FLOPs / (NumPy rate per physical core x cores)")
+
+    def _numpy_from_published_jax(self, family, n, dtype) -> Estimate | None:
+        """NumPy's matmul from the family's own published JAX CPU matmul rate (float32) x NumPy's rate in `dtype`
+        over JAX's float32 rate, both measured on the same machine here: the nearest evidence is the family's
+        hardware, and only the ratio between the two libraries (and dtypes) is carried. None without both."""
+        jax_rate, labels = self._pub_rate(family, "cpu", E.CPU_GEMM)
+        if jax_rate is None:
+            return None
+        ratios, inputs = [], []
+        for m in self._host_refs(family)[0]:
+            numpy_pt, _ = P.numpy_gemm_point(self.records, m, dtype)
+            floor, _ = P.floor(self.records, m, "cpu", "float32")
+            jax_pts = P.gemm_points(self.records, m, "cpu", "float32", floor.mid if floor else 0.0)
+            if numpy_pt is None or not jax_pts:
+                continue
+            jax_pt = jax_pts[0][1]
+            ratios.append(numpy_pt.rate.scale(jax_pt.rate.inverse()))
+            inputs.append(f"{numpy_pt.source} over {jax_pt.source} ({jax_pt.rate.mid / 1e9:.0f} GFLOP/s): "
+                          f"NumPy {dtype} / JAX float32 x{ratios[-1].mid:.2f}")
+        if not ratios:
+            return None
+        rate = jax_rate.scale(combine(ratios))
+        return Estimate(rate.inverse().scale(dense_flops("matmul", n)), labels + inputs,
+                        "FLOPs / (published JAX CPU matmul rate x NumPy-over-JAX rate measured here)")
+
+    def _pure_python(self, family, n) -> Estimate:
+        """host.PurePython int_sum moved only by a sourced single-thread ratio; without one, the measurement is
+        quoted in the reason (a host score is never invented)."""
+        refs, note = self._host_refs(family)
+        bands, inputs, seen = [], [], []
+        for m in refs:
+            b, text = P.pure_python(self.records, m, n=n)
+            if b is None:
+                continue
+            h, htext = self._host_ratio(m, family)
+            if not htext.startswith("host single-thread ratio") or "published" in htext:
+                seen.append(text)   # the published sum is this very figure: it moves nothing else here
+                continue
+            bands.append(b.scale(h))
+            inputs += [text, htext]
+        if not bands:
+            raise Unpredictable(
+                f"pure-Python is a host single-thread score: {', '.join(seen) or 'host.PurePython not measured'}"
+                f", and no sourced cpu_single_thread_score for {family} and that machine moves it")
+        return Estimate(combine(bands), inputs + ["single-thread interpreter work" + note], "measured x host ratio")
+
+    def _host_refs(self, family) -> tuple[list[str], str]:
+        refs = sorted({r.machine for r in self.records if r.benchmark.startswith("host.")})
+        others = [m for m in refs if m != family]
+        if others:
+            return others, ""
+        if refs:
+            return refs, " [calibrated on this family itself: not an independent check]"
+        raise Unpredictable("no host suite results (host.NumpyLinalg) in this results directory")
