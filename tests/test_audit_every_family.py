@@ -13,6 +13,7 @@ from jaxci.audit import repo
 from jaxci.audit.judging import every_family, host, predicted
 from jaxci.audit.runner import host_probe
 from jaxci.audit.writing import render
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent / "fixtures" / "every_family"
@@ -141,14 +142,13 @@ def test_the_per_family_summary_without_machine(audited):
 
 def test_judged_ubuntu_latest_predicts_seconds_from_the_same_runs(audited):
     """--machine ubuntu-latest used to predict nothing; the same runs now give its CPU side (no kernel started)."""
-    from jaxci import REPO_ROOT
     from jaxci.audit.judging import family
     from jaxci.report.published_inputs import reference
 
-    judged = family.from_results(REPO_ROOT / "results", "ubuntu-latest", published=reference())
+    judged = family.from_results(FROZEN_RESULTS, "ubuntu-latest", published=reference())
     assert judged.missing.startswith("no runner model for ubuntu-latest") and "predicts its CPU seconds" in \
         judged.missing
-    families = every_family.build(REPO_ROOT / "results", published=reference(), judged=judged)
+    families = every_family.build(FROZEN_RESULTS, published=reference(), judged=judged)
     assert families.views["ubuntu-latest"] is judged.runner  # built once, reused
     import copy
 

@@ -5,18 +5,18 @@ from pathlib import Path
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import family, judge, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun, hooks
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 HERE = Path(__file__).parent / "fixtures" / "lectures" / "model_verdicts"
 
 
 @pytest.fixture(scope="module")
 def model():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 @pytest.fixture(scope="module")
@@ -316,7 +316,7 @@ def json_records():
 
 
 def _gpu_model():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def test_start_up_is_charged_once_and_compile_per_compilation(model):

@@ -5,12 +5,12 @@ the time landed, the labels)."""
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner.cache import Reuse
 from tests.executed_lectures import CELL_TIMEOUT, FAMILY, LECTURES
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def executed(scaled_lectures_executed):
     """Both folders judged here by the model from this checkout's results; the scaled lectures' runs are the
     session's (their run cache), judged again, not executed again."""
-    model = family.from_results(REPO_ROOT / "results", FAMILY)
+    model = family.from_results(FROZEN_RESULTS, FAMILY)
     out = {}
     for folder, reuse in (("model_verdicts", None),
                           ("model_verdicts_scaled", Reuse(scaled_lectures_executed.cache, cell_timeout=CELL_TIMEOUT))):

@@ -15,6 +15,7 @@ from jaxci import REPO_ROOT
 from jaxci.catalogue import load_policies
 from jaxci.commands.env import main
 from jaxci.workflows.envadvice import AdviceError, recommend, render, safe_kernels
+from tests.frozen import RESULTS as FROZEN_RESULTS
 from tests.synth import SynthResults
 
 POLICIES, BUDGET = load_policies()
@@ -459,7 +460,7 @@ def test_more_kernels_than_a_gpu_measured_surviving_are_flagged(tmp_path):
     silently (it said "safe: unknown" with no warning)."""
     from jaxci.workflows.envadvice import advise, render, render_outputs
 
-    evidence = str(REPO_ROOT / "results")
+    evidence = str(FROZEN_RESULTS)
     eight = advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=evidence)
     assert eight.policy == "no-prealloc" and "8 notebooks at once (requested) is above 3" in eight.beyond
     assert "flag: 8 notebooks at once" in render(eight, "text")
@@ -475,6 +476,6 @@ def test_without_asv_the_evidence_is_said_unread(monkeypatch):
     from jaxci.workflows.envadvice import advise, gpu_survival
 
     monkeypatch.setitem(sys.modules, "asv", None)
-    assert gpu_survival(str(REPO_ROOT / "results")) == ([], f"{REPO_ROOT / 'results'} not read (asv is not installed)")
-    advice = advise(4, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(REPO_ROOT / "results"))
+    assert gpu_survival(str(FROZEN_RESULTS)) == ([], f"{FROZEN_RESULTS} not read (asv is not installed)")
+    advice = advise(4, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(FROZEN_RESULTS))
     assert advice.policy == "no-prealloc" and "asv is not installed" in advice.beyond

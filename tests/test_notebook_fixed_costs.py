@@ -11,6 +11,7 @@ from jaxci.analysis.fixed_costs import FixedCosts, notebook_start
 from jaxci.analysis.primitives import Band
 from jaxci.audit.judging import predicted
 from jaxci.results import fixed_costs
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 COSTS = {"cold": {"kernel start": 0.8, "jax": 0.6}, "warm": {"kernel start": 0.5, "jax": 0.3},
          "probe_s": [0.9, 1.1], "when": "2026-12-05T00:00:00Z", "host": "a test host"}
@@ -98,13 +99,12 @@ def test_the_residual_is_added_once_to_each_side_after_host_scaling():
 
 
 def test_the_runner_model_answers_notebook_start_per_family_from_the_file(tmp_path):
-    from jaxci import REPO_ROOT
     from jaxci.analysis.model import RunnerModel
     from jaxci.catalogue import load_catalogue
     from jaxci.report.published_inputs import reference
     from jaxci.results.records import load_results
 
-    rs = load_results(REPO_ROOT / "results")
+    rs = load_results(FROZEN_RESULTS)
     fixed = fixed_costs.load(_file(tmp_path))
     model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), reference(), fixed)
     cpu = model.predict("ubuntu-latest", "notebook_start", None, device="cpu")

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from jaxci import REPO_ROOT
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
-RESULTS = REPO_ROOT / "results"
+RESULTS = FROZEN_RESULTS
 
 
 @dataclass

@@ -6,12 +6,12 @@ from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
 from jaxci.report.published_inputs import reference
 from jaxci.results.records import load_results
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 
 def _model(published):
-    from jaxci import REPO_ROOT
 
-    rs = load_results(REPO_ROOT / "results")
+    rs = load_results(FROZEN_RESULTS)
     return RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), published)
 
 

@@ -4,10 +4,10 @@ the GPU. Arithmetic on made-up runs: never a timing."""
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.reading.pins import Pin
 from jaxci.audit.runner import CellTiming, NotebookRun
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 CALL = {"name": "step", "calls": 1000, "wall_s": 5.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.0002,
         "largest": 100, "dtype": "float64", "flops": 2e3, "bytes": 8e3, "loops": [["scan", 100000, 11, 1, "step"]]}
@@ -15,7 +15,7 @@ CALL = {"name": "step", "calls": 1000, "wall_s": 5.0, "first_s": 0.5, "compile_s
 
 @pytest.fixture(scope="module")
 def model():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def _run():

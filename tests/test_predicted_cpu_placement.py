@@ -7,6 +7,7 @@ import pytest
 from jaxci import REPO_ROOT
 from jaxci.audit import repo
 from jaxci.audit.judging import family, predicted
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +20,7 @@ WHOLE_KERNEL = ("platforms_config", "platforms_env", "kernelspec")
 
 @pytest.fixture(scope="module")
 def audited():
-    model = family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    model = family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
     verdicts = repo.audit_static(FOLDER, model)
     repo.execute(verdicts, platforms=["cpu"], cell_timeout=120, kernel_name="python3", progress=False, model=model)
     out = {}

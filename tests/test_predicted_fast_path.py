@@ -4,14 +4,14 @@ elsewhere in the run (never more than the cell's own time). Arithmetic on made-u
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 
 @pytest.fixture(scope="module")
 def model():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def _call(calls, **timed):

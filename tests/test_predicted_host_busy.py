@@ -7,14 +7,14 @@ real kernel (test_the_hooks_record_the_main_threads_cpu_seconds)."""
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 
 @pytest.fixture(scope="module")
 def model():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def _run(busy_s):

@@ -7,26 +7,26 @@ import dataclasses
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.analysis.model import RunnerModel
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.catalogue import load_catalogue
 from jaxci.report.published_inputs import reference
 from jaxci.results.records import load_results
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 T4 = "g4dn.2xlarge"
 
 
 @pytest.fixture(scope="module")
 def records():
-    rs = load_results(REPO_ROOT / "results")
+    rs = load_results(FROZEN_RESULTS)
     return rs.latest(), rs.machines, load_catalogue(include_lab=True)
 
 
 @pytest.fixture(scope="module")
 def nearest():
-    return family.from_results(REPO_ROOT / "results", T4, published=reference())
+    return family.from_results(FROZEN_RESULTS, T4, published=reference())
 
 
 def _scaled(ev, kernel_term, where, factor):
@@ -77,13 +77,13 @@ def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest, r
     assert p["parts"]["gpu"]["compile"] == pytest.approx(per * ratio.mid)
     assert p["parts"]["cpu"]["compile"] == pytest.approx(per)
     assert any("further compilations on the GPU" in i and "published (" in i for i in p["inputs"])
-    transfer = predicted.predict_lecture(_compiling_run(), family.from_results(REPO_ROOT / "results", T4))
+    transfer = predicted.predict_lecture(_compiling_run(), family.from_results(FROZEN_RESULTS, T4))
     assert not transfer["inputs"]   # no published pair: the first-compile ratio, as before
     # a float64 lecture: the pairs stand, so no first-compile fallback is noted as missing (it is not used)
     f64 = predicted.predict_lecture(_compiling_run(), nearest, float64=True)
     assert not any("first-compile ratio" in m for m in f64["missing"]), f64["missing"]
     assert any("first-compile ratio" in m for m in predicted.predict_lecture(
-        _compiling_run(), family.from_results(REPO_ROOT / "results", T4), float64=True)["missing"])
+        _compiling_run(), family.from_results(FROZEN_RESULTS, T4), float64=True)["missing"])
 
 
 def _uncalled_loop_run(carry):

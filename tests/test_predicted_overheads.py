@@ -7,15 +7,15 @@ import re
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 
 @pytest.fixture(scope="module")
 def model():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def _run(kernel_start=None, startup=None):
@@ -52,7 +52,7 @@ def test_each_band_in_the_verdict_is_on_the_same_footing_as_its_value(model):
 
 
 def test_a_cpu_only_family_gets_its_cpu_side():
-    cpu_only = family.from_results(REPO_ROOT / "results", "ubuntu-latest")
+    cpu_only = family.from_results(FROZEN_RESULTS, "ubuntu-latest")
     assert predicted.predict_lecture(_run(1.0), cpu_only) is None  # no GPU side: no verdict record
     rec = predicted.predict_cpu_family(_run(1.0), cpu_only)
     assert rec["label"] == "predicted" and "CPU only" in rec["basis"] and "gpu_s" not in rec

@@ -6,15 +6,15 @@ The arithmetic runs on made-up cells (never a timing); one real kernel checks th
 import nbformat.v4 as v4
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit import runner
 from jaxci.audit.judging import family, leapfrog, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 
 @pytest.fixture(scope="module")
 def model():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def _run(samplers, wall=12.0, compile_s=2.0):

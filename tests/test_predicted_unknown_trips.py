@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 
 @pytest.fixture(scope="module")
 def g4dn():
-    return family.from_results(REPO_ROOT / "results", "g4dn.2xlarge")
+    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def _lecture(trips, warm_s=2.0, carry=1000, counted=False, nbytes=8e6):

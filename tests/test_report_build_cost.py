@@ -11,6 +11,7 @@ from jaxci.policy import builds as buildcost
 from jaxci.report import decisions
 from jaxci.report.build import build
 from tests import synth
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 AUDIT = json.loads((REPO_ROOT / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
 
@@ -73,7 +74,7 @@ def test_row_6_sets_the_published_build_beside_the_predicted_one():
     assert (whole.published.seconds, whole.published.lectures) == (180.0, 2)
     assert whole.published.predicted == 30 + 60   # vfi on its GPU, kalman on its CPU: as placed in the build
     assert buildcost.family_build(audit, "c7i.2xlarge", False).published is None
-    report = build(REPO_ROOT / "results", incidents=None, families=["g4dn.2xlarge"], audit=audit)
+    report = build(FROZEN_RESULTS, incidents=None, families=["g4dn.2xlarge"], audit=audit)
     (sheet,) = decisions.sheets(report, report.families, audit)
     assert ("published on g4dn.2xlarge: 3.0 min for 2 of these lectures (predicted 1.5 min for the same, x0.50; "
             "snap@abc status.ipynb)") in sheet.rows[5].decision
@@ -81,7 +82,7 @@ def test_row_6_sets_the_published_build_beside_the_predicted_one():
 
 def test_row_7_job_timeout_from_the_whole_predicted_build():
     audit = {"lectures": [lec for lec in AUDIT["lectures"] if lec["path"] != "lectures/unpredicted.md"]}
-    report = build(REPO_ROOT / "results", incidents=None, families=["g4dn.2xlarge", "c7i.2xlarge"], audit=audit)
+    report = build(FROZEN_RESULTS, incidents=None, families=["g4dn.2xlarge", "c7i.2xlarge"], audit=audit)
     g4dn, c7i = decisions.sheets(report, report.families, audit)
     # jobcost's rule on the build's high end: g4dn vfi gpu 45 + kalman cpu 60 + wealth gpu 25 = 130 s:
     # ceil((6 + 130 / 60) x 1.5) = 13; c7i 100 + 45 + 20 = 165 s: ceil((6 + 2.75) x 1.5) = 14
@@ -109,7 +110,7 @@ def test_rows_6_and_7_from_a_real_executed_audit(scaled_lectures_executed):
     assert executed and all("colab-free-t4" in lec["predicted"] for lec in executed)
     one = buildcost.family_build(data, "g4dn.2xlarge", True)
     assert one.lectures == len(executed) and one.low <= one.seconds <= one.high
-    report = build(REPO_ROOT / "results", incidents=None, families=["g4dn.2xlarge"], audit=data)
+    report = build(FROZEN_RESULTS, incidents=None, families=["g4dn.2xlarge"], audit=data)
     (sheet,) = decisions.sheets(report, ["g4dn.2xlarge"], audit=data)
     row6, row7 = sheet.rows[5], sheet.rows[6]
     assert row6.status == decisions.PREDICTED and f"one build of {len(executed)} lectures" in row6.decision

@@ -17,6 +17,7 @@ from jaxci.catalogue import catalogue_defaults
 from jaxci.policy import timeouts
 from jaxci.report import decisions
 from jaxci.report.build import build
+from tests.frozen import RESULTS as FROZEN_RESULTS
 
 BOOK = REPO_ROOT / "tests" / "fixtures" / "timeout_book"
 FAMILY = "g4dn.2xlarge"
@@ -83,7 +84,7 @@ def test_nothing_is_lowered_without_a_measurement():
 
 
 def test_the_sheet_row_7_shows_it(static_audit):
-    report = build(REPO_ROOT / "results", incidents=None, families=[FAMILY])
+    report = build(FROZEN_RESULTS, incidents=None, families=[FAMILY])
     one = _audit(static_audit, intro_timed=False)
     row = decisions.sheet(report, FAMILY, one, decisions.lecture_times(one)).rows[6]
     assert "`lectures/nuts.md`: `execution: timeout: 2700` in its front matter" in row.decision
@@ -98,7 +99,7 @@ def test_the_sheet_row_7_shows_it(static_audit):
 
 
 def test_without_an_audit_row_7_names_no_number():
-    report = build(REPO_ROOT / "results", incidents=None, families=[FAMILY])
+    report = build(FROZEN_RESULTS, incidents=None, families=[FAMILY])
     row = decisions.sheet(report, FAMILY).rows[6]
     assert row.status == decisions.NOT_MEASURED and "keep the repository's own value" in row.decision
     assert "timeout: 600" not in row.decision and "timeout-minutes: 90" not in row.decision
