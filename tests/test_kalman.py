@@ -31,7 +31,7 @@ def test_loglik_away_from_the_true_parameters():
     other = theta + np.linspace(-0.3, 0.3, kalman.N_PARAMS)
     ref = kalman.loglik_reference(other, y, 5)
     for variant in kalman.VARIANTS:
-        assert float(kalman.loglik_fn(variant, 5)(other, y)) == pytest.approx(ref, rel=1e-10)
+        assert float(jax.jit(kalman.loglik_fn(variant, 5))(other, y)) == pytest.approx(ref, rel=1e-10)
     assert ref < kalman.loglik_reference(theta, y, 5)  # the truth fits better than a perturbed point
 
 
@@ -65,7 +65,7 @@ def test_float32_close_to_float64():
 def test_gradient_finite_and_matches_finite_differences(variant):
     k = 4
     theta, y = kalman.inputs(k, 30, "float64")
-    grad = np.asarray(kalman.grad_fn(variant, k)(theta, y))
+    grad = np.asarray(jax.jit(kalman.grad_fn(variant, k))(theta, y))  # jitted: op by op it took 15 s
     assert grad.shape == (kalman.N_PARAMS,) and np.all(np.isfinite(grad))
     h = 1e-5
     fd = np.array([(kalman.loglik_reference(theta + h * e, y, k) - kalman.loglik_reference(theta - h * e, y, k))
