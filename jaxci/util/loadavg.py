@@ -2,11 +2,11 @@
 
 Timings taken beside other work are not the kernel's: on the 2-core build VM a neighbour's test suite moved the
 multi-threaded dense kernels by x100 between two releases. A run that records its load can be judged (and re-run)
-by it; `Load` is that record. Pure Python, Linux's /proc/loadavg (os.getloadavg elsewhere).
+by it; `Load` is that record (os.getloadavg, psutil's CPU times).
 
 The load average counts the run itself: asv, pip and the benchmark process hold it at 1.0-1.3 on a quiet 2-vCPU
 VM, so a rule on the load average alone can never call that VM quiet. What decides is what *other* processes did:
-the machine's busy CPU time over the run (/proc/stat) less the run's own (this process and every child it waited
+the machine's busy CPU time over the run (psutil.cpu_times) less the run's own (this process and every child it waited
 for, getrusage), per second of the run. `Load.others` is that figure, in CPUs.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import resource
+import statistics
 import threading
 import time
 from dataclasses import dataclass
@@ -30,11 +31,7 @@ class Load:
 
     @property
     def median(self) -> float | None:
-        s = sorted(self.samples)
-        if not s:
-            return None
-        mid = len(s) // 2
-        return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+        return statistics.median(self.samples) if self.samples else None
 
     @property
     def peak(self) -> float | None:
@@ -68,17 +65,15 @@ def one_minute() -> float | None:
 
 
 def machine_busy_seconds() -> float | None:
-    """CPU seconds every CPU of the machine has spent busy since boot (/proc/stat: user, nice, system, irq,
-    softirq; idle, iowait and the hypervisor's steal are not work done here); None where there is no /proc/stat."""
+    """CPU seconds every CPU of the machine has spent busy since boot (psutil: user, nice, system, irq, softirq;
+    idle, iowait and the hypervisor's steal are not work done here); None where psutil cannot read them."""
     try:
-        with open("/proc/stat", encoding="ascii") as fh:
-            fields = fh.readline().split()
-    except OSError:
+        import psutil
+
+        t = psutil.cpu_times()
+    except Exception:  # no psutil, or no /proc/stat to read
         return None
-    if not fields or fields[0] != "cpu" or len(fields) < 8:
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in fields[1:8])
-    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+    return sum(getattr(t, field, 0.0) for field in ("user", "nice", "system", "irq", "softirq"))
 
 
 def run_cpu_seconds() -> float:
