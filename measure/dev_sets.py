@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jaxci.analysis import residual as R  # noqa: E402
+from jaxci.audit.judging.predicted import MODELLED  # noqa: E402
 
 SCORINGS = ("as predicted", "leave-one-lecture-out", "cross-set")
 
@@ -41,30 +42,34 @@ def lectures_of(path: Path, family: str) -> tuple[list[R.Scored], list[dict]]:
     for rec in data["lectures"]:
         if rec.get("ratio") is None:
             continue
-        base = rec["predicted_s"] - (rec.get("parts") or {}).get("residual", 0.0)
-        scored.append(R.Scored(rec["lecture"], rec["published_s"], base, found[0], not rec.get("raised")))
+        parts = rec.get("parts") or {}
+        base = rec["predicted_s"] - parts.get("residual", 0.0)
+        modelled = sum(v for k, v in parts.items() if k in MODELLED.get(rec["side"], ()))
+        scored.append(R.Scored(rec["lecture"], rec["published_s"], base, found[0], not rec.get("raised"),
+                               max(base - modelled, 0.0) if parts else None))
         records.append(rec)
     return scored, records
 
 
-def predictions(sets: dict) -> dict:
+def predictions(sets: dict, form: str = "offset") -> dict:
     """{family: {scoring: [seconds per lecture]}}."""
     out = {}
     for family, (lectures, _) in sets.items():
         others = [s for f, (ls, _) in sets.items() if f != family for s in ls]
         out[family] = {"as predicted": [s.predicted_s for s in lectures],
-                       "leave-one-lecture-out": R.leave_one_out(lectures),
-                       "cross-set": R.cross_set(others, lectures) if others else None}
+                       "leave-one-lecture-out": R.leave_one_out(lectures, form),
+                       "cross-set": R.cross_set(others, lectures, form) if others else None}
     return out
 
 
-def render(sets: dict, preds: dict, per_lecture: bool) -> str:
-    lines = ["| set | scoring | lectures | within 2x | summed | median ratio | residual (probe units) |",
+def render(sets: dict, preds: dict, per_lecture: bool, form: str = "offset") -> str:
+    lines = ["| set | scoring | lectures | within 2x | summed | median ratio | offset (probe units), scale |",
              "|---|---|---|---|---|---|---|"]
     for family, (lectures, _) in sets.items():
         others = [s for f, (ls, _) in sets.items() if f != family for s in ls]
+        cross = R.fit(others, form)
         residual = {"as predicted": "none", "leave-one-lecture-out": "the set's other lectures",
-                    "cross-set": f"{R.calibrate(others):.3g} (the other set)" if others else ""}
+                    "cross-set": f"{cross.offset:.3g}, x{cross.scale:.3g} (the other set)" if others else ""}
         for scoring in SCORINGS:
             if preds[family][scoring] is None:
                 continue
@@ -85,19 +90,20 @@ def render(sets: dict, preds: dict, per_lecture: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def calibration(sets: dict, board: str, sources: dict) -> str:
+def calibration(sets: dict, board: str, sources: dict, form: str) -> str:
     """The "## Calibrated residual" section: the scoreboard and the JSON line the runner model reads."""
     pooled = [s for lectures, _ in sets.values() for s in lectures]
-    each = [R.calibrate(lectures) for lectures, _ in sets.values()]
-    mid = R.calibrate(pooled)
+    each = [R.fit(lectures, form) for lectures, _ in sets.values()]
+    mid = R.fit(pooled, form)
     where = "; ".join(f"{family}: {sources[family]}" for family in sets)
-    line = {"probe_units": round(mid, 4), "low": round(min(each + [mid]), 4), "high": round(max(each + [mid]), 4),
-            "source": f"median (published - predicted) / the family's probe over "
-                      f"{sum(s.calibrates for s in pooled)} lectures of the development sets ({where}); band: "
-                      "each set alone; scored leave-one-lecture-out and cross-set (docs/runner-model.md)"}
-    return "\n".join([f"Calibrated {datetime.now(UTC):%Y-%m-%d} by `measure/dev_sets.py`; the scores "
-                      "below are each lecture predicted with a residual not fitted on it.", "", board.strip(), "",
-                      f"- per-notebook residual: {json.dumps(line)}"]) + "\n"
+    line = {"probe_units": round(mid.offset, 4), "low": round(min(f.offset for f in each + [mid]), 4),
+            "high": round(max(f.offset for f in each + [mid]), 4), "scale": round(mid.scale, 4),
+            "source": f"form {form}, fitted on {sum(s.calibrates for s in pooled)} lectures of the development sets "
+                      f"({where}); band: each set alone; scored leave-one-lecture-out and cross-set "
+                      "(docs/runner-model.md)"}
+    return "\n".join([f"Calibrated {datetime.now(UTC):%Y-%m-%d} by `measure/dev_sets.py --form {form}`; the "
+                      "scores below are each lecture predicted with a calibration not fitted on it.", "",
+                      board.strip(), "", f"- per-notebook residual: {json.dumps(line)}"]) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", required=True, metavar="FAMILY=FILE",
                    help="a family and its published_builds --format json output (twice: the two sets)")
     p.add_argument("--lectures", action="store_true", help="each lecture's row too")
+    p.add_argument("--form", choices=R.FORMS, default="offset",
+                   help="the calibration's form: the per-notebook offset (the model's), a host scale, or both")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--calibrate", type=Path, metavar="FILE",
                    help="write the pooled residual and this scoreboard under FILE's '## Calibrated residual'")
@@ -113,12 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.set:
         family, _, path = item.partition("=")
         sets[family] = lectures_of(Path(path), family)
-    preds = predictions(sets)
+    preds = predictions(sets, args.form)
     if args.format == "json":
         print(json.dumps({f: {k: (None if v is None else R.score(sets[f][0], v).__dict__)
                               for k, v in preds[f].items()} for f in sets}, indent=1))
     else:
-        print(render(sets, preds, args.lectures), end="")
+        print(render(sets, preds, args.lectures, args.form), end="")
     if args.calibrate:
         from jaxci.results.fixed_costs import with_section
 
@@ -126,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                  for f, _, p in (item.partition("=") for item in args.set)}
         sources = {f: f"{m['snapshot']}@{m['commit']}" for f, m in metas.items()}
         old = args.calibrate.read_text(encoding="utf-8") if args.calibrate.is_file() else ""
-        body = calibration(sets, render(sets, preds, False), sources)
+        body = calibration(sets, render(sets, preds, False, args.form), sources, args.form)
         args.calibrate.write_text(with_section(old, "## Calibrated residual", body), encoding="utf-8")
         print(f"written: {args.calibrate}", file=sys.stderr)
     return 0

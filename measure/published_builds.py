@@ -261,12 +261,14 @@ def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = Fals
     inputs (nearest evidence: published on the family's hardware; `transfer_only`: none of them)."""
     from jaxci import REPO_ROOT
     from jaxci.audit import repo
-    from jaxci.audit.judging import classify, judge, predicted
+    from jaxci.audit.judging import every_family
     from jaxci.audit.judging import family as fam
     from jaxci.audit.runner import CellTiming, NotebookRun
     from jaxci.report.published_inputs import reference
 
-    model = fam.from_results(REPO_ROOT / "results", family, published=[] if transfer_only else reference())
+    published = [] if transfer_only else reference()
+    model = fam.from_results(REPO_ROOT / "results", family, published=published)
+    families = every_family.build(REPO_ROOT / "results", published=published, judged=model)
     verdicts = {v.path: v for v in repo.audit_static(folder, model)}
     cell_fields = set(CellTiming.__dataclass_fields__)
     run_fields = set(NotebookRun.__dataclass_fields__) - {"cells"}
@@ -277,13 +279,10 @@ def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = Fals
         for platform, r in (lec.get("runs") or {}).items():
             cells = [CellTiming(**{k: c[k] for k in cell_fields if k in c}) for c in r.get("cells", [])]
             v.runs[platform] = NotebookRun(**{k: r[k] for k in run_fields if k in r}, cells=cells)
-        v.predicted = {}
-        judge.decide_predicted(v, model)
-        if not v.predicted:  # a CPU-only family: its CPU side is the build time (no verdict from it)
-            run = next((r for _, r in sorted(v.runs.items()) if r.ok and r.cells), None)
-            cpu = predicted.predict_cpu_family(run, model, classify.lecture_dtype(v.scan) == "float64", v.scan.loops)
-            v.predicted = {family: cpu} if cpu else {}
-        lec["predicted"] = v.predicted
+        # as the audit predicts every family (a code-free notebook is its kernel's start; a CPU-only family's
+        # CPU side is its build time), without the per-notebook residual (measure/dev_sets.py scores that)
+        one = every_family.predict_lecture(v, families).get(family)
+        lec["predicted"] = {family: one} if one else {}
     return saved
 
 
@@ -363,6 +362,13 @@ def joined(paths: list[Path]) -> dict:
         audit = audit or one
         lectures.update((Path(lec.get("path", "")).stem, lec) for lec in one["lectures"])
     return {**audit, "lectures": list(lectures.values())}
+
+
+def snapshot_name(snapshot: Path) -> str:
+    """The snapshot's repository name: its folder's, or its parent's for a git directory or a mirror's `repo`
+    (fetch's layout: owner+name/repo)."""
+    path = snapshot.resolve()
+    return path.parent.name.split("+")[-1] if path.name in ("repo", ".git") else path.name
 
 
 def has_gpu(family: str) -> bool:
@@ -660,9 +666,10 @@ def main(argv: list[str] | None = None) -> int:
     loo = leave_one_out_startup(records) if gpu else leave_one_out_host(records)
     loo["jax"] = loo_jax(records, with_jax)
     if args.save_audit:
-        annotate_published(audit, rows, args.machine, f"{args.snapshot.name}@{args.commit or 'folder'} status.ipynb")
+        annotate_published(audit, rows, args.machine, f"{snapshot_name(args.snapshot)}@{args.commit or 'folder'} "
+                                                      "status.ipynb")
         args.save_audit.write_text(json.dumps(audit, indent=1), encoding="utf-8")
-    meta = {"snapshot": args.snapshot.name, "commit": args.commit, "family": args.machine, "gpu": gpu,
+    meta = {"snapshot": snapshot_name(args.snapshot), "commit": args.commit, "family": args.machine, "gpu": gpu,
             "load_before": load_before, "load_after": load_after,
             "refused": [asdict(r) for r in rows if r.refused], "label": "predicted vs published",
             "host_probe_s": probe, "host_probes_s": list(probes), "host_scale": scaled or "not applied", "loo": loo,

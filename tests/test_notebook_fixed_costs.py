@@ -94,8 +94,17 @@ def test_the_residual_is_added_once_to_each_side_after_host_scaling():
     assert (twice["gpu_s"], twice["parts"]["gpu"]["residual"]) == (9.0, 1.0)
     assert twice["inputs"] == ["per-notebook residual 1 s: fit"]
     again = predicted.host_scaled(twice, 2.0, "probe")
-    assert again["cpu_s"] == 20.0 and "residual_s" not in again   # rescaled from the unscaled figures
+    assert again["cpu_s"] == 20.0 and "uncalibrated" not in again   # rescaled from the unscaled figures
     assert predicted.with_residual(again, Band(1.0, 0.5, 2.0), "per-notebook residual 1 s: fit")["cpu_s"] == 21.0
+
+
+def test_a_calibrated_scale_moves_the_measured_parts_and_never_the_modelled_ones():
+    rec = {"cpu_s": 10.0, "cpu_low_s": 10.0, "cpu_high_s": 10.0, "gpu_s": 6.0, "gpu_low_s": 6.0, "gpu_high_s": 6.0,
+           "parts": {"cpu": {"host": 10.0}, "gpu": {"host": 4.0, "calls": 2.0}}, "inputs": []}
+    out = predicted.with_residual(rec, Band.of(0.0), "per-notebook residual 0 s: fit", scale=1.5)
+    assert (out["cpu_s"], out["gpu_s"]) == (15.0, 8.0)            # the GPU's modelled calls stay 2 s
+    assert out["parts"]["gpu"] == {"host": 6.0, "calls": 2.0, "residual": 0.0}
+    assert predicted.with_residual(out, Band.of(0.0), "x", scale=1.5)["cpu_s"] == 15.0   # never twice
 
 
 def test_the_runner_model_answers_notebook_start_per_family_from_the_file(tmp_path):
@@ -123,7 +132,20 @@ def test_the_audit_adds_the_residual_where_the_family_publishes_a_probe(tmp_path
     from jaxci.report.published_inputs import reference
 
     fixed = fixed_costs.load(_file(tmp_path))
-    (band, source), = residuals("ubuntu-latest", reference(), fixed).values()
+    (band, source, scale), = residuals("ubuntu-latest", reference(), fixed).values()
+    assert scale == 1.0
     assert (band.mid, band.low, band.high) == pytest.approx((2.0 * 0.599, 0.599, 3.0 * 0.599))
     assert "calibrated (two fixture sets)" in source
     assert residuals("c7i.2xlarge", reference(), fixed) == {} and residuals("ubuntu-latest", reference(), None) == {}
+
+
+def test_a_scale_corrects_only_the_seconds_measured_here():
+    """The `scale` and `both` forms move what the host factor moved (scalable_s), never the modelled GPU parts."""
+    lectures = [R.Scored("a", 20.0, 10.0, 1.0, scalable_s=10.0), R.Scored("b", 40.0, 20.0, 1.0, scalable_s=20.0),
+                R.Scored("c", 13.0, 8.0, 1.0, scalable_s=5.0)]   # 3 s modelled, 5 s measured: x2 gives 13
+    f = R.fit(lectures, "scale")
+    assert f == R.Fit(0.0, 2.0) and f.apply(lectures[2]) == 13.0
+    both = R.fit([R.Scored("s1", 3.0, 1.0, 1.0), R.Scored("s2", 3.0, 1.0, 1.0), R.Scored("l1", 20.0, 10.0, 1.0),
+                  R.Scored("l2", 40.0, 20.0, 1.0)], "both")
+    assert (both.scale, both.offset) == (2.0, 0.5)   # the scale from the longer half, the median gap left
+    assert R.fit([], "both") == R.Fit()

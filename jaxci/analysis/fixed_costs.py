@@ -27,6 +27,7 @@ class FixedCosts:
     source: str
     residual: Band | None = None  # probe units: x the family's probe = seconds per notebook there
     residual_source: str = ""
+    scale: float = 1.0            # calibrated with the residual: what the host factor's moved seconds are x
 
     @property
     def probe_s(self) -> float:
@@ -59,8 +60,11 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
     else:
         h = Band.of(1.0)
         inputs.append(f"{family}: no published pure-Python probe: the terms carried unscaled (not measured there)")
-    band = h.scale(here)
+    band = h.scale(here * fixed.scale)
     basis = "kernel start + imports + JAX CPU client + first figure, measured here x host ratio"
+    if fixed.scale != 1.0 and family_probe:
+        inputs.append(f"x {fixed.scale:.3g}: the host ratio's calibrated scale ({fixed.residual_source})")
+        basis += " x calibrated scale"
     if backend is not None:
         band = band + backend.band
         inputs += backend.inputs

@@ -29,10 +29,53 @@ class Scored:
     predicted_s: float
     probe_s: float
     calibrates: bool = True  # False: a cell raised here, so its time is short for the kernel's environment
+    #: of predicted_s, the seconds measured here and moved by the host factor (what a scale corrects); None: all
+    scalable_s: float | None = None
 
     def gap(self) -> float:
         """(published - predicted) in probe units."""
         return (self.published_s - self.predicted_s) / self.probe_s
+
+
+@dataclass(frozen=True)
+class Fit:
+    """predicted x scale + offset x the family's probe: `offset` the per-notebook residual (probe units), `scale`
+    a correction of the host factor (1 unless the form fits one)."""
+
+    offset: float = 0.0
+    scale: float = 1.0
+
+    def apply(self, s: Scored) -> float:
+        scalable = s.predicted_s if s.scalable_s is None else s.scalable_s
+        return s.predicted_s + scalable * (self.scale - 1.0) + self.offset * s.probe_s
+
+
+#: the forms a calibration may take: the per-notebook offset alone (the model's), a host scale alone, or both
+FORMS = ("offset", "scale", "both")
+
+
+def fit(lectures: list[Scored], form: str = "offset") -> Fit:
+    """The calibration over the lectures that calibrate (Fit() without any): `offset` the median gap; `scale` the
+    median published / predicted; `both` the scale over the longer half (where fixed costs weigh least), then the
+    median gap left."""
+    use = [s for s in lectures if s.calibrates]
+    if not use:
+        return Fit()
+    if form == "offset":
+        return Fit(statistics.median(s.gap() for s in use))
+    if form == "scale":
+        return Fit(0.0, _scale(use))
+    scale = _scale(sorted(use, key=lambda s: s.predicted_s)[len(use) // 2:])
+    return Fit(statistics.median((s.published_s - Fit(0.0, scale).apply(s)) / s.probe_s for s in use), scale)
+
+
+def _scale(lectures: list[Scored]) -> float:
+    """The median scale that makes a lecture's scalable seconds meet its published time (lectures with none
+    scalable left out; 1 without any)."""
+    got = [(s.published_s - s.predicted_s + s.scalable_s) / s.scalable_s if s.scalable_s is not None
+           else s.published_s / s.predicted_s for s in lectures
+           if (s.scalable_s if s.scalable_s is not None else s.predicted_s) > 0]
+    return statistics.median(got) if got else 1.0
 
 
 def calibrate(lectures: list[Scored]) -> float | None:
@@ -41,19 +84,15 @@ def calibrate(lectures: list[Scored]) -> float | None:
     return statistics.median(gaps) if gaps else None
 
 
-def leave_one_out(lectures: list[Scored]) -> list[float]:
-    """Each lecture's prediction with the residual of the other lectures of its set."""
-    out = []
-    for one in lectures:
-        r = calibrate([s for s in lectures if s is not one])
-        out.append(one.predicted_s + (r or 0.0) * one.probe_s)
-    return out
+def leave_one_out(lectures: list[Scored], form: str = "offset") -> list[float]:
+    """Each lecture's prediction with the calibration of the other lectures of its set."""
+    return [fit([s for s in lectures if s is not one], form).apply(one) for one in lectures]
 
 
-def cross_set(calibrated_on: list[Scored], scored: list[Scored]) -> list[float]:
-    """The scored set's predictions with the residual calibrated on the other set."""
-    r = calibrate(calibrated_on) or 0.0
-    return [s.predicted_s + r * s.probe_s for s in scored]
+def cross_set(calibrated_on: list[Scored], scored: list[Scored], form: str = "offset") -> list[float]:
+    """The scored set's predictions with the calibration fitted on the other set."""
+    f = fit(calibrated_on, form)
+    return [f.apply(s) for s in scored]
 
 
 @dataclass(frozen=True)

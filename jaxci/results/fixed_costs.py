@@ -46,19 +46,22 @@ def load(path: Path | None = None) -> FixedCosts | None:
         raise FixedCostsError(f"{path}: notebook fixed costs line unreadable ({exc})") from None
     if not probes or not warm:
         raise FixedCostsError(f"{path}: notebook fixed costs line has no probe or no warm term")
-    residual, source = _residual(text, path)
+    residual, source, scale = _residual(text, path)
     return FixedCosts(warm, cold, probes, f"measured here ({path.name}: {found.get('when', 'date not given')}, "
-                                         f"{found.get('host', 'host not given')})", residual, source)
+                                         f"{found.get('host', 'host not given')})", residual, source, scale)
 
 
-def _residual(text: str, path: Path) -> tuple[Band | None, str]:
+def _residual(text: str, path: Path) -> tuple[Band | None, str, float]:
     line = RESIDUAL_LINE.search(text)
     if line is None:
-        return None, ""
+        return None, "", 1.0
     found = _json(line.group(1), path)
     try:
         band = Band.of(float(found["probe_units"]), float(found["low"]), float(found["high"]))
-        return band, str(found["source"])
+        scale = float(found.get("scale", 1.0))
+        if not scale > 0:
+            raise ValueError(f"scale {scale!r} is not positive")
+        return band, str(found["source"]), scale
     except (KeyError, TypeError, ValueError) as exc:
         raise FixedCostsError(f"{path}: per-notebook residual line unreadable ({exc})") from None
 

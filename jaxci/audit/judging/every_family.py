@@ -30,7 +30,7 @@ class Families:
     published: list = field(default_factory=list)  # jaxci.analysis.evidence.Evidence (the host probes among them)
     notes: list = field(default_factory=list)  # families left out, and why
     factors: dict = field(default_factory=dict)  # family -> HostFactor, once measured (`predict_all`)
-    residual: dict = field(default_factory=dict)  # family -> (Band of seconds per notebook, source): calibrated
+    residual: dict = field(default_factory=dict)  # family -> (Band of s per notebook, source, scale): calibrated
 
 
 def runner_families(catalogue: dict) -> list[str]:
@@ -62,14 +62,15 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None,
 
 
 def residuals(family: str, published, fixed) -> dict:
-    """{family: (seconds per notebook, source)} from the calibrated residual in probe units x the family's
-    published probe; {} without either."""
+    """{family: (seconds per notebook, source, scale)} from the calibrated residual in probe units x the family's
+    published probe and the calibrated scale of the host factor; {} without either."""
     probe = hostf.published_probe(published, family)
     band = fixed.residual_s(probe.value.mid) if fixed is not None and probe is not None else None
     if band is None:
         return {}
+    scaled = f", measured-here seconds x {fixed.scale:.3g}" if fixed.scale != 1.0 else ""
     return {family: (band, f"per-notebook residual {fixed.residual.mid:.3g} x the published probe "
-                           f"{probe.value.mid:.3g} s: calibrated ({fixed.residual_source})")}
+                           f"{probe.value.mid:.3g} s{scaled}: calibrated ({fixed.residual_source})", fixed.scale)}
 
 
 def measure_host(families: Families, here) -> dict:

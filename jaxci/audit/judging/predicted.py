@@ -675,7 +675,7 @@ def host_scaled(pred: dict, factor: float, source: str, low: float | None = None
     the factor's band (`low`, `high`; default the factor). A record scaled before is scaled again from its
     `unscaled` figures, never twice, and without the per-notebook residual (added after it: with_residual)."""
     base = {**pred, **pred["unscaled"]} if pred.get("unscaled") else pred
-    base = {k: v for k, v in base.items() if k != "residual_s"}  # a residual is added after scaling (with_residual)
+    base = {k: v for k, v in base.items() if k != "uncalibrated"}  # calibrated after scaling (with_residual)
     low, high = factor if low is None else low, factor if high is None else high
     out = {**base, "parts": {}, "basis": f"{base.get('basis', '')}; this host's measured parts x {factor:.3g} "
                                           f"({source})",
@@ -690,21 +690,24 @@ def host_scaled(pred: dict, factor: float, source: str, low: float | None = None
     return out
 
 
-def with_residual(pred: dict, band, source: str) -> dict:
-    """The record with the calibrated per-notebook residual (jaxci.analysis.residual: seconds on the family, a
-    Band) added once to each side it has, as its own part `residual`, labelled with where it was calibrated. Added
-    after host scaling (it is in the family's seconds already), never twice."""
-    before = pred.get("residual_s") or [0.0, 0.0, 0.0]   # a residual added earlier: taken out first
-    out = {**pred, "parts": {side: dict(parts) for side, parts in (pred.get("parts") or {}).items()},
-           "inputs": [i for i in pred.get("inputs", []) if not i.startswith("per-notebook residual")] + [source],
-           "residual_s": [band.mid, band.low, band.high]}
-    for side, parts in out["parts"].items():
-        if pred.get(f"{side}_s") is None:
+def with_residual(pred: dict, band, source: str, scale: float = 1.0) -> dict:
+    """The record with the calibration of jaxci.analysis.residual: the per-notebook residual (seconds on the family,
+    a Band) added once to each side it has, as its own part `residual`, and the seconds measured here (what the host
+    factor moved) x `scale`, labelled with where it was calibrated. Applied after host scaling (the residual is in
+    the family's seconds already), never twice: a record calibrated before is rebased on its figures before it."""
+    base = {**pred, **pred["uncalibrated"]} if pred.get("uncalibrated") else pred
+    out = {**base, "parts": {}, "uncalibrated": {k: base.get(k) for k in (*SECONDS, "parts") if k in base},
+           "inputs": [i for i in base.get("inputs", []) if not i.startswith("per-notebook residual")] + [source]}
+    for side, parts in (base.get("parts") or {}).items():
+        moved = _moved(parts, side, scale)
+        out["parts"][side] = {**moved, "residual": band.mid}
+        old = sum(parts.values())
+        if base.get(f"{side}_s") is None:
             continue
-        parts["residual"] = band.mid
-        for key, add, old in zip((f"{side}_s", f"{side}_low_s", f"{side}_high_s"), out["residual_s"], before):
-            if out.get(key) is not None:
-                out[key] = max(out[key] + add - old, 0.0)
+        grown = sum(moved.values()) / old if old > 0 else 1.0
+        for key, add in ((f"{side}_s", band.mid), (f"{side}_low_s", band.low), (f"{side}_high_s", band.high)):
+            if base.get(key) is not None:
+                out[key] = max(base[key] * grown + add, 0.0)
     return out
 
 
