@@ -66,6 +66,9 @@ def test_the_terms_move_by_the_family_probe_and_the_residual_by_its_own():
     assert math.isclose(cold.mid, 2.0 * 0.5 + 1.0)
     unscaled, inputs, _ = notebook_start(fixed, "f", None, None, cold=False)
     assert unscaled.mid == 1.0 and any("not measured there" in i for i in inputs)  # no probe: no residual either
+    scaled = FixedCosts({"kernel start": 1.0}, {}, (1.0,), "here", Band.of(0.0), "fit", scale=2.0)
+    assert notebook_start(scaled, "f", (0.5, "probe"), None, cold=False)[0].mid == 1.0   # 1 x 0.5 x 2
+    assert notebook_start(scaled, "f", None, None, cold=False)[0].mid == 1.0   # no host ratio to correct
 
 
 def test_the_residual_is_never_scored_on_the_lecture_it_predicts():

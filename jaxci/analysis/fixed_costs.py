@@ -60,9 +60,10 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
     else:
         h = Band.of(1.0)
         inputs.append(f"{family}: no published pure-Python probe: the terms carried unscaled (not measured there)")
-    band = h.scale(here * fixed.scale)
+    scale = fixed.scale if family_probe else 1.0   # it corrects the host ratio: none without the family's probe
+    band = h.scale(here * scale)
     basis = "kernel start + imports + JAX CPU client + first figure, measured here x host ratio"
-    if fixed.scale != 1.0 and family_probe:
+    if scale != 1.0:
         inputs.append(f"x {fixed.scale:.3g}: the host ratio's calibrated scale ({fixed.residual_source})")
         basis += " x calibrated scale"
     if backend is not None:
