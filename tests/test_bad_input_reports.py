@@ -243,8 +243,8 @@ def test_report_record_takes_what_measure_writes(tmp_path):
     """The validation passes every report `measure` saves (a round trip), so it refuses only bad ones."""
     from jaxci.workflows import release_watch as watch
 
-    saved = watch.Report("0.12.1", "0.12.0", "c7i.2xlarge", 1.5, "noise", "| x |", noise=["a.b(1, 'c')"],
-                         reason="", scale="full")
+    saved = watch.WatchReport("0.12.1", "0.12.0", "c7i.2xlarge", 1.5, "noise", "| x |", noise=["a.b(1, 'c')"],
+                              reason="", scale="full")
     path = watch.save_report(saved, tmp_path)
     assert watch.load_reports(tmp_path) == [saved] and path.parent == tmp_path
 
