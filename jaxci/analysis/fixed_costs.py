@@ -5,8 +5,9 @@ Two kinds of input, each labelled:
   kernel's start, the lecture stack's imports by package, JAX's CPU client and the first figure, cold (page cache
   evicted: a build's first notebook) and warm (every later one), with this host's pure-Python probe, so that they
   move to a family's host by its published probe over this one;
-- calibrated (jaxci.analysis.residual): the per-notebook residual in probe units, fitted on the published builds of
-  the two development sets and scored only where it was not fitted (docs/runner-model.md, "Scoring a model change").
+- calibrated (jaxci.analysis.residual): the per-notebook residual in probe units and the scale of the host factor's
+  measured-here seconds, fitted on the published builds of the two development sets and scored only where they
+  were not fitted (docs/runner-model.md, "Scoring a model change").
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
-"""The per-notebook residual: what a published build's notebook takes beyond the executed audit's prediction,
-calibrated on published Execution Statistics and scored only on lectures it was not calibrated on.
+"""The calibration of a published build's lectures: what a runner's notebook takes beyond the executed audit's
+prediction, fitted on published Execution Statistics and scored only on lectures it was not fitted on.
 
 A build runs each notebook in a fresh kernel on the runner, and pays there what no measurement here sees: the
-runner's disk and page cache, the engine's bookkeeping, the GPU's libraries on first use. The residual is one
-number per notebook in units of the family's published pure-Python probe (the host factor's probe), so it moves
-between families as host work does:
+runner's disk and page cache, the engine's bookkeeping, the GPU's libraries on first use. And the host factor moves
+this host's seconds by a pure-Python probe, which does not move whole lectures (NumPy, SciPy, numba, compiles,
+plots) as it moves pure Python. A `Fit` has both, in one of three forms (`FORMS`):
 
-    residual(set) = median over its lectures of (published - predicted) / the family's probe
-    predicted with residual = predicted + residual x the family's probe
+    predicted with the calibration = predicted + scalable x (scale - 1) + offset x the family's probe
 
-It is scored two ways, never on the lecture it predicts: leave-one-lecture-out (each lecture's residual from the
-other lectures of its set) and cross-set (calibrated on one development set, scored on the other). Lectures whose
-cells raised here (an environment cause) are scored but never calibrated on.
+`scalable` is what the host factor moved (the GPU's modelled parts never); `offset` is in units of the family's
+published pure-Python probe, so it moves between families as host work does. The model's form is `both`
+(docs/runner-model.md, "A notebook's fixed costs"). It is scored two ways, never on the lecture it predicts:
+leave-one-lecture-out (fitted on the other lectures of its set) and cross-set (fitted on the other development
+set). Lectures whose cells raised here (an environment cause) are scored but never fitted on.
 """
 
 from __future__ import annotations
