@@ -6,12 +6,12 @@ as predicted, leave-one-lecture-out and cross-set, from `measure/published_build
         [--format md|json] [--calibrate docs/reference/notebook-fixed-costs.md]
 
 Each set is one family's published build held against the executed audit's predictions on it. The per-notebook
-residual (jaxci.analysis.residual) is calibrated leave-one-lecture-out within a set, and on the other set for the
-cross-set score; a prediction that already carries a residual (`parts["residual"]`) is scored without it. The
+calibration (jaxci.analysis.residual, `--form`) is fitted leave-one-lecture-out within a set, and on the other set
+for the cross-set score; published_builds' predictions carry none (it host-scales from the unscaled figures). The
 goals (issue 53): on each set by cross-set scoring, 85% of lectures within 2x, the summed build within 1.15x, the
 median ratio between 0.85 and 1.15. `--lectures` adds each lecture's row (published, predicted, band, ratio under
-each scoring, dominant term). `--calibrate FILE` writes the residual the runner model uses (the median over both
-sets' calibrating lectures; band: each set's own) with this scoreboard under FILE's "## Calibrated residual".
+each scoring, dominant term). `--calibrate FILE` writes the calibration the runner model uses (fitted on both sets'
+calibrating lectures; the offset's band: each set's own) with this scoreboard under FILE's "## Calibrated residual".
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ SCORINGS = ("as predicted", "leave-one-lecture-out", "cross-set")
 
 
 def lectures_of(path: Path, family: str) -> tuple[list[R.Scored], list[dict]]:
-    """The set's scored lectures (a published time and a prediction) and their records, residual taken out."""
+    """The set's scored lectures (a published time and a prediction) and their records."""
     from published_builds import published_host  # noqa: PLC0415 (the sibling script)
 
     found = published_host(family)
@@ -43,7 +43,7 @@ def lectures_of(path: Path, family: str) -> tuple[list[R.Scored], list[dict]]:
         if rec.get("ratio") is None:
             continue
         parts = rec.get("parts") or {}
-        base = rec["predicted_s"] - parts.get("residual", 0.0)
+        base = rec["predicted_s"]
         modelled = sum(v for k, v in parts.items() if k in MODELLED.get(rec["side"], ()))
         scored.append(R.Scored(rec["lecture"], rec["published_s"], base, found[0], not rec.get("raised"),
                                max(base - modelled, 0.0) if parts else None))

@@ -31,6 +31,8 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from jaxci.analysis.residual import within_2x  # the scoreboard's one rule
+
 HEADER = ("Document", "Modified", "Method", "Run Time (s)", "Status")
 OK_MARKS = ("✅",)
 #: a run time within this fraction of the cap is a run stopped at the cap, not a time
@@ -462,11 +464,6 @@ def summed_jax(records: list[dict], jax: set) -> dict:
 def loo_jax(records: list[dict], jax: set) -> dict:
     """The leave-one-out sum (after leave_one_out_startup / _host) over the lectures that use JAX."""
     return _loo_summed([r for r in records if r["lecture"] in jax and r.get("loo_ratio") is not None])
-
-
-def within_2x(ratio: float) -> bool:
-    """The scoreboard's one rule: predicted / published between 0.5 and 2."""
-    return 0.5 <= ratio <= 2.0
 
 
 def _loo_summed(scored: list[dict]) -> dict:

@@ -78,7 +78,7 @@ def test_the_residual_is_never_scored_on_the_lecture_it_predicts():
     other = [R.Scored("x", 5.0, 4.0, 2.0)]              # gap 0.5 probe units
     assert R.cross_set(other, lectures) == [8.5, 6.5, 0.5]
     raised = [R.Scored("a", 10.0, 8.0, 1.0), R.Scored("r", 10.0, 1.0, 1.0, calibrates=False)]
-    assert R.calibrate(raised) == 2.0                    # a lecture whose cells raised never calibrates
+    assert R.fit(raised).offset == 2.0                    # a lecture whose cells raised never calibrates
 
 
 def test_the_scoreboard_counts_within_2x_summed_and_median():

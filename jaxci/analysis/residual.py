@@ -79,12 +79,6 @@ def _scale(lectures: list[Scored]) -> float:
     return statistics.median(got) if got else 1.0
 
 
-def calibrate(lectures: list[Scored]) -> float | None:
-    """The residual in probe units: the median gap over the lectures that calibrate (None without any)."""
-    gaps = [s.gap() for s in lectures if s.calibrates]
-    return statistics.median(gaps) if gaps else None
-
-
 def leave_one_out(lectures: list[Scored], form: str = "offset") -> list[float]:
     """Each lecture's prediction with the calibration of the other lectures of its set."""
     return [fit([s for s in lectures if s is not one], form).apply(one) for one in lectures]
@@ -110,10 +104,15 @@ class Score:
         return self.within_2x / self.lectures if self.lectures else 0.0
 
 
+def within_2x(ratio: float) -> bool:
+    """The scoreboard's one rule: predicted / published between 0.5 and 2."""
+    return 0.5 <= ratio <= 2.0
+
+
 def score(lectures: list[Scored], predicted: list[float]) -> Score:
     """predicted / published per lecture: how many within 0.5-2, the summed ratio and the median ratio."""
     ratios = [p / s.published_s for s, p in zip(lectures, predicted)]
     published = sum(s.published_s for s in lectures)
-    return Score(len(lectures), sum(1 for r in ratios if 0.5 <= r <= 2.0),
+    return Score(len(lectures), sum(1 for r in ratios if within_2x(r)),
                  sum(predicted) / published if published else float("nan"),
                  statistics.median(ratios) if ratios else float("nan"))
