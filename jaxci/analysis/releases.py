@@ -245,3 +245,32 @@ def releases_md(steps: list[ReleaseStep], measured: dict[str, list[str]], factor
             lines += [f"Unconfirmed (noise?): `{confirm_command(machine)}` re-measures them.\n"]
             lines += _rows(unsure, limit, False, factor) + [""]
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class PinAdvice:
+    pin: str | None               # the repository's pinned JAX release (None: unpinned, the newest at each build)
+    target: str | None            # the release to pin (None: no release history measured)
+    between: tuple = ()           # confirmed steps after the pin up to the target (ReleaseStep)
+    held_back_by: tuple = ()      # confirmed regressions still standing at the newest release, after the target
+
+
+def pin_advice(steps: list[ReleaseStep], measured: dict[str, list[str]], pin: str | None,
+               factor: float) -> PinAdvice:
+    """Which JAX release to pin, from `pin`: the newest measured release, unless a confirmed regression after the
+    pin still stands there (not undone, and past `factor` at the newest release): then the release before the
+    first such regression. Unconfirmed steps never move the advice (they may be noise)."""
+    releases = sorted({r for rs in measured.values() for r in rs if release_key(r)}, key=release_key)
+    if not releases:
+        return PinAdvice(pin, None)
+    start = release_key(pin) if pin and release_key(pin) else ()
+    confirmed = sorted((s for s in steps if s.confirmed and release_key(s.after) > start),
+                       key=lambda s: release_key(s.after))
+    standing = [s for s in confirmed if s.kind == "regression" and not s.undone_in
+                and (s.today_ratio is None or s.today_ratio > factor)]
+    target = standing[0].before if standing else releases[-1]
+    if start and release_key(target) < start:
+        target = pin
+    between = tuple(s for s in confirmed if release_key(s.after) <= release_key(target))
+    held = tuple(s for s in standing if release_key(s.after) > release_key(target))
+    return PinAdvice(pin, target, between, held)

@@ -108,11 +108,16 @@ def _interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     """The audit, with SIGINT and SIGTERM ending it cleanly: every kernel process ended, one line
-    "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge)."""
+    "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge);
+    `jaxci audit publish ...` makes an executed audit fit to commit (audit_publish)."""
     if argv and argv[0] == "merge":
         from jaxci.commands import audit_merge
 
         return audit_merge.main(argv[1:])
+    if argv and argv[0] == "publish":
+        from jaxci.commands import audit_publish
+
+        return audit_publish.main(argv[1:])
     import signal
 
     previous = {}

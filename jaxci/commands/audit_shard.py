@@ -28,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "jaxlib, numpy, numpyro) and platform are unchanged; store new runs here")
     g.add_argument("--baseline", metavar="FILE", type=Path, default=None,
                    help="a previous audit JSON (--execute --format json) whose unchanged runs are reused")
+    g.add_argument("--only", metavar="NAMES", default=None,
+                   help="execute only these lectures (comma-separated names without suffix, or @FILE with one per "
+                        "line); the others keep their static verdicts, each said as not selected")
 
 
 @dataclass
@@ -79,7 +82,7 @@ def check(args) -> None:
     from jaxci.util.validate import InputError, folder_to_fill
 
     used = [o for o, v in (("--shard", args.shard), ("--cache", args.cache), ("--baseline", args.baseline),
-                           ("--shard-times", args.shard_times)) if v is not None]
+                           ("--shard-times", args.shard_times), ("--only", args.only)) if v is not None]
     if used and not args.execute:
         raise InputError(f"{used[0]} needs --execute")
     if args.shard is not None:
@@ -98,6 +101,24 @@ def check(args) -> None:
             raise InputError(f"{option} {path}: no such file")
 
 
+def selected(option: str, verdicts) -> set[str]:
+    """--only's lecture names (a name is a lecture file's stem); InputError for a name no lecture has, so a typo
+    never silently narrows an audit."""
+    from jaxci.util import safeio
+    from jaxci.util.validate import InputError, one_line
+
+    if option.startswith("@"):
+        try:
+            option = safeio.read_text(Path(option[1:]), 1024 * 1024).replace("\n", ",")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"--only {option}: {one_line(exc)}") from None
+    names = {n.strip() for n in option.split(",") if n.strip() and not n.strip().startswith("#")}
+    unknown = sorted(names - {Path(v.path).stem for v in verdicts})
+    if not names or unknown:
+        raise InputError(f"--only: no lecture named {', '.join(unknown)}" if unknown else "--only: no names")
+    return names
+
+
 def prepare(args, verdicts) -> ShardPlan:
     """Before executing: read the previous audits, weigh the lectures, and, for a shard, mark the lectures
     other shards run as not executed here (their static verdicts stay in this shard's JSON)."""
@@ -109,6 +130,11 @@ def prepare(args, verdicts) -> ShardPlan:
         (shard.measured_weights(baseline) if baseline else None)
     weights = shard.weights(verdicts, times)
     plan = ShardPlan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout), weights)
+    if args.only is not None:
+        names = selected(args.only, verdicts)
+        for v in verdicts:
+            if Path(v.path).stem not in names:
+                v.not_executed = "not selected for execution (--only): static verdict stands"
     spec = getattr(args, "shard_spec", None)
     if spec is None:
         return plan

@@ -124,6 +124,20 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
     return family, data
 
 
+def _committed(args, results_dir: Path) -> list:
+    """--audits' committed audits (default: audits/ beside the results); a folder that cannot be read is said on
+    stderr and left out, the others kept; an --audits folder that does not exist is refused."""
+    from jaxci.results import audits
+
+    folder = Path(args.audits) if args.audits else audits.beside(results_dir)
+    if args.audits and not folder.is_dir():
+        raise Refused(f"--audits {folder}: no such folder")
+    found, problems = audits.load(folder)
+    for line in problems:
+        print(f"jaxci report: --audits: {line}: left out", file=sys.stderr)
+    return found
+
+
 def _check_assets(args) -> None:
     from jaxci.report import offline
 
@@ -158,6 +172,13 @@ def _parser() -> argparse.ArgumentParser:
                              "results name, else g4dn.2xlarge and c7i.2xlarge)")
     parser.add_argument("--audit", metavar="FILE", help="an audit JSON (jaxci audit --execute --format json): "
                                                        "lecture build times for questions 6 and 7")
+    parser.add_argument("--audits", metavar="DIR", default=None,
+                        help="the committed executed audits of real repositories (audits/<repository>@<commit>/, "
+                             "jaxci audit publish): build minutes per family for question 6 and the maintainers' "
+                             "report (default: audits/ beside RESULTS_DIR, when there)")
+    parser.add_argument("--maintainers", metavar="DIR", default=None,
+                        help="write the maintainers' report here (README.md and one page per family, at most two "
+                             "printed pages each: docs/report/)")
     return parser
 
 
@@ -169,7 +190,7 @@ def _build(args, results_dir: Path):
     records.PROGRESS["hook"] = None if args.no_progress else ReadProgress()
     try:
         families, audit = _sheet_inputs(args.family, args.audit)
-        report = build(results_dir, families=families, audit=audit)
+        report = build(results_dir, families=families, audit=audit, audits=_committed(args, results_dir))
     except (ResultsError, CatalogueError) as exc:
         raise Refused(" ".join(str(exc).split())) from None
     finally:
@@ -189,6 +210,12 @@ def _write(args, report, findings: str, guidance: str, data: dict) -> None:
         for name, text in (("findings.md", findings), ("guidance.md", guidance),
                            ("report.json", json.dumps(data, indent=1, default=str))):
             safewrite.write_text(out / name, text, option="--out")
+    if args.maintainers:
+        from jaxci.report import maintainers
+
+        written = maintainers.write(report, Path(args.maintainers), maintainers.families(report))
+        print(f"jaxci report: wrote {len(written)} pages of the maintainers' report to {args.maintainers}",
+              file=sys.stderr)
     if args.html:
         from jaxci.report.page import write_page
 

@@ -56,6 +56,7 @@ class Report:
     model_checks: list = field(default_factory=list)      # every published figure against the model (outside check)
     families: list = field(default_factory=list)          # decision sheets asked for (--family); empty: the default
     audit: dict | None = None                             # an audit JSON (jaxci audit --execute --format json)
+    audits: list = field(default_factory=list)            # committed audits of real repositories (results.audits)
 
     def suite_records(self, suite: str) -> list:
         return [r for r in self.records if r.suite == suite]
@@ -66,7 +67,7 @@ class Report:
 
 
 def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None = INCIDENTS, families=None,
-          audit: dict | None = None, measurements: Path | None = MEASUREMENTS) -> Report:
+          audit: dict | None = None, measurements: Path | None = MEASUREMENTS, audits: list | None = None) -> Report:
     rs = load_results(results_dir)
     records = rs.latest()
     catalogue = load_catalogue(catalogue_dir)
@@ -95,7 +96,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         costs=cost.family_costs(records, rs.runs, rs.machines, catalogue, defaults),
         runtimes=runtimes, predicted_crossovers=pcx)
     report.model = predictor.model
-    report.families, report.audit = list(families or []), audit
+    report.families, report.audit, report.audits = list(families or []), audit, list(audits or [])
     report.upgrade_factor = upgrade_factor(catalogue_dir)
     report.release_steps = _judged_steps(rs, results_dir, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)

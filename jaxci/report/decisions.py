@@ -29,6 +29,7 @@ class QuestionDecision:
     status: str                # measured | predicted | not measured
     basis: str                 # band and inputs, the machine measured on, or the command that would measure it
     sources: str = ""          # the full inputs of the number the row shows (a published check of one proves nothing)
+    number: str = ""           # the one number that decides the row ("" where nothing was measured or predicted)
 
     @property
     def question(self) -> str:
@@ -86,7 +87,7 @@ def _fp64(report, family, entry) -> QuestionDecision:
     if rows:
         r = median([s.ratio for s in rows])
         return QuestionDecision(1, f"{dev} float64 costs {r:.1f}x float32 (median of {len(rows)} kernels)",
-                                MEASURED, f"on {family}, {_jax(report, family)}")
+                                MEASURED, f"on {family}, {_jax(report, family)}", number=f"float64 {r:.1f}x float32")
     p64 = report.model.predict(family, "matmul", DENSE_N, "float64", dev)
     p32 = report.model.predict(family, "matmul", DENSE_N, "float32", dev)
     if not (p64 and p32):
@@ -109,7 +110,8 @@ def _fp64(report, family, entry) -> QuestionDecision:
     else:
         text = (f"{actions.float64_default(None, None, False)}: float64 is affordable on this CPU, keep "
                 f"`jax_enable_x64` where a lecture needs it ({what})")
-    return QuestionDecision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}")
+    return QuestionDecision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}",
+                            number=f"float64 {ratio:.0f}x float32 (matmul n = {DENSE_N:,})")
 
 
 def _crossover(report, family, entry) -> QuestionDecision:
@@ -126,7 +128,7 @@ def _crossover(report, family, entry) -> QuestionDecision:
         c = min(own, key=lambda c: c.n)
         return QuestionDecision(
             2, f"GPU for {answers._short(c.kernel)} {c.dtype} from n ≈ {c.n:,.0f}; smaller arrays and "
-            "scalar loops on the CPU", MEASURED, f"on {family}, {_jax(report, family)}")
+            "scalar loops on the CPU", MEASURED, f"on {family}, {_jax(report, family)}", number=f"n ≈ {c.n:,.0f}")
     pred = [p for p in report.predicted_crossovers if p.family == family and p.kind == cx.CROSSING]
     if not pred:
         return QuestionDecision(2, "—", NOT_MEASURED, f"no GPU line to predict from: `JAXCI_MACHINE={family} bash "
@@ -139,7 +141,7 @@ def _crossover(report, family, entry) -> QuestionDecision:
     more = f"; elementwise maps from n ≈ {ew.n:,.0f} elements" if ew else ""
     basis = "; ".join(x for x in (band, f"inputs: {_short_inputs(p.inputs)}") if x)
     return QuestionDecision(2, f"GPU for {answers._short(p.kernel)} {p.dtype} from n ≈ {p.n:,.0f}{more}; below that "
-                            "and for scalar loops, pin to the CPU", PREDICTED, basis)
+                            "and for scalar loops, pin to the CPU", PREDICTED, basis, number=f"n ≈ {p.n:,.0f}")
 
 
 def _concurrency(report, family, entry, audit=None) -> QuestionDecision:
@@ -158,9 +160,10 @@ def _concurrency(report, family, entry, audit=None) -> QuestionDecision:
         return QuestionDecision(
             3, f"policy `{a.policy}`: up to {a.n} notebooks at once: " + ma.engine_text(found), MEASURED,
             f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {a.n} "
-            f"--results {report.results_dir}`")
+            f"--results {report.results_dir}`", number=f"{a.n} notebooks at once")
     text, status, basis = ma.unmeasured_gpu(report, family, entry, found, audit, jax=lambda m: _jax(report, m))
-    return QuestionDecision(3, text, status, basis)
+    number = f"{found[0].n} notebooks at once" if found and status != NOT_MEASURED else ""
+    return QuestionDecision(3, text, status, basis, number=number)
 
 
 def _sampler(report, family, entry) -> QuestionDecision:
@@ -170,7 +173,8 @@ def _sampler(report, family, entry) -> QuestionDecision:
         best, table = _chain_methods(own)
         where = "; ".join(f"on the {d.upper()} `chain_method='{m}'` with {c} chains ({e:.3g} ESS/s)"
                           for d, ((m, c), e) in best.items())
-        return QuestionDecision(4, where, MEASURED, f"on {family}: {table}")
+        number = "; ".join(f"{d.upper()} {e:.3g} ESS/s" for d, (_, e) in best.items())
+        return QuestionDecision(4, where, MEASURED, f"on {family}: {table}", number=number)
     machines = sorted({r.machine for r in report.nuts if r.machine != family and _chain_rows(report, r.machine)})
     seen = "; chain method not decided: no machine measured one"
     if machines:
@@ -183,7 +187,7 @@ def _sampler(report, family, entry) -> QuestionDecision:
     predicted = _nuts_device(report, family, entry)
     if predicted:
         text = predicted[0] + (f"; {decided}" if machines else "")
-        return QuestionDecision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}")
+        return QuestionDecision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}", number=predicted[2])
     p = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu" if entry.has_gpu else "cpu")
     why = p.reason.split(";")[0] if not p else ""
     return QuestionDecision(
@@ -215,7 +219,7 @@ def _chain_methods(rows) -> tuple[dict, str]:
 NUTS_ITERATIONS = 4 * 800
 
 
-def _nuts_device(report, family, entry) -> tuple[str, str] | None:
+def _nuts_device(report, family, entry) -> tuple[str, str, str] | None:
     """Which device the incident-shaped NUTS run belongs on, from the runner model's predictions on the
     family's CPU and GPU (float64); None when the model cannot predict the CPU side."""
     cpu = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "cpu")
@@ -224,17 +228,19 @@ def _nuts_device(report, family, entry) -> tuple[str, str] | None:
     gpu = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu") if entry.has_gpu else None
     shape = "the incident's model (k = 11, 96 quarters, 4 chains x 800 iterations, float64)"
     basis = f"{shape}: CPU {seconds(cpu.seconds)} ({_band(cpu)})"
+    number = f"CPU {seconds(cpu.seconds)}" + (f" vs GPU {seconds(gpu.seconds)}" if gpu else "")
     if not gpu:
         return (f"NUTS on the CPU: predicted {seconds(cpu.seconds)} for {shape}",
-                basis + f"; inputs: {_short_inputs(cpu.inputs, 200)}")
+                basis + f"; inputs: {_short_inputs(cpu.inputs, 200)}", number)
     basis += f", GPU {seconds(gpu.seconds)} ({_band(gpu)}); inputs: {_short_inputs(gpu.inputs, 200)}"
     if cpu.high is not None and gpu.low is not None and cpu.high < gpu.low:
         return (f"pin NUTS lectures to the CPU, {actions.pin_short()}: predicted {seconds(cpu.seconds)} on "
-                f"its CPU against {seconds(gpu.seconds)} on its GPU", basis)
+                f"its CPU against {seconds(gpu.seconds)} on its GPU", basis, number)
     if gpu.high is not None and cpu.low is not None and gpu.high < cpu.low:
-        return (f"NUTS on the GPU: predicted {seconds(gpu.seconds)} against {seconds(cpu.seconds)} on its CPU", basis)
+        return (f"NUTS on the GPU: predicted {seconds(gpu.seconds)} against {seconds(cpu.seconds)} on its CPU", basis,
+                number)
     return (f"either device: the predicted bands overlap (CPU {seconds(cpu.seconds)}, GPU {seconds(gpu.seconds)})",
-            basis)
+            basis, number)
 
 
 def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
@@ -247,7 +253,8 @@ def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
     if here:
         r = max(here, key=lambda r: r.value)
         return QuestionDecision(
-            5, env, MEASURED, f"the cache saved {seconds(r.value)} on a fresh-jit series on {family}")
+            5, env, MEASURED, f"the cache saved {seconds(r.value)} on a fresh-jit series on {family}",
+            number=f"cache saves {seconds(r.value)}")
     p = report.model.predict(family, "matmul", 1000, "float32", dev, compile_only=True)
     basis = []
     if p:
@@ -259,7 +266,8 @@ def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
                      f"another machine): {seconds(r.value)}")
     if not basis:
         return QuestionDecision(5, env, NOT_MEASURED, f"measure: `asv run --bench '^compile\\.' --machine {family}`")
-    return QuestionDecision(5, env, PREDICTED, "; ".join(basis), sources=p.inputs if p else "")
+    return QuestionDecision(5, env, PREDICTED, "; ".join(basis), sources=p.inputs if p else "",
+                            number=f"compile {seconds(p.seconds)} per fresh jit" if p else "")
 
 
 def lecture_times(audit: dict | None) -> dict:
@@ -281,6 +289,12 @@ def _cost(report, family, entry, audit) -> QuestionDecision:
     from jaxci.policy import builds as buildcost
 
     price = entry.value("price_per_hour")
+    if audit is None and report.audits:  # the committed audits of real repositories (audits/)
+        from jaxci.report.repo_builds import cost_row
+
+        committed = cost_row(report, family, entry)
+        if committed is not None:
+            return committed
     build = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
     if build is None or price is None:
         return _cost_without_audit(report, family, entry, price)
@@ -308,7 +322,7 @@ def _cost(report, family, entry, audit) -> QuestionDecision:
     basis = (f"the audit's per-lecture predictions for {family} (runner model, from its executed run; each "
              f"lecture on its faster device); band = sum of the lecture bands; ${price:.3f}/h catalogue + "
              f"{buildcost.overhead_minutes():g} min job overhead per job (catalogue planning figure){missing}")
-    return QuestionDecision(6, text, PREDICTED, basis)
+    return QuestionDecision(6, text, PREDICTED, basis, number=f"{build.seconds / 60:.1f} min ≈ ${own:.2f}")
 
 
 def _cost_without_audit(report, family, entry, price) -> QuestionDecision:
@@ -333,7 +347,8 @@ def _cost_without_audit(report, family, entry, price) -> QuestionDecision:
     text = (f"{hourly}: a published build of {count} executed in {pub.seconds / 60:.0f} min on this family"
             + (f" ≈ ${dollars:.2f} with the job overhead" if dollars is not None else "")
             + f" (notebook execution only, one at a time){alike}")
-    return QuestionDecision(6, text, MEASURED, f"published, not measured here: {pub.source}; job overhead "
+    return QuestionDecision(6, text, MEASURED, number=f"{pub.seconds / 60:.0f} min (published)",
+                            basis=f"published, not measured here: {pub.source}; job overhead "
                             f"{buildcost.overhead_minutes():g} min (catalogue planning figure); {measure}")
 
 
@@ -373,7 +388,9 @@ def _hygiene(report, family, entry, audit, times) -> QuestionDecision:
              f"(slowest: {quoting.code(worst.path)} {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: "
              f"ceil((overhead + the predicted build's high end) x margin) (jaxci.workflows.jobcost.job_timeout)"
              f"{unmeasured}")
-    return QuestionDecision(7, text, PREDICTED if predicted else MEASURED, basis)
+    number = (f"job timeout-minutes {advice.job_minutes}" if advice.job_minutes is not None else
+              f"slowest cell {worst.slowest_high_s:,.0f} s -> timeout {worst.seconds:,} s")
+    return QuestionDecision(7, text, PREDICTED if predicted else MEASURED, basis, number=number)
 
 
 def sheet(report, family, audit=None, times=None, entry=None) -> FamilySheet:

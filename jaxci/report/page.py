@@ -154,14 +154,14 @@ def cost_bars(report) -> tuple[str, str] | None:
 def _md_inline(text: str) -> str:
     text = escape(text, quote=False)
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
-    text = re.sub(r"\[([^\]]+)\]\((#[\w\-]+)\)", r'<a href="\2">\1</a>', text)
+    text = re.sub(r"\[([^\]]+)\]\((#[\w\-]+|[\w][\w./\-]*(?:#[\w\-]+)?)\)", r'<a href="\2">\1</a>', text)
     text = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", text)
     return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<i>\1</i>", text)
 
 
 def markdown_to_html(md: str) -> str:
     """Just enough markdown for what findings.py writes: headings (with GitHub's anchors), tables, bullets,
-    paragraphs, code, bold, italics and in-page links."""
+    paragraphs, code, bold, italics, in-page links and relative links (no scheme: never a script)."""
     out, rows, items = [], [], []
 
     def flush():
@@ -266,6 +266,8 @@ def render(report, findings: str, guidance: str) -> str:
  · <a href="guidance.md">guidance.md</a>
 · <a href="report.json">report.json</a></nav>
 <h1>jax-ci-bench findings: seven decisions per runner family</h1>
+<p class="report-link"><strong>For maintainers: <a href="report.html">the report</a></strong>: per runner family,
+the seven answers, the lectures to pin, build minutes and dollars per audited repository, and the JAX pin.</p>
 <section id="answers" class="answers">{decisions_html(report)}</section>
 <p>Status: <span class="st-measured">measured</span> on that family; <span class="st-predicted">predicted</span> by the
 runner model (band, inputs); <span class="st-nm">not measured</span>, with the command that measures it.
@@ -352,6 +354,12 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
     return "; ".join(done)
 
 
+def _report_html(report) -> str:
+    from jaxci.report import maintainers
+
+    return maintainers.site_html(report, maintainers.families(report))
+
+
 def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict) -> tuple[Path, str]:
     """html_dir/findings/ (its four files) and the link from asv's index.html; every write through safewrite,
     inside html_dir (a link there that leads elsewhere is refused, never written through)."""
@@ -360,6 +368,6 @@ def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict)
     out = safewrite.make_folder(html_dir / "findings", within=html_dir)
     for name, text in (("findings.md", findings), ("guidance.md", guidance),
                        ("report.json", json.dumps(data, indent=1, default=str)),
-                       ("index.html", render(report, findings, guidance))):
+                       ("index.html", render(report, findings, guidance)), ("report.html", _report_html(report))):
         safewrite.write_text(out / name, text, within=html_dir)
     return out / "index.html", link_from_asv_index(html_dir, report)

@@ -1,0 +1,217 @@
+"""The maintainers' report (`jaxci report RESULTS --maintainers DIR`, committed as docs/report/): per runner
+family, at most two printed pages a lecture organisation can check into its meta repository.
+
+Each page holds the seven answers in plain words (the decision sheet's own rows: the first clause of each, the
+one number that decides it, its evidence kind and a link to the evidence), the lectures to pin to the CPU per
+audited repository with their predicted seconds on both devices, the build minutes and dollars per repository
+(the sheet's row 6, from the same function) and the JAX pin advice from the release history. README.md says
+what each committed audit ran, and every lecture that could not run here with its cause.
+"""
+
+from __future__ import annotations
+
+from jaxci.report import answers
+from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheet
+from jaxci.report.repo_builds import repo_builds
+from jaxci.report.text import table
+
+#: the committed document that explains each question's evidence, relative to docs/report/
+EVIDENCE_DOC = {1: "../runner-model.md", 2: "../runner-model.md", 3: "../concurrency.md", 4: "../runner-model.md",
+                5: "../workflows.md", 6: "../../audits/", 7: "../fail-once.md"}
+#: the longest plain-words answer kept (the sheet has the whole decision)
+ANSWER_CHARS = 200
+
+
+def families(report) -> list[str]:
+    """The families of the report: those asked for (--family), else every runner family of the catalogue (GPU
+    families first, g4dn.2xlarge, the lecture builds' runner, at the top)."""
+    cat = report.catalogue
+    chosen = report.families or [n for n, m in cat.items() if not m.is_lab]
+    return sorted(dict.fromkeys(chosen), key=lambda f: (not cat[f].has_gpu, f != "g4dn.2xlarge", f))
+
+
+def headline(decision: str) -> str:
+    """A decision's first clause, as the plain-words answer (cut at a word near ANSWER_CHARS)."""
+    first = decision.split("; ", 1)[0].strip()
+    return first if len(first) <= ANSWER_CHARS else first[:ANSWER_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def evidence(q: int, status: str, family: str, site: bool) -> str:
+    """The row's evidence kind, linked: the family's results when measured there, the question's section of the
+    findings page on the site, else the committed document that explains the model or the rule."""
+    if status == NOT_MEASURED:
+        return "not measured"
+    if site:
+        return f"[{status}](index.html#{answers.slug(answers.QUESTIONS[q][1])})"
+    target = f"../../results/{family}/" if status == MEASURED and q != 6 else EVIDENCE_DOC[q]
+    return f"[{status}]({target})"
+
+
+def answers_md(rows, family: str, site: bool) -> str:
+    body = [[d.q, d.question, headline(d.decision), d.number or "—", evidence(d.q, d.status, family, site)]
+            for d in rows]
+    return table(["#", "question", "answer", "deciding number", "evidence"], body)
+
+
+def uses_jax(lecture: dict) -> bool:
+    imports = (lecture.get("scan") or {}).get("imports") or []
+    return any(str(m).split(".")[0] in ("jax", "jaxlib", "numpyro") for m in imports)
+
+
+def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float, float | None]]:
+    """(lecture, predicted CPU s, predicted GPU s) of every JAX lecture the one placement rule puts on the family's
+    CPU (jaxci.policy.builds.placement); lectures without JAX never touch the GPU and need no pin."""
+    from jaxci.policy import builds
+
+    out = []
+    for lec in audit.get("lectures") or []:
+        pred = (lec.get("predicted") or {}).get(family)
+        if not (has_gpu and uses_jax(lec) and isinstance(pred, dict) and pred.get("cpu_s") is not None):
+            continue
+        if builds.placement(pred, has_gpu) == "cpu":
+            out.append((lec["path"], float(pred["cpu_s"]), pred.get("gpu_s")))
+    return out
+
+
+def pins_md(report, family: str, entry) -> str:
+    if not entry.has_gpu:
+        return "No GPU on this family: every lecture runs on its CPU; nothing to pin."
+    parts = []
+    for committed in report.audits:
+        found = pins(committed.audit, family, True)
+        jax_n = sum(uses_jax(lec) and family in (lec.get("predicted") or {}) for lec in committed.audit["lectures"])
+        head = f"**{committed.label}**: {len(found)} of {jax_n} predicted JAX lectures belong on the CPU"
+        rows = [[f"`{p}`", f"{c:,.1f}", "—" if g is None else f"{g:,.1f}"] for p, c, g in found]
+        parts.append(head + (":\n\n" + table(["lecture", "CPU s", "GPU s"], rows) if rows else "."))
+    return "\n\n".join(parts) or "No committed audit predicts this family."
+
+
+def cost_md(report, family: str, entry) -> str:
+    builds = repo_builds(report, family, entry)
+    if not builds:
+        return "No committed audit predicts this family: build minutes not measured."
+    rows = [[b.repository, b.lectures, b.on_gpu if entry.has_gpu else "—",
+             f"{b.minutes:.1f} ({b.low:.1f}-{b.high:.1f})", f"${b.dollars:.2f}", b.missing] for b in builds]
+    return table(["repository", "lectures", "on GPU", "minutes (band)", "$ per build", "not predicted"], rows)
+
+
+def repo_pin(audit: dict) -> tuple[str | None, str]:
+    """The repository's JAX pin and where it is said: the CI audit's install lines (`==` pins only)."""
+    lines = [x for x in (audit.get("ci") or {}).get("installs") or [] if x.get("name") == "jax"]
+    pinned = [x for x in lines if x.get("version")]
+    if pinned:
+        return pinned[0]["version"], pinned[0].get("where", "")
+    where = ", ".join(x.get("where", "") for x in lines)
+    return None, f"unpinned ({where})" if where else "no JAX install line in the workflows"
+
+
+def pin_md(report) -> str:
+    from jaxci.analysis.releases import pin_advice
+
+    lines = []
+    for committed in report.audits:
+        pin, where = repo_pin(committed.audit)
+        start = pin or committed.facts.get("jax")
+        advice = pin_advice(report.release_steps, report.releases_measured, start, report.upgrade_factor)
+        if advice.target is None:
+            lines.append(f"- **{committed.label}**: no release history measured: not decided.")
+            continue
+        now = f"pinned `jax=={pin}` ({where})" if pin else f"{where}: builds take the newest JAX (audited with {start})"
+        steps = "; ".join(f"{s.benchmark} {s.kind} {s.before}→{s.after} (x{s.ratio:.2f}, "
+                          f"{s.undone_text(report.upgrade_factor)})" for s in advice.between[:4])
+        more = f" and {len(advice.between) - 4} more" if len(advice.between) > 4 else ""
+        held = (f"; not newer: {len(advice.held_back_by)} confirmed regression(s) still standing after it"
+                if advice.held_back_by else "")
+        lines.append(f"- **{committed.label}**: {now}. Pin `jax=={advice.target}`; confirmed steps between: "
+                     f"{steps + more if steps else 'none'}{held}.")
+    machines = ", ".join(sorted(report.releases_measured)) or "none"
+    return ("\n".join(lines) or "No committed audit.") + (
+        f"\n\nFrom the release history measured on {machines} (CPU; `jaxci history`): a step counts only when "
+        "confirmed by a quiet rerun (docs/history.md).")
+
+
+def family_page(report, family: str, site: bool = False) -> str:
+    s = sheet(report, family)
+    entry = report.catalogue[family]
+    audited = ", ".join(f"`audits/{a.name}/`" for a in report.audits) or "none"
+    return "\n\n".join([
+        f"# {s.title}",
+        f"Generated by `jaxci report results --maintainers docs/report` from the committed results and audits "
+        f"({audited}). Evidence: *{MEASURED}* on this family; *{PREDICTED}* by the runner model from runs here "
+        "(docs/runner-model.md); *not measured* says what would measure it.",
+        "## The seven answers", answers_md(s.rows, family, site),
+        "## Lectures to pin to the CPU", pins_md(report, family, entry),
+        "## Build minutes and dollars per repository", cost_md(report, family, entry),
+        "## JAX pin", pin_md(report)]) + "\n"
+
+
+NOT_SELECTED = "not selected for execution"
+
+
+def not_run(audit: dict) -> list[tuple[str, str]]:
+    """(lecture, cause) of every lecture that could not run here: not executed for a reason other than not being
+    selected, or executed and failed (its errors, names only once published)."""
+    out = []
+    for lec in audit.get("lectures") or []:
+        reason = lec.get("not_executed") or ""
+        if reason and not reason.startswith(NOT_SELECTED):
+            out.append((lec["path"], reason))
+        elif not reason and lec.get("status") not in ("ok", None):
+            out.append((lec["path"], f"{lec['status']}: {'; '.join(lec.get('errors') or [])}"))
+    return out
+
+
+def audit_md(committed) -> str:
+    audit, facts = committed.audit, committed.facts
+    lectures = audit.get("lectures") or []
+    executed = [lec for lec in lectures if lec.get("runs")]
+    selected = sum(not (lec.get("not_executed") or "").startswith(NOT_SELECTED) for lec in lectures)
+    failed = not_run(audit)
+    head = (f"### {committed.label}\n\n"
+            f"- commit `{committed.commit}`; judged for {facts.get('family', '?')}; kernel {facts.get('kernel', '?')}, "
+            f"JAX {facts.get('jax', '?')}; host {facts.get('cpu', '?')}\n"
+            f"- {len(lectures)} lectures; {selected} chosen to execute; {len(executed)} ran; {len(failed)} could not "
+            f"run here\n- execution here: {facts.get('wall_s', '?')} s wall, one process, not sharded; load "
+            f"{facts.get('start', '?').split('load: ')[-1]} at the start, {facts.get('end', '?').split('load: ')[-1]} "
+            f"at the end")
+    rows = [[f"`{p}`", cause] for p, cause in failed]
+    return head + ("\n\n" + table(["lecture", "could not run here because"], rows) if rows else "")
+
+
+def index_page(report, families: list[str], site: bool = False) -> str:
+    links = " · ".join(f"[{f}](#{answers.slug(sheet(report, f).title)})" if site else f"[{f}]({f}.md)"
+                       for f in families)
+    audits = "\n\n".join(audit_md(a) for a in report.audits) or "No committed audit (audits/)."
+    return (f"# JAX lecture builds on CI runners: the maintainers' report\n\nOne page per runner family, at most two "
+            f"printed pages each: {links}.\n\nEach page is generated from this repository's committed results and "
+            "the executed audits below (`jaxci report results --maintainers docs/report`); the numbers are the "
+            "decision sheet's (the findings page).\n\n## The audited repositories\n\n" + audits + "\n")
+
+
+def site_html(report, families: list[str]) -> str:
+    """The whole report as one page of the site (findings/report.html), its links kept inside the site."""
+    from html import escape
+
+    from jaxci.report.page import CSS, markdown_to_html
+
+    md = "\n\n".join([index_page(report, families, site=True)] + [family_page(report, f, site=True)
+                                                                   for f in families])
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape("maintainers' report")}'
+            f'</title>\n<style>{CSS}</style></head><body>\n<nav><a href="index.html">← findings</a> · '
+            f'<a href="../index.html">asv benchmarks</a></nav>\n{markdown_to_html(md)}\n</body></html>\n')
+
+
+def write(report, folder, families: list[str], site: bool = False) -> list:
+    """README.md (index.md on the site) and one page per family into `folder`; the paths written."""
+    from pathlib import Path
+
+    from jaxci.util import safewrite
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    pages = {"README.md": index_page(report, families), **{f"{f}.md": family_page(report, f, site) for f in families}}
+    for name, text in pages.items():
+        safewrite.write_text(folder / name, text, option="--maintainers")
+        written.append(folder / name)
+    return written

@@ -1,0 +1,55 @@
+"""The executed audits of real lecture repositories committed under audits/<repository>@<commit>/
+(`jaxci audit publish`): read for the decision sheet's row 6 and the maintainers' report.
+
+A folder whose audit.json cannot be read is said in one line (which folder, why) and left out; every other
+audit is still read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CommittedAudit:
+    name: str           # the folder's name: repository@commit
+    folder: Path
+    audit: dict         # the published audit JSON (its `published` block says where and how it ran)
+
+    @property
+    def facts(self) -> dict:
+        return self.audit.get("published") or {}
+
+    @property
+    def repository(self) -> str:
+        return self.facts.get("repository") or self.name.split("@")[0]
+
+    @property
+    def commit(self) -> str:
+        return self.facts.get("commit") or self.name.partition("@")[2]
+
+    @property
+    def label(self) -> str:
+        return f"{self.repository}@{self.commit[:7]}"
+
+
+def beside(results_dir) -> Path:
+    """Where a results folder's audits are committed: audits/ next to it (this checkout's results/ -> audits/)."""
+    return Path(results_dir).resolve().parent / "audits"
+
+
+def load(folder: Path) -> tuple[list[CommittedAudit], list[str]]:
+    """Every audits/*/audit.json under `folder`, by name, and one line per folder that could not be read."""
+    from jaxci.audit.writing import record
+
+    found, problems = [], []
+    if not folder.is_dir():
+        return found, problems
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+        path = sub / "audit.json"
+        try:
+            found.append(CommittedAudit(sub.name, sub, record.read(path)))
+        except record.AuditError as exc:
+            problems.append(f"{path}: {exc}")
+    return found, problems

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# An executed audit of a real lecture repository at a stated commit, as committed under audits/ (docs/report/):
+#
+#   JUPYTER_PATH=/tmp/lecjup/share/jupyter bash measure/repo_audit.sh CHECKOUT FAMILY OUTDIR [ONLY_FILE] [KERNEL]
+#
+# CHECKOUT is a clean checkout of the repository at the commit to audit; the kernel is the lecture kernel from
+# measure/lecture_kernel.sh (default lec38). OUTDIR receives the raw audit JSON, the CI patch, the kernel's
+# package list and run.txt (the commit, the host, the load and the wall time before and after). ONLY_FILE, when
+# given, lists the lectures to execute (the others keep their static verdicts, each said as not selected).
+# `jaxci audit publish OUTDIR audits/NAME@COMMIT` then keeps the names and numbers only.
+set -euo pipefail
+checkout="$1"; family="$2"; out="$3"; only="${4:-}"; kernel="${5:-lec38}"
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+commit="$(git -C "$checkout" rev-parse HEAD)"
+python="$(jupyter kernelspec list --json 2>/dev/null | .venv/bin/python -c \
+  "import json,sys; print(json.load(sys.stdin)['kernelspecs']['$kernel']['spec']['argv'][0])" 2>/dev/null || true)"
+{
+  echo "repository: $(basename "$checkout")"
+  echo "commit: $commit"
+  echo "family: $family"
+  echo "kernel: $kernel (measure/lecture_kernel.sh)"
+  echo "cpu: $(.venv/bin/python -c 'import platform,os; print(platform.processor() or platform.machine(), os.cpu_count(), "cores")')"
+  echo "start: $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$out/run.txt"
+[ -n "$python" ] && "$python" -m pip freeze > "$out/kernel-packages.txt" 2>/dev/null || true
+args=("$checkout" --execute --kernel "$kernel" --machine "$family" --format json --output "$out/audit.json"
+      --cell-timeout 900 --no-progress --emit-config "$out/ci.patch")
+[ -n "$only" ] && args+=(--only "@$only")
+start=$(date +%s)
+set +e
+.venv/bin/jaxci audit "${args[@]}" 2> "$out/stderr.txt"
+rc=$?
+set -e
+echo "end: $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/run.txt"
+echo "wall_s: $(( $(date +%s) - start )) exit: $rc" >> "$out/run.txt"

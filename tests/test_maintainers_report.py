@@ -1,0 +1,167 @@
+"""The maintainers' report and the committed audits it reads: one cost function for the sheet's row 6 and the
+report (the agreement test reads both), pins by the one placement rule, the JAX pin advice from confirmed steps,
+a two-page bound, a corrupt audit folder said and left out, and publishing that keeps names and numbers only."""
+
+import copy
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.analysis.releases import ReleaseStep, pin_advice
+from jaxci.audit.writing import publish
+from jaxci.report import decisions, maintainers, page
+from jaxci.report.build import build
+from jaxci.report.repo_builds import repo_builds
+from jaxci.results import audits
+from tests.frozen import RESULTS
+
+AUDIT = json.loads((REPO_ROOT / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
+
+
+def _committed(tmp_path: Path, pin: str | None = "0.4.35") -> Path:
+    """An audits/ folder with one published audit (the fixture's lectures, each importing jax) and one corrupt."""
+    doc = copy.deepcopy(AUDIT)
+    for lec in doc["lectures"]:
+        lec["scan"] = {"imports": ["jax", "numpy"]}
+    doc["ci"] = {"installs": [{"name": "jax", "version": pin, "where": ".github/workflows/ci.yml:37"}]}
+    folder = tmp_path / "audits"
+    (folder / "demo-lectures@abcdef1").mkdir(parents=True)
+    facts = {"repository": "demo-lectures", "commit": "abcdef1234", "jax": "0.12.0.1"}
+    (folder / "demo-lectures@abcdef1" / "audit.json").write_text(json.dumps(publish.publish(doc, facts)))
+    (folder / "broken@0000000").mkdir()
+    (folder / "broken@0000000" / "audit.json").write_text("{not json")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    found, problems = audits.load(_committed(tmp_path_factory.mktemp("m")))
+    assert len(found) == 1 and len(problems) == 1 and "broken@0000000" in problems[0]
+    return build(RESULTS, audits=found)
+
+
+def test_row_6_and_the_report_say_the_same_build_minutes_and_dollars(report):
+    for family in ("g4dn.2xlarge", "c7i.2xlarge"):
+        entry = report.catalogue[family]
+        (b,) = repo_builds(report, family, entry)
+        row6 = decisions.sheet(report, family).rows[5]
+        sheet_md = decisions.sheets_md(report, [family])
+        page_md = maintainers.family_page(report, family)
+        assert row6.status == decisions.PREDICTED and row6.number == f"{b.minutes:.1f} min ≈ ${b.dollars:.2f}"
+        for text in (sheet_md, page_md):
+            assert f"{b.minutes:.1f}" in text and f"${b.dollars:.2f}" in text
+        for row in decisions.sheet(report, family).rows:  # every deciding number the report shows is the sheet's
+            if row.number:
+                assert row.number in page_md
+
+
+def test_the_fixture_builds_are_the_audits_sums(report):
+    (gpu,) = repo_builds(report, "g4dn.2xlarge", report.catalogue["g4dn.2xlarge"])
+    assert (gpu.repository, gpu.lectures, gpu.on_gpu, gpu.minutes * 60, gpu.missing) == \
+        ("demo-lectures@abcdef1", 3, 2, 110, 1)
+
+
+def test_without_committed_audits_row_6_keeps_the_published_build():
+    plain = build(RESULTS)
+    assert decisions.sheet(plain, "g4dn.2xlarge").rows[5].status == decisions.MEASURED
+
+
+def test_pins_follow_the_one_placement_rule(report):
+    audit = report.audits[0].audit
+    # kalman: CPU 60 s against GPU 90 s; vfi and wealth win on the GPU
+    assert [p for p, _, _ in maintainers.pins(audit, "g4dn.2xlarge", True)] == ["lectures/kalman.md"]
+    assert maintainers.pins(audit, "c7i.2xlarge", False) == []
+    no_jax = copy.deepcopy(audit)
+    for lec in no_jax["lectures"]:
+        lec["scan"]["imports"] = ["numpy"]
+    assert maintainers.pins(no_jax, "g4dn.2xlarge", True) == []  # never touches the GPU: nothing to pin
+
+
+def test_each_family_page_fits_two_printed_pages(report):
+    for family in maintainers.families(report):
+        text = maintainers.family_page(report, family)
+        wrapped = sum(max(1, -(-len(line) // 100)) for line in text.splitlines())
+        assert wrapped <= 120, (family, wrapped)
+
+
+def test_the_site_links_the_report_from_its_first_screen(report):
+    html = page.render(report, "", "")
+    assert html.index('href="report.html"') < html.index('id="answers"')
+    site = maintainers.site_html(report, ["g4dn.2xlarge"])
+    assert "demo-lectures@abcdef1" in site and 'href="index.html#' in site
+
+
+def _step(before, after, kind="regression", undone=None, t_last=2.0, confirmed=True):
+    return ReleaseStep("m", "loops.Scan.time_warm", (), before, after, 1.0, 2.0, kind, undone, "0.12.0",
+                       t_last=t_last, confirmed=confirmed)
+
+
+def test_pin_advice_moves_to_the_newest_unless_a_confirmed_regression_stands():
+    measured = {"m": ["0.10.0", "0.11.0", "0.11.1", "0.11.2", "0.12.0"]}
+    undone = _step("0.11.0", "0.11.1", undone="0.11.2", t_last=1.0)
+    advice = pin_advice([undone], measured, "0.10.0", 1.3)
+    assert advice.target == "0.12.0" and advice.between == (undone,) and advice.held_back_by == ()
+    standing = _step("0.11.2", "0.12.0")
+    advice = pin_advice([undone, standing], measured, "0.10.0", 1.3)
+    assert advice.target == "0.11.2" and advice.held_back_by == (standing,)
+    noise = _step("0.11.2", "0.12.0", confirmed=False)
+    assert pin_advice([noise], measured, "0.10.0", 1.3).target == "0.12.0"  # unconfirmed never moves it
+    assert pin_advice([standing], measured, "0.12.0", 1.3).target == "0.12.0"  # never below the pin
+    assert pin_advice([], {}, None, 1.3).target is None
+
+
+def test_the_report_names_the_pin_and_the_target(report):
+    text = maintainers.pin_md(report)
+    assert "pinned `jax==0.4.35`" in text and "Pin `jax==" in text
+
+
+def test_publishing_keeps_names_and_numbers_only():
+    doc = {"lectures": [{
+        "path": "lectures/a.md", "why": "latency-bound loop: cell 5 line 3: y = secret_formula(x) <- cell 2 line 1",
+        "errors": ["ValueError: the lecture's own words here"],
+        "scan": {"gpu_narrative": ["cell 9: 'On a GPU this lecture says something long'"],
+                 "loops": [{"func": "step", "carry_why": "cell 4 line 2: z = x @ w <- cell 4 line 1: w = np.eye(9)",
+                            "trips_why": "cell 4 line 7: for t in range(100):"}]},
+        "runs": {"cpu": {"path": "/tmp/checkout/lectures/a.md", "cells": [
+            {"first_line": "import secret", "wall_s": 1.5, "expected_error": "HTTPError: 404 for https://x/y"}]}}}]}
+    out = publish.publish(doc, {"repository": "r", "commit": "c"})
+    text = json.dumps(out)
+    for quoted in ("secret", "lecture's own words", "says something", "np.eye", "x @ w", "range(100)"):
+        assert quoted not in text, quoted
+    lec = out["lectures"][0]
+    assert lec["scan"]["loops"][0] == {"func": "step", "carry_why": "cell 4 line 2 <- cell 4 line 1",
+                                       "trips_why": "cell 4 line 7"}
+    assert lec["errors"] == ["ValueError"] and lec["runs"]["cpu"]["cells"][0]["expected_error"] == "HTTPError"
+    assert lec["runs"]["cpu"]["path"] == "lectures/a.md" and lec["runs"]["cpu"]["cells"][0]["wall_s"] == 1.5
+    assert "cell 5 line 3" in lec["why"] and out["published"] == {"repository": "r", "commit": "c"}
+
+
+def test_committed_audits_hold_names_and_numbers_only():
+    found, problems = audits.load(REPO_ROOT / "audits")
+    assert problems == []
+    for committed in found:
+        assert committed.facts.get("repository") and committed.facts.get("commit")
+        again = publish.scrub(committed.audit)
+        assert again == publish.scrub(again) and committed.audit == {**again, "published": committed.facts}, \
+            committed.name  # publishing it again removes nothing: nothing quoted is left
+
+
+def test_only_executes_the_named_lectures_and_refuses_unknown_names(tmp_path):
+    from jaxci.audit import repo
+    from jaxci.commands import audit_shard
+    from jaxci.util.validate import InputError
+
+    for name in ("one", "two"):
+        (tmp_path / f"{name}.md").write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n"
+                                             "# A\n\n```{code-cell} python3\nx = 1\n```\n")
+    verdicts = repo.audit_static(tmp_path, None)
+    args = SimpleNamespace(only="two", baseline=None, shard_times=None, cache=None, cell_timeout=60)
+    audit_shard.prepare(args, verdicts)
+    reasons = {Path(v.path).stem: v.not_executed for v in verdicts}
+    assert reasons["two"] is None or reasons["two"] == ""
+    assert reasons["one"].startswith(maintainers.NOT_SELECTED)
+    with pytest.raises(InputError, match="no lecture named three"):
+        audit_shard.prepare(SimpleNamespace(**{**vars(args), "only": "two,three"}), verdicts)
