@@ -219,36 +219,60 @@ MAX_PATHS = 20_000
 def backtracking_paths(regex: str, length: int = NAME_LENGTH) -> float:
     """An upper bound on the paths Python's backtracking matcher can try for `regex` from one start
     position in a name of `length` characters: alternatives add, a sequence multiplies, a repeat of a
-    single path multiplies by how far it can reach, a repeat of several paths is exponential (inf)."""
-    from re import _constants as c
-    from re import _parser
+    single path multiplies by how far it can reach, a repeat of several paths is exponential (inf).
+    Read by a small parser of its own (the pattern already compiled, so it is well formed)."""
+    return _alternatives(regex, 0, length)[0]
 
-    def cost(items) -> float:
-        total = 1.0
-        for op, av in items:
-            if op is c.BRANCH:
-                part = sum(cost(branch) for branch in av[1])
-            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-                low, high, sub = av
-                inner = cost(sub)
-                if high == 1:  # x? or x{1}: skip it or take it once
-                    part = inner + (1 if low == 0 else 0)
-                elif inner <= 1:  # how far a repeat of one path reaches: half the name on average
-                    part = max(min(high, length // 2) - low + 1, 1)
-                else:  # a repeat of several paths: every split of the name is tried
-                    part = math.inf
-            elif op in (c.SUBPATTERN, c.ATOMIC_GROUP):
-                part = cost(av[-1])
-            elif op in (c.ASSERT, c.ASSERT_NOT):
-                part = cost(av[1])
-            elif op is c.GROUPREF_EXISTS:
-                part = cost(av[1]) + (cost(av[2]) if av[2] else 1)
-            else:
-                part = 1.0
-            total = min(total * part, math.inf)
-        return total
 
-    return cost(_parser.parse(regex))
+_REPEAT = re.compile(r"(\*|\+|\?|\{(\d*)(,?)(\d*)\})([?+]?)")
+
+
+def _alternatives(regex: str, i: int, length: int) -> tuple[float, int]:
+    """The cost of `a|b|...` from position i to the closing parenthesis (or the end): the branches add, except
+    that branches of one character each are one set (as the matcher compiles `(a|b)` to `[ab]`)."""
+    total, seq, atoms, single = 0.0, 1.0, 0, True
+    while i < len(regex) and regex[i] != ")":
+        if regex[i] == "|":
+            total, seq, single, atoms, i = total + seq, 1.0, single and atoms == 1, 0, i + 1
+            continue
+        literal = regex[i] not in "(."
+        inner, i = _atom(regex, i, length)
+        repeat = _REPEAT.match(regex, i)
+        if repeat:
+            inner, i, literal = _repeated(inner, repeat, length), repeat.end(), False
+        atoms, single = atoms + 1, single and literal
+        seq = min(seq * inner, math.inf)
+    if total and single and atoms == 1:
+        return 1.0, i
+    return total + seq, i
+
+
+def _atom(regex: str, i: int, length: int) -> tuple[float, int]:
+    """One atom's cost (a group's alternatives, else 1) and the position after it."""
+    if regex[i] == "(":
+        j = i + 1
+        if regex.startswith("?", j):  # (?:...), (?=...), (?P<name>...): the flags or name are not paths
+            j = regex.index(">", j) + 1 if regex.startswith("?P<", j) else j + (2 if regex[j + 1] in ":=!" else 3)
+        inner, j = _alternatives(regex, j, length)
+        return inner, j + 1
+    if regex[i] == "[":
+        j = i + 2 if regex.startswith("[]", i) or regex.startswith("[^]", i) else i + 1
+        while regex[j] != "]":
+            j += 2 if regex[j] == "\\" else 1
+        return 1.0, j + 1
+    return 1.0, i + (2 if regex[i] == "\\" else 1)
+
+
+def _repeated(inner: float, repeat: re.Match, length: int) -> float:
+    sign, low_text, comma, high_text = repeat.group(1)[0], repeat.group(2), repeat.group(3), repeat.group(4)
+    low = {"*": 0, "+": 1, "?": 0}.get(sign, int(low_text or 0))
+    high = {"*": math.inf, "+": math.inf, "?": 1}.get(sign, math.inf if comma and not high_text
+                                                      else int(high_text or low_text or 0))
+    if high == 1:  # x? or x{1}: skip it or take it once
+        return inner + (1 if low == 0 else 0)
+    if inner <= 1:  # how far a repeat of one path reaches: half the name on average
+        return max(min(high, length // 2) - low + 1, 1)
+    return math.inf  # a repeat of several paths: every split of the name is tried
 
 
 MAX_FILTER = 200
