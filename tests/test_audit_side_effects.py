@@ -100,7 +100,7 @@ def test_a_side_effect_happens_as_often_as_in_a_plain_run(both, plain, kind):
         assert _outputs(audited.cells[index]) == _outputs(plain.cells[index]), index
 
 
-def test_the_files_a_lecture_writes_are_the_same(both):
+def test_the_files_a_lecture_writes_are_the_same(both, plain):  # plain: its run wrote plain_dir
     _, _, plain_dir, audit_dir = both
     assert (audit_dir / "turns.log").read_text() == (plain_dir / "turns.log").read_text() == "6\n"
 

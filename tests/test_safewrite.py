@@ -67,6 +67,16 @@ def test_whole_file_is_atomic_and_keeps_its_mode(tmp_path):
     assert path.read_text() == "newmore\n"
 
 
+def test_a_new_file_gets_the_mode_a_plain_new_file_gets(tmp_path):
+    """The temporary file (mkstemp: 0600) is widened to 0666 less the umask, as open() would create it."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    safewrite.write_text(tmp_path / "new.md", "x")
+    (tmp_path / "plain.md").write_text("x")
+    assert (tmp_path / "new.md").stat().st_mode & 0o777 == (tmp_path / "plain.md").stat().st_mode & 0o777 \
+        == 0o666 & ~umask
+
+
 def test_size_limit_and_missing_folder(tmp_path):
     with pytest.raises(safewrite.UnsafeWrite, match="over the limit of 10 bytes"):
         safewrite.write_text(tmp_path / "a", "x" * 11, limit=10)

@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from jaxci.util import safeio
@@ -32,6 +33,9 @@ COPY_LIMIT = 64 * MIB
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+#: the process umask, read once (os.umask can only be read by setting it): the mode new files are given
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 class UnsafeWrite(UnsafeFile):
@@ -155,16 +159,14 @@ def _write_all(path: Path, fd: int, data: bytes) -> None:
 
 
 def _temp(path: Path) -> tuple[Path, int]:
-    """A new file beside `path` (O_EXCL, O_NOFOLLOW: never an existing file or a link's target)."""
-    for n in range(100):
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{n}.tmp")
-        try:
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise UnsafeWrite(path, f"cannot write in its folder ({_reason(exc)})") from None
-    raise UnsafeWrite(path, "cannot create a temporary file beside it")
+    """A new file beside `path` (tempfile.mkstemp: O_EXCL and O_NOFOLLOW, never an existing file or a link's
+    target), with the mode a plain new file gets (mkstemp's 0600 widened to 0666 less the umask)."""
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UnsafeWrite(path, f"cannot write in its folder ({_reason(exc)})") from None
+    os.chmod(fd, 0o666 & ~_UMASK)
+    return Path(name), fd
 
 
 def _replace(path: Path, chunks, links: bool) -> None:
