@@ -15,6 +15,7 @@ from jaxci.analysis.releases import release_steps, releases_md, releases_measure
 from jaxci.commands import history as history_cmd
 from jaxci.results import history
 from jaxci.results.records import Record
+from jaxci.util import signals
 from jaxci.util.pins import pin_jax
 from tests.asvutil import TWO_RELEASES, share_environments
 from tests.synth import SynthResults
@@ -320,7 +321,7 @@ def test_signals_are_held_while_refs_move(other_thread):
     done = []
     try:
         with pytest.raises(KeyboardInterrupt):
-            with history.signals_held():
+            with signals.held():
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.05)
                 done.append("after the signal, still inside")

@@ -322,3 +322,19 @@ def test_a_step_cut_at_its_deadline_imports(tmp_path, target):
     assert rc == 0, err
     failed = [r for r in load_results(target).records if r.machine == "local-x"]
     assert failed and all(r.status == "failed" for r in failed)
+
+
+@pytest.mark.parametrize("name", ["../escaped.json", "/abs/escaped.json", "a/../../escaped.json"])
+def test_a_member_outside_the_capture_is_refused_and_nothing_escapes(tmp_path, name):
+    """extractall's "data" filter refuses it; the refusal names the member, and nothing lands outside dest."""
+    bundle = tmp_path / "bundle.tar.gz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        for member_name in ("ok/first.json", name):
+            info = tarfile.TarInfo(member_name)
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"{}"))
+    dest = tmp_path / "deep" / "dest"
+    dest.mkdir(parents=True)
+    with pytest.raises(importer.ImportRefused, match=r"unsafe member .*escaped\.json.* \(absolute or '\.\.'\)"):
+        importer._safe_extract(bundle, dest, 1024 * 1024)
+    assert not (tmp_path / "deep" / "escaped.json").exists() and not (tmp_path / "escaped.json").exists()

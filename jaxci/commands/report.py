@@ -217,9 +217,11 @@ def _write(args, report, findings: str, guidance: str, data: dict) -> None:
         print(f"jaxci report: wrote {len(written)} pages of the maintainers' report to {args.maintainers}",
               file=sys.stderr)
     if args.html:
+        from jaxci.report import maintainers
         from jaxci.report.page import write_page
 
-        page, link = write_page(report, Path(args.html), findings, guidance, data)
+        page, link = write_page(report, Path(args.html), findings, guidance, data,
+                                maintainers.site_html(report, maintainers.families(report)))
         print(f"jaxci report: wrote {page} ({link})", file=sys.stderr)
         if args.offline_assets:
             from jaxci.report import offline

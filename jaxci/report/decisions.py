@@ -294,7 +294,8 @@ def _cost(report, family, entry, audit) -> QuestionDecision:
 
         committed = cost_row(report, family, entry)
         if committed is not None:
-            return committed
+            text, basis, number = committed
+            return QuestionDecision(6, text, PREDICTED, basis, number=number)
     build = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
     if build is None or price is None:
         return _cost_without_audit(report, family, entry, price)

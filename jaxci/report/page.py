@@ -354,20 +354,16 @@ def link_from_asv_index(html_dir: Path, report=None) -> str:
     return "; ".join(done)
 
 
-def _report_html(report) -> str:
-    from jaxci.report import maintainers
-
-    return maintainers.site_html(report, maintainers.families(report))
-
-
-def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict) -> tuple[Path, str]:
-    """html_dir/findings/ (its four files) and the link from asv's index.html; every write through safewrite,
-    inside html_dir (a link there that leads elsewhere is refused, never written through)."""
+def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict,
+               maintainers: str = "") -> tuple[Path, str]:
+    """html_dir/findings/ (its five files; report.html the maintainers' report) and the link from asv's
+    index.html; every write through safewrite, inside html_dir (a link there that leads elsewhere is refused,
+    never written through)."""
     html_dir = Path(html_dir)
     html_dir.mkdir(parents=True, exist_ok=True)
     out = safewrite.make_folder(html_dir / "findings", within=html_dir)
     for name, text in (("findings.md", findings), ("guidance.md", guidance),
                        ("report.json", json.dumps(data, indent=1, default=str)),
-                       ("index.html", render(report, findings, guidance)), ("report.html", _report_html(report))):
+                       ("index.html", render(report, findings, guidance)), ("report.html", maintainers)):
         safewrite.write_text(out / name, text, within=html_dir)
     return out / "index.html", link_from_asv_index(html_dir, report)

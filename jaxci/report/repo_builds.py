@@ -40,10 +40,10 @@ def repo_builds(report, family: str, entry) -> list[RepoBuild]:
     return out
 
 
-def cost_row(report, family: str, entry):
-    """Question 6 from the committed audits, or None when none predicts the family."""
+def cost_row(report, family: str, entry) -> tuple[str, str, str] | None:
+    """Question 6 from the committed audits as (decision, basis, deciding number), or None when none predicts
+    the family (jaxci.report.decisions makes the row)."""
     from jaxci.policy import builds
-    from jaxci.report.decisions import PREDICTED, QuestionDecision
 
     found = repo_builds(report, family, entry)
     price = entry.value("price_per_hour")
@@ -54,5 +54,4 @@ def cost_row(report, family: str, entry):
              f"lecture's prediction for {family} by the runner model from its run here, on its faster device; band = "
              f"sum of the lecture bands; ${price:.3f}/h catalogue + {builds.overhead_minutes():g} min job overhead "
              "(catalogue planning figure)")
-    number = "; ".join(f"{b.minutes:.1f} min ≈ ${b.dollars:.2f}" for b in found)
-    return QuestionDecision(6, text, PREDICTED, basis, number=number)
+    return text, basis, "; ".join(f"{b.minutes:.1f} min ≈ ${b.dollars:.2f}" for b in found)

@@ -42,6 +42,7 @@ from pathlib import Path
 from jaxci import REPO_ROOT
 from jaxci.results.asvrun import asv_exe
 from jaxci.results.records import FormatError, any_value, load_benchmarks_json, measured_keys
+from jaxci.util import signals
 from jaxci.util.git import GitError, git
 from jaxci.util.pins import pin_jax
 from jaxci.util.proc import kill_tree
@@ -279,35 +280,12 @@ def _tag_text(commit: str, tag: str, version: str, env: dict) -> str:
             f"\nJAX {version}\n")
 
 
-@contextlib.contextmanager
-def signals_held():
-    """SIGINT and SIGTERM held off (delivered on exit) in this process and in the children it starts meanwhile.
-
-    Two holds: the signal mask (inherited by children, such as git's update-ref), and a handler that only
-    records the signal, because a process-directed signal may be delivered to another thread of this
-    process whose mask does not block it (a library's thread), and Python then runs its handler anyway."""
-    held = (signal.SIGINT, signal.SIGTERM)
-    received = []
-    try:
-        handlers = {s: signal.signal(s, lambda signum, _frame: received.append(signum)) for s in held}
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(held))
-    except (ValueError, OSError):  # not the main thread / no signal masks: nothing to hold
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a signal pending in the mask arrives here, recorded
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
-        for s in dict.fromkeys(received):
-            signal.raise_signal(s)  # now through the handler that was there before
 
 
 def move_refs(repo: Path, updates: list[tuple[str, str]]) -> None:
     """Every (ref, object) update in one git transaction (all or none), with SIGINT and SIGTERM held off."""
     script = "".join(f"update {ref} {obj}\n" for ref, obj in updates)
-    with signals_held():
+    with signals.held():
         git(repo, "update-ref", "--stdin", input=script)
 
 

@@ -49,7 +49,7 @@ from jaxci.results.records import (
     read_results_json,
     save_file,
 )
-from jaxci.util import safeio
+from jaxci.util import safeio, signals
 from jaxci.util.validate import InputError, machine_name, quoted
 
 CAPTURE_FORMAT = 1
@@ -99,16 +99,15 @@ def _mib(n: int) -> str:
 # ------------------------------------------------------------------------------------------ reading the capture
 
 def _check_members(tar: tarfile.TarFile, tar_path: Path, dest: Path) -> list[tarfile.TarInfo]:
-    """Every member a plain file or folder inside dest, within the member and size limits."""
+    """Every member a plain file or folder, not absolute, within the member and size limits (a '..' out of dest
+    is refused by extractall's "data" filter)."""
     members, total = [], 0
-    root = dest.resolve()
     for member in tar:
         members.append(member)
         if len(members) > LIMITS["members"]:
             raise ImportRefused(f"{tar_path}: more than {LIMITS['members']:,} members (the limit)")
         name = member.name
-        target = (dest / name).resolve()
-        if name.startswith("/") or (target != root and root not in target.parents):
+        if name.startswith("/"):  # the "data" filter would strip the slash and extract it inside dest
             raise ImportRefused(f"{tar_path}: unsafe member {quoted(name)} (absolute or '..')")
         if not (member.isfile() or member.isdir()):
             what = "a link" if member.issym() or member.islnk() else "a device, FIFO or other special file"
@@ -130,6 +129,8 @@ def _safe_extract(tar_path: Path, dest: Path, limit: int) -> None:
             tar.extractall(dest, members=members, filter="data")
     except ImportRefused:
         raise
+    except tarfile.FilterError as exc:  # absolute, or '..' out of dest: nothing of it was written
+        raise ImportRefused(f"{tar_path}: unsafe member {quoted(exc.tarinfo.name)} (absolute or '..')") from None
     except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
         raise ImportRefused(f"{tar_path}: not a readable tar.gz ({' '.join(str(exc).split()) or 'damaged'})") from None
 
@@ -464,15 +465,22 @@ def _staged(cap: UnpackedCapture, target: Path, bench: dict | None) -> dict[str,
 
 def _commit(staging: Path, target: Path, files: dict[str, bytes | dict]) -> list[str]:
     """Move the staged files into place; on any failure put back what was there and re-raise."""
-    new, old = staging / "new", staging / "old"
+    new = staging / "new"
     for rel, data in files.items():
         (new / rel).parent.mkdir(parents=True, exist_ok=True)
         if isinstance(data, dict):
             save_file(new / rel, data)
         else:
             (new / rel).write_bytes(data)
+    with signals.held():
+        _place(staging, target, files)
+    return [str(target / rel) for rel in files]
+
+
+def _place(staging: Path, target: Path, files: dict) -> None:
+    """The staged files into place, or, on any failure, what was there put back (and the error raised)."""
+    new, old = staging / "new", staging / "old"
     created_dirs, moved, placed = [], [], []
-    blocked = _block_signals()
     try:
         for rel in files:
             dest = target / rel
@@ -502,23 +510,6 @@ def _commit(staging: Path, target: Path, files: dict[str, bytes | dict]) -> list
         for folder in reversed(created_dirs):
             shutil.rmtree(folder, ignore_errors=True)
         raise
-    finally:
-        _unblock_signals(blocked)
-    return [str(target / rel) for rel in files]
-
-
-def _block_signals():
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    try:
-        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    except (ValueError, OSError):
-        return None
-
-
-def _unblock_signals(previous) -> None:
-    if previous is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def merge(cap: UnpackedCapture, target: Path) -> list[str]:
