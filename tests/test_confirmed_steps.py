@@ -14,7 +14,7 @@ import pytest
 
 from jaxci import REPO_ROOT
 from jaxci.analysis.releases import judge, params_text, release_steps, releases_md, releases_measured
-from jaxci.report import decisions
+from jaxci.report import regressions
 from jaxci.results import conditions, history
 from jaxci.results.records import Record
 from jaxci.util.loadavg import Load, Sampler
@@ -79,10 +79,10 @@ def _report(steps):
 
 def test_the_first_screen_shows_confirmed_regressions_only():
     unsure = _report(_judged())
-    text = decisions.regressions_md(unsure)
+    text = regressions.regressions_md(unsure)
     assert text.startswith("No confirmed regression") and "asv compare" not in text
     assert "1 unconfirmed step(s)" in text and "`jaxci history --confirm --machine m`" in text
-    sure = decisions.regressions_md(_report(_judged([_confirmation(290.0, (0.4,))])))
+    sure = regressions.regressions_md(_report(_judged([_confirmation(290.0, (0.4,))])))
     assert "asv compare jax-v0.11.0 jax-v0.11.1 --machine m" in sure and "x290" in sure
     assert "unconfirmed" not in sure
 
@@ -284,7 +284,7 @@ def test_a_fresh_clone_gets_its_release_history_back_and_the_printed_compare_run
     from jaxci.report.build import build
 
     steps = [s for s in build(clone / "results").release_steps if s.kind == "regression"]
-    command = decisions.reproduce(steps[0]).split()
+    command = regressions.reproduce(steps[0]).split()
     asv = str(REPO_ROOT / ".venv" / "bin" / "asv")
     compared = subprocess.run([asv, *command[1:]], cwd=clone, capture_output=True, text=True, timeout=300)
     assert compared.returncode == 0 and "| Benchmark (Parameter)" in compared.stdout, compared.stderr[-500:]

@@ -270,7 +270,7 @@ def findings_md(report, sections=None) -> str:
 def _front(report) -> str:
     """The decision sheet per runner family, the release regressions, the per-machine evidence sheets and the
     guidance per lecture type: what a maintainer reads first."""
-    from jaxci.report import decisions
+    from jaxci.report import decisions, regressions
 
     guide = "\n\n".join(f"### {family}\n\n" + "\n\n".join(f"#### {title}\n\n" + "\n".join(lines)
                                                              for title, lines in sections)
@@ -279,7 +279,7 @@ def _front(report) -> str:
     lab_md = "\n\n".join(f"### {title}\n\n" + "\n".join(lines) for title, lines in lab)
     lab_md = (f"## Evidence: guidance lines per measured machine\n\nWhat each measured machine showed, on its own "
               f"hardware: evidence for the guidance above, never a family's answer.\n\n{lab_md}\n\n" if lab else "")
-    regress = decisions.regressions_md(report)
+    regress = regressions.regressions_md(report)
     regress = f"## Regressions across JAX releases: summary\n\n{regress}\n" if regress else ""
     return f"""# Findings
 

@@ -220,9 +220,9 @@ def decisions_html(report) -> str:
 
 
 def regressions_html(report) -> str:
-    from jaxci.report import decisions
+    from jaxci.report import regressions
 
-    md = decisions.regressions_md(report)
+    md = regressions.regressions_md(report)
     if not md:
         return ""
     return ('<section id="regressions" class="regressions"><h2 id="regressions-across-jax-releases-summary">'
