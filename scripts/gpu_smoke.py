@@ -35,7 +35,7 @@ def check_cuda() -> str:
 
 
 def summarise(results_dir: Path, machine: str) -> list[str]:
-    from jaxci.results.records import combinations, machine_files
+    from jaxci.results.asvfiles import combinations, machine_files
 
     lines, counts = [], {"ok": 0, "skipped": 0, "failed": 0}
     for results in machine_files(results_dir, machine):

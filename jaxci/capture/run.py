@@ -17,7 +17,7 @@ from jaxci import REPO_ROOT
 from jaxci.capture import pack
 from jaxci.capture.plan import CaptureStep
 from jaxci.capture.scheduler import Costs, schedule
-from jaxci.results.records import set_requirements
+from jaxci.results.asvfiles import set_requirements
 from jaxci.util.proc import kill_tree, snapshot
 
 DRAIN_S = 10.0                  # at a step's deadline: seconds for asv to record the cut combinations and save

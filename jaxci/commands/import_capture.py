@@ -10,8 +10,8 @@ from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError
 from jaxci.commands.argtypes import OneLineParser
 from jaxci.results import importer
+from jaxci.results.asvfiles import FormatError
 from jaxci.results.importer import ImportRefused, import_capture
-from jaxci.results.records import FormatError
 from jaxci.util.safeio import UnsafeFile
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.results.asvrun import asv_exe
-from jaxci.results.records import FormatError, any_value, load_benchmarks_json, measured_keys
+from jaxci.results.asvfiles import FormatError, any_value, load_benchmarks_json, measured_keys
 from jaxci.util import signals
 from jaxci.util.git import GitError, git
 from jaxci.util.pins import pin_jax

@@ -31,14 +31,13 @@ import math
 import os
 import re
 import shutil
-import signal
 import stat
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.results.records import (
+from jaxci.results.asvfiles import (
     FormatError,
     combinations,
     is_number,

@@ -350,7 +350,7 @@ def catalogue_device_mib(family, results: str | None = None) -> tuple[float, str
 def _registered_device_mib(path: Path) -> float | None:
     if not path.is_file():
         return None
-    from jaxci.results.records import FormatError, load_machine_json
+    from jaxci.results.asvfiles import FormatError, load_machine_json
 
     try:
         value = float(load_machine_json(path).get("gpu_memory_mib", "nan"))
