@@ -33,12 +33,18 @@ import math
 import os
 import shlex
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 
-from jaxci import REPO_ROOT
-from jaxci.catalogue import MemoryPolicy, load_catalogue, load_policies
+from jaxci.catalogue import MemoryPolicy, load_policies
 from jaxci.policy import timeouts
-from jaxci.util.validate import InputError, machine_name, number, one_line, quoted
+from jaxci.util.validate import InputError, number, one_line, quoted
+from jaxci.workflows.device_memory import (
+    GIVE_DEVICE,
+    AdviceError,
+    catalogue_device_mib,
+    known_machine,
+    mib,
+    nvml_device_mib,
+)
 
 #: JAX preallocates this share of GPU memory by default (JAX docs, "GPU memory allocation").
 JAX_DEFAULT_PREALLOCATE = 0.75
@@ -57,11 +63,8 @@ FORMATS = ("text", "yaml", "github", "shell", "json")
 MEASURED = "measured"
 CONCURRENCY_KEY = "concurrency.Concurrency.{}"
 #: What to do when the device memory cannot be read: the end of every such refusal.
-_GIVE_DEVICE = "give --device-memory-mib or --machine (a catalogue GPU family), or --pin-cpu"
 
 
-class AdviceError(InputError):
-    """Inputs outside sense: the message names the input and the value."""
 
 
 #: What the compile suite measured the persistent cache with (benchmarks/compile.py CACHE_CHILD): every
@@ -114,8 +117,6 @@ class _Choice:
     notes: tuple[str, ...] = ()
 
 
-def _mib(x: float) -> str:
-    return f"{x:,.0f} MiB" if x >= 10 else f"{x:.3g} MiB"
 
 
 def _fraction(policy: MemoryPolicy, n: int, budget: float) -> float:
@@ -157,13 +158,13 @@ def _validate(kernels, peak_mib, device_mib, budget, pin_cpu):
     if pin_cpu:
         return
     if device_mib is None:
-        raise AdviceError(f"device memory unknown: {_GIVE_DEVICE} for lectures pinned to CPU")
+        raise AdviceError(f"device memory unknown: {GIVE_DEVICE} for lectures pinned to CPU")
     if peak_mib is not None and peak_mib > device_mib:
-        raise AdviceError(f"peak {_mib(peak_mib)} per kernel is larger than the device ({_mib(device_mib)}): "
+        raise AdviceError(f"peak {mib(peak_mib)} per kernel is larger than the device ({mib(device_mib)}): "
                           "no policy can run it; pin the lecture to CPU or use a larger GPU")
     if peak_mib is not None and peak_mib > budget * device_mib:
-        raise AdviceError(f"peak {_mib(peak_mib)} per kernel exceeds the memory budget {budget:.2f} x "
-                          f"{_mib(device_mib)} = {_mib(budget * device_mib)}: raise --memory-budget or use a "
+        raise AdviceError(f"peak {mib(peak_mib)} per kernel exceeds the memory budget {budget:.2f} x "
+                          f"{mib(device_mib)} = {mib(budget * device_mib)}: raise --memory-budget or use a "
                           "larger GPU")
 
 
@@ -220,11 +221,11 @@ def _safe_or_refuse(kernels: int, peak_mib: float, device_mib: float, budget: fl
     if safe == 0:
         f1 = _fraction(policies["fraction"], 1, budget)
         raise AdviceError(f"--peak-mib {peak_mib:g}: one kernel's slice under the budget {budget:g} is "
-                          f"{f1:.2f} x {_mib(device_mib)} = {_mib(f1 * device_mib)} (fractions are set in "
+                          f"{f1:.2f} x {mib(device_mib)} = {mib(f1 * device_mib)} (fractions are set in "
                           "hundredths, rounded down), smaller than the peak: raise --memory-budget")
     if kernels > safe:
-        raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {_mib(peak_mib)} do not fit the budget "
-                          f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)} (each needs its own "
+        raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {mib(peak_mib)} do not fit the budget "
+                          f"{budget:.2f} x {mib(device_mib)} = {mib(budget * device_mib)} (each needs its own "
                           f"slice of at least its peak); at most {safe} fit: run {safe} at once, or measure a "
                           "smaller peak, or use a larger GPU")
     return safe
@@ -238,23 +239,23 @@ def _with_peak(kernels: int, peak_mib: float, device_mib: float, budget: float,
     default_mib = JAX_DEFAULT_PREALLOCATE * device_mib
     if kernels == 1 and peak_mib <= default_mib and budget >= JAX_DEFAULT_PREALLOCATE:
         return _Choice("default", dict(policies["default"].env),
-                       f"one kernel of peak {_mib(peak_mib)}: JAX's default preallocation of 75% "
-                       f"({_mib(default_mib)}) holds it and nothing else competes", safe=safe,
+                       f"one kernel of peak {mib(peak_mib)}: JAX's default preallocation of 75% "
+                       f"({mib(default_mib)}) holds it and nothing else competes", safe=safe,
                        safe_fraction=safe_fraction)
     n = kernels
     env = policies["fraction"].environment(n, budget)
     fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
     slice_mib = fraction * device_mib
-    reason = (f"{n} kernel(s) of peak {_mib(peak_mib)} need {_mib(n * peak_mib)}, within the budget "
-              f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)}: each kernel preallocates "
-              f"its own {fraction:.2f} x {_mib(device_mib)} = {_mib(slice_mib)}, which holds its peak, "
+    reason = (f"{n} kernel(s) of peak {mib(peak_mib)} need {mib(n * peak_mib)}, within the budget "
+              f"{budget:.2f} x {mib(device_mib)} = {mib(budget * device_mib)}: each kernel preallocates "
+              f"its own {fraction:.2f} x {mib(device_mib)} = {mib(slice_mib)}, which holds its peak, "
               "so no kernel can take another's memory")
     if kernels > 1:
-        reason += (f" (under JAX's default the first kernel would take 75% = {_mib(default_mib)} and leave "
-                   f"{_mib(device_mib - default_mib)} to the other {kernels - 1}: incident 3)")
+        reason += (f" (under JAX's default the first kernel would take 75% = {mib(default_mib)} and leave "
+                   f"{mib(device_mib - default_mib)} to the other {kernels - 1}: incident 3)")
     outside = device_mib - n * slice_mib
-    note = (f"{_mib(outside)} stays outside the kernels' pools for CUDA contexts and library workspaces "
-            f"({_mib(outside / n)} per kernel; not measured here)")
+    note = (f"{mib(outside)} stays outside the kernels' pools for CUDA contexts and library workspaces "
+            f"({mib(outside / n)} per kernel; not measured here)")
     return _Choice("fraction", env, reason, safe=safe, fraction=fraction, notes=(note,), safe_fraction=safe_fraction)
 
 
@@ -265,11 +266,11 @@ def _on_demand(kernels: int, peak_mib: float, device_mib: float, budget: float,
     as the unmeasured alternative."""
     safe = min(MAX_KERNELS, math.floor(budget * device_mib / peak_mib * (1 + _SLACK))) if peak_mib > 0 else MAX_KERNELS
     if kernels > safe:
-        raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {_mib(peak_mib)} do not fit the budget "
-                          f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)}; at most {safe} fit: "
+        raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {mib(peak_mib)} do not fit the budget "
+                          f"{budget:.2f} x {mib(device_mib)} = {mib(budget * device_mib)}; at most {safe} fit: "
                           f"run {safe} at once, or measure a smaller peak, or use a larger GPU")
-    reason = (f"{kernels} kernels of peak {_mib(peak_mib)} need {_mib(kernels * peak_mib)}, within the budget "
-              f"{budget:.2f} x {_mib(device_mib)} = {_mib(budget * device_mib)}: each allocates on demand "
+    reason = (f"{kernels} kernels of peak {mib(peak_mib)} need {mib(kernels * peak_mib)}, within the budget "
+              f"{budget:.2f} x {mib(device_mib)} = {mib(budget * device_mib)}: each allocates on demand "
               "(the policy a GPU measured keeping every worker alive), so none holds memory it does not use "
               "(under JAX's default the first kernel takes 75% of the device: incident 3)")
     note = ("not measured on a GPU: the `fraction` policy (each kernel preallocates budget/N, `--policy fraction`); "
@@ -307,114 +308,6 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
                   safe_fraction=choice.safe_fraction,
                   fraction=choice.fraction, env=env, cell_timeout_s=cell_timeout,
                   cell_timeout_reason=timeout_reason, notes=notes, inputs=inputs)
-
-
-# ---- device memory: the catalogue, else NVML ------------------------------------------------------------
-
-def known_machine(machine: str, results: str | None):
-    """The catalogue entry of a family or lab machine; None for a local asv machine name, allowed only when
-    its results are read (--results) and only if it stays one folder under results/. Anything else is
-    refused, --pin-cpu or not: a typo must not pass silently."""
-    entry = load_catalogue(include_lab=True).get(machine)  # lab machines too: the report prints their commands
-    if entry is not None:
-        return entry
-    if not results:
-        raise AdviceError(f"--machine {machine!r}: unknown machine, not a family of env_matrix/machines.toml "
-                          "(jaxci machine --list shows them)")
-    try:
-        machine_name("--machine", machine)
-    except InputError as exc:
-        raise AdviceError(str(exc)) from None
-    return None
-
-
-def catalogue_device_mib(family, results: str | None = None) -> tuple[float, str | None]:
-    """The device memory of a catalogue machine: the catalogue's gpu_memory_mib, else (a lab machine whose
-    catalogue entry has none) what its registration recorded from NVML in results/<machine>/machine.json
-    (the --results directory, else this checkout's results/). Returns (MiB, a note naming the file or None);
-    refused where it lists no GPU or neither has a figure. `family` is the entry known_machine returned."""
-    machine = family.name
-    figure = family.figure("gpu_memory_mib")
-    if not family.has_gpu:
-        raise AdviceError(f"--machine {machine}: the catalogue lists no GPU on it; use --pin-cpu")
-    if figure.value is not None:
-        return float(figure.value), None
-    path = Path(results or REPO_ROOT / "results") / machine / "machine.json"
-    recorded = _registered_device_mib(path)
-    if recorded is None:
-        raise AdviceError(f"--machine {machine}: gpu_memory_mib not in the catalogue ({figure.reason}) nor in "
-                          f"{path}; give --device-memory-mib")
-    return recorded, f"device memory {_mib(recorded)} as registered from NVML in {path}"
-
-
-def _registered_device_mib(path: Path) -> float | None:
-    if not path.is_file():
-        return None
-    from jaxci.results.asvfiles import FormatError, load_machine_json
-
-    try:
-        value = float(load_machine_json(path).get("gpu_memory_mib", "nan"))
-    except (FormatError, ValueError):
-        return None
-    return value if math.isfinite(value) and value > 0 else None
-
-
-def _nvml_failure() -> str | None:
-    """Why NVML reads no GPU, when the NVIDIA library is there and fails (no driver, no permission);
-    None when there is no pynvml or no library (a machine without NVIDIA's driver) or NVML works.
-    jaxci.nvml reads any failure as "no GPU", right for benchmarks, wrong for advice."""
-    try:
-        import pynvml
-    except ImportError:
-        return None
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError_LibraryNotFound:
-        return None
-    except Exception as exc:  # NVMLError_DriverNotLoaded, NoPermission, ...
-        return str(exc) or type(exc).__name__
-    try:  # the calls jaxci.nvml.gpus() makes, for the first GPU
-        pynvml.nvmlSystemGetDriverVersion()
-        if pynvml.nvmlDeviceGetCount():
-            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-            pynvml.nvmlDeviceGetName(handle)
-            pynvml.nvmlDeviceGetMemoryInfo(handle)
-    except Exception as exc:
-        return str(exc) or type(exc).__name__
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:
-            pass
-    return None
-
-
-def nvml_device_mib() -> tuple[float, str] | None:
-    """GPU 0's memory as NVML reports it (what nvidia-smi reads) and a note saying so; None where this
-    machine has no NVIDIA GPU. NVML that is there but fails is refused, never read as "no GPU": a GPU
-    runner advised as if its memory were unknown would stop later with a vaguer error."""
-    from jaxci import nvml
-
-    found = nvml.gpus()
-    if not found:
-        failure = _nvml_failure()
-        if failure is not None:
-            raise AdviceError(f"NVML is installed but failed ({failure[:200]}); {_GIVE_DEVICE}")
-        if nvml.gpu_present():
-            try:
-                import pynvml  # noqa: F401
-                hint = ""
-            except ImportError:
-                hint = " (pip install nvidia-ml-py)"
-            raise AdviceError(f"an NVIDIA GPU is listed in /proc/driver/nvidia/gpus but NVML cannot read it{hint}; "
-                              f"{_GIVE_DEVICE}")
-        return None
-    gpu = found[0]
-    if gpu.memory_mib <= 0:
-        raise AdviceError(f"NVML reported {gpu.memory_mib} MiB as the memory of GPU 0 ({gpu.name}), not a device "
-                          "size; give --device-memory-mib")
-    others = f" of {len(found)}" if len(found) > 1 else ""
-    return float(gpu.memory_mib), f"device memory from NVML: GPU 0{others}, {gpu.name}, {_mib(gpu.memory_mib)}"
 
 
 # ---- measured inputs from asv results -------------------------------------------------------------------
