@@ -66,7 +66,7 @@ def test_a_package_index_wait_ends_at_its_limit_with_every_process_it_started(tm
     fake.write_text("#!/bin/sh\nsleep 300 &\nsleep 300\n")
     fake.chmod(0o755)
     code = textwrap.dedent(f"""
-        from jaxci.results.history import HistoryError, index_versions
+        from jaxci.results.release_index import HistoryError, index_versions
         try:
             index_versions("jax", python={str(fake)!r}, timeout=1)
         except HistoryError as exc:

@@ -13,7 +13,7 @@ import pytest
 
 from jaxci.analysis.releases import release_steps, releases_md, releases_measured
 from jaxci.commands import history as history_cmd
-from jaxci.results import history
+from jaxci.results import history, release_index
 from jaxci.results.records import Record
 from jaxci.util import signals
 from jaxci.util.pins import pin_jax
@@ -60,14 +60,14 @@ def test_pins_text_moves_jax_and_frees_numpyro():
 
 def test_numpyro_is_the_newest_that_declares_support():
     specs = {"0.15.0": ">=0.4.14", "0.19.0": ">=0.4.25", "0.22.0": ">=0.7.0", "0.2.0": "==0.1.44"}
-    assert history.numpyro_for("0.4.18", specs) == "0.15.0"
-    assert history.numpyro_for("0.5.2", specs) == "0.19.0"
-    assert history.numpyro_for("0.12.0.1", specs) == "0.22.0"
-    assert history.numpyro_for("0.1.0", specs) is None
+    assert release_index.numpyro_for("0.4.18", specs) == "0.15.0"
+    assert release_index.numpyro_for("0.5.2", specs) == "0.19.0"
+    assert release_index.numpyro_for("0.12.0.1", specs) == "0.22.0"
+    assert release_index.numpyro_for("0.1.0", specs) is None
     meta = ("Name: numpyro\nRequires-Dist: jaxlib>=0.7.0\nRequires-Dist: jax>=0.7.0\n"
             "Requires-Dist: jax[cuda13]>=0.7.0; extra == 'cuda13'\n")
-    assert history._jax_spec(meta) == ">=0.7.0"
-    assert history._jax_spec("Requires-Dist: jax (==0.1.44)\n") == "==0.1.44"
+    assert release_index._jax_spec(meta) == ">=0.7.0"
+    assert release_index._jax_spec("Requires-Dist: jax (==0.1.44)\n") == "==0.1.44"
 
 
 def test_chain_is_linear_dated_tagged_and_deterministic(repo):
@@ -181,7 +181,7 @@ def _online() -> bool:
     if os.environ.get("JAXCI_OFFLINE"):
         return False
     try:
-        history.index_versions("jaxlib")
+        release_index.index_versions("jaxlib")
         return True
     except Exception:
         return False

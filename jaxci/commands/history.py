@@ -21,7 +21,6 @@ from jaxci.commands.argtypes import OneLineParser, ascii_float
 from jaxci.machines.register import register
 from jaxci.results.asvrun import asv_env
 from jaxci.results.history import (
-    BACKEND_WHEEL,
     BRANCH,
     TAG_PREFIX,
     Chain,
@@ -32,15 +31,18 @@ from jaxci.results.history import (
     checkout_root,
     choose,
     existing_base,
-    index_versions,
-    installable_releases,
     load_state,
-    numpyro_for,
-    numpyro_jax_specs,
     parse_releases,
-    release_dates,
     restore_refs,
     state_path,
+)
+from jaxci.results.release_index import (
+    BACKEND_WHEEL,
+    index_versions,
+    installable_releases,
+    numpyro_for,
+    numpyro_jax_specs,
+    release_dates,
 )
 from jaxci.util import safewrite
 from jaxci.util.git import GitError

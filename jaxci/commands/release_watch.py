@@ -16,7 +16,8 @@ from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue, read_pins
 from jaxci.commands.argtypes import OneLineParser, ascii_float
-from jaxci.results.history import HistoryError, checkout_root, index_versions, parse_releases
+from jaxci.results.history import HistoryError, checkout_root, parse_releases
+from jaxci.results.release_index import index_versions
 from jaxci.util import safewrite
 from jaxci.util.validate import SCALES, InputError, machine_name, number, scale
 from jaxci.workflows.release_watch import (
