@@ -11,10 +11,9 @@ tar.gz of that folder. The import is a transaction:
    sizes), failed or n/a, never text, a dict or an infinity; the machine facts against the catalogue (kind,
    and the GPU model of a catalogue family or lab machine); no gpu value without a GPU; no duplicate (one
    machine name keeps one kind of hardware); and the target's own files it would merge with.
-2. **Then written** into a staging folder inside the target (`.jaxci-import-*`), and moved into place file by
-   file with SIGINT/SIGTERM held off; a failed move puts back what was there. A refused, failed or
-   interrupted import leaves the target byte for byte as it was (a SIGKILL mid-move can leave the staging
-   folder, which readers ignore: it holds no machine.json).
+2. **Then written** as one transaction (jaxci.results.transaction): a refused, failed or interrupted import
+   leaves the target byte for byte as it was (a SIGKILL mid-move can leave the staging folder, which readers
+   ignore: it holds no machine.json).
 
 benchmarks.json is merged, never replaced: entries the target lacks are added; an entry whose version
 differs is taken only when no results file in the target uses the target's version (else the import is
@@ -37,18 +36,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.results.asvfiles import (
-    FormatError,
-    combinations,
-    is_number,
-    load_benchmarks_json,
-    load_file,
-    load_machine_json,
-    merge_files,
-    read_results_json,
-    save_file,
-)
-from jaxci.util import safeio, signals
+from jaxci.results.asvfiles import (FormatError, combinations, is_number, load_benchmarks_json, load_file,
+                                     load_machine_json, merge_files, read_results_json, save_file)
+from jaxci.results import transaction
+from jaxci.results.records import NON_NEGATIVE
+from jaxci.results.transaction import STAGING_PREFIX, STATE
+from jaxci.util import safeio
 from jaxci.util.validate import InputError, machine_name, quoted
 
 CAPTURE_FORMAT = 1
@@ -64,13 +57,9 @@ LIMITS = {
     "summary.md": 4 * MIB,
     "results file": 32 * MIB,
 }
-STAGING_PREFIX = ".jaxci-import-"
-#: whether the last import_capture() call moved its files into place (for a command told to stop meanwhile)
-STATE = {"committed": False}
 _COMMIT = re.compile(r"[0-9a-f]{1,40}")
 _STARTED = re.compile(r"[0-9A-Za-z:.+-]{1,40}")
 _RESULT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.json")
-_NON_NEGATIVE = ("time_", "timeraw_", "peakmem_", "mem_")
 
 
 class ImportRefused(ValueError):
@@ -97,7 +86,7 @@ def _mib(n: int) -> str:
 
 # ------------------------------------------------------------------------------------------ reading the capture
 
-def _check_members(tar: tarfile.TarFile, tar_path: Path, dest: Path) -> list[tarfile.TarInfo]:
+def _check_members(tar: tarfile.TarFile, tar_path: Path) -> list[tarfile.TarInfo]:
     """Every member a plain file or folder, not absolute, within the member and size limits (a '..' out of dest
     is refused by extractall's "data" filter)."""
     members, total = [], 0
@@ -124,7 +113,7 @@ def _safe_extract(tar_path: Path, dest: Path, limit: int) -> None:
         raise ImportRefused(str(exc)) from None
     try:
         with tarfile.open(tar_path) as tar:
-            members = _check_members(tar, tar_path, dest)
+            members = _check_members(tar, tar_path)
             tar.extractall(dest, members=members, filter="data")
     except ImportRefused:
         raise
@@ -271,7 +260,7 @@ def _check_values(cap: UnpackedCapture, path: Path, res) -> None:
         if not is_number(value):
             raise ImportRefused(f"{where}: {label} = {quoted(value)}: not a number (a value is a finite number, "
                                 "null for failed, NaN for n/a)")
-        if value < 0 and key.rsplit(".", 1)[-1].startswith(_NON_NEGATIVE):
+        if value < 0 and key.rsplit(".", 1)[-1].startswith(NON_NEGATIVE):
             raise ImportRefused(f"{where}: {label} = {value!r}: a time or size is never negative")
 
 
@@ -462,55 +451,6 @@ def _staged(cap: UnpackedCapture, target: Path, bench: dict | None) -> dict[str,
     return out
 
 
-def _commit(staging: Path, target: Path, files: dict[str, bytes | dict]) -> list[str]:
-    """Move the staged files into place; on any failure put back what was there and re-raise."""
-    new = staging / "new"
-    for rel, data in files.items():
-        (new / rel).parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, dict):
-            save_file(new / rel, data)
-        else:
-            (new / rel).write_bytes(data)
-    with signals.held():
-        _place(staging, target, files)
-    return [str(target / rel) for rel in files]
-
-
-def _place(staging: Path, target: Path, files: dict) -> None:
-    """The staged files into place, or, on any failure, what was there put back (and the error raised)."""
-    new, old = staging / "new", staging / "old"
-    created_dirs, moved, placed = [], [], []
-    try:
-        for rel in files:
-            dest = target / rel
-            if not dest.parent.is_dir():
-                dest.parent.mkdir()
-                created_dirs.append(dest.parent)
-            if not os.access(dest.parent, os.W_OK):
-                raise PermissionError(f"{dest.parent}: not writable")
-        for rel in files:
-            dest = target / rel
-            if dest.exists():
-                (old / rel).parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(dest, old / rel)   # a second name for what is there, so it can be put back
-                except OSError:
-                    shutil.copy2(dest, old / rel)
-                moved.append(rel)
-            os.replace(new / rel, dest)
-            placed.append(rel)
-        STATE["committed"] = True
-    except BaseException:
-        for rel in reversed(placed):
-            if rel in moved:
-                os.replace(old / rel, target / rel)
-            else:
-                (target / rel).unlink(missing_ok=True)
-        for folder in reversed(created_dirs):
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
-
-
 def merge(cap: UnpackedCapture, target: Path) -> list[str]:
     """Write the checked capture into the target as one transaction; returns what was written."""
     bench = merged_benchmarks(cap, target)
@@ -523,7 +463,7 @@ def merge(cap: UnpackedCapture, target: Path) -> list[str]:
         raise ImportRefused(f"--results {target}: cannot write there ({exc.strerror or exc}); nothing was "
                             "written") from None
     try:
-        return _commit(staging, target, files)
+        return transaction.commit(staging, target, files)
     except OSError as exc:
         raise ImportRefused(f"{getattr(exc, 'filename', None) or target}: cannot write there "
                             f"({exc.strerror or exc}); nothing was changed") from None
