@@ -311,7 +311,7 @@ def scale_host(audit: dict, family: str, probe_s: float, probes: tuple = ()) -> 
     every probe taken around the run (before and after it): the factor's band spans them, since a VM's single
     thread drifts (0.55 s to 0.96 s within half an hour on 2026-12-04, the later ones quiet), and a lecture ran at
     a speed somewhere between."""
-    from jaxci.audit.judging import predicted
+    from jaxci.audit.judging import rescaled
 
     found = published_host(family)
     if not found or probe_s <= 0:
@@ -323,7 +323,7 @@ def scale_host(audit: dict, family: str, probe_s: float, probes: tuple = ()) -> 
     for lec in audit.get("lectures", []):
         pred = (lec.get("predicted") or {}).get(family)
         if pred:
-            lec["predicted"][family] = predicted.host_scaled(pred, factor, source, min(low, factor), max(high, factor))
+            lec["predicted"][family] = rescaled.host_scaled(pred, factor, source, min(low, factor), max(high, factor))
     return f"x {factor:.3g} (band {min(low, factor):.3g}..{max(high, factor):.3g}): {source}"
 
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from jaxci.audit import repo
-from jaxci.audit.judging import every_family, host, predicted
+from jaxci.audit.judging import every_family, host, rescaled
 from jaxci.audit.runner import host_probe
 from jaxci.audit.writing import render
 from tests.frozen import RESULTS as FROZEN_RESULTS
@@ -169,8 +169,8 @@ def test_host_scaling_is_applied_once():
     pred = {"cpu_s": 2.0, "cpu_low_s": 1.0, "cpu_high_s": 3.0, "gpu_s": 4.0, "gpu_low_s": 3.0, "gpu_high_s": 5.0,
             "basis": "b", "parts": {"cpu": {"host": 2.0, "calls": 0.0},
                                     "gpu": {"host": 2.0, "calls": 2.0}}}
-    once = predicted.host_scaled(pred, 0.5, "s", 0.4, 0.6)
-    twice = predicted.host_scaled(once, 0.5, "s", 0.4, 0.6)
+    once = rescaled.host_scaled(pred, 0.5, "s", 0.4, 0.6)
+    twice = rescaled.host_scaled(once, 0.5, "s", 0.4, 0.6)
     assert once == twice and once["unscaled"]["cpu_s"] == 2.0
     assert once["cpu_s"] == 1.0 and once["gpu_s"] == 3.0  # the GPU's modelled calls do not move with the host
     assert once["cpu_low_s"] < once["cpu_s"] < once["cpu_high_s"]

@@ -7,7 +7,7 @@ import pytest
 
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
-from jaxci.audit.judging import family, judge, predicted
+from jaxci.audit.judging import colab, family, judge, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun, hooks
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -342,14 +342,14 @@ def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
     p = predicted.predict_lecture(run, model)
     assert p["parts"]["cpu"]["calls"] == pytest.approx(10 * 0.02)
     assert 0 < p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]
-    (name, colab), = predicted.colab(run, model).items()
-    assert name == predicted.COLAB and "Tesla T4" in colab["basis"] and "not in the catalogue" in colab["basis"]
-    assert set(colab) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
+    (name, free), = colab.colab(run, model).items()
+    assert name == colab.COLAB and "Tesla T4" in free["basis"] and "not in the catalogue" in free["basis"]
+    assert set(free) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
     # judged on a g4dn: the family's own record is reused, with Colab's basis, and equals the computed one
-    (_, reused), = predicted.colab(run, model, judged=p).items()
+    (_, reused), = colab.colab(run, model, judged=p).items()
     assert {k: reused[k] for k in ("cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s")} == \
-        pytest.approx({k: colab[k] for k in ("cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s")})
-    assert reused["basis"] == colab["basis"] and "unexplained" not in reused
+        pytest.approx({k: free[k] for k in ("cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s")})
+    assert reused["basis"] == free["basis"] and "unexplained" not in reused
 
 
 def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
@@ -363,7 +363,7 @@ def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
 
 def test_unexplained_slow_cell_outranks_the_prediction(model):
     run = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
-    rec, why = predicted.verdict_from(predicted.predict_lecture(run, model), "g4dn.2xlarge", C.GPU_SLOWER,
+    rec, why = C.verdict_from(predicted.predict_lecture(run, model), "g4dn.2xlarge", C.GPU_SLOWER,
                                       C.GPU_FASTER)
     assert rec == C.MEASURE and "cell 0 measured" in why
 

@@ -7,7 +7,7 @@ import pytest
 
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import colab, family
 from jaxci.audit.runner.cache import Reuse
 from tests.executed_lectures import CELL_TIMEOUT, FAMILY, LECTURES
 from tests.frozen import RESULTS as FROZEN_RESULTS
@@ -37,7 +37,7 @@ def test_every_jax_lecture_that_ran_has_a_predicted_gpu_time(executed):
         assert v.status == "ok", v.errors
         p = v.predicted["g4dn.2xlarge"]
         assert p["label"] == "predicted" and p["gpu_low_s"] <= p["gpu_s"] <= p["gpu_high_s"]
-        assert predicted.COLAB in v.predicted and v.basis == "predicted" and "margin" in v.why
+        assert colab.COLAB in v.predicted and v.basis == "predicted" and "margin" in v.why
 
 
 def test_bulk_work_large_enough_keeps_the_gpu(executed):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jaxci.analysis.model import RunnerModel
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import family, predicted, rescaled
 from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.catalogue import load_catalogue
 from jaxci.results.captures import ProcessStart, process_starts
@@ -137,7 +137,7 @@ def test_the_host_factor_never_moves_the_modelled_backend_start(g4dn):
     """The backend start is the model's figure (carried from the capture's host by its own rule), not this host's
     measured time: moving the record to the family's host leaves it as it was."""
     p = predicted.predict_lecture(_run(_cell(0, 0, 0.2), _cell(1, 3, None)), g4dn)
-    moved = predicted.host_scaled(p, 2.0, "a probe")
+    moved = rescaled.host_scaled(p, 2.0, "a probe")
     assert p["parts"]["gpu"]["backend"] > 0
     assert moved["parts"]["gpu"]["backend"] == pytest.approx(p["parts"]["gpu"]["backend"])
     assert moved["parts"]["gpu"]["start-up"] == pytest.approx(2 * p["parts"]["gpu"]["start-up"])

@@ -36,7 +36,7 @@ def test_kernel_start_and_cpu_client_start_up_land_on_both_sides(model):
 
 def test_the_verdict_ratio_leaves_the_shared_overhead_out(model):
     fresh = predicted.predict_lecture(_run(30.0, 0.0), model)
-    _, why = predicted.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
+    _, why = C.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
     cpu, gpu = fresh["cpu_s"] - 30.0, fresh["gpu_s"] - 30.0
     assert f"GPU/CPU {gpu / cpu:.2f}" in why and "less the fresh kernel's 30 s both pay" in why
 
@@ -45,7 +45,7 @@ def test_each_band_in_the_verdict_is_on_the_same_footing_as_its_value(model):
     """The value shown is less the shared overhead, so is its band: a band that does not hold its value reads as
     a broken model (CI printed 'CPU 8.07 s (band 8.58..8.66)')."""
     fresh = predicted.predict_lecture(_run(30.0, 0.0), model)
-    _, why = predicted.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
+    _, why = C.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
     for side in ("GPU", "CPU"):
         value, low, high = re.search(rf"{side} ([\d.e+]+) s \(band ([\d.e+]+)\.\.([\d.e+]+)\)", why).groups()
         assert float(low) <= float(value) <= float(high), why

@@ -7,7 +7,7 @@ import nbformat.v4 as v4
 import pytest
 
 from jaxci.audit import runner
-from jaxci.audit.judging import family, leapfrog, predicted
+from jaxci.audit.judging import family, leapfrog, predicted, rescaled
 from jaxci.audit.runner import CellTiming, NotebookRun
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -34,7 +34,7 @@ def test_a_sampler_run_moves_by_the_latency_bound_gpu_cpu_ratio(model):
     assert p["parts"]["gpu"]["host"] == pytest.approx(2.0)  # only that carried to the GPU as host time
     assert any("library sampler" in text for text in p["inputs"])
     # measured here, so it moves with the host (the GPU's modelled calls and loops do not)
-    scaled = predicted.host_scaled(p, 0.5, "probe")
+    scaled = rescaled.host_scaled(p, 0.5, "probe")
     assert scaled["parts"]["gpu"]["sampler"] == pytest.approx(4.0 * mid)
 
 
@@ -66,7 +66,7 @@ def test_a_counted_run_takes_the_leapfrog_part_in_place_of_its_cpu_seconds(model
     assert p["parts"]["cpu"]["sampler"] == pytest.approx(8.0)  # the CPU side keeps what it measured
     assert any("serial leapfrog steps" in text for text in p["inputs"])
     # modelled, not this host's seconds: the host factor leaves it
-    scaled = predicted.host_scaled(p, 0.5, "probe")
+    scaled = rescaled.host_scaled(p, 0.5, "probe")
     assert scaled["parts"]["gpu"]["leapfrog"] == pytest.approx(expected[0])
 
 

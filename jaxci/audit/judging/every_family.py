@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxci.audit.judging import host as hostf
-from jaxci.audit.judging import predicted
+from jaxci.audit.judging import predicted, rescaled
 
 
 @dataclass
@@ -99,9 +99,9 @@ def predict_lecture(verdict, families: Families) -> dict:
         if rec is None:
             continue
         h = families.factors.get(name) or hostf.HostFactor(1.0, 1.0, 1.0, hostf.NOT_MEASURED, "host not probed")
-        rec = predicted.host_scaled(rec, h.value, h.source, h.low, h.high)
+        rec = rescaled.host_scaled(rec, h.value, h.source, h.low, h.high)
         if name in families.residual:
-            rec = predicted.with_residual(rec, *families.residual[name])
+            rec = rescaled.with_residual(rec, *families.residual[name])
         rec["family_kind"] = "gpu" if families.has_gpu[name] else "cpu"
         rec["host_factor"] = h.as_dict()
         out[name] = rec
@@ -128,9 +128,9 @@ def build_totals(verdicts: list) -> dict:
             if "family_kind" not in rec:  # Colab's record, or an older audit's: not a catalogue family's build
                 continue
             t = out.setdefault(name, {"kind": rec["family_kind"], "lectures": 0, "host_factor": rec["host_factor"],
-                                      **dict.fromkeys(predicted.SECONDS, 0.0)})
+                                      **dict.fromkeys(rescaled.SECONDS, 0.0)})
             t["lectures"] += 1
-            for key in predicted.SECONDS:
+            for key in rescaled.SECONDS:
                 if rec.get(key) is not None and key in t:
                     t[key] += rec[key]
     for t in out.values():

@@ -176,7 +176,7 @@ def merge(verdict: Verdict) -> None:
 def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     """The executed lecture's predicted seconds on the family's CPU and GPU decide (a measured GPU/CPU ratio from
     this run still outranks them); without predictions a measured slow cell outranks a static "trivial"."""
-    from jaxci.audit.judging import predicted
+    from jaxci.audit.judging import colab, predicted
 
     run = next((r for p, r in sorted(verdict.runs.items()) if r.ok and r.cells), None)
     measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
@@ -184,10 +184,10 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
                                       loops=verdict.scan.loops, pins=verdict.scan.pins) if model else None)
     if pred is not None:
         verdict.predicted[model.family] = pred
-        verdict.predicted.update(predicted.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
+        verdict.predicted.update(colab.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
                                                  judged=pred, pins=verdict.scan.pins))
         if not measured_both:
-            rec, why = predicted.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
+            rec, why = classify.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
             verdict.recommendation, verdict.why, verdict.basis = rec, why, "predicted"
             verdict.reasons.insert(0, why)
             return

@@ -43,8 +43,6 @@ from jaxci.audit.judging import leapfrog
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
 SLOW_CELL_S = 10.0
-#: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
-COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
 PARTS = ("start-up", "backend", "compile", "calls", "loops", "sampler", "leapfrog", "eager", "host", "residual")
 #: kernels in one step of the scalar scan whose per-step cost stands for one launch: docs/reference/incidents.md,
 #: incident 1 (the T4 runner's 8 µs step: "three tiny kernels per iteration ... the rest launch gaps")
@@ -250,7 +248,7 @@ def overhead_s(run) -> float:
     return (run.kernel_start_s or 0.0) + sum(c.startup_s or 0.0 for c in run.cells)
 
 
-def _device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset(),
+def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset(),
                  cuda: bool = False) -> Sum:
     total = Sum()
     base = "float64" if float64 else "float32"
@@ -588,7 +586,7 @@ def _measured_call(entry: dict) -> float | None:
     return None
 
 
-def _static_work(loops) -> dict:
+def static_work(loops) -> dict:
     """The static scan's per-step work (a closed-over matrix) per (cell, loop kind), where it is known."""
     out: dict = {}
     for lp in loops:
@@ -597,7 +595,7 @@ def _static_work(loops) -> dict:
     return out
 
 
-def _record(cpu: Sum, gpu: Sum, basis: str) -> dict:
+def prediction_record(cpu: Sum, gpu: Sum, basis: str) -> dict:
     return {"cpu_s": cpu.mid, "cpu_low_s": cpu.low, "cpu_high_s": cpu.high, "gpu_s": gpu.mid, "gpu_low_s": gpu.low,
             "gpu_high_s": gpu.high, "basis": basis, "missing": sorted(set(cpu.missing + gpu.missing))[:6],
             "parts": {"cpu": cpu.parts, "gpu": gpu.parts}, "label": "predicted",
@@ -618,9 +616,9 @@ def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | No
     code cells is its kernel's start alone: a build pays it for a code-free notebook too."""
     if not _started(run):
         return None
-    static, on_cpu = _static_work(loops), cpu_cells(pins, run.cells)
-    cpu = _device_time(view, run, "cpu", float64, static)
-    gpu = _device_time(view, run, "gpu", float64, static, on_cpu, starts_cuda(run, pins))
+    static, on_cpu = static_work(loops), cpu_cells(pins, run.cells)
+    cpu = device_time(view, run, "cpu", float64, static)
+    gpu = device_time(view, run, "gpu", float64, static, on_cpu, starts_cuda(run, pins))
     calls = sum(len(c.calls or []) for c in run.cells)
     nloops = sum(len(c.loops or []) for c in run.cells)
     eager = sum((c.eager or {}).get("ops", 0) for c in run.cells)
@@ -631,7 +629,7 @@ def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | No
              "run's own times where it measured them (this host as the family's CPU)"
              + (f"; cells {_spans(on_cpu)} placed on the CPU by the lecture: their CPU side on the GPU side too"
                 if on_cpu else ""))
-    pred = _record(cpu, gpu, basis)
+    pred = prediction_record(cpu, gpu, basis)
     pred["unexplained"], pred["float64"] = _unexplained(run, cpu), bool(float64)
     pred["overhead_s"] = overhead_s(run)
     return pred
@@ -655,92 +653,11 @@ def cpu_family(run, view, float64: bool = False, loops=()) -> dict | None:
     """predict_cpu_family's record on the family `view` asks the runner model for (every lecture on its CPU)."""
     if not _started(run):
         return None
-    cpu = _device_time(view, run, "cpu", float64, _static_work(loops))
+    cpu = device_time(view, run, "cpu", float64, static_work(loops))
     return {"cpu_s": cpu.mid, "cpu_low_s": cpu.low, "cpu_high_s": cpu.high, "parts": {"cpu": cpu.parts},
             "missing": sorted(set(cpu.missing))[:6], "overhead_s": overhead_s(run), "label": "predicted",
             "basis": f"predicted (runner model for {view.family}, CPU only) from the {run.platform or 'cpu'} run: "
                      "this run's own times where it measured them (this host as the family's CPU)"}
-
-
-#: parts of a record that the runner model gives rather than this host's measured time: never moved by the host factor
-#: (`backend`, the CUDA client's start-up, and `leapfrog`, a sampler's steps as loop turns, are carried from a GPU
-#: capture's host by the model's own rule)
-MODELLED = {"gpu": ("calls", "loops", "backend", "leapfrog"), "cpu": ()}
-
-
-def host_scaled(pred: dict, factor: float, source: str, low: float | None = None, high: float | None = None) -> dict:
-    """The record with this host's measured seconds moved to the family's host: every part measured here (host
-    code, compile, the CPU side's calls, loops and eager work, start-up) x `factor` (the family's host time / this
-    host's on the same probe), the GPU's modelled calls and loops unchanged; each band end moved at its own end of
-    the factor's band (`low`, `high`; default the factor). A record scaled before is scaled again from its
-    `unscaled` figures, never twice, and without the per-notebook residual (added after it: with_residual)."""
-    base = {**pred, **pred["unscaled"]} if pred.get("unscaled") else pred
-    base = {k: v for k, v in base.items() if k != "uncalibrated"}  # calibrated after scaling (with_residual)
-    low, high = factor if low is None else low, factor if high is None else high
-    out = {**base, "parts": {}, "basis": f"{base.get('basis', '')}; this host's measured parts x {factor:.3g} "
-                                          f"({source})",
-           "unscaled": {k: base.get(k) for k in (*SECONDS, "parts", "basis") if k in base}}
-    for side, parts in (base.get("parts") or {}).items():
-        out["parts"][side] = _moved(parts, side, factor)
-        old = sum(parts.values())
-        if old > 0 and base.get(f"{side}_s") is not None:
-            for key, f in ((f"{side}_s", factor), (f"{side}_low_s", low), (f"{side}_high_s", high)):
-                if base.get(key) is not None:
-                    out[key] = base[key] * sum(_moved(parts, side, f).values()) / old
-    return out
-
-
-def with_residual(pred: dict, band, source: str, scale: float = 1.0) -> dict:
-    """The record with the calibration of jaxci.analysis.residual: the per-notebook residual (seconds on the family,
-    a Band) added once to each side it has, as its own part `residual`, and the seconds measured here (what the host
-    factor moved) x `scale`, labelled with where it was calibrated. Applied after host scaling (the residual is in
-    the family's seconds already), never twice: a record calibrated before is rebased on its figures before it."""
-    base = {**pred, **pred["uncalibrated"]} if pred.get("uncalibrated") else pred
-    out = {**base, "parts": {}, "uncalibrated": {k: base.get(k) for k in (*SECONDS, "parts") if k in base},
-           "inputs": [i for i in base.get("inputs", []) if not i.startswith("per-notebook residual")] + [source]}
-    for side, parts in (base.get("parts") or {}).items():
-        moved = _moved(parts, side, scale)
-        out["parts"][side] = {**moved, "residual": band.mid}
-        old = sum(parts.values())
-        if base.get(f"{side}_s") is None:
-            continue
-        grown = sum(moved.values()) / old if old > 0 else 1.0
-        for key, add in ((f"{side}_s", band.mid), (f"{side}_low_s", band.low), (f"{side}_high_s", band.high)):
-            if base.get(key) is not None:
-                out[key] = max(base[key] * grown + add, 0.0)
-    return out
-
-
-#: the seconds of a record (each side's middle and band)
-SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s")
-
-
-def _moved(parts: dict, side: str, factor: float) -> dict:
-    return {k: v * (1.0 if k in MODELLED.get(side, ()) else factor) for k, v in parts.items()}
-
-
-def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None, pins=()) -> dict:
-    """{COLAB: record} for the free Colab tier: the GPU side is the T4 family's prediction; Colab's host (2 vCPUs,
-    not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
-    runner model. `judged`: predict_lecture's record for the model's family, reused (not computed again) when
-    that family is a g4dn."""
-    from jaxci.audit.judging.family import RunnerView
-
-    view = getattr(model, "runner", None)
-    if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
-        return {}
-    family = view.family if view.family.startswith("g4dn.") else COLAB_T4
-    basis = (f"predicted for Colab's free tier: its Tesla T4 as {family}'s (same GPU, runner model), with the GPU's "
-             f"host-side costs (dispatch, loop steps, compile) carried from {family}'s host: Colab's host (2 vCPUs) is "
-             f"not in the catalogue; CPU side as for {family}: this run's own times where it measured them, the model "
-             "elsewhere")
-    if judged is not None and family == view.family:
-        return {COLAB: {k: v for k, v in judged.items() if k not in ("unexplained", "float64")} | {"basis": basis}}
-    t4 = RunnerView(view.model, family)
-    static = _static_work(loops)
-    cpu = _device_time(t4, run, "cpu", float64, static)
-    gpu = _device_time(t4, run, "gpu", float64, static, cpu_cells(pins, run.cells), starts_cuda(run, pins))
-    return {COLAB: _record(cpu, gpu, basis)}
 
 
 def _spans(cells) -> str:
@@ -766,26 +683,6 @@ def _unexplained(run, cpu: Sum) -> str:
     return (f"cell {slow[0]} measured {slow[1]:.1f} s on {run.platform or 'cpu'} but the prediction's JAX work "
             f"accounts for {jax_high:.2g} s at most: work the hooks do not see "
             "(NumPy, library code, C++-dispatched jnp calls)")
-
-
-def verdict_from(pred: dict, family: str, slower: float, faster: float) -> tuple[str, str]:
-    """(recommendation, why) from the predicted seconds on both devices and the margin used; a measured slow cell
-    the prediction does not explain outranks it (measure)."""
-    from jaxci.audit.judging.classify import EITHER, KEEP_GPU, MEASURE, PIN_CPU
-
-    shared = pred.get("overhead_s") or 0.0  # paid on either device: it decides nothing
-    cpu, gpu = max(pred["cpu_s"] - shared, 0.0), max(pred["gpu_s"] - shared, 0.0)
-    ratio = gpu / cpu if cpu > 0 else (1.0 if gpu <= 0 else float("inf"))
-    rec = KEEP_GPU if ratio < faster else PIN_CPU if ratio > slower else EITHER
-    band = {k: max(pred[k] - shared, 0.0) for k in ("gpu_low_s", "gpu_high_s", "cpu_low_s", "cpu_high_s")}
-    why = (f"predicted on {family}: GPU {gpu:.3g} s (band {band['gpu_low_s']:.3g}..{band['gpu_high_s']:.3g}) vs CPU "
-           f"{cpu:.3g} s (band {band['cpu_low_s']:.3g}..{band['cpu_high_s']:.3g})"
-           + (f", each less the fresh kernel's {shared:.2g} s both pay" if shared else "")
-           + f", GPU/CPU {ratio:.2f}; margin: "
-           f"keep on GPU below {faster}, pin to CPU above {slower}, either between")
-    if pred.get("unexplained"):
-        return MEASURE, f"{pred['unexplained']}: measure on the GPU ({why})"
-    return rec, why
 
 
 def slow_cell(run) -> tuple[int, float] | None:
