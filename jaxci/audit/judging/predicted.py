@@ -39,6 +39,7 @@ import math
 from dataclasses import dataclass, field
 
 from jaxci.audit.judging import leapfrog
+from jaxci.audit.judging.call_seconds import call_seconds, filled_seconds, known_calls
 
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
@@ -255,7 +256,7 @@ def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: fro
     floor = view.call("dispatch", None, base, device)
     cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
     measured_cpu = (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
-    known = _known_calls(run) if measured_cpu else {}
+    known = known_calls(run) if measured_cpu else {}
     _compile(view, run, device, base, total, on_cpu, cuda)
     for cell in run.cells:
         if device == "gpu" and cell.index in on_cpu:  # placed on the CPU by the lecture: the CPU side's figure
@@ -267,95 +268,6 @@ def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: fro
     return total
 
 
-def _known_calls(run) -> dict:
-    """Per jitted function: this run's waited seconds per call where some cell timed one (the median over them):
-    the figure for its fast-path calls, which are counted, not timed."""
-    seen: dict = {}
-    for cell in run.cells:
-        for entry in cell.calls or []:
-            mine = _measured_call(entry)
-            if mine is not None and entry.get("name"):
-                seen.setdefault(entry["name"], []).append(mine)
-    return {name: sorted(v)[len(v) // 2] for name, v in seen.items()}
-
-
-def _call_seconds(cell, known: dict) -> list:
-    """Seconds per call of each of the cell's call entries: measured in this cell, else the same function's
-    measured elsewhere in the run (fast-path calls), scaled down together so they never exceed the cell's time
-    outside compile, start-up and import, and the fast-path calls scaled up to fill it where calls are the cell's
-    only sizeable JAX work (_fill); None where neither is known."""
-    per = _unfilled(cell, known)
-    budget = max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0), 0.0)
-    spent = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
-    if spent > budget:
-        return [None if s is None else s * budget / spent for s in per]
-    fast = _fill(cell, per, budget - spent)
-    return [None if s is None else s * (1.0 + _fillable(e) * (fast - 1.0) / max(e.get("calls", 1), 1))
-            for s, e in zip(per, cell.calls or [])]
-
-
-def _unfilled(cell, known: dict) -> list:
-    """Seconds per call of each entry before _fill: measured in this cell, else known from elsewhere in the run."""
-    return [_measured_call(e) if _measured_call(e) is not None else known.get(e.get("name")) for e in cell.calls or []]
-
-
-def _fillable(entry: dict) -> int:
-    """An entry's fast-path calls (counted, not timed) that _fill may scale: all of its calls when none was timed in
-    this cell; when some were (the compiling call, the warm call after it), the others, but only where the two
-    timed calls differ by more than VARIES times: its seconds vary with its arguments, so the timed ones do not
-    stand for the rest. 0 otherwise."""
-    calls = entry.get("calls", 1)
-    if _measured_call(entry) is None:
-        return calls
-    first, warm = entry.get("first_s"), entry.get("warm_s")
-    if first is None or warm is None or entry.get("compile_s") is None:
-        return 0
-    alone = max(first - entry["compile_s"], 1e-12)
-    return max(calls - 2, 0) if max(alone, warm) > VARIES * max(min(alone, warm), 1e-12) else 0
-
-
-#: two timed calls of one signature this many times apart vary with their arguments (_fillable)
-VARIES = 2.0
-
-
-def _fill(cell, per: list, left: float) -> float:
-    """The factor on a cell's fast-path calls so that they fill its time left beyond all its calls, when calls are
-    its only sizeable JAX work (no top-level loop; eager ops, if any, only on tiny operands: _tiny_eager): one
-    function's seconds vary with its arguments, so the seconds measured for one call undercount the others
-    (ifp_opi's optimistic policy iteration at m = 1 .. 400: 46 s in 8 calls, 1.9 s at the median; imp_sample's
-    simulate over T = 1, 5, 10, 20: 24 and 79 s timed, the two fast-path calls about 560 s), and the rest stood as
-    host or eager time carried to the GPU. 1 elsewhere. The GPU side keeps the filled part as host time at its
-    band's high end (_filled)."""
-    top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]
-    if top or not _tiny_eager(cell):
-        return 1.0
-    left -= (cell.eager or {}).get("s") or 0.0  # the tiny ops' own counted seconds stay eager work
-    fast = sum((s or 0.0) * _fillable(e) for s, e in zip(per, cell.calls or []))
-    if fast <= 0 or left <= 0:
-        return 1.0
-    return (fast + left) / fast
-
-
-#: eager operands this small (elements) compute in well under a microsecond on a CPU core: such an op's time is its
-#: dispatch, which the hooks count (`eager["s"]`), so a cell's seconds beyond those are not eager work
-TINY_EAGER = 1024
-
-
-def _tiny_eager(cell) -> bool:
-    """The cell ran no eager op, or only ops whose operands the hooks sized (every one) at TINY_EAGER or fewer."""
-    eager = cell.eager or {}
-    ops = eager.get("ops") or 0
-    sizes = eager.get("sizes") or []
-    return not ops or (sum(int(s[1]) for s in sizes) >= ops and max(int(s[0]) for s in sizes) <= TINY_EAGER)
-
-
-def _filled(cell, known: dict) -> float:
-    """Seconds _fill moved from a cell's host time to its fast-path calls (0 where it moved none)."""
-    before, after = _unfilled(cell, known), _call_seconds(cell, known)
-    return sum(max((a or 0.0) - (b or 0.0), 0.0) * e.get("calls", 1)
-               for a, b, e in zip(after, before, cell.calls or []))
-
-
 def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor, cpu_floor, static: dict,
                float64: bool, platform, known: dict | None = None) -> None:
     """One cell's seconds on a device (`here`: this run measured that device, its own times stand)."""
@@ -363,9 +275,9 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
     imp = cell.import_s or 0.0
     total.seconds("host", imp, imp, imp)
     if not here:  # the part _fill gave the fast-path calls may be host code after all: the band's high end
-        filled = _filled(cell, known)
+        filled = filled_seconds(cell, known)
         total.seconds("host", 0.0, 0.0, filled)
-    for entry, measured in zip(cell.calls or [], _call_seconds(cell, known)):
+    for entry, measured in zip(cell.calls or [], call_seconds(cell, known)):
         calls = entry.get("calls", 1)
         side, side_floor = ("cpu", cpu_floor) if _placed_on_cpu(entry) else (device, floor)
         mine = measured if here or (side == "cpu" and (platform or "cpu") == "cpu") else None
@@ -478,7 +390,7 @@ def _rest(cell, known: dict | None = None) -> float:
 
 
 def _outside_calls(cell, known: dict | None = None) -> float:
-    per = _call_seconds(cell, known or {})
+    per = call_seconds(cell, known or {})
     calls = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
     return max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0) - calls, 0.0)
 
@@ -574,16 +486,6 @@ def _uncalled_carry(cell) -> int:
     called = {e.get("name") for e in cell.calls or []}
     return max([int(rec[2] or 0) for rec in cell.loops or [] if len(rec) > 4 and rec[4] and rec[4] not in called],
                default=0)
-
-
-def _measured_call(entry: dict) -> float | None:
-    """Seconds of one call measured here with its result waited for: the warm call, else the first less its own
-    compile part; None when neither was timed."""
-    if entry.get("warm_s") is not None:
-        return float(entry["warm_s"])
-    if entry.get("first_s") is not None and entry.get("compile_s") is not None:
-        return max(float(entry["first_s"]) - float(entry["compile_s"]), 0.0)
-    return None
 
 
 def static_work(loops) -> dict:
