@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jaxci.analysis.model import RunnerModel
-from jaxci.audit.judging import family, predicted, rescaled
+from jaxci.audit.judging import compile_time, family, predicted, rescaled
 from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.catalogue import load_catalogue
 from jaxci.results.captures import ProcessStart, process_starts
@@ -109,7 +109,7 @@ def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_sid
     first = g4dn.runner.call("elementwise", 1, "float32", "gpu", compile_only=True)
     jax_run = _run(_cell(0, 0, 0.2), _cell(1, 3, None), _cell(2, 2, None))
     p = predicted.predict_lecture(jax_run, g4dn)
-    shared = predicted.overhead_s(jax_run)
+    shared = compile_time.overhead_s(jax_run)
     assert p["parts"]["gpu"]["start-up"] == pytest.approx(shared + first.seconds)
     assert p["parts"]["gpu"]["backend"] == pytest.approx(backend.seconds) and p["parts"]["cpu"]["backend"] == 0
     assert p["parts"]["cpu"]["start-up"] == pytest.approx(shared + g4dn.runner.call(
@@ -120,7 +120,7 @@ def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_sid
 def test_a_lecture_that_never_starts_a_backend_pays_no_cuda_start(g4dn):
     host_only = _run(_cell(0, 0, None), _cell(1, 0, None))
     p = predicted.predict_lecture(host_only, g4dn)
-    assert p["parts"]["gpu"]["start-up"] == pytest.approx(predicted.overhead_s(host_only))
+    assert p["parts"]["gpu"]["start-up"] == pytest.approx(compile_time.overhead_s(host_only))
     assert p["parts"]["gpu"]["backend"] == 0
 
 

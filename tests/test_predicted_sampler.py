@@ -7,7 +7,7 @@ import nbformat.v4 as v4
 import pytest
 
 from jaxci.audit import runner
-from jaxci.audit.judging import family, leapfrog, predicted, rescaled
+from jaxci.audit.judging import family, leapfrog, moved_work, predicted, rescaled
 from jaxci.audit.runner import CellTiming, NotebookRun
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -25,7 +25,7 @@ def _run(samplers, wall=12.0, compile_s=2.0):
 def test_a_sampler_run_moves_by_the_latency_bound_gpu_cpu_ratio(model):
     run = _run([{"what": "numpyro.MCMC.run", "s": 10.0, "chains": 1, "warmup": 100, "samples": 100}])
     p = predicted.predict_lecture(run, model)
-    mid, low, high, _ = predicted._latency_ratio(model.runner, "float32", "gpu")
+    mid, low, high, _ = moved_work._latency_ratio(model.runner, "float32", "gpu")
     assert low <= mid <= high
     # a 12 s cell: 10 s of run, of which the cell's 2 s of compile; 8 s of sampling, measured on the CPU side
     assert p["parts"]["cpu"]["sampler"] == pytest.approx(8.0)
@@ -73,7 +73,7 @@ def test_a_counted_run_takes_the_leapfrog_part_in_place_of_its_cpu_seconds(model
 def test_an_uncounted_run_beside_a_counted_one_keeps_the_ratio_for_its_share(model):
     uncounted = {"what": "numpyro.MCMC.run", "s": 2.5}
     p = predicted.predict_lecture(_run([_counted(s=7.5), uncounted]), model)
-    mid = predicted._latency_ratio(model.runner, "float32", "gpu")[0]
+    mid = moved_work._latency_ratio(model.runner, "float32", "gpu")[0]
     assert p["parts"]["gpu"]["sampler"] == pytest.approx(8.0 * 0.25 * mid)
     assert p["parts"]["gpu"]["leapfrog"] > 0
 

@@ -38,8 +38,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from jaxci.audit.judging import leapfrog
 from jaxci.audit.judging.call_seconds import call_seconds, filled_seconds, known_calls
+from jaxci.audit.judging.compile_time import compile_time, overhead_s, placed_on_cpu
+from jaxci.audit.judging.moved_work import dtype_of, eager_time, sampler_time
 
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
@@ -73,19 +74,15 @@ class Sum:
         self.parts[part] += mid
 
 
-def _dtype(text: str) -> str:
-    return "float64" if "64" in (text or "") else "float32"
-
-
 def _work_elements(entry: dict) -> int:
     """The elements a jitted call's executable works on: half its bytes accessed (XLA's cost analysis: read and
     written) in its dtype, at least its largest argument."""
-    dtype = _dtype(entry.get("dtype", ""))
+    dtype = dtype_of(entry.get("dtype", ""))
     return max(int((entry.get("bytes") or 0.0) / (2 * ITEM[dtype])), int(entry.get("largest") or 0), 1)
 
 
 def _call_time(view, entry: dict, device: str):
-    dtype = _dtype(entry.get("dtype", ""))
+    dtype = dtype_of(entry.get("dtype", ""))
     nbytes, flops = entry.get("bytes") or 0.0, entry.get("flops") or 0.0
     n = _work_elements(entry)
     p = view.call("elementwise", n, dtype, device)
@@ -139,84 +136,6 @@ def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: s
         total.add(part, view.call("elementwise", int(carry), dtype, device), times * trips, less=floor)
 
 
-def _compile(view, run, device: str, base: str, total: Sum, on_cpu: frozenset = frozenset(),
-             cuda: bool = False) -> None:
-    """The first compile of the kernel once (start-up), then each further compilation at this run's measured
-    seconds per compilation x the device's compile ratio; on the GPU side, a compilation in a cell the lecture
-    itself places on the CPU (`on_cpu`), or of a call it places there, stays at this run's CPU seconds, and the CUDA
-    client's start-up where the lecture creates it (`cuda`: starts_cuda)."""
-    pinned = [c for c in run.cells if device == "gpu" and c.index in on_cpu]
-    cells = [c for c in run.cells if not (device == "gpu" and c.index in on_cpu)]
-    placed, placed_s = _placed_compiles(cells) if device == "gpu" else (0, 0.0)
-    kept = sum(c.compile_s or 0.0 for c in pinned) + placed_s
-    total.seconds("compile", kept, kept, kept)
-    count = max(sum(c.compilations or 0 for c in cells) - placed, 0)
-    measured = max(sum(c.compile_s or 0.0 for c in cells) - placed_s, 0.0)
-    shared = overhead_s(run)
-    total.seconds("start-up", shared, shared, shared)
-    if device == "gpu" and cuda:
-        total.add("backend", view.call("backend_start", None, base, device))
-    if not count:
-        return
-    first = view.call("elementwise", 1, base, device, compile_only=True)
-    total.add("start-up", first)
-    if count < 2:
-        return
-    per = (count - 1) * measured / count
-    if device == "cpu":
-        total.seconds("compile", per, per, per)
-        return
-    pairs = _published_compile_ratio(view)
-    if pairs is not None:  # nearest evidence: one published source compiled the same cases on both devices
-        total.seconds("compile", per * pairs[0].mid, per * pairs[0].low, per * pairs[0].high)
-        total.inputs += [f"further compilations on the GPU x {pairs[0].mid:.3g} (band {pairs[0].low:.3g}-"
-                         f"{pairs[0].high:.3g}): " + "; ".join(pairs[1])]
-        return
-    ratio = _compile_ratio(view, base, total)  # only where no pair stands: it notes what it falls back on
-    if ratio is None:
-        total.missing.append("no first-compile ratio GPU / CPU: further compilations not counted on the GPU")
-        return
-    total.seconds("compile", per * math.sqrt(ratio), per, per * ratio)
-
-
-def _published_compile_ratio(view):
-    """(band, inputs) of GPU / CPU seconds per further compilation on the family's host from the published pairs
-    of the same cases on both devices (RunnerModel.compile_ratio: the fresh-jit series, and each compile part
-    published on both), or None. It beats the first-compile ratio below, whose GPU and CPU parts come from
-    different sources (on g4dn.2xlarge: the T4 runner's published 0.116 s over the lab's 0.032 s, 3.6x). The series
-    alone (matmuls: a cuBLAS call on the GPU, 1.09x on g4dn's host) does not stand for what lectures compile; the
-    pairs span it (a scalar scan 12.7x, a large elementwise op 0.18x)."""
-    ask = getattr(getattr(view, "model", None), "compile_ratio", None)
-    return ask(view.family) if ask else None
-
-
-def _compile_ratio(view, base: str, total: Sum) -> float | None:
-    """The model's first-compile ratio GPU / CPU in the lecture's dtype, else in the other one (compiling is host
-    work on the same graph whatever the element type: a float64 CPU compile part of 0 left a float64 lecture's
-    GPU compiles uncounted), said when it is the other's; None when neither has both."""
-    for dtype in (base, "float32" if base == "float64" else "float64"):
-        first = view.call("elementwise", 1, dtype, "gpu", compile_only=True)
-        cpu = view.call("elementwise", 1, dtype, "cpu", compile_only=True)
-        if first and cpu and cpu.seconds > 0:
-            if dtype != base:
-                total.missing.append(f"no {base} first-compile ratio GPU / CPU: further compilations on the GPU "
-                                     f"at the {dtype} ratio {first.seconds / cpu.seconds:.3g}")
-            return max(first.seconds / cpu.seconds, 1.0)
-    return None
-
-
-def _placed_on_cpu(entry: dict) -> bool:
-    """A jitted call the lecture places on the CPU on any machine (hooks: `backend="cpu"`, a CPU device for jit,
-    the default device or its arguments): its CPU side stands on the GPU side too."""
-    return entry.get("placed") == "cpu"
-
-
-def _placed_compiles(cells) -> tuple:
-    """(compilations, seconds) of the calls the lecture places on the CPU (`_placed_on_cpu`), in these cells."""
-    placed = [e for c in cells for e in (c.calls or []) if _placed_on_cpu(e) and e.get("compile_s")]
-    return len(placed), sum(e["compile_s"] for e in placed)
-
-
 def cpu_cells(pins, cells) -> frozenset:
     """The cells whose JAX work the lecture itself places on the CPU, on any machine: from a process-wide CPU pin
     (config jax_platforms / jax_platform_name, JAX_PLATFORMS, numpyro.set_platform) to the end, and the cell of a
@@ -242,13 +161,6 @@ def starts_cuda(run, pins=()) -> bool:
     return not any(p.platforms == ("cpu",) and "platforms" in p.what.lower() and p.cell <= first for p in pins or ())
 
 
-def overhead_s(run) -> float:
-    """What a fresh kernel pays before the lecture's own work, measured here, on either device: the kernel's start
-    (a published Execution Statistics run time includes it: a notebook without code cells takes 0.8-0.9 s there)
-    and the CPU client's start-up (JAX creates the CPU client on a GPU machine too)."""
-    return (run.kernel_start_s or 0.0) + sum(c.startup_s or 0.0 for c in run.cells)
-
-
 def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset(),
                  cuda: bool = False) -> Sum:
     total = Sum()
@@ -257,7 +169,7 @@ def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: fro
     cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
     measured_cpu = (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
     known = known_calls(run) if measured_cpu else {}
-    _compile(view, run, device, base, total, on_cpu, cuda)
+    compile_time(view, run, device, base, total, on_cpu, cuda)
     for cell in run.cells:
         if device == "gpu" and cell.index in on_cpu:  # placed on the CPU by the lecture: the CPU side's figure
             _cell_time(view, total, cell, "cpu", measured_cpu, base, cpu_floor, cpu_floor, static, float64,
@@ -279,7 +191,7 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         total.seconds("host", 0.0, 0.0, filled)
     for entry, measured in zip(cell.calls or [], call_seconds(cell, known)):
         calls = entry.get("calls", 1)
-        side, side_floor = ("cpu", cpu_floor) if _placed_on_cpu(entry) else (device, floor)
+        side, side_floor = ("cpu", cpu_floor) if placed_on_cpu(entry) else (device, floor)
         mine = measured if here or (side == "cpu" and (platform or "cpu") == "cpu") else None
         if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
             total.seconds("calls", calls * mine, calls * mine, calls * mine)
@@ -302,7 +214,7 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
     if sampled and here:
         total.seconds("sampler", sampled, sampled, sampled)
     elif sampled:
-        _sampler(view, total, cell, sampled, base, device)
+        sampler_time(view, total, cell, sampled, base, device)
     top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
     eager = (cell.eager or {}).get("ops")
     if here and (top or eager):
@@ -322,7 +234,7 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
     if eager and (platform or "cpu") == "cpu":
         host = _busy_beyond(cell, beside)
         total.seconds("host", host, host, host)
-        _eager(view, total, cell, device, float64, beside - host)
+        eager_time(view, total, cell, device, float64, beside - host)
     elif not eager:
         total.seconds("host", beside, beside, beside)
 
@@ -375,7 +287,7 @@ def _host_side(view, entry: dict, measured: float | None) -> float:
     of it CPU-side execution)."""
     if measured is None:
         return 0.0
-    dtype = _dtype(entry.get("dtype", ""))
+    dtype = dtype_of(entry.get("dtype", ""))
     cpu, least = _call_time(view, entry, "cpu"), view.call("elementwise", 1, dtype, "cpu")
     if not (cpu and least) or cpu.seconds > TINY_CALL * least.seconds:
         return 0.0
@@ -404,69 +316,6 @@ def _sampler_s(cell, known: dict | None = None) -> float:
     return min(max(runs - (cell.compile_s or 0.0), 0.0), _outside_calls(cell, known))
 
 
-def _sampler(view, total: Sum, cell, seconds: float, dtype: str, device: str) -> None:
-    """A library sampler's measured CPU seconds (its compiles left out) on another device. On a GPU, the runs whose
-    leapfrog steps the hooks counted take the `leapfrog` part: their steps priced as loop turns on the device
-    (jaxci.audit.judging.leapfrog), the CPU seconds dropped. The rest keeps `sampler`, by the ratio below."""
-    runs = [r for r in getattr(cell, "samplers", None) or [] if (r.get("s") or 0.0) > 0]
-    counted = [r for r in runs if leapfrog.serial_steps(r)]
-    priced = leapfrog.price(view, counted, dtype, device) if counted and device != "cpu" else None
-    if priced:
-        mid, low, high, text = priced
-        total.seconds("leapfrog", mid, low, high)
-        total.inputs.append(f"library sampler's {seconds:.3g} CPU s, on {device}: {text}")
-        seconds *= sum(r["s"] for r in runs if r not in counted) / sum(r["s"] for r in runs)
-    if seconds > 0:
-        _sampler_by_ratio(view, total, seconds, dtype, device)
-
-
-def _sampler_by_ratio(view, total: Sum, seconds: float, dtype: str, device: str) -> None:
-    """A sampler run with no leapfrog count. A NUTS chain is a while loop of leapfrog steps, each a gradient: a
-    chain of small ops, latency-bound on the GPU (a launch per op, a wait per loop turn). How much slower than the
-    CPU lies between two measured latency-bound GPU / CPU ratios: a warm tiny op's dispatch floor (the CPU pays
-    Python's dispatch per op: the GPU's smallest handicap) and the scalar scan's per-step cost (XLA runs that loop
-    on the CPU as native code of a few ns a step: the largest). A leapfrog's ops run compiled but one by one on the
-    CPU, between the two: band from one to the other, geometric middle."""
-    ratio = _latency_ratio(view, dtype, device)
-    if ratio is None:
-        total.missing.append(f"library sampler ({seconds:.3g} s on the CPU): no latency-bound GPU / CPU ratios")
-        total.seconds("sampler", seconds, seconds, seconds)
-        return
-    mid, low, high, inputs = ratio
-    total.seconds("sampler", seconds * mid, seconds * low, seconds * high)
-    total.inputs.append(f"library sampler's {seconds:.3g} CPU s x {mid:.3g} ({low:.3g}..{high:.3g}), latency-bound "
-                        f"{device} / cpu: {inputs}")
-
-
-def _latency_ratio(view, dtype: str, device: str):
-    """(mid, low, high, inputs) of the two `device` / CPU ratios _sampler names, or None without both."""
-    g, c = view.call("dispatch", None, dtype, device), view.call("dispatch", None, dtype, "cpu")
-    steps = [view.step("scan", dtype, dev) for dev in (device, "cpu")]
-    if not (g and c and c.seconds > 0 and all(s and s.value and s.value > 0 for s in steps)):
-        return None
-    floor, step = g.seconds / c.seconds, steps[0].value / steps[1].value
-    low, high = min(floor, step), max(floor, step)
-    return (math.sqrt(low * high), low, high,
-            f"dispatch floor {g.seconds * 1e6:.3g} / {c.seconds * 1e6:.3g} µs, scalar scan step "
-            f"{steps[0].value * 1e6:.3g} / {steps[1].value * 1e6:.3g} µs")
-
-
-def _eager(view, total: Sum, cell, device: str, float64: bool, rest: float) -> None:
-    """A cell's eager work on the GPU: its measured CPU seconds (less its top-level loops' predicted CPU time; most
-    eager jnp calls run in JAX's C++ dispatch, which no hook counts) moved by the family's elementwise speed-up at
-    the cell's largest eager operand: band from all of it moving (low) to none of it (high: host work, NumPy), the
-    geometric middle between."""
-    largest, _, dtype = max((cell.eager or {}).get("sizes") or [[1, 0, ""]])
-    dtype = _dtype(dtype) if float64 else "float32"
-    n = max(int(largest), _uncalled_carry(cell), 1)
-    c, g = view.call("elementwise", n, dtype, "cpu"), view.call("elementwise", n, dtype, device)
-    if not (c and g):
-        total.missing.append(c.reason or g.reason)
-        return
-    low = rest * min(g.seconds / c.seconds, 1.0)
-    total.seconds("eager", math.sqrt(low * rest), low, rest)
-
-
 def _busy_beyond(cell, beside: float) -> float:
     """Of a cell's seconds beyond its JAX parts (`beside`), those its main thread spent on the CPU beyond all the
     seconds of those parts: host code, which no device speeds up (SciPy's MINPACK around a JAX Jacobian is such host
@@ -476,16 +325,6 @@ def _busy_beyond(cell, beside: float) -> float:
     if cell.busy_s is None:
         return 0.0
     return min(max(cell.busy_s - (cell.wall_s - beside), 0.0), beside)
-
-
-def _uncalled_carry(cell) -> int:
-    """The largest carry of a loop traced inside a jitted function that no call entry of the cell timed (a vmap of
-    a jitted function dispatches as one batched primitive: a loop vmapped over many draws is seen as one eager op
-    on a few elements): the cell's seconds are that loop's bulk work, so they move by the
-    speed-up at its carry; 0 when there is none."""
-    called = {e.get("name") for e in cell.calls or []}
-    return max([int(rec[2] or 0) for rec in cell.loops or [] if len(rec) > 4 and rec[4] and rec[4] not in called],
-               default=0)
 
 
 def static_work(loops) -> dict:
