@@ -72,61 +72,6 @@ def _vcpu(job: workflows.Job, catalogue: dict) -> int | None:
     return vcpu if isinstance(vcpu, int) else None
 
 
-def _first_key_insert(doc, path, lines) -> ed.Edit | None:
-    return ed.insert_into_mapping(doc, path, lines)
-
-
-def _job_insert(job, lines) -> ed.Edit | None:
-    """New job keys go right after `runs-on` (else first in the job), keeping comments with their keys."""
-    return ed.insert_after_entry(job.doc, ("jobs", job.id, "runs-on"), lines) or \
-        ed.insert_into_mapping(job.doc, ("jobs", job.id), lines)
-
-
-def _replace_value(doc, path, new: str) -> ed.Edit | None:
-    node = doc.node(*path)
-    if not isinstance(node, yaml.ScalarNode) or node.start_mark.line != node.end_mark.line:
-        return None
-    line_text = doc.text.splitlines()[node.start_mark.line]
-    old = line_text[node.start_mark.column:node.end_mark.column]
-    return ed.replace(doc.rel, node.start_mark.line + 1, old, new) if old else None
-
-
-def _label_edits(job: workflows.Job, changes: dict) -> list[ed.Edit]:
-    """Edits that set RunsOn label keys (family, image, spot) on a job, keeping the label's layout."""
-    doc, node = job.doc, job.doc.node("jobs", job.id, "runs-on")
-    lines = doc.text.splitlines()
-    if isinstance(node, yaml.ScalarNode) and node.start_mark.line == node.end_mark.line:
-        raw = str(node.value)
-        parts = raw.split("/")
-        for key, value in changes.items():
-            hit = [i for i, p in enumerate(parts) if p.split("=", 1)[0] == key]
-            if hit:
-                parts[hit[0]] = f"{key}={value}"
-            else:
-                parts.append(f"{key}={value}")
-        new = "/".join(parts)
-        line = lines[node.start_mark.line]
-        return [ed.replace(doc.rel, node.start_mark.line + 1, raw, new)] if raw in line else []
-    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
-        out = []
-        for key, value in changes.items():
-            item = next((it for it in node.value if isinstance(it, yaml.ScalarNode)
-                         and str(it.value).split("=", 1)[0] == key), None)
-            if item is not None:
-                out.append(ed.replace(doc.rel, item.start_mark.line + 1, str(item.value), f"{key}={value}"))
-            else:
-                last = node.value[-1]
-                pad = " " * max(0, last.start_mark.column - 2)
-                out.append(ed.insert(doc.rel, last.end_mark.line + 1 + (1 if last.end_mark.column else 0),
-                                     [f"{pad}- {key}={value}"]))
-        return out
-    return []
-
-
-def _yaml_quote(value: str) -> str:
-    return '"' + value.replace('"', '\\"') + '"'
-
-
 # ---- the rules ----
 
 class _Audit:
@@ -192,7 +137,7 @@ class _Audit:
         self.cell_timeout()
         self.versions(build_jobs)
         for key, changes in self.label_changes.items():
-            made = _label_edits(self.jobs_by_key[key], changes)
+            made = ed.label_edits(self.jobs_by_key[key], changes)
             r.edits += made
             for f in r.findings:
                 if f.job == key and f.kind in (SPOT, RUNNER_TIER) and made:
@@ -311,7 +256,7 @@ class _Audit:
                              {"overhead_min": overhead, "build_min": round(build, 2), "margin": margin,
                               "timeout_minutes": GITHUB_DEFAULT_JOB_MIN}, [], job.where))
             return
-        edit = _job_insert(job, [f"timeout-minutes: {minutes}"])
+        edit = ed.job_insert(job, [f"timeout-minutes: {minutes}"])
         self.add(Finding(JOB_TIMEOUT, job.where, message, reason, label,
                          f"timeout-minutes: {minutes} = ceil((overhead {overhead:g} + build {build:.1f}) x "
                          f"margin {margin:g}); {basis}",
@@ -419,10 +364,10 @@ class _Audit:
         family = (job.label.family or "").split("+")[0]
         device = self.catalogue[family].value("gpu_memory_mib") if family in self.catalogue else None
         env, policy, why = self._advice(n, device)
-        lines = [f"{k}: {_yaml_quote(v)}" for k, v in env.items()]
-        edit = _first_key_insert(job.doc, ("jobs", job.id, "env"), lines) if isinstance(
+        lines = [f"{k}: {ed.yaml_quote(v)}" for k, v in env.items()]
+        edit = ed.insert_into_mapping(job.doc, ("jobs", job.id, "env"), lines) if isinstance(
             job.doc.node("jobs", job.id, "env"), yaml.MappingNode) else \
-            _job_insert(job, ["env:"] + ["  " + x for x in lines])
+            ed.job_insert(job, ["env:"] + ["  " + x for x in lines])
         at_once = (f"; and {answer.beyond}: {answer.setting} (jax-env `concurrency: {answer.concurrency}`)"
                    if answer.beyond else "")
         self.add(Finding(MEMORY, where, f"job `{job.id}` runs {n} notebook kernels at once on GPU family {family} "
@@ -551,11 +496,11 @@ class _Audit:
                "limit without a measurement")
         edits = []
         if changed and book.timeout_state in ("none", "set"):
-            edits = [e for e in [_replace_value(book.doc, book.timeout_path, str(advice.book_s))] if e]
+            edits = [e for e in [ed.replace_value(book.doc, book.timeout_path, str(advice.book_s))] if e]
         elif changed:
             edits = [e for e in [ed.insert_after_entry(book.doc, ("execute", "execute_notebooks"),
                                                        [f"timeout: {advice.book_s}"])
-                                 or _first_key_insert(book.doc, ("execute",), [f"timeout: {advice.book_s}"])] if e]
+                                 or ed.insert_into_mapping(book.doc, ("execute",), [f"timeout: {advice.book_s}"])] if e]
         label = "measured" if slowest is not None else "not measured"
         if book.timeout_state == "none":
             self.add(Finding(CELL_TIMEOUT, where, "no per-cell timeout: a hung cell runs until the job stops",

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from jaxci.util.patch import diff_path, file_diff
+
+if TYPE_CHECKING:
+    from jaxci.audit.lecture_ci import workflows
 
 
 @dataclass(frozen=True)
@@ -185,3 +189,54 @@ def join_emitted(report, config) -> None:
     if unpatched:
         config.notes.append("CI findings to act on by hand: "
                             + "; ".join(f"{f.kind} at {f.where}" for f in unpatched))
+
+
+def job_insert(job, lines) -> Edit | None:
+    """New job keys go right after `runs-on` (else first in the job), keeping comments with their keys."""
+    return insert_after_entry(job.doc, ("jobs", job.id, "runs-on"), lines) or \
+        insert_into_mapping(job.doc, ("jobs", job.id), lines)
+
+
+def replace_value(doc, path, new: str) -> Edit | None:
+    node = doc.node(*path)
+    if not isinstance(node, yaml.ScalarNode) or node.start_mark.line != node.end_mark.line:
+        return None
+    line_text = doc.text.splitlines()[node.start_mark.line]
+    old = line_text[node.start_mark.column:node.end_mark.column]
+    return replace(doc.rel, node.start_mark.line + 1, old, new) if old else None
+
+
+def label_edits(job: workflows.Job, changes: dict) -> list[Edit]:
+    """Edits that set RunsOn label keys (family, image, spot) on a job, keeping the label's layout."""
+    doc, node = job.doc, job.doc.node("jobs", job.id, "runs-on")
+    lines = doc.text.splitlines()
+    if isinstance(node, yaml.ScalarNode) and node.start_mark.line == node.end_mark.line:
+        raw = str(node.value)
+        parts = raw.split("/")
+        for key, value in changes.items():
+            hit = [i for i, p in enumerate(parts) if p.split("=", 1)[0] == key]
+            if hit:
+                parts[hit[0]] = f"{key}={value}"
+            else:
+                parts.append(f"{key}={value}")
+        new = "/".join(parts)
+        line = lines[node.start_mark.line]
+        return [replace(doc.rel, node.start_mark.line + 1, raw, new)] if raw in line else []
+    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
+        out = []
+        for key, value in changes.items():
+            item = next((it for it in node.value if isinstance(it, yaml.ScalarNode)
+                         and str(it.value).split("=", 1)[0] == key), None)
+            if item is not None:
+                out.append(replace(doc.rel, item.start_mark.line + 1, str(item.value), f"{key}={value}"))
+            else:
+                last = node.value[-1]
+                pad = " " * max(0, last.start_mark.column - 2)
+                out.append(insert(doc.rel, last.end_mark.line + 1 + (1 if last.end_mark.column else 0),
+                                     [f"{pad}- {key}={value}"]))
+        return out
+    return []
+
+
+def yaml_quote(value: str) -> str:
+    return '"' + value.replace('"', '\\"') + '"'
