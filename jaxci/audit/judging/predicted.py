@@ -243,8 +243,8 @@ def _inferred_passes(view, entry: dict, measured: float | None, base: str, cpu_f
     """(mid, low, high) passes of a jitted call's work when a loop in it has a trip count no trace knows (a
     `while_loop` to convergence: value-function iteration, a root search), else None: this run's waited CPU
     seconds per call, less its known loops' modelled CPU time, over the model's CPU time for the executable. XLA's
-    cost analysis counts a while body once, so one pass is one trip of its work; at least 1. Without it the loop
-    was left out on the GPU side (ifp_discrete, two_computation: 0.4 of their published T4 times)."""
+    cost analysis counts a while body once, so one pass is one trip of its work; at least 1. Without it such a loop
+    would be left out of the GPU side."""
     loops = entry.get("loops") or []
     if measured is None or not any(loop[1] is None for loop in loops):
         return None
