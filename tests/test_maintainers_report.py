@@ -165,3 +165,20 @@ def test_only_executes_the_named_lectures_and_refuses_unknown_names(tmp_path):
     assert reasons["one"].startswith(maintainers.NOT_SELECTED)
     with pytest.raises(InputError, match="no lecture named three"):
         audit_shard.prepare(SimpleNamespace(**{**vars(args), "only": "two,three"}), verdicts)
+
+
+def test_the_committed_report_is_what_the_committed_results_and_audits_give():
+    """docs/report/ against the pages generated now from results/ and audits/: the report's numbers are the
+    sheet's numbers, because both come from the one build of the committed data."""
+    found, problems = audits.load(REPO_ROOT / "audits")
+    assert problems == [] and found, "no committed audit"
+    report = build(REPO_ROOT / "results", audits=found)
+    folder = REPO_ROOT / "docs" / "report"
+    families = maintainers.families(report)
+    assert sorted(p.name for p in folder.glob("*.md")) == sorted(["README.md", *(f"{f}.md" for f in families)])
+    assert (folder / "README.md").read_text() == maintainers.index_page(report, families)
+    for family in families:
+        page_md = (folder / f"{family}.md").read_text()
+        assert page_md == maintainers.family_page(report, family), f"docs/report/{family}.md is stale"
+        row6 = decisions.sheet(report, family).rows[5]
+        assert row6.number in page_md

@@ -178,14 +178,22 @@ def audit_md(committed) -> str:
     return head + ("\n\n" + table(["lecture", "could not run here because"], rows) if rows else "")
 
 
-def index_page(report, families: list[str], site: bool = False) -> str:
+def intro(report, families: list[str], site: bool = False) -> str:
     links = " · ".join(f"[{f}](#{answers.slug(sheet(report, f).title)})" if site else f"[{f}]({f}.md)"
                        for f in families)
-    audits = "\n\n".join(audit_md(a) for a in report.audits) or "No committed audit (audits/)."
     return (f"# JAX lecture builds on CI runners: the maintainers' report\n\nOne page per runner family, at most two "
             f"printed pages each: {links}.\n\nEach page is generated from this repository's committed results and "
-            "the executed audits below (`jaxci report results --maintainers docs/report`); the numbers are the "
-            "decision sheet's (the findings page).\n\n## The audited repositories\n\n" + audits + "\n")
+            "the executed audits of the repositories below (`jaxci report results --maintainers docs/report`); the "
+            "numbers are the decision sheet's (the findings page).")
+
+
+def audited_md(report) -> str:
+    return "## The audited repositories\n\n" + ("\n\n".join(audit_md(a) for a in report.audits)
+                                                or "No committed audit (audits/).")
+
+
+def index_page(report, families: list[str]) -> str:
+    return intro(report, families) + "\n\n" + audited_md(report) + "\n"
 
 
 def site_html(report, families: list[str]) -> str:
@@ -194,8 +202,8 @@ def site_html(report, families: list[str]) -> str:
 
     from jaxci.report.page import CSS, markdown_to_html
 
-    md = "\n\n".join([index_page(report, families, site=True)] + [family_page(report, f, site=True)
-                                                                   for f in families])
+    md = "\n\n".join([intro(report, families, site=True)] + [family_page(report, f, site=True) for f in families]
+                     + [audited_md(report)])
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape("maintainers' report")}'
             f'</title>\n<style>{CSS}</style></head><body>\n<nav><a href="index.html">← findings</a> · '
             f'<a href="../index.html">asv benchmarks</a></nav>\n{markdown_to_html(md)}\n</body></html>\n')

@@ -1,9 +1,12 @@
 """The decision sheets' first screen per family, as docs shows it (docs/findings-<family>-first-screen.png).
 
 usage: .venv/bin/python tests/browser/screenshots.py [RESULTS_DIR] [--audit FILE] [--out docs]
+       .venv/bin/python tests/browser/screenshots.py --report [--out docs/report]
 
 For g4dn.2xlarge and c7i.2xlarge: `jaxci report RESULTS --family F --html TMP`, then the page in headless
 Debian chromium at 1280x900 (every outside request refused, as in test_report_browser.py), the viewport saved.
+--report: the maintainers' report as the site shows it (findings/report.html, from RESULTS and the committed
+audits), its first screen saved as first-screen.png.
 """
 
 from __future__ import annotations
@@ -29,8 +32,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="?", default=str(REPO / "results"))
     ap.add_argument("--audit")
-    ap.add_argument("--out", type=Path, default=REPO / "docs")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--report", action="store_true")
     args = ap.parse_args(argv)
+    if args.report:
+        return report_shot(Path(args.results), args.out or REPO / "docs" / "report")
+    args.out = args.out or REPO / "docs"
     with tempfile.TemporaryDirectory(prefix="findings-shots-") as tmp, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         for family, name in SHOTS.items():
@@ -46,6 +53,31 @@ def main(argv=None) -> int:
             page.screenshot(path=str(args.out / name))
             print(f"wrote {args.out / name}", file=sys.stderr)
         browser.close()
+    return 0
+
+
+def report_shot(results: Path, out: Path) -> int:
+    from playwright.sync_api import sync_playwright
+
+    from jaxci.report import maintainers
+    from jaxci.report.build import build
+    from jaxci.results import audits
+
+    committed, problems = audits.load(audits.beside(results))
+    for line in problems:
+        print(f"left out: {line}", file=sys.stderr)
+    report = build(results, audits=committed)
+    with tempfile.TemporaryDirectory(prefix="report-shot-") as tmp, sync_playwright() as p:
+        page_file = Path(tmp) / "report.html"
+        page_file.write_text(maintainers.site_html(report, maintainers.families(report)))
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+        page.goto(page_file.as_uri())
+        page.wait_for_load_state("load")
+        page.screenshot(path=str(out / "first-screen.png"))
+        browser.close()
+    print(f"wrote {out / 'first-screen.png'}", file=sys.stderr)
     return 0
 
 
