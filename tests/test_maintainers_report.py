@@ -182,3 +182,21 @@ def test_the_committed_report_is_what_the_committed_results_and_audits_give():
         assert page_md == maintainers.family_page(report, family), f"docs/report/{family}.md is stale"
         row6 = decisions.sheet(report, family).rows[5]
         assert row6.number in page_md
+
+
+def test_publish_refuses_a_folder_without_its_run_facts_and_writes_nothing(tmp_path, capsys):
+    from jaxci.commands.audit import main
+
+    raw, dest = tmp_path / "raw", tmp_path / "audits" / "r@c"
+    raw.mkdir()
+    (raw / "audit.json").write_text(json.dumps(AUDIT))
+    assert main(["publish", str(raw), str(dest)]) == 2 and "run.txt" in capsys.readouterr().err
+    (raw / "run.txt").write_text("family: g4dn.2xlarge\n")
+    assert main(["publish", str(raw), str(dest)]) == 2 and "no repository, commit line" in capsys.readouterr().err
+    assert not dest.exists()
+    (raw / "run.txt").write_text("repository: r\ncommit: c0ffee\nwall_s: 12\nexit: 0\n")
+    (raw / "kernel-packages.txt").write_text("jax==0.12.0.1\nnumpy==2.3.0\n")
+    assert main(["publish", str(raw), str(dest)]) == 0
+    published = json.loads((dest / "audit.json").read_text())["published"]
+    assert published == {"repository": "r", "commit": "c0ffee", "wall_s": "12", "exit": "0", "jax": "0.12.0.1"}
+    assert (dest / "run.txt").is_file() and (dest / "kernel-packages.txt").is_file()

@@ -172,8 +172,8 @@ def audit_md(committed) -> str:
             f"JAX {facts.get('jax', '?')}; host {facts.get('cpu', '?')}\n"
             f"- {len(lectures)} lectures; {selected} chosen to execute; {len(executed)} ran; {len(failed)} could not "
             f"run here\n- execution here: {facts.get('wall_s', '?')} s wall, one process, not sharded; load "
-            f"{facts.get('start', '?').split('load: ')[-1]} at the start, {facts.get('end', '?').split('load: ')[-1]} "
-            f"at the end")
+            f"average {facts.get('start_load', '?')} at the start, {facts.get('end_load', '?')} at the end (1, 5, "
+            "15 min)")
     rows = [[f"`{p}`", cause] for p, cause in failed]
     return head + ("\n\n" + table(["lecture", "could not run here because"], rows) if rows else "")
 
