@@ -13,7 +13,7 @@ checkout="$1"; family="$2"; out="$3"; only="${4:-}"; kernel="${5:-lec38}"
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 commit="$(git -C "$checkout" rev-parse HEAD)"
-python="$(jupyter kernelspec list --json 2>/dev/null | .venv/bin/python -c \
+python="$(.venv/bin/jupyter kernelspec list --json 2>/dev/null | .venv/bin/python -c \
   "import json,sys; print(json.load(sys.stdin)['kernelspecs']['$kernel']['spec']['argv'][0])" 2>/dev/null || true)"
 {
   echo "repository: $(basename "$checkout")"
@@ -21,7 +21,8 @@ python="$(jupyter kernelspec list --json 2>/dev/null | .venv/bin/python -c \
   echo "family: $family"
   echo "kernel: $kernel (measure/lecture_kernel.sh)"
   echo "cpu: $(.venv/bin/python -c 'import platform,os; print(platform.processor() or platform.machine(), os.cpu_count(), "cores")')"
-  echo "start: $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "start: $(date -u +%FT%TZ)"
+  echo "start_load: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out/run.txt"
 [ -n "$python" ] && "$python" -m pip freeze > "$out/kernel-packages.txt" 2>/dev/null || true
 args=("$checkout" --execute --kernel "$kernel" --machine "$family" --format json --output "$out/audit.json"
@@ -32,5 +33,5 @@ set +e
 .venv/bin/jaxci audit "${args[@]}" 2> "$out/stderr.txt"
 rc=$?
 set -e
-echo "end: $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/run.txt"
-echo "wall_s: $(( $(date +%s) - start )) exit: $rc" >> "$out/run.txt"
+{ echo "end: $(date -u +%FT%TZ)"; echo "end_load: $(cut -d' ' -f1-3 /proc/loadavg)"; } >> "$out/run.txt"
+{ echo "wall_s: $(( $(date +%s) - start ))"; echo "exit: $rc"; } >> "$out/run.txt"
