@@ -124,9 +124,9 @@ def pin_md(report) -> str:
                 if advice.held_back_by else "")
         lines.append(f"- **{committed.label}**: {now}. Pin `jax=={advice.target}`; confirmed steps between: "
                      f"{steps + more if steps else 'none'}{held}.")
-    machines = ", ".join(sorted(report.releases_measured)) or "none"
+    machines = ", ".join(sorted(m for m, rs in report.releases_measured.items() if len(rs) > 1)) or "no machine"
     return ("\n".join(lines) or "No committed audit.") + (
-        f"\n\nFrom the release history measured on {machines} (CPU; `jaxci history`): a step counts only when "
+        f"\n\nFrom the release history measured on {machines} (`jaxci history`): a step counts only when "
         "confirmed by a quiet rerun (docs/history.md).")
 
 
