@@ -162,7 +162,7 @@ def _concurrency(report, family, entry, audit=None) -> QuestionDecision:
             f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {a.n} "
             f"--results {report.results_dir}`", number=f"{a.n} notebooks at once")
     text, status, basis = ma.unmeasured_gpu(report, family, entry, found, audit, jax=lambda m: _jax(report, m))
-    number = f"{found[0].n} notebooks at once" if found and status != NOT_MEASURED else ""
+    number = f"{found[0].n} notebooks at once" if found else ""
     return QuestionDecision(3, text, status, basis, number=number)
 
 
