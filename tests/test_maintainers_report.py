@@ -200,3 +200,14 @@ def test_publish_refuses_a_folder_without_its_run_facts_and_writes_nothing(tmp_p
     published = json.loads((dest / "audit.json").read_text())["published"]
     assert published == {"repository": "r", "commit": "c0ffee", "wall_s": "12", "exit": "0", "jax": "0.12.0.1"}
     assert (dest / "run.txt").is_file() and (dest / "kernel-packages.txt").is_file()
+
+
+def test_a_maintainers_destination_that_is_a_file_is_refused_before_anything_is_read(tmp_path, capsys):
+    from jaxci.commands.report import main
+
+    target = tmp_path / "report"
+    target.write_text("a file")
+    assert main([str(RESULTS), "--maintainers", str(target), "--no-progress"]) == 2
+    assert "--maintainers" in capsys.readouterr().err and target.read_text() == "a file"
+    assert main([str(RESULTS), "--audits", str(tmp_path / "none"), "--no-progress"]) == 2
+    assert "--audits" in capsys.readouterr().err

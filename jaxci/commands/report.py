@@ -268,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.out:
             check_destination("--out", Path(args.out), results_dir, OUT_FILES)
+        if args.maintainers:
+            check_destination("--maintainers", Path(args.maintainers), results_dir, ("README.md",))
         if args.html:
             check_html(Path(args.html), results_dir)
         if args.offline_assets:
