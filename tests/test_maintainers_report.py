@@ -78,6 +78,8 @@ def test_pins_follow_the_one_placement_rule(report):
     for lec in no_jax["lectures"]:
         lec["scan"]["imports"] = ["numpy"]
     assert maintainers.pins(no_jax, "g4dn.2xlarge", True) == []  # never touches the GPU: nothing to pin
+    judged = {**audit, "pin_to_cpu": ["lectures/wealth.md"], "published": {"family": "g4dn.2xlarge"}}
+    assert maintainers.pins(judged, "g4dn.2xlarge", True) == [("lectures/wealth.md", 30.0, 20.0)]  # the patch's
 
 
 def test_each_family_page_fits_two_printed_pages(report):

@@ -58,17 +58,25 @@ def uses_jax(lecture: dict) -> bool:
     return any(str(m).split(".")[0] in ("jax", "jaxlib", "numpyro") for m in imports)
 
 
-def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float, float | None]]:
-    """(lecture, predicted CPU s, predicted GPU s) of every JAX lecture the one placement rule puts on the family's
-    CPU (jaxci.policy.builds.placement); lectures without JAX never touch the GPU and need no pin."""
+def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float | None, float | None]]:
+    """(lecture, predicted CPU s, predicted GPU s) of the JAX lectures to pin on the family's CPU: on the family the
+    audit judged, its own pin list (what its --emit-config patch pins, by the verdict's margin); on any other GPU
+    family, those the one placement rule puts on its CPU (jaxci.policy.builds.placement). Lectures without JAX
+    never touch the GPU and need no pin."""
     from jaxci.policy import builds
 
+    if not has_gpu:
+        return []
+    judged = (audit.get("published") or {}).get("family") == family and "pin_to_cpu" in audit
+    chosen = set(audit.get("pin_to_cpu") or [])
     out = []
     for lec in audit.get("lectures") or []:
         pred = (lec.get("predicted") or {}).get(family)
-        if not (has_gpu and uses_jax(lec) and isinstance(pred, dict) and pred.get("cpu_s") is not None):
-            continue
-        if builds.placement(pred, has_gpu) == "cpu":
+        pred = pred if isinstance(pred, dict) and pred.get("cpu_s") is not None else None
+        if judged:
+            if lec["path"] in chosen:
+                out.append((lec["path"], pred and pred["cpu_s"], pred and pred.get("gpu_s")))
+        elif pred and uses_jax(lec) and builds.placement(pred, has_gpu) == "cpu":
             out.append((lec["path"], float(pred["cpu_s"]), pred.get("gpu_s")))
     return out
 
@@ -80,8 +88,10 @@ def pins_md(report, family: str, entry) -> str:
     for committed in report.audits:
         found = pins(committed.audit, family, True)
         jax_n = sum(uses_jax(lec) and family in (lec.get("predicted") or {}) for lec in committed.audit["lectures"])
-        head = f"**{committed.label}**: {len(found)} of {jax_n} predicted JAX lectures belong on the CPU"
-        rows = [[f"`{p}`", f"{c:,.1f}", "—" if g is None else f"{g:,.1f}"] for p, c, g in found]
+        rule = ("the audit's own pins, as its ci.patch applies them" if committed.facts.get("family") == family
+                else "the placement rule on this family's predictions")
+        head = f"**{committed.label}**: {len(found)} lectures to pin ({rule}; {jax_n} JAX lectures predicted)"
+        rows = [[f"`{p}`", "—" if c is None else f"{c:,.1f}", "—" if g is None else f"{g:,.1f}"] for p, c, g in found]
         parts.append(head + (":\n\n" + table(["lecture", "CPU s", "GPU s"], rows) if rows else "."))
     return "\n\n".join(parts) or "No committed audit predicts this family."
 

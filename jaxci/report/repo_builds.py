@@ -21,7 +21,7 @@ class RepoBuild:
 
     def text(self, has_gpu: bool) -> str:
         gpu = f", {self.on_gpu} on its GPU" if has_gpu else ""
-        left = f"; {self.missing} without a prediction left out" if self.missing else ""
+        left = f", {self.missing} without a prediction left out" if self.missing else ""
         return (f"{self.repository}: {self.lectures} lectures{gpu} ≈ {self.minutes:.1f} min "
                 f"({self.low:.1f}-{self.high:.1f}) ≈ ${self.dollars:.2f}{left}")
 
@@ -49,9 +49,9 @@ def cost_row(report, family: str, entry) -> tuple[str, str, str] | None:
     price = entry.value("price_per_hour")
     if not found or price is None:
         return None
-    text = "one build: " + "; ".join(b.text(entry.has_gpu) for b in found) + f" (${price:.3f}/h)"
+    text = "one build: " + " · ".join(b.text(entry.has_gpu) for b in found) + f" (${price:.3f}/h)"
     basis = (f"the committed executed audits ({', '.join(f'audits/{a.name}/' for a in report.audits)}): each "
              f"lecture's prediction for {family} by the runner model from its run here, on its faster device; band = "
              f"sum of the lecture bands; ${price:.3f}/h catalogue + {builds.overhead_minutes():g} min job overhead "
              "(catalogue planning figure)")
-    return text, basis, "; ".join(f"{b.minutes:.1f} min ≈ ${b.dollars:.2f}" for b in found)
+    return text, basis, " · ".join(f"{b.minutes:.1f} min ≈ ${b.dollars:.2f}" for b in found)

@@ -23,7 +23,8 @@ ERRORS = frozenset({"errors", "error", "expected_error"})
 _REF = re.compile(r"cell \d+(?: line \d+)?")
 _CODE_AFTER_REF = re.compile(r"(cell \d+ line \d+): .*?(?= <- |; |$)")
 _QUOTE = re.compile(r"(?<!\w)'[^'\n]{16,}'(?!\w)|(?<!\w)\"[^\"\n]{16,}\"(?!\w)")
-_EXCEPTION = re.compile(r"\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Timeout|Warning|Died|Stopped)\b)")
+_EXCEPTION = re.compile(r"(?:^|: )\s*([A-Za-z_][\w.]*"
+                        r"(?:Error|Exception|Exit|Interrupt|Timeout|Warning|Died|Stopped)\b)")
 
 
 def reference_chain(text: str) -> str:
@@ -34,11 +35,12 @@ def reference_chain(text: str) -> str:
 
 
 def exception_name(text: str) -> str:
-    """An error line as its exception's name ('RemoteDataError: Unable to read URL: ...' -> 'RemoteDataError');
+    """An error line up to its exception's name ('RemoteDataError: Unable to read URL: ...' -> 'RemoteDataError',
+    'error: cpu: cell 9: URLError: <urlopen ...>' -> 'error: cpu: cell 9: URLError');
     our own sentences (a timeout, a dead kernel) keep their first clause, which names no lecture text."""
-    match = _EXCEPTION.match(text)
-    if match:
-        return match.group(1)
+    match = _EXCEPTION.search(text)
+    if match:  # 'error: cpu: cell 15: TypeError: ...' keeps 'error: cpu: cell 15: TypeError'
+        return text[:match.end(1)].strip()
     return _QUOTE.sub("'…'", _CODE_AFTER_REF.sub(r"\1", text.split("\n", 1)[0]))[:160]
 
 
