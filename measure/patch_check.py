@@ -32,13 +32,14 @@ def git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def pinned(copy: Path, audit: dict, kernel: str) -> list[tuple[float, Path]]:
-    """(measured CPU seconds, path) of the lectures whose front matter names `kernel` after the patch."""
+    """(measured CPU seconds, path) of the lectures whose front matter names `kernel` after the patch and that ran
+    here in the audit."""
     import jupytext
 
     out = []
     for lec in audit["lectures"]:
         path = copy / "lectures" / lec["path"] if not (copy / lec["path"]).exists() else copy / lec["path"]
-        if not path.exists():
+        if not path.exists() or lec.get("status") != "ok":  # a lecture that could not run here proves nothing
             continue
         nb = jupytext.read(path)
         if nb.metadata.get("kernelspec", {}).get("name") == kernel:
@@ -47,8 +48,9 @@ def pinned(copy: Path, audit: dict, kernel: str) -> list[tuple[float, Path]]:
     return sorted(out)
 
 
-def execute(path: Path, kernel: str) -> tuple[str, int]:
-    """The check cell's output and the number of cells that raised, executing the lecture as a build would."""
+def execute(path: Path, kernel: str) -> tuple[str, int, str]:
+    """The check cell's output, the number of cells that raised and the first error, executing the lecture as a
+    build would."""
     import jupytext
     import nbclient
     import nbformat
@@ -61,7 +63,9 @@ def execute(path: Path, kernel: str) -> tuple[str, int]:
     errors = sum(any(o.get("output_type") == "error" for o in c.get("outputs", [])) for c in nb.cells
                  if c.cell_type == "code")
     last = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", [])).strip()
-    return last, errors
+    first = next((f"{o.get('ename')}: {o.get('evalue', '')[:120]}" for c in nb.cells if c.cell_type == "code"
+                  for o in c.get("outputs", []) if o.get("output_type") == "error"), "")
+    return last, errors, first
 
 
 def main(argv=None) -> int:
@@ -100,15 +104,17 @@ def main(argv=None) -> int:
                                  text=True)
         print(f"`{emit.INSTALL_CMD}`: exit {install.returncode} {install.stderr.strip()[:300]}")
         os.environ.update({"JUPYTER_DATA_DIR": str(data), "PATH": env["PATH"]})
+        sys.executable = args.python  # jupyter_client starts a kernel.json's bare `python` as sys.executable: in a
+        # build that is the book's environment; here it must be the lecture kernel's, not this project's .venv
         lectures = pinned(copy, audit, emit.KERNEL)
         print(f"{len(lectures)} lecture(s) name {emit.KERNEL} after the patch")
         failed = bool(applied.returncode or (lint and lint.returncode) or install.returncode)
         for seconds, path in lectures[:args.execute]:
-            last, errors = execute(path, emit.KERNEL)
+            last, errors, first = execute(path, emit.KERNEL)
             ok = last == "JAX_PLATFORMS=cpu cpu"
             failed |= not ok
             print(f"executed {path.relative_to(copy)} (measured {seconds:.1f} s in the audit): check cell {last!r}, "
-                  f"{errors} cell(s) raised {'(ok)' if ok else '(FAILED)'}")
+                  f"{errors} cell(s) raised{f' (first: {first})' if first else ''} {'(ok)' if ok else '(FAILED)'}")
     return 1 if failed else 0
 
 
