@@ -192,7 +192,7 @@ def batch_of(leaves) -> int:
 def replay_loops(key) -> None:
     """A jitted function called inside another's trace whose own trace JAX reused (its jaxpr cached from an
     earlier signature of the outer one): the loop hooks saw none of its loops this time, so they are noted again
-    as it recorded them (imp_sample's `simulate` over a new T: its loops live in the jitted `estimate` it calls)."""
+    as it recorded them (a simulation called with a new horizon whose loops live in a jitted function it calls)."""
     for kind, trips, carry in list(STATE["own_loops"].get(key, [])):
         note_loop(kind, trips, carry)
 
