@@ -2,6 +2,23 @@ import pytest
 
 from tests.asvutil import AsvSandbox
 
+#: the session fixtures that cost minutes, each computed once: every test that needs one runs on the same xdist
+#: worker (scripts/test.sh runs `pytest -n auto --dist loadgroup`)
+SHARED_RUNS = {"ci_run": "asv-ci-run", "scaled_lectures_executed": "executed-lectures",
+               "release_environments": "release-environments"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Group each test for xdist: by the costly session fixture it needs, else by its module (so a module-scoped
+    fixture is built once); the costly groups go first, so the long runs start while the short tests fill in."""
+    if not getattr(config.option, "loadgroup", False):  # set in xdist's workers under --dist loadgroup
+        return
+    for item in items:
+        shared = [group for fixture, group in SHARED_RUNS.items() if fixture in item.fixturenames]
+        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.module.__name__))
+    items.sort(key=lambda item: not any(fixture in item.fixturenames for fixture in SHARED_RUNS))
+
 
 @pytest.fixture(scope="session")
 def ci_run(tmp_path_factory):

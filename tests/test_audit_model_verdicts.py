@@ -1,6 +1,7 @@
 """The audit decides with the runner model's numbers; the five static defects, each on its own fixture
 lecture; the kernel-side hooks as a module. No timing is asserted: only which verdict, which sizes, which labels."""
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import colab, family, judge, predicted
 from jaxci.audit.runner import CellTiming, NotebookRun, hooks
+from jaxci.audit.runner.cell_records import COUNTED, JitCall, TracedLoop
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 HERE = Path(__file__).parent / "fixtures" / "lectures" / "model_verdicts"
@@ -172,7 +174,7 @@ def test_a_trace_read_back_for_the_analysis_notes_no_loops():
     f(jnp.ones(3))
     assert seen == [True] and not hooks.STATE["lowering"]
     assert hooks.STATE["fn_loops"] == {} and hooks.STATE["loops"] == {}
-    assert all(e["loops"] == [] for e in hooks.STATE["calls"].values())
+    assert all(e.loops == [] for e in hooks.STATE["calls"].values())
     hooks.STATE["calls"], hooks.STATE["active"], hooks.STATE["own_loops"] = {}, [], {}
 
 
@@ -188,9 +190,9 @@ def test_called_records_waited_calls_and_xla_cost():
     assert f.fast and f.pending == 3  # calls 3..5 took the fast path: counted, no walk, no wait
     hooks.settle()  # the cell's end: fast-path calls join their entry, the last result is waited for
     (entry,) = hooks.STATE["calls"].values()
-    assert entry["calls"] == 5 and entry["largest"] == 1000 and entry["dtype"] == "float32"
-    assert entry["bytes"] > 0 and entry["flops"] > 0 and entry["fusions"] >= 1
-    assert entry["first_s"] > 0 and entry["warm_s"] > 0 and entry["wall_s"] >= entry["first_s"]
+    assert entry.calls == 5 and entry.largest == 1000 and entry.dtype == "float32"
+    assert entry.bytes > 0 and entry.flops > 0 and entry.fusions >= 1
+    assert entry.first_s > 0 and entry.warm_s > 0 and entry.wall_s >= entry.first_s
     assert f.last is None and not f.fast
     f(jnp.ones(10))  # a second signature: its own entry, with its own cost analysis
     assert len(hooks.STATE["calls"]) == 2 and not f.single
@@ -239,9 +241,10 @@ def test_cell_record_loops_in_calls_eager_and_settle(kernel_hooks):
     ns["big"] = jnp.ones(300_000) * 2.0 + 1.0  # eager bulk work
     hooks.post()
     (rec,) = json_records()
-    (call,) = rec["calls"]
-    assert call["name"] == "simulate" and call["loops"] == [["lax.scan", 50, 20_000]]
-    assert ["lax.scan", 50, 20_000, 1, "simulate"] in rec["loops"]  # noted inside the jitted function
+    (call,) = map(JitCall.read, rec["calls"])
+    assert call.name == "simulate" and call.loops == [TracedLoop("lax.scan", 50, 20_000)]
+    # noted inside the jitted function
+    assert TracedLoop("lax.scan", 50, 20_000, within="simulate") in map(TracedLoop.read, rec["loops"])
     assert rec["eager"]["ops"] >= 1 and max(s[0] for s in rec["eager"]["sizes"]) == 300_000
     assert rec["settle_s"] >= 0 and rec["wall"] >= rec["settle_s"]
 
@@ -286,9 +289,10 @@ def test_a_while_loops_turns_are_counted_after_the_cell_not_in_it(kernel_hooks):
     ns["r"] = jax.jit(halve)(40.0)
     hooks.post()
     (rec,) = json_records()
-    assert rec["queued"] == 1 and rec["calls"][0]["loops"] == [["lax.while_loop", None, 2]]
+    assert rec["queued"] == 1 and JitCall.read(rec["calls"][0]).loops == [TracedLoop("lax.while_loop", None, 2)]
     counted = json.loads(hooks.count_queued(60.0))
-    assert counted["calls"] == [[0, [["lax.while_loop", 6.0, 2, "counted"]]]] and counted["s"] > 0
+    ((k, loops),) = counted["calls"]
+    assert k == 0 and loops == [asdict(TracedLoop("lax.while_loop", 6.0, 2, count=COUNTED))] and counted["s"] > 0
     assert traced == [1]  # the count ran jit's own trace: the function was traced once
 
 
@@ -305,8 +309,8 @@ def test_a_loop_not_counted_says_why(kernel_hooks, monkeypatch):
     ns["r"] = jax.jit(halve)(40.0)
     hooks.post()
     (rec,) = json_records()
-    (loop,) = rec["calls"][0]["loops"]
-    assert loop[1] is None and loop[3].startswith("not counted: its call took over") and "queued" not in rec
+    (loop,) = JitCall.read(rec["calls"][0]).loops
+    assert loop.trips is None and loop.count.startswith("not counted: its call took over") and "queued" not in rec
 
 
 def json_records():

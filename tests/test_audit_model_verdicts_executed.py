@@ -9,6 +9,7 @@ from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import colab, family
 from jaxci.audit.runner.cache import Reuse
+from jaxci.audit.runner.cell_records import TracedLoop
 from tests.executed_lectures import CELL_TIMEOUT, FAMILY, LECTURES
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -68,5 +69,5 @@ def test_time_lands_in_the_cell_that_called(executed):
     call, plot = cells[3], cells[4]  # `out = paths(k0)`, then `print(float(out.mean()))`
     assert not plot.calls and call.settle_s is not None  # the call and its wait are the calling cell's
     (entry,) = call.calls
-    assert entry["name"] == "simulate" and entry["loops"] == [["lax.scan", 3000, 1_000_000]]
-    assert entry["first_s"] >= entry["compile_s"] > 0
+    assert entry.name == "simulate" and entry.loops == [TracedLoop("lax.scan", 3000, 1_000_000)]
+    assert entry.first_s >= entry.compile_s > 0

@@ -5,6 +5,7 @@ import psutil
 import pytest
 
 from jaxci.audit import runner
+from jaxci.audit.runner.cell_records import COUNTED, TracedLoop
 
 pytestmark = pytest.mark.slow
 
@@ -196,10 +197,11 @@ def test_tracing_hooks_and_tolerated_tags():
                                 trace=False)
     assert plain.ok and plain.cells[1].jitted is None
     assert cells[1].compilations == plain.cells[1].compilations  # one wrapper per function: jit's cache hits
-    assert sorted(map(tuple, cells[2].loops)) == [("lax.fori_loop", 77, 100, 1, ""), ("lax.scan", 5000, 1, 1, "")]
-    upd = next(e for e in cells[1].calls if e["name"] == "upd")
-    assert upd["calls"] == 120 and upd["largest"] == 1000 and upd["first_s"] >= upd["compile_s"] > 0  # fast path
-    assert "warm_s" in upd and upd["bytes"] > 0
+    assert sorted(cells[2].loops, key=lambda loop: loop.kind) == [TracedLoop("lax.fori_loop", 77, 100),
+                                                                  TracedLoop("lax.scan", 5000, 1)]
+    upd = next(e for e in cells[1].calls if e.name == "upd")
+    assert upd.calls == 120 and upd.largest == 1000 and upd.first_s >= upd.compile_s > 0  # fast path
+    assert upd.warm_s is not None and upd.bytes > 0
     assert cells[3].status == "ok" and "immutable" in cells[3].expected_error  # went on after it
     assert cells[5].status == "ok"
     assert kernels_left(result) == []
@@ -218,13 +220,12 @@ def test_a_later_signature_keeps_the_loops_of_a_jitted_function_it_calls():
     )
     result = runner.run_notebook(nb, platform="cpu", timeout=120)
     assert result.ok, result.error
-    first, later = (next(e for e in c.calls if e["name"] == "sim") for c in result.cells[2:4])
-    assert first["elements"] != later["elements"]  # two signatures of sim
+    first, later = (next(e for e in c.calls if e.name == "sim") for c in result.cells[2:4])
+    assert first.elements != later.elements  # two signatures of sim
     # replayed from path's first trace; its carry is one copy's (a float), x the 10 copies sim's vmap runs; its
     # traced bound T counted on each slow-path call of each signature: T = 1, then T = 1, 5, 10 (their mean)
-    assert [loop[:3] for loop in first["loops"]] == [["lax.fori_loop", 1.0, 10]]
-    assert [loop[:3] for loop in later["loops"]] == [["lax.fori_loop", pytest.approx(16 / 3), 10]]
-    assert first["loops"][0][3:] == later["loops"][0][3:] == ["counted"]
+    assert first.loops == [TracedLoop("lax.fori_loop", 1.0, 10, count=COUNTED)]
+    assert later.loops == [TracedLoop("lax.fori_loop", pytest.approx(16 / 3), 10, count=COUNTED)]
 
 
 def test_peak_memory_is_recorded_per_lecture_and_labelled(completed):
@@ -292,17 +293,20 @@ def test_a_jitted_while_loops_trips_are_counted_outside_the_cells_clocks():
     )
     result = runner.run_notebook(notebook(*cells), platform="cpu", timeout=120)
     assert result.ok, result.error
-    outer = next(e for e in result.cells[2].calls if e["name"] == "outer")
-    assert outer["loops"] == [["lax.while_loop", 30.0, 51, "counted"]] and outer["calls"] == 4
+    def call(cell, name):
+        return next(e for e in result.cells[cell].calls if e.name == name)
+
+    outer = call(2, "outer")
+    assert outer.loops == [TracedLoop("lax.while_loop", 30.0, 51, count=COUNTED)] and outer.calls == 4
     assert result.cells[2].trip_probe_s > 0
-    vmapped = next(e for e in result.cells[3].calls if e["name"] == "both")
-    assert vmapped["loops"] == [["lax.while_loop", 15.0, 102, "counted"]]  # each copy's turns (10, 20): their mean
-    boxed = next(e for e in result.cells[4].calls if e["name"] == "outer2")  # an inner call whose first argument
-    assert boxed["loops"] == [["lax.while_loop", 12.0, 51, "counted"]]      # is a dict of tracers: traced anew too
-    fori = next(e for e in result.cells[5].calls if e["name"] == "fo")
-    assert fori["loops"] == [["lax.fori_loop", 17.0, 1, "counted"]]  # traced bounds: upper - lower, when run
-    many = next(e for e in result.cells[6].calls if e["name"] == "many")  # 20,000 copies: one rolled callback
-    assert many["loops"][0][1] == pytest.approx(3.0, abs=0.01)           # loop, not 20,000 unrolled ones
+    # each copy's turns (10, 20): their mean
+    assert call(3, "both").loops == [TracedLoop("lax.while_loop", 15.0, 102, count=COUNTED)]
+    # an inner call whose first argument is a dict of tracers: traced anew too
+    assert call(4, "outer2").loops == [TracedLoop("lax.while_loop", 12.0, 51, count=COUNTED)]
+    # traced bounds: upper - lower, when run
+    assert call(5, "fo").loops == [TracedLoop("lax.fori_loop", 17.0, 1, count=COUNTED)]
+    # 20,000 copies: one rolled callback loop, not 20,000 unrolled ones
+    assert call(6, "many").loops[0].trips == pytest.approx(3.0, abs=0.01)
     plain = runner.run_notebook(notebook(*cells), platform="cpu", timeout=120, trace=False)
     assert plain.ok and plain.cells[2].trip_probe_s is None
     assert [c.compilations for c in result.cells] == [c.compilations for c in plain.cells]  # its compiles taken out
@@ -321,7 +325,7 @@ def test_a_signature_holds_the_loops_of_its_own_trace_only():
     result = runner.run_notebook(nb, platform="cpu", timeout=120)
     assert result.ok, result.error
     (call,) = result.cells[3].calls
-    assert [loop[0] for loop in call["loops"]] == ["lax.while_loop"] and call["loops"][0][3:] == ["counted"]
+    assert [(loop.kind, loop.counted) for loop in call.loops] == [("lax.while_loop", True)]
 
 
 def test_loops_whose_count_did_not_answer_say_so():
@@ -332,5 +336,6 @@ def test_loops_whose_count_did_not_answer_say_so():
     timing = runner.CellTiming(1, "x", 1.0, 1.0, calls=[{"name": "f", "loops": [
         ["lax.while_loop", None, 3], ["lax.while_loop", 6.0, 3, "counted"], ["lax.scan", 10, 3]]}])
     kernel._merge_counts(timing, {})
-    assert timing.calls[0]["loops"] == [["lax.while_loop", None, 3, "not counted: the count did not answer"],
-                                        ["lax.while_loop", 6.0, 3, "counted"], ["lax.scan", 10, 3]]
+    unanswered = "not counted: the count did not answer"
+    assert timing.calls[0].loops == [TracedLoop("lax.while_loop", None, 3, count=unanswered),
+                                     TracedLoop("lax.while_loop", 6.0, 3, count=COUNTED), TracedLoop("lax.scan", 10, 3)]

@@ -9,6 +9,7 @@ import nbformat.v4 as v4
 import pytest
 
 from jaxci.audit import runner
+from jaxci.audit.runner.cell_records import COUNTED, TracedLoop
 
 SETUP = ("import json, pathlib\nimport numpy as np\nimport jax, jax.numpy as jnp\n"
          "from jax.experimental import io_callback\n"
@@ -107,15 +108,15 @@ def test_the_files_a_lecture_writes_are_the_same(both, plain):  # plain: its run
 
 def test_loops_in_functions_with_effects_are_labelled_not_counted(both):
     result, *_ = both
-    calls = {e["name"]: e for c in result.cells for e in (c.calls or [])}
+    calls = {e.name: e for c in result.cells for e in (c.calls or [])}
     for name in ("f_io", "f_print", "f_count", "f_file", "f_rng"):
-        (loop,) = calls[name]["loops"]
-        assert loop[1] is None and loop[3].startswith("not counted: the function has effects"), loop
+        (loop,) = calls[name].loops
+        assert loop.trips is None and loop.count.startswith("not counted: the function has effects"), loop
 
 
 def test_loops_of_functions_free_of_effects_are_still_counted(both):
     result, *_ = both
-    calls = {e["name"]: e for c in result.cells for e in (c.calls or [])}
-    assert calls["f_pure"]["loops"] == [["lax.while_loop", 6.0, 2, "counted"]]
-    assert calls["f_trace"]["loops"][0][3:] == ["counted"]   # counted from jit's trace: not traced again
-    assert all(c.trip_probe_s is None for c in result.cells if c.calls and c.calls[0]["name"] == "f_io")
+    calls = {e.name: e for c in result.cells for e in (c.calls or [])}
+    assert calls["f_pure"].loops == [TracedLoop("lax.while_loop", 6.0, 2, count=COUNTED)]
+    assert calls["f_trace"].loops[0].counted   # counted from jit's trace: not traced again
+    assert all(c.trip_probe_s is None for c in result.cells if c.calls and c.calls[0].name == "f_io")

@@ -6,14 +6,16 @@ scaled up to fill it.
 
 from __future__ import annotations
 
+from jaxci.audit.runner.cell_records import JitCall
 
-def measured_call(entry: dict) -> float | None:
+
+def measured_call(entry: JitCall) -> float | None:
     """Seconds of one call measured here with its result waited for: the warm call, else the first less its own
     compile part; None when neither was timed."""
-    if entry.get("warm_s") is not None:
-        return float(entry["warm_s"])
-    if entry.get("first_s") is not None and entry.get("compile_s") is not None:
-        return max(float(entry["first_s"]) - float(entry["compile_s"]), 0.0)
+    if entry.warm_s is not None:
+        return float(entry.warm_s)
+    if entry.first_s is not None and entry.compile_s is not None:
+        return max(float(entry.first_s) - float(entry.compile_s), 0.0)
     return None
 
 
@@ -24,8 +26,8 @@ def known_calls(run) -> dict:
     for cell in run.cells:
         for entry in cell.calls or []:
             mine = measured_call(entry)
-            if mine is not None and entry.get("name"):
-                seen.setdefault(entry["name"], []).append(mine)
+            if mine is not None and entry.name:
+                seen.setdefault(entry.name, []).append(mine)
     return {name: sorted(v)[len(v) // 2] for name, v in seen.items()}
 
 
@@ -36,31 +38,31 @@ def call_seconds(cell, known: dict) -> list:
     only sizeable JAX work (_fill); None where neither is known."""
     per = _unfilled(cell, known)
     budget = max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0), 0.0)
-    spent = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
+    spent = sum((s or 0.0) * e.calls for s, e in zip(per, cell.calls or []))
     if spent > budget:
         return [None if s is None else s * budget / spent for s in per]
     fast = _fill(cell, per, budget - spent)
-    return [None if s is None else s * (1.0 + _fillable(e) * (fast - 1.0) / max(e.get("calls", 1), 1))
+    return [None if s is None else s * (1.0 + _fillable(e) * (fast - 1.0) / max(e.calls, 1))
             for s, e in zip(per, cell.calls or [])]
 
 
 def _unfilled(cell, known: dict) -> list:
     """Seconds per call of each entry before _fill: measured in this cell, else known from elsewhere in the run."""
-    return [measured_call(e) if measured_call(e) is not None else known.get(e.get("name")) for e in cell.calls or []]
+    return [measured_call(e) if measured_call(e) is not None else known.get(e.name) for e in cell.calls or []]
 
 
-def _fillable(entry: dict) -> int:
+def _fillable(entry: JitCall) -> int:
     """An entry's fast-path calls (counted, not timed) that _fill may scale: all of its calls when none was timed in
     this cell; when some were (the compiling call, the warm call after it), the others, but only where the two
     timed calls differ by more than VARIES times: its seconds vary with its arguments, so the timed ones do not
     stand for the rest. 0 otherwise."""
-    calls = entry.get("calls", 1)
+    calls = entry.calls
     if measured_call(entry) is None:
         return calls
-    first, warm = entry.get("first_s"), entry.get("warm_s")
-    if first is None or warm is None or entry.get("compile_s") is None:
+    first, warm = entry.first_s, entry.warm_s
+    if first is None or warm is None or entry.compile_s is None:
         return 0
-    alone = max(first - entry["compile_s"], 1e-12)
+    alone = max(first - entry.compile_s, 1e-12)
     return max(calls - 2, 0) if max(alone, warm) > VARIES * max(min(alone, warm), 1e-12) else 0
 
 
@@ -75,8 +77,7 @@ def _fill(cell, per: list, left: float) -> float:
     so the seconds measured for one call undercount the others, and the rest would stand as host or eager time
     carried to the GPU. 1 elsewhere. The GPU side keeps the filled part as host time at its band's high end
     (filled_seconds)."""
-    top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]
-    if top or not _tiny_eager(cell):
+    if any(loop.top_level for loop in cell.loops or []) or not _tiny_eager(cell):
         return 1.0
     left -= (cell.eager or {}).get("s") or 0.0  # the tiny ops' own counted seconds stay eager work
     fast = sum((s or 0.0) * _fillable(e) for s, e in zip(per, cell.calls or []))
@@ -101,5 +102,5 @@ def _tiny_eager(cell) -> bool:
 def filled_seconds(cell, known: dict) -> float:
     """Seconds _fill moved from a cell's host time to its fast-path calls (0 where it moved none)."""
     before, after = _unfilled(cell, known), call_seconds(cell, known)
-    return sum(max((a or 0.0) - (b or 0.0), 0.0) * e.get("calls", 1)
+    return sum(max((a or 0.0) - (b or 0.0), 0.0) * e.calls
                for a, b, e in zip(after, before, cell.calls or []))

@@ -82,13 +82,13 @@ def _compile_ratio(view, base: str, total) -> float | None:
     return None
 
 
-def placed_on_cpu(entry: dict) -> bool:
+def placed_on_cpu(entry) -> bool:
     """A jitted call the lecture places on the CPU on any machine (hooks: `backend="cpu"`, a CPU device for jit,
     the default device or its arguments): its CPU side stands on the GPU side too."""
-    return entry.get("placed") == "cpu"
+    return entry.placed == "cpu"
 
 
 def _placed_compiles(cells) -> tuple:
     """(compilations, seconds) of the calls the lecture places on the CPU (`placed_on_cpu`), in these cells."""
-    placed = [e for c in cells for e in (c.calls or []) if placed_on_cpu(e) and e.get("compile_s")]
-    return len(placed), sum(e["compile_s"] for e in placed)
+    placed = [e for c in cells for e in (c.calls or []) if placed_on_cpu(e) and e.compile_s]
+    return len(placed), sum(e.compile_s for e in placed)

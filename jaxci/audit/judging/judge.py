@@ -115,8 +115,8 @@ def merge_traced(verdict: Verdict) -> None:
     scan = verdict.scan
     pending = [lp for lp in scan.loops if lp.trips is None or lp.carry is None]
     # the largest trace wins (over the whole run): a loop first traced small and later large is the large one
-    traces = sorted(((cell.index, *rec[:3]) for cell in run.cells for rec in cell.loops or []),
-                    key=lambda t: -(t[3] or 0))
+    traces = sorted(((cell.index, loop.kind, loop.trips, loop.carry) for cell in run.cells
+                     for loop in cell.loops or []), key=lambda t: -(t[3] or 0))
     for index, kind, trips, carry in traces:
         match = next((lp for lp in pending if lp.kind == kind and lp.cell == index), None) or \
             next((lp for lp in pending if lp.kind == kind), None)

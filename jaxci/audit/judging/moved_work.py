@@ -84,6 +84,6 @@ def _uncalled_carry(cell) -> int:
     a jitted function dispatches as one batched primitive: a loop vmapped over many draws is seen as one eager op
     on a few elements): the cell's seconds are that loop's bulk work, so they move by the
     speed-up at its carry; 0 when there is none."""
-    called = {e.get("name") for e in cell.calls or []}
-    return max([int(rec[2] or 0) for rec in cell.loops or [] if len(rec) > 4 and rec[4] and rec[4] not in called],
+    called = {e.name for e in cell.calls or []}
+    return max([int(loop.carry or 0) for loop in cell.loops or [] if loop.within and loop.within not in called],
                default=0)

@@ -36,11 +36,12 @@ its inputs and band; it never fills a measured cell.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jaxci.audit.judging.call_seconds import call_seconds, filled_seconds, known_calls
 from jaxci.audit.judging.compile_time import compile_time, overhead_s, placed_on_cpu
 from jaxci.audit.judging.moved_work import dtype_of, eager_time, sampler_time
+from jaxci.audit.runner.cell_records import JitCall, TracedLoop
 
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
@@ -74,16 +75,16 @@ class Sum:
         self.parts[part] += mid
 
 
-def _work_elements(entry: dict) -> int:
+def _work_elements(entry: JitCall) -> int:
     """The elements a jitted call's executable works on: half its bytes accessed (XLA's cost analysis: read and
     written) in its dtype, at least its largest argument."""
-    dtype = dtype_of(entry.get("dtype", ""))
-    return max(int((entry.get("bytes") or 0.0) / (2 * ITEM[dtype])), int(entry.get("largest") or 0), 1)
+    dtype = dtype_of(entry.dtype)
+    return max(int((entry.bytes or 0.0) / (2 * ITEM[dtype])), int(entry.largest or 0), 1)
 
 
-def _call_time(view, entry: dict, device: str):
-    dtype = dtype_of(entry.get("dtype", ""))
-    nbytes, flops = entry.get("bytes") or 0.0, entry.get("flops") or 0.0
+def _call_time(view, entry: JitCall, device: str):
+    dtype = dtype_of(entry.dtype)
+    nbytes, flops = entry.bytes or 0.0, entry.flops or 0.0
     n = _work_elements(entry)
     p = view.call("elementwise", n, dtype, device)
     if flops > 10 * max(nbytes, 1.0):
@@ -104,14 +105,14 @@ class _Kernels:
     reason: str = ""
 
 
-def _launches(view, entry: dict, dtype: str, device: str) -> _Kernels | None:
+def _launches(view, entry: JitCall, dtype: str, device: str) -> _Kernels | None:
     """A small executable's seconds on the GPU as its kernels: the dispatch floor + one launch per fusion (XLA's
     count), each at the family's per-step cost of a latency-bound loop (loops.Scan, unroll 1) over the kernels in
     such a step: from SCAN_STEP_KERNELS of them (the low end) to one (the high end), geometric middle. One
     elementwise op's time at the executable's bytes counts one launch (without it, a training loop of many calls of
     a multi-fusion update comes out at the floor alone). None on the CPU (an executable runs there as one host
     function) or without both figures."""
-    fusions = int(entry.get("fusions") or 0)
+    fusions = int(entry.fusions or 0)
     if device != "gpu" or fusions < 2:
         return None
     floor, step = view.call("dispatch", None, dtype, device), view.step("scan", dtype, device)
@@ -121,10 +122,11 @@ def _launches(view, entry: dict, dtype: str, device: str) -> _Kernels | None:
     return _Kernels(floor.seconds + math.sqrt(low * high), floor.seconds + low, floor.seconds + high)
 
 
-def _loop(view, total: Sum, part: str, loop, times: float, dtype: str, device: str, floor, extra: int = 0) -> None:
+def _loop(view, total: Sum, part: str, loop: TracedLoop, times: float, dtype: str, device: str, floor,
+          extra: int = 0) -> None:
     """A lax loop's turns on a device, at its kind's per-step cost (a while loop's at the `while` kernel's: on a GPU
     each turn reads its predicate back to the host), plus its carry's elementwise work per turn."""
-    kind, trips, carry = loop[0], loop[1], loop[2]
+    kind, trips, carry = loop.kind, loop.trips, loop.carry
     if trips is None:
         total.missing.append(f"{kind} with a trip count not known")
         return
@@ -190,7 +192,7 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         filled = filled_seconds(cell, known)
         total.seconds("host", 0.0, 0.0, filled)
     for entry, measured in zip(cell.calls or [], call_seconds(cell, known)):
-        calls = entry.get("calls", 1)
+        calls = entry.calls
         side, side_floor = ("cpu", cpu_floor) if placed_on_cpu(entry) else (device, floor)
         mine = measured if here or (side == "cpu" and (platform or "cpu") == "cpu") else None
         if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
@@ -201,12 +203,12 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
             total.add("calls", _call_time(view, entry, side), calls)
         else:
             _repeated(total, _call_time(view, entry, side), passes, calls)
-        for loop in entry.get("loops") or []:
-            if loop[1] is None and passes is not None:  # its trips: the passes the measured call allows
-                loop = [loop[0], max(int(round(passes[0])), 1), *loop[2:]]
+        for loop in entry.loops:
+            if loop.trips is None and passes is not None:  # its trips: the passes the measured call allows
+                loop = replace(loop, trips=max(int(round(passes[0])), 1))
             # a counted loop's turns each do the executable's work (XLA counts a while body once; the body, not
             # the carry, is what a value-function iteration computes per turn)
-            body = _work_elements(entry) if loop[3:4] == ["counted"] else 0  # marked by the hooks' count
+            body = _work_elements(entry) if loop.counted else 0
             _loop(view, total, "calls", loop, calls, base, side, side_floor, body)
         extra = _host_side(view, entry, measured) if side != "cpu" else 0.0
         total.seconds("host", calls * extra, 0.0, calls * extra)
@@ -215,7 +217,7 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         total.seconds("sampler", sampled, sampled, sampled)
     elif sampled:
         sampler_time(view, total, cell, sampled, base, device)
-    top = [rec for rec in cell.loops or [] if not (len(rec) > 4 and rec[4])]  # within a jitted call: above
+    top = [loop for loop in cell.loops or [] if loop.top_level]  # within a jitted call: above
     eager = (cell.eager or {}).get("ops")
     if here and (top or eager):
         rest = _rest(cell, known)
@@ -226,10 +228,10 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         total.seconds("host", rest, rest, rest)
         return
     on_cpu = Sum()
-    for rec in top:
-        extra = static.get((cell.index, rec[0]), 0)
-        _loop(view, total, "loops", rec, rec[3] or 1, base, device, floor, extra)
-        _loop(view, on_cpu, "loops", rec, rec[3] or 1, base, "cpu", cpu_floor, extra)
+    for loop in top:
+        extra = static.get((cell.index, loop.kind), 0)
+        _loop(view, total, "loops", loop, loop.times or 1, base, device, floor, extra)
+        _loop(view, on_cpu, "loops", loop, loop.times or 1, base, "cpu", cpu_floor, extra)
     beside = max(_rest(cell, known) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
     if eager and (platform or "cpu") == "cpu":
         host = _busy_beyond(cell, beside)
@@ -239,21 +241,21 @@ def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor
         total.seconds("host", beside, beside, beside)
 
 
-def _inferred_passes(view, entry: dict, measured: float | None, base: str, cpu_floor) -> tuple | None:
+def _inferred_passes(view, entry: JitCall, measured: float | None, base: str, cpu_floor) -> tuple | None:
     """(mid, low, high) passes of a jitted call's work when a loop in it has a trip count no trace knows (a
     `while_loop` to convergence: value-function iteration, a root search), else None: this run's waited CPU
     seconds per call, less its known loops' modelled CPU time, over the model's CPU time for the executable. XLA's
     cost analysis counts a while body once, so one pass is one trip of its work; at least 1. Without it such a loop
     would be left out of the GPU side."""
-    loops = entry.get("loops") or []
-    if measured is None or not any(loop[1] is None for loop in loops):
+    loops = entry.loops
+    if measured is None or not any(loop.trips is None for loop in loops):
         return None
     once = _call_time(view, entry, "cpu")
     if not once or once.seconds <= 0:
         return None
     known = Sum()
     for loop in loops:
-        if loop[1] is not None:
+        if loop.trips is not None:
             _loop(view, known, "calls", loop, 1, base, "cpu", cpu_floor)
     left = max(measured - known.mid, 0.0)
     fastest = max(min(once.low or once.seconds, once.seconds), 1e-12)
@@ -279,7 +281,7 @@ def _repeated(total: Sum, p, passes: tuple, calls: float) -> None:
 TINY_CALL = 2.0
 
 
-def _host_side(view, entry: dict, measured: float | None) -> float:
+def _host_side(view, entry: JitCall, measured: float | None) -> float:
     """Seconds per call of a tiny executable's host-side handling, measured here: its measured CPU call less the
     model's CPU time for its work, where that work is within TINY_CALL of the model's op mix at one element (0
     elsewhere, or without a measurement). A small update with tens of arrays in and out can take ten times the
@@ -287,7 +289,7 @@ def _host_side(view, entry: dict, measured: float | None) -> float:
     of it CPU-side execution)."""
     if measured is None:
         return 0.0
-    dtype = dtype_of(entry.get("dtype", ""))
+    dtype = dtype_of(entry.dtype)
     cpu, least = _call_time(view, entry, "cpu"), view.call("elementwise", 1, dtype, "cpu")
     if not (cpu and least) or cpu.seconds > TINY_CALL * least.seconds:
         return 0.0
@@ -303,7 +305,7 @@ def _rest(cell, known: dict | None = None) -> float:
 
 def _outside_calls(cell, known: dict | None = None) -> float:
     per = call_seconds(cell, known or {})
-    calls = sum((s or 0.0) * e.get("calls", 1) for s, e in zip(per, cell.calls or []))
+    calls = sum((s or 0.0) * e.calls for s, e in zip(per, cell.calls or []))
     return max(cell.wall_s - (cell.compile_s or 0.0) - (cell.startup_s or 0.0) - (cell.import_s or 0.0) - calls, 0.0)
 
 

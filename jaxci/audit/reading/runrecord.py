@@ -93,8 +93,13 @@ def _named_counts(where: str, value) -> dict:
     return {k: v if isinstance(v, str) else count(f"{where}[{k!r}]", v) for k, v in mapping(where, value).items()}
 
 
-def loop(where: str, value) -> list:
-    """A lax loop: [kind, trips or None, carry elements, then times noted or a label, within]."""
+def loop(where: str, value):
+    """A lax loop (cell_records.TracedLoop): its asdict(), or the positional form written before,
+    [kind, trips or None, carry elements, then times noted or a label, within]."""
+    if isinstance(value, dict):
+        if "kind" not in value:
+            raise RecordError(f"{where}: no kind")
+        return _checked(where, value, ((("kind", "within", "count"), text), (("trips", "carry", "times"), count)))
     items = sequence(where, value)
     if len(items) < 3:
         raise RecordError(f"{where}: expected [kind, trips, carry, ...], got {len(items)} item(s)")

@@ -14,13 +14,15 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   host RSS, each under its own name (`memory()`): what a lecture needs per kernel, read outside the timed window;
 - `startup_s`: the backend's start-up (jax's first `backends()` call: creating the CPU / CUDA client), in the cell
   that triggered it, apart from compile time;
-- `loops`: every lax loop the notebook calls: [kind, trips or None, carry elements, times noted, within], carry
-  read through vmap (a BatchTracer's shape is one element's: its batched value is read), `within` the jitted
+- `loops`: every lax loop the notebook calls (cell_records.TracedLoop: kind, trips or None, carry elements, times
+  noted, within), carry read through vmap (a BatchTracer's shape is one element's: its batched value is read),
+  `within` the jitted
   function whose trace it was noted in ("" at top level: then it ran once per time noted); a jitted function
   called inside another's trace, its own trace reused by JAX, has its loops noted again as first recorded, and
   called there under vmap (traced one element at a time) its loops' carries count once per vmapped copy;
 - `jitted`: the largest argument (elements) each jitted function was traced with;
-- `calls`: per jitted function and argument signature called from notebook code outside any trace: calls,
+- `calls`: per jitted function and argument signature called from notebook code outside any trace
+  (cell_records.JitCall): calls,
   `first_s` (the call that compiled, waited for) and `compile_s` (its compile part, from jax.monitoring's events
   for that function's name), `warm_s` (the next call, waited for), `wall_s` (the calls that took the slow path;
   fast-path calls are counted only, their compute lands in the cell's end-of-cell wait), the largest
@@ -33,7 +35,7 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
   to PROBES of a signature's slow-path calls (each at most PROBE_MAX_S long) are queued, and after the cell, in a
   request of its own (outside the cell's clocks and its timeout: `count_queued`), the traced jaxpr runs again on
   the same arguments with each such loop counting its turns; the loop's mean turns per run stand for its trips
-  (marked "counted"; `trip_probe_s` says how long the counts took). Otherwise the loop is marked
+  (`TracedLoop.count` = "counted"; `trip_probe_s` says how long the counts took). Otherwise its count says
   "not counted: <why>" and its trips stay unknown (the judging infers them from the call's time). The count is a
   sample of those calls' arguments: trips that vary from call to call (a bound the notebook sweeps) are only as
   good as it;
@@ -56,11 +58,17 @@ call of each cell, after a compile (and the warm call after it), and for functio
 
 from __future__ import annotations
 
+import dataclasses as _dataclasses
 import importlib.abc as _abc
 import importlib.util as _util
 import json as _json
 import sys as _sys
 import time as _time
+
+try:  # in the kernel, where jaxci may be absent, the runner defines these ahead of this module's source
+    from jaxci.audit.runner.cell_records import COUNTED, JitCall, TracedLoop
+except ImportError:
+    pass
 
 _LIB = ("site-packages", "dist-packages")
 #: at most this many loops / jitted functions / call signatures / eager size classes kept per cell
@@ -78,7 +86,7 @@ PROBE_MAX_S = 5.0
 TRIPS_MODULE = "_jaxci_trips"
 #: the loops whose trips a trace may not know and a count's extra run reports: a while loop's turns, a fori_loop's
 #: traced bounds
-COUNTED = ("lax.while_loop", "lax.fori_loop")
+COUNTABLE = ("lax.while_loop", "lax.fori_loop")
 
 STATE = {"t0": None, "busy0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {},
          "calls": {}, "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
@@ -168,13 +176,13 @@ def note_loop(kind: str, trips, carry) -> None:
     if within is not None:
         own = STATE["own_loops"].setdefault(STATE["tracing"][-1][0], [])
         if len(own) < LIMIT:
-            own.append([kind, trips, carry])
+            own.append((kind, trips, carry))
     for copies in STATE["batch"]:  # a jitted function under vmap is traced one element at a time
         carry *= copies
     key = (kind, trips, carry, within[1] if within else "")
     STATE["loops"][key] = STATE["loops"].get(key, 0) + 1
     if within is not None:
-        STATE["fn_loops"].setdefault(within[0], []).append([kind, trips, carry])
+        STATE["fn_loops"].setdefault(within[0], []).append(TracedLoop(kind, trips, carry))
 
 
 def batch_of(leaves) -> int:
@@ -313,7 +321,7 @@ class Called:
     def flush(self) -> None:
         """Fast-path calls into the entry they belong to (the function's only signature)."""
         if self.pending and self.entry is not None:
-            self.entry["calls"] += self.pending
+            self.entry.calls += self.pending
         self.pending = 0
 
     def _slow(self, out, t0, args, kwargs) -> None:
@@ -337,19 +345,19 @@ class Called:
         self._queue_count(sig, wall, args, kwargs)
         self.single = len(self.sigs) == 1
         entry = self._entry(sig)
-        entry["calls"] += 1
-        entry["wall_s"] += wall
+        entry.calls += 1
+        entry.wall_s += wall
         if compiled:
-            entry["first_s"] = entry.get("first_s", 0.0) + wall
-            entry["compile_s"] = entry.get("compile_s", 0.0) + STATE["fn_compile"].pop(self.name, 0.0)
+            entry.first_s = (entry.first_s or 0.0) + wall
+            entry.compile_s = (entry.compile_s or 0.0) + STATE["fn_compile"].pop(self.name, 0.0)
             self.warm = True
         elif self.warm:
-            entry["warm_s"] = wall
+            entry.warm_s = wall
             self.warm = False
         self.fast = self.single and not self.warm and self.size is not None
         self.last = out
 
-    def _describe(self, sig, leaves, args, kwargs) -> dict:
+    def _describe(self, sig, leaves, args, kwargs) -> JitCall:
         big = max(leaves, key=lambda leaf: elements(None, [leaf]), default=None)
         loops = STATE["fn_loops"].pop(self.key, [])[:LIMIT]
         STATE["lowering"] = True  # reading jit's trace back is not a run: no loop it meets is noted
@@ -361,14 +369,13 @@ class Called:
             cost = cost_of(traced.lower if traced is not None else lambda: self.jitted.lower(*args, **kwargs))
         finally:
             STATE["lowering"] = False
-        unknown = [i for i, loop in enumerate(loops) if loop[0] in COUNTED and loop[1] is None]
+        unknown = [i for i, loop in enumerate(loops) if loop.kind in COUNTABLE and loop.trips is None]
         if unknown:
             self._tally(sig, traced, loops, unknown, self._dynamic(args, kwargs))
-        return {"name": self.name, "elements": elements(None, leaves),
-                "largest": elements(None, [big]) if big is not None else 0,
-                "dtype": str(getattr(big, "dtype", "")) if big is not None else "", "loops": loops,
-                **({"placed": "cpu"} if placed_on_cpu(self, leaves) else {}),
-                **cost}
+        return JitCall(name=self.name, elements=elements(None, leaves),
+                    largest=elements(None, [big]) if big is not None else 0,
+                    dtype=str(getattr(big, "dtype", "")) if big is not None else "", loops=loops,
+                    placed="cpu" if placed_on_cpu(self, leaves) else None, **cost)
 
     def _tally(self, sig, traced, loops: list, unknown: list, leaves) -> None:
         """Whether the loops of unknown trips can be counted (see `trips`), and what counts them: else each is
@@ -376,7 +383,7 @@ class Called:
         why, found = _countable(traced, unknown, leaves)
         if why:
             for i in unknown:
-                loops[i][3:] = ["not counted: " + why]
+                loops[i].count = "not counted: " + why
             return
         self.tallies[sig] = {"loops": unknown, "probes": 0, "jaxpr": traced.jaxpr, "found": found, "counter": None}
 
@@ -415,18 +422,17 @@ class Called:
             self._label(sig, f"not counted: the count failed ({type(exc).__name__})")
             return
         self._label(sig, "not counted: inside a primitive the count does not open (a scan body)")
-        loops = self.sigs[sig]["loops"]
+        loops = self.sigs[sig].loops
         for i, (turns, runs) in zip(tally["loops"], counts):
             if runs:
-                loops[i][1] = turns / runs
-                loops[i][3:] = ["counted"]  # read by jaxci.audit.judging.predicted (this module imports no jaxci)
+                loops[i].trips, loops[i].count = turns / runs, COUNTED
 
     def _label(self, sig, why: str) -> None:
         """Say why the signature's loops of unknown trips are not counted (a loop counted before keeps its count)."""
-        loops = self.sigs[sig]["loops"]
+        loops = self.sigs[sig].loops
         for i in self.tallies[sig]["loops"]:
-            if loops[i][3:4] != ["counted"]:
-                loops[i][3:] = [why]
+            if not loops[i].counted:
+                loops[i].count = why
 
     def _entry(self, sig) -> dict:
         self.flush()
@@ -435,7 +441,7 @@ class Called:
             STATE["active"].append(self)
         entry = self.entries.get(sig)
         if entry is None:
-            entry = {**self.sigs[sig], "calls": 0, "wall_s": 0.0}
+            entry = self.sigs[sig].opened()
             self.entries[sig] = entry
             if len(STATE["calls"]) < LIMIT:
                 STATE["calls"][(self.key, sig)] = entry
@@ -475,9 +481,8 @@ def count_queued(budget_s: float) -> str:
     finally:
         STATE["depth"] = 0
     entries = STATE["last_calls"]
-    out = [[k, entry["loops"]] for k, entry in enumerate(entries)
-           if any(entry["loops"] is sig["loops"] for sig in touched)]
-    return _json.dumps({"s": _clock() - t0, "calls": out})
+    out = [[k, entry.loops] for k, entry in enumerate(entries) if any(entry.loops is sig.loops for sig in touched)]
+    return _json.dumps({"s": _clock() - t0, "calls": out}, default=_dataclasses.asdict)
 
 
 def note_eager(primitive: str, args, out, seconds: float) -> None:
@@ -929,7 +934,7 @@ def post(result=None) -> None:
             if STATE[key]:
                 delta[key] = STATE[key]
     if STATE["loops"] or STATE["shapes"] or STATE["calls"]:
-        delta["loops"] = [[k, t, c, n, w] for (k, t, c, w), n in STATE["loops"].items()][:LIMIT]
+        delta["loops"] = [TracedLoop(k, t, c, n, w) for (k, t, c, w), n in STATE["loops"].items()][:LIMIT]
         delta["jitted"] = dict(list(STATE["shapes"].items())[:LIMIT])
         delta["calls"] = STATE["last_calls"] = list(STATE["calls"].values())[:LIMIT]
     if STATE["queued"]:
@@ -945,7 +950,7 @@ def post(result=None) -> None:
 
 def take() -> str:
     records, STATE["records"] = STATE["records"], []
-    return _json.dumps(records)
+    return _json.dumps(records, default=_dataclasses.asdict)
 
 
 def install(ip, clock, trace: bool = True) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
 from jaxci.audit.runner import hooks
+from jaxci.audit.runner.cell_records import JitCall, TracedLoop
 from jaxci.audit.runner.ending import (
     _LIVE,
     STOP,
@@ -52,6 +53,7 @@ from jaxci.audit.runner.outcome import (
     UNREADABLE,
     CellTiming,
     NotebookRun,
+    typed_records,
 )
 from jaxci.audit.runner.scratch import scratch_copy
 from jaxci.util import proc as proc_tree
@@ -63,15 +65,16 @@ _TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
 
 
 def _kernel_setup_code(trace: bool = True) -> str:
-    """jaxmon's source plus jaxci.audit.runner.hooks' (the kernel-side module), executed in a private module so the user
-    namespace stays clean, and `trips` (the loop counter hooks uses) in one of its own; the kernel needs no jaxci."""
+    """jaxmon's source, the records' (cell_records) and the hooks' (the kernel-side module), executed in a private
+    module so the user namespace stays clean, and `trips` (the loop counter hooks uses) in one of its own; the
+    kernel needs no jaxci."""
     from jaxci import jaxmon
-    from jaxci.audit.runner import hooks, trips
+    from jaxci.audit.runner import cell_records, hooks, trips
 
     def source(module) -> str:
         return inspect.getsource(module).replace("from __future__ import annotations\n", "")
 
-    body = (inspect.getsource(jaxmon) + "\n" + source(hooks)
+    body = (inspect.getsource(jaxmon) + "\n" + source(cell_records) + "\n" + source(hooks)
             + f"\ninstall(get_ipython(), CompileClock(), {bool(trace)})\n")
     return ("import sys as _s, types as _t\n"
             + _private_module(hooks.TRIPS_MODULE, source(trips)) + _private_module(_MODULE, body)
@@ -79,9 +82,10 @@ def _kernel_setup_code(trace: bool = True) -> str:
 
 
 def _private_module(name: str, body: str) -> str:
-    """Code that executes `body` as a module named `name` (kept out of the user's namespace)."""
-    return (f"_m = _t.ModuleType({name!r})\n_m.__dict__['get_ipython'] = get_ipython\n"
-            f"exec(compile({body!r}, {name!r}, 'exec'), _m.__dict__)\n_s.modules[{name!r}] = _m\n")
+    """Code that executes `body` as a module named `name` (kept out of the user's namespace), registered first as
+    an import registers a module, so that dataclasses can resolve its annotations while it runs."""
+    return (f"_m = _t.ModuleType({name!r})\n_m.__dict__['get_ipython'] = get_ipython\n_s.modules[{name!r}] = _m\n"
+            f"exec(compile({body!r}, {name!r}, 'exec'), _m.__dict__)\n")
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
@@ -336,12 +340,12 @@ def _merge_counts(timing: CellTiming, counts: dict) -> None:
     calls = timing.calls or []
     if not counts:
         for entry in calls:
-            for loop in (entry.get("loops") or []) if isinstance(entry, dict) else []:
-                if isinstance(loop, list) and len(loop) == 3 and loop[1] is None and loop[0] in hooks.COUNTED:
-                    loop.append("not counted: the count did not answer")
+            for loop in entry.loops:
+                if loop.trips is None and loop.count is None and loop.kind in hooks.COUNTABLE:
+                    loop.count = "not counted: the count did not answer"
     for k, loops in counts.get("calls") or []:
-        if isinstance(k, int) and 0 <= k < len(calls) and isinstance(calls[k], dict):
-            calls[k]["loops"] = loops
+        if isinstance(k, int) and 0 <= k < len(calls):
+            calls[k].loops = typed_records(TracedLoop, loops)
     if counts:
         timing.trip_probe_s = counts.get("s")
 
@@ -355,7 +359,9 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.trace_s, timing.lower_s, timing.backend_s = rec["trace"], rec["lower"], rec["backend"]
     timing.compilations = rec["compilations"]
     timing.cache_hits, timing.cache_misses = rec["cache_hits"], rec["cache_misses"]
-    timing.loops, timing.jitted, timing.calls = rec.get("loops"), rec.get("jitted"), rec.get("calls")
+    timing.loops = typed_records(TracedLoop, rec.get("loops"))
+    timing.calls = typed_records(JitCall, rec.get("calls"))
+    timing.jitted = rec.get("jitted")
     timing.eager, timing.startup_s, timing.settle_s = rec.get("eager"), rec.get("startup_s"), rec.get("settle_s")
     timing.import_s, timing.samplers = rec.get("import_s"), rec.get("samplers")
     timing.trip_probe_s, timing.busy_s = rec.get("trip_probe_s"), rec.get("busy_s")

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from jaxci.audit.runner.cell_records import JitCall, TracedLoop
+
 #: Outcomes of a notebook run (and of its last executed cell).
 OK, ERROR, TIMEOUT, DEAD, UNREADABLE, NO_KERNEL = "ok", "error", "timeout", "dead", "unreadable", "no-kernel"
 
 
 RAISES_TAG, SKIP_TAG = "raises-exception", "skip-execution"  # the tags Jupyter Book (nbclient) honours
+
+
+def typed_records(cls, raw: list | None) -> list | None:
+    """Typed records (cell_records) from what the hooks sent or a file holds (None stays None)."""
+    return None if raw is None else [cls.read(item) for item in raw]
 
 
 @dataclass
@@ -30,9 +37,9 @@ class CellTiming:
     cache_misses: int | None = None
     error: str | None = None
     expected_error: str | None = None  # the error of a cell tagged raises-exception (not a failure)
-    loops: list | None = None  # traced lax loops: [kind, trips or None, carry elements, times noted, within]
+    loops: list[TracedLoop] | None = None  # traced lax loops
     jitted: dict | None = None  # jitted function traced in this cell -> its largest argument, in elements
-    calls: list | None = None  # per jitted function and signature called here: calls, times, shapes, XLA cost
+    calls: list[JitCall] | None = None  # per jitted function and signature called here: calls, times, XLA cost
     eager: dict | None = None  # un-jitted primitives run here: ops, seconds, [largest, ops, dtype] per size class
     samplers: list | None = None  # library sampler runs started here (numpyro MCMC.run): seconds, chains, draws
     startup_s: float | None = None  # the backend's start-up, in the cell that triggered it (not compile time)
@@ -41,6 +48,9 @@ class CellTiming:
     trip_probe_s: float | None = None  # not in wall_s: the extra runs that counted while loops' trips (hooks)
     busy_s: float | None = None  # CPU seconds of the kernel's main thread in wall_s: host work (hooks)
     memory: dict | None = None  # at the cell's end, labelled: device_peak_bytes (+ platform), live_buffers, host RSS
+
+    def __post_init__(self):
+        self.loops, self.calls = typed_records(TracedLoop, self.loops), typed_records(JitCall, self.calls)
 
     @property
     def run_s(self) -> float | None:

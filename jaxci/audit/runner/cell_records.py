@@ -1,0 +1,89 @@
+"""The records the kernel's hooks write per cell and the judging reads: a lax loop and a jitted call signature.
+
+Standard library only, nothing from jaxci: the runner ships this module's source into the kernel ahead of the hooks
+(kernel._kernel_setup_code), so both sides build and read the same classes. On the wire and on disk (run caches,
+audit JSON) a record is its `asdict()`; `read` also takes the positional lists that records were written as
+before these classes, so saved audits and caches stay readable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+#: TracedLoop.count of a loop whose trips the hooks counted by running its trace again (hooks.Called.count)
+COUNTED = "counted"
+
+
+@dataclass
+class TracedLoop:
+    """One lax loop: `kind` (lax.scan, lax.fori_loop, lax.while_loop), `trips` (None: not known at trace time; a
+    count may make it a mean of turns) and `carry` (elements carried per turn)."""
+
+    kind: str
+    trips: float | None
+    carry: int | None
+    times: int = 1  # a cell's loop: the times it was noted (at top level: the times it ran)
+    within: str = ""  # a cell's loop: the jitted function whose trace noted it ("" at top level)
+    count: str | None = None  # a call's loop of unknown trips: COUNTED, or "not counted: <why>"
+
+    @property
+    def counted(self) -> bool:
+        return self.count == COUNTED
+
+    @property
+    def top_level(self) -> bool:
+        return not self.within
+
+    @classmethod
+    def read(cls, raw) -> TracedLoop:
+        """A loop from its asdict(), or from the positional forms written before: a cell's [kind, trips, carry,
+        times, within], a call's [kind, trips, carry] with the count's label fourth."""
+        if isinstance(raw, cls):
+            return raw
+        if isinstance(raw, dict):
+            return cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
+        kind, trips, carry, *rest = raw
+        if rest and isinstance(rest[0], str):
+            return cls(kind, trips, carry, count=rest[0])
+        return cls(kind, trips, carry, *rest[:2])
+
+
+@dataclass
+class JitCall:
+    """One jitted function's argument signature called from notebook code in a cell: what it is (its largest
+    argument, XLA's cost analysis of its executable, the loops its trace held, `placed="cpu"` where the notebook
+    places it on the CPU) and what the cell spent on it (calls; `first_s` the compiling call and `compile_s` its
+    compile part; `warm_s` the call after; `wall_s` the calls timed on the slow path)."""
+
+    name: str = ""
+    elements: int = 0
+    largest: int = 0
+    dtype: str = ""
+    loops: list[TracedLoop] = field(default_factory=list)
+    placed: str | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    transcendentals: float | None = None
+    fusions: int | None = None
+    calls: int = 1
+    wall_s: float = 0.0
+    first_s: float | None = None
+    compile_s: float | None = None
+    warm_s: float | None = None
+
+    def __post_init__(self):
+        self.loops = [TracedLoop.read(loop) for loop in self.loops or []]
+
+    def opened(self) -> JitCall:
+        """A cell's entry for this signature: what it is, nothing spent yet (its loops shared, so a count reaches
+        every entry of the signature)."""
+        copy = replace(self, calls=0, wall_s=0.0, first_s=None, compile_s=None, warm_s=None)
+        copy.loops = self.loops
+        return copy
+
+    @classmethod
+    def read(cls, raw) -> JitCall:
+        """A call from its asdict() (keys it does not know are ignored)."""
+        if isinstance(raw, cls):
+            return raw
+        return cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
