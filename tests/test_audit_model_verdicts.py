@@ -9,8 +9,8 @@ import pytest
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import colab, family, judge, predicted
-from jaxci.audit.runner import CellTiming, NotebookRun, hooks
-from jaxci.audit.runner.cell_records import COUNTED, JitCall, TracedLoop
+from jaxci.audit.reading.cell_records import COUNTED, JitCall, TracedLoop
+from jaxci.audit.runner import CellTiming, NotebookRun, hook_state, hooks, jit_calls
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 HERE = Path(__file__).parent / "fixtures" / "lectures" / "model_verdicts"
@@ -137,12 +137,12 @@ def test_hooks_read_shapes_through_vmap():
     seen = []
 
     def inner(x):
-        seen.append(hooks.elements(x))
+        seen.append(hook_state.elements(x))
         return x * 2
 
     jax.vmap(inner)(jnp.ones((1000, 3)))
     assert seen == [3000]
-    assert hooks.elements((jnp.ones(4), 1.0)) == 5
+    assert hook_state.elements((jnp.ones(4), 1.0)) == 5
 
 
 def test_a_trace_read_back_for_the_analysis_notes_no_loops():
@@ -164,13 +164,13 @@ def test_a_trace_read_back_for_the_analysis_notes_no_loops():
 
         def trace(self, *args):
             hooks.STATE["tracing"].append((f.key, "f"))  # what a second trace of f would note
-            hooks.note_loop("lax.fori_loop", None, 7)
+            jit_calls.note_loop("lax.fori_loop", None, 7)
             hooks.STATE["tracing"].pop()
             seen.append(hooks.STATE["lowering"])
             return jitted.trace(*args)
 
     hooks.STATE["calls"], hooks.STATE["cell"], hooks.STATE["fn_loops"], hooks.STATE["loops"] = {}, 1, {}, {}
-    f = hooks.Called(jax, "f", Jitted())
+    f = jit_calls.Called(jax, "f", Jitted())
     f(jnp.ones(3))
     assert seen == [True] and not hooks.STATE["lowering"]
     assert hooks.STATE["fn_loops"] == {} and hooks.STATE["loops"] == {}
@@ -182,7 +182,7 @@ def test_called_records_waited_calls_and_xla_cost():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
     hooks.STATE["calls"], hooks.STATE["cell"] = {}, 1
-    f = hooks.Called(jax, "f", jax.jit(lambda x: jnp.sin(x) + 1.0))
+    f = jit_calls.Called(jax, "f", jax.jit(lambda x: jnp.sin(x) + 1.0))
     x = jnp.ones(1000)
     for _ in range(5):
         f(x)
@@ -290,7 +290,7 @@ def test_a_while_loops_turns_are_counted_after_the_cell_not_in_it(kernel_hooks):
     hooks.post()
     (rec,) = json_records()
     assert rec["queued"] == 1 and JitCall.read(rec["calls"][0]).loops == [TracedLoop("lax.while_loop", None, 2)]
-    counted = json.loads(hooks.count_queued(60.0))
+    counted = json.loads(jit_calls.count_queued(60.0))
     ((k, loops),) = counted["calls"]
     assert k == 0 and loops == [asdict(TracedLoop("lax.while_loop", 6.0, 2, count=COUNTED))] and counted["s"] > 0
     assert traced == [1]  # the count ran jit's own trace: the function was traced once
@@ -300,7 +300,7 @@ def test_a_loop_not_counted_says_why(kernel_hooks, monkeypatch):
     """A call longer than PROBE_MAX_S is never repeated to count its loop: the loop says so, and its trips stay
     unknown for the judging to infer from the call's time."""
     jax, ns = kernel_hooks
-    monkeypatch.setattr(hooks, "PROBE_MAX_S", 0.0)
+    monkeypatch.setattr(jit_calls, "PROBE_MAX_S", 0.0)
 
     def halve(x):
         return jax.lax.while_loop(lambda s: s[1] > 1.0, lambda s: (s[0] + 1, s[1] / 2), (0, x))[0]

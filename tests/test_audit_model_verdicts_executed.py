@@ -8,8 +8,8 @@ import pytest
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import colab, family
+from jaxci.audit.reading.cell_records import TracedLoop
 from jaxci.audit.runner.cache import Reuse
-from jaxci.audit.runner.cell_records import TracedLoop
 from tests.executed_lectures import CELL_TIMEOUT, FAMILY, LECTURES
 from tests.frozen import RESULTS as FROZEN_RESULTS
 

@@ -5,7 +5,7 @@ import psutil
 import pytest
 
 from jaxci.audit import runner
-from jaxci.audit.runner.cell_records import COUNTED, TracedLoop
+from jaxci.audit.reading.cell_records import COUNTED, TracedLoop
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import nbformat.v4 as v4
 import pytest
 
 from jaxci.audit import runner
-from jaxci.audit.runner.cell_records import COUNTED, TracedLoop
+from jaxci.audit.reading.cell_records import COUNTED, TracedLoop
 
 SETUP = ("import json, pathlib\nimport numpy as np\nimport jax, jax.numpy as jnp\n"
          "from jax.experimental import io_callback\n"

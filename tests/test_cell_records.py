@@ -6,8 +6,8 @@ import json
 import pytest
 
 from jaxci.audit.reading import runrecord
+from jaxci.audit.reading.cell_records import COUNTED, JitCall, TracedLoop
 from jaxci.audit.runner import kernel
-from jaxci.audit.runner.cell_records import COUNTED, JitCall, TracedLoop
 from jaxci.audit.runner.outcome import CellTiming, NotebookRun
 
 LEGACY_CELL = {"index": 2, "first_line": "out = f(x)", "wall_s": 1.5, "client_s": 1.6, "compile_s": 0.2,
@@ -61,3 +61,20 @@ def test_the_kernel_records_are_read_into_the_cell():
 def test_a_bad_loop_record_is_refused_naming_the_field(loop, field):
     with pytest.raises(runrecord.RecordError, match=field.replace(".", r"\.")):
         runrecord.loop("cells[0].loops[0]", loop)
+
+
+def test_the_kernel_side_code_runs_where_jaxci_cannot_be_imported():
+    """The kernel gets the records and the hooks as source, their jaxci imports left out: set up in a Python where
+    importing jaxci fails, a cell's record is still taken."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, json\nsys.modules['jaxci'] = None\n"
+             "class Events:\n    def register(self, *a): pass\n"
+             "class Shell:\n    user_ns = {}\n    events = Events()\n"
+             "ns = {'get_ipython': Shell}\nexec(sys.stdin.read(), ns)\n"
+             "kernel = sys.modules['_jaxci_kernel']\nkernel.STATE['clock'] = type('C', (), {'snapshot': lambda s: {}})()\n"
+             "kernel.pre(); kernel.post()\nprint(json.loads(kernel.take())[0]['ok'])")
+    proc = subprocess.run([sys.executable, "-c", probe], input=kernel._kernel_setup_code(), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr[-2000:]

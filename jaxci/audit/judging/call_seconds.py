@@ -6,7 +6,7 @@ scaled up to fill it.
 
 from __future__ import annotations
 
-from jaxci.audit.runner.cell_records import JitCall
+from jaxci.audit.reading.cell_records import JitCall
 
 
 def measured_call(entry: JitCall) -> float | None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from jaxci.audit.judging.call_seconds import call_seconds, filled_seconds, known_calls
 from jaxci.audit.judging.compile_time import compile_time, overhead_s, placed_on_cpu
 from jaxci.audit.judging.moved_work import dtype_of, eager_time, sampler_time
-from jaxci.audit.runner.cell_records import JitCall, TracedLoop
+from jaxci.audit.reading.cell_records import JitCall, TracedLoop
 
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says

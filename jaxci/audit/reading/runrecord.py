@@ -67,7 +67,7 @@ def cell(where: str, value) -> dict:
 
 
 def call(where: str, value) -> dict:
-    """A jitted call entry (hooks.Called): its seconds, counts, name and loops."""
+    """A jitted call entry (jit_calls.Called): its seconds, counts, name and loops."""
     return _checked(where, mapping(where, value), (
         (CALL_SECONDS, lambda w, v: seconds(w, v, LECTURE_S)), (CALL_COUNTS, count),
         (("name", "dtype", "placed"), text), (("loops",), _items(loop))))

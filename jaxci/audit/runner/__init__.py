@@ -1,5 +1,6 @@
 """Running lectures: a notebook cell by cell in a real Jupyter kernel, timed (`kernel`), with the kernel-side
-hooks (`hooks`, with `trips`, the count of a while loop's turns: standard library only, any kernelspec runs them), the
+hooks (`hooks`: a cell's record; `jit_calls`, `jax_hooks` and their shared `hook_state`; the records themselves are
+reading.cell_records; `trips`, the count of a while loop's turns: standard library only, any kernelspec runs them), the
 pre-flight check of a lecture's imports
 (`envcheck`), the scratch folder it runs in (`scratch`), the end of its processes (`ending`, through
 jaxci.util.proc, the process-tree killer), what a run records (`outcome`), a repository's lectures in turn

@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from jaxci.audit.reading.cell_records import JitCall, TracedLoop
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
-from jaxci.audit.runner import hooks
-from jaxci.audit.runner.cell_records import JitCall, TracedLoop
+from jaxci.audit.runner import jit_calls
 from jaxci.audit.runner.ending import (
     _LIVE,
     STOP,
@@ -64,21 +64,37 @@ _MODULE = "_jaxci_kernel"
 _TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
 
 
+#: the kernel-side modules, in the order the kernel runs them as one private module (each reads the ones before)
+KERNEL_SIDE = ("jaxci.audit.reading.cell_records", "jaxci.audit.runner.hook_state", "jaxci.audit.runner.jit_calls",
+               "jaxci.audit.runner.jax_hooks", "jaxci.audit.runner.hooks")
+
+
 def _kernel_setup_code(trace: bool = True) -> str:
-    """jaxmon's source, the records' (cell_records) and the hooks' (the kernel-side module), executed in a private
-    module so the user namespace stays clean, and `trips` (the loop counter hooks uses) in one of its own; the
-    kernel needs no jaxci."""
+    """jaxmon's source and the kernel-side modules' (KERNEL_SIDE), executed as one private module so the user
+    namespace stays clean, and `trips` (the loop counter the hooks use) in one of its own; the kernel needs no
+    jaxci."""
+    import importlib
+
     from jaxci import jaxmon
-    from jaxci.audit.runner import cell_records, hooks, trips
+    from jaxci.audit.runner import trips
 
-    def source(module) -> str:
-        return inspect.getsource(module).replace("from __future__ import annotations\n", "")
-
-    body = (inspect.getsource(jaxmon) + "\n" + source(cell_records) + "\n" + source(hooks)
+    sides = [importlib.import_module(name) for name in KERNEL_SIDE]
+    body = ("from __future__ import annotations\n" + "\n".join(map(shipped_source, (jaxmon, *sides)))
             + f"\ninstall(get_ipython(), CompileClock(), {bool(trace)})\n")
     return ("import sys as _s, types as _t\n"
-            + _private_module(hooks.TRIPS_MODULE, source(trips)) + _private_module(_MODULE, body)
+            + _private_module(jit_calls.TRIPS_MODULE, shipped_source(trips)) + _private_module(_MODULE, body)
             + "del _s, _t, _m\n")
+
+
+def shipped_source(module) -> str:
+    """A module's source as the kernel runs it: without its imports from jaxci (what they import is defined earlier
+    in the same private module) and `from __future__` (the private module's first line)."""
+    source = inspect.getsource(module)
+    lines = source.splitlines(keepends=True)
+    for node in reversed(ast.parse(source).body):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("jaxci", "__future__"):
+            del lines[node.lineno - 1:node.end_lineno]
+    return "".join(lines)
 
 
 def _private_module(name: str, body: str) -> str:
@@ -324,7 +340,7 @@ async def _take(client, timeout: float) -> list[dict]:
 
 async def _counts(client, timeout: float) -> dict:
     """The while loops' turns the cell's calls queued for counting, counted now, in a request of the runner's own:
-    outside the cell's clocks and its timeout (hooks.count_queued); {} when they cannot be read."""
+    outside the cell's clocks and its timeout (jit_calls.count_queued); {} when they cannot be read."""
     budget = min(timeout, 60)
     call = f"__import__('sys').modules[{_MODULE!r}].count_queued({budget!r})"
     try:
@@ -341,7 +357,7 @@ def _merge_counts(timing: CellTiming, counts: dict) -> None:
     if not counts:
         for entry in calls:
             for loop in entry.loops:
-                if loop.trips is None and loop.count is None and loop.kind in hooks.COUNTABLE:
+                if loop.trips is None and loop.count is None and loop.kind in jit_calls.COUNTABLE:
                     loop.count = "not counted: the count did not answer"
     for k, loops in counts.get("calls") or []:
         if isinstance(k, int) and 0 <= k < len(calls):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from jaxci.audit.runner.cell_records import JitCall, TracedLoop
+from jaxci.audit.reading.cell_records import JitCall, TracedLoop
 
 #: Outcomes of a notebook run (and of its last executed cell).
 OK, ERROR, TIMEOUT, DEAD, UNREADABLE, NO_KERNEL = "ok", "error", "timeout", "dead", "unreadable", "no-kernel"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-#: TracedLoop.count of a loop whose trips the hooks counted by running its trace again (hooks.Called.count)
+#: TracedLoop.count of a loop whose trips the hooks counted by running its trace again (jit_calls.Called.count)
 COUNTED = "counted"
 
 
