@@ -73,7 +73,8 @@ def test_the_kernel_side_code_runs_where_jaxci_cannot_be_imported():
              "class Events:\n    def register(self, *a): pass\n"
              "class Shell:\n    user_ns = {}\n    events = Events()\n"
              "ns = {'get_ipython': Shell}\nexec(sys.stdin.read(), ns)\n"
-             "kernel = sys.modules['_jaxci_kernel']\nkernel.STATE['clock'] = type('C', (), {'snapshot': lambda s: {}})()\n"
+             "kernel = sys.modules['_jaxci_kernel']\n"
+             "kernel.STATE['clock'] = type('C', (), {'snapshot': lambda s: {}})()\n"
              "kernel.pre(); kernel.post()\nprint(json.loads(kernel.take())[0]['ok'])")
     proc = subprocess.run([sys.executable, "-c", probe], input=kernel._kernel_setup_code(), capture_output=True,
                           text=True, timeout=60)
