@@ -12,7 +12,7 @@ SHARED_RUNS = {"ci_run": "asv-ci-run", "scaled_lectures_executed": "executed-lec
 def pytest_collection_modifyitems(config, items):
     """Group each test for xdist: by the costly session fixture it needs, else by its module (so a module-scoped
     fixture is built once); the costly groups go first, so the long runs start while the short tests fill in."""
-    if not getattr(config.option, "loadgroup", False):  # set in xdist's workers under --dist loadgroup
+    if not hasattr(config, "workerinput"):  # not an xdist worker: the order stays the files'
         return
     for item in items:
         shared = [group for fixture, group in SHARED_RUNS.items() if fixture in item.fixturenames]

@@ -272,8 +272,7 @@ def test_tags_and_excluded_are_not_failures(builtin_verdicts, capsys, monkeypatc
 def test_traced_loops_fill_unknowns_and_redecide(builtin_verdicts, measured):
     v = copy.deepcopy(builtin_verdicts["unknown_size.md"])
     run = NotebookRun("unknown_size.md", platform="cpu")
-    cell = CellTiming(1, "", 1.0, 1.0, compile_s=0.1)
-    cell.loops = [["lax.scan", 5_000, 3_000_000, 1]]  # as the kernel's hooks report it
+    cell = CellTiming(1, "", 1.0, 1.0, compile_s=0.1, loops=[{"kind": "lax.scan", "trips": 5_000, "carry": 3_000_000}])
     run.cells = [cell]
     v.runs = {"cpu": run}
     judge.merge_traced(v)

@@ -37,15 +37,15 @@ def _calls(prediction, device):
 
 def test_the_unplaced_control_is_priced_on_the_gpu(audited):
     _, run, p = audited["control"]
-    assert not any(e.get("placed") for c in run.cells for e in (c.calls or []))
+    assert not any(e.placed for c in run.cells for e in (c.calls or []))
     assert _calls(p, "gpu") != pytest.approx(_calls(p, "cpu"))
 
 
 @pytest.mark.parametrize("name", AT_RUN_TIME)
 def test_a_call_the_lecture_places_on_the_cpu_keeps_its_cpu_seconds(audited, name):
     _, run, p = audited[name]
-    placed = [e for c in run.cells for e in (c.calls or []) if e["name"] == "step"]
-    assert placed and all(e.get("placed") == "cpu" for e in placed), placed
+    placed = [e for c in run.cells for e in (c.calls or []) if e.name == "step"]
+    assert placed and all(e.placed == "cpu" for e in placed), placed
     assert _calls(p, "gpu") == pytest.approx(_calls(p, "cpu"))
 
 

@@ -122,10 +122,48 @@ def _launches(view, entry: JitCall, dtype: str, device: str) -> _Kernels | None:
     return _Kernels(floor.seconds + math.sqrt(low * high), floor.seconds + low, floor.seconds + high)
 
 
-def _loop(view, total: Sum, part: str, loop: TracedLoop, times: float, dtype: str, device: str, floor,
-          extra: int = 0) -> None:
-    """A lax loop's turns on a device, at its kind's per-step cost (a while loop's at the `while` kernel's: on a GPU
-    each turn reads its predicate back to the host), plus its carry's elementwise work per turn."""
+@dataclass(frozen=True)
+class Side:
+    """One side of a lecture's prediction: the device its cells are priced on, and what pricing them reads (the
+    runner model's view of the family, the dtype the lecture computes in, the dispatch floor on this device and on
+    the CPU, this run's own seconds and the static scan's per-step work)."""
+
+    view: object
+    device: str
+    base: str
+    floor: object
+    cpu_floor: object
+    measured_cpu: bool  # this run measured the CPU: its own times stand on the CPU side
+    known: dict  # per jitted function: this run's waited seconds per call (call_seconds.known_calls)
+    static: dict  # (cell, loop kind) -> the static scan's per-step work (static_work)
+
+    @classmethod
+    def of(cls, view, run, device: str, float64: bool, static: dict) -> Side:
+        base = "float64" if float64 else "float32"
+        floor = view.call("dispatch", None, base, device)
+        cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
+        measured_cpu = (run.platform or "cpu") == "cpu"
+        return cls(view, device, base, floor, cpu_floor, measured_cpu, known_calls(run) if measured_cpu else {},
+                   static)
+
+    @property
+    def float64(self) -> bool:
+        return self.base == "float64"
+
+    @property
+    def here(self) -> bool:
+        """This run measured this side's device: its own times stand."""
+        return self.device == "cpu" and self.measured_cpu
+
+    def on_cpu(self) -> Side:
+        """The same prediction priced on the CPU (work the lecture places there)."""
+        return replace(self, device="cpu", floor=self.cpu_floor)
+
+
+def _loop(side: Side, total: Sum, part: str, loop: TracedLoop, times: float, extra: int = 0) -> None:
+    """A lax loop's turns on the side's device, at its kind's per-step cost (a while loop's at the `while` kernel's:
+    on a GPU each turn reads its predicate back to the host), plus its carry's elementwise work per turn."""
+    view, dtype, device = side.view, side.base, side.device
     kind, trips, carry = loop.kind, loop.trips, loop.carry
     if trips is None:
         total.missing.append(f"{kind} with a trip count not known")
@@ -135,7 +173,7 @@ def _loop(view, total: Sum, part: str, loop: TracedLoop, times: float, dtype: st
     total.add(part, view.call(kernel, trips, dtype, device), times)
     carry = max(carry or 0, extra)  # closed-over arrays the trace cannot see
     if carry:
-        total.add(part, view.call("elementwise", int(carry), dtype, device), times * trips, less=floor)
+        total.add(part, view.call("elementwise", int(carry), dtype, device), times * trips, less=side.floor)
 
 
 def cpu_cells(pins, cells) -> frozenset:
@@ -166,82 +204,75 @@ def starts_cuda(run, pins=()) -> bool:
 def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset(),
                  cuda: bool = False) -> Sum:
     total = Sum()
-    base = "float64" if float64 else "float32"
-    floor = view.call("dispatch", None, base, device)
-    cpu_floor = floor if device == "cpu" else view.call("dispatch", None, base, "cpu")
-    measured_cpu = (run.platform or "cpu") == "cpu"  # this run measured the CPU side itself
-    known = known_calls(run) if measured_cpu else {}
-    compile_time(view, run, device, base, total, on_cpu, cuda)
+    side = Side.of(view, run, device, float64, static)
+    compile_time(view, run, device, side.base, total, on_cpu, cuda)
     for cell in run.cells:
-        if device == "gpu" and cell.index in on_cpu:  # placed on the CPU by the lecture: the CPU side's figure
-            _cell_time(view, total, cell, "cpu", measured_cpu, base, cpu_floor, cpu_floor, static, float64,
-                       run.platform, known)
-        else:
-            _cell_time(view, total, cell, device, device == "cpu" and measured_cpu, base, floor, cpu_floor, static,
-                       float64, run.platform, known)
+        placed = device == "gpu" and cell.index in on_cpu  # placed on the CPU by the lecture: the CPU side's figure
+        _cell_time(side.on_cpu() if placed else side, total, cell)
     return total
 
 
-def _cell_time(view, total: Sum, cell, device: str, here: bool, base: str, floor, cpu_floor, static: dict,
-               float64: bool, platform, known: dict | None = None) -> None:
-    """One cell's seconds on a device (`here`: this run measured that device, its own times stand)."""
-    known = known or {}
+def _cell_time(side: Side, total: Sum, cell) -> None:
+    """One cell's seconds on the side's device."""
     imp = cell.import_s or 0.0
     total.seconds("host", imp, imp, imp)
-    if not here:  # the part _fill gave the fast-path calls may be host code after all: the band's high end
-        filled = filled_seconds(cell, known)
-        total.seconds("host", 0.0, 0.0, filled)
-    for entry, measured in zip(cell.calls or [], call_seconds(cell, known)):
+    if not side.here:  # the part _fill gave the fast-path calls may be host code after all: the band's high end
+        total.seconds("host", 0.0, 0.0, filled_seconds(cell, side.known))
+    _calls_time(side, total, cell)
+    sampled = _sampler_s(cell, side.known)
+    if sampled and side.here:
+        total.seconds("sampler", sampled, sampled, sampled)
+    elif sampled:
+        sampler_time(side.view, total, cell, sampled, side.base, side.device)
+    top = [loop for loop in cell.loops or [] if loop.top_level]  # within a jitted call: _calls_time
+    eager = (cell.eager or {}).get("ops")
+    if side.here and (top or eager):
+        rest = _rest(cell, side.known)
+        total.seconds("loops" if top else "eager", rest, rest, rest)
+        return
+    if not top and not eager:  # host code only: it runs on the host whatever the device
+        rest = _rest(cell, side.known)
+        total.seconds("host", rest, rest, rest)
+        return
+    on_cpu = Sum()
+    for loop in top:
+        extra = side.static.get((cell.index, loop.kind), 0)
+        _loop(side, total, "loops", loop, loop.times or 1, extra)
+        _loop(side.on_cpu(), on_cpu, "loops", loop, loop.times or 1, extra)
+    beside = max(_rest(cell, side.known) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
+    if eager and side.measured_cpu:
+        host = _busy_beyond(cell, beside)
+        total.seconds("host", host, host, host)
+        eager_time(side.view, total, cell, side.device, side.float64, beside - host)
+    elif not eager:
+        total.seconds("host", beside, beside, beside)
+
+
+def _calls_time(side: Side, total: Sum, cell) -> None:
+    """A cell's jitted calls on the side's device (a call the lecture places on the CPU: on the CPU)."""
+    for entry, measured in zip(cell.calls or [], call_seconds(cell, side.known)):
         calls = entry.calls
-        side, side_floor = ("cpu", cpu_floor) if placed_on_cpu(entry) else (device, floor)
-        mine = measured if here or (side == "cpu" and (platform or "cpu") == "cpu") else None
+        where = side.on_cpu() if placed_on_cpu(entry) else side
+        mine = measured if side.here or (where.device == "cpu" and side.measured_cpu) else None
         if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
             total.seconds("calls", calls * mine, calls * mine, calls * mine)
             continue
-        passes = _inferred_passes(view, entry, measured, base, cpu_floor)
+        passes = _inferred_passes(side, entry, measured)
         if passes is None:
-            total.add("calls", _call_time(view, entry, side), calls)
+            total.add("calls", _call_time(side.view, entry, where.device), calls)
         else:
-            _repeated(total, _call_time(view, entry, side), passes, calls)
+            _repeated(total, _call_time(side.view, entry, where.device), passes, calls)
         for loop in entry.loops:
             if loop.trips is None and passes is not None:  # its trips: the passes the measured call allows
                 loop = replace(loop, trips=max(int(round(passes[0])), 1))
             # a counted loop's turns each do the executable's work (XLA counts a while body once; the body, not
             # the carry, is what a value-function iteration computes per turn)
-            body = _work_elements(entry) if loop.counted else 0
-            _loop(view, total, "calls", loop, calls, base, side, side_floor, body)
-        extra = _host_side(view, entry, measured) if side != "cpu" else 0.0
+            _loop(where, total, "calls", loop, calls, _work_elements(entry) if loop.counted else 0)
+        extra = _host_side(side.view, entry, measured) if where.device != "cpu" else 0.0
         total.seconds("host", calls * extra, 0.0, calls * extra)
-    sampled = _sampler_s(cell, known)
-    if sampled and here:
-        total.seconds("sampler", sampled, sampled, sampled)
-    elif sampled:
-        sampler_time(view, total, cell, sampled, base, device)
-    top = [loop for loop in cell.loops or [] if loop.top_level]  # within a jitted call: above
-    eager = (cell.eager or {}).get("ops")
-    if here and (top or eager):
-        rest = _rest(cell, known)
-        total.seconds("loops" if top else "eager", rest, rest, rest)
-        return
-    if not top and not eager:  # host code only: it runs on the host whatever the device
-        rest = _rest(cell, known)
-        total.seconds("host", rest, rest, rest)
-        return
-    on_cpu = Sum()
-    for loop in top:
-        extra = static.get((cell.index, loop.kind), 0)
-        _loop(view, total, "loops", loop, loop.times or 1, base, device, floor, extra)
-        _loop(view, on_cpu, "loops", loop, loop.times or 1, base, "cpu", cpu_floor, extra)
-    beside = max(_rest(cell, known) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
-    if eager and (platform or "cpu") == "cpu":
-        host = _busy_beyond(cell, beside)
-        total.seconds("host", host, host, host)
-        eager_time(view, total, cell, device, float64, beside - host)
-    elif not eager:
-        total.seconds("host", beside, beside, beside)
 
 
-def _inferred_passes(view, entry: JitCall, measured: float | None, base: str, cpu_floor) -> tuple | None:
+def _inferred_passes(side: Side, entry: JitCall, measured: float | None) -> tuple | None:
     """(mid, low, high) passes of a jitted call's work when a loop in it has a trip count no trace knows (a
     `while_loop` to convergence: value-function iteration, a root search), else None: this run's waited CPU
     seconds per call, less its known loops' modelled CPU time, over the model's CPU time for the executable. XLA's
@@ -250,13 +281,13 @@ def _inferred_passes(view, entry: JitCall, measured: float | None, base: str, cp
     loops = entry.loops
     if measured is None or not any(loop.trips is None for loop in loops):
         return None
-    once = _call_time(view, entry, "cpu")
+    once = _call_time(side.view, entry, "cpu")
     if not once or once.seconds <= 0:
         return None
     known = Sum()
     for loop in loops:
         if loop.trips is not None:
-            _loop(view, known, "calls", loop, 1, base, "cpu", cpu_floor)
+            _loop(side.on_cpu(), known, "calls", loop, 1)
     left = max(measured - known.mid, 0.0)
     fastest = max(min(once.low or once.seconds, once.seconds), 1e-12)
     slowest = max(once.high or once.seconds, once.seconds)
