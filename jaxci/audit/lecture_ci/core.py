@@ -1,6 +1,7 @@
 """The CI audit's rules: read a lecture repository's workflows, book config and environment file, hold them
 against the lecture verdicts, and return a CIReport of findings (jaxci.audit.lecture_ci.report) plus the edits
-that fix them. Each rule is one method of `_Audit`; the thresholds are stated as constants below.
+that fix them. Each rule is one method of `_Audit`, or a function of its own module taking the audit (`book_timeout`,
+`version_rules`); the thresholds are stated as constants beside their rule.
 """
 
 from __future__ import annotations
@@ -12,34 +13,22 @@ from pathlib import Path
 import yaml
 
 from jaxci.audit.lecture_ci import edits as ed
-from jaxci.audit.lecture_ci import installs, settings, tier, workflows
+from jaxci.audit.lecture_ci import settings, tier, version_rules, workflows
+from jaxci.audit.lecture_ci.book_timeout import book_timeout
 from jaxci.audit.lecture_ci.engine import engine_of
 from jaxci.audit.lecture_ci.lectures import LectureFacts
 from jaxci.audit.lecture_ci.report import (
     CACHE,
-    CELL_TIMEOUT,
     FAIL_ONCE,
     JOB_TIMEOUT,
     KINDS,
     MEMORY,
     RUNNER_TIER,
     SPOT,
-    VERSIONS,
     CIReport,
     Finding,
 )
 from jaxci.policy.concurrency import ENGINE_NAMES
-
-#: a per-cell timeout more than this many times the proposed one is "far above need" (policy)
-FAR_ABOVE = 4.0
-#: releases this project's records show as regressed, with the kernel they hurt and when a lecture uses it
-REGRESSED = {
-    ("jax", "0.11.1"): ("a fori_loop / scan writing into an array became quadratic in the steps on CPU "
-                        "(docs/reference/incidents.md; reproduced, docs/reference/tooling notes: 200,000 steps "
-                        "1.35 s vs 0.0011 s on 0.11.0 and 0.11.2)", "sequential"),
-    ("jaxlib", "0.11.1"): ("the same 0.11.1 loop regression (the XLA side ships in jaxlib)", "sequential"),
-}
-
 
 # ---- helpers ----
 
@@ -134,8 +123,8 @@ class _Audit:
             self.memory(job)
             self.cache(job)
             self.fail_once(job)
-        self.cell_timeout()
-        self.versions(build_jobs)
+        book_timeout(self)
+        version_rules.versions(self, build_jobs)
         for key, changes in self.label_changes.items():
             made = ed.label_edits(self.jobs_by_key[key], changes)
             r.edits += made
@@ -201,7 +190,7 @@ class _Audit:
             return predicted
         measured = [f for f in self.run if f.measured]
         if self.run and len(measured) == len(self.run):
-            on_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
+            on_gpu = tier.is_gpu(job.label, self.catalogue) and not self.moving(job)
             secs = sum((f.gpu_s if on_gpu and f.gpu_s is not None else f.cpu_s) or 0.0 for f in self.run)
             return secs / 60, "measured", (f"{len(measured)} lectures' measured cell seconds ({secs:,.0f} s) on the "
                                            "machine that ran --execute, not on the runner")
@@ -345,7 +334,7 @@ class _Audit:
         self.add(Finding(RUNNER_TIER, f"{job.file}:{job.runs_on_line}", f"job `{job.id}` builds on {family}: {rec}",
                          reason, dc.PREDICTED, fix, inputs, [], job.where))
 
-    def _moving(self, job) -> bool:
+    def moving(self, job) -> bool:
         """The tier rule moves this job to a CPU family (its GPU-only findings are then moot)."""
         family = self.label_changes.get(job.where, {}).get("family")
         return family is not None and not (family in self.catalogue and self.catalogue[family].has_gpu)
@@ -356,7 +345,7 @@ class _Audit:
             return
         engine, answer = self.question3(job)
         n = engine.now if engine else None
-        if not n or n < 2 or self._moving(job):
+        if not n or n < 2 or self.moving(job):
             return
         where, command = engine.where.split(" ", 1)
         if any(k in job.env for k in workflows.MEMORY_VARS) or job.uses_action("jax-env"):
@@ -380,14 +369,14 @@ class _Audit:
 
     def question3(self, job):
         """(the job's engine, question 3's answer for it): jaxci.policy.concurrency.decide, the one rule; once per
-        job (its tier decision, which `_moving` reads, is made before any rule asks)."""
+        job (its tier decision, which `moving` reads, is made before any rule asks)."""
         if job.where not in self._answers:
             from jaxci.policy import concurrency
 
             vcpu = _vcpu(job, self.catalogue)
             engine = engine_of(job_commands(job), self.root, vcpu)
             family = (job.label.family or "").split("+")[0] if job.label else ""
-            has_gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
+            has_gpu = tier.is_gpu(job.label, self.catalogue) and not self.moving(job)
             answer = concurrency.decide(self.survived, engine or concurrency.Engine(concurrency.NBCLIENT),
                                         has_gpu=has_gpu, family=family or "the family", vcpu=vcpu)
             self._answers[job.where] = (engine, answer)
@@ -422,7 +411,7 @@ class _Audit:
     def cache(self, job) -> None:
         if not self.jax or "JAX_COMPILATION_CACHE_DIR" in job.env or job.uses_action("jax-env"):
             return
-        gpu = tier.is_gpu(job.label, self.catalogue) and not self._moving(job)
+        gpu = tier.is_gpu(job.label, self.catalogue) and not self.moving(job)
         comp = [(f.compile_gpu_s if gpu and f.compile_gpu_s is not None else f.compile_cpu_s) for f in self.jax]
         if comp and all(c is not None for c in comp):
             saving, label = f"up to {sum(comp):,.1f} s per build: the measured compile seconds of the " \
@@ -432,7 +421,7 @@ class _Audit:
         family = (job.label.family or "").split("+")[0] if job.label and job.label.kind == "runs-on" else None
         _, answer = self.question3(job)
         n = answer.concurrency if gpu else 1
-        if self._moving(job):
+        if self.moving(job):
             family = self.label_changes[job.where]["family"]
         use = ("- uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<full commit sha>\n  with: {"
                + ", ".join(x for x in (f"concurrency: {n or 1}", f"machine: {family}" if family else "",
@@ -461,125 +450,6 @@ class _Audit:
                          "a failing notebook is executed again on every build until it fails (neither engine "
                          "caches a failure): its minutes, every build, up to the cell or job timeout", "policy", fix,
                          {"engine": engine.name}, [], job.where))
-
-    # per-cell timeout
-    def cell_timeout(self) -> None:
-        """The book's per-cell timeout by the one rule (jaxci.policy.timeouts.advise): changed only when every
-        executed lecture is measured; otherwise the measured lectures that need more get their own value and
-        the book keeps its own (no advice lowers it without a measurement of the lecture it would cut)."""
-        from jaxci.policy import timeouts
-
-        book = self.report.book
-        if book is None or book.file is None or book.error:
-            return
-        from jaxci.audit.reading.book import JUPYTER_BOOK_DEFAULT_TIMEOUT
-
-        current = book.timeout if book.timeout_state == "set" else \
-            JUPYTER_BOOK_DEFAULT_TIMEOUT if book.timeout_state == "absent" else None
-        advice = timeouts.advise(current, {f.path: (f.slowest_cell_s, current) for f in self.run})
-        slowest = max((t.slowest_high_s for t in advice.lectures), default=None)
-        need = max((t.seconds for t in advice.lectures), default=None)
-        own = {t.path: t.seconds for t in advice.raised}
-        unmeasured = f"{len(advice.unmeasured)} of {len(self.run)} lecture(s) not measured" if advice.unmeasured \
-            else ""
-        basis = (f"slowest measured cell {slowest:.1f} s: {timeouts.rule_text()}" if slowest is not None
-                 else "not measured: no lecture's cells were timed")
-        inputs = {"configured": book.timeout, "slowest_cell_s": slowest, "proposed_s": advice.book_s,
-                  "needed_s": need, "per_lecture_s": own, "unmeasured": advice.unmeasured}
-        where = book.where(book.timeout_line)
-        per_lecture = ("; ".join(f"`{p}`: `execution: timeout: {v}` in its front matter" for p, v in own.items())
-                       + f" (the book keeps {'no limit' if current is None else f'{current:g} s'}: {unmeasured})"
-                       ) if own else ""
-        changed = advice.book_s is not None and advice.book_s != current
-        fix = (f"timeout: {advice.book_s} ({basis})" if changed else per_lecture or
-               f"keep it until the lectures are timed (`jaxci audit {self.root} --execute`): no advice lowers a "
-               "limit without a measurement")
-        edits = []
-        if changed and book.timeout_state in ("none", "set"):
-            edits = [e for e in [ed.replace_value(book.doc, book.timeout_path, str(advice.book_s))] if e]
-        elif changed:
-            edits = [e for e in [ed.insert_after_entry(book.doc, ("execute", "execute_notebooks"),
-                                                       [f"timeout: {advice.book_s}"])
-                                 or ed.insert_into_mapping(book.doc, ("execute",), [f"timeout: {advice.book_s}"])] if e]
-        label = "measured" if slowest is not None else "not measured"
-        if book.timeout_state == "none":
-            self.add(Finding(CELL_TIMEOUT, where, "no per-cell timeout: a hung cell runs until the job stops",
-                             "one stuck cell holds the runner for the whole job timeout", label, fix, inputs, edits))
-        elif book.timeout_state == "absent" and slowest is not None and book.file.endswith("_config.yml") \
-                and need > current and (changed or own):
-            self.add(Finding(CELL_TIMEOUT, book.where(book.mode_line), f"no execute.timeout: Jupyter Book's default "
-                             f"of 30 s is below the slowest measured cell ({slowest:.1f} s)",
-                             "the build fails on a cell that is merely slow", "measured", fix, inputs, edits))
-        elif book.timeout_state == "set" and slowest is not None:
-            if need > book.timeout and (changed or own):
-                self.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is below what the "
-                                 f"slowest measured cell ({slowest:.1f} s) needs by the rule", "that lecture fails "
-                                 "the build although it would finish", "measured", fix, inputs, edits))
-            elif changed and book.timeout > FAR_ABOVE * advice.book_s:
-                self.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is far above need "
-                                 f"(more than {FAR_ABOVE:g} x the proposed {advice.book_s} s, every lecture "
-                                 "measured)", "a cell that hangs (a GPU launch-bound loop, a dead kernel) holds the "
-                                 "runner that long before failing", "measured", fix, inputs, edits))
-
-    # JAX / numpyro versions: every install line of every workflow and of the files they install
-    def versions(self, build_jobs) -> None:
-        lines, errors = installs.collect(self.root, self.report.workflows)
-        self.report.installs, self.report.errors = lines, self.report.errors + errors
-        if not self.jax:
-            return  # no lecture imports JAX or numpyro: the lines are listed, not judged
-        sequential = any(f.sequential for f in self.jax)
-        for item in lines:
-            self._judge(item, sequential, len(lines))
-        gpu_build = any(tier.is_gpu(j.label, self.catalogue) and not self._moving(j) for j in build_jobs)
-        wanted = ["jax"] + (["numpyro"] if any(f.uses_numpyro for f in self.run) else [])
-        for name in wanted:
-            if not any(x.name == name for x in lines):
-                self._undeclared(name, gpu_build)
-
-    def _judge(self, item, sequential: bool, total: int) -> None:
-        """One install line: pinned to a regressed release, or not pinned to one version."""
-        pin = self.pins.get(item.name)
-        of = f" (one of {total} jax/jaxlib/numpyro install lines, each checked)" if total > 1 else ""
-        bad = REGRESSED.get((item.name, item.version or ""))
-        if bad and (bad[1] != "sequential" or sequential):
-            users = [f.path for f in self.jax if f.sequential]
-            self.add(Finding(VERSIONS, item.where, f"{item.name} pinned to {item.version}, a release regressed for a "
-                             "kernel these lectures use" + of, bad[0] + "; lectures with sequential loops: "
-                             + ", ".join(users[:5]) + (" ..." if len(users) > 5 else ""), "measured",
-                             f"move the pin to {pin}" if pin else "move the pin off this release",
-                             {"pinned": item.version, "pin": pin}, self._pin_edit(item, pin)))
-        elif item.version is None:
-            what = "installed unpinned" if item.via == "workflow" else "is not pinned"
-            self.add(Finding(VERSIONS, item.where, f"{item.name} {what} (`{item.text}`){of}",
-                             "a new release reaches the build untested (incidents: a JAX minor release made a "
-                             "loop quadratic; a numpyro + JAX upgrade made NUTS 100-200x slower)", "static",
-                             f"pin {item.name}=={pin} (the version this project benchmarks)" if pin
-                             else f"pin {item.name}", {"spec": item.spec, "pin": pin}, self._pin_edit(item, pin)))
-
-    def _undeclared(self, name: str, gpu_build: bool) -> None:
-        env = self.report.env
-        pin = self.pins.get(name)
-        where = env.files[0] if env.files else "(no environment file)"
-        edits = []
-        # a GPU build needs the CUDA wheels: plain `jax` would run every lecture on the CPU
-        extra = "[cuda13]" if name == "jax" and gpu_build else ""
-        if pin and where.endswith(".txt"):
-            n = len((self.root / where).read_text(encoding="utf-8").splitlines())
-            edits = [ed.insert(where, n + 1, [f"{name}{extra}=={pin}"])]
-        files = ", ".join(env.files) or "any environment file"
-        self.add(Finding(VERSIONS, where, f"{name} is not declared in {files} nor installed by a workflow",
-                         f"{len(self.jax)} lectures import JAX or numpyro; the version they run is whatever "
-                         "the runner resolves that day", "static", f"declare {name}{extra}=={pin}" if pin
-                         else f"declare {name}", {"pin": pin}, edits))
-
-    @staticmethod
-    def _pin_edit(item, pin) -> list:
-        """Pip entries get the project's pin (extras kept); conda entries are not patched (conda-forge may
-        not carry that build)."""
-        if not pin or item.manager != "pip" or not item.text:
-            return []
-        return [ed.replace(item.file, item.line, item.text, f"{item.name}{item.extras}=={pin}")]
-
 
 def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, builds_per_year: int | None = None) -> CIReport:
     """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.lecture_ci.lectures).
