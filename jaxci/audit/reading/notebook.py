@@ -6,6 +6,7 @@ Bounded and link-safe (jaxci.util.safeio); a parse failure says where, never wha
 from __future__ import annotations
 
 import contextlib
+import functools
 from pathlib import Path
 
 from jaxci.util import safeio
@@ -102,3 +103,18 @@ def text_format(path: Path, text: str) -> str:
     if ext == "md" and "{code-cell}" in text:
         return "md:myst"
     return ext
+
+
+def to_python(source: str) -> str:
+    """A code cell's IPython syntax (magics, !shell, help?) as plain Python calls, through IPython's own
+    transformer."""
+    if not any(mark in source for mark in ("%", "!", "?")):
+        return source
+    return _ipython_transformer().transform_cell(source)
+
+
+@functools.cache
+def _ipython_transformer():
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager()

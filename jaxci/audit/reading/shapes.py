@@ -13,26 +13,16 @@ from __future__ import annotations
 import ast
 import math
 
+from jaxci.audit.reading import constructors
 from jaxci.audit.reading.sizes import Known, join
 
 JIT = {"jax.jit", "jax.pmap", "equinox.filter_jit"}
-NUMPY_MODULES = ("numpy", "jax.numpy")
-CONSTRUCTORS = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace", "eye", "identity"}
-RANDOM_SIZE_METHODS = {"normal", "uniform", "standard_normal", "random", "integers", "choice", "exponential",
-                       "randn", "rand", "randint", "multivariate_normal", "gamma", "beta", "poisson", "binomial"}
 
 
 #: jax.numpy functions whose result is smaller than their first argument (a size must not pass through them)
 REDUCTIONS = {"sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "dot", "vdot", "matmul",
               "inner", "outer", "linalg", "trace", "median", "percentile", "quantile", "any", "all", "count_nonzero",
               "searchsorted", "interp", "diff", "cumsum", "cumprod", "reshape", "ravel", "take", "where"}
-KEY_MAKERS = {"jax.random.PRNGKey", "jax.random.key"}
-#: jax.random samplers -> position of their `shape` argument (after the key and the distribution's own)
-RANDOM_SHAPE_ARG = {**dict.fromkeys(("normal", "uniform", "randint", "exponential", "laplace", "logistic",
-                                     "cauchy", "gumbel", "rademacher", "bits", "truncated_normal_std"), 1),
-                    **dict.fromkeys(("choice", "bernoulli", "gamma", "poisson", "t", "dirichlet",
-                                     "chisquare", "loggamma", "pareto", "weibull_min"), 2),
-                    **dict.fromkeys(("beta", "categorical", "multivariate_normal", "truncated_normal"), 3)}
 
 
 def _ordered(node):
@@ -87,7 +77,7 @@ class Evaluator:
                         if name:
                             self._bind_name(name, value, node)
                     continue
-                grids = self._meshgrid(node.value) if isinstance(node.value, ast.Call) else None
+                grids = constructors.meshgrid(self, node.value) if isinstance(node.value, ast.Call) else None
                 if isinstance(node.value, ast.Call) and self._name(node.value.func) == "jax.random.split":
                     grids = Known((2,), ("a PRNG key",))
                 for name in names:
@@ -325,7 +315,7 @@ class Evaluator:
             return self._shape_k(node.operand)
         if not isinstance(node, ast.Call):
             return None
-        made = self._constructed(node)
+        made = constructors.constructed(self, node)
         if made is not None:
             return made[1]
         name = self._name(node.func)
@@ -336,67 +326,6 @@ class Evaluator:
                     or len(name.split(".")) == 3:
                 return self._shape_k(node.args[0])
         return None
-
-    def _constructed(self, node: ast.Call):
-        """(label, shape) of an array constructor or random draw with a provable shape, else None."""
-        name = self._name(node.func)
-        short = name.rsplit(".", 1)[-1]
-        kw = {k.arg: k.value for k in node.keywords if k.arg}
-        module = name.rsplit(".", 1)[0] if "." in name else ""
-        if name in KEY_MAKERS:
-            return name, Known((2,))
-        if module in NUMPY_MODULES and short in ("array", "asarray") and node.args \
-                and isinstance(node.args[0], (ast.List, ast.Tuple)):
-            return None  # literal data: tiny, not worth a size line
-        if module in NUMPY_MODULES and short in CONSTRUCTORS:
-            shape = self._numpy_constructed(short, node, kw)
-        else:
-            shape = self._shape_arg(_random_shape_node(name, short, node, kw))
-        if shape is None:
-            return None
-        return (short if module in NUMPY_MODULES else name.replace("jax.random.", "random.")), shape
-
-    def _numpy_constructed(self, short: str, node: ast.Call, kw: dict) -> Known | None:
-        """The shape numpy / jax.numpy's zeros, ones, full, arange, linspace, eye, ... make."""
-        if short in ("linspace", "logspace", "geomspace"):
-            num = kw.get("num") or (node.args[2] if len(node.args) > 2 else None)
-            return Known((50,), ("numpy default num=50",)) if num is None else self._shape_arg(num)
-        if short == "arange":
-            args = [self._eval_k(a) for a in node.args]
-            if not args or not all(a is not None and isinstance(a.value, (int, float)) for a in args):
-                return None
-            vals = [a.value for a in args]
-            length = math.ceil((vals[1] - vals[0]) / (vals[2] if len(vals) > 2 else 1)) if len(vals) > 1 \
-                else math.ceil(vals[0])
-            return Known((max(int(length), 0),), join(*args))
-        if short in ("eye", "identity"):
-            n = self._eval_k(node.args[0]) if node.args else None
-            return Known((n.value, n.value), n.why) if n and isinstance(n.value, int) else None
-        return self._shape_arg(kw.get("shape") or (node.args[0] if node.args else None))
-
-    def _shape_arg(self, shape_node) -> Known | None:
-        """A `shape` / `size` argument as a shape: an integer or a tuple of non-negative integers."""
-        value = self._eval_k(shape_node)
-        if value is None or isinstance(value.value, float):
-            return None
-        shape = value.value if isinstance(value.value, tuple) else (value.value,)
-        if not shape or not all(isinstance(v, int) and v >= 0 for v in shape):
-            return None
-        return Known(shape, value.why)
-
-    def _meshgrid(self, node: ast.Call) -> Known | None:
-        """Shape of each output of meshgrid(a, b, ...): the product of the inputs' lengths."""
-        if not self._name(node.func).endswith("meshgrid") or not node.args:
-            return None
-        shapes = [self._shape_k(a) for a in node.args]
-        if not all(s is not None and s.elements is not None for s in shapes):
-            return None
-        dims = tuple(s.elements for s in shapes)
-        ij = any(k.arg == "indexing" and isinstance(k.value, ast.Constant) and k.value.value == "ij"
-                 for k in node.keywords)
-        if len(dims) >= 2 and not ij:
-            dims = (dims[1], dims[0], *dims[2:])
-        return Known(dims, join(*shapes))
 
     def _vmap_depth(self, node) -> int:
         """How many vmaps wrap a callable expression (jax.vmap(jax.vmap(f)) is 2; a vmapped name counts)."""
@@ -494,20 +423,6 @@ def _text(node) -> str:
     except Exception:
         return "?"
 
-
-
-def _random_shape_node(name: str, short: str, node: ast.Call, kw: dict):
-    """The shape argument of a random draw: jax.random's `shape` (by position or keyword), numpy's `size`,
-    randn / rand's dimensions; None when there is none (jax.random.split makes keys, not data)."""
-    if name.startswith("jax.random.") and short in RANDOM_SHAPE_ARG:
-        at = RANDOM_SHAPE_ARG[short]
-        return kw.get("shape") or (node.args[at] if len(node.args) > at else None)
-    if short in RANDOM_SIZE_METHODS and ("random" in name or "rng" in name.lower() or "size" in kw):
-        if "size" in kw:
-            return kw["size"]
-        if short in ("randn", "rand"):
-            return ast.Tuple(elts=list(node.args), ctx=ast.Load())
-    return None
 
 #: how each kind of expression is evaluated (anything else: not provable)
 _VALUE_RULES = {ast.Constant: Evaluator._value_constant, ast.Name: Evaluator._value_name,

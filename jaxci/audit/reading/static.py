@@ -17,9 +17,10 @@ import ast
 from pathlib import Path
 
 from jaxci.audit.reading.markdown import scan_markdown, timeout_metadata
+from jaxci.audit.reading.notebook import to_python
 from jaxci.audit.reading.pins import kernelspec_pin
 from jaxci.audit.reading.scanrecord import LectureScan
-from jaxci.audit.reading.visitor import CodeScan, to_python
+from jaxci.audit.reading.visitor import CodeScan
 
 #: cell tags Jupyter Book (nbclient) tolerates: an expected error, a cell never executed
 RAISES_TAG, SKIP_TAG = "raises-exception", "skip-execution"

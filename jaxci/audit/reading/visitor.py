@@ -14,8 +14,11 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from jaxci.audit.reading import constructors
+from jaxci.audit.reading.constructors import KEY_MAKERS
+from jaxci.audit.reading.notebook import to_python
 from jaxci.audit.reading.pins import PLATFORM_LISTS, Pin, env_platforms, node_platforms
-from jaxci.audit.reading.shapes import KEY_MAKERS, Evaluator, _literal, _ordered, _text
+from jaxci.audit.reading.shapes import Evaluator, _literal, _ordered, _text
 from jaxci.audit.reading.sizes import Known, Loop, SizeFinding, join
 
 if TYPE_CHECKING:
@@ -36,21 +39,6 @@ SHELL = ("get_ipython().system", "get_ipython().getoutput")
 #: a Python loop with a literal trip count below this is a short series (e.g. over a few sizes), not a
 #: sequential computation
 SHORT_LOOP = 50
-
-_TRANSFORMER = None
-
-
-def to_python(source: str) -> str:
-    """IPython syntax (magics, !shell, help?) as plain Python calls, through IPython's own transformer."""
-    global _TRANSFORMER
-    if not any(mark in source for mark in ("%", "!", "?")):
-        return source
-    if _TRANSFORMER is None:
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        _TRANSFORMER = TransformerManager()
-    return _TRANSFORMER.transform_cell(source)
-
 
 class CodeScan(Evaluator):
     """Two passes over a lecture's code cells: names (imports, jitted and JAX-using functions, sizes bound to
@@ -308,7 +296,7 @@ class CodeScan(Evaluator):
         if handler is not None:
             handler(self, node, name, kw)
         if name.endswith("meshgrid"):
-            grid = self._meshgrid(node)
+            grid = constructors.meshgrid(self, node)
             if grid is not None:
                 self._size_found(f"meshgrid{list(grid.value)}", grid)
         depth = self._vmap_depth(node.func)
@@ -405,7 +393,7 @@ class CodeScan(Evaluator):
         self.scan.max_elements = max(self.scan.max_elements or 0, elements)
 
     def _sizes(self, node: ast.Call) -> None:
-        made = self._constructed(node)
+        made = constructors.constructed(self, node)
         if made is None or self._name(node.func) in KEY_MAKERS:
             return
         label, shape = made
