@@ -6,4 +6,5 @@ bash scripts/setup-venv.sh bench,audit,test
 bash scripts/setup-browser.sh
 bash scripts/setup-engines.sh
 .venv/bin/ruff check .   # lint first: configured in pyproject.toml [tool.ruff]
-exec .venv/bin/python -m pytest "$@"
+# one worker per core (pytest-xdist); tests/conftest.py keeps each costly session fixture's tests on one worker
+exec .venv/bin/python -m pytest -n "${JAXCI_TEST_WORKERS:-auto}" --dist loadgroup "$@"

@@ -1,5 +1,5 @@
-"""NumPy matmul on a runner's CPU through the model's CPU GEMM scaling (issue 26 item 2), and the published
-figures' rounding interval (item 3): synthetic truth only."""
+"""NumPy matmul on a runner's CPU through the model's CPU GEMM scaling, and the published
+figures' rounding interval: synthetic truth only."""
 
 import math
 

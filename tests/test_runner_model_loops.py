@@ -1,5 +1,5 @@
 """The while loop's iteration count (computed from the benchmark's fixed matrix and tolerance, never recorded)
-and the per-iteration cost the model takes from loops.WhileConverge (issue 26 item 4)."""
+and the per-iteration cost the model takes from loops.WhileConverge."""
 
 import pytest
 

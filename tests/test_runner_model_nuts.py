@@ -1,4 +1,4 @@
-"""The runner model's NUTS term (issue 26 item 1): iterations x leapfrog steps per iteration (the sampler's count,
+"""The runner model's NUTS term: iterations x leapfrog steps per iteration (the sampler's count,
 from any machine) x seconds per step on the family's device (NutsLeapfrogStep, else the Kalman gradient as a
 labelled proxy) + compile. Synthetic results with known truth: every expected number is computed from them."""
 

@@ -1,4 +1,4 @@
-"""Published measurements as runner-model inputs (issue 36): the transfer-only score never sees them, the
+"""Published measurements as runner-model inputs: the transfer-only score never sees them, the
 leave-one-out score does, and no published figure sits in the model as a copied constant."""
 
 from __future__ import annotations

@@ -249,7 +249,6 @@ def releases_md(steps: list[ReleaseStep], measured: dict[str, list[str]], factor
 
 @dataclass(frozen=True)
 class PinAdvice:
-    pin: str | None               # the repository's pinned JAX release (None: unpinned, the newest at each build)
     target: str | None            # the release to pin (None: no release history measured)
     between: tuple = ()           # confirmed steps after the pin up to the target (ReleaseStep)
     held_back_by: tuple = ()      # confirmed regressions still standing at the newest release, after the target
@@ -262,7 +261,7 @@ def pin_advice(steps: list[ReleaseStep], measured: dict[str, list[str]], pin: st
     first such regression. Unconfirmed steps never move the advice (they may be noise)."""
     releases = sorted({r for rs in measured.values() for r in rs if release_key(r)}, key=release_key)
     if not releases:
-        return PinAdvice(pin, None)
+        return PinAdvice(None)
     start = release_key(pin) if pin and release_key(pin) else ()
     confirmed = sorted((s for s in steps if s.confirmed and release_key(s.after) > start),
                        key=lambda s: release_key(s.after))
@@ -273,4 +272,4 @@ def pin_advice(steps: list[ReleaseStep], measured: dict[str, list[str]], pin: st
         target = pin
     between = tuple(s for s in confirmed if release_key(s.after) <= release_key(target))
     held = tuple(s for s in standing if release_key(s.after) > release_key(target))
-    return PinAdvice(pin, target, between, held)
+    return PinAdvice(target, between, held)

@@ -31,7 +31,8 @@ def pin_short() -> str:
     return f"per lecture (`kernelspec.name: {KERNEL}`, row 2), not `JAX_PLATFORMS=cpu` for the job"
 
 
-def _uses_jax(lec: dict) -> bool:
+def uses_jax(lec: dict) -> bool:
+    """An audited lecture imports JAX or numpyro: the static scan's decision (a lecture without a scan counts)."""
     scan = lec.get("scan") or {}
     return bool(scan.get("uses_jax") or scan.get("uses_numpyro")) if scan else True
 
@@ -44,7 +45,7 @@ def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list
 
     out: dict[str, list[str]] = {"cpu": [], "gpu": [], "unknown": []}
     for lec in (audit or {}).get("lectures") or []:
-        if not isinstance(lec, dict) or not _uses_jax(lec):
+        if not isinstance(lec, dict) or not uses_jax(lec):
             continue
         pred = (lec.get("predicted") or {}).get(family)
         path = str(lec.get("path", "?"))

@@ -11,7 +11,8 @@ what each committed audit ran, and every lecture that could not run here with it
 from __future__ import annotations
 
 from jaxci.report import answers
-from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheet
+from jaxci.report.actions import uses_jax
+from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
 from jaxci.report.repo_builds import repo_builds
 from jaxci.report.text import table
 
@@ -51,11 +52,6 @@ def answers_md(rows, family: str, site: bool) -> str:
     body = [[d.q, d.question, headline(d.decision), d.number or "—", evidence(d.q, d.status, family, site)]
             for d in rows]
     return table(["#", "question", "answer", "deciding number", "evidence"], body)
-
-
-def uses_jax(lecture: dict) -> bool:
-    imports = (lecture.get("scan") or {}).get("imports") or []
-    return any(str(m).split(".")[0] in ("jax", "jaxlib", "numpyro") for m in imports)
 
 
 def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float | None, float | None]]:
@@ -141,7 +137,7 @@ def pin_md(report) -> str:
 
 
 def family_page(report, family: str, site: bool = False) -> str:
-    s = sheet(report, family)
+    (s,) = sheets(report, [family])  # computed once per report: the site's links and the findings page read it too
     entry = report.catalogue[family]
     audited = ", ".join(f"`audits/{a.name}/`" for a in report.audits) or "none"
     return "\n\n".join([
@@ -189,7 +185,7 @@ def audit_md(committed) -> str:
 
 
 def intro(report, families: list[str], site: bool = False) -> str:
-    links = " · ".join(f"[{f}](#{answers.slug(sheet(report, f).title)})" if site else f"[{f}]({f}.md)"
+    links = " · ".join(f"[{f}](#{answers.slug(sheets(report, [f])[0].title)})" if site else f"[{f}]({f}.md)"
                        for f in families)
     return (f"# JAX lecture builds on CI runners: the maintainers' report\n\nOne page per runner family, at most two "
             f"printed pages each: {links}.\n\nEach page is generated from this repository's committed results and "

@@ -14,7 +14,6 @@ from pathlib import Path
 @dataclass(frozen=True)
 class CommittedAudit:
     name: str           # the folder's name: repository@commit
-    folder: Path
     audit: dict         # the published audit JSON (its `published` block says where and how it ran)
 
     @property
@@ -49,7 +48,7 @@ def load(folder: Path) -> tuple[list[CommittedAudit], list[str]]:
     for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
         path = sub / "audit.json"
         try:
-            found.append(CommittedAudit(sub.name, sub, record.read(path)))
+            found.append(CommittedAudit(sub.name, record.read(path)))
         except record.AuditError as exc:
             problems.append(f"{path}: {exc}")
     return found, problems
