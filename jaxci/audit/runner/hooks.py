@@ -71,6 +71,7 @@ from jaxci.audit.reading.cell_records import TracedLoop
 from jaxci.audit.runner.hook_state import _JAX, LIMIT, STATE, _block, _clock
 from jaxci.audit.runner.jax_hooks import install_jax
 
+#: namespace entries looked at per cell for arrays still computing
 NAMESPACE_LIMIT = 5000
 
 

@@ -12,6 +12,7 @@ import time as _time
 from jaxci.audit.runner.hook_state import _JAX, LIMIT, STATE, bind
 from jaxci.audit.runner.jit_calls import trace_hooks
 
+#: eager ops per cell read in full (sizes); past it they are only counted and timed
 EAGER_FULL = 2000
 
 
