@@ -6,5 +6,6 @@ bash scripts/setup-venv.sh bench,audit,test
 bash scripts/setup-browser.sh
 bash scripts/setup-engines.sh
 .venv/bin/ruff check .   # lint first: configured in pyproject.toml [tool.ruff]
-# one worker per core (pytest-xdist); tests/conftest.py keeps each costly session fixture's tests on one worker
-exec .venv/bin/python -m pytest -n "${JAXCI_TEST_WORKERS:-auto}" --dist loadgroup "$@"
+# one worker per core (pytest-xdist); tests/conftest.py keeps each costly session fixture's tests on one worker and
+# puts them first, in the order it gives (no reordering by the count of tests)
+exec .venv/bin/python -m pytest -n "${JAXCI_TEST_WORKERS:-auto}" --dist loadgroup --no-loadscope-reorder "$@"

@@ -3,21 +3,24 @@ import pytest
 from tests.asvutil import AsvSandbox
 
 #: the session fixtures that cost minutes, each computed once: every test that needs one runs on the same xdist
-#: worker (scripts/test.sh runs `pytest -n auto --dist loadgroup`)
-SHARED_RUNS = {"ci_run": "asv-ci-run", "scaled_lectures_executed": "executed-lectures",
-               "release_environments": "release-environments"}
+#: worker (scripts/test.sh runs `pytest -n auto --dist loadgroup --no-loadscope-reorder`), and these groups go
+#: first, in this order (the longest first), so they start while the short tests fill in around them
+SHARED_RUNS = {"ci_run": "asv-ci-run", "release_environments": "release-environments",
+               "scaled_lectures_executed": "executed-lectures"}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Group each test for xdist: by the costly session fixture it needs, else by its module (so a module-scoped
-    fixture is built once); the costly groups go first, so the long runs start while the short tests fill in."""
+    """In an xdist worker: group each test by the costly session fixture it needs, else by its module (so a
+    module-scoped fixture is built once), the costly groups first."""
     if not hasattr(config, "workerinput"):  # not an xdist worker: the order stays the files'
         return
+    order = list(SHARED_RUNS)
     for item in items:
-        shared = [group for fixture, group in SHARED_RUNS.items() if fixture in item.fixturenames]
-        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.module.__name__))
-    items.sort(key=lambda item: not any(fixture in item.fixturenames for fixture in SHARED_RUNS))
+        shared = [fixture for fixture in SHARED_RUNS if fixture in item.fixturenames]
+        item.add_marker(pytest.mark.xdist_group(SHARED_RUNS[shared[0]] if shared else item.module.__name__))
+    items.sort(key=lambda item: min((order.index(f) for f in SHARED_RUNS if f in item.fixturenames),
+                                    default=len(order)))
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,7 @@
 """The Kalman kernels against NumPy/SciPy: the filter, a joint multivariate normal, and each other."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,16 @@ from benchmarks.kernels import kalman  # noqa: E402
 from tests.jaxmode import x64_for  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("x64")
+
+#: the periods of every test here (the benchmark's own): one shape per state dimension, so the jitted functions and
+#: their compiles are shared between the tests (the parallel filter's compile is most of this file's time)
+T = 96
+
+
+@functools.cache
+def jitted(variant: str, k: int, grad: bool = False):
+    """The jitted log-likelihood (or its gradient) of one variant and state dimension, built once per process."""
+    return jax.jit((kalman.grad_fn if grad else kalman.loglik_fn)(variant, k))
 
 
 def test_reference_filter_matches_joint_gaussian():
@@ -20,29 +32,29 @@ def test_reference_filter_matches_joint_gaussian():
 @pytest.mark.parametrize("variant", kalman.VARIANTS)
 @pytest.mark.parametrize("k", [2, 11])
 def test_loglik_matches_reference_float64(variant, k):
-    theta, y = kalman.inputs(k, 96, "float64")
-    got = float(jax.jit(kalman.loglik_fn(variant, k))(theta, y))
+    theta, y = kalman.inputs(k, T, "float64")
+    got = float(jitted(variant, k)(theta, y))
     assert got == pytest.approx(kalman.loglik_reference(theta, y, k), rel=1e-10, abs=1e-8)
 
 
 def test_loglik_away_from_the_true_parameters():
     """A point the data were not simulated at, so a bug that only vanishes at THETA_TRUE still shows."""
-    theta, y = kalman.inputs(5, 40, "float64")
+    theta, y = kalman.inputs(11, T, "float64", seed=5)
     other = theta + np.linspace(-0.3, 0.3, kalman.N_PARAMS)
-    ref = kalman.loglik_reference(other, y, 5)
+    ref = kalman.loglik_reference(other, y, 11)
     for variant in kalman.VARIANTS:
-        assert float(jax.jit(kalman.loglik_fn(variant, 5))(other, y)) == pytest.approx(ref, rel=1e-10)
-    assert ref < kalman.loglik_reference(theta, y, 5)  # the truth fits better than a perturbed point
+        assert float(jitted(variant, 11)(other, y)) == pytest.approx(ref, rel=1e-10)
+    assert ref < kalman.loglik_reference(theta, y, 11)  # the truth fits better than a perturbed point
 
 
 @pytest.mark.parametrize("k", [2, 11, 50])
 def test_sequential_equals_parallel(k):
-    theta, y = kalman.inputs(k, 200, "float64", seed=1)
-    seq = float(jax.jit(kalman.loglik_fn("sequential", k))(theta, y))
-    par = float(jax.jit(kalman.loglik_fn("parallel", k))(theta, y))
+    theta, y = kalman.inputs(k, T, "float64", seed=1)
+    seq = float(jitted("sequential", k)(theta, y))
+    par = float(jitted("parallel", k)(theta, y))
     assert par == pytest.approx(seq, rel=1e-9)
-    gs = np.asarray(jax.jit(kalman.grad_fn("sequential", k))(theta, y))
-    gp = np.asarray(jax.jit(kalman.grad_fn("parallel", k))(theta, y))
+    gs = np.asarray(jitted("sequential", k, grad=True)(theta, y))
+    gp = np.asarray(jitted("parallel", k, grad=True)(theta, y))
     np.testing.assert_allclose(gp, gs, rtol=1e-7, atol=1e-8)
 
 
@@ -63,9 +75,9 @@ def test_float32_close_to_float64():
 
 @pytest.mark.parametrize("variant", kalman.VARIANTS)
 def test_gradient_finite_and_matches_finite_differences(variant):
-    k = 4
-    theta, y = kalman.inputs(k, 30, "float64")
-    grad = np.asarray(jax.jit(kalman.grad_fn(variant, k))(theta, y))  # jitted: op by op it took 15 s
+    k = 2
+    theta, y = kalman.inputs(k, T, "float64")
+    grad = np.asarray(jitted(variant, k, grad=True)(theta, y))  # jitted: op by op it took 15 s
     assert grad.shape == (kalman.N_PARAMS,) and np.all(np.isfinite(grad))
     h = 1e-5
     fd = np.array([(kalman.loglik_reference(theta + h * e, y, k) - kalman.loglik_reference(theta - h * e, y, k))
