@@ -25,7 +25,7 @@ def _committed(tmp_path: Path, pin: str | None = "0.4.35") -> Path:
     """An audits/ folder with one published audit (the fixture's lectures, each importing jax) and one corrupt."""
     doc = copy.deepcopy(AUDIT)
     for lec in doc["lectures"]:
-        lec["scan"] = {"imports": ["jax", "numpy"]}
+        lec["scan"] = {"imports": ["jax", "numpy"], "uses_jax": True}  # as the static scan records it
     doc["ci"] = {"installs": [{"name": "jax", "version": pin, "where": ".github/workflows/ci.yml:37"}]}
     folder = tmp_path / "audits"
     (folder / "demo-lectures@abcdef1").mkdir(parents=True)
@@ -76,7 +76,7 @@ def test_pins_follow_the_one_placement_rule(report):
     assert maintainers.pins(audit, "c7i.2xlarge", False) == []
     no_jax = copy.deepcopy(audit)
     for lec in no_jax["lectures"]:
-        lec["scan"]["imports"] = ["numpy"]
+        lec["scan"].update(imports=["numpy"], uses_jax=False)
     assert maintainers.pins(no_jax, "g4dn.2xlarge", True) == []  # never touches the GPU: nothing to pin
     judged = {**audit, "pin_to_cpu": ["lectures/wealth.md"], "published": {"family": "g4dn.2xlarge"}}
     assert maintainers.pins(judged, "g4dn.2xlarge", True) == [("lectures/wealth.md", 30.0, 20.0)]  # the patch's

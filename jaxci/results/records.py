@@ -243,7 +243,7 @@ def load_results(results_dir: str | Path) -> ResultSet:
             info = load_machine_json(mdir / "machine.json")
         except FormatError as exc:
             if files:
-                out.errors.append(f"{mdir}: results skipped: machine.json unusable ({exc})")
+                out.errors.append(f"{mdir / 'machine.json'}: {exc.reason}; the folder's results skipped")
             continue
         found.append((mdir, files, info))
     total, done = sum(len(f[1]) for f in found), 0
