@@ -482,16 +482,19 @@ def test_without_asv_the_evidence_is_said_unread(monkeypatch):
 
 
 def test_an_unreadable_machine_json_names_its_cause_under_a_deep_results_folder(tmp_path):
-    """The one line quotes the loader's reason whole: the file's path once, then the cause (a results folder deep
-    in a temporary tree once pushed "is a FIFO" past the line's limit)."""
+    """`jaxci env` and `jaxci report` quote the loader's reason whole: the file within the folder they name, then
+    the cause (a results folder deep in a temporary tree once pushed "is a FIFO" past the line's limit)."""
     import os
 
     from jaxci.workflows import envadvice
     from tests.test_import_transaction import results_tree
 
-    results = results_tree(tmp_path / ("deep" * 20) / "src", machine="m")
+    results = results_tree(tmp_path / ("deep" * 60) / "src", machine="m")
     (results / "m" / "machine.json").unlink()
     os.mkfifo(results / "m" / "machine.json")
     with pytest.raises(envadvice.AdviceError) as err:
         envadvice.read_concurrency(str(results), "m")
     assert "is a FIFO (named pipe)" in str(err.value) and str(err.value).count("machine.json") == 1
+    report = subprocess.run([sys.executable, "-m", "jaxci", "report", str(results)], capture_output=True, text=True,
+                            timeout=120)
+    assert report.returncode == 2 and "the loader says: m/machine.json: is a FIFO (named pipe)" in report.stderr

@@ -94,11 +94,14 @@ class ReadProgress:
                   file=self.stream, flush=True)
 
 
-def _reason(errors: list[str]) -> str:
-    """What the loader said, shortened to one line: the first reason and how many more."""
+def _reason(errors: list[str], results_dir) -> str:
+    """What the loader said, shortened to one line: the first reason (its paths within the folder) and how many
+    more."""
+    from jaxci.results.records import within
+
     if not errors:
         return "expected <machine>/*.json from asv run"
-    first = " ".join(errors[0].split())
+    first = " ".join(within(errors[0], results_dir).split())
     first = first if len(first) <= 300 else first[:300] + "..."
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return f"the loader says: {first}{more}"
@@ -196,7 +199,7 @@ def _build(args, results_dir: Path):
     finally:
         records.PROGRESS["hook"] = None
     if not report.records:  # an empty or wrong folder is not "all fine": say why
-        raise Refused(f"{args.results_dir}: no asv result values in it ({_reason(report.errors)})")
+        raise Refused(f"{args.results_dir}: no asv result values in it ({_reason(report.errors, args.results_dir)})")
     return report
 
 

@@ -351,3 +351,9 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
                 q25=stat.get("q_25") if status == "ok" else None, q75=stat.get("q_75") if status == "ok" else None,
                 file=rel, scale=scales.get(key.split(".")[0], "unknown")))
     return out
+
+
+def within(error: str, results_dir) -> str:
+    """A loader error with the results folder's own path taken out, for a message that names the folder already:
+    however deep the folder, the file and the cause then fit the message's one line."""
+    return error.replace(str(Path(results_dir)) + os.sep, "")
