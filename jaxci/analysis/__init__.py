@@ -5,6 +5,7 @@ no I/O, and nothing from jaxci but this package (advice, prices and timeouts are
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 
 AXES = ("n", "dtype", "device")
@@ -45,11 +46,9 @@ def group(records, key) -> dict:
 
 
 def median(values):
-    values = sorted(values)
-    if not values:
-        return None
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    """statistics.median, None for no values."""
+    values = list(values)
+    return statistics.median(values) if values else None
 
 
 def safe_ratio(a, b) -> float | None:

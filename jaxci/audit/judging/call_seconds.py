@@ -6,6 +6,8 @@ scaled up to fill it.
 
 from __future__ import annotations
 
+import statistics
+
 from jaxci.audit.reading.cell_records import JitCall
 
 
@@ -28,7 +30,7 @@ def known_calls(run) -> dict:
             mine = measured_call(entry)
             if mine is not None and entry.name:
                 seen.setdefault(entry.name, []).append(mine)
-    return {name: sorted(v)[len(v) // 2] for name, v in seen.items()}
+    return {name: statistics.median_high(v) for name, v in seen.items()}
 
 
 def call_seconds(cell, known: dict) -> list:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,11 +47,10 @@ def probe(n: int = PROBE_N, repeat: int = PROBE_REPEAT, kernels: Path = KERNELS)
         t0 = time.perf_counter()
         int_sum(n)
         times.append(time.perf_counter() - t0)
-    times.sort()
-    mid = times[len(times) // 2]
-    return Probe(mid, times[0], times[-1], n,
-                 f"host.PurePython int_sum n={n:,} here: {mid:.3g} s (median of {repeat}, {times[0]:.3g}.."
-                 f"{times[-1]:.3g}; load {_load()})")
+    mid = statistics.median_high(times)
+    return Probe(mid, min(times), max(times), n,
+                 f"host.PurePython int_sum n={n:,} here: {mid:.3g} s (median of {repeat}, {min(times):.3g}.."
+                 f"{max(times):.3g}; load {_load()})")
 
 
 def _load() -> str:
