@@ -61,15 +61,15 @@ def test_sequential_equals_parallel(k):
 def test_float32_close_to_float64():
     """Run as the float32 benchmarks run it (x64 off): the log-likelihood stays float32 (
     with x64 on for the whole test it came back float64) and is close to the float64 reference."""
-    theta, y = kalman.inputs(11, 96, "float32")
+    theta, y = kalman.inputs(11, T, "float32")
     ref = kalman.loglik_reference(theta.astype(float), y.astype(float), 11)
     for variant in kalman.VARIANTS:
         with x64_for("float32"):
-            out = jax.jit(kalman.loglik_fn(variant, 11))(theta, y)
+            out = jitted(variant, 11)(theta, y)
         assert out.dtype == np.float32
         assert float(out) == pytest.approx(ref, rel=1e-3)
     with x64_for("float32"):  # the gradient NUTS evaluates (the parallel one only costs compile time here)
-        grad = jax.jit(kalman.grad_fn("sequential", 11))(theta, y)
+        grad = jitted("sequential", 11, grad=True)(theta, y)
     assert grad.dtype == np.float32 and np.all(np.isfinite(np.asarray(grad)))
 
 
