@@ -16,6 +16,7 @@ Rules the suites follow (the project's asv style: numpy/scipy-like suites):
 from __future__ import annotations
 
 import abc
+import json
 import os
 import shutil
 import sys
@@ -145,6 +146,15 @@ def unshare_inherited_memory() -> str:
 
 
 WARM_CACHE_PREFIX = "jaxci-warm-compiles-"
+SPLITS_PREFIX = "jaxci-compile-splits-"
+
+
+def sibling_folder(prefix: str) -> Path | None:
+    """A temp folder that the forked children of one asv run share (named after their server's pid), or None
+    outside a forkserver child: a fresh interpreter has no siblings to share with."""
+    if os.getpid() == _IMPORT_PID:
+        return None
+    return Path(tempfile.gettempdir()) / f"{prefix}{_IMPORT_PID}"
 
 
 def warm_compile_cache() -> Path | None:
@@ -156,24 +166,22 @@ def warm_compile_cache() -> Path | None:
     With this cache the second round loads the executable the first compiled (JAX caches compiles of 1 s
     or more) and times the same calls. Compile and cold-start classes never use it.
     """
-    if os.getpid() == _IMPORT_PID:
-        return None
-    return Path(tempfile.gettempdir()) / f"{WARM_CACHE_PREFIX}{_IMPORT_PID}"
+    return sibling_folder(WARM_CACHE_PREFIX)
 
 
-def _remove_stale_warm_caches() -> None:
-    """Delete the warm caches of asv runs that have ended (their server's pid is gone)."""
-    for path in Path(tempfile.gettempdir()).glob(f"{WARM_CACHE_PREFIX}*"):
-        pid = path.name.removeprefix(WARM_CACHE_PREFIX)
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(path, ignore_errors=True)
-        except (ValueError, PermissionError):
-            continue
+def _remove_stale_sibling_folders() -> None:
+    """Delete the shared folders of asv runs that have ended (their server's pid is gone)."""
+    for prefix in (WARM_CACHE_PREFIX, SPLITS_PREFIX):
+        for path in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+            try:
+                os.kill(int(path.name.removeprefix(prefix)), 0)
+            except ProcessLookupError:
+                shutil.rmtree(path, ignore_errors=True)
+            except (ValueError, PermissionError):
+                continue
 
 
-_remove_stale_warm_caches()
+_remove_stale_sibling_folders()
 
 
 def start_jax(device: str, dtype: str, *, cache: bool = False, reuse_compiles: bool = False):
@@ -238,6 +246,10 @@ class JaxCase(abc.ABC):
     first_in_process = False
     #: only warm calls are timed: load a compile that another round of this asv run made (warm_compile_cache)
     reuse_compiles = False
+    #: setup makes a JSON record (not live objects), and asv's process per track shares it: the first child of an
+    #: asv run makes it, its siblings read it (sibling_folder). setup's source, and so the asv version and
+    #: history of its benchmarks, stays the same either way.
+    shared_record = False
 
     def is_large(self, *case) -> bool:
         return False
@@ -256,11 +268,32 @@ class JaxCase(abc.ABC):
         return jax, fn, place(jax, dev, host_args)
 
     def _once(self, params, make):
-        """make(jax, fn, args) once per process and params; asv calls setup before every repeat."""
+        """make(jax, fn, args) once per process and params (asv calls setup before every repeat); where the class
+        shares its record, once per asv run (_shared)."""
         key = (type(self).__name__, params)
         if key not in _CACHE:
-            _CACHE[key] = make(*self._prepare(params))
+            folder = sibling_folder(SPLITS_PREFIX) if self.shared_record else None
+            _CACHE[key] = make(*self._prepare(params)) if folder is None else self._shared(folder, params, make)
         return _CACHE[key]
+
+    def _shared(self, folder: Path, params, make):
+        """The record of this combination in this asv run: the first forked child makes it and writes it where
+        its siblings read it, as the Nuts class does with its scratch file. A child that finds a started but
+        unfinished record (an earlier track timed out) fails instead of measuring a second time."""
+        *case, dtype, device = params
+        skip_unless_runnable(device, large=self.is_large(*case))
+        path = folder / f"{type(self).__name__}-{'-'.join(map(str, params))}.json"
+        if path.exists():
+            record = json.loads(path.read_text())
+        else:
+            folder.mkdir(exist_ok=True)
+            path.write_text(json.dumps({"started": True}))
+            record = make(*self._prepare(params))
+            path.write_text(json.dumps(record))
+        if "started" in record:
+            raise RuntimeError(f"{path.name}: an earlier process of this run started this measurement and did not "
+                               "finish")
+        return record
 
 
 class WarmTime(JaxCase):
@@ -282,10 +315,15 @@ class WarmTime(JaxCase):
 
 
 class CompileSplit(JaxCase):
-    """Compile seconds of the first jit of a kernel in a fresh process, split by stage (jax.monitoring)."""
+    """Compile seconds of the first jit of a kernel in a fresh process, split by stage (jax.monitoring).
+
+    The three stages come from ONE first compile per combination (`shared_record`): asv starts a process per
+    track, and in an asv run the first of them compiles and records the split for the other two.
+    """
 
     timeout = 180
     first_in_process = True   # a forkserver child is made to hold its own memory, as a fresh process does
+    shared_record = True
 
     def setup(self, *params):
         def first_compile(jax, fn, args):

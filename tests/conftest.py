@@ -6,7 +6,7 @@ from tests.asvutil import AsvSandbox
 #: worker (scripts/test.sh runs `pytest -n auto --dist loadgroup --no-loadscope-reorder`), and these groups go
 #: first, in this order (the longest first), so they start while the short tests fill in around them
 SHARED_RUNS = {"ci_run": "asv-ci-run", "release_environments": "release-environments",
-               "scaled_lectures_executed": "executed-lectures"}
+               "small_lectures_executed": "executed-lectures"}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -56,12 +56,12 @@ def release_environments(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def scaled_lectures_executed(tmp_path_factory):
-    """The scaled fixture lectures executed once per session by `jaxci audit --execute` (its JSON, its run
+def small_lectures_executed(tmp_path_factory):
+    """The small fixture lectures executed once per session by `jaxci audit --execute` (its JSON, its run
     cache): tests/executed_lectures.py says who reads it."""
-    from tests.executed_lectures import execute_scaled
+    from tests.executed_lectures import SMALL, execute
 
-    return execute_scaled(tmp_path_factory.mktemp("scaled-lectures"))
+    return execute(SMALL, tmp_path_factory.mktemp("small-lectures"))
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
-"""Executed: the fixture lectures (model_verdicts, model_verdicts_scaled: once per session, by the command line,
-tests/executed_lectures.py) run in real kernels on the CPU and are decided by the runner model's numbers for
-g4dn.2xlarge. Verdicts only: no timing is asserted (which verdict, where
-the time landed, the labels)."""
+"""Executed: the fixture lectures run in real kernels on the CPU (model_verdicts once per session, by the command
+line; model_verdicts_scaled as recorded: tests/executed_lectures.py) and are decided by the runner model's numbers
+for g4dn.2xlarge. Verdicts only: no timing is asserted (which verdict, where the time landed, the labels)."""
 
 import pytest
 
@@ -10,25 +9,24 @@ from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import colab, family
 from jaxci.audit.reading.cell_records import TracedLoop
 from jaxci.audit.runner.cache import Reuse
-from tests.executed_lectures import CELL_TIMEOUT, FAMILY, LECTURES
+from tests.executed_lectures import CELL_TIMEOUT, FAMILY, LECTURES, FrozenRuns
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def executed(scaled_lectures_executed):
-    """Both folders judged here by the model from this checkout's results; the scaled lectures' runs are the
-    session's (their run cache), judged again, not executed again."""
+def executed(small_lectures_executed):
+    """Both folders judged here by the model from the frozen results: the small lectures' runs are the session's
+    (their run cache), the scaled lectures' the recorded ones; neither is executed again."""
     model = family.from_results(FROZEN_RESULTS, FAMILY)
     out = {}
-    for folder, reuse in (("model_verdicts", None),
-                          ("model_verdicts_scaled", Reuse(scaled_lectures_executed.cache, cell_timeout=CELL_TIMEOUT))):
+    for folder, reuse in (("model_verdicts", Reuse(small_lectures_executed.cache, cell_timeout=CELL_TIMEOUT)),
+                          ("model_verdicts_scaled", FrozenRuns())):
         verdicts = repo.audit_static(LECTURES / folder, model)
         repo.execute(verdicts, platforms=["cpu"], cell_timeout=CELL_TIMEOUT, progress=False, model=model, reuse=reuse)
-        if reuse is not None:  # else these tests would silently run the lectures a second time
-            assert reuse.reused and not reuse.executed, ("the session's runs were not reused (the command line "
-                                                         f"and repo.execute keyed them apart): {reuse.executed}")
+        assert reuse.reused and not getattr(reuse, "executed", []), (  # else these tests ran the lectures again
+            f"{folder}: the session's runs were not reused (the command line and repo.execute keyed them apart)")
         out.update({f"{folder}/{v.path}": v for v in verdicts})
     return out
 
@@ -64,10 +62,13 @@ def test_largest_later_trace_sizes_the_loop(executed):
     assert v.recommendation in (C.PIN_CPU, C.EITHER), v.why  # 50 eager steps: less work than one GPU compile
 
 
-def test_time_lands_in_the_cell_that_called(executed):
-    cells = {c.index: c for c in executed["model_verdicts_scaled/vmapped_scan_long.md"].runs["cpu"].cells}
+@pytest.mark.parametrize("lecture, trips", [("model_verdicts/vmapped_scan.md", 200),
+                                            ("model_verdicts_scaled/vmapped_scan_long.md", 3000)])
+def test_time_lands_in_the_cell_that_called(executed, lecture, trips):
+    """Executed in this session (the small lecture) and as recorded (the scaled one)."""
+    cells = {c.index: c for c in executed[lecture].runs["cpu"].cells}
     call, plot = cells[3], cells[4]  # `out = paths(k0)`, then `print(float(out.mean()))`
     assert not plot.calls and call.settle_s is not None  # the call and its wait are the calling cell's
     (entry,) = call.calls
-    assert entry.name == "simulate" and entry.loops == [TracedLoop("lax.scan", 3000, 1_000_000)]
+    assert entry.name == "simulate" and entry.loops == [TracedLoop("lax.scan", trips, 1_000_000)]
     assert entry.first_s >= entry.compile_s > 0

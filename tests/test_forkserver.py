@@ -144,6 +144,36 @@ def test_a_later_round_loads_the_warm_compile_and_first_call_classes_never_do(tm
     assert not (tmp_path / "inherited").exists()   # an inherited cache directory is never used
 
 
+def test_the_three_stage_tracks_of_a_compile_split_share_one_first_compile(tmp_path):
+    """asv starts a child per track: the first child compiles and records the split, its siblings read it and
+    start no JAX backend; a child that finds an unfinished measurement fails; outside a child none is shared."""
+    proc = run_forking("""
+        import shutil, tempfile
+        from pathlib import Path
+        from benchmarks.dense import DenseCompile
+
+        def track(stage, op="matmul"):
+            case = DenseCompile()
+            case.setup(op, "float32", "cpu")
+            return [getattr(case, f"track_{stage}_s")(op, "float32", "cpu"), common.backend_started()]
+
+        shared = Path(tempfile.gettempdir()) / f"{common.SPLITS_PREFIX}{os.getpid()}"
+        shared.mkdir()
+        (shared / "DenseCompile-solve-float32-cpu.json").write_text(json.dumps({"started": True}))
+        try:
+            out = [in_child(lambda s=s: track(s)) for s in ("trace", "lower", "backend")]
+            out += [in_child(lambda: track("trace", "solve")), common.sibling_folder(common.SPLITS_PREFIX) is None]
+        finally:
+            shutil.rmtree(shared)
+        print(json.dumps(out))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first, second, third, unfinished, outside = json.loads(proc.stdout.splitlines()[-1])
+    assert [first[1], second[1], third[1]] == [True, False, False]   # only the first child started JAX
+    assert min(first[0], second[0], third[0]) > 0
+    assert unfinished.startswith("RuntimeError") and "did not finish" in unfinished and outside
+
+
 def test_warm_classes_reuse_compiles_first_call_classes_unshare_and_no_class_does_both():
     import benchmarks.common as common
 

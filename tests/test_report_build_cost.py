@@ -99,11 +99,11 @@ def test_without_predictions_row_6_says_how_to_measure(report):
 
 
 @pytest.mark.slow
-def test_rows_6_and_7_from_a_real_executed_audit(scaled_lectures_executed):
+def test_rows_6_and_7_from_a_real_executed_audit(small_lectures_executed):
     """End to end: `jaxci audit --execute --machine g4dn.2xlarge --format json` on fixture lectures (the session's
     one execution of them), then `jaxci report --audit`: the audit's predicted records are what question 6 adds up,
     its measured cells what question 7 sizes (the two commands agree on the schema)."""
-    audit = scaled_lectures_executed
+    audit = small_lectures_executed
     assert audit.returncode == 0, audit.stderr[-3000:]
     data = json.loads(audit.json_path.read_text())
     executed = [lec for lec in data["lectures"] if (lec.get("predicted") or {}).get("g4dn.2xlarge")]
