@@ -24,6 +24,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+from jaxci.util.jsonschema_import import skip_iri_syntax_checkers
 from jaxci.util.quoting import glob_literal
 from jaxci.util.safeio import UnsafeFile, check, check_name, load_json, read_text
 from jaxci.util.validate import InputError, inside, quoted
@@ -183,6 +184,7 @@ def content_hash(path) -> str | None:
     """The hash a failure is matched by: the kernelspec name and the code cells' sources (what both engines key
     their execution on; narrative and outputs left out). None when the notebook cannot be read."""
     path = Path(path)
+    skip_iri_syntax_checkers()
     try:
         text = read_text(path)
         if path.suffix == ".ipynb":

@@ -10,6 +10,7 @@ import functools
 from pathlib import Path
 
 from jaxci.util import safeio
+from jaxci.util.jsonschema_import import skip_iri_syntax_checkers
 
 #: the largest notebook read (discovery.LECTURE_LIMIT is this bound)
 NOTEBOOK_LIMIT = 64 * 1024 * 1024
@@ -21,6 +22,7 @@ class NotebookReadError(Exception):
 
 def read_notebook(path):
     """An .ipynb (nbformat) or a MyST/jupytext text notebook (.md, .py:percent ...) as a NotebookNode."""
+    skip_iri_syntax_checkers()
     import nbformat
 
     path = Path(path)

@@ -57,6 +57,7 @@ from jaxci.audit.runner.outcome import (
 )
 from jaxci.audit.runner.scratch import scratch_copy
 from jaxci.util import proc as proc_tree
+from jaxci.util.jsonschema_import import skip_iri_syntax_checkers
 
 _MODULE = "_jaxci_kernel"
 
@@ -182,6 +183,7 @@ def _client(nb, name: str, timeout, cwd, startup_timeout):
     """nbclient's client over ipc transport with an absolute socket prefix (the kernel's cwd is the notebook's
     folder): no TCP ports to race for, and no "running over TCP without encryption" warning on every start.
     Returns (client, the socket folder to remove)."""
+    skip_iri_syntax_checkers()
     from nbclient import NotebookClient
     from traitlets.config import Config
 
