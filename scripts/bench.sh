@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Quick start, command 1: set up, run the whole suite on this machine at CI scale, publish the site.
 # The machine registers under a local name (results/local-*/, git-ignored); CPU is the embedded default.
-#   JAXCI_SCALE=full      the full-scale run (the bench workflow's scale on runner families)
+#   JAXCI_SCALE=full      the full-scale run (the bench workflow's scale on runner families), sampled as asv samples
+#   JAXCI_QUICK=0         at CI scale, asv's own sampling (rounds, repeats, warm-up: about twice the time); by
+#                         default a CI-scale run samples each case once (asv run --quick): a check that every
+#                         case runs on this machine and a first look, never results to commit or compare closely
 #   JAXCI_MACHINE=NAME    a catalogue family name on a real runner (e.g. g4dn.2xlarge)
 #   JAXCI_OFFLINE_ASSETS=1  vendor the libraries asv's pages load from public CDNs into html/vendor/ (npm, once:
 #                         scripts/fetch-asv-assets.sh), so asv preview and the published folder work offline
@@ -14,6 +17,11 @@ case $JAXCI_SCALE in  # refused before the virtualenv or asv starts (the rule of
   ci|full) ;;
   *) printf 'bench.sh: JAXCI_SCALE=%q: expected ci or full (or unset: ci)\n' "$JAXCI_SCALE" >&2; exit 2 ;;
 esac
+case ${JAXCI_QUICK:-1} in
+  0) quick=() ;;
+  1) quick=(--quick); [ "$JAXCI_SCALE" = full ] && quick=() ;;   # full scale is always sampled as asv samples
+  *) printf 'bench.sh: JAXCI_QUICK=%q: expected 0 or 1 (or unset: 1)\n' "$JAXCI_QUICK" >&2; exit 2 ;;
+esac
 bash scripts/setup-venv.sh bench,audit || exit 1
 export PATH="$PWD/.venv/bin:$PATH"
 machine=${JAXCI_MACHINE:-local-$(hostname)}
@@ -24,7 +32,7 @@ else
 fi
 start=$(date +%s)
 # Real asv environments: asv builds this commit's wheel and env_matrix/install.py installs the pins.
-bash scripts/run-suites.sh "$machine" HEAD^! --show-stderr
+bash scripts/run-suites.sh "$machine" HEAD^! --show-stderr "${quick[@]}"
 status=$?
 elapsed=$(( $(date +%s) - start ))
 # the committed release history (results/ref-epyc-2c-ci) names the pin commits main carries: their jax-v*
@@ -39,7 +47,9 @@ fi
 summary=$(jaxci report results --html html --format summary "${offline[@]}") || status=1
 echo
 echo "== jax-ci-bench: summary =="
-echo "ran: every suite at JAXCI_SCALE=$JAXCI_SCALE on $machine in ${elapsed} s (exit status $status)"
+sampling="asv's own sampling"
+[ ${#quick[@]} -gt 0 ] && sampling="one sample per case (asv run --quick; JAXCI_QUICK=0 samples as asv does)"
+echo "ran: every suite at JAXCI_SCALE=$JAXCI_SCALE on $machine in ${elapsed} s, $sampling (exit status $status)"
 echo "$summary" | head -n 24
 echo "findings: html/findings/index.html (also html/findings/findings.md, guidance.md)"
 if [ ${#offline[@]} -gt 0 ]; then

@@ -197,6 +197,15 @@ def test_the_suite_and_its_script_refuse_a_bad_scale_before_asv(cmd):
     assert "setup-venv" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("scale", ["ci", "full"])
+def test_bench_sh_refuses_a_bad_quick_switch_before_the_virtualenv(scale):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCI_")} | {"JAXCI_SCALE": scale,
+                                                                                  "JAXCI_QUICK": "yes"}
+    proc = subprocess.run(["bash", "scripts/bench.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "JAXCI_QUICK=yes: expected 0 or 1" in proc.stderr, proc.stderr[-500:]
+    assert "setup-venv" not in proc.stdout + proc.stderr
+
+
 def test_git_messages_and_input_errors_are_one_line(tmp_path):
     """The two places a refusal is made one line: GitError keeps git's cause (its first fatal:/error: line, not
     the usage advice after it), InputError escapes control characters in whatever value its message quotes."""
