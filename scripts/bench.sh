@@ -11,7 +11,7 @@
 # asv's log goes to the terminal while it runs; the run ends with a short summary (what ran, how long,
 # where the site and the findings are, the top answers), never the whole findings document.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 export JAXCI_SCALE=${JAXCI_SCALE:-ci}
 case $JAXCI_SCALE in  # refused before the virtualenv or asv starts (the rule of jaxci.util.validate.scale)
   ci|full) ;;

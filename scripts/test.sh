@@ -6,6 +6,8 @@ bash scripts/setup-venv.sh bench,audit,test
 bash scripts/setup-browser.sh
 bash scripts/setup-engines.sh
 .venv/bin/ruff check .   # lint first: configured in pyproject.toml [tool.ruff]
-# one worker per core (pytest-xdist); tests/conftest.py keeps each costly session fixture's tests on one worker and
-# puts them first, in the order it gives (no reordering by the count of tests)
-exec .venv/bin/python -m pytest -n "${JAXCI_TEST_WORKERS:-auto}" --dist loadgroup --no-loadscope-reorder "$@"
+# one pytest-xdist worker per core and one more: the three costly session fixtures each hold a worker, and part of
+# their time waits on pip, asv and kernels (README, Tests). tests/conftest.py keeps each costly fixture's tests on
+# one worker and puts them first, in the order it gives (no reordering by the count of tests)
+workers=${JAXCI_TEST_WORKERS:-$(( $(nproc) + 1 ))}
+exec .venv/bin/python -m pytest -n "$workers" --dist loadgroup --no-loadscope-reorder "$@"

@@ -3,7 +3,7 @@ import pytest
 from tests.asvutil import AsvSandbox
 
 #: the session fixtures that cost minutes, each computed once: every test that needs one runs on the same xdist
-#: worker (scripts/test.sh runs `pytest -n auto --dist loadgroup --no-loadscope-reorder`), and these groups go
+#: worker (scripts/test.sh runs `pytest -n WORKERS --dist loadgroup --no-loadscope-reorder`), and these groups go
 #: first, in this order (the longest first), so they start while the short tests fill in around them
 SHARED_RUNS = {"ci_run": "asv-ci-run", "release_environments": "release-environments",
                "small_lectures_executed": "executed-lectures"}
