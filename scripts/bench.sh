@@ -2,7 +2,7 @@
 # Quick start, command 1: set up, run the whole suite on this machine at CI scale, publish the site.
 # The machine registers under a local name (results/local-*/, git-ignored); CPU is the embedded default.
 #   JAXCI_SCALE=full      the full-scale run (the bench workflow's scale on runner families), sampled as asv samples
-#   JAXCI_QUICK=0         at CI scale, asv's own sampling (rounds, repeats, warm-up: about twice the time); by
+#   JAXCI_QUICK=0         at CI scale, asv's own sampling (rounds, repeats, warm-up: longer); by
 #                         default a CI-scale run samples each case once (asv run --quick): a check that every
 #                         case runs on this machine and a first look, never results to commit or compare closely
 #   JAXCI_MACHINE=NAME    a catalogue family name on a real runner (e.g. g4dn.2xlarge)

@@ -91,7 +91,9 @@ def freeze() -> Path:
 
     from jaxci.util.loadavg import cpu_model
 
-    runs = {lec["path"]: lec["runs"] for lec in data["lectures"] if lec.get("runs")}
+    runs = {lec["path"]: {platform: {**run, "path": Path(run["path"]).relative_to(REPO_ROOT).as_posix()}
+                          for platform, run in lec["runs"].items()}
+            for lec in data["lectures"] if lec.get("runs")}   # no path of the recording machine
     record = {"recorded": {"by": "python -m tests.executed_lectures", "date": date.today().isoformat(),
                            "cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
                            "jax": version("jax"), "cell_timeout": CELL_TIMEOUT},
