@@ -277,23 +277,29 @@ class JaxCase(abc.ABC):
         return _CACHE[key]
 
     def _shared(self, folder: Path, params, make):
-        """The record of this combination in this asv run: the first forked child makes it and writes it where
-        its siblings read it, as the Nuts class does with its scratch file. A child that finds a started but
-        unfinished record (an earlier track timed out) fails instead of measuring a second time."""
+        """The record of this combination in this asv run: the first forked child makes it, its siblings read it
+        (once_per_run)."""
         *case, dtype, device = params
         skip_unless_runnable(device, large=self.is_large(*case))
+        folder.mkdir(exist_ok=True)
         path = folder / f"{type(self).__name__}-{'-'.join(map(str, params))}.json"
-        if path.exists():
-            record = json.loads(path.read_text())
-        else:
-            folder.mkdir(exist_ok=True)
-            path.write_text(json.dumps({"started": True}))
-            record = make(*self._prepare(params))
-            path.write_text(json.dumps(record))
-        if "started" in record:
-            raise RuntimeError(f"{path.name}: an earlier process of this run started this measurement and did not "
-                               "finish")
-        return record
+        return once_per_run(path, lambda: make(*self._prepare(params)))
+
+
+def once_per_run(path: Path, make) -> dict:
+    """The JSON record at `path`, made by make() in the first process of an asv run that asks and read back by
+    the others (asv starts a process per benchmark method). A process that finds a started but unfinished record
+    (an earlier method timed out or died) fails instead of measuring a second time. The nuts classes keep this
+    pattern written out in their setup: its source is their asv version."""
+    if path.exists():
+        record = json.loads(path.read_text())
+    else:
+        path.write_text(json.dumps({"started": True}))
+        record = make()
+        path.write_text(json.dumps(record))
+    if "started" in record:
+        raise RuntimeError(f"{path.name}: an earlier process of this run started this measurement and did not finish")
+    return record
 
 
 class WarmTime(JaxCase):

@@ -26,6 +26,7 @@ from benchmarks.common import (
     DTYPES,
     REPO_ROOT,
     ColdStart,
+    once_per_run,
     platform_for,
     scale,
     skip_unless_runnable,
@@ -107,16 +108,7 @@ class _SeriesRun:
     def _result(self, rundir, name, dtype, device, run):
         _ci_skip(dtype, device)
         skip_unless_runnable(device)
-        path = Path(rundir) / f"{name}-{dtype}-{device}.json"
-        if path.exists():
-            result = json.loads(path.read_text())
-        else:
-            path.write_text(json.dumps({"started": True}))
-            result = run(dtype, device)
-            path.write_text(json.dumps(result))
-        if "started" in result:
-            raise RuntimeError(f"{path.name}: an earlier process of this run started and did not finish")
-        return result
+        return once_per_run(Path(rundir) / f"{name}-{dtype}-{device}.json", lambda: run(dtype, device))
 
 
 def _series_here(dtype, device):

@@ -61,6 +61,7 @@ class FrozenRuns:
     def __init__(self, path: Path = FROZEN):
         self.runs: dict[str, dict[str, dict]] = json.loads(path.read_text())["runs"]
         self.reused: list[str] = []
+        self.executed: list[str] = []   # always empty: store refuses
 
     def key(self, verdict, platform: str, kernel: str) -> str:
         return f"{verdict.path} [{platform}]"
@@ -91,8 +92,8 @@ def freeze() -> Path:
 
     from jaxci.util.loadavg import cpu_model
 
-    runs = {lec["path"]: {platform: {**run, "path": Path(run["path"]).relative_to(REPO_ROOT).as_posix()}
-                          for platform, run in lec["runs"].items()}
+    runs = {lec["path"]: {where: {**run, "path": Path(run["path"]).relative_to(REPO_ROOT).as_posix()}
+                          for where, run in lec["runs"].items()}
             for lec in data["lectures"] if lec.get("runs")}   # no path of the recording machine
     record = {"recorded": {"by": "python -m tests.executed_lectures", "date": date.today().isoformat(),
                            "cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),

@@ -97,12 +97,11 @@ class ReadProgress:
 def _reason(errors: list[str], results_dir) -> str:
     """What the loader said, shortened to one line: the first reason (its paths within the folder) and how many
     more."""
-    from jaxci.results.records import within
+    from jaxci.results.records import loader_reason
 
     if not errors:
         return "expected <machine>/*.json from asv run"
-    first = " ".join(within(errors[0], results_dir).split())
-    first = first if len(first) <= 300 else first[:300] + "..."
+    first = loader_reason(errors[0], results_dir)
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return f"the loader says: {first}{more}"
 

@@ -39,6 +39,7 @@ from jaxci.results.asvfiles import (  # noqa: F401 (ResultsError, FormatError: t
 )
 from jaxci.results.captures import process_starts
 from jaxci.util.git import GitError, git
+from jaxci.util.validate import one_line
 
 
 @dataclass(frozen=True)
@@ -353,7 +354,8 @@ def _records(res, facts: MachineFacts, meta: dict | None, path: str, errors: lis
     return out
 
 
-def within(error: str, results_dir) -> str:
-    """A loader error with the results folder's own path taken out, for a message that names the folder already:
-    however deep the folder, the file and the cause then fit the message's one line."""
-    return error.replace(str(Path(results_dir)) + os.sep, "")
+def loader_reason(error: str, results_dir) -> str:
+    """A loader error as every command quotes it in a message that names the results folder already: the folder's
+    own path taken out (however deep the folder, the file and the cause fit the line), on one line, shortened by
+    the one limit of quoted text (validate.one_line)."""
+    return one_line(" ".join(error.replace(str(Path(results_dir)) + os.sep, "").split()))

@@ -321,7 +321,7 @@ def read_concurrency(results_dir: str, machine: str) -> dict[tuple, float]:
     except ImportError:
         raise AdviceError("reading --results needs asv (pip install 'jax-ci-bench[bench]'); "
                           "or give --peak-mib") from None
-    from jaxci.results.records import ResultsError, load_results, within
+    from jaxci.results.records import ResultsError, load_results, loader_reason
 
     if not os.path.isdir(os.path.join(results_dir, machine)):
         raise AdviceError(f"--results {results_dir}: no results for machine {machine!r} there")
@@ -340,7 +340,7 @@ def read_concurrency(results_dir: str, machine: str) -> dict[tuple, float]:
         if values:
             return values
     folder = os.path.join(results_dir, machine)
-    why = next((f" ({one_line(within(e, results_dir), 200)})" for e in loaded.errors if folder in e), "")
+    why = next((f" ({loader_reason(e, results_dir)})" for e in loaded.errors if folder in e), "")
     raise AdviceError(f"--results {results_dir}: machine {machine!r} has no measured concurrency results{why}")
 
 
