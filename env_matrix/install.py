@@ -3,9 +3,12 @@
 asv runs this with the environment's own Python, from the checkout of the commit being benchmarked, so the
 pins installed are that commit's pins: a JAX upgrade is one commit, and history follows JAX releases.
 Backend: $JAXCI_BACKEND if set (cpu | cuda13, checked), else cuda13 when an NVIDIA GPU is visible, else cpu.
+Installer: uv where PATH has it (scripts/setup-venv.sh puts it in .venv, and jaxci's asv runs put .venv/bin first),
+else pip; an offline install (PIP_NO_INDEX, wheels from PIP_FIND_LINKS: jaxci.results.upgrade) is always pip's.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +27,15 @@ def choose_backend() -> str:
     return checked_backend(os.environ.get("JAXCI_BACKEND")) or ("cuda13" if gpu_present() else "cpu")
 
 
+def installer(environ=os.environ) -> tuple[str, list[str]]:
+    """(name, install command) for this environment's Python: uv (its cache makes a reinstalled pin a copy, where
+    pip unpacks and compiles the wheel again), else pip; pip alone reads the offline settings of PIP_*."""
+    uv = None if environ.get("PIP_NO_INDEX") else shutil.which("uv", path=environ.get("PATH"))
+    if uv:
+        return "uv", [uv, "pip", "install", "--python", sys.executable, "--compile-bytecode", "--link-mode", "copy"]
+    return "pip", [sys.executable, "-m", "pip", "install"]
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: install.py WHEEL_FILE", file=sys.stderr)
@@ -35,12 +47,13 @@ def main(argv: list[str]) -> int:
         print(f"jaxci install: {exc}", file=sys.stderr)
         return 2
     requirements = pin_file(backend, HERE)
-    print(f"jaxci install: backend {backend}, jax=={pins['jax']} from {requirements}", flush=True)
-    cmd = [sys.executable, "-m", "pip", "install", "-r", str(requirements), f"{argv[0]}[bench,audit]"]
+    tool, install = installer()
+    cmd = install + ["-r", str(requirements), f"{argv[0]}[bench,audit]"]
+    print(f"jaxci install: backend {backend}, jax=={pins['jax']} from {requirements}, by {tool}", flush=True)
     result = subprocess.run(cmd)
     if result.returncode:
         print(f"jaxci install: installing the {backend} pins from {requirements} failed "
-              f"(pip exit {result.returncode}); is jax=={pins['jax']} available for Python "
+              f"({tool} exit {result.returncode}); is jax=={pins['jax']} available for Python "
               f"{sys.version_info.major}.{sys.version_info.minor} on this platform?", file=sys.stderr)
     return result.returncode
 

@@ -197,7 +197,8 @@ def test_history_end_to_end_two_releases(tmp_path, release_environments):
     subprocess.run(["git", "clone", "-q", "--no-local", str(REPO), str(clone)], check=True)
     share_environments(clone, release_environments)
     env = dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(clone), JAXCI_SCALE="ci",
-               PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
+               PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")),
+               UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv")))
     env.pop("JAX_PLATFORMS", None)
     # --max-load: never measure a release again for the load; the running tests load this machine past the quiet
     # rule, which would only multiply the asv runs (the rule itself: test_confirmed_steps, with a stand-in asv)

@@ -36,3 +36,18 @@ def test_backend_choice_explicit_then_gpu_then_cpu(monkeypatch):
     assert install.choose_backend() == "cuda13"
     monkeypatch.setattr(install, "gpu_present", lambda: False)
     assert install.choose_backend() == "cpu"
+
+
+def test_uv_installs_where_path_has_it_and_pip_installs_offline(tmp_path):
+    sys.path.insert(0, str(REPO / "env_matrix"))
+    import install
+
+    uv = tmp_path / "uv"
+    uv.write_text("#!/bin/sh\n")
+    uv.chmod(0o755)
+    tool, cmd = install.installer({"PATH": str(tmp_path)})
+    assert tool == "uv" and cmd[:3] == [str(uv), "pip", "install"] and "--compile-bytecode" in cmd
+    assert cmd[cmd.index("--python") + 1] == sys.executable  # into asv's environment, not uv's own
+    offline = {"PATH": str(tmp_path), "PIP_NO_INDEX": "1"}  # wheels from PIP_FIND_LINKS, which only pip reads
+    assert install.installer(offline) == ("pip", [sys.executable, "-m", "pip", "install"])
+    assert install.installer({"PATH": str(tmp_path / "empty")})[0] == "pip"

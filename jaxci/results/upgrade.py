@@ -195,7 +195,7 @@ def make_clone(workdir: Path, old: str, new: str, source: Path = REPO_ROOT) -> t
 
 
 def local_env(home: Path, scale: str = "ci") -> dict:
-    """asv's environment for a local check: HOME (asv's machine file) in the work dir, pip's cache kept;
+    """asv's environment for a local check: HOME (asv's machine file) in the work dir, pip's and uv's caches kept;
     with JAXCI_OFFLINE=1, pip may install only from PIP_FIND_LINKS (no index)."""
     env = dict(os.environ)
     if env_flag("JAXCI_OFFLINE", env):
@@ -204,6 +204,7 @@ def local_env(home: Path, scale: str = "ci") -> dict:
                              "set PIP_FIND_LINKS to a folder of wheels, or run it where the index is reachable")
         env["PIP_NO_INDEX"] = "1"
     env.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
+    env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
     env["HOME"] = str(home)
     return asv_env(scale, "cpu", env)
 
