@@ -221,3 +221,20 @@ def test_a_gpu_runs_device_bytes_reach_the_table_and_the_advice():
     assert render.row(v)["peak_mib"] == "cuda: device 512, live buffers 1, host RSS 300 MiB"
     (peak,) = lecture_peaks(json.loads(render.to_json([v], True)))
     assert (peak.kind, peak.mib, peak.platform) == ("device", 512.0, "cuda")
+
+
+def test_the_tier_decision_shows_lab_machines_predicted_from_the_same_runs(audited):
+    """`jaxci audit --ci --execute`: the tier decision shows each lab machine (never chosen) beside the runner families,
+    every executed lecture predicted on it as the audit predicts a runner family (no host probe: h not measured)."""
+    from jaxci.audit.lecture_ci import lectures
+    from jaxci.catalogue import load_catalogue
+    from jaxci.report.published_inputs import reference
+
+    verdicts = list(audited["verdicts"].values())
+    found, why = lectures.predict_lab(verdicts, FROZEN_RESULTS, reference())
+    lab = {name for name, entry in load_catalogue(include_lab=True).items() if entry.is_lab}
+    assert why == "" and set(found) == {v.path for v in verdicts if v.runs}
+    assert all(set(per) == lab for per in found.values()), found
+    assert all(rec["host_factor"]["label"] == host.NOT_MEASURED for per in found.values() for rec in per.values())
+    for facts in lectures.from_verdicts(verdicts, found):
+        assert set(facts.predicted) == lab | set(_runner_families())

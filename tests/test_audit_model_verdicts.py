@@ -329,7 +329,7 @@ def test_start_up_is_charged_once_and_compile_per_compilation(model):
     for run in (one, many):
         for c in run.cells:
             c.compile_s = 0.05
-    p1, p9 = predicted.predict_lecture(one, model), predicted.predict_lecture(many, model)
+    p1, p9 = predicted.gpu_family(one, model.runner), predicted.gpu_family(many, model.runner)
     first = model.runner.call("elementwise", 1, "float32", "gpu", compile_only=True).seconds
     backend = model.runner.call("backend_start", None, "float32", "gpu").seconds  # the CUDA client, once
     assert p1["parts"]["gpu"]["start-up"] == pytest.approx(first) == pytest.approx(p9["parts"]["gpu"]["start-up"])
@@ -343,7 +343,7 @@ def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
             "largest": 10**6, "dtype": "float32", "flops": 2e6, "bytes": 8e6, "loops": []}
     run = _run((0.6, 1, None, [call]))  # the cell: the compile and ten calls at the warm call's time
     run.cells[0].compile_s = 0.4
-    p = predicted.predict_lecture(run, model)
+    p = predicted.gpu_family(run, model.runner)
     assert p["parts"]["cpu"]["calls"] == pytest.approx(10 * 0.02)
     assert 0 < p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]
     (name, free), = colab.colab(run, model).items()
@@ -360,14 +360,14 @@ def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
     run = _run((3.0, 1, None, None))
     run.cells[0].compile_s = 0.5
     run.cells[0].eager = {"ops": 4, "s": 2.0, "sizes": [[4_000_000, 4, "float32"]]}
-    p = predicted.predict_lecture(run, model)
+    p = predicted.gpu_family(run, model.runner)
     assert p["parts"]["cpu"]["eager"] == pytest.approx(2.5)
     assert p["gpu_low_s"] < p["cpu_s"] and p["parts"]["gpu"]["eager"] < p["parts"]["cpu"]["eager"]
 
 
 def test_unexplained_slow_cell_outranks_the_prediction(model):
     run = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
-    rec, why = C.verdict_from(predicted.predict_lecture(run, model), "g4dn.2xlarge", C.GPU_SLOWER,
+    rec, why = C.verdict_from(predicted.gpu_family(run, model.runner), "g4dn.2xlarge", C.GPU_SLOWER,
                                       C.GPU_FASTER)
     assert rec == C.MEASURE and "cell 0 measured" in why
 
@@ -381,12 +381,12 @@ def test_predicted_seconds_are_the_whole_lecture_host_code_included(model):
     with_host.cells[0].import_s = 0.3
     alone = _run((1.0, 1, None, [call]))
     alone.cells[0].import_s = 0.3
-    p, q = predicted.predict_lecture(with_host, model), predicted.predict_lecture(alone, model)
+    p, q = predicted.gpu_family(with_host, model.runner), predicted.gpu_family(alone, model.runner)
     for side in ("cpu", "gpu"):
         assert p["parts"][side]["host"] - q["parts"][side]["host"] == pytest.approx(2.5)
         assert q["parts"][side]["host"] >= 0.3   # import jax, and what no other part of the call cell accounts for
         assert p[f"{side}_s"] - q[f"{side}_s"] == pytest.approx(2.5)
         assert p[f"{side}_low_s"] <= p[f"{side}_s"] <= p[f"{side}_high_s"]
     slow = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
-    rec = predicted.predict_lecture(slow, model)
+    rec = predicted.gpu_family(slow, model.runner)
     assert rec["parts"]["cpu"]["host"] == pytest.approx(predicted.SLOW_CELL_S + 20) and rec["unexplained"]

@@ -108,7 +108,7 @@ def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_sid
     backend = g4dn.runner.call("backend_start", None, "float32", "gpu")
     first = g4dn.runner.call("elementwise", 1, "float32", "gpu", compile_only=True)
     jax_run = _run(_cell(0, 0, 0.2), _cell(1, 3, None), _cell(2, 2, None))
-    p = predicted.predict_lecture(jax_run, g4dn)
+    p = predicted.gpu_family(jax_run, g4dn.runner)
     shared = compile_time.overhead_s(jax_run)
     assert p["parts"]["gpu"]["start-up"] == pytest.approx(shared + first.seconds)
     assert p["parts"]["gpu"]["backend"] == pytest.approx(backend.seconds) and p["parts"]["cpu"]["backend"] == 0
@@ -119,7 +119,7 @@ def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_sid
 
 def test_a_lecture_that_never_starts_a_backend_pays_no_cuda_start(g4dn):
     host_only = _run(_cell(0, 0, None), _cell(1, 0, None))
-    p = predicted.predict_lecture(host_only, g4dn)
+    p = predicted.gpu_family(host_only, g4dn.runner)
     assert p["parts"]["gpu"]["start-up"] == pytest.approx(compile_time.overhead_s(host_only))
     assert p["parts"]["gpu"]["backend"] == 0
 
@@ -136,7 +136,7 @@ def test_a_familys_own_capture_is_the_nearest_evidence(results):
 def test_the_host_factor_never_moves_the_modelled_backend_start(g4dn):
     """The backend start is the model's figure (carried from the capture's host by its own rule), not this host's
     measured time: moving the record to the family's host leaves it as it was."""
-    p = predicted.predict_lecture(_run(_cell(0, 0, 0.2), _cell(1, 3, None)), g4dn)
+    p = predicted.gpu_family(_run(_cell(0, 0, 0.2), _cell(1, 3, None)), g4dn.runner)
     moved = rescaled.host_scaled(p, 2.0, "a probe")
     assert p["parts"]["gpu"]["backend"] > 0
     assert moved["parts"]["gpu"]["backend"] == pytest.approx(p["parts"]["gpu"]["backend"])

@@ -24,8 +24,8 @@ def _run():
 
 
 def test_a_process_wide_pin_takes_the_cpu_side_from_its_cell_on(model):
-    free = predicted.predict_lecture(_run(), model)
-    pinned = predicted.predict_lecture(_run(), model, pins=[Pin(3, 1, ("cpu",), "config jax_platform_name=cpu")])
+    free = predicted.gpu_family(_run(), model.runner)
+    pinned = predicted.gpu_family(_run(), model.runner, pins=[Pin(3, 1, ("cpu",), "config jax_platform_name=cpu")])
     per_cell = free["parts"]["cpu"]["calls"] / 3
     assert pinned["parts"]["gpu"]["calls"] == pytest.approx(free["parts"]["gpu"]["calls"] / 3 + 2 * per_cell)
     assert "cells 3, 5 placed on the CPU by the lecture" in pinned["basis"]
@@ -40,7 +40,7 @@ def test_a_local_pin_is_its_cell_only_and_a_gpu_pin_nothing():
 
 def test_pinned_compiles_stay_at_this_runs_cpu_seconds(model):
     pins = [Pin(1, 1, ("cpu",), "JAX_PLATFORMS=cpu")]
-    pinned = predicted.predict_lecture(_run(), model, pins=pins)
+    pinned = predicted.gpu_family(_run(), model.runner, pins=pins)
     assert pinned["parts"]["gpu"]["compile"] == pytest.approx(3 * 0.2)
     assert pinned["gpu_s"] == pytest.approx(pinned["cpu_s"] - pinned["parts"]["cpu"]["start-up"]
                                             + pinned["parts"]["gpu"]["start-up"] - pinned["parts"]["cpu"]["compile"]

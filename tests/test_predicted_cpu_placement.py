@@ -27,7 +27,7 @@ def audited():
     for v in verdicts:
         run = v.runs.get("cpu")
         assert run is not None and run.ok, (v.path, run and run.error)
-        out[v.path.removesuffix(".md")] = (v, run, predicted.predict_lecture(run, model, pins=v.scan.pins))
+        out[v.path.removesuffix(".md")] = (v, run, predicted.gpu_family(run, model.runner, pins=v.scan.pins))
     return out
 
 

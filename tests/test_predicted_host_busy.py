@@ -25,7 +25,7 @@ def _run(busy_s):
 
 
 def test_the_main_threads_seconds_beyond_the_jax_parts_stay_host_time_on_the_gpu(model):
-    p = predicted.predict_lecture(_run(busy_s=18.0), model)
+    p = predicted.gpu_family(_run(busy_s=18.0), model.runner)
     gpu, cpu = p["parts"]["gpu"], p["parts"]["cpu"]
     assert gpu["host"] == pytest.approx(18.0 - 1.0)   # busy beyond the 1 s of compiles: SciPy's host code
     assert gpu["eager"] < 19.0 - 17.0                   # only the 2 s the main thread waited moves as eager work
@@ -35,12 +35,12 @@ def test_the_main_threads_seconds_beyond_the_jax_parts_stay_host_time_on_the_gpu
 def test_a_waiting_main_thread_leaves_the_bulk_eager_work_to_move(model):
     """XLA computes eager work on its own threads (a 4e6-element jnp loop: 0.04 s of the main thread in 1.7 s), so
     an idle main thread moves the cell as before."""
-    idle, unknown = predicted.predict_lecture(_run(0.5), model), predicted.predict_lecture(_run(None), model)
+    idle, unknown = predicted.gpu_family(_run(0.5), model.runner), predicted.gpu_family(_run(None), model.runner)
     assert idle["parts"]["gpu"]["host"] == 0.0 == unknown["parts"]["gpu"]["host"]
     assert idle["parts"]["gpu"]["eager"] == pytest.approx(unknown["parts"]["gpu"]["eager"])
-    assert predicted.predict_lecture(_run(18.0), model)["gpu_s"] > idle["gpu_s"]
+    assert predicted.gpu_family(_run(18.0), model.runner)["gpu_s"] > idle["gpu_s"]
 
 
 def test_the_host_share_never_exceeds_what_is_beside_the_jax_parts(model):
-    p = predicted.predict_lecture(_run(busy_s=40.0), model)  # a busier main thread than the cell's wall: capped
+    p = predicted.gpu_family(_run(busy_s=40.0), model.runner)  # a busier main thread than the cell's wall: capped
     assert p["parts"]["gpu"]["host"] == pytest.approx(19.0) and p["parts"]["gpu"]["eager"] == 0.0

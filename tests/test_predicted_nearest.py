@@ -71,19 +71,19 @@ def test_the_compile_ratio_is_every_same_source_pair_and_follows_each(records):
 
 
 def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest, records):
-    p = predicted.predict_lecture(_compiling_run(), nearest)
+    p = predicted.gpu_family(_compiling_run(), nearest.runner)
     ratio = nearest.runner.model.compile_ratio(T4)[0]
     per = 14 * 3.0 / 15   # 15 compilations in 3 s: the first is start-up, the other 14 at this run's seconds
     assert p["parts"]["gpu"]["compile"] == pytest.approx(per * ratio.mid)
     assert p["parts"]["cpu"]["compile"] == pytest.approx(per)
     assert any("further compilations on the GPU" in i and "published (" in i for i in p["inputs"])
-    transfer = predicted.predict_lecture(_compiling_run(), family.from_results(FROZEN_RESULTS, T4))
+    transfer = predicted.gpu_family(_compiling_run(), family.from_results(FROZEN_RESULTS, T4).runner)
     assert not transfer["inputs"]   # no published pair: the first-compile ratio, as before
     # a float64 lecture: the pairs stand, so no first-compile fallback is noted as missing (it is not used)
-    f64 = predicted.predict_lecture(_compiling_run(), nearest, float64=True)
+    f64 = predicted.gpu_family(_compiling_run(), nearest.runner, float64=True)
     assert not any("first-compile ratio" in m for m in f64["missing"]), f64["missing"]
-    assert any("first-compile ratio" in m for m in predicted.predict_lecture(
-        _compiling_run(), family.from_results(FROZEN_RESULTS, T4), float64=True)["missing"])
+    assert any("first-compile ratio" in m for m in predicted.gpu_family(
+        _compiling_run(), family.from_results(FROZEN_RESULTS, T4).runner, float64=True)["missing"])
 
 
 def _uncalled_loop_run(carry):
@@ -94,8 +94,8 @@ def _uncalled_loop_run(carry):
 
 
 def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
-    bulk = predicted.predict_lecture(_uncalled_loop_run(400_000), nearest)
-    tiny = predicted.predict_lecture(_uncalled_loop_run(None), nearest)
+    bulk = predicted.gpu_family(_uncalled_loop_run(400_000), nearest.runner)
+    tiny = predicted.gpu_family(_uncalled_loop_run(None), nearest.runner)
     assert bulk["parts"]["cpu"]["eager"] == pytest.approx(tiny["parts"]["cpu"]["eager"])   # measured, unchanged
     assert bulk["gpu_s"] < 0.5 * tiny["gpu_s"]
     assert bulk["gpu_high_s"] == pytest.approx(tiny["gpu_high_s"])   # none of it moving stays the high end
@@ -108,7 +108,7 @@ def _calls_run(fusions):
 
 
 def test_a_small_executable_costs_a_launch_per_fusion_on_the_gpu(nearest):
-    one, many = (predicted.predict_lecture(_calls_run(f), nearest) for f in (1, 14))
+    one, many = (predicted.gpu_family(_calls_run(f), nearest.runner) for f in (1, 14))
     step = nearest.runner.step("scan", "float32", "gpu").value
     floor = nearest.runner.call("dispatch", None, "float32", "gpu").seconds
     per = 14 * step / predicted.SCAN_STEP_KERNELS ** 0.5   # between 14 steps' kernels and 14 whole steps
@@ -127,10 +127,10 @@ def _tiny_calls_run(warm_s, flops=2e3, nbytes=8e3):
 def test_a_tiny_calls_host_side_handling_is_paid_on_the_gpu_too(nearest):
     """back_prop's shape: many calls of a tiny executable with many arrays in and out, each taking far longer
     here than its work: that host-side handling stays on the GPU side, beside its launches."""
-    slow, quick = (predicted.predict_lecture(_tiny_calls_run(w), nearest) for w in (2.5e-4, 1e-6))
+    slow, quick = (predicted.gpu_family(_tiny_calls_run(w), nearest.runner) for w in (2.5e-4, 1e-6))
     cpu = predicted._call_time(nearest.runner, _tiny_calls_run(0).cells[0].calls[0], "cpu").seconds
     assert slow["parts"]["gpu"]["host"] - quick["parts"]["gpu"]["host"] == pytest.approx(1000 * (2.5e-4 - cpu),
                                                                                          abs=1e-3)
     assert slow["parts"]["gpu"]["calls"] == pytest.approx(quick["parts"]["gpu"]["calls"])   # launches unchanged
-    big = predicted.predict_lecture(_tiny_calls_run(2.5e-4, flops=2e9, nbytes=8e8), nearest)  # real work
+    big = predicted.gpu_family(_tiny_calls_run(2.5e-4, flops=2e9, nbytes=8e8), nearest.runner)  # real work
     assert big["parts"]["gpu"]["host"] == pytest.approx(0.1, abs=1e-6)   # nothing added beside real work

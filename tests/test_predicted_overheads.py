@@ -24,10 +24,10 @@ def _run(kernel_start=None, startup=None):
 
 
 def test_kernel_start_and_cpu_client_start_up_land_on_both_sides(model):
-    bare, fresh = predicted.predict_lecture(_run(), model), predicted.predict_lecture(_run(1.5), model)
+    bare, fresh = predicted.gpu_family(_run(), model.runner), predicted.gpu_family(_run(1.5), model.runner)
     assert fresh["cpu_s"] - bare["cpu_s"] == pytest.approx(1.5) == fresh["gpu_s"] - bare["gpu_s"]
     # the CPU client's start-up inside the cell's 2 s: moved to start-up on both sides, never dropped from the GPU's
-    started = predicted.predict_lecture(_run(1.5, 0.25), model)
+    started = predicted.gpu_family(_run(1.5, 0.25), model.runner)
     for side in ("cpu", "gpu"):
         assert started[f"{side}_s"] == pytest.approx(fresh[f"{side}_s"])
         assert started["parts"][side]["start-up"] - fresh["parts"][side]["start-up"] == pytest.approx(0.25)
@@ -35,7 +35,7 @@ def test_kernel_start_and_cpu_client_start_up_land_on_both_sides(model):
 
 
 def test_the_verdict_ratio_leaves_the_shared_overhead_out(model):
-    fresh = predicted.predict_lecture(_run(30.0, 0.0), model)
+    fresh = predicted.gpu_family(_run(30.0, 0.0), model.runner)
     _, why = C.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
     cpu, gpu = fresh["cpu_s"] - 30.0, fresh["gpu_s"] - 30.0
     assert f"GPU/CPU {gpu / cpu:.2f}" in why and "less the fresh kernel's 30 s both pay" in why
@@ -44,7 +44,7 @@ def test_the_verdict_ratio_leaves_the_shared_overhead_out(model):
 def test_each_band_in_the_verdict_is_on_the_same_footing_as_its_value(model):
     """The value shown is less the shared overhead, so is its band: a band that does not hold its value reads as
     a broken model (CI printed 'CPU 8.07 s (band 8.58..8.66)')."""
-    fresh = predicted.predict_lecture(_run(30.0, 0.0), model)
+    fresh = predicted.gpu_family(_run(30.0, 0.0), model.runner)
     _, why = C.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
     for side in ("GPU", "CPU"):
         value, low, high = re.search(rf"{side} ([\d.e+]+) s \(band ([\d.e+]+)\.\.([\d.e+]+)\)", why).groups()
@@ -53,8 +53,8 @@ def test_each_band_in_the_verdict_is_on_the_same_footing_as_its_value(model):
 
 def test_a_cpu_only_family_gets_its_cpu_side():
     cpu_only = family.from_results(FROZEN_RESULTS, "ubuntu-latest")
-    assert predicted.predict_lecture(_run(1.0), cpu_only) is None  # no GPU side: no verdict record
-    rec = predicted.predict_cpu_family(_run(1.0), cpu_only)
+    assert not cpu_only.crossover  # no GPU side: judge.decide_predicted makes no verdict record
+    rec = predicted.cpu_family(_run(1.0), cpu_only.runner)
     assert rec["label"] == "predicted" and "CPU only" in rec["basis"] and "gpu_s" not in rec
     assert rec["cpu_s"] >= 1.0 + 2.0 - 0.1 and rec["overhead_s"] == 1.0
 
@@ -64,6 +64,6 @@ def test_a_float64_lecture_still_counts_its_gpu_compiles(model):
     0, so no float64 ratio exists; the float32 ratio counts them, said, instead of a GPU compile part of 0."""
     run = _run()
     run.cells = [CellTiming(i, "", 1.0, 1.0, compilations=5, compile_s=0.5) for i in range(4)]
-    p = predicted.predict_lecture(run, model, float64=True)
+    p = predicted.gpu_family(run, model.runner, float64=True)
     assert p["parts"]["gpu"]["compile"] >= p["parts"]["cpu"]["compile"] > 0
     assert any("at the float32 ratio" in m for m in p["missing"])

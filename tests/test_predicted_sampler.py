@@ -24,7 +24,7 @@ def _run(samplers, wall=12.0, compile_s=2.0):
 
 def test_a_sampler_run_moves_by_the_latency_bound_gpu_cpu_ratio(model):
     run = _run([{"what": "numpyro.MCMC.run", "s": 10.0, "chains": 1, "warmup": 100, "samples": 100}])
-    p = predicted.predict_lecture(run, model)
+    p = predicted.gpu_family(run, model.runner)
     mid, low, high, _ = moved_work._latency_ratio(model.runner, "float32", "gpu")
     assert low <= mid <= high
     # a 12 s cell: 10 s of run, of which the cell's 2 s of compile; 8 s of sampling, measured on the CPU side
@@ -39,14 +39,14 @@ def test_a_sampler_run_moves_by_the_latency_bound_gpu_cpu_ratio(model):
 
 
 def test_without_a_sampler_record_the_cell_stays_host_time(model):
-    p = predicted.predict_lecture(_run(None), model)
+    p = predicted.gpu_family(_run(None), model.runner)
     assert p["parts"]["gpu"]["sampler"] == pytest.approx(0.0)
     assert p["parts"]["gpu"]["host"] == pytest.approx(10.0)
 
 
 def test_a_sampler_never_takes_more_than_the_cells_own_time(model):
     run = _run([{"what": "numpyro.MCMC.run", "s": 50.0}], wall=5.0, compile_s=1.0)
-    p = predicted.predict_lecture(run, model)
+    p = predicted.gpu_family(run, model.runner)
     assert p["parts"]["cpu"]["sampler"] == pytest.approx(4.0)
 
 
@@ -58,7 +58,7 @@ def _counted(**kw):
 
 
 def test_a_counted_run_takes_the_leapfrog_part_in_place_of_its_cpu_seconds(model):
-    p = predicted.predict_lecture(_run([_counted(s=10.0)]), model)
+    p = predicted.gpu_family(_run([_counted(s=10.0)]), model.runner)
     expected = leapfrog.price(model.runner, [_counted(s=10.0)], "float32", "gpu")
     assert expected is not None
     assert p["parts"]["gpu"]["leapfrog"] == pytest.approx(expected[0])
@@ -72,7 +72,7 @@ def test_a_counted_run_takes_the_leapfrog_part_in_place_of_its_cpu_seconds(model
 
 def test_an_uncounted_run_beside_a_counted_one_keeps_the_ratio_for_its_share(model):
     uncounted = {"what": "numpyro.MCMC.run", "s": 2.5}
-    p = predicted.predict_lecture(_run([_counted(s=7.5), uncounted]), model)
+    p = predicted.gpu_family(_run([_counted(s=7.5), uncounted]), model.runner)
     mid = moved_work._latency_ratio(model.runner, "float32", "gpu")[0]
     assert p["parts"]["gpu"]["sampler"] == pytest.approx(8.0 * 0.25 * mid)
     assert p["parts"]["gpu"]["leapfrog"] > 0

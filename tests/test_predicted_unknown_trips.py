@@ -25,7 +25,7 @@ def _lecture(trips, warm_s=2.0, carry=1000, counted=False, nbytes=8e6):
 
 
 def test_unknown_trips_take_the_passes_the_measured_cpu_call_allows(g4dn):
-    p = predicted.predict_lecture(_lecture(None), g4dn, float64=True)
+    p = predicted.gpu_family(_lecture(None), g4dn.runner, float64=True)
     once = g4dn.runner.call("elementwise", int(8e6 / 16), "float64", "cpu")
     passes = 2.0 / once.seconds
     gpu_once = g4dn.runner.call("elementwise", int(8e6 / 16), "float64", "gpu")
@@ -38,11 +38,11 @@ def test_unknown_trips_take_the_passes_the_measured_cpu_call_allows(g4dn):
 
 
 def test_known_trips_and_unmeasured_calls_are_predicted_as_before(g4dn):
-    known = predicted.predict_lecture(_lecture(50), g4dn, float64=True)
+    known = predicted.gpu_family(_lecture(50), g4dn.runner, float64=True)
     assert not any("trip count" in i for i in known.get("inputs", []))
-    unknown = predicted.predict_lecture(_lecture(None), g4dn, float64=True)
+    unknown = predicted.gpu_family(_lecture(None), g4dn.runner, float64=True)
     assert unknown["parts"]["gpu"]["calls"] > known["parts"]["gpu"]["calls"]   # 50 trips vs the inferred passes
-    doubled = predicted.predict_lecture(_lecture(None, warm_s=4.0), g4dn, float64=True)
+    doubled = predicted.gpu_family(_lecture(None, warm_s=4.0), g4dn.runner, float64=True)
     assert doubled["parts"]["gpu"]["calls"] > 1.5 * unknown["parts"]["gpu"]["calls"]  # it reads the measured call
 
 
@@ -50,15 +50,15 @@ def test_counted_trips_are_priced_as_while_turns_each_doing_the_bodys_work(g4dn)
     """The hooks counted the loop's turns (endogenous_lake: about 570 per call of a value-function iteration): the
     GPU side pays them at the family's while-loop turn (a predicate read per turn), no inference from CPU time,
     and each turn does the executable's work (XLA's cost analysis counts a while body once), not the carry's."""
-    p = predicted.predict_lecture(_lecture(570.0, counted=True), g4dn, float64=True)
+    p = predicted.gpu_family(_lecture(570.0, counted=True), g4dn.runner, float64=True)
     turns = g4dn.runner.call("while", 570, "float64", "gpu")
     assert turns and p["parts"]["gpu"]["calls"] >= turns.seconds
     assert not any("trip count" in i for i in p.get("inputs", []))
     scan = g4dn.runner.call("scan", 570, "float64", "gpu")
     assert turns.seconds > scan.seconds  # a scan step reads no predicate back: the while turn is dearer
-    assert predicted.predict_lecture(_lecture(569.6, counted=True), g4dn, float64=True)["parts"]["gpu"]["calls"] \
+    assert predicted.gpu_family(_lecture(569.6, counted=True), g4dn.runner, float64=True)["parts"]["gpu"]["calls"] \
         == pytest.approx(p["parts"]["gpu"]["calls"])  # a mean of turns rounds to whole turns
-    small = predicted.predict_lecture(_lecture(570.0, counted=True, nbytes=8e3), g4dn, float64=True)
+    small = predicted.gpu_family(_lecture(570.0, counted=True, nbytes=8e3), g4dn.runner, float64=True)
     assert p["parts"]["gpu"]["calls"] > small["parts"]["gpu"]["calls"]  # a bigger body, dearer turns
-    carry_only = predicted.predict_lecture(_lecture(570, carry=10), g4dn, float64=True)  # a static count: carry
+    carry_only = predicted.gpu_family(_lecture(570, carry=10), g4dn.runner, float64=True)  # a static count: carry
     assert p["parts"]["gpu"]["calls"] > carry_only["parts"]["gpu"]["calls"]

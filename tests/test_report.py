@@ -156,6 +156,18 @@ def test_corrupt_and_partial_results_are_reported_not_fatal(tmp_path):
     assert "not measured" in findings_md(build(results))
 
 
+def test_a_folder_read_again_unchanged_is_the_same_read_and_a_changed_byte_reads_it_again(tmp_path):
+    results = synth.gpu_set(tmp_path)
+    first = load_results(results)
+    first.errors.append("a caller's own note")
+    again = load_results(results)
+    assert again.records == first.records and "a caller's own note" not in again.errors  # each caller's own copy
+    assert again.records[0] is first.records[0]  # not parsed again: the same frozen records
+    path = next((results / "g4dn.2xlarge").glob("*-*.json"))
+    path.write_text(path.read_text().replace('"commit_hash"', '"commit_hash" ', 1))  # same data, one byte more
+    assert load_results(results).records[0] is not first.records[0]
+
+
 def test_cli_outputs_and_errors(gpu_results, tmp_path, capsys):
     assert cli.main([str(tmp_path / "missing")]) == 2
     assert "not a directory" in capsys.readouterr().err

@@ -43,15 +43,16 @@ def _builds_per_year(text: str) -> int:
 
 
 def predictions(args, verdicts) -> dict:
-    """Every executed lecture's predicted seconds on every catalogue family (the tier decision's input), from
-    the runner model over --results (default: this checkout's results/). {} without --execute."""
+    """Every executed lecture's predicted seconds on each lab machine (shown in the tier decision beside the runner
+    families the audit predicted), from the runner model over --results (default: this checkout's results/).
+    {} without --execute."""
     if not getattr(args, "execute", False):
         return {}
     from jaxci import REPO_ROOT
-    from jaxci.audit.lecture_ci.lectures import predict_families
+    from jaxci.audit.lecture_ci.lectures import predict_lab
     from jaxci.report.published_inputs import reference
 
-    found, why = predict_families(verdicts, args.results or (REPO_ROOT / "results"), reference())
+    found, why = predict_lab(verdicts, args.results or (REPO_ROOT / "results"), reference())
     if why:
         print(f"jaxci audit: tier decision: {why}", file=sys.stderr)
     return found

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import functools
+import hashlib
 import itertools
 import math
 import os
@@ -122,6 +123,10 @@ class ResultSet:
             if key not in best or rank >= best[key][0]:
                 best[key] = (rank, rec)
         return [rec for _, rec in best.values()]
+
+    def copy(self) -> ResultSet:
+        """New lists and dicts over the same (frozen) records: a caller may add errors without touching the read."""
+        return ResultSet(list(self.records), dict(self.machines), list(self.errors), [dict(r) for r in self.runs])
 
     def scales(self, machine: str) -> set[str]:
         """The scales recorded in `machine`'s latest records."""
@@ -228,12 +233,42 @@ def load_benchmarks_meta(results_dir: Path, errors: list[str]) -> dict | None:
 PROGRESS: dict = {"hook": None}
 
 
+#: the folders read in this process, by path and content (a few: the newest replace the oldest)
+_READ: dict = {}
+_READ_KEPT = 4
+
+
 def load_results(results_dir: str | Path) -> ResultSet:
-    """Every machine's results in an asv results directory (results/<machine>/*.json)."""
+    """Every machine's results in an asv results directory (results/<machine>/*.json).
+
+    A folder whose files are byte for byte those of an earlier read in this process is not parsed again (one
+    command answering several questions, the tests' in-process commands); the caller gets its own copy."""
     results_dir = Path(results_dir)
-    hook = PROGRESS["hook"]
     if not results_dir.is_dir():
         raise ResultsError(f"{results_dir}: not a directory of asv results (expected results/<machine>/*.json)")
+    key = (str(results_dir.resolve()), _content_digest(results_dir))
+    if key not in _READ:
+        while len(_READ) >= _READ_KEPT:
+            del _READ[next(iter(_READ))]
+        _READ[key] = _read_results(results_dir)
+    return _READ[key].copy()
+
+
+def _content_digest(results_dir: Path) -> str:
+    """Every file's relative path and bytes under `results_dir` (an unreadable one by its error): what a read
+    depends on, apart from the pins in git history (jax_pin, itself memoised)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted(results_dir.rglob("*")):
+        digest.update(str(path.relative_to(results_dir)).encode() + b"\0")
+        try:
+            digest.update(path.read_bytes() if path.is_file() else b"folder")
+        except OSError as exc:
+            digest.update(repr(exc).encode())
+    return digest.hexdigest()
+
+
+def _read_results(results_dir: Path) -> ResultSet:
+    hook = PROGRESS["hook"]
     out = ResultSet()
     meta = load_benchmarks_meta(results_dir, out.errors)
     folders: dict = {}  # machine name -> the folder it was first read from

@@ -38,10 +38,12 @@ def runner_families(catalogue: dict) -> list[str]:
     return [name for name, entry in catalogue.items() if not entry.is_lab]
 
 
-def build(results_dir, catalogue: dict | None = None, published=(), judged=None, fixed=None) -> Families:
-    """The runner model once for every runner family (the judged FamilyModel's own view reused for its family), and
-    each family's per-notebook residual where `fixed` (jaxci.analysis.fixed_costs.FixedCosts) calibrates one and
-    the family publishes a probe. Raises jaxci.audit.judging.family.FamilyError for unreadable results."""
+def build(results_dir, catalogue: dict | None = None, published=(), judged=None, fixed=None,
+          names: list[str] | None = None) -> Families:
+    """The runner model once for every runner family, or for `names` (the judged FamilyModel's own view reused for
+    its family), and each family's per-notebook residual where `fixed` (jaxci.analysis.fixed_costs.FixedCosts)
+    calibrates one and the family publishes a probe. Raises jaxci.audit.judging.family.FamilyError for unreadable
+    results."""
     from jaxci.analysis.model import RunnerModel
     from jaxci.audit.judging.family import RunnerView, results_and_catalogue
 
@@ -54,7 +56,7 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None,
         out.notes.append(f"runner model not built: {type(exc).__name__}: {exc}")
         return out
     mine = getattr(judged, "runner", None)
-    for name in runner_families(catalogue):
+    for name in runner_families(catalogue) if names is None else names:
         out.views[name] = mine if mine is not None and mine.family == name else RunnerView(model, name, records)
         out.has_gpu[name] = catalogue[name].has_gpu
         out.residual.update(residuals(name, out.published, fixed))

@@ -180,8 +180,9 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
 
     run = next((r for p, r in sorted(verdict.runs.items()) if r.ok and r.cells), None)
     measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
-    pred = (predicted.predict_lecture(run, model, float64=classify.lecture_dtype(verdict.scan) == "float64",
-                                      loops=verdict.scan.loops, pins=verdict.scan.pins) if model else None)
+    judged = model is not None and model.runner is not None and bool(model.crossover)  # a family with a GPU side
+    pred = (predicted.gpu_family(run, model.runner, classify.lecture_dtype(verdict.scan) == "float64",
+                                 verdict.scan.loops, verdict.scan.pins) if judged and run is not None else None)
     if pred is not None:
         verdict.predicted[model.family] = pred
         verdict.predicted.update(colab.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,

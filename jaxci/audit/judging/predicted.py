@@ -376,18 +376,11 @@ def prediction_record(cpu: Sum, gpu: Sum, basis: str) -> dict:
             "inputs": sorted(set(cpu.inputs + gpu.inputs))}
 
 
-def predict_lecture(run, model, float64: bool = False, loops=(), pins=()) -> dict | None:
-    """{"cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis", "missing", "parts"} for one
-    executed run on the model's family; None when the family has no runner model or no GPU prediction."""
-    view = getattr(model, "runner", None)
-    if view is None or run is None or not run.cells or not getattr(model, "crossover", None):
-        return None
-    return gpu_family(run, view, float64, loops, pins)
-
-
 def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | None:
-    """predict_lecture's record on the family `view` asks the runner model for (a family with a GPU). A run without
-    code cells is its kernel's start alone: a build pays it for a code-free notebook too."""
+    """{"cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis", "missing", "parts", ...}
+    for one executed run on the family `view` asks the runner model for (a family with a GPU); None when the run
+    measured nothing. A run without code cells is its kernel's start alone: a build pays it for a code-free notebook
+    too."""
     if not _started(run):
         return None
     static, on_cpu = static_work(loops), cpu_cells(pins, run.cells)
@@ -414,17 +407,9 @@ def _started(run) -> bool:
     return run is not None and bool(run.cells or run.kernel_start_s)
 
 
-def predict_cpu_family(run, model, float64: bool = False, loops=()) -> dict | None:
-    """{"cpu_s", "cpu_low_s", "cpu_high_s", "parts", "missing", "basis", "overhead_s"} for a CPU-only family (no
-    GPU side, so no verdict from it): a build time on its CPU. None without a runner model."""
-    view = getattr(model, "runner", None)
-    if view is None:
-        return None
-    return cpu_family(run, view, float64, loops)
-
-
 def cpu_family(run, view, float64: bool = False, loops=()) -> dict | None:
-    """predict_cpu_family's record on the family `view` asks the runner model for (every lecture on its CPU)."""
+    """{"cpu_s", "cpu_low_s", "cpu_high_s", "parts", "missing", "basis", "overhead_s"} for a CPU-only family `view`
+    asks the runner model for (no GPU side, so no verdict from it): a build time on its CPU."""
     if not _started(run):
         return None
     cpu = device_time(view, run, "cpu", float64, static_work(loops))

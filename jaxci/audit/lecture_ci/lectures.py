@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
 
@@ -27,7 +26,7 @@ class LectureFacts:
     slowest_cell_s: float | None = None   # slowest measured cell on either platform
     proposed_timeout: float | None = None  # the lecture audit's proposed per-cell timeout
     excluded: bool = False          # excluded from execution by the book config
-    predicted: dict = field(default_factory=dict)  # family -> predict_lecture's record (cpu_s, gpu_s, bands)
+    predicted: dict = field(default_factory=dict)  # family -> the audit's predicted record (cpu_s, gpu_s, bands)
     narrative: str = ""             # why the lecture shows the GPU backend (and has little work), else ""
     executed: bool = False          # --execute ran it
 
@@ -80,48 +79,31 @@ def from_verdict(v, predictions: dict | None = None) -> LectureFacts:
 
 
 def from_verdicts(verdicts, predictions: dict | None = None) -> list[LectureFacts]:
-    """Facts per lecture; `predictions` (predict_families) adds each executed lecture's predicted seconds
-    on every family."""
+    """Facts per lecture with the audit's predictions per runner family; `predictions` (predict_lab) adds each
+    executed lecture's predicted seconds on the lab machines."""
     return [from_verdict(v, (predictions or {}).get(v.path)) for v in verdicts]
 
 
-def _executed_run(v):
-    return next((r for _, r in sorted((getattr(v, "runs", {}) or {}).items()) if r.ok and r.cells), None)
-
-
-def predict_families(verdicts, results_dir, published=()) -> tuple[dict, str]:
-    """path -> family -> predicted record for every executed lecture on every catalogue family the runner
-    model covers (runner families and lab machines), from one runner model built from `results_dir`; and
-    why nothing was predicted ('' when something was). Never raises: a model that cannot be built is a reason."""
-    from jaxci.analysis.model import RunnerModel
-    from jaxci.audit.judging import classify, predicted
-    from jaxci.audit.judging.family import RunnerView
+def predict_lab(verdicts, results_dir, published=()) -> tuple[dict, str]:
+    """path -> lab machine -> predicted record for every executed lecture, as the audit predicts its runner
+    families (jaxci.audit.judging.every_family; no host factor: a lab machine publishes no probe): the tier
+    decision shows lab machines, never chosen. Also why nothing was predicted ('' when something was). Never
+    raises: a model that cannot be built is a reason."""
+    from jaxci.audit.judging import every_family
+    from jaxci.audit.judging.family import FamilyError
     from jaxci.catalogue import CatalogueError, load_catalogue
-    from jaxci.results.records import ResultsError, load_results
 
-    runs = [(v, _executed_run(v)) for v in verdicts if not getattr(v, "excluded", False)]
-    runs = [(v, r) for v, r in runs if r is not None]
-    if not runs:
+    ran = [v for v in verdicts if v.runs and not getattr(v, "excluded", False)]
+    if not ran:
         return {}, "no lecture was executed (run jaxci audit with --execute)"
     try:
         catalogue = load_catalogue(include_lab=True)
-        rs = load_results(Path(results_dir))
-        model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published)
-    except (CatalogueError, ResultsError, OSError) as exc:
-        return {}, f"runner model not built: {exc}"
-    out: dict = {}
-    for name, entry in catalogue.items():
-        holder = SimpleNamespace(runner=RunnerView(model, name))
-        for v, run in runs:
-            pred = predicted.predict_lecture(run, holder, float64=classify.lecture_dtype(v.scan) == "float64",
-                                             loops=v.scan.loops)
-            if pred is None:
-                continue
-            if not entry.has_gpu:
-                pred = {**pred, "gpu_s": None, "gpu_low_s": None, "gpu_high_s": None,
-                        "missing": [m for m in pred["missing"] if "gpu" not in m.lower()]}
-            out.setdefault(v.path, {})[name] = pred
-    return out, "" if out else "the runner model predicted no lecture on any family"
+        lab = [name for name, entry in catalogue.items() if entry.is_lab]
+        families = every_family.build(results_dir, catalogue, published, names=lab)
+    except (CatalogueError, FamilyError, OSError) as exc:
+        return {}, f"lab machines not predicted: {exc}"
+    out = {v.path: found for v in ran if (found := every_family.predict_lecture(v, families))}
+    return out, "" if out else "the runner model predicted no lecture on a lab machine"
 
 
 def audit_lectures(root: Path) -> list[LectureFacts]:
