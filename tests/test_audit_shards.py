@@ -160,7 +160,8 @@ def test_merge_as_markdown(audits, tmp_path):
         paths[-1].write_text(json.dumps(doc))
     assert audit.main(["merge", *map(str, paths), "--format", "md", "--output", str(tmp_path / "m.md")]) == 0
     table = (tmp_path / "m.md").read_text().splitlines()
-    assert table[0].startswith("| lecture | status") and len([r for r in table if r.startswith("| ")]) == len(EXECUTED) + 1
+    assert table[0].startswith("| lecture | status")
+    assert len([r for r in table if r.startswith("| ")]) == len(EXECUTED) + 1
 
 
 def test_shard_needs_execute_and_json(capsys):

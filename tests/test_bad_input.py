@@ -1,11 +1,12 @@
-"""Every bad input of issue 17, run as a user runs it (a fresh `python -m jaxci` process each), with the
-outcome each must have: exit 2 and one line naming what and where, or exit 0 with a stated result; never a
-traceback, never a hang (each run has a 60 s limit, a hang guard, not a timing check). Then property-based
-checks of `jaxci env` over random kernels, peaks, device sizes and budgets.
+"""Bad input to `jaxci env`, `machine`, `inputs`, `audit`, `upgrade-check`, `report`, the install step and the GPU
+capture import, run as a user runs it (a fresh `python -m jaxci` process each), with the outcome each must have:
+exit 2 and one line naming what and where, or exit 0 with a stated result; never a traceback, never a hang (each
+run has a 60 s limit, a hang guard, not a timing check). Then property-based checks of `jaxci env` over random
+kernels, peaks, device sizes and budgets.
 
-`python -m tests.test_bad_input [BEFORE_CHECKOUT]` prints the table of outcomes that docs/bad-input.md
-holds; given the path of an older checkout (e.g. `git archive COMMIT | tar -x -C DIR`), it adds a column
-with that checkout's outcome of every input.
+Every bad-input file's cases are named by the command they run (test ids `jaxci-env-3`, `pytest -k jaxci-audit`
+selects one command's cases in every file); `python -m tests.test_bad_input` prints the table of docs/bad-input.md:
+every case of every file, grouped by command, with its outcome on this checkout.
 """
 
 from __future__ import annotations
@@ -28,175 +29,189 @@ from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parent.parent
 LIMIT_S = 60
+#: jaxci's commands with subcommands (argparse subparsers): a case is named by both words
+SUBCOMMANDS = {"audit": {"merge"}, "failures": {"record", "skip"},
+               "inputs": {"plan", "upgrade", "status", "collect", "suites", "requirements"},
+               "release-watch": {"plan", "measure", "file"}}
 
 
 @dataclass(frozen=True)
 class Case:
-    issue: str  # the numbered point of issue 17
     args: tuple  # after `jaxci`; "{tmp}" is replaced by a scratch folder prepared by setup()
     rc: int
     expect: str  # a fragment of the line shown in the table
     env: dict = field(default_factory=dict)
     shown: str = ""  # the input as the table shows it, when args are not readable as they are
     script: str = ""  # run this file instead of `-m jaxci`
-    before: str = ""  # why the table does not run this case on an older checkout
     pick: str = ""  # on exit 0, show the first line holding this (default: expect)
+
+    @property
+    def command(self) -> str:
+        """What runs: the script, or `jaxci` and its command words (`jaxci audit merge`, `jaxci inputs plan`)."""
+        if self.script:
+            return self.script
+        second = self.args[1:2] if self.args[1:2] and self.args[1] in SUBCOMMANDS.get(self.args[0], ()) else ()
+        return " ".join(["jaxci", *self.args[:1], *second])
+
+
+def case_ids(cases) -> list[str]:
+    """pytest ids by command and position: `jaxci-audit-merge-4`."""
+    return [f"{case.command.replace(' ', '-').replace('/', '-')}-{i}" for i, case in enumerate(cases)]
 
 
 LONG = "x" * 5000
 CASES = [
-    Case("1", ("env", "--kernels", "3", "--peak-mib", "6000", "--device-memory-mib", "16000", "--format", "github"),
+    Case(("env", "--kernels", "3", "--peak-mib", "6000", "--device-memory-mib", "16000", "--format", "github"),
          2, "at most 2 fit"),
-    Case("2", ("env", "--kernels", "2", "--peak-mib", "1e-9", "--device-memory-mib", "16000"), 0,
+    Case(("env", "--kernels", "2", "--peak-mib", "1e-9", "--device-memory-mib", "16000"), 0,
          "kernels: 2 requested, safe: 3", pick="kernels:"),
-    Case("2", ("env", "--kernels", "2", "--peak-mib", "0.01", "--device-memory-mib", "16000"), 0,
+    Case(("env", "--kernels", "2", "--peak-mib", "0.01", "--device-memory-mib", "16000"), 0,
          "kernels: 2 requested, safe: 3", pick="kernels:"),
-    Case("3", ("env", "--memory-budget", "0.58", "--kernels", "2", "--peak-mib", "2900", "--device-memory-mib",
+    Case(("env", "--memory-budget", "0.58", "--kernels", "2", "--peak-mib", "2900", "--device-memory-mib",
                "10000"), 0, "kernels: 2 requested, safe: 2", pick="kernels:"),
-    Case("3", ("env", "--memory-budget", "0.29", "--kernels", "2", "--peak-mib", "2900", "--device-memory-mib",
+    Case(("env", "--memory-budget", "0.29", "--kernels", "2", "--peak-mib", "2900", "--device-memory-mib",
                "10000"), 2, "at most 1 fit"),
-    Case("3", ("env", "--device-memory-mib", "inf"), 2, "--device-memory-mib inf"),
-    Case("3", ("env", "--device-memory-mib", "16000", "--slowest-cell-s", "inf"), 2, "--slowest-cell-s inf"),
-    Case("3", ("env", "--device-memory-mib", "16000", "--slowest-cell-s", "1e308"), 2, "--slowest-cell-s 1e+308"),
-    *[Case("4", ("machine", "--local", name, "--machine-file", "{tmp}/m.json"), 2, "a machine name is",
+    Case(("env", "--device-memory-mib", "inf"), 2, "--device-memory-mib inf"),
+    Case(("env", "--device-memory-mib", "16000", "--slowest-cell-s", "inf"), 2, "--slowest-cell-s inf"),
+    Case(("env", "--device-memory-mib", "16000", "--slowest-cell-s", "1e308"), 2, "--slowest-cell-s 1e+308"),
+    *[Case(("machine", "--local", name, "--machine-file", "{tmp}/m.json"), 2, "a machine name is",
            shown=shown) for name, shown in [("../x", ""), ("/abs", ""), ("a/b", ""), (".", ""),
                                             ("a\nb", "jaxci machine --local $'a\\nb'"),
                                             (LONG, "jaxci machine --local x...x (5,000 characters)")]],
-    Case("5", ("inputs", "plan", "--bench=(.|.)*z", "--run-id", "1"), 2, "can backtrack through",
+    Case(("inputs", "plan", "--bench=(.|.)*z", "--run-id", "1"), 2, "can backtrack through",
          pick="filter "),
-    Case("6", ("inputs", "collect", "--matrix", '{"include": [{"family": "c7i.2xlarge"}, {"family": "g4dn.2xlarge"}]}',
+    Case(("inputs", "collect", "--matrix", '{"include": [{"family": "c7i.2xlarge"}, {"family": "g4dn.2xlarge"}]}',
                "--incoming", "{tmp}/incoming", "--results", "{tmp}/results"), 0, "status unreadable", pick="| c7i",
          shown="jaxci inputs collect (c7i.2xlarge's status file cut off mid-write, g4dn.2xlarge fine)"),
-    Case("6", ("inputs", "collect", "--matrix", "[]", "--incoming", "{tmp}/incoming"), 2, "--matrix: expected"),
-    Case("6", ("inputs", "status", "{tmp}/status.json", "end"), 2, "--suite is required"),
-    Case("6", ("inputs", "status", "{tmp}/status.json", "end", "--suite", "dense"), 2, "--exit is required"),
-    Case("6", ("inputs", "status", "{tmp}/status.json", "end", "--suite", "dense\n## x", "--exit", "0"), 2,
+    Case(("inputs", "collect", "--matrix", "[]", "--incoming", "{tmp}/incoming"), 2, "--matrix: expected"),
+    Case(("inputs", "status", "{tmp}/status.json", "end"), 2, "--suite is required"),
+    Case(("inputs", "status", "{tmp}/status.json", "end", "--suite", "dense"), 2, "--exit is required"),
+    Case(("inputs", "status", "{tmp}/status.json", "end", "--suite", "dense\n## x", "--exit", "0"), 2,
          "is not a suite name", shown="jaxci inputs status S end --suite $'dense\\n## x' --exit 0"),
-    Case("7", ("audit", "{fixtures}/exec", "--output", "{tmp}/missing/table.md"), 2, "does not exist"),
-    Case("7", ("audit", "{fixtures}/exec", "--summary", "{tmp}"), 2, "is a folder"),
-    Case("7", ("audit", "{fixtures}/exec", "--execute", "--cell-timeout", "nan"), 2, "--cell-timeout nan"),
-    Case("7", ("audit", "{fixtures}/exec", "--execute", "--platforms", "cpu,tpu"), 2,
+    Case(("audit", "{fixtures}/exec", "--output", "{tmp}/missing/table.md"), 2, "does not exist"),
+    Case(("audit", "{fixtures}/exec", "--summary", "{tmp}"), 2, "is a folder"),
+    Case(("audit", "{fixtures}/exec", "--execute", "--cell-timeout", "nan"), 2, "--cell-timeout nan"),
+    Case(("audit", "{fixtures}/exec", "--execute", "--platforms", "cpu,tpu"), 2,
          "expected a comma-separated list"),
-    Case("8", ("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--workdir", "{tmp}/reused"), 2,
+    Case(("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--workdir", "{tmp}/reused"), 2,
          "already holds"),
-    Case("8", ("upgrade-check", "--old", "0.10.1", "--new", "0.10.2"), 2, "JAXCI_OFFLINE=1",
-         env={"JAXCI_OFFLINE": "1", "PIP_FIND_LINKS": ""},
-         before="not run: JAXCI_OFFLINE was not read, so the whole check started (clone, virtualenvs, pip)"),
-    Case("9", ("env", "--pin-cpu", "--machine", "nosuch"), 2, "unknown machine"),
-    Case("9", ("machine", "--local", "ok-name", "--machine-file", "{tmp}/m.json"), 2, "unknown backend 'rocm'",
+    Case(("upgrade-check", "--old", "0.10.1", "--new", "0.10.2"), 2, "JAXCI_OFFLINE=1",
+         env={"JAXCI_OFFLINE": "1", "PIP_FIND_LINKS": ""}),
+    Case(("env", "--pin-cpu", "--machine", "nosuch"), 2, "unknown machine"),
+    Case(("machine", "--local", "ok-name", "--machine-file", "{tmp}/m.json"), 2, "unknown backend 'rocm'",
          env={"JAXCI_BACKEND": "rocm"}),
-    Case("9", ("nonexistent.whl",), 2, "unknown backend '../cpu'", env={"JAXCI_BACKEND": "../cpu"},
+    Case(("nonexistent.whl",), 2, "unknown backend '../cpu'", env={"JAXCI_BACKEND": "../cpu"},
          script="env_matrix/install.py", shown="JAXCI_BACKEND=../cpu python env_matrix/install.py WHEEL"),
-    Case("9", ("report", "{tmp}/empty"), 2, "no asv result values"),
-    Case("9", ("audit", "{tmp}/empty"), 2, "no lectures"),
+    Case(("report", "{tmp}/empty"), 2, "no asv result values"),
+    Case(("audit", "{tmp}/empty"), 2, "no lectures"),
 ]
 
-# ---- issue 30: the third probe. "TMP/i30" is prepared by setup30(); one capture per folder under it. ----------
-I30 = "{tmp}/i30"
+# ---- captures to import, results folders, audit configs: CAP is made by setup_captures(), a capture per folder -----
+CAP = "{tmp}/captures"
 NEST = "(" * 1000 + "a" + ")" * 1000
 CASES += [
-    Case("30.1", ("import", f"{I30}/cap-version", "--results", f"{I30}/results"), 2, "would orphan those results",
+    Case(("import", f"{CAP}/cap-version", "--results", f"{CAP}/results"), 2, "would orphan those results",
          shown="jaxci import CAPTURE (benchmark versions differ from the ones results/ uses) --results R"),
-    Case("30.2", ("import", f"{I30}/cap-passwd", "--results", f"{I30}/results"), 2, "is a symbolic link",
+    Case(("import", f"{CAP}/cap-passwd", "--results", f"{CAP}/results"), 2, "is a symbolic link",
          shown="jaxci import CAPTURE (summary.md -> /etc/passwd) --results R"),
-    Case("30.3", ("import", f"{I30}/cap-started", "--results", f"{I30}/results"), 2, "is not a time like",
+    Case(("import", f"{CAP}/cap-started", "--results", f"{CAP}/results"), 2, "is not a time like",
          shown='jaxci import CAPTURE ("started": "/../../../../../../tmp/pr/ESCAPED_started") --results R'),
-    Case("30.3", ("import", f"{I30}/cap-commit", "--results", f"{I30}/results"), 2, "is not a hex commit",
+    Case(("import", f"{CAP}/cap-commit", "--results", f"{CAP}/results"), 2, "is not a hex commit",
          shown='jaxci import CAPTURE (facts.commit "/../..") --results R'),
-    Case("30.3", ("import", f"{I30}/cap-facts", "--results", f"{I30}/results"), 2, "'facts' is 'oops'",
+    Case(("import", f"{CAP}/cap-facts", "--results", f"{CAP}/results"), 2, "'facts' is 'oops'",
          shown='jaxci import CAPTURE ("facts": "oops") --results R'),
-    Case("30.3", ("import", f"{I30}/cap-steps", "--results", f"{I30}/results"), 2, "steps must be a list",
+    Case(("import", f"{CAP}/cap-steps", "--results", f"{CAP}/results"), 2, "steps must be a list",
          shown='jaxci import CAPTURE ("steps": ["a", "b"]) --results R'),
-    Case("30.3", ("import", f"{I30}/cap-newline", "--results", f"{I30}/results"), 2, "a machine name is",
+    Case(("import", f"{CAP}/cap-newline", "--results", f"{CAP}/results"), 2, "a machine name is",
          shown='jaxci import CAPTURE ("machine": "a\\nb") --results R'),
-    Case("30.3", ("import", f"{I30}/cap-shell", "--results", f"{I30}/results"), 2, "a machine name is",
+    Case(("import", f"{CAP}/cap-shell", "--results", f"{CAP}/results"), 2, "a machine name is",
          shown='jaxci import CAPTURE ("machine": "x;rm -rf ~ $(id)`id`|&") --results R'),
-    Case("30.4", ("import", f"{I30}/cap-big", "--results", f"{I30}/results"), 2, "over the limit of 4.0 MiB",
+    Case(("import", f"{CAP}/cap-big", "--results", f"{CAP}/results"), 2, "over the limit of 4.0 MiB",
          shown="jaxci import CAPTURE (a 5 MiB summary.md; the limit is 4 MiB) --results R"),
-    Case("30.5", ("import", f"{I30}/cap-t4-h200", "--results", f"{I30}/results"), 2, "has a Tesla T4 in the catalogue",
+    Case(("import", f"{CAP}/cap-t4-h200", "--results", f"{CAP}/results"), 2, "has a Tesla T4 in the catalogue",
          shown="jaxci import CAPTURE (g4dn.2xlarge whose machine.json says 1 x NVIDIA H200) --results R"),
-    *[Case("30.5", ("import", f"{I30}/cap-value-{tag}", "--results", f"{I30}/results"), 2, frag,
+    *[Case(("import", f"{CAP}/cap-value-{tag}", "--results", f"{CAP}/results"), 2, frag,
            shown=f"jaxci import CAPTURE (a time of {tag}) --results R")
       for tag, frag in (("string", "not a number"), ("inf", "not a number"), ("-inf", "not a number"),
                         ("-1", "never negative"), ("dict", "not a number"))],
-    Case("30.6", ("import", f"{I30}/cap-ok", "--results", f"{I30}/file"), 2, "not a folder",
+    Case(("import", f"{CAP}/cap-ok", "--results", f"{CAP}/file"), 2, "not a folder",
          shown="jaxci import CAPTURE --results FILE"),
-    Case("30.6", ("import", f"{I30}/cap-ok", "--results", f"{I30}/corrupt"), 2, "fix or remove it first",
+    Case(("import", f"{CAP}/cap-ok", "--results", f"{CAP}/corrupt"), 2, "fix or remove it first",
          shown="jaxci import CAPTURE --results R (R/benchmarks.json cut off)"),
-    Case("30.6", ("import", f"{I30}/cap-scalar", "--results", f"{I30}/scalar"), 2, "do not have the shape",
+    Case(("import", f"{CAP}/cap-scalar", "--results", f"{CAP}/scalar"), 2, "do not have the shape",
          shown="jaxci import CAPTURE --results R (R's row holds a scalar where the capture has a list)"),
-    Case("30.6", ("import", f"{I30}/cap-empty-results", "--results", f"{I30}/results"), 2, "malformed",
+    Case(("import", f"{CAP}/cap-empty-results", "--results", f"{CAP}/results"), 2, "malformed",
          shown='jaxci import CAPTURE ("results": [] in the results file) --results R'),
-    Case("30.6", ("import", f"{I30}/cap-deep", "--results", f"{I30}/results"), 2, "nested",
+    Case(("import", f"{CAP}/cap-deep", "--results", f"{CAP}/results"), 2, "nested",
          shown="jaxci import CAPTURE (capture.json nested 100,000 deep) --results R"),
-    Case("30.6", ("import", f"{I30}/two.tar.gz", "--results", f"{I30}/results"), 2, "2 capture folders inside",
+    Case(("import", f"{CAP}/two.tar.gz", "--results", f"{CAP}/results"), 2, "2 capture folders inside",
          shown="jaxci import TARBALL (two capture folders) --results R"),
-    Case("30.7", ("report", f"{I30}/fifo-results"), 2, "FIFO", shown="jaxci report R (R/m/machine.json a FIFO)"),
-    Case("30.7", ("report", f"{I30}/zz-results"), 0, "zz.json: not loaded", pick="zz.json",
+    Case(("report", f"{CAP}/fifo-results"), 2, "FIFO", shown="jaxci report R (R/m/machine.json a FIFO)"),
+    Case(("report", f"{CAP}/zz-results"), 0, "zz.json: not loaded", pick="zz.json",
          shown="jaxci report R (R/m/zz.json a FIFO, the rest fine)"),
-    Case("30.7", ("report", f"{I30}/zero-results"), 2, "character device",
+    Case(("report", f"{CAP}/zero-results"), 2, "character device",
          shown="jaxci report R (R/m/a.json a link to /dev/zero, no other results)"),
-    Case("30.7", ("env", "--results", f"{I30}/fifo-results", "--machine", "m"), 2, "FIFO",
+    Case(("env", "--results", f"{CAP}/fifo-results", "--machine", "m"), 2, "FIFO",
          shown="jaxci env --results R --machine m (R/m/machine.json a FIFO)"),
-    Case("30.7", ("audit", f"{I30}/fifo-lecture"), 1, "is a FIFO", shown="jaxci audit D (D/a.md a FIFO)"),
-    Case("30.7", ("audit", f"{I30}/fifo-config", "--format", "json"), 0, "FIFO", pick="FIFO",
+    Case(("audit", f"{CAP}/fifo-lecture"), 1, "is a FIFO", shown="jaxci audit D (D/a.md a FIFO)"),
+    Case(("audit", f"{CAP}/fifo-config", "--format", "json"), 0, "FIFO", pick="FIFO",
          shown="jaxci audit D (D/_config.yml a FIFO)"),
-    Case("30.7", ("audit", f"{I30}/laughs", "--format", "json"), 0, "alias bomb", pick="alias bomb",
+    Case(("audit", f"{CAP}/laughs", "--format", "json"), 0, "alias bomb", pick="alias bomb",
          shown="jaxci audit D (D/myst.yml: a billion laughs)"),
-    Case("30.7", ("audit", f"{I30}/laughs-ci"), 0, "alias bomb", pick="alias bomb",
+    Case(("audit", f"{CAP}/laughs-ci"), 0, "alias bomb", pick="alias bomb",
          shown="jaxci audit D (D/.github/workflows/w.yml: a billion laughs)"),
-    Case("30.7", ("audit", f"{I30}/recursive-ci"), 0, "recursive alias", pick="recursive alias",
+    Case(("audit", f"{CAP}/recursive-ci"), 0, "recursive alias", pick="recursive alias",
          shown="jaxci audit D (a workflow with a recursive alias)"),
-    Case("30.8", ("report", f"{I30}/neg-results"), 0, "unreadable value -1.0", pick="unreadable value",
+    Case(("report", f"{CAP}/neg-results"), 0, "unreadable value -1.0", pick="unreadable value",
          shown="jaxci report R (a time of -1; inf likewise)"),
-    Case("30.8", ("report", f"{I30}/good-results", "--out", f"{I30}/file"), 2, "is a file; give a folder",
+    Case(("report", f"{CAP}/good-results", "--out", f"{CAP}/file"), 2, "is a file; give a folder",
          shown="jaxci report R --out FILE"),
-    Case("30.8", ("report", f"{I30}/good-results", "--html", f"{I30}/file"), 2, "is a file; give a folder",
+    Case(("report", f"{CAP}/good-results", "--html", f"{CAP}/file"), 2, "is a file; give a folder",
          shown="jaxci report R --html FILE"),
-    Case("30.8", ("report", f"{I30}/good-results", "--out", f"{I30}/outdir"), 2, "is a folder or special file",
+    Case(("report", f"{CAP}/good-results", "--out", f"{CAP}/outdir"), 2, "is a folder or special file",
          shown="jaxci report R --out D (D/findings.md a folder)"),
-    Case("30.8", ("report", f"{I30}/good-results", "--html", f"{I30}/htmldir"), 2, "not UTF-8",
+    Case(("report", f"{CAP}/good-results", "--html", f"{CAP}/htmldir"), 2, "not UTF-8",
          shown="jaxci report R --html D (D/index.html binary)"),
-    Case("30.8", ("report", f"{I30}/good-results", "--out", f"{I30}/good-results/m"), 2, "inside the results folder",
+    Case(("report", f"{CAP}/good-results", "--out", f"{CAP}/good-results/m"), 2, "inside the results folder",
          shown="jaxci report R --out R/m"),
-    *[Case("30.8", ("report", f"{I30}/loader-{tag}"), 2, frag, shown=f"jaxci report R ({what})")
+    *[Case(("report", f"{CAP}/loader-{tag}"), 2, frag, shown=f"jaxci report R ({what})")
       for tag, frag, what in (("nomachine", "no machine name", "machine.json without machine"),
                               ("date", "is not a time", "a date of 1e300"),
                               ("version", "older benchmark version", "changed benchmark versions"))],
-    *[Case("30.8", ("report", f"{I30}/loader-{tag}"), 0, frag, pick=frag, shown=f"jaxci report R ({what})")
+    *[Case(("report", f"{CAP}/loader-{tag}"), 0, frag, pick=frag, shown=f"jaxci report R ({what})")
       for tag, frag, what in (("notdict", "is a list, not an object", "a benchmarks.json entry not a dict"),
                               ("short", "param lists but", "a benchmarks.json entry shortened"))],
-    Case("30.9", ("audit", f"{I30}/timeout-abc", "--format", "json"), 0, "execute.timeout", pick="execute.timeout",
+    Case(("audit", f"{CAP}/timeout-abc", "--format", "json"), 0, "execute.timeout", pick="execute.timeout",
          shown="jaxci audit D (_config.yml timeout: abc)"),
-    Case("30.9", ("audit", f"{I30}/exclude-5", "--format", "json"), 0, "exclude_patterns", pick="exclude_patterns",
+    Case(("audit", f"{CAP}/exclude-5", "--format", "json"), 0, "exclude_patterns", pick="exclude_patterns",
          shown="jaxci audit D (_config.yml exclude_patterns: 5)"),
-    Case("30.9", ("audit", f"{I30}/steps-7"), 0, "not a list of steps", pick="not a list of steps",
+    Case(("audit", f"{CAP}/steps-7"), 0, "not a list of steps", pick="not a list of steps",
          shown="jaxci audit D (a workflow job with steps: 7)"),
-    Case("30.9", ("audit", "{fixtures}/exec", "--emit-config", "{tmp}"), 2, "is a folder",
+    Case(("audit", "{fixtures}/exec", "--emit-config", "{tmp}"), 2, "is a folder",
          shown="jaxci audit tests/fixtures/lectures/exec --emit-config DIR"),
-    Case("30.9", ("audit", "{fixtures}/exec", "--emit-config", "{tmp}/missing/x.patch"), 2, "does not exist",
+    Case(("audit", "{fixtures}/exec", "--emit-config", "{tmp}/missing/x.patch"), 2, "does not exist",
          shown="jaxci audit tests/fixtures/lectures/exec --emit-config TMP/missing/x.patch"),
-    Case("30.11", ("capture", "--budget", "nan", "--out", "{tmp}/empty"), 2, "--budget nan"),
-    Case("30.11", ("capture", "--only", "["), 2, "--only: '[' is not a valid regular expression"),
-    Case("30.11", ("capture", "--budget", "900", "--out", f"{I30}/file"), 2, "is a file; give a folder for the packed",
+    Case(("capture", "--budget", "nan", "--out", "{tmp}/empty"), 2, "--budget nan"),
+    Case(("capture", "--only", "["), 2, "--only: '[' is not a valid regular expression"),
+    Case(("capture", "--budget", "900", "--out", f"{CAP}/file"), 2, "is a file; give a folder for the packed",
          shown="jaxci capture --budget 900 --out FILE"),
-    Case("30.11", ("capture", "--budget", "900", "--out", "{tmp}/cap-out", "--work", "."), 2,
+    Case(("capture", "--budget", "900", "--out", "{tmp}/cap-out", "--work", "."), 2,
          "inside (or above) the checkout",
          shown="jaxci capture --budget 900 --out D --work ."),
-    Case("30.12", ("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--bench", NEST), 2, "at most 200",
+    Case(("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--bench", NEST), 2, "at most 200",
          shown="jaxci upgrade-check --old 0.10.1 --new 0.10.2 --bench '((...(a)...))' (1,000 groups)"),
-    Case("30.12", ("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--bench", "a{4294967296}"), 2,
+    Case(("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--bench", "a{4294967296}"), 2,
          "nested or repeated"),
-    Case("30.12", ("inputs", "status", f"{I30}/fifo-status", "finish"), 2, "FIFO",
+    Case(("inputs", "status", f"{CAP}/fifo-status", "finish"), 2, "FIFO",
          shown="jaxci inputs status FIFO finish"),
-    Case("30.12", ("inputs", "collect", "--matrix", "[" * 50_000 + "]" * 50_000, "--incoming", "{tmp}/incoming"), 2,
+    Case(("inputs", "collect", "--matrix", "[" * 50_000 + "]" * 50_000, "--incoming", "{tmp}/incoming"), 2,
          "nested", shown="jaxci inputs collect --matrix '[[[...]]]' (50,000 deep)"),
-    Case("30.12", ("machine", "--local", "ok-name", "--machine-file", "{tmp}"), 2, "is a folder",
+    Case(("machine", "--local", "ok-name", "--machine-file", "{tmp}"), 2, "is a folder",
          shown="jaxci machine --local ok-name --machine-file DIR"),
-    Case("30.12", ("machine", "--local", "ok-name", "--machine-file", f"{I30}/corrupt-machine.json"), 2,
+    Case(("machine", "--local", "ok-name", "--machine-file", f"{CAP}/corrupt-machine.json"), 2,
          "fix or remove it", shown="jaxci machine --local ok-name --machine-file F (F cut off)"),
-    Case("30.12", ("env", "--kernels", "３", "--device-memory-mib", "16000"), 2, "non-ASCII character '３'"),
-    Case("30.12", ("env", "--peak-mib", "٢", "--device-memory-mib", "16000"), 2, "non-ASCII character '٢'"),
+    Case(("env", "--kernels", "３", "--device-memory-mib", "16000"), 2, "non-ASCII character '３'"),
+    Case(("env", "--peak-mib", "٢", "--device-memory-mib", "16000"), 2, "non-ASCII character '٢'"),
 ]
 
 
@@ -216,15 +231,15 @@ def setup(tmp: Path) -> None:
     status_init(good, "g4dn.2xlarge", spot=False)
     status_end(good, "dense", 0)
     status_init(tmp / "status.json", "c7i.2xlarge", spot=False)
-    setup30(tmp / "i30")
+    setup_captures(tmp / "captures")
 
 
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
 
 
-def setup30(root: Path) -> None:
-    """Issue 30's inputs: hostile captures, results folders with special files, audit configs."""
+def setup_captures(root: Path) -> None:
+    """Hostile captures, results folders with special files, audit configs."""
     import math
     import tarfile
 
@@ -370,17 +385,17 @@ class Outcome:
 FIXTURES = REPO / "tests" / "fixtures" / "lectures"
 
 
-def run_case(case: Case, tmp: Path, repo: Path = REPO) -> Outcome:
-    """One case in a fresh process, with `repo`'s jaxci (this checkout unless another is given); "{tmp}" is the
-    scratch folder in its arguments and its environment alike (GITHUB_STEP_SUMMARY=FIFO)."""
+def run_case(case: Case, tmp: Path) -> Outcome:
+    """One case in a fresh process; "{tmp}" is the scratch folder in its arguments and its environment alike
+    (GITHUB_STEP_SUMMARY=FIFO)."""
     args = [a.replace("{tmp}", str(tmp)).replace("{fixtures}", str(FIXTURES)) for a in case.args]
     cmd = [sys.executable, case.script, *args] if case.script else [sys.executable, "-m", "jaxci", *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAXCI_", "GITHUB_"))}
-    env.update({k: v.replace("{tmp}", str(tmp)) for k, v in case.env.items() if v}, PYTHONPATH=str(repo))
+    env.update({k: v.replace("{tmp}", str(tmp)) for k, v in case.env.items() if v}, PYTHONPATH=str(REPO))
     for k in [k for k, v in case.env.items() if not v]:
         env.pop(k, None)
     try:
-        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=LIMIT_S)
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=LIMIT_S)
     except subprocess.TimeoutExpired:
         return Outcome(-9, f"no answer within {LIMIT_S} s (killed)", "", "")
     if proc.returncode:
@@ -410,7 +425,7 @@ def check_outcome(case: Case, out: Outcome, *, quiet_refusal: bool = False) -> N
             assert not out.stdout.strip(), f"a refusal printed a result: {out.stdout[:300]!r}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_bad_input_outcome(case, scratch):
     check_outcome(case, run_case(case, scratch))
 
@@ -539,59 +554,41 @@ def shown(case: Case) -> str:
 
 
 def _summary(out: Outcome, tmp: str) -> tuple[str, str]:
-    line = out.line.replace(tmp, "TMP") or "(no message)"
+    line = out.line.replace(tmp, "TMP").replace(str(REPO), "CHECKOUT") or "(no message)"
     if "Traceback" in out.stdout + out.stderr:
         last = [x for x in out.stderr.splitlines() if x.strip()]
         line = "traceback: " + (last[-1] if last else line)
     return ("hang" if out.rc == -9 else str(out.rc)), line[:300]
 
 
-def table(before: Path | None = None) -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        setup(Path(tmp))
-        head = "| issue | input | exit | message (first line) |"
-        rows = [head + (" before: exit, message |" if before else ""), "|---|---|---|---|" + ("---|" if before else "")]
-        for case in CASES:
-            rc, line = _summary(run_case(case, Path(tmp)), tmp)
-            row = f"| {case.issue} | `{_cell(shown(case))}` | {rc} | {_cell(line)} |"
-            if before and case.before:
-                row += f" {_cell(case.before)} |"
-            elif before:
-                old_rc, old_line = _summary(run_case(case, Path(tmp), repo=before), tmp)
-                row += f" {old_rc}: {_cell(old_line)} |"
-            rows.append(row)
-    return "\n".join(rows) + "\n"
+#: every bad-input file: its CASES, and setup(tmp) preparing the scratch folder they read
+FILES = ["tests.test_bad_input", "tests.test_bad_input_audit", "tests.test_bad_input_numbers_and_waits",
+         "tests.test_bad_input_paths", "tests.test_bad_input_reports", "tests.test_bad_input_values"]
 
 
-ROWS_HEAD = ["| issue | input | before: exit, message | after: exit, message |", "|---|---|---|---|"]
+def table() -> str:
+    """docs/bad-input.md's table: every case of every file with its outcome on this checkout, grouped by command."""
+    import importlib
 
-
-def outcome_rows(cases, prepare, run=run_case, before: Path | None = None, old=None) -> list[str]:
-    """docs/bad-input.md's rows for `cases` (the later passes' table): input, the outcome on the `before` checkout
-    (`old(case, tmp, before)` when a file shows it its own way, else run the same way), the outcome now."""
-    with tempfile.TemporaryDirectory() as tmp:
-        prepare(Path(tmp))
-        rows = []
-        for case in cases:
-            rc, line = _summary(run(case, Path(tmp)), tmp)
-            if before is None:
-                was = "(not run)"
-            elif case.before:
-                was = case.before
-            elif old is not None:
-                was = old(case, Path(tmp), before)
-            else:
-                was = ": ".join(_summary(run(case, Path(tmp), repo=before), tmp))
-            rows.append(f"| {case.issue} | `{_cell(shown(case))}` | {_cell(was)} | {rc}: {_cell(line)} |")
-    return rows
+    rows = []
+    for name in FILES:
+        module = importlib.import_module(name)
+        with tempfile.TemporaryDirectory() as tmp:
+            module.setup(Path(tmp))
+            for case in module.CASES:
+                rc, line = _summary(run_case(case, Path(tmp)), tmp)
+                rows.append((case.command, f"| {case.command} | `{_cell(shown(case))}` | {rc} | {_cell(line)} |"))
+    rows.sort(key=lambda row: row[0])  # stable: a command's cases stay in their files' order
+    return "\n".join(["| command | input | exit | message (first line) |", "|---|---|---|---|",
+                      *(row for _, row in rows)]) + "\n"
 
 
 if __name__ == "__main__":
-    sys.stdout.write(table(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None))
+    sys.stdout.write(table())
 
 
 def test_the_cache_key_step_escapes_the_cache_input(tmp_path):
-    """Issue 30, case 10: a `cache` input holding a newline and a workflow command is echoed escaped, so the
+    """The jax-env action: a `cache` input holding a newline and a workflow command is echoed escaped, so the
     runner sees one ::error annotation and no injected ::warning."""
     import yaml
 
@@ -609,7 +606,7 @@ def test_the_cache_key_step_escapes_the_cache_input(tmp_path):
 
 @pytest.mark.parametrize("signum, rc", [(2, 130), (15, 143)])
 def test_an_interrupted_audit_says_so_and_ends_the_lecture_processes(tmp_path, signum, rc):
-    """Issue 30, case 9: SIGINT/SIGTERM during --execute: one line "interrupted", exit 130/143, and the
+    """SIGINT/SIGTERM during --execute: one line "interrupted", exit 130/143, and the
     daemon a cell double-forked (setsid, PPID 1 once its parent exits) is ended too; the lecture's writes went
     to a scratch working directory, not beside the lecture."""
     import signal

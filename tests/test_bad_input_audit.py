@@ -14,7 +14,7 @@ import pytest
 from jaxci.audit.reading import runrecord
 from jaxci.audit.runner import cache as run_cache
 from jaxci.audit.runner.outcome import CellTiming, NotebookRun
-from tests.test_bad_input import Case, check_outcome, run_case
+from tests.test_bad_input import Case, case_ids, check_outcome, run_case
 
 LECTURE = ("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# A\n\n"
            "```{code-cell} ipython3\nx = 1\n```\n")
@@ -44,38 +44,37 @@ SHARDS = {
 
 MERGE = ("audit", "merge")
 CASES = [
-    Case("merge", (*MERGE, "{tmp}/s1.json", "{tmp}/s2.json", "--output", "{tmp}/s1.json"), 2, "one of the shards"),
-    Case("merge", (*MERGE, "{tmp}/count-list.json", "{tmp}/s2.json"), 2, "shard.count"),
-    Case("merge", (*MERGE, "{tmp}/count-string.json", "{tmp}/s2.json"), 2, "shard.count"),
-    Case("merge", (*MERGE, "{tmp}/count-float.json", "{tmp}/s2.json"), 2, "shard.count"),
-    Case("merge", (*MERGE, "{tmp}/count-huge.json"), 2, "shard.count '1000000000'"),
-    Case("merge", (*MERGE, "{tmp}/index-big.json", "{tmp}/s2.json"), 2, "shard.index '7'"),
-    Case("merge", (*MERGE, "{tmp}/lectures-dicts.json", "{tmp}/s2.json"), 2, "shard.lectures"),
-    Case("merge", (*MERGE, "{tmp}/spec-newline.json", "{tmp}/s2.json"), 2, "shard.spec"),
-    Case("merge", (*MERGE, "{tmp}/pins-missing.json", "{tmp}/s2.json"), 0, "2 shard(s), 2 lectures"),
-    Case("merge", (*MERGE, "{tmp}/pins-string.json", "{tmp}/s2.json"), 2, "pin_to_cpu"),
-    Case("merge", (*MERGE, "{tmp}/execution-list.json", "{tmp}/s2.json"), 2, "execution"),
-    Case("merge", (*MERGE, "{tmp}/reused-ints.json", "{tmp}/s2.json"), 2, "execution"),
-    Case("merge", (*MERGE, "{tmp}/nan.json", "{tmp}/s2.json"), 2, "proposed_timeout"),
-    Case("audit", ("audit", "{tmp}/lect", "--output", "{tmp}/lect/a.md"), 2, "is a lecture under"),
-    Case("audit", ("audit", "{tmp}/lect", "--execute", "--cache", "/dev/null/x", "--format", "json"), 2,
+    Case((*MERGE, "{tmp}/s1.json", "{tmp}/s2.json", "--output", "{tmp}/s1.json"), 2, "one of the shards"),
+    Case((*MERGE, "{tmp}/count-list.json", "{tmp}/s2.json"), 2, "shard.count"),
+    Case((*MERGE, "{tmp}/count-string.json", "{tmp}/s2.json"), 2, "shard.count"),
+    Case((*MERGE, "{tmp}/count-float.json", "{tmp}/s2.json"), 2, "shard.count"),
+    Case((*MERGE, "{tmp}/count-huge.json"), 2, "shard.count '1000000000'"),
+    Case((*MERGE, "{tmp}/index-big.json", "{tmp}/s2.json"), 2, "shard.index '7'"),
+    Case((*MERGE, "{tmp}/lectures-dicts.json", "{tmp}/s2.json"), 2, "shard.lectures"),
+    Case((*MERGE, "{tmp}/spec-newline.json", "{tmp}/s2.json"), 2, "shard.spec"),
+    Case((*MERGE, "{tmp}/pins-missing.json", "{tmp}/s2.json"), 0, "2 shard(s), 2 lectures"),
+    Case((*MERGE, "{tmp}/pins-string.json", "{tmp}/s2.json"), 2, "pin_to_cpu"),
+    Case((*MERGE, "{tmp}/execution-list.json", "{tmp}/s2.json"), 2, "execution"),
+    Case((*MERGE, "{tmp}/reused-ints.json", "{tmp}/s2.json"), 2, "execution"),
+    Case((*MERGE, "{tmp}/nan.json", "{tmp}/s2.json"), 2, "proposed_timeout"),
+    Case(("audit", "{tmp}/lect", "--output", "{tmp}/lect/a.md"), 2, "is a lecture under"),
+    Case(("audit", "{tmp}/lect", "--execute", "--cache", "/dev/null/x", "--format", "json"), 2,
          "--cache /dev/null/x: cannot make the folder"),
-    Case("audit", ("audit", "{tmp}/lect", "--execute", "--cache", "{tmp}/dangling", "--format", "json"), 2,
+    Case(("audit", "{tmp}/lect", "--execute", "--cache", "{tmp}/dangling", "--format", "json"), 2,
          "which does not exist"),
-    Case("audit", ("audit", "{tmp}/lect", "--execute", "--shard", "1/2\n", "--format", "json"), 2,
+    Case(("audit", "{tmp}/lect", "--execute", "--shard", "1/2\n", "--format", "json"), 2,
          "--shard '1/2\\n': expected i/N in ASCII digits"),
-    Case("audit", ("audit", "{tmp}/lect", "--execute", "--shard", "１/２", "--format", "json"), 2,
+    Case(("audit", "{tmp}/lect", "--execute", "--shard", "１/２", "--format", "json"), 2,
          "expected i/N in ASCII digits"),
-    Case("audit", ("audit", "{tmp}/lect", "--cell-timeout", "６０"), 2, "expected a number in ASCII digits"),
-    Case("audit", ("audit", "{tmp}/lect", "--execute", "--shard-times", "{tmp}/times.md", "--platforms", "cpu",
+    Case(("audit", "{tmp}/lect", "--cell-timeout", "６０"), 2, "expected a number in ASCII digits"),
+    Case(("audit", "{tmp}/lect", "--execute", "--shard-times", "{tmp}/times.md", "--platforms", "cpu",
                    "--format", "json", "--output", "{tmp}/out.json", "--no-progress"), 2,
          "no Execution Statistics row names a lecture here"),  # deep JSON read as text; 1e999 and -50 no times
 ]
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad-audit")
+def setup(tmp: Path) -> None:
+    """The shards, a lecture, a dangling link and an Execution Statistics page the cases read."""
     for name, doc in SHARDS.items():
         (tmp / f"{name}.json").write_text(json.dumps(doc))
     (tmp / "lect").mkdir()
@@ -85,10 +84,16 @@ def scratch(tmp_path_factory):
     rows = "| a | x | cache | 1e999 | ✅ |\n| b | x | cache | -50 | ✅ |\n"
     (tmp / "times.md").write_text(f"{deep}\n| Document | Modified | Method | Run Time (s) | Status |\n"
                                   f"|---|---|---|---|---|\n{rows}")
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bad-audit")
+    setup(tmp)
     return tmp
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_bad_input_outcome(case, scratch):
     check_outcome(case, run_case(case, scratch))
 
@@ -100,7 +105,7 @@ def test_the_shard_an_output_would_replace_is_left_as_it_was(scratch):
 
 
 def test_markdown_from_lecture_names_is_escaped(scratch):
-    out = run_case(Case("merge", (*MERGE, "{tmp}/html-path.json", "--format", "md"), 0, ""), scratch)
+    out = run_case(Case((*MERGE, "{tmp}/html-path.json", "--format", "md"), 0, ""), scratch)
     assert "<!--" not in out.stdout and "<img" not in out.stdout and "@team" not in out.stdout
     assert "&lt;!--hidden.md" in out.stdout and "&#64;team" in out.stdout
 

@@ -11,39 +11,45 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from jaxci.results import conditions, history
 from jaxci.util import quoting
-from tests.test_bad_input import REPO, Case, check_outcome, run_case
+from tests.test_bad_input import REPO, Case, case_ids, check_outcome, run_case
 
 CASES = [
-    Case("predict", ("predict", "--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "٢"), 2,
+    Case(("predict", "--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "٢"), 2,
          "expected a whole number in ASCII digits"),
-    Case("history", ("history", "--cpus", "０", "--dry-run"), 2, "--cpus '０': CPU numbers"),
-    Case("history", ("history", "--confirm", "--machine", "nosuch"), 2, "no history at results/nosuch/"),
-    Case("history", ("history", "--validate", "0.4.31", "--github-output", "/proc/version"), 2,
+    Case(("history", "--cpus", "０", "--dry-run"), 2, "--cpus '０': CPU numbers"),
+    Case(("history", "--confirm", "--machine", "nosuch"), 2, "no history at results/nosuch/"),
+    Case(("history", "--validate", "0.4.31", "--github-output", "/proc/version"), 2,
          "--github-output /proc/version: cannot write it"),
-    Case("offline_data", ("{tmp}/kernel.json", "{tmp}"), 2, "not a kernelspec", script="measure/offline_data.py"),
-    Case("offline_data", ("{tmp}/list.json", "{tmp}"), 2, "not a kernelspec", script="measure/offline_data.py"),
-    Case("published_builds", ("{tmp}", "--machine", "g4dn.2xlarge", "--from-audit", "{tmp}/list.json"), 2,
+    Case(("{tmp}/kernel.json", "{tmp}"), 2, "not a kernelspec", script="measure/offline_data.py"),
+    Case(("{tmp}/list.json", "{tmp}"), 2, "not a kernelspec", script="measure/offline_data.py"),
+    Case(("{tmp}", "--machine", "g4dn.2xlarge", "--from-audit", "{tmp}/list.json"), 2,
          "not an audit JSON", script="measure/published_builds.py"),
 ]
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad-numbers")
+def setup(tmp: Path) -> None:
+    """A kernel spec, a JSON list and an Execution Statistics notebook the cases read."""
     (tmp / "kernel.json").write_text(json.dumps({"argv": "python -m ipykernel"}))
     (tmp / "list.json").write_text("[1, 2]")
     table = ("| Document | Modified | Method | Run Time (s) | Status |\n|---|---|---|---|---|\n"
              "| a | x | cache | inf | ✅ |\n| b | x | cache | -50 | ✅ |\n| c | x | cache | 12.5 | ✅ |\n")
     (tmp / "status.ipynb").write_text(json.dumps({"cells": [{"cell_type": "markdown", "source": table}]}))
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bad-numbers")
+    setup(tmp)
     return tmp
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_bad_input_outcome(case, scratch):
     check_outcome(case, run_case(case, scratch))
 

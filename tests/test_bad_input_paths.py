@@ -18,55 +18,53 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_bad_input import FIXTURES, REPO, ROWS_HEAD, Case, check_outcome, outcome_rows, run_case
+from tests.test_bad_input import FIXTURES, REPO, Case, case_ids, check_outcome, run_case
 
 P = "{tmp}/p40"
 EXEC = "{fixtures}/exec"
 RW = ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine", "m", "--out", "{tmp}")
 CASES = [
     # one writer: FIFOs, devices, links (each refused at once, never blocking)
-    Case("40", ("env", "--pin-cpu", "--github-env", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("env", "--pin-cpu", "--github-env", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci env --pin-cpu --github-env FIFO"),
-    Case("40", ("env", "--pin-cpu", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("env", "--pin-cpu", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci env --pin-cpu --github-output FIFO"),
-    Case("40", ("env", "--pin-cpu", "--github-output", f"{P}/out.txt", "--github-env", f"{P}/fifo"), 2,
+    Case(("env", "--pin-cpu", "--github-output", f"{P}/out.txt", "--github-env", f"{P}/fifo"), 2,
          "is a FIFO", shown="jaxci env --pin-cpu --github-output F --github-env FIFO (F stays empty)"),
-    Case("40", ("history", "--validate", "0.11.0", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("history", "--validate", "0.11.0", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci history --validate 0.11.0 --github-output FIFO"),
-    Case("40", ("history", "--validate", "", "--github-output", "/dev/full"), 2, "is a character device",
+    Case(("history", "--validate", "", "--github-output", "/dev/full"), 2, "is a character device",
          shown="jaxci history --validate '' --github-output /dev/full"),
-    Case("40", ("release-watch", "plan", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
-         shown="jaxci release-watch plan --github-output FIFO",
-         before="not run: asks the package index first, then blocks on the FIFO (issue 40)"),
-    Case("40", (*RW, "--summary", f"{P}/fifo"), 2, "is a FIFO",
-         shown="jaxci release-watch measure ... --summary FIFO (before anything is measured)",
-         before="not run: measures (asv, minutes), then blocks on the FIFO (issue 40)"),
-    Case("40", ("inputs", "plan", "--run-id", "1", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("release-watch", "plan", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
+         shown="jaxci release-watch plan --github-output FIFO"),
+    Case((*RW, "--summary", f"{P}/fifo"), 2, "is a FIFO",
+         shown="jaxci release-watch measure ... --summary FIFO (before anything is measured)"),
+    Case(("inputs", "plan", "--run-id", "1", "--github-output", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci inputs plan --run-id 1 --github-output FIFO"),
-    Case("40", ("failures", "record", "--cache", f"{P}/nocache", "--out", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("failures", "record", "--cache", f"{P}/nocache", "--out", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci failures record --cache C --out FIFO"),
-    Case("40", ("audit", EXEC, "--summary", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("audit", EXEC, "--summary", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci audit L --summary FIFO"),
-    Case("40", ("audit", EXEC), 2, "is a FIFO", env={"GITHUB_STEP_SUMMARY": f"{P}/fifo"},
+    Case(("audit", EXEC), 2, "is a FIFO", env={"GITHUB_STEP_SUMMARY": f"{P}/fifo"},
          shown="GITHUB_STEP_SUMMARY=FIFO jaxci audit L"),
-    Case("40", ("audit", EXEC, "--output", "/dev/full"), 2, "is a character device"),
-    Case("40", ("audit", EXEC, "--emit-config", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("audit", EXEC, "--output", "/dev/full"), 2, "is a character device"),
+    Case(("audit", EXEC, "--emit-config", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci audit L --emit-config FIFO"),
-    Case("40", ("audit", EXEC, "--ci", "--ci-patch", f"{P}/link-out"), 2, "is a symbolic link",
+    Case(("audit", EXEC, "--ci", "--ci-patch", f"{P}/link-out"), 2, "is a symbolic link",
          shown="jaxci audit L --ci --ci-patch LINK (to a file elsewhere)"),
-    Case("40", ("profile", "scan", "--trace-out", f"{P}/fifo"), 2, "is a FIFO",
+    Case(("profile", "scan", "--trace-out", f"{P}/fifo"), 2, "is a FIFO",
          shown="jaxci profile scan --trace-out FIFO"),
-    Case("40", ("report", f"{P}/results", "--out", f"{P}/out-link"), 2, "is a symbolic link",
+    Case(("report", f"{P}/results", "--out", f"{P}/out-link"), 2, "is a symbolic link",
          shown="jaxci report R --out D (D/findings.md a link elsewhere)"),
     # report --offline-assets: links in the cache and the site, sizes, special files
-    *[Case("40", ("report", f"{P}/results", "--html", f"{P}/html-{cache}", "--offline-assets", f"{P}/{cache}",
+    *[Case(("report", f"{P}/results", "--html", f"{P}/html-{cache}", "--offline-assets", f"{P}/{cache}",
                   "--no-progress"), 2, frag, shown=f"jaxci report R --html H --offline-assets C ({what})")
       for cache, frag, what in (
           ("cache-key", "leading out of", "an asset in C a link to a private key"),
           ("cache-etc", "leading out of", "C/bootstrap@3.1.1/package/dist/fonts a link to /etc"),
           ("cache-big", "over the limit of 8.0 MiB", "a 2 GiB asset"),
           ("cache-fifo", "is a FIFO", "an asset a FIFO"))],
-    *[Case("40", ("report", f"{P}/results", "--html", f"{P}/{html}", "--offline-assets", f"{P}/cache",
+    *[Case(("report", f"{P}/results", "--html", f"{P}/{html}", "--offline-assets", f"{P}/cache",
                   "--no-progress"), 2, frag, shown=f"jaxci report R --html H --offline-assets C ({what})")
       for html, frag, what in (
           ("html-graph", "leading out of", "H/graph.html a link to a page elsewhere"),
@@ -74,31 +72,26 @@ CASES = [
           ("html-manifest", "is a symbolic link", "H/vendor/MANIFEST.json a link elsewhere"),
           ("html-findings", "is a symbolic link", "H/findings a link to a folder elsewhere"),
           ("html-index", "leading out of", "H/index.html a link to a page elsewhere"))],
-    Case("40", ("report", f"{P}/results", "--html", f"{P}/html-ok", "--offline-assets", f"{P}/cache",
+    Case(("report", f"{P}/results", "--html", f"{P}/html-ok", "--offline-assets", f"{P}/cache",
                 "--no-progress"), 0, "vendored 13 files", shown="jaxci report R --html H --offline-assets C"),
     # lectures that are links out of the named folder; messages that would echo a file's bytes
-    Case("40", ("audit", f"{P}/lectures-environ", "--no-ci"), 1, "leading out of",
+    Case(("audit", f"{P}/lectures-environ", "--no-ci"), 1, "leading out of",
          shown="jaxci audit L (L/x.ipynb -> /proc/self/environ)"),
-    Case("40", ("audit", f"{P}/lectures-notjson", "--no-ci"), 1, "malformed notebook: NotJSONError",
+    Case(("audit", f"{P}/lectures-notjson", "--no-ci"), 1, "malformed notebook: NotJSONError",
          shown="jaxci audit L (L/x.ipynb holds 'SECRET=...', not JSON)"),
-    Case("40", ("audit", f"{P}/lectures-config", "--no-ci"), 0, "cannot read: is a symbolic link leading out",
+    Case(("audit", f"{P}/lectures-config", "--no-ci"), 0, "cannot read: is a symbolic link leading out",
          shown="jaxci audit L (L/_config.yml -> a file elsewhere)", pick="cannot read"),
     # history --restore-refs: only the current directory's repository
-    Case("40", ("history", "--restore-refs", "--repo", f"{P}"), 2, "is not in a git repository",
-         shown="jaxci history --restore-refs --repo DIR (not a git repository)",
-         before="no --repo; run outside the repository: 46 tags and a branch written into the checkout jaxci "
-                "was installed from, which it did not name (issue 40)"),
-    Case("40", ("history", "--restore-refs", "--repo", f"{P}/emptyrepo"), 2, "is not a jax-ci-bench checkout",
-         shown="jaxci history --restore-refs --repo R (an empty git repository)",
-         before="no --repo (see the row above)"),
+    Case(("history", "--restore-refs", "--repo", f"{P}"), 2, "is not in a git repository",
+         shown="jaxci history --restore-refs --repo DIR (not a git repository)"),
+    Case(("history", "--restore-refs", "--repo", f"{P}/emptyrepo"), 2, "is not a jax-ci-bench checkout",
+         shown="jaxci history --restore-refs --repo R (an empty git repository)"),
     # gpu_capture --out into results/
-    Case("40", ("--budget", "100", "--out", "results/lab-h200"), 2, "inside the results tree",
-         script="scripts/gpu_capture.py", shown="python scripts/gpu_capture.py --budget 100 --out results/lab-h200",
-         before="not run: the capture starts and writes its files among results/lab-h200 (issue 40)"),
-    Case("40", ("--budget", "100", "--out", f"{P}/results/m/capture"), 2, "inside the results tree",
+    Case(("--budget", "100", "--out", "results/lab-h200"), 2, "inside the results tree",
+         script="scripts/gpu_capture.py", shown="python scripts/gpu_capture.py --budget 100 --out results/lab-h200"),
+    Case(("--budget", "100", "--out", f"{P}/results/m/capture"), 2, "inside the results tree",
          script="scripts/gpu_capture.py",
-         shown="python scripts/gpu_capture.py --budget 100 --out R/m/capture (R a results tree)",
-         before="not run: the capture starts (see the row above)"),
+         shown="python scripts/gpu_capture.py --budget 100 --out R/m/capture (R a results tree)"),
 ]
 
 
@@ -189,7 +182,7 @@ def scratch(tmp_path_factory):
     return tmp
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_bad_input_outcome(case, scratch):
     check_outcome(case, run_case(case, scratch))
 
@@ -244,7 +237,7 @@ def test_the_lecture_link_and_a_malformed_lecture_echo_no_bytes(scratch):
     the job summary."""
     summary = scratch / "summary.md"
     for folder in ("lectures-environ", "lectures-notjson"):
-        case = Case("40", ("audit", f"{P}/{folder}", "--no-ci", "--summary", str(summary)), 1, "",
+        case = Case(("audit", f"{P}/{folder}", "--no-ci", "--summary", str(summary)), 1, "",
                     env={"JAXCI_PROBE": SECRET})
         out = run_case(case, scratch)
         assert out.rc == 1 and SECRET not in out.stdout + out.stderr, out.stderr
@@ -279,7 +272,7 @@ def test_the_scratch_copy_keeps_no_link_out_of_the_lecture_folder(tmp_path):
 
 
 def test_an_executed_cell_writing_through_a_link_clobbers_nothing(tmp_path):
-    """The issue's case end to end: `cfg.txt -> victim` in the lecture folder, a cell `open('cfg.txt','w')`:
+    """End to end: `cfg.txt -> victim` in the lecture folder, a cell `open('cfg.txt','w')`:
     the write lands in the scratch copy, the victim is unchanged, and the row says the link was left out."""
     import nbformat
 
@@ -331,16 +324,3 @@ def test_a_file_size_limit_is_one_line_not_a_traceback(tmp_path):
     assert proc.returncode == 2 and lines == [f"jaxci audit: --output {out}: cannot write it (File too large)"], \
         proc.stderr
     assert not out.exists() and not list(tmp_path.iterdir())
-
-
-def table(before: Path | None = None) -> str:
-    """The rows of docs/bad-input.md for these cases (`python -m tests.test_bad_input_paths [BEFORE]`): input,
-    the outcome on an older checkout (BEFORE; its hangs are cut at LIMIT_S), the outcome now."""
-    return "\n".join(ROWS_HEAD + outcome_rows(CASES, setup, before=before)) + "\n"
-
-
-if __name__ == "__main__":
-    import tests.test_bad_input as base
-
-    base.LIMIT_S = int(os.environ.get("LIMIT_S", base.LIMIT_S))
-    sys.stdout.write(table(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None))

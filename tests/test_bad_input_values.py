@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_bad_input import REPO, ROWS_HEAD, Case, _summary, check_outcome, outcome_rows, run_case
+from tests.test_bad_input import REPO, Case, case_ids, check_outcome, run_case
 
 BIG = "9" * 400
 PREDICT = ("predict", "--family", "g4dn.2xlarge")
@@ -63,25 +63,25 @@ WATCH_BEFORE = ("1: asv was started (its `git clone --mirror` traceback in the o
                 "O/watch-0.12.1-c7i.2xlarge.json")
 
 CASES = [
-    Case("40", (*PREDICT, "--kernel", "matmul", "--n", BIG), 2, "a 400-digit number",
+    Case((*PREDICT, "--kernel", "matmul", "--n", BIG), 2, "a 400-digit number",
          shown="jaxci predict --family g4dn.2xlarge --kernel matmul --n 9...9 (400 digits)"),
-    Case("40", (*PREDICT, "--kernel", "nuts", "--n", BIG, "--dtype", "float64"), 2, "a 400-digit number",
+    Case((*PREDICT, "--kernel", "nuts", "--n", BIG, "--dtype", "float64"), 2, "a 400-digit number",
          shown="jaxci predict --family g4dn.2xlarge --kernel nuts --n 9...9 (400 digits) --dtype float64"),
-    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "0"), 2, "--n 0: must be a whole number in [1, 100,000]"),
-    Case("40", (*PREDICT, "--kernel", "elementwise", "--n", "-1"), 2, "--n -1: must be a whole number"),
-    Case("40", (*PREDICT, "--kernel", "nuts", "--n", "0"), 2, "--n 0: must be a whole number in [1, 1,000,000,000]"),
-    Case("40", (*PREDICT, "--kernel", "nuts"), 2, "--n: nuts needs a size"),
-    Case("40", (*PREDICT, "--kernel", "while", "--n", "-5"), 2, "--n -5: must be a whole number"),
-    Case("40", (*PREDICT, "--kernel", "kalman_grad", "--n", "-96"), 2, "--n -96: must be a whole number"),
-    Case("40", (*PREDICT, "--kernel", "dispatch", "--n", "3"), 2, "dispatch takes no size"),
-    Case("40", ("predict", "--family", "c7i.2xlarge", "--kernel", "matmul", "--n", "100", "--device", "gpu"), 2,
+    Case((*PREDICT, "--kernel", "matmul", "--n", "0"), 2, "--n 0: must be a whole number in [1, 100,000]"),
+    Case((*PREDICT, "--kernel", "elementwise", "--n", "-1"), 2, "--n -1: must be a whole number"),
+    Case((*PREDICT, "--kernel", "nuts", "--n", "0"), 2, "--n 0: must be a whole number in [1, 1,000,000,000]"),
+    Case((*PREDICT, "--kernel", "nuts"), 2, "--n: nuts needs a size"),
+    Case((*PREDICT, "--kernel", "while", "--n", "-5"), 2, "--n -5: must be a whole number"),
+    Case((*PREDICT, "--kernel", "kalman_grad", "--n", "-96"), 2, "--n -96: must be a whole number"),
+    Case((*PREDICT, "--kernel", "dispatch", "--n", "3"), 2, "dispatch takes no size"),
+    Case(("predict", "--family", "c7i.2xlarge", "--kernel", "matmul", "--n", "100", "--device", "gpu"), 2,
          "--device gpu: c7i.2xlarge has no GPU"),
-    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "100", "--results", "{tmp}/empty"), 2,
+    Case((*PREDICT, "--kernel", "matmul", "--n", "100", "--results", "{tmp}/empty"), 2,
          "no asv result values in it"),
-    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "abc"), 2, "'abc': expected a whole number in ASCII digits"),
-    Case("40", (*PREDICT, "--kernel", "while"), 0, "71 iterations", pick="model:"),
-    Case("40", (*PREDICT, "--kernel", "matmul", "--n", "1024"), 0, "predicted", pick="predicted"),
-    *[Case("40", (*AUDIT, f"{{tmp}}/audit/{name}.json"), 2, expect,
+    Case((*PREDICT, "--kernel", "matmul", "--n", "abc"), 2, "'abc': expected a whole number in ASCII digits"),
+    Case((*PREDICT, "--kernel", "while"), 0, "71 iterations", pick="model:"),
+    Case((*PREDICT, "--kernel", "matmul", "--n", "1024"), 0, "predicted", pick="predicted"),
+    *[Case((*AUDIT, f"{{tmp}}/audit/{name}.json"), 2, expect,
            shown=f"jaxci report results --family g4dn.2xlarge --audit A ({json.dumps(AUDITS[name])[:90]})")
       for name, expect in (("string-lecture", "lectures[0]: expected an object, got str 'a.md'"),
                            ("string-predicted", "lectures[0].predicted: expected an object, got str 'x'"),
@@ -92,29 +92,22 @@ CASES = [
                            ("newline-path", "must be one line"),
                            ("runs-list", "runs['cpu']: expected an object, got list"),
                            ("cell-inf", "cells[0].wall_s inf: must be a finite number in [0, 86,400] seconds"))],
-    Case("40", ("history", "--releases", "0.10.1", "--dry-run"), 2, "JAXCI_SCALE='evil': expected ci or full",
-         env={"JAXCI_SCALE": "evil"},
-         before="not refused: argparse checks choices only on values typed, so the default from JAXCI_SCALE went on "
-                "to the package index, the branch and asv's environment (read from the code: not run, it needs the "
-                "index)"),
-    Case("40", ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
+    Case(("history", "--releases", "0.10.1", "--dry-run"), 2, "JAXCI_SCALE='evil': expected ci or full",
+         env={"JAXCI_SCALE": "evil"}),
+    Case(("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
                 "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='evil': expected ci or full",
-         env={"JAXCI_SCALE": "evil"},
-         before=WATCH_BEFORE),
-    Case("40", ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
+         env={"JAXCI_SCALE": "evil"}),
+    Case(("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
                 "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='a\\nb'",
-         env={"JAXCI_SCALE": "a\nb"}, shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O",
-         before=WATCH_BEFORE),
-    Case("40", ("report", "results", "--no-progress", "--family", "g4dn.2xlarge\n"), 2,
+         env={"JAXCI_SCALE": "a\nb"}, shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O"),
+    Case(("report", "results", "--no-progress", "--family", "g4dn.2xlarge\n"), 2,
          "--family 'g4dn.2xlarge\\n': not a runner family", shown="jaxci report results --family $'g4dn.2xlarge\\n'"),
-    Case("40", ("history", "--restore-refs", "--repo", "{tmp}/empty-checkout"), 2,
+    Case(("history", "--restore-refs", "--repo", "{tmp}/empty-checkout"), 2,
          "fatal: ambiguous argument 'HEAD'", shown="jaxci history --restore-refs --repo R (git init, no commit yet)"),
-    *[Case("40", args, 2, "can backtrack through inf paths", script=script,
-           shown=f"python {script} {' '.join(args)}".replace("{tmp}", "TMP") if script else "",
-           before=("not run on the old checkout: its script had no check, and would start an asv run of the "
-                   "suite with the pattern" if script.startswith("measure/") else ""))
+    *[Case(args, 2, "can backtrack through inf paths", script=script,
+           shown=f"python {script} {' '.join(args)}".replace("{tmp}", "TMP") if script else "")
       for args, script in REGEX_OPTIONS],
-    Case("40", (*AUDIT, "{tmp}/audit/good.json", "--format", "summary"), 0, "one build of 1 lectures",
+    Case((*AUDIT, "{tmp}/audit/good.json", "--format", "summary"), 0, "one build of 1 lectures",
          shown="jaxci report results --family g4dn.2xlarge --audit A (one lecture, cpu_s 10, gpu_s 5) "
                "--format summary"),
 ]
@@ -138,7 +131,7 @@ def scratch(tmp_path_factory):
     return tmp
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.issue}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_bad_input_outcome(case, scratch):
     check_outcome(case, run_case(case, scratch), quiet_refusal=True)
 
@@ -250,22 +243,3 @@ def test_a_closed_stdout_pipe_ends_quietly_with_141(args, rc):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == rc and err == "", err
-
-
-# ---- table rows for docs/bad-input.md ------------------------------------------------------------------------
-
-def _before(case: Case, tmp: Path, checkout: Path) -> str:
-    """The old checkout's outcome; its refusals often went to stdout (predict), so show that line then."""
-    out = run_case(case, tmp, repo=checkout)
-    rc, line = _summary(out, str(tmp))
-    if out.rc and line == "(no message)" and out.stdout.strip():
-        line = "(on stdout) " + out.stdout.strip().splitlines()[0].replace(str(tmp), "TMP")[:300]
-    return f"{rc}: {line}"
-
-
-def table(before: Path | None = None) -> str:
-    return "\n".join(ROWS_HEAD + outcome_rows(CASES, setup, before=before, old=_before)) + "\n"
-
-
-if __name__ == "__main__":
-    sys.stdout.write(table(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None))
