@@ -93,9 +93,15 @@ def test_a_budget_below_the_default_preallocation_is_kept_for_one_kernel():
 
 
 def test_a_tiny_peak_is_bounded_by_the_hundredths():
-    # 1e-9 MiB used to count down from 1.4e13 one kernel at a time
+    # the search starts at the hundredths' bound, not at budget x device / peak (1.4e13 for 1e-9 MiB)
     assert safe_kernels(1e-9, 16000, 0.90, POLICIES["fraction"]) == 90
     assert advise(2, peak_mib=1e-9, device_mib=16000).fraction == 0.45
+
+
+def test_a_subnormal_peak_is_many_kernels_not_an_overflow():
+    """budget x device / 5e-324 is inf in floats: the on-demand count is capped, never floor(inf)."""
+    for peak in (5e-324, 1e-310):  # the measured default policy (allocation on demand) counts them
+        assert recommend(2, peak_mib=peak, device_mib=16000, budget=BUDGET, policies=POLICIES, cache_dir="/c").policy
 
 
 @pytest.mark.parametrize("peak, device, expected", [

@@ -264,7 +264,8 @@ def _on_demand(kernels: int, peak_mib: float, device_mib: float, budget: float,
     """Several kernels with a measured peak, under the policy a GPU measured keeping every worker alive
     (allocation on demand): refused when their peaks together exceed the budget; the fraction policy is named
     as the unmeasured alternative."""
-    safe = min(MAX_KERNELS, math.floor(budget * device_mib / peak_mib * (1 + _SLACK))) if peak_mib > 0 else MAX_KERNELS
+    by_memory = budget * device_mib / peak_mib * (1 + _SLACK) if peak_mib > 0 else math.inf
+    safe = MAX_KERNELS if by_memory >= MAX_KERNELS else math.floor(by_memory)  # a subnormal peak: inf, no overflow
     if kernels > safe:
         raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {mib(peak_mib)} do not fit the budget "
                           f"{budget:.2f} x {mib(device_mib)} = {mib(budget * device_mib)}; at most {safe} fit: "
