@@ -9,7 +9,7 @@ import pytest
 from jaxci.audit import repo
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import colab, family, judge, predicted
-from jaxci.audit.reading.cell_records import COUNTED, JitCall, TracedLoop
+from jaxci.audit.reading.cell_records import COUNTED, EagerSize, EagerWork, JitCall, TracedLoop
 from jaxci.audit.runner import CellTiming, NotebookRun, hook_state, hooks, jit_calls
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -245,7 +245,7 @@ def test_cell_record_loops_in_calls_eager_and_settle(kernel_hooks):
     assert call.name == "simulate" and call.loops == [TracedLoop("lax.scan", 50, 20_000)]
     # noted inside the jitted function
     assert TracedLoop("lax.scan", 50, 20_000, within="simulate") in map(TracedLoop.read, rec["loops"])
-    assert rec["eager"]["ops"] >= 1 and max(s[0] for s in rec["eager"]["sizes"]) == 300_000
+    assert rec["eager"]["ops"] >= 1 and max(s["largest"] for s in rec["eager"]["sizes"]) == 300_000
     assert rec["settle_s"] >= 0 and rec["wall"] >= rec["settle_s"]
 
 
@@ -359,7 +359,7 @@ def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
 def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
     run = _run((3.0, 1, None, None))
     run.cells[0].compile_s = 0.5
-    run.cells[0].eager = {"ops": 4, "s": 2.0, "sizes": [[4_000_000, 4, "float32"]]}
+    run.cells[0].eager = EagerWork(4, 2.0, [EagerSize(4_000_000, 4, "float32")])
     p = predicted.gpu_family(run, model.runner)
     assert p["parts"]["cpu"]["eager"] == pytest.approx(2.5)
     assert p["gpu_low_s"] < p["cpu_s"] and p["parts"]["gpu"]["eager"] < p["parts"]["cpu"]["eager"]

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from jaxci.audit.reading import runrecord
-from jaxci.audit.reading.cell_records import COUNTED, JitCall, TracedLoop
+from jaxci.audit.reading.cell_records import COUNTED, EagerSize, EagerWork, JitCall, SamplerRun, TracedLoop
 from jaxci.audit.runner import kernel
 from jaxci.audit.runner.outcome import CellTiming, NotebookRun
 
@@ -14,7 +14,10 @@ LEGACY_CELL = {"index": 2, "first_line": "out = f(x)", "wall_s": 1.5, "client_s"
                "loops": [["lax.scan", 100, 1, 2, ""], ["lax.while_loop", None, 3, 1, "f"]],
                "calls": [{"name": "f", "calls": 4, "wall_s": 0.3, "first_s": 0.25, "compile_s": 0.2, "bytes": 48.0,
                           "loops": [["lax.while_loop", 6.5, 3, "counted"],
-                                    ["lax.fori_loop", None, 1, "not counted: its trace could not be read back"]]}]}
+                                    ["lax.fori_loop", None, 1, "not counted: its trace could not be read back"]]}],
+               "eager": {"ops": 5, "s": 0.1, "sizes": [[8, 2, "int32"], [4096, 3, "float32"]]},
+               "samplers": [{"what": "numpyro.MCMC.run", "s": 3.0, "chains": 2, "chain_method": "vectorized",
+                             "leapfrog": 90, "leapfrog_iterations": 20, "leapfrog_lockstep": 50}]}
 
 
 def test_a_run_saved_with_positional_loops_reads_as_records():
@@ -27,6 +30,11 @@ def test_a_run_saved_with_positional_loops_reads_as_records():
     counted, unknown = call.loops
     assert counted == TracedLoop("lax.while_loop", 6.5, 3, count=COUNTED) and counted.counted
     assert not unknown.counted and unknown.trips is None and unknown.count.startswith("not counted")
+    assert cell.eager == EagerWork(5, 0.1, [EagerSize(8, 2, "int32"), EagerSize(4096, 3, "float32")])
+    assert cell.eager.biggest == EagerSize(4096, 3, "float32")
+    assert cell.samplers == [SamplerRun("numpyro.MCMC.run", 3.0, chains=2, chain_method="vectorized", leapfrog=90,
+                                        leapfrog_iterations=20, leapfrog_lockstep=50)]
+    assert cell.samplers[0].vectorized and cell.samplers[0].samples is None
 
 
 def test_a_saved_run_reads_back_to_equal_records():
@@ -34,6 +42,7 @@ def test_a_saved_run_reads_back_to_equal_records():
     saved = json.loads(json.dumps(run.as_dict()))
     assert saved["cells"][0]["loops"][0] == {"kind": "lax.scan", "trips": 100, "carry": 1, "times": 2, "within": "",
                                              "count": None}
+    assert saved["cells"][0]["eager"]["sizes"][1] == {"largest": 4096, "ops": 3, "dtype": "float32"}
     assert NotebookRun.from_dict(saved).cells == run.cells
 
 
@@ -51,8 +60,10 @@ def test_the_kernel_records_are_read_into_the_cell():
     kernel._merge(timing, [{"wall": 1.0, "compile": 0.1, "trace": 0.0, "lower": 0.0, "backend": 0.1,
                             "compilations": 1, "cache_hits": 0, "cache_misses": 1,
                             "loops": [{"kind": "lax.scan", "trips": 9, "carry": 1, "times": 1, "within": ""}],
-                            "calls": [{"name": "g", "calls": 2, "wall_s": 0.5, "loops": []}]}])
+                            "calls": [{"name": "g", "calls": 2, "wall_s": 0.5, "loops": []}],
+                            "eager": {"ops": 1, "s": 0.01, "sizes": [{"largest": 3, "ops": 1, "dtype": "float32"}]}}])
     assert timing.loops == [TracedLoop("lax.scan", 9, 1)] and timing.calls == [JitCall(name="g", calls=2, wall_s=0.5)]
+    assert timing.eager == EagerWork(1, 0.01, [EagerSize(3, 1, "float32")])
 
 
 @pytest.mark.parametrize("loop, field", [({"trips": 3, "carry": 1}, "no kind"),
@@ -61,6 +72,13 @@ def test_the_kernel_records_are_read_into_the_cell():
 def test_a_bad_loop_record_is_refused_naming_the_field(loop, field):
     with pytest.raises(runrecord.RecordError, match=field.replace(".", r"\.")):
         runrecord.loop("cells[0].loops[0]", loop)
+
+
+@pytest.mark.parametrize("size, field", [({"largest": -1, "ops": 1}, ".largest"), ([4, "x", "float32"], r"\[1\]"),
+                                         ({"largest": 4, "ops": 1, "dtype": "a\nb"}, ".dtype")])
+def test_a_bad_eager_size_class_is_refused_naming_the_field(size, field):
+    with pytest.raises(runrecord.RecordError, match=field.replace(".", r"\.")):
+        runrecord.eager("cells[0].eager", {"ops": 1, "s": 0.0, "sizes": [size]})
 
 
 def test_the_kernel_side_code_runs_where_jaxci_cannot_be_imported():

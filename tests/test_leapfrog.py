@@ -5,6 +5,7 @@ builder as traced; the arithmetic runs on made-up records (never a timing)."""
 import pytest
 
 from jaxci.audit.judging import leapfrog
+from jaxci.audit.reading.cell_records import SamplerRun
 
 
 def _tree_jaxpr(vectorized: bool):
@@ -54,9 +55,9 @@ def test_vectorized_chains_read_only_their_loops_predicates():
 
 
 def _run(**kw):
-    return {"what": "numpyro.MCMC.run", "s": 2.0, "chains": 1, "warmup": 100, "samples": 400,
-            "chain_method": "parallel", "leapfrog": 1600, "leapfrog_iterations": 400, "leapfrog_max": 15,
-            "leapfrog_lockstep": 1600, **kw}
+    return SamplerRun(**{"what": "numpyro.MCMC.run", "s": 2.0, "chains": 1, "warmup": 100, "samples": 400,
+                         "chain_method": "parallel", "leapfrog": 1600, "leapfrog_iterations": 400, "leapfrog_max": 15,
+                         "leapfrog_lockstep": 1600, **kw})
 
 
 def test_serial_steps_are_the_samples_mean_over_every_iteration_of_every_chain():
@@ -75,7 +76,7 @@ def test_vectorized_chains_run_as_many_turns_as_their_longest_chain():
 
 
 def test_a_run_without_a_count_has_no_serial_steps():
-    assert leapfrog.serial_steps({"what": "numpyro.MCMC.run", "s": 1.0}) is None
+    assert leapfrog.serial_steps(SamplerRun("numpyro.MCMC.run", 1.0)) is None
     # vectorized chains without the lockstep count: how many turns they ran is not known
     assert leapfrog.serial_steps(_run(chains=4, chain_method="vectorized", leapfrog_lockstep=None)) is None
 

@@ -5,6 +5,7 @@ elsewhere in the run (never more than the cell's own time). Arithmetic on made-u
 import pytest
 
 from jaxci.audit.judging import family, predicted
+from jaxci.audit.reading.cell_records import EagerSize, EagerWork
 from jaxci.audit.runner import CellTiming, NotebookRun
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -40,7 +41,7 @@ def test_fast_path_calls_take_the_functions_measured_seconds(model):
 
 def test_a_cell_with_eager_work_keeps_its_rest_beside_the_fast_path_calls(model):
     run = _run(6.0)
-    run.cells[1].eager = {"ops": 3, "s": 0.01, "sizes": [[100_000, 3, "float32"]]}
+    run.cells[1].eager = EagerWork(3, 0.01, [EagerSize(100_000, 3, "float32")])
     p = predicted.gpu_family(run, model.runner)
     assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)  # the rest is the eager work's, measured
 
@@ -49,11 +50,11 @@ def test_eager_ops_on_tiny_operands_do_not_hold_the_rest(model):
     """imp_sample: a cell splits a PRNG key eagerly (11 ops on 1-5 keys, 0.12 s) beside the fast-path calls that
     took its 560 s: ops that small take their dispatch, which the hooks count, and nothing more."""
     run = _run(6.0)
-    run.cells[1].eager = {"ops": 11, "s": 0.2, "sizes": [[5, 4, "key<fry>"], [1, 7, "int64"]]}
+    run.cells[1].eager = EagerWork(11, 0.2, [EagerSize(5, 4, "key<fry>"), EagerSize(1, 7, "int64")])
     p = predicted.gpu_family(run, model.runner)
     assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 6.0 - 0.2)  # the ops' own counted seconds stay theirs
     # an op the hooks did not size (past their per-cell limit) might be a large one: the rest stays put
-    run.cells[1].eager = {"ops": 3000, "s": 0.2, "sizes": [[5, 2000, "float32"]]}
+    run.cells[1].eager = EagerWork(3000, 0.2, [EagerSize(5, 2000, "float32")])
     assert predicted.gpu_family(run, model.runner)["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)
 
 

@@ -8,6 +8,7 @@ real kernel (test_the_hooks_record_the_main_threads_cpu_seconds)."""
 import pytest
 
 from jaxci.audit.judging import family, predicted
+from jaxci.audit.reading.cell_records import EagerSize, EagerWork
 from jaxci.audit.runner import CellTiming, NotebookRun
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -20,7 +21,7 @@ def model():
 def _run(busy_s):
     """One cell of 20 s: 1 s of compiles, eager ops on a 9e6-element operand, the main thread busy for `busy_s`."""
     cell = CellTiming(1, "", 20.0, 20.0, compilations=2, compile_s=1.0, busy_s=busy_s,
-                      eager={"ops": 18, "s": 0.25, "sizes": [[9_000_000, 8, "float32"]]})
+                      eager=EagerWork(18, 0.25, [EagerSize(9_000_000, 8, "float32")]))
     return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
 
 

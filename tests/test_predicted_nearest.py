@@ -9,6 +9,7 @@ import pytest
 
 from jaxci.analysis.model import RunnerModel
 from jaxci.audit.judging import family, predicted
+from jaxci.audit.reading.cell_records import EagerSize, EagerWork
 from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.catalogue import load_catalogue
 from jaxci.report.published_inputs import reference
@@ -89,7 +90,7 @@ def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest, r
 def _uncalled_loop_run(carry):
     loops = [["lax.while_loop", None, carry, 1, "simulate"]] if carry else []
     cell = CellTiming(1, "", 20.0, 20.0, compilations=1, compile_s=0.5, loops=loops, jitted={"simulate": 1},
-                      eager={"ops": 1, "sizes": [[4, 1, "float32"]]})
+                      eager=EagerWork(1, 0.0, [EagerSize(4, 1, "float32")]))
     return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from jaxci.audit import runner
 from jaxci.audit.judging import family, leapfrog, moved_work, predicted, rescaled
+from jaxci.audit.reading.cell_records import SamplerRun
 from jaxci.audit.runner import CellTiming, NotebookRun
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -52,9 +53,9 @@ def test_a_sampler_never_takes_more_than_the_cells_own_time(model):
 
 def _counted(**kw):
     """A NUTS run record with the hooks' leapfrog count (4 steps per iteration, one chain)."""
-    return {"what": "numpyro.MCMC.run", "s": 2.0, "chains": 1, "warmup": 100, "samples": 400,
-            "chain_method": "parallel", "leapfrog": 1600, "leapfrog_iterations": 400, "leapfrog_max": 15,
-            "leapfrog_lockstep": 1600, **kw}
+    return SamplerRun(**{"what": "numpyro.MCMC.run", "s": 2.0, "chains": 1, "warmup": 100, "samples": 400,
+                         "chain_method": "parallel", "leapfrog": 1600, "leapfrog_iterations": 400, "leapfrog_max": 15,
+                         "leapfrog_lockstep": 1600, **kw})
 
 
 def test_a_counted_run_takes_the_leapfrog_part_in_place_of_its_cpu_seconds(model):
@@ -101,16 +102,16 @@ def test_the_hooks_time_each_mcmc_run_in_its_cell():
     first, sampled, plain, asked, vectorized = result.cells
     assert first.samplers is None and plain.samplers is None
     (record,) = sampled.samplers
-    assert record["what"] == "numpyro.MCMC.run"
-    assert (record["chains"], record["warmup"], record["samples"]) == (1, 20, 30)
-    assert 0 < record["s"] <= sampled.wall_s
+    assert record.what == "numpyro.MCMC.run"
+    assert (record.chains, record.warmup, record.samples) == (1, 20, 30)
+    assert 0 < record.s <= sampled.wall_s
     # every collected iteration took at least one leapfrog step, none more than tree depth 10 allows
-    assert record["leapfrog_iterations"] == 30
-    assert 30 <= record["leapfrog"] <= 30 * record["leapfrog_max"] and record["leapfrog_max"] <= 1023
-    assert record["leapfrog_lockstep"] == record["leapfrog"]  # one chain: its own steps
+    assert record.leapfrog_iterations == 30
+    assert 30 <= record.leapfrog <= 30 * record.leapfrog_max and record.leapfrog_max <= 1023
+    assert record.leapfrog_lockstep == record.leapfrog  # one chain: its own steps
     (again,) = asked.samplers
-    assert again["leapfrog_iterations"] == 30
+    assert again.leapfrog_iterations == 30
     # two chains in lockstep: per iteration the longer one's steps, so between half the sum and the sum
     (both,) = vectorized.samplers
-    assert both["leapfrog_iterations"] == 60
-    assert both["leapfrog"] / 2 <= both["leapfrog_lockstep"] <= both["leapfrog"]
+    assert both.leapfrog_iterations == 60 and both.vectorized
+    assert both.leapfrog / 2 <= both.leapfrog_lockstep <= both.leapfrog

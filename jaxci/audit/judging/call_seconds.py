@@ -81,7 +81,7 @@ def _fill(cell, per: list, left: float) -> float:
     (filled_seconds)."""
     if any(loop.top_level for loop in cell.loops or []) or not _tiny_eager(cell):
         return 1.0
-    left -= (cell.eager or {}).get("s") or 0.0  # the tiny ops' own counted seconds stay eager work
+    left -= cell.eager.s if cell.eager else 0.0  # the tiny ops' own counted seconds stay eager work
     fast = sum((s or 0.0) * _fillable(e) for s, e in zip(per, cell.calls or []))
     if fast <= 0 or left <= 0:
         return 1.0
@@ -95,10 +95,11 @@ TINY_EAGER = 1024
 
 def _tiny_eager(cell) -> bool:
     """The cell ran no eager op, or only ops whose operands the hooks sized (every one) at TINY_EAGER or fewer."""
-    eager = cell.eager or {}
-    ops = eager.get("ops") or 0
-    sizes = eager.get("sizes") or []
-    return not ops or (sum(int(s[1]) for s in sizes) >= ops and max(int(s[0]) for s in sizes) <= TINY_EAGER)
+    eager = cell.eager
+    if eager is None or not eager.ops:
+        return True
+    return bool(eager.sizes) and sum(size.ops for size in eager.sizes) >= eager.ops \
+        and eager.biggest.largest <= TINY_EAGER
 
 
 def filled_seconds(cell, known: dict) -> float:

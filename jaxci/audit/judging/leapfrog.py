@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 
+from jaxci.audit.reading.cell_records import SamplerRun
+
 #: predicate reads per leapfrog step: (every step, the most a step can carry), one chain at a time
 READS = (5, 12)
 #: the same with vectorized chains, whose conditionals are selects: only the two loops' predicates, up to a
@@ -34,26 +36,21 @@ READS_VECTORIZED = (2, 5)
 WARMUP = (0.75, 1.3)
 
 
-def serial_steps(run: dict) -> tuple[float, float, float] | None:
+def serial_steps(run: SamplerRun) -> tuple[float, float, float] | None:
     """(mid, low, high) leapfrog steps the device runs one after another for one `MCMC.run` record; None without
     the hooks' count (for vectorized chains, their lockstep count)."""
-    steps, collected = run.get("leapfrog"), run.get("leapfrog_iterations")
-    lockstep = vectorized(run)
-    if not steps or not collected or (lockstep and not run.get("leapfrog_lockstep")):
+    steps, collected = run.leapfrog, run.leapfrog_iterations
+    if not steps or not collected or (run.vectorized and not run.leapfrog_lockstep):
         return None
-    chains = max(int(run.get("chains") or 1), 1)
-    per_iteration = run["leapfrog_lockstep"] / (collected / chains) if lockstep else steps / collected
-    sequences = 1 if lockstep else chains
-    sampled = per_iteration * int(run.get("samples") or 0) * sequences
-    warm = per_iteration * int(run.get("warmup") or 0) * sequences
+    chains = max(int(run.chains or 1), 1)
+    per_iteration = run.leapfrog_lockstep / (collected / chains) if run.vectorized else steps / collected
+    sequences = 1 if run.vectorized else chains
+    sampled = per_iteration * int(run.samples or 0) * sequences
+    warm = per_iteration * int(run.warmup or 0) * sequences
     return sampled + warm, sampled + WARMUP[0] * warm, sampled + WARMUP[1] * warm
 
 
-def vectorized(run: dict) -> bool:
-    return run.get("chain_method") == "vectorized" and int(run.get("chains") or 1) > 1
-
-
-def price(view, runs: list[dict], dtype: str, device: str) -> tuple[float, float, float, str] | None:
+def price(view, runs: list[SamplerRun], dtype: str, device: str) -> tuple[float, float, float, str] | None:
     """(mid, low, high, inputs) GPU seconds of the runs' leapfrog steps; None where a run has no count or the
     model has no while-loop turn for the device."""
     per = view.step_band("while", dtype, device)  # one while-loop turn on the family's device
@@ -62,7 +59,7 @@ def price(view, runs: list[dict], dtype: str, device: str) -> tuple[float, float
         return None
     mid = low = high = serial = 0.0
     for run, (s_mid, s_low, s_high) in counted:
-        fewest, most = READS_VECTORIZED if vectorized(run) else READS
+        fewest, most = READS_VECTORIZED if run.vectorized else READS
         mid += s_mid * math.sqrt(fewest * most) * per[0]
         low += s_low * fewest * per[1]
         high += s_high * most * per[2]

@@ -20,14 +20,14 @@ def sampler_time(view, total, cell, seconds: float, dtype: str, device: str) -> 
     """A library sampler's measured CPU seconds (its compiles left out) on another device. On a GPU, the runs whose
     leapfrog steps the hooks counted take the `leapfrog` part: their steps priced as loop turns on the device
     (jaxci.audit.judging.leapfrog), the CPU seconds dropped. The rest keeps `sampler`, by the ratio below."""
-    runs = [r for r in getattr(cell, "samplers", None) or [] if (r.get("s") or 0.0) > 0]
+    runs = [r for r in cell.samplers or [] if r.s > 0]
     counted = [r for r in runs if leapfrog.serial_steps(r)]
     priced = leapfrog.price(view, counted, dtype, device) if counted and device != "cpu" else None
     if priced:
         mid, low, high, text = priced
         total.seconds("leapfrog", mid, low, high)
         total.inputs.append(f"library sampler's {seconds:.3g} CPU s, on {device}: {text}")
-        seconds *= sum(r["s"] for r in runs if r not in counted) / sum(r["s"] for r in runs)
+        seconds *= sum(r.s for r in runs if r not in counted) / sum(r.s for r in runs)
     if seconds > 0:
         _sampler_by_ratio(view, total, seconds, dtype, device)
 
@@ -68,7 +68,8 @@ def eager_time(view, total, cell, device: str, float64: bool, rest: float) -> No
     eager jnp calls run in JAX's C++ dispatch, which no hook counts) moved by the family's elementwise speed-up at
     the cell's largest eager operand: band from all of it moving (low) to none of it (high: host work, NumPy), the
     geometric middle between."""
-    largest, _, dtype = max((cell.eager or {}).get("sizes") or [[1, 0, ""]])
+    biggest = cell.eager.biggest if cell.eager else None
+    largest, dtype = (biggest.largest, biggest.dtype) if biggest else (1, "")
     dtype = dtype_of(dtype) if float64 else "float32"
     n = max(int(largest), _uncalled_carry(cell), 1)
     c, g = view.call("elementwise", n, dtype, "cpu"), view.call("elementwise", n, dtype, device)

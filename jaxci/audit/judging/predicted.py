@@ -225,7 +225,7 @@ def _cell_time(side: Side, total: Sum, cell) -> None:
     elif sampled:
         sampler_time(side.view, total, cell, sampled, side.base, side.device)
     top = [loop for loop in cell.loops or [] if loop.top_level]  # within a jitted call: _calls_time
-    eager = (cell.eager or {}).get("ops")
+    eager = cell.eager.ops if cell.eager else 0
     if side.here and (top or eager):
         rest = _rest(cell, side.known)
         total.seconds("loops" if top else "eager", rest, rest, rest)
@@ -343,7 +343,7 @@ def _outside_calls(cell, known: dict | None = None) -> float:
 def _sampler_s(cell, known: dict | None = None) -> float:
     """Seconds of the cell's library sampler runs (numpyro's MCMC.run, timed by the hooks) less the cell's compiles
     (a run's compiles land in the cell's compile seconds), within the cell's time outside its jitted calls."""
-    runs = sum(r.get("s") or 0.0 for r in getattr(cell, "samplers", None) or [])
+    runs = sum(r.s for r in cell.samplers or [])
     if runs <= 0:
         return 0.0
     return min(max(runs - (cell.compile_s or 0.0), 0.0), _outside_calls(cell, known))
@@ -388,7 +388,7 @@ def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | No
     gpu = device_time(view, run, "gpu", float64, static, on_cpu, starts_cuda(run, pins))
     calls = sum(len(c.calls or []) for c in run.cells)
     nloops = sum(len(c.loops or []) for c in run.cells)
-    eager = sum((c.eager or {}).get("ops", 0) for c in run.cells)
+    eager = sum(c.eager.ops for c in run.cells if c.eager)
     compiles = sum(c.compilations or 0 for c in run.cells)
     basis = (f"predicted (runner model for {view.family}) from the {run.platform or 'cpu'} run: {calls} jitted call "
              f"signature(s) with XLA cost analysis, {nloops} traced loop(s), {eager} eager op(s), {compiles} "

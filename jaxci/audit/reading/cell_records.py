@@ -1,14 +1,21 @@
-"""The records the kernel's hooks write per cell and the judging reads: a lax loop and a jitted call signature.
+"""The records the kernel's hooks write per cell and the judging reads: a lax loop, a jitted call signature, the
+cell's eager work and a library sampler's run.
 
 Standard library only, nothing from jaxci: the runner ships this module's source into the kernel ahead of the hooks
 (kernel._kernel_setup_code), so both sides build and read the same classes. On the wire and on disk (run caches,
-audit JSON) a record is its `asdict()`; `read` also takes the positional lists that records were written as
-before these classes, so saved audits and caches stay readable.
+audit JSON) a record is its `asdict()`; `read` also takes the positional lists that saved audits and caches
+hold, so they stay readable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+
+
+def _from_fields(cls, raw: dict):
+    """A record from its asdict(): the keys that are its fields (a key it does not know is ignored)."""
+    return cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
+
 
 #: TracedLoop.count of a loop whose trips the hooks counted by running its trace again (jit_calls.Called.count)
 COUNTED = "counted"
@@ -41,7 +48,7 @@ class TracedLoop:
         if isinstance(raw, cls):
             return raw
         if isinstance(raw, dict):
-            return cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
+            return _from_fields(cls, raw)
         kind, trips, carry, *rest = raw
         if rest and isinstance(rest[0], str):
             return cls(kind, trips, carry, count=rest[0])
@@ -86,4 +93,77 @@ class JitCall:
         """A call from its asdict() (keys it does not know are ignored)."""
         if isinstance(raw, cls):
             return raw
-        return cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
+        return _from_fields(cls, raw)
+
+
+@dataclass
+class EagerSize:
+    """One size class of a cell's eager ops (a power of two of the operand's elements, per dtype): the largest
+    operand's elements in it and its ops."""
+
+    largest: int
+    ops: int
+    dtype: str = ""
+
+    @classmethod
+    def read(cls, raw) -> EagerSize:
+        """A size class from its asdict() or the positional [largest, ops, dtype] saved runs hold."""
+        if isinstance(raw, cls):
+            return raw
+        return _from_fields(cls, raw) if isinstance(raw, dict) \
+            else cls(*raw[:3])
+
+
+@dataclass
+class EagerWork:
+    """A cell's un-jitted primitives (jnp outside jit): `ops` counted, `s` seconds inside them, and `sizes` per size
+    class, largest first (the first ops of a cell are read in full, the rest only counted and timed)."""
+
+    ops: int = 0
+    s: float = 0.0
+    sizes: list[EagerSize] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.sizes = [EagerSize.read(size) for size in self.sizes or []]
+
+    @property
+    def biggest(self) -> EagerSize | None:
+        """The size class of the largest operand (then the most ops); None when no op was read in full."""
+        return max(self.sizes, key=lambda size: (size.largest, size.ops, size.dtype), default=None)
+
+    @classmethod
+    def read(cls, raw) -> EagerWork | None:
+        """Eager work from its asdict() (keys it does not know are ignored); None stays None."""
+        if raw is None or isinstance(raw, cls):
+            return raw
+        return _from_fields(cls, raw)
+
+
+@dataclass
+class SamplerRun:
+    """One library sampler run started in a cell (numpyro's `MCMC.run`): its seconds waited for (compiles
+    included), chains, warm-up and samples, and for HMC / NUTS the collected iterations' leapfrog steps (their sum,
+    count and largest, and `leapfrog_lockstep`: per iteration the most any chain took, summed; None: not counted)."""
+
+    what: str = ""
+    s: float = 0.0
+    chains: int | None = None
+    warmup: int | None = None
+    samples: int | None = None
+    chain_method: str | None = None
+    leapfrog: int | None = None
+    leapfrog_iterations: int | None = None
+    leapfrog_max: int | None = None
+    leapfrog_lockstep: int | None = None
+
+    @property
+    def vectorized(self) -> bool:
+        """Vectorized chains run their leapfrog loops in lockstep."""
+        return self.chain_method == "vectorized" and int(self.chains or 1) > 1
+
+    @classmethod
+    def read(cls, raw) -> SamplerRun:
+        """A run from its asdict() (keys it does not know are ignored)."""
+        if isinstance(raw, cls):
+            return raw
+        return _from_fields(cls, raw)

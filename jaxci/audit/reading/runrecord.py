@@ -111,7 +111,7 @@ def loop(where: str, value):
 
 
 def eager(where: str, value) -> dict:
-    """Eager work: ops, seconds, and per size class [largest, ops, dtype]."""
+    """Eager work: ops, seconds, and its size classes (cell_records.EagerWork)."""
     value = mapping(where, value)
     out = {**value, "ops": count(f"{where}.ops", value.get("ops", 0)),
            "s": seconds(f"{where}.s", value.get("s", 0.0), CELL_S)}
@@ -121,12 +121,17 @@ def eager(where: str, value) -> dict:
     return out
 
 
-def size_class(where: str, value) -> list:
-    """One size class of eager work: [largest elements, ops, dtype]."""
+def size_class(where: str, value) -> dict:
+    """One size class of eager work: {largest, ops, dtype} (cell_records.EagerSize), or the positional
+    [largest, ops, dtype] of saved runs."""
+    if isinstance(value, dict):
+        return {"largest": count(f"{where}.largest", value.get("largest")),
+                "ops": count(f"{where}.ops", value.get("ops")), "dtype": text(f"{where}.dtype", value.get("dtype", ""))}
     items = sequence(where, value)
     if len(items) < 3:
         raise RecordError(f"{where}: expected [largest, ops, dtype], got {len(items)} item(s)")
-    return [count(f"{where}[0]", items[0]), count(f"{where}[1]", items[1]), text(f"{where}[2]", items[2])]
+    return {"largest": count(f"{where}[0]", items[0]), "ops": count(f"{where}[1]", items[1]),
+            "dtype": text(f"{where}[2]", items[2])}
 
 
 def sampler(where: str, value) -> dict:

@@ -44,8 +44,8 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
 - `busy_s`: CPU seconds of the kernel's main thread in the cell: its host work
   (Python, NumPy, SciPy, JAX's dispatch and compiles), where XLA computes on its own threads while the main thread
   waits: of a cell's time no hook accounts for, the part that was host code whatever JAX was asked;
-- `eager`: un-jitted primitives the notebook ran (jnp outside jit): op count, seconds inside them, and per size
-  class (powers of two of the largest operand or result) the count and largest size.
+- `eager`: un-jitted primitives the notebook ran (jnp outside jit; cell_records.EagerWork): op count, seconds
+  inside them, and per size class (powers of two of the largest operand or result) the count and largest size.
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
   for, compiles included), chains, warm-up and samples, and for HMC / NUTS the leapfrog steps of the collected
   iterations (`leapfrog`, `leapfrog_iterations`, `leapfrog_max`, `leapfrog_lockstep`: the run collects
@@ -67,7 +67,7 @@ import json as _json
 import sys as _sys
 import time as _time
 
-from jaxci.audit.reading.cell_records import TracedLoop
+from jaxci.audit.reading.cell_records import EagerSize, EagerWork, SamplerRun, TracedLoop
 from jaxci.audit.runner.hook_state import _JAX, LIMIT, STATE, _block, _clock
 from jaxci.audit.runner.jax_hooks import install_jax
 
@@ -98,11 +98,10 @@ def sampler_hooks(module) -> None:
         finally:
             _block(getattr(self, "_states", None))
             if len(STATE["samplers"]) < LIMIT:
-                STATE["samplers"].append({"what": "numpyro.MCMC.run", "s": _clock() - t0,
-                                          **{k: _plain(getattr(self, attr, None)) for k, attr in (
-                                              ("chains", "num_chains"), ("warmup", "num_warmup"),
-                                              ("samples", "num_samples"), ("chain_method", "chain_method"))},
-                                          **_leapfrog_steps(self, added)})
+                STATE["samplers"].append(SamplerRun("numpyro.MCMC.run", _clock() - t0, **{
+                    k: _plain(getattr(self, attr, None)) for k, attr in (
+                        ("chains", "num_chains"), ("warmup", "num_warmup"), ("samples", "num_samples"),
+                        ("chain_method", "chain_method"))}, **_leapfrog_steps(self, added)))
 
     run._jaxci = True
     mcmc.run = run
@@ -291,9 +290,9 @@ def post(result=None) -> None:
     if STATE["samplers"]:
         delta["samplers"] = STATE["samplers"]
     if STATE["eager_ops"]:
-        delta["eager"] = {"ops": STATE["eager_ops"], "s": STATE["eager_s"],
-                          "sizes": sorted(([largest, ops, str(dtype or "")] for (_, dtype), (ops, largest)
-                                           in STATE["eager"].items()), reverse=True)}
+        sizes = sorted(([largest, ops, str(dtype or "")] for (_, dtype), (ops, largest) in STATE["eager"].items()),
+                       reverse=True)
+        delta["eager"] = EagerWork(STATE["eager_ops"], STATE["eager_s"], [EagerSize(*size) for size in sizes])
     STATE["records"].append(delta)
 
 

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jaxci.audit.reading.cell_records import JitCall, TracedLoop
+from jaxci.audit.reading.cell_records import EagerWork, JitCall, SamplerRun, TracedLoop
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
 from jaxci.audit.runner import jit_calls
 from jaxci.audit.runner.ending import (
@@ -380,7 +380,8 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.loops = typed_records(TracedLoop, rec.get("loops"))
     timing.calls = typed_records(JitCall, rec.get("calls"))
     timing.jitted = rec.get("jitted")
-    timing.eager, timing.startup_s, timing.settle_s = rec.get("eager"), rec.get("startup_s"), rec.get("settle_s")
-    timing.import_s, timing.samplers = rec.get("import_s"), rec.get("samplers")
+    timing.eager = EagerWork.read(rec.get("eager"))
+    timing.startup_s, timing.settle_s = rec.get("startup_s"), rec.get("settle_s")
+    timing.import_s, timing.samplers = rec.get("import_s"), typed_records(SamplerRun, rec.get("samplers"))
     timing.trip_probe_s, timing.busy_s = rec.get("trip_probe_s"), rec.get("busy_s")
     timing.memory = rec.get("memory")

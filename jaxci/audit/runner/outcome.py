@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from jaxci.audit.reading.cell_records import JitCall, TracedLoop
+from jaxci.audit.reading.cell_records import EagerWork, JitCall, SamplerRun, TracedLoop
 
 #: Outcomes of a notebook run (and of its last executed cell).
 OK, ERROR, TIMEOUT, DEAD, UNREADABLE, NO_KERNEL = "ok", "error", "timeout", "dead", "unreadable", "no-kernel"
@@ -40,8 +40,8 @@ class CellTiming:
     loops: list[TracedLoop] | None = None  # traced lax loops
     jitted: dict | None = None  # jitted function traced in this cell -> its largest argument, in elements
     calls: list[JitCall] | None = None  # per jitted function and signature called here: calls, times, XLA cost
-    eager: dict | None = None  # un-jitted primitives run here: ops, seconds, [largest, ops, dtype] per size class
-    samplers: list | None = None  # library sampler runs started here (numpyro MCMC.run): seconds, chains, draws
+    eager: EagerWork | None = None  # un-jitted primitives run here: ops, seconds, sizes per dtype
+    samplers: list[SamplerRun] | None = None  # library sampler runs started here (numpyro MCMC.run)
     startup_s: float | None = None  # the backend's start-up, in the cell that triggered it (not compile time)
     settle_s: float | None = None  # of wall_s: waiting at the cell's end for its asynchronous JAX work
     import_s: float | None = None  # of wall_s: the notebook's own `import jax`
@@ -51,6 +51,7 @@ class CellTiming:
 
     def __post_init__(self):
         self.loops, self.calls = typed_records(TracedLoop, self.loops), typed_records(JitCall, self.calls)
+        self.eager, self.samplers = EagerWork.read(self.eager), typed_records(SamplerRun, self.samplers)
 
     @property
     def run_s(self) -> float | None:
