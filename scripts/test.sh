@@ -2,9 +2,11 @@
 # Quick start, command 2: set up and run the tests (what CI runs). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-venv.sh bench,audit,test
 bash scripts/setup-browser.sh
-bash scripts/setup-engines.sh
+bash scripts/setup-engines.sh &   # npm, beside pip and uv (each says what it could not install; never fails)
+engines=$!
+bash scripts/setup-venv.sh bench,audit,test
+wait "$engines"
 .venv/bin/ruff check .   # lint first: configured in pyproject.toml [tool.ruff]
 # one pytest-xdist worker per core and one more: the three costly session fixtures each hold a worker, and part of
 # their time waits on pip, asv and kernels (README, Tests). tests/conftest.py keeps each costly fixture's tests on
