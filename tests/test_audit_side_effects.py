@@ -60,10 +60,14 @@ def _notebook():
 
 
 def _outputs(cell) -> list:
-    """What a reader sees of a cell: its streams, results and errors (execution counts left out)."""
+    """What a reader sees of a cell: its streams, results and errors (execution counts left out). Consecutive
+    stream outputs of one name read as one text: the kernel flushes stdout on a timer, so a busy machine can split
+    one print into two messages, and a page shows them joined."""
     seen = []
     for out in cell.get("outputs", []):
-        if out.get("output_type") == "stream":
+        if out.get("output_type") == "stream" and seen and seen[-1][0] == out["name"]:
+            seen[-1] = (out["name"], seen[-1][1] + out["text"])
+        elif out.get("output_type") == "stream":
             seen.append((out["name"], out["text"]))
         elif out.get("output_type") in ("execute_result", "display_data"):
             seen.append((out["output_type"], dict(out.get("data", {}))))

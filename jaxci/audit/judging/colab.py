@@ -13,7 +13,7 @@ COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
 def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None, pins=()) -> dict:
     """{COLAB: record} for the free Colab tier: the GPU side is the T4 family's prediction; Colab's host (2 vCPUs,
     not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
-    runner model. `judged`: predict_lecture's record for the model's family, reused (not computed again) when
+    runner model. `judged`: gpu_family's record for the model's family, reused (not computed again) when
     that family is a g4dn."""
     from jaxci.audit.judging.family import RunnerView
 
