@@ -33,11 +33,13 @@ fi
 start=$(date +%s)
 # Real asv environments: asv builds this commit's wheel and env_matrix/install.py installs the pins.
 # Full scale runs suite by suite (asv saves a suite's results when its run ends: an interrupt loses one suite);
-# CI scale is one asv run of every suite (one discovery, one forkserver: about 40 s less on the 2-core VM, and an
-# interrupt loses only these few minutes)
+# CI scale is one asv run of every suite (one discovery, one forkserver: docs/suite-cost.md; an interrupt loses
+# only these few minutes)
 if [ "$JAXCI_SCALE" = full ]; then
+  runs="suite by suite"
   bash scripts/run-suites.sh "$machine" HEAD^! --show-stderr "${quick[@]}"
 else
+  runs="one asv run"
   asv run --machine "$machine" HEAD^! --show-stderr "${quick[@]}"
 fi
 status=$?
@@ -56,8 +58,6 @@ echo
 echo "== jax-ci-bench: summary =="
 sampling="asv's own sampling"
 [ ${#quick[@]} -gt 0 ] && sampling="one sample per case (asv run --quick; JAXCI_QUICK=0 samples as asv does)"
-runs="one asv run"
-[ "$JAXCI_SCALE" = full ] && runs="suite by suite"
 echo "ran: every suite at JAXCI_SCALE=$JAXCI_SCALE on $machine in ${elapsed} s ($runs), $sampling (exit status $status)"
 echo "$summary" | head -n 24
 echo "findings: html/findings/index.html (also html/findings/findings.md, guidance.md)"

@@ -14,7 +14,7 @@ import yaml
 from jaxci import REPO_ROOT
 from jaxci.catalogue import load_policies
 from jaxci.commands.env import main
-from jaxci.workflows.envadvice import AdviceError, recommend, render, safe_kernels
+from jaxci.workflows.envadvice import MAX_KERNELS, AdviceError, recommend, render, safe_kernels
 from tests.frozen import RESULTS as FROZEN_RESULTS
 from tests.synth import SynthResults
 
@@ -101,7 +101,8 @@ def test_a_tiny_peak_is_bounded_by_the_hundredths():
 def test_a_subnormal_peak_is_many_kernels_not_an_overflow():
     """budget x device / 5e-324 is inf in floats: the on-demand count is capped, never floor(inf)."""
     for peak in (5e-324, 1e-310):  # the measured default policy (allocation on demand) counts them
-        assert recommend(2, peak_mib=peak, device_mib=16000, budget=BUDGET, policies=POLICIES, cache_dir="/c").policy
+        advice = recommend(2, peak_mib=peak, device_mib=16000, budget=BUDGET, policies=POLICIES, cache_dir="/c")
+        assert (advice.policy, advice.safe_kernels) == ("no-prealloc", MAX_KERNELS)
 
 
 @pytest.mark.parametrize("peak, device, expected", [

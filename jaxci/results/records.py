@@ -233,25 +233,22 @@ def load_benchmarks_meta(results_dir: Path, errors: list[str]) -> dict | None:
 PROGRESS: dict = {"hook": None}
 
 
-#: the folders read in this process, by path and content (a few: the newest replace the oldest)
-_READ: dict = {}
-_READ_KEPT = 4
-
-
 def load_results(results_dir: str | Path) -> ResultSet:
     """Every machine's results in an asv results directory (results/<machine>/*.json).
 
-    A folder whose files are byte for byte those of an earlier read in this process is not parsed again (one
-    command answering several questions, the tests' in-process commands); the caller gets its own copy."""
+    A folder named as before whose files are byte for byte those of an earlier read in this process is not parsed
+    again (one command answering several questions, the tests' in-process commands); the caller gets its own
+    copy. The name is part of the key: errors and records quote their files by the path they were given."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ResultsError(f"{results_dir}: not a directory of asv results (expected results/<machine>/*.json)")
-    key = (str(results_dir.resolve()), _content_digest(results_dir))
-    if key not in _READ:
-        while len(_READ) >= _READ_KEPT:
-            del _READ[next(iter(_READ))]
-        _READ[key] = _read_results(results_dir)
-    return _READ[key].copy()
+    return _parsed(str(results_dir), _content_digest(results_dir)).copy()
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(results_dir: str, digest: str) -> ResultSet:
+    """The read of a folder, once per name and content (`digest`: _content_digest)."""
+    return _read_results(Path(results_dir))
 
 
 def _content_digest(results_dir: Path) -> str:

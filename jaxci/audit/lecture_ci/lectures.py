@@ -86,9 +86,9 @@ def from_verdicts(verdicts, predictions: dict | None = None) -> list[LectureFact
 
 def predict_lab(verdicts, results_dir, published=()) -> tuple[dict, str]:
     """path -> lab machine -> predicted record for every executed lecture, as the audit predicts its runner
-    families (jaxci.audit.judging.every_family; no host factor: a lab machine publishes no probe): the tier
-    decision shows lab machines, never chosen. Also why nothing was predicted ('' when something was). Never
-    raises: a model that cannot be built is a reason."""
+    families (jaxci.audit.judging.every_family), this host's seconds kept (h labelled not measured: this host is
+    not probed again for them): the tier decision shows lab machines, never chosen. Also why nothing was
+    predicted ('' when something was). Never raises: a model that cannot be built is a reason."""
     from jaxci.audit.judging import every_family
     from jaxci.audit.judging.family import FamilyError
     from jaxci.catalogue import CatalogueError, load_catalogue

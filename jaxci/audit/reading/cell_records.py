@@ -96,10 +96,10 @@ class JitCall:
         return _from_fields(cls, raw)
 
 
-@dataclass
+@dataclass(order=True)
 class EagerSize:
     """One size class of a cell's eager ops (a power of two of the operand's elements, per dtype): the largest
-    operand's elements in it and its ops."""
+    operand's elements in it and its ops. Ordered by its fields, largest first."""
 
     largest: int
     ops: int
@@ -110,8 +110,7 @@ class EagerSize:
         """A size class from its asdict() or the positional [largest, ops, dtype] saved runs hold."""
         if isinstance(raw, cls):
             return raw
-        return _from_fields(cls, raw) if isinstance(raw, dict) \
-            else cls(*raw[:3])
+        return _from_fields(cls, raw) if isinstance(raw, dict) else cls(*raw[:3])
 
 
 @dataclass
@@ -129,7 +128,7 @@ class EagerWork:
     @property
     def biggest(self) -> EagerSize | None:
         """The size class of the largest operand (then the most ops); None when no op was read in full."""
-        return max(self.sizes, key=lambda size: (size.largest, size.ops, size.dtype), default=None)
+        return max(self.sizes, default=None)
 
     @classmethod
     def read(cls, raw) -> EagerWork | None:

@@ -290,9 +290,9 @@ def post(result=None) -> None:
     if STATE["samplers"]:
         delta["samplers"] = STATE["samplers"]
     if STATE["eager_ops"]:
-        sizes = sorted(([largest, ops, str(dtype or "")] for (_, dtype), (ops, largest) in STATE["eager"].items()),
-                       reverse=True)
-        delta["eager"] = EagerWork(STATE["eager_ops"], STATE["eager_s"], [EagerSize(*size) for size in sizes])
+        sizes = sorted((EagerSize(largest, ops, str(dtype or "")) for (_, dtype), (ops, largest)
+                        in STATE["eager"].items()), reverse=True)
+        delta["eager"] = EagerWork(STATE["eager_ops"], STATE["eager_s"], sizes)
     STATE["records"].append(delta)
 
 

@@ -40,7 +40,7 @@ class CellTiming:
     loops: list[TracedLoop] | None = None  # traced lax loops
     jitted: dict | None = None  # jitted function traced in this cell -> its largest argument, in elements
     calls: list[JitCall] | None = None  # per jitted function and signature called here: calls, times, XLA cost
-    eager: EagerWork | None = None  # un-jitted primitives run here: ops, seconds, sizes per dtype
+    eager: EagerWork | None = None  # un-jitted primitives run here: ops, seconds, size classes
     samplers: list[SamplerRun] | None = None  # library sampler runs started here (numpyro MCMC.run)
     startup_s: float | None = None  # the backend's start-up, in the cell that triggered it (not compile time)
     settle_s: float | None = None  # of wall_s: waiting at the cell's end for its asynchronous JAX work
