@@ -22,8 +22,10 @@ fi
 # The JAX pin lives only in env_matrix/; the extras leave jax unpinned so the pin file decides.
 requirements=(-r env_matrix/cpu/requirements.txt -e ".[$extras]")
 if .venv/bin/python -m pip install --quiet "uv==$UV" 2>/dev/null; then
-  # --compile-bytecode: pip compiles at install, and a process started with PYTHONDONTWRITEBYTECODE never does
-  .venv/bin/uv pip install --quiet --python .venv/bin/python --compile-bytecode --link-mode copy "${requirements[@]}"
+  # --compile-bytecode: pip compiles at install, and a process started with PYTHONDONTWRITEBYTECODE never does;
+  # --override: the packages left out, and why (pip has no such option, so its install keeps them)
+  .venv/bin/uv pip install --quiet --python .venv/bin/python --compile-bytecode --link-mode copy \
+    --override scripts/uv-overrides.txt "${requirements[@]}"
 else
   echo "setup-venv: uv $UV could not be installed: installing with pip" >&2
   .venv/bin/python -m pip install --quiet "${requirements[@]}"

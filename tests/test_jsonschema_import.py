@@ -1,9 +1,13 @@
 """A process that reads notebooks validates them with jsonschema without importing rfc3987-syntax (2-3 s of lark
 parsers per process, for formats no notebook schema uses)."""
 
+import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from jaxci import REPO_ROOT
 
@@ -40,3 +44,19 @@ def test_the_skip_leaves_a_process_that_imported_jsonschema_first_alone():
             "print(sys.modules.get('rfc3987_syntax', 'absent') is before)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "True", proc.stderr
+
+
+def test_the_environment_uv_built_leaves_out_rfc3987_syntax_and_stays_consistent():
+    """scripts/setup-venv.sh installs through uv with scripts/uv-overrides.txt: rfc3987-syntax is not installed,
+    uv finds every other requirement met, and jsonschema still checks formats other than "iri"."""
+    uv = Path(sys.executable).with_name("uv")
+    if not uv.is_file():
+        pytest.skip("this environment was not installed by uv (scripts/setup-venv.sh fell back to pip)")
+    assert importlib.util.find_spec("rfc3987_syntax") is None
+    check = subprocess.run([str(uv), "pip", "check", "--python", sys.executable], capture_output=True, text=True,
+                           timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    code = ("import jsonschema; c = jsonschema.Draft7Validator.FORMAT_CHECKER; "
+            "print('iri' in c.checkers, c.conforms('not a date', 'date'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split() == ["False", "False"], proc.stderr

@@ -4,7 +4,8 @@ nbformat validates notebooks with jsonschema, and jsonschema imports rfc3987-syn
 installed (jupyter-events asks for `jsonschema[format-nongpl]`, which installs it): that import builds ~35 lark
 parsers, 2-3 s of every such process, for the "iri" formats that no notebook schema uses
 (python-jsonschema/jsonschema#1428). A None entry in sys.modules makes that one import fail, and jsonschema
-skips a checker whose import fails.
+skips a checker whose import fails. This project's own .venv does not install it (scripts/uv-overrides.txt); the
+skip serves the environments that have it, such as a lecture repository's.
 """
 
 from __future__ import annotations
