@@ -18,9 +18,8 @@ from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.catalogue import load_catalogue
 from jaxci.results.captures import ProcessStart, process_starts
 from jaxci.results.records import load_results
+from tests.frozen import RESULTS
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "results"
 LINE = "- process start (import JAX + one op): {}\n"
 
 

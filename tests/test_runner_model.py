@@ -15,6 +15,7 @@ from jaxci.catalogue import load_catalogue
 from jaxci.report.build import build
 from jaxci.results.records import load_results
 from tests.asvutil import REPO
+from tests.frozen import RESULTS as FROZEN
 from tests.synth import SynthResults
 
 DEV = ["cpu", "gpu"]
@@ -68,7 +69,7 @@ def test_precision_paths_of_the_catalogue():
 
 
 def test_no_efficiency_above_one_on_the_h200_capture():
-    rs = load_results(REPO / "results")
+    rs = load_results(FROZEN)
     rows = [a for a in peak.achieved(rs.latest(), load_catalogue(include_lab=True)) if a.machine == "lab-h200"]
     gpu = [a for a in rows if a.params.get("device") == "gpu" and a.fraction is not None]
     assert gpu and max(a.fraction for a in gpu) <= 1.0

@@ -16,10 +16,10 @@ from jaxci.catalogue import load_catalogue
 from jaxci.report.published import figures
 from jaxci.report.published_inputs import from_measurements, load
 from jaxci.results.records import load_results
+from tests.frozen import RESULTS
 
 REPO = Path(__file__).resolve().parent.parent
 REF = REPO / "docs" / "reference"
-RESULTS = REPO / "results"
 
 
 def _script():
