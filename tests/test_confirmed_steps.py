@@ -212,7 +212,7 @@ def test_a_release_measured_above_the_load_is_measured_again_and_each_run_record
     (tmp_path / "results" / "m").mkdir(parents=True)
     calls = []
 
-    def fake_run(repo, machine, commit, bench, env, log, again=False):
+    def fake_run(runs, commit, bench, again=False):
         calls.append(again)
         return True, ""
 
@@ -229,8 +229,8 @@ def test_a_release_measured_above_the_load_is_measured_again_and_each_run_record
     monkeypatch.setattr(history, "run_release", fake_run)
     monkeypatch.setattr("jaxci.util.loadavg.Sampler", lambda: FakeSampler())
     out = open(os.devnull, "w")
-    ok, _ = history.measured_quietly(tmp_path, "m", "0.11.0", "abcdef1", [], {}, tmp_path / "log",
-                                     tmp_path / "results", 1.0, out)
+    runs = history.AsvRuns(tmp_path, "m", {}, tmp_path / "results", out, tmp_path / "log")
+    ok, _ = history.measured_quietly(runs, "0.11.0", "abcdef1", [], 1.0)
     assert ok and calls == [False, True, True]   # the reruns replace the loaded results (asv run without skip)
     runs, _ = conditions.load(tmp_path / "results", "m")
     assert [r.purpose for r in runs] == ["backfill", "rerun", "rerun"]
@@ -242,7 +242,7 @@ def test_force_measures_every_benchmark_again_from_the_first_run(tmp_path, monke
     benchmarks added since, and keep the loaded old timings of every other one."""
     (tmp_path / "results" / "m").mkdir(parents=True)
     calls = []
-    monkeypatch.setattr(history, "run_release", lambda repo, machine, commit, bench, env, log, again=False:
+    monkeypatch.setattr(history, "run_release", lambda runs, commit, bench, again=False:
                         calls.append(again) or (True, ""))
     monkeypatch.setattr(history, "measured_keys", lambda results_dir, machine, commit: {"a"})
     monkeypatch.setattr(history, "selected_benchmarks", lambda results_dir, bench: {"a"})
@@ -250,10 +250,10 @@ def test_force_measures_every_benchmark_again_from_the_first_run(tmp_path, monke
     chain = SimpleNamespace(commits={"0.11.0": "abcdef1"})
     monkeypatch.setattr(history, "save_state", lambda *a, **k: None)
     out = open(os.devnull, "w")
-    skipped = history.backfill(tmp_path, "m", ["0.11.0"], chain, [], {}, tmp_path / "results", out=out, earlier={})
+    runs = history.AsvRuns(tmp_path, "m", {}, tmp_path / "results", out)
+    skipped = history.backfill(runs, ["0.11.0"], chain, [], earlier={})
     assert [o.status for o in skipped] == ["skipped"] and calls == []
-    forced = history.backfill(tmp_path, "m", ["0.11.0"], chain, [], {}, tmp_path / "results", force=True, out=out,
-                              earlier={})
+    forced = history.backfill(runs, ["0.11.0"], chain, [], force=True, earlier={})
     assert [o.status for o in forced] == ["measured"] and calls == [True]
 
 
@@ -297,14 +297,14 @@ def test_confirm_reruns_each_release_pair_once_and_records_every_combination(tmp
     (tmp_path / "m").mkdir()
     runs = []
     monkeypatch.setattr(confirm_mod, "run_release",
-                        lambda repo, machine, commit, bench, env, log, again=False: runs.append((commit, bench, again))
+                        lambda asv_runs, commit, bench, again=False: runs.append((commit, bench, again))
                         or (True, ""))
     rerun = [_rec("0.11.0", 1e-4), _rec("0.11.1", 2.9e-2), _rec("0.11.0", 2e-4, n=1000), _rec("0.11.1", 2.1e-4, n=1000)]
     monkeypatch.setattr(confirm_mod, "load_results", lambda d: SimpleNamespace(records=rerun))
     small = "n=1000, dtype=float64, device=cpu"
     target = confirm_mod.Target("loops.Scan.time_warm", "0.11.0", "0.11.1", {KEY: 300.0, small: 5.0})
-    made = confirm_mod.confirm(tmp_path, "m", tmp_path, [target], {"0.11.0": "c0", "0.11.1": "c1"}, {},
-                               tmp_path / "log", open(os.devnull, "w"))
+    asv_runs = history.AsvRuns(tmp_path, "m", {}, tmp_path, open(os.devnull, "w"), tmp_path / "log")
+    made = confirm_mod.confirm(asv_runs, [target], {"0.11.0": "c0", "0.11.1": "c1"})
     pattern = [r"^loops\.Scan\.time_warm(\(|$)"]
     assert runs == [("c0", pattern, True), ("c1", pattern, True)]
     # the pattern selects asv's name of a parameterised benchmark, "name(params)", as asv's own regex search does

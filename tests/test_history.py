@@ -116,17 +116,17 @@ def test_backfill_goes_on_after_a_failure_and_resumes(repo, monkeypatch, capsys)
     (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
     calls = []
 
-    def fake_run(repo_, machine, commit, bench, env, log, again=False):
+    def fake_run(runs, commit, bench, again=False):
         calls.append(commit)
         if commit == chain.commits["0.11.1"]:
             return False, "install failed: No matching distribution found for jaxlib==0.11.1"
-        SynthResults(repo_, commit=commit).machine(machine, kind="local") \
-            .add(machine, "loops.F.time_warm", [], [], lambda: 1.0).save()  # a real asv results file
+        SynthResults(runs.repo, commit=commit).machine(runs.machine, kind="local") \
+            .add(runs.machine, "loops.F.time_warm", [], [], lambda: 1.0).save()  # a real asv results file
         return True, ""
 
     monkeypatch.setattr(history, "run_release", fake_run)
     todo = ["0.11.2", "0.11.1", "0.11.0"]
-    out = history.backfill(repo, "m", todo, chain, [], {}, results)
+    out = history.backfill(history.AsvRuns(repo, "m", {}, results), todo, chain, [])
     assert [(o.release, o.status) for o in out] == [("0.11.2", "measured"), ("0.11.1", "failed"),
                                                     ("0.11.0", "measured")]
     assert "No matching distribution" in out[1].reason
@@ -135,7 +135,7 @@ def test_backfill_goes_on_after_a_failure_and_resumes(repo, monkeypatch, capsys)
     printed = capsys.readouterr().out
     assert "release 3 of 3" in printed and "left" in printed
     calls.clear()
-    again = history.backfill(repo, "m", todo, chain, [], {}, results)
+    again = history.backfill(history.AsvRuns(repo, "m", {}, results), todo, chain, [])
     assert [o.status for o in again] == ["skipped", "failed", "skipped"]
     assert calls == [chain.commits["0.11.1"]]  # only the failed release is tried again
 
@@ -243,14 +243,14 @@ def test_a_release_whose_every_benchmark_failed_is_recorded_failed(repo, monkeyp
     (results / "m").mkdir(parents=True)
     commit = chain.commits["0.11.0"]
 
-    def crashed(repo_, machine, commit_, bench, env, log, again=False):
-        log.write_text("==== asv run\nasv: benchmark failed (exit status -11)\n")
-        SynthResults(repo_, commit=commit_).machine(machine, kind="local") \
-            .add(machine, "loops.F.time_warm", ["n"], [[1, 2]], lambda n: None if n == 1 else math.nan).save()
+    def crashed(runs, commit_, bench, again=False):
+        runs.log.write_text("==== asv run\nasv: benchmark failed (exit status -11)\n")
+        SynthResults(runs.repo, commit=commit_).machine(runs.machine, kind="local") \
+            .add(runs.machine, "loops.F.time_warm", ["n"], [[1, 2]], lambda n: None if n == 1 else math.nan).save()
         return True, "some benchmarks failed (asv exit 2; see the log)"
 
     monkeypatch.setattr(history, "run_release", crashed)
-    (out,) = history.backfill(repo, "m", ["0.11.0"], chain, [], {}, results)
+    (out,) = history.backfill(history.AsvRuns(repo, "m", {}, results), ["0.11.0"], chain, [])
     assert out.status == "failed" and "exit status -11" in out.reason
     assert history.any_value(results, "m", commit) is False
 
@@ -361,7 +361,7 @@ def test_sigterm_kills_the_asv_tree_and_records_the_release(repo, monkeypatch, t
     threading.Thread(target=term_when_started, daemon=True).start()
     try:
         with pytest.raises(history.HistoryStopped):
-            history.backfill(repo, "m", ["0.11.0"], chain, [], {**os.environ}, repo / "results")
+            history.backfill(history.AsvRuns(repo, "m", {**os.environ}, repo / "results"), ["0.11.0"], chain, [])
     finally:
         signal.signal(signal.SIGTERM, old)
     grandchild = int(pidfile.read_text())
@@ -381,17 +381,17 @@ def test_state_file_merges_earlier_records_and_keeps_failure_reasons(repo, monke
     (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
     broken = {chain.commits["0.11.1"]}
 
-    def fake_run(repo_, machine, commit, bench, env, log, again=False):
+    def fake_run(runs, commit, bench, again=False):
         if commit in broken:
             return False, "install failed: jaxlib==0.11.1 not found"
-        SynthResults(repo_, commit=commit).machine(machine, kind="local") \
-            .add(machine, "loops.F.time_warm", [], [], lambda: 1.0).save()
+        SynthResults(runs.repo, commit=commit).machine(runs.machine, kind="local") \
+            .add(runs.machine, "loops.F.time_warm", [], [], lambda: 1.0).save()
         return True, ""
 
     monkeypatch.setattr(history, "run_release", fake_run)
-    history.backfill(repo, "m", ["0.11.2", "0.11.1"], chain, [], {}, results)
+    history.backfill(history.AsvRuns(repo, "m", {}, results), ["0.11.2", "0.11.1"], chain, [])
     broken.clear()
-    history.backfill(repo, "m", ["0.11.1", "0.11.0"], chain, [], {}, results)  # another run, other releases
+    history.backfill(history.AsvRuns(repo, "m", {}, results), ["0.11.1", "0.11.0"], chain, [])  # other releases
     state = json.loads(history.state_path("m", repo).read_text())["releases"]
     assert set(state) == set(releases)  # 0.11.2 from the first run kept
     assert state["0.11.2"]["status"] == "measured"
@@ -400,7 +400,7 @@ def test_state_file_merges_earlier_records_and_keeps_failure_reasons(repo, monke
                                            "reason": "install failed: jaxlib==0.11.1 not found"}]
     before = state["0.11.2"]
     monkeypatch.setattr(history, "run_release", lambda *a, **k: pytest.fail("a measured release was run again"))
-    history.backfill(repo, "m", ["0.11.2"], chain, [], {}, results)  # skipped: the measured record stays
+    history.backfill(history.AsvRuns(repo, "m", {}, results), ["0.11.2"], chain, [])  # skipped: the record stays
     assert json.loads(history.state_path("m", repo).read_text())["releases"]["0.11.2"] == before
 
 

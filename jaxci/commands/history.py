@@ -23,6 +23,7 @@ from jaxci.results.asvrun import asv_env
 from jaxci.results.history import (
     BRANCH,
     TAG_PREFIX,
+    AsvRuns,
     Chain,
     HistoryError,
     HistoryStopped,
@@ -221,7 +222,7 @@ def _run(repo: Path, args) -> int:
         return 2
     _pin(cpus)
     start = time.monotonic()
-    outcomes = backfill(repo, machine, todo, chain, bench, env, repo / "results", force=args.force,
+    outcomes = backfill(AsvRuns(repo, machine, env, repo / "results"), todo, chain, bench, force=args.force,
                         earlier=earlier, max_load=max_load)
     return _summary(outcomes, machine, repo, time.monotonic() - start)
 
@@ -311,11 +312,11 @@ def _confirm(repo: Path, args) -> int:
             print(f"jaxci history: would re-measure {t.benchmark} on {t.before} and {t.after} "
                   f"({len(t.first)} combination(s), first x{max(t.first.values()):.3g})")
         return 0
-    log = state_path(machine, repo).with_suffix(".confirm.log")
-    log.parent.mkdir(parents=True, exist_ok=True)
+    runs = AsvRuns(repo, machine, env, repo / "results", log=state_path(machine, repo).with_suffix(".confirm.log"))
+    runs.log.parent.mkdir(parents=True, exist_ok=True)
     _pin(cpus)
     try:
-        made = confirm(repo, machine, repo / "results", targets, commits, env, log, sys.stdout)
+        made = confirm(runs, targets, commits)
     except ConditionsError as exc:
         print(f"jaxci history: {exc}", file=sys.stderr)
         return 2

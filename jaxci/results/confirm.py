@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci.results import conditions
-from jaxci.results.history import run_release
+from jaxci.results.history import AsvRuns, run_release
 from jaxci.results.records import load_results
 from jaxci.util.loadavg import Sampler
 
@@ -40,22 +40,22 @@ def _values(records, machine: str, benchmark: str, release: str) -> dict:
     return out
 
 
-def confirm(repo: Path, machine: str, results_dir: Path, targets: list[Target], commits: dict, env: dict,
-            log: Path, out) -> list[conditions.Confirmation]:
+def confirm(runs: AsvRuns, targets: list[Target], commits: dict) -> list[conditions.Confirmation]:
     """Rerun the targets release pair by release pair (every benchmark of a pair in one asv run per release:
     the release before, then the release after, back to back) and record each combination's rerun ratio."""
     pairs: dict = {}
     for t in targets:
         pairs.setdefault((t.before, t.after), []).append(t)
     made = []
+    machine, results_dir, out = runs.machine, runs.results_dir, runs.out
     for k, ((v0, v1), group) in enumerate(sorted(pairs.items()), 1):
         names = sorted({t.benchmark for t in group})
         print(f"jaxci history: confirm {k} of {len(pairs)}: {v0} -> {v1}: {', '.join(names)}", file=out, flush=True)
         # asv matches a parameterised benchmark as `name(params)`: `$` alone would select nothing
         pattern = [rf"^{re.escape(name)}(\(|$)" for name in names]
         with Sampler() as sampler:
-            ok_before, why_before = run_release(repo, machine, commits[v0], pattern, env, log, again=True)
-            ok_after, why_after = run_release(repo, machine, commits[v1], pattern, env, log, again=True)
+            ok_before, why_before = run_release(runs, commits[v0], pattern, again=True)
+            ok_after, why_after = run_release(runs, commits[v1], pattern, again=True)
         if not (ok_before and ok_after):
             print(f"jaxci history:   rerun failed: {why_before or why_after}; nothing recorded for it",
                   file=out, flush=True)

@@ -38,6 +38,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from jaxci import REPO_ROOT
 from jaxci.results.asvrun import asv_exe
@@ -255,6 +256,27 @@ def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | No
 
 
 @dataclass
+class AsvRuns:
+    """What every `asv run` of one history command shares: the checkout it runs in, the machine, asv's
+    environment, the results folder, the log each run appends to (default: beside the machine's state file)
+    and where progress is printed (default: stdout)."""
+    repo: Path
+    machine: str
+    env: dict
+    results_dir: Path
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    log: Path | None = None
+
+    def __post_init__(self):
+        if self.log is None:
+            self.log = self.state.with_suffix(".log")
+
+    @property
+    def state(self) -> Path:
+        return state_path(self.machine, self.repo)
+
+
+@dataclass
 class Outcome:
     release: str
     commit: str
@@ -263,19 +285,19 @@ class Outcome:
     reason: str = ""
 
 
-def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: dict, log: Path,
-                again: bool = False) -> tuple[bool, str]:
-    """asv run for one commit; (ok, reason). ok means asv wrote a result file for it. `again` measures the
-    selected benchmarks even where they already have a result (a rerun replaces them in the result file)."""
-    args = [asv_exe(), "run", "--machine", machine, "--show-stderr"] + ([] if again else ["--skip-existing-successful"])
+def run_release(runs: AsvRuns, commit: str, bench: list[str], again: bool = False) -> tuple[bool, str]:
+    """asv run for one commit of the `bench` regexes; (ok, reason). ok means asv wrote a result file for it.
+    `again` measures the selected benchmarks even where they already have a result (a rerun replaces them)."""
+    args = [asv_exe(), "run", "--machine", runs.machine, "--show-stderr"]
+    args += [] if again else ["--skip-existing-successful"]
     for pattern in bench:
         args += ["--bench", pattern]
     args.append(f"{commit}^!")
-    with log.open("a") as fh:
+    with runs.log.open("a") as fh:
         fh.write(f"\n==== {' '.join(args)}\n")
         fh.flush()
-        returncode = run_tree(args, cwd=repo, env=env, stdout=fh)
-    text = log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
+        returncode = run_tree(args, cwd=runs.repo, env=runs.env, stdout=fh)
+    text = runs.log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
     if returncode not in (0, 2):
         return False, f"asv run exit {returncode}: {_last_error(text)}"
     if re.search(r"Error running .*env_matrix/install\.py", text):
@@ -289,8 +311,8 @@ def run_release(repo: Path, machine: str, commit: str, bench: list[str], env: di
 LOAD_RETRIES = 2
 
 
-def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench: list[str], env: dict, log: Path,
-                     results_dir: Path, max_load: float | None, out, again: bool = False) -> tuple[bool, str]:
+def measured_quietly(runs: AsvRuns, version: str, commit: str, bench: list[str], max_load: float | None,
+                     again: bool = False) -> tuple[bool, str]:
     """run_release with the machine's load sampled through it and recorded beside the results
     (results/<machine>/conditions.toml); a run during which other processes used more than `max_load` CPUs
     (util.loadavg.Load.quiet: the run's own use is discounted) is run again, up to
@@ -302,20 +324,20 @@ def measured_quietly(repo: Path, machine: str, version: str, commit: str, bench:
     attempt = 0
     while True:
         with Sampler() as sampler:
-            ok, reason = run_release(repo, machine, commit, bench, env, log, again=again or attempt > 0)
+            ok, reason = run_release(runs, commit, bench, again=again or attempt > 0)
         load = sampler.load
-        if ok and (results_dir / machine).is_dir():
-            conditions.append_run(results_dir, machine, conditions.Run(
+        if ok and (runs.results_dir / runs.machine).is_dir():
+            conditions.append_run(runs.results_dir, runs.machine, conditions.Run(
                 version, commit, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), cpu_model(),
                 load.samples, "rerun" if attempt else "backfill", cpus_in_use(), load.own, load.others))
         if not ok or max_load is None or load.quiet(max_load) or attempt >= LOAD_RETRIES:
             if ok and max_load is not None and not load.quiet(max_load):
                 print(f"jaxci history:   warning: jax {version} kept at {load.text()}: above --max-load "
-                      f"{max_load:g} after {attempt + 1} runs", file=out, flush=True)
+                      f"{max_load:g} after {attempt + 1} runs", file=runs.out, flush=True)
             return ok, reason
         attempt += 1
         print(f"jaxci history:   {load.text()}: above --max-load {max_load:g}: measuring jax {version} again "
-              f"({attempt} of {LOAD_RETRIES})", file=out, flush=True)
+              f"({attempt} of {LOAD_RETRIES})", file=runs.out, flush=True)
 
 
 def run_tree(args: list[str], *, cwd: Path, env: dict, stdout) -> int:
@@ -403,18 +425,15 @@ def _sort_key(version: str) -> tuple:
     return release_key(version) if RELEASE.fullmatch(version) else (10**9, version)
 
 
-def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: list[str], env: dict,
-             results_dir: Path, force: bool = False, out=None, earlier: dict | None = None,
-             max_load: float | None = None) -> list[Outcome]:
+def backfill(runs: AsvRuns, todo: list[str], chain: Chain, bench: list[str], force: bool = False,
+             earlier: dict | None = None, max_load: float | None = None) -> list[Outcome]:
     """Measure `todo` (in the order given), printing progress; never stops at a failed release. `force` measures
     a release again even where its results hold every selected benchmark (asv run without skipping). On
     HistoryStopped or KeyboardInterrupt the release in flight is recorded as interrupted (its asv run killed,
     run_tree) and the state saved before the exception goes on up."""
-    out = out or sys.stdout
-    state = state_path(machine, repo)
-    earlier = load_state(state) if earlier is None else earlier
-    log = state.with_suffix(".log")
-    log.parent.mkdir(parents=True, exist_ok=True)
+    out, results_dir, machine = runs.out, runs.results_dir, runs.machine
+    earlier = load_state(runs.state) if earlier is None else earlier
+    runs.log.parent.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
     start, spent = time.monotonic(), []
     for k, version in enumerate(todo, 1):
@@ -431,26 +450,25 @@ def backfill(repo: Path, machine: str, todo: list[str], chain: Chain, bench: lis
             continue
         t0 = time.monotonic()
         try:
-            ok, reason = measured_quietly(repo, machine, version, commit, bench, env, log, results_dir, max_load, out,
-                                          again=force)
+            ok, reason = measured_quietly(runs, version, commit, bench, max_load, again=force)
         except (HistoryStopped, KeyboardInterrupt) as exc:
             name = exc.args[0] if isinstance(exc, HistoryStopped) else "SIGINT"
             outcomes.append(Outcome(version, commit, "interrupted", time.monotonic() - t0,
                                     f"interrupted by {name}; its asv run was stopped with its process tree"))
-            save_state(state, outcomes, chain, earlier)
+            save_state(runs.state, outcomes, chain, earlier)
             raise
         if ok and not measured_keys(results_dir, machine, commit):
-            ok, reason = False, f"no result file written: {reason or _last_error(log.read_text(errors='replace'))}"
+            ok, reason = False, f"no result file written: {reason or _last_error(runs.log.read_text(errors='replace'))}"
         elif ok and not any_value(results_dir, machine, commit):
-            text = log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
+            text = runs.log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
             ok, reason = False, f"every benchmark failed: {_last_error(text)}"
         seconds = time.monotonic() - t0
         spent.append(seconds)
         outcomes.append(Outcome(version, commit, "measured" if ok else "failed", seconds, reason))
         print(f"jaxci history:   {'measured' if ok else 'FAILED'} in {seconds:.0f} s"
               + (f": {reason}" if reason else ""), file=out, flush=True)
-        save_state(state, outcomes, chain, earlier)
-    save_state(state, outcomes, chain, earlier)
+        save_state(runs.state, outcomes, chain, earlier)
+    save_state(runs.state, outcomes, chain, earlier)
     return outcomes
 
 
