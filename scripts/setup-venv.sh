@@ -26,6 +26,10 @@ if .venv/bin/python -m pip install --quiet "uv==$UV" 2>/dev/null; then
   # --override: the packages left out, and why (pip has no such option, so its install keeps them)
   .venv/bin/uv pip install --quiet --python .venv/bin/python --compile-bytecode --link-mode copy \
     --override scripts/uv-overrides.txt "${requirements[@]}"
+  # an override keeps a package out of an install, not out of a .venv that already has it (an older one, or one
+  # pip filled first): each package the file leaves out is uninstalled, where it is installed
+  mapfile -t left_out < <(sed -e 's/#.*//' -e 's/;.*//' -e 's/[[:space:]]//g' -e '/^$/d' scripts/uv-overrides.txt)
+  .venv/bin/uv pip uninstall --quiet --python .venv/bin/python "${left_out[@]}" 2>/dev/null || true
 else
   echo "setup-venv: uv $UV could not be installed: installing with pip" >&2
   .venv/bin/python -m pip install --quiet "${requirements[@]}"
