@@ -4,7 +4,8 @@
 - jaxci's top level holds only the runtime that benchmarks import, and the dispatcher;
 - benchmarks import from jaxci only that runtime (and the notebook runner);
 - asv's result format is read in one module, jaxci.results.records;
-- every subpackage says in its docstring what it owns.
+- every subpackage says in its docstring what it owns;
+- no module is over MAX_LINES lines: past that, it is split by concern.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ BENCHMARK_IMPORTS = {f"jaxci.{m}" for m in RUNTIME} | {"jaxci.audit.runner", "ja
 RESULTS_READERS = ("jaxci.results.records", "jaxci.results.asvfiles")  # the one adapter: the set, and one file
 #: asv's readers and writers of result files (asv.machine's machine *file* belongs to registration)
 ASV_FORMAT = {"asv.results", "asv.util.load_json", "asv.util.write_json"}
+#: the length at which a module is split by concern
+MAX_LINES = 500
 
 
 def module_name(path: Path) -> str:
@@ -53,6 +56,11 @@ def test_the_library_never_imports_a_command_module():
     offenders = {name: sorted(i for i in imports(path) if i.startswith("jaxci.commands"))
                  for name, path in library_modules()}
     assert not {k: v for k, v in offenders.items() if v}
+
+
+def test_no_module_is_longer_than_max_lines():
+    lengths = {module_name(path): len(path.read_text().splitlines()) for path in JAXCI.rglob("*.py")}
+    assert not {name: n for name, n in lengths.items() if n > MAX_LINES}, "split these by concern"
 
 
 def test_argparse_lives_only_in_commands():

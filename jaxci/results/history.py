@@ -257,9 +257,8 @@ def selected_benchmarks(results_dir: Path, patterns: list[str]) -> set[str] | No
 
 @dataclass
 class AsvRuns:
-    """What every `asv run` of one history command shares: the checkout it runs in, the machine, asv's
-    environment, the results folder, the log each run appends to (default: beside the machine's state file)
-    and where progress is printed (default: stdout)."""
+    """What every `asv run` of one history command shares: checkout, machine, asv's environment, results folder,
+    the log each run appends to (default: beside the machine's state file) and the progress stream (stdout)."""
     repo: Path
     machine: str
     env: dict
