@@ -129,14 +129,17 @@ def _fits(n: int, peak_mib: float, device_mib: float, budget: float, policy: Mem
             and n * f <= 1.0)
 
 
+def _at_most(quotient: float, cap: int) -> int:
+    """floor(quotient), capped before the floor: a subnormal peak makes the quotient inf, which floor refuses."""
+    return cap if quotient >= cap else math.floor(quotient)
+
+
 def safe_kernels(peak_mib: float, device_mib: float, budget: float, fraction_policy: MemoryPolicy) -> int:
     """The largest N with N x peak within budget x device, the policy's fraction f(N) x device holding one
     peak, and N x f(N) <= 1 (the slices together must fit on the device, or the last kernel cannot
     preallocate). The search is bounded: f is in hundredths, so no more than 100 x budget kernels get a
     slice at all, however small the peak."""
-    most = math.floor(round(budget * 100, 9))
-    by_memory = budget * device_mib / peak_mib
-    n = most if by_memory >= most else math.floor(by_memory + _SLACK)
+    n = _at_most(budget * device_mib / peak_mib + _SLACK, math.floor(round(budget * 100, 9)))
     while n > 0 and not _fits(n, peak_mib, device_mib, budget, fraction_policy):
         n -= 1
     return n
@@ -265,7 +268,7 @@ def _on_demand(kernels: int, peak_mib: float, device_mib: float, budget: float,
     (allocation on demand): refused when their peaks together exceed the budget; the fraction policy is named
     as the unmeasured alternative."""
     by_memory = budget * device_mib / peak_mib * (1 + _SLACK) if peak_mib > 0 else math.inf
-    safe = MAX_KERNELS if by_memory >= MAX_KERNELS else math.floor(by_memory)  # a subnormal peak: inf, no overflow
+    safe = _at_most(by_memory, MAX_KERNELS)
     if kernels > safe:
         raise AdviceError(f"--kernels {kernels}: {kernels} kernels of peak {mib(peak_mib)} do not fit the budget "
                           f"{budget:.2f} x {mib(device_mib)} = {mib(budget * device_mib)}; at most {safe} fit: "

@@ -12,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 
-def _from_fields(cls, raw: dict):
-    """A record from its asdict(): the keys that are its fields (a key it does not know is ignored)."""
+def _from_fields(cls, raw):
+    """A record from its asdict(): the keys that are its fields (a key it does not know is ignored); a record
+    already of `cls` is itself."""
+    if isinstance(raw, cls):
+        return raw
     return cls(**{f.name: raw[f.name] for f in fields(cls) if f.name in raw})
 
 
@@ -45,9 +48,7 @@ class TracedLoop:
     def read(cls, raw) -> TracedLoop:
         """A loop from its asdict(), or from the positional forms written before: a cell's [kind, trips, carry,
         times, within], a call's [kind, trips, carry] with the count's label fourth."""
-        if isinstance(raw, cls):
-            return raw
-        if isinstance(raw, dict):
+        if isinstance(raw, (cls, dict)):
             return _from_fields(cls, raw)
         kind, trips, carry, *rest = raw
         if rest and isinstance(rest[0], str):
@@ -91,8 +92,6 @@ class JitCall:
     @classmethod
     def read(cls, raw) -> JitCall:
         """A call from its asdict() (keys it does not know are ignored)."""
-        if isinstance(raw, cls):
-            return raw
         return _from_fields(cls, raw)
 
 
@@ -108,9 +107,7 @@ class EagerSize:
     @classmethod
     def read(cls, raw) -> EagerSize:
         """A size class from its asdict() or the positional [largest, ops, dtype] saved runs hold."""
-        if isinstance(raw, cls):
-            return raw
-        return _from_fields(cls, raw) if isinstance(raw, dict) else cls(*raw[:3])
+        return cls(*raw[:3]) if isinstance(raw, (list, tuple)) else _from_fields(cls, raw)
 
 
 @dataclass
@@ -133,9 +130,7 @@ class EagerWork:
     @classmethod
     def read(cls, raw) -> EagerWork | None:
         """Eager work from its asdict() (keys it does not know are ignored); None stays None."""
-        if raw is None or isinstance(raw, cls):
-            return raw
-        return _from_fields(cls, raw)
+        return None if raw is None else _from_fields(cls, raw)
 
 
 @dataclass
@@ -163,6 +158,4 @@ class SamplerRun:
     @classmethod
     def read(cls, raw) -> SamplerRun:
         """A run from its asdict() (keys it does not know are ignored)."""
-        if isinstance(raw, cls):
-            return raw
         return _from_fields(cls, raw)
