@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.model import RunnerModel
 from jaxci.audit.judging import compile_time, family, predicted, rescaled
 from jaxci.audit.runner import CellTiming, NotebookRun
@@ -70,6 +71,7 @@ def test_the_backend_start_is_the_captures_gpu_start_less_its_cpu_start(results)
     assert p and p.low == pytest.approx(lo) and p.high == pytest.approx(hi)
     assert p.seconds == pytest.approx(math.sqrt(lo * hi))
     assert "process start gpu less cpu" in p.inputs and starts[0].source in p.inputs
+    assert p.rests_on(pv.MEASURED, "lab-h200")
 
 
 def test_the_backend_start_reads_the_figure_and_says_why_when_there_is_none(results):
@@ -129,7 +131,8 @@ def test_a_familys_own_capture_is_the_nearest_evidence(results):
     mine = replace(h200, name="g4dn.2xlarge", process_starts=(ProcessStart(1.0, 5.0, "capture-t4.md"),))
     p = _model(results, {**results.machines, "g4dn.2xlarge": mine}).predict("g4dn.2xlarge", "backend_start", None,
                                                                             device="gpu")
-    assert p.seconds == pytest.approx(4.0) and "capture-t4.md" in p.inputs and "lab-h200" not in p.inputs
+    assert p.seconds == pytest.approx(4.0) and "capture-t4.md" in p.inputs
+    assert p.rests_on(pv.MEASURED, "g4dn.2xlarge") and not p.rests_on(pv.MEASURED, "lab-h200")
 
 
 def test_the_host_factor_never_moves_the_modelled_backend_start(g4dn):

@@ -3,6 +3,7 @@
 Content and wording logic only, from the committed results and hand-made audit records; never a timing."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -222,9 +223,13 @@ def test_cost_row_prices_the_cheaper_families(report):
 def test_a_check_of_a_prediction_built_from_published_figures_is_not_counted():
     """A prediction whose inputs are published figures (analysis.evidence labels them) checked against the same
     file proves nothing: it neither refutes nor agrees."""
-    circular = termcheck.Check("t", "c", "gpu", 0.079, 1.0, 12.0, "", 0.9, 1.1, 12.0,
-                               inputs="compile part 0.079 s published (incidents.md, T4 runner)")
+    circular = termcheck.Check("t", "c", "gpu", 0.079, 1.0, 12.0, "", 0.9, 1.1, 12.0, on_published=True)
     assert not circular.refutes and circular.label().startswith("not independent")
+    rows = [{"family": "f", "device": "gpu", "case": "1000x1000 matmul, first call", "predicted_s": 1.0,
+             "published_s": 0.079, "ratio": 12.0, "sources": [{"kind": kind, "origin": "x"}]}
+            for kind in ("published", "measured")]
+    found = [termcheck.checks(SimpleNamespace(model_checks=[r]), "f", 5)[0] for r in rows]
+    assert [c.independent for c in found] == [False, True]
 
 
 def test_family_guidance_pins_per_lecture(report):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.capture.carried import install_wheels, source_commit
 from jaxci.capture.pack import MAX_FILE_BYTES, MAX_FILES
 from jaxci.capture.plan import CaptureStep, combo, first, plan, select
@@ -425,11 +426,11 @@ def test_lab_results_calibrate_family_predictions_and_are_never_a_family(tmp_pat
     # transfer-only (no published figure on the T4's hardware): every T4 GPU term is carried from the capture
     transfer = build(saved, incidents=None, measurements=None)
     t4 = [p for p in transfer.runtimes if p.family == "g4dn.2xlarge" and p.device == "gpu" and p.seconds is not None]
-    assert t4 and all("measured on lab-h200" in p.inputs for p in t4)
+    assert t4 and all(p.rests_on(pv.MEASURED, "lab-h200") and not p.rests_on(pv.PUBLISHED) for p in t4)
     # nearest evidence (the default): the T4's published rates, and the capture for what they do not give (the floor)
     report = build(saved)
     t4 = [p for p in report.runtimes if p.family == "g4dn.2xlarge" and p.device == "gpu" and p.seconds is not None]
-    assert t4 and all("lab-h200" in p.inputs and "published" in p.inputs for p in t4)
+    assert t4 and all(p.rests_on(pv.MEASURED, "lab-h200") and p.rests_on(pv.PUBLISHED) for p in t4)
     assert not [p for p in report.runtimes if p.family == "lab-h200"]
     assert "lab-h200" not in {p.family for p in report.predicted_crossovers}
     t4_cost = next(c for c in report.costs if c.family == "g4dn.2xlarge")   # a capture's seconds price no job

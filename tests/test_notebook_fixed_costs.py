@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.analysis import residual as R
 from jaxci.analysis.fixed_costs import FixedCosts, notebook_start
 from jaxci.analysis.primitives import Band
@@ -62,10 +63,11 @@ def test_the_terms_move_by_the_family_probe_and_the_residual_by_its_own():
     fixed = FixedCosts({"kernel start": 1.0}, {"kernel start": 2.0}, (1.0,), "here", Band.of(2.0, 1.0, 3.0), "fit")
     band, inputs, basis = notebook_start(fixed, "f", (0.5, "published probe"), None, cold=False)
     assert math.isclose(band.mid, 1.0 * 0.5 + 2.0 * 0.5) and math.isclose(band.high, 0.5 + 1.5)
+    assert pv.sources_of(inputs) == {pv.Source(pv.MEASURED, "here"), pv.Source(pv.CALIBRATED, "fit")}
     cold, _, _ = notebook_start(fixed, "f", (0.5, "published probe"), None, cold=True)
     assert math.isclose(cold.mid, 2.0 * 0.5 + 1.0)
     unscaled, inputs, _ = notebook_start(fixed, "f", None, None, cold=False)
-    assert unscaled.mid == 1.0 and any("not measured there" in i for i in inputs)  # no probe: no residual either
+    assert unscaled.mid == 1.0 and pv.sources_of(inputs) == {pv.Source(pv.MEASURED, "here")}  # no residual either
     scaled = FixedCosts({"kernel start": 1.0}, {}, (1.0,), "here", Band.of(0.0), "fit", scale=2.0)
     assert notebook_start(scaled, "f", (0.5, "probe"), None, cold=False)[0].mid == 1.0   # 1 x 0.5 x 2
     assert notebook_start(scaled, "f", None, None, cold=False)[0].mid == 1.0   # no host ratio to correct
@@ -125,7 +127,7 @@ def test_the_runner_model_answers_notebook_start_per_family_from_the_file(tmp_pa
     assert math.isclose(cpu.seconds, 0.8 * 0.599 / probe + 2.0 * 0.599, rel_tol=1e-6)  # terms x h + residual
     backend = model.predict("g4dn.2xlarge", "backend_start", None, device="gpu")
     assert math.isclose(gpu.seconds, 0.8 * 0.881 / probe + backend.seconds + 2.0 * 0.881, rel_tol=1e-6)
-    assert "calibrated (two fixture sets)" in cpu.inputs
+    assert cpu.rests_on(pv.CALIBRATED, "two fixture sets") and cpu.rests_on(pv.PUBLISHED)  # the family's probe
     bare = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), reference())
     assert bare.predict("ubuntu-latest", "notebook_start", None, device="cpu").seconds is None
 

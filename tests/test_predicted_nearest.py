@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.model import RunnerModel
 from jaxci.audit.judging import family, predicted
 from jaxci.audit.reading.cell_records import EagerSize, EagerWork
@@ -39,7 +40,10 @@ def test_the_fresh_jit_ratio_is_one_sources_pair_and_follows_it(records):
     ev = reference()
     pair = RunnerModel.from_results(*records, ev).fresh_jit_ratio(T4)
     assert pair is not None and 0.5 < pair[0].mid < 2.0   # the two runners' own series: same work, same source
-    assert "T4 runner gpu" in pair[1][0] and "CPU runner cpu" in pair[1][1] and "host ratio" in pair[1][1]
+    gpu, cpu = (pv.figure_name("fresh-jit series 100-3000", *at) for at in ((T4, "gpu"), ("ubuntu-latest", "cpu")))
+    probes = [pv.figure_name("pure-Python integer sum (10M)", f, "cpu") for f in (T4, "ubuntu-latest")]
+    assert pv.derived_from(pair[1][0].sources, gpu) and not pv.derived_from(pair[1][0].sources, cpu)
+    assert pv.derived_from(pair[1][1].sources, cpu) and all(pv.derived_from(pair[1][1].sources, p) for p in probes)
     assert RunnerModel.from_results(*records).fresh_jit_ratio(T4) is None          # transfer-only: no pair
     assert RunnerModel.from_results(*records, ev).fresh_jit_ratio("g6.2xlarge") is None   # nothing published there
     tripled = RunnerModel.from_results(*records, _scaled(ev, "series_compile", T4, 3.0)).fresh_jit_ratio(T4)
@@ -59,10 +63,11 @@ def test_the_compile_ratio_is_every_same_source_pair_and_follows_each(records):
     model = RunnerModel.from_results(*records, ev)
     both, inputs = model.compile_ratio(T4)
     series = model.fresh_jit_ratio(T4)[0]
-    pairs = [i for i in inputs if " s over " in i]   # one line per compile-part pair
-    assert len(pairs) == 4 and any(i.startswith("scan at 100,000") for i in pairs)
+    pairs = [i for i in inputs if " s over " in str(i)]   # one line per compile-part pair
+    scan = [pv.figure_name("scalar scan compile", *where) for where in ((T4, "gpu"), ("ubuntu-latest", "cpu"))]
+    assert len(pairs) == 4 and sum(all(pv.derived_from(i.sources, f) for f in scan) for i in pairs) == 1
     assert both.low < 1.0 < series.mid < both.mid < both.high   # a 50M-element op compiles faster on the T4
-    assert "geometric mean of 5 published pairs" in inputs[-1]
+    assert "geometric mean of 5 published pairs" in str(inputs[-1])
     assert RunnerModel.from_results(*records).compile_ratio(T4) is None          # transfer-only: no pair
     scan = [e for e in ev if e.term == "compile" and e.key == "scan" and e.device == "gpu"]
     tripled = RunnerModel.from_results(*records, [dataclasses.replace(e, value=e.value.scale(3.0)) if e in scan

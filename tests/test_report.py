@@ -8,6 +8,7 @@ import re
 import pytest
 
 from jaxci.analysis import crossover as cx
+from jaxci.analysis import provenance as pv
 from jaxci.catalogue import load_catalogue, read_pins
 from jaxci.commands import report as cli
 from jaxci.report.build import build, incident_checks
@@ -86,7 +87,7 @@ def test_predictions_follow_the_stated_model(gpu_results):
     (p,) = [p for p in gpu_report.runtimes if p.family == "g5.2xlarge" and p.device == "gpu" and p.n == 1024
             and p.dtype == "float32"]
     assert p.seconds == pytest.approx(o + 2 * 1024**3 / (eff * a10.value("gpu_fp32_tflops") * 1e12))
-    assert p.measured is None and "g4dn.2xlarge" in p.inputs and "catalogue" in p.inputs
+    assert p.measured is None and p.rests_on(pv.MEASURED, "g4dn.2xlarge") and p.rests_on(pv.CATALOGUE, "g5.2xlarge")
     # the measured T4 keeps its measured value beside a prediction (calibrated on itself, and it says so)
     (m,) = [p for p in gpu_report.runtimes if p.family == "g4dn.2xlarge" and p.device == "gpu" and p.n == 1024
             and p.dtype == "float32"]

@@ -4,29 +4,35 @@ called refuted by a different prediction of that figure."""
 
 from types import SimpleNamespace
 
+from jaxci.analysis import provenance as pv
 from jaxci.report import termcheck
 from jaxci.report.decisions import QuestionDecision
 
 CASE = "1000x1000 matmul, first call"
 ROW = {"family": "g4dn.2xlarge", "device": "gpu", "case": CASE, "published_s": 0.079, "predicted_s": 0.952,
-       "ratio": 12.0, "low_s": 0.03, "high_s": 0.99, "inputs": "dispatch floor (TinyOp, lab-h200 gpu)"}
+       "ratio": 12.0, "low_s": 0.03, "high_s": 0.99, "sources": [{"kind": pv.MEASURED, "origin": "lab-h200"}]}
 
 
-def _annotated(sources: str) -> QuestionDecision:
+def _annotated(*sources: pv.Source) -> QuestionDecision:
     report = SimpleNamespace(model_checks=[ROW])
     row = QuestionDecision(
-        5, "the jax-env action", "predicted", "predicted compile 78 ms per fresh jit", sources=sources)
+        5, "the jax-env action", "predicted", "predicted compile 78 ms per fresh jit", sources=frozenset(sources))
     return termcheck.annotate(report, "g4dn.2xlarge", row)
 
 
 def test_a_row_resting_on_the_checked_figure_is_not_refuted_by_it():
-    own = _annotated(f"published (incidents.md: {CASE}, T4 runner gpu): compile part 0.078 s")
+    own = _annotated(pv.Source(pv.PUBLISHED, f"incidents.md: {CASE}, T4 runner gpu",
+                               frozenset({pv.figure_name(CASE, "g4dn.2xlarge", "gpu"), "another | g4dn.2xlarge gpu"})))
     assert "not to be trusted" not in own.decision and "no check of this row" in own.basis
 
 
 def test_an_independent_row_is_still_refuted_by_a_published_check():
-    other = _annotated("transfer from lab-h200")
+    other = _annotated(pv.Source(pv.MEASURED, "lab-h200"))
     assert "not to be trusted" in other.decision
+    scan = pv.Source(pv.PUBLISHED, "incidents.md: scan", frozenset({pv.figure_name("scalar scan", "g4dn.2xlarge",
+                                                                                   "gpu")}))
+    another_case = _annotated(scan)
+    assert "not to be trusted" in another_case.decision
 
 
 def test_question_4_shows_the_measured_chain_methods_per_device():

@@ -182,8 +182,12 @@ def test_predict_command_and_published_script(lab_results):
     out = subprocess.run(run + ["--format", "json"], capture_output=True, text=True, cwd=REPO, check=True).stdout
     got = json.loads(out)
     assert got["label"] == "predicted" and got["low"] <= got["seconds"] <= got["high"] and got["inputs"]
+    assert {"kind": "measured", "origin": "lab-h200"} in got["sources"]   # the floor; the rate is published
+    assert any(s["kind"] == "published" for s in got["sources"])
     text = subprocess.run(run + ["--first-call"], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert "predicted" in text and "compile part" in text
+    rest = next(line for line in text.splitlines() if line.startswith("rests on: "))
+    assert "measured lab-h200" in rest and "; published incidents.md: " in rest
     bad = subprocess.run(run[:-6] + ["--kernel", "cholesky", "--n", "1024"], capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2 and "cannot predict" in bad.stderr and not bad.stdout  # a refusal: one line, exit 2
     js = subprocess.run([sys.executable, str(REPO / "measure" / "predict_vs_published.py"), str(lab_results),

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
 from jaxci.report.published import _interval_ratio, figures
@@ -28,7 +29,7 @@ def test_numpy_matmul_scales_by_physical_cores(tmp_path):
     # ubuntu-latest's physical cores have no primary source (GitHub's docs give 4 processors): 2-4, SMT unknown
     u = model.predict("ubuntu-latest", "numpy_matmul", 3000, "float64", "cpu")
     assert u.seconds == pytest.approx(2 * 3000**3 / (RATE * math.sqrt(2 * 4) / ref_cores))
-    assert "ubuntu-latest 2-4 physical cores (SMT unknown)" in u.inputs
+    assert "ubuntu-latest 2-4 physical cores (SMT unknown)" in u.inputs and u.rests_on(pv.CATALOGUE, "ubuntu-latest")
     assert "device cpu" in model.predict("g4dn.2xlarge", "numpy_matmul", 3000, "float64", "gpu").reason
 
 

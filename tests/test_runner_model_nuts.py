@@ -4,6 +4,7 @@ labelled proxy) + compile. Synthetic results with known truth: every expected nu
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
 from jaxci.report.published import PublishedFigure, check
@@ -41,7 +42,7 @@ def test_cpu_nuts_is_iterations_x_steps_x_cost_plus_compile(model):
     # band: the float32 / float64 step counts; compile once .. once per chain of 4
     assert p.low == pytest.approx(ITERS * STEPS["float32"] / 20 * PER_STEP["float64"] + COMPILE["float64"])
     assert p.high == pytest.approx(ITERS * per_iter * PER_STEP["float64"] + 4 * COMPILE["float64"])
-    assert "measured" in p.inputs and "proxy" not in p.basis
+    assert p.rests_on(pv.MEASURED) and "proxy" not in p.basis
 
 
 def test_gpu_nuts_takes_the_kalman_gradient_as_a_labelled_proxy(model):

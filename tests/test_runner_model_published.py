@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
 from jaxci.report.published import figures
@@ -97,7 +98,7 @@ def test_a_prediction_labels_its_published_inputs_and_leave_one_out_drops_them()
     ev = load(REF / "incidents.md", REF / "published-measurements.md")
     model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True), ev)
     p = model.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
-    assert p and "published (incidents.md: 1000x1000 matmul, first call" in p.inputs
+    assert p and pv.derived_from(p.sources, pv.figure_name("1000x1000 matmul, first call", "g4dn.2xlarge", "gpu"))
     from jaxci.analysis.evidence import without
     from jaxci.report.published_inputs import figure_id
 
@@ -106,7 +107,7 @@ def test_a_prediction_labels_its_published_inputs_and_leave_one_out_drops_them()
     loo = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True),
                                    without(ev, figure_id(f)))
     q = loo.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
-    assert q and "1000x1000 matmul, first call, T4 runner" not in q.inputs
+    assert q and not pv.derived_from(q.sources, figure_id(f)) and q.rests_on(pv.PUBLISHED)  # the figure's peers
 
 
 def test_upper_bound_is_scored_inside_or_outside_never_a_ratio():
@@ -181,9 +182,11 @@ def test_a_series_left_out_takes_the_other_runners_surplus_never_its_own():
         left = without(ev, figure_id(series[family]))
         p = RunnerModel.from_results(rs.latest(), rs.machines, cat, left).predict(family, "series", None,
                                                                                   "float32", device)
-        assert p and "series surplus" in p.basis and f"fresh-jit series 100-3000, {other}" in p.inputs
         own = "T4 runner" if other == "CPU runner" else "CPU runner"
-        assert f"fresh-jit series 100-3000, {own}" not in p.inputs
+        device_of = {"CPU runner": "cpu", "T4 runner": "gpu"}
+        assert p and "series surplus" in p.basis
+        assert p.rests_on(pv.PUBLISHED, f"incidents.md: fresh-jit series 100-3000, {other} {device_of[other]}")
+        assert not p.rests_on(pv.PUBLISHED, f"incidents.md: fresh-jit series 100-3000, {own} {device_of[own]}")
         tripled = [replace(e, value=e.value.scale(3.0)) if e.term == SERIES else e for e in left]
         q = RunnerModel.from_results(rs.latest(), rs.machines, cat, tripled).predict(family, "series", None,
                                                                                      "float32", device)
@@ -212,7 +215,7 @@ def test_numpy_without_its_own_figure_takes_the_familys_published_jax_rate_and_o
     assert q.seconds == pytest.approx(p.seconds / 2)
     plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("ubuntu-latest", "numpy_matmul", 3000,
                                                                             "float64", "cpu")
-    assert "published (" not in plain.inputs   # transfer-only: our NumPy rate, scaled by cores
+    assert not plain.rests_on(pv.PUBLISHED) and plain.rests_on(pv.MEASURED)   # transfer-only: our NumPy rate
 
 
 def test_a_gpu_floor_moves_by_the_familys_published_scan_step_over_the_refs_measured_one():
@@ -226,8 +229,9 @@ def test_a_gpu_floor_moves_by_the_familys_published_scan_step_over_the_refs_meas
     cat = load_catalogue(include_lab=True)
     plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("g4dn.2xlarge", "dispatch", None)
     p = RunnerModel.from_results(rs.latest(), rs.machines, cat, ev).predict("g4dn.2xlarge", "dispatch", None)
-    assert "GPU launch + sync latency" in p.inputs and "scalar scan" in p.inputs
-    assert "GPU launch + sync latency" not in plain.inputs
+    step = pv.figure_name("scalar scan per step", "g4dn.2xlarge", "gpu")
+    assert "GPU launch + sync latency" in p.inputs and pv.derived_from(p.sources, step)
+    assert "GPU launch + sync latency" not in plain.inputs and not plain.rests_on(pv.PUBLISHED)
     doubled = [replace(e, value=e.value.scale(2.0)) if e.term == SCAN_STEP else e for e in ev]
     q = RunnerModel.from_results(rs.latest(), rs.machines, cat, doubled).predict("g4dn.2xlarge", "dispatch", None)
     assert q.seconds == pytest.approx(2 * p.seconds)

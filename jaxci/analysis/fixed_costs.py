@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.primitives import Band
 
 
@@ -48,16 +49,18 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
     """One notebook's fixed costs on a family: the measured terms x h (the family's published probe over the one
     taken beside them; unscaled where the family publishes none), the CUDA client's start on a GPU (`backend`: the
     model's backend_start estimate, or None on the CPU), and the calibrated residual x the family's probe.
-    `family_probe`: (seconds, label) or None."""
+    `family_probe`: (seconds, its labelled input) or None."""
     terms = fixed.terms(cold)
     here = sum(terms.values())
     which = "cold page cache (the build's first notebook)" if cold else "warm page cache"
-    inputs = [f"{fixed.source}, {which}: " + ", ".join(f"{k} {v:.3g} s" for k, v in terms.items())]
+    inputs = [pv.Input(f"{fixed.source}, {which}: " + ", ".join(f"{k} {v:.3g} s" for k, v in terms.items()),
+                       frozenset({pv.Source(pv.MEASURED, fixed.source)}))]
     if family_probe:
         h = Band(family_probe[0] / fixed.probe_s, family_probe[0] / max(fixed.probes_s),
                  family_probe[0] / min(fixed.probes_s))
-        inputs.append(f"host ratio {h.mid:.3g} ({h.low:.3g}-{h.high:.3g}): {family_probe[1]} {family_probe[0]:.3g} s "
-                      f"over the probes beside the measurement " + ", ".join(f"{p:.3g}" for p in fixed.probes_s) + " s")
+        inputs.append(pv.cite(f"host ratio {h.mid:.3g} ({h.low:.3g}-{h.high:.3g}): {family_probe[1]} "
+                              f"{family_probe[0]:.3g} s over the probes beside the measurement "
+                              + ", ".join(f"{p:.3g}" for p in fixed.probes_s) + " s", family_probe[1]))
     else:
         h = Band.of(1.0)
         inputs.append(f"{family}: no published pure-Python probe: the terms carried unscaled (not measured there)")
@@ -65,7 +68,8 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
     band = h.scale(here * scale)
     basis = "kernel start + imports + JAX CPU client + first figure, measured here x host ratio"
     if scale != 1.0:
-        inputs.append(f"x {fixed.scale:.3g}: the host ratio's calibrated scale ({fixed.residual_source})")
+        inputs.append(pv.cite(f"x {fixed.scale:.3g}: the host ratio's calibrated scale ({fixed.residual_source})",
+                              pv.Source(pv.CALIBRATED, fixed.residual_source)))
         basis += " x calibrated scale"
     if backend is not None:
         band = band + backend.band
@@ -74,8 +78,9 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
     if fixed.residual is not None and family_probe:
         r = fixed.residual_s(family_probe[0])
         band = band + r
-        inputs.append(f"per-notebook residual {fixed.residual.mid:.3g} probe units ({fixed.residual.low:.3g}.."
-                      f"{fixed.residual.high:.3g}) x {family_probe[0]:.3g} s = {r.mid:.3g} s: calibrated "
-                      f"({fixed.residual_source})")
+        inputs.append(pv.cite(f"per-notebook residual {fixed.residual.mid:.3g} probe units ({fixed.residual.low:.3g}"
+                              f"..{fixed.residual.high:.3g}) x {family_probe[0]:.3g} s = {r.mid:.3g} s: calibrated "
+                              f"({fixed.residual_source})", pv.Source(pv.CALIBRATED, fixed.residual_source),
+                              family_probe[1]))
         basis += " + calibrated per-notebook residual"
     return band, inputs, basis

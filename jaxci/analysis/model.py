@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo
 from jaxci.analysis.kernels import KERNEL, KERNELS
 from jaxci.analysis.model_compile import CompileTerms
@@ -45,7 +46,8 @@ from jaxci.analysis.work import ITEMSIZE
 @dataclass
 class Prediction:
     """Predicted seconds with a band, the inputs (measured records and catalogue figures) and the equation used;
-    `seconds is None` with `reason` when the model cannot predict."""
+    `seconds is None` with `reason` when the model cannot predict. `provenance` holds the inputs, each with the
+    sources it rests on (jaxci.analysis.provenance): code and tests read `sources`, a reader `inputs`."""
     family: str
     kernel: str
     n: int | None
@@ -55,17 +57,30 @@ class Prediction:
     seconds: float | None = None
     low: float | None = None
     high: float | None = None
-    inputs: str = ""
     basis: str = ""
     reason: str = ""
     label: str = "predicted"
+    provenance: tuple = ()
+
+    @property
+    def inputs(self) -> str:
+        return pv.render(self.provenance)
+
+    @property
+    def sources(self) -> frozenset:
+        return pv.sources_of(self.provenance)
 
     def __bool__(self) -> bool:
         return self.seconds is not None
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("family", "kernel", "n", "dtype", "device", "first_call", "seconds",
-                                              "low", "high", "inputs", "basis", "reason", "label")}
+                                              "low", "high", "inputs", "basis", "reason", "label")} | {
+            "sources": pv.as_json(self.sources)}
+
+    def rests_on(self, kind: str, origin: str | None = None) -> bool:
+        """Whether an input of this prediction is of `kind` (jaxci.analysis.provenance), from `origin` if given."""
+        return pv.rests_on(self.sources, kind, origin)
 
 
 class RunnerModel(WarmTerms, CompileTerms, HostTerms):
@@ -94,7 +109,7 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
                                                                                          device, first_call)
         if case is not None:  # this very case was published on the family: the figure, labelled, no band added
             out.seconds = out.low = out.high = case.value.mid
-            out.inputs, out.label = case.label() + " (no spread published)", "published"
+            out.provenance, out.label = (pv.published(case, case.label() + " (no spread published)"),), "published"
             out.basis = "the published figure of this case"
             return out
         try:
@@ -103,7 +118,7 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             out.reason = str(why)
             return out
         out.seconds, out.low, out.high = est.band.mid, est.band.low, est.band.high
-        out.inputs = "; ".join(dict.fromkeys(est.inputs))
+        out.provenance = tuple(est.inputs)
         out.basis = est.basis
         return out
 
@@ -146,7 +161,7 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
         ev = self._pub(family, device, term, key, dtype)
         if not ev:
             return None, []
-        return combine([e.value for e in ev]), [f"{e.label()}: {fmt_published(e)}" for e in ev]
+        return combine([e.value for e in ev]), [pv.published(e, f"{e.label()}: {fmt_published(e)}") for e in ev]
 
     # ---- references ----
 
@@ -165,48 +180,53 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             b, text = P.floor(self.records, m, device, dtype)
             if b:
                 bands.append(b)
-                inputs.append(text)
+                inputs.append(pv.measured(m, text))
         if not bands:
             raise Unpredictable(f"no dispatch.TinyOp on {device} in these results")
         return Estimate(combine(bands), inputs)
 
-    def _host_ratio(self, ref: str, family: str) -> tuple[float | Band, str]:
+    def _host_ratio(self, ref: str, family: str) -> tuple[float | Band, pv.Input]:
         """Host single-thread ratio ref / family: the family's published pure-Python sum over the ref's measured
         one (host.PurePython, same loop), else sourced `cpu_single_thread_score` on both, else 1, said."""
         pub = self._pub(family, "cpu", E.HOST_PYTHON)
         mine, text = P.pure_python(self.records, ref, n=pub[0].n) if pub and pub[0].n else (None, "")
         if pub and mine is not None and ref != family:
             h = pub[0].value.scale(mine.inverse())
-            return h, (f"host single-thread ratio {h.mid:.2f} ({h.low:.2f}-{h.high:.2f}): {pub[0].label()} "
-                       f"{pub[0].value.mid:.3g} s over {text}")
+            return h, pv.published(pub[0], pv.measured(ref, (
+                f"host single-thread ratio {h.mid:.2f} ({h.low:.2f}-{h.high:.2f}): {pub[0].label()} "
+                f"{pub[0].value.mid:.3g} s over {text}")))
         a, b = self.catalogue.get(ref), self.catalogue.get(family)
         sa = a.value("cpu_single_thread_score") if a is not None else None
         sb = b.value("cpu_single_thread_score") if b is not None else None
         if sa and sb:
-            return float(sb) / float(sa), f"host single-thread ratio {float(sb) / float(sa):.2f} (catalogue)"
-        return 1.0, "host-side cost carried unscaled (no sourced single-thread score for both hosts)"
+            text = f"host single-thread ratio {float(sb) / float(sa):.2f} (catalogue)"
+            return float(sb) / float(sa), pv.catalogue(ref, pv.catalogue(family, text))
+        return 1.0, pv.Input("host-side cost carried unscaled (no sourced single-thread score for both hosts)")
 
-    def _cores(self, machine: str, target: bool) -> tuple[Band, str]:
+    def _cores(self, machine: str, target: bool) -> tuple[Band, pv.Input]:
         entry = self.catalogue.get(machine)
         if entry is not None and "cpu_physical_cores" in entry.figures:
             fig = entry.figure("cpu_physical_cores")
             if fig.value is not None:
-                return Band.of(float(fig.value)), f"{machine} {fig.value:g} physical cores (catalogue)"
+                return Band.of(float(fig.value)), pv.catalogue(machine, f"{machine} {fig.value:g} physical cores "
+                                                                        "(catalogue)")
             reg = self.machines.get(machine)
             vcpu = entry.value("vcpu") or (reg.get("cpu_cores") if reg else None)
             try:
                 v = float(vcpu)
             except (TypeError, ValueError):
                 raise Unpredictable(f"{machine}: physical cores unknown ({fig.reason})") from None
-            return Band(geo(v / 2, v), v / 2, v), f"{machine} {v / 2:g}-{v:g} physical cores (SMT unknown)"
+            return Band(geo(v / 2, v), v / 2, v), pv.catalogue(machine, f"{machine} {v / 2:g}-{v:g} physical cores "
+                                                                         "(SMT unknown)")
         if target:
             cores = entry.value("cpu_cores") if entry is not None else None
             if cores is None:
                 raise Unpredictable(f"{machine}: no sourced physical core count to scale a CPU rate to")
-            return Band.of(float(cores)), f"{machine} {cores} cores (catalogue cpu_cores)"
+            return Band.of(float(cores)), pv.catalogue(machine, f"{machine} {cores} cores (catalogue cpu_cores)")
         reg = self.machines.get(machine)
         try:
             v = float(reg.get("cpu_cores")) if reg else float(entry.value("cpu_cores"))
         except (TypeError, ValueError, AttributeError):
             raise Unpredictable(f"{machine}: core count not recorded") from None
-        return Band.of(v), f"{machine} {v:g} cores (registration)"
+        return Band.of(v), pv.Input(f"{machine} {v:g} cores (registration)",
+                                    frozenset({pv.Source(pv.REGISTRATION, machine)}))

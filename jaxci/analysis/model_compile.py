@@ -8,6 +8,7 @@ import math
 
 from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo
 from jaxci.analysis.kernels import COLD_KERNEL
 from jaxci.analysis.primitives import Band, combine
@@ -56,18 +57,20 @@ class CompileTerms:
             k, ktext = self._compile_growth(family, kernel, n, near)
             part = near.value.scale((n / (near.n or n)) ** k)
             return Estimate(
-                part, [f"{near.label()}: compile part {fmt_published(near)} (first call less the warm call)"]
-                + ([ktext] if near.n and near.n != n else []), "published compile part x per-size growth")
+                part, [pv.published(near, f"{near.label()}: compile part {fmt_published(near)} (first call less the "
+                                          "warm call)")] + ([ktext] if near.n and near.n != n else []),
+                "published compile part x per-size growth")
         series = self._pub(family, device, E.SERIES) if kernel == "matmul" else []
         if not series:
             return None
         warm = self._warm_sum(family, dtype, device)
-        per = series[0].value.minus(warm).scale(1 / len(P.SERIES_SIZES))
+        per = series[0].value.minus(warm.band).scale(1 / len(P.SERIES_SIZES))
         return Estimate(
-            per, [f"{series[0].label()}: fresh-jit series {fmt_published(series[0])}, less the predicted warm "
-            f"matmuls {warm.mid:.3g} s, per jit {per.mid:.3g} s"], "published series compile per jit")
+            per, [pv.published(series[0], pv.cite(
+                f"{series[0].label()}: fresh-jit series {fmt_published(series[0])}, less the predicted warm matmuls "
+                f"{warm.band.mid:.3g} s, per jit {per.mid:.3g} s", warm.inputs))], "published series compile per jit")
 
-    def _compile_growth(self, family, kernel, n, near) -> tuple[float, str]:
+    def _compile_growth(self, family, kernel, n, near) -> tuple[float, pv.Input]:
         """Per-size growth exponent k of a compile part (part ~ n^k): from the family's own two published sizes
         around n, else from another runner's published pair of the same kernel; else 0 (said)."""
         def pair(ev):
@@ -75,23 +78,27 @@ class CompileTerms:
             if len(ev) < 2 or ev[0].n == ev[-1].n:
                 return None
             a, b = ev[0], ev[-1]
-            return math.log(b.value.mid / a.value.mid) / math.log(b.n / a.n), f"{a.label()} and {b.label()}"
+            return (math.log(b.value.mid / a.value.mid) / math.log(b.n / a.n),
+                    pv.published([a, b], f"{a.label()} and {b.label()}"))
         own = pair(self._pub(family, near.device, E.COMPILE, kernel))
         if own:
-            return own[0], f"per-size growth n^{own[0]:.2f} between the family's own published sizes ({own[1]})"
+            return own[0], pv.cite(f"per-size growth n^{own[0]:.2f} between the family's own published sizes "
+                                   f"({own[1]})", own[1])
         for e in self.published:
             if e.term == E.COMPILE and e.key == kernel and e.where != family:
                 other = pair([x for x in self.published if x.term == E.COMPILE and x.key == kernel
                               and x.where == e.where and x.device == e.device])
                 if other:
-                    return other[0], (f"per-size growth n^{other[0]:.2f} carried from {e.where} {e.device} "
-                                      f"({other[1]})")
-        return 0.0, "no per-size growth evidence: the compile part is taken as size-independent"
+                    return other[0], pv.cite(f"per-size growth n^{other[0]:.2f} carried from {e.where} {e.device} "
+                                             f"({other[1]})", other[1])
+        return 0.0, pv.Input("no per-size growth evidence: the compile part is taken as size-independent")
 
-    def _warm_sum(self, family, dtype, device) -> Band:
-        warm = Band.of(0.0)
+    def _warm_sum(self, family, dtype, device) -> Estimate:
+        """The family's predicted warm matmuls at the series' sizes, summed (their inputs: what the sum rests on)."""
+        warm = Estimate(Band.of(0.0))
         for n in P.SERIES_SIZES:
-            warm = warm + self._warm(family, "matmul", n, dtype, device).band
+            one = self._warm(family, "matmul", n, dtype, device)
+            warm = Estimate(warm.band + one.band, warm.inputs + one.inputs)
         return warm
 
     def _compile_part(self, family, kernel, dtype, device, n=None) -> Estimate:
@@ -113,21 +120,21 @@ class CompileTerms:
             part = b.minus(self._ref_warm(m, kernel, P.COLD_SIZES[cold], dtype, device))
             h, htext = self._host_ratio(m, family)
             bands.append(part.scale(h))
-            inputs += [f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = compile part {part.mid:.3g} s",
-                       htext]
+            inputs += [pv.measured(m, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = compile part "
+                                      f"{part.mid:.3g} s"), htext]
         if not bands:
             raise Unpredictable(f"no compile.CompileColdStart for {cold} on {device} in these results")
         return Estimate(combine(bands), inputs + ["compile is host work (XLA on the host): moves with single-thread "
                                                   "speed, not with the device" + note], "compile part")
 
-    def _own_compile(self, m, kernel, dtype, device) -> tuple[Band | None, str]:
+    def _own_compile(self, m, kernel, dtype, device) -> tuple[Band | None, pv.Input | str]:
         """One machine's compile part of a kernel on a device: its cold first call less its own warm call."""
         cold = COLD_KERNEL[kernel]
         b, text = P.cold_call(self.records, m, device, cold, dtype)
         if b is None:
             return None, text
         part = b.minus(self._ref_warm(m, kernel, P.COLD_SIZES[cold], dtype, device))
-        return part, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = {part.mid:.3g} s"
+        return part, pv.measured(m, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = {part.mid:.3g} s")
 
     def _host_compile(self, family, kernel, dtype) -> tuple[Band | None, list]:
         """Part 1, host-side compile (tracing, lowering, XLA's host passes): the CPU-device compile part of each
@@ -139,7 +146,7 @@ class CompileTerms:
                 continue
             h, htext = self._host_ratio(m, family)
             bands.append(part.scale(h))
-            inputs.append(f"part host-side compile: {text} ({htext})")
+            inputs.append(pv.cite(f"part host-side compile: {text} ({htext})", text, htext))
         return (combine(bands) if bands else None), inputs
 
     def _gpu_share(self, family, kernel, dtype) -> tuple[Band | None, list]:
@@ -158,23 +165,24 @@ class CompileTerms:
             rcc = ref.value("gpu_compute_capability") if ref is not None else None
             same = cc is not None and rcc is not None and float(cc) == float(rcc)
             bands.append(share if same else Band(share.mid, 0.0, share.high))
-            inputs.append(f"part GPU autotuning + code generation: {gtext}, less {m}'s own host-side part "
-                          f"{host.mid:.3g} s = {share.mid:.3g} s on compute capability {rcc}"
-                          + ("" if same else f"; {family} is {cc}: autotuning differs by architecture and "
-                             "compile.AutotuneCompile has run on no GPU, so the band runs from 0"))
+            inputs.append(pv.catalogue(family, pv.catalogue(m, pv.cite(
+                f"part GPU autotuning + code generation: {gtext}, less {m}'s own host-side part {host.mid:.3g} s = "
+                f"{share.mid:.3g} s on compute capability {rcc}"
+                + ("" if same else f", and {family} is {cc}: autotuning differs by architecture and "
+                   "compile.AutotuneCompile has run on no GPU, so the band runs from 0"), gtext))))
         return (combine(bands) if bands else None), inputs
 
-    def _size_growth_note(self, dtype) -> str:
+    def _size_growth_note(self, dtype) -> pv.Input:
         """Part 4 for a carried compile: the GPU machine's fresh-jit series per jit against its one cold call."""
         for m in self.gpu_refs:
             b, _ = P.series_total(self.records, m, "gpu", dtype)
             one, _ = self._own_compile(m, "matmul", dtype, "gpu")
             if b is not None and one is not None and one.mid > 0:
                 per = b.mid / len(P.SERIES_SIZES)
-                return (f"part per-size growth: {m}'s fresh-jit series is {per:.3g} s per jit over sizes "
-                        f"{P.SERIES_SIZES[0]}-{P.SERIES_SIZES[-1]} against {one.mid:.3g} s at n=1,000 "
-                        f"(x{per / one.mid:.2f}): taken as size-independent")
-        return "part per-size growth: not measured on a GPU; taken as size-independent"
+                return pv.measured(m, f"part per-size growth: {m}'s fresh-jit series is {per:.3g} s per jit over "
+                                      f"sizes {P.SERIES_SIZES[0]}-{P.SERIES_SIZES[-1]} against {one.mid:.3g} s at "
+                                      f"n=1,000 (x{per / one.mid:.2f}): taken as size-independent")
+        return pv.Input("part per-size growth: not measured on a GPU, taken as size-independent")
 
     def _gpu_compile(self, family, kernel, dtype, n) -> Estimate:
         """A GPU compile part as its parts: host-side compile, GPU autotuning + code generation, per-size growth
@@ -188,8 +196,9 @@ class CompileTerms:
             split = hin[:]
             if host is not None:
                 rest = pub.band.minus(host)
-                split.append(f"part GPU autotuning + code generation = the published total less the host-side "
-                             f"part: {rest.mid:.3g} s ({rest.low:.3g}-{rest.high:.3g}), derived")
+                split.append(pv.cite(f"part GPU autotuning + code generation = the published total less the "
+                                     f"host-side part: {rest.mid:.3g} s ({rest.low:.3g}-{rest.high:.3g}), derived",
+                                     pub.inputs, hin))
             return Estimate(pub.band, pub.inputs + split + [startup], pub.basis)
         gpu, gin = self._gpu_share(family, kernel, dtype)
         if gpu is None or host is None:
@@ -219,8 +228,9 @@ class CompileTerms:
             lo, hi = min(s.backend_s for s in starts), max(s.backend_s for s in starts)
             h, htext = self._host_ratio(m, family)
             bands.append(Band(geo(lo, hi), lo, hi).scale(h))
-            inputs.append(f"process start gpu less cpu (import JAX + one op) {lo:.3g}-{hi:.3g} s over "
-                          f"{len(starts)} capture(s) ({m}: " + ", ".join(s.source for s in starts) + f"); {htext}")
+            inputs += [pv.measured(m, f"process start gpu less cpu (import JAX + one op) {lo:.3g}-{hi:.3g} s over "
+                                      f"{len(starts)} capture(s) ({m}: " + ", ".join(s.source for s in starts) + ")"),
+                       htext]
         if not bands:
             raise Unpredictable(
                 "no GPU machine's process start on both devices in these results (a GPU capture probes it)")
@@ -234,7 +244,7 @@ class CompileTerms:
         if self.fixed is None:
             raise Unpredictable("no notebook fixed-cost measurement (docs/reference/notebook-fixed-costs.md) given")
         pub = self._pub(family, "cpu", E.HOST_PYTHON)
-        probe = (pub[0].value.mid, pub[0].label()) if pub else None
+        probe = (pub[0].value.mid, pv.published(pub[0], pub[0].label())) if pub else None
         backend = self._backend_start(family, "gpu") if device == "gpu" else None
         band, inputs, basis = notebook_start(self.fixed, family, probe, backend, cold)
         return Estimate(band, inputs, basis)
@@ -259,19 +269,21 @@ class CompileTerms:
             if not (gpu and py and other) or cpu.where not in self.catalogue:
                 continue
             try:
-                g = gpu[0].value.minus(self._warm_sum(family, gpu[0].dtype, "gpu"))
-                c = cpu.value.minus(self._warm_sum(cpu.where, cpu.dtype, "cpu"))
+                gw, cw = self._warm_sum(family, gpu[0].dtype, "gpu"), self._warm_sum(cpu.where, cpu.dtype, "cpu")
+                g, c = gpu[0].value.minus(gw.band), cpu.value.minus(cw.band)
             except Unpredictable:
                 continue
             h = py[0].value.scale(other[0].value.inverse())
             if c.low <= 0 or g.mid <= 0:
                 continue
             ratio = g.scale(c.scale(h).inverse())
-            return ratio, [f"{gpu[0].label()}: {fmt_published(gpu[0])} less its predicted warm matmuls = {g.mid:.3g} s",
-                           f"{cpu.label()}: {fmt_published(cpu)} less its predicted warm matmuls = {c.mid:.3g} s, "
-                           f"x host ratio {h.mid:.2f} ({py[0].label()} over {other[0].label()})",
-                           f"GPU / CPU per fresh jit on {family}'s host {ratio.mid:.3g} "
-                           f"({ratio.low:.3g}-{ratio.high:.3g})"]
+            parts = [pv.published(gpu[0], pv.cite(f"{gpu[0].label()}: {fmt_published(gpu[0])} less its predicted "
+                                                  f"warm matmuls = {g.mid:.3g} s", gw.inputs)),
+                     pv.published([cpu, py[0], other[0]], pv.cite(
+                         f"{cpu.label()}: {fmt_published(cpu)} less its predicted warm matmuls = {c.mid:.3g} s, "
+                         f"x host ratio {h.mid:.2f} ({py[0].label()} over {other[0].label()})", cw.inputs))]
+            return ratio, parts + [pv.cite(f"GPU / CPU per fresh jit on {family}'s host {ratio.mid:.3g} "
+                                           f"({ratio.low:.3g}-{ratio.high:.3g})", parts)]
         return None
 
     def compile_ratio(self, family: str) -> tuple[Band, list] | None:
@@ -285,7 +297,7 @@ class CompileTerms:
         series = self.fresh_jit_ratio(family)
         if series is not None:
             pairs.append(series[0])
-            inputs.append(f"fresh-jit series: {series[1][-1]}")
+            inputs.append(pv.cite(f"fresh-jit series: {series[1][-1]}", series[1]))
         where = self._where(family)
         for gpu in [e for e in self.published if e.where in where and (e.device, e.term) == ("gpu", E.COMPILE)]:
             for cpu in self.published:
@@ -295,18 +307,21 @@ class CompileTerms:
                 h, htext = self._published_host_ratio(cpu.where, family)
                 ratio = gpu.value.scale(cpu.value.scale(h).inverse())
                 pairs.append(ratio)
-                inputs.append(f"{gpu.key} at {gpu.n:,}: {gpu.label()} {gpu.value.mid:.3g} s over {cpu.label()} "
-                              f"{cpu.value.mid:.3g} s x {htext}: {ratio.mid:.3g}")
+                inputs.append(pv.published([gpu, cpu], pv.cite(
+                    f"{gpu.key} at {gpu.n:,}: {gpu.label()} {gpu.value.mid:.3g} s over {cpu.label()} "
+                    f"{cpu.value.mid:.3g} s x {htext}: {ratio.mid:.3g}", htext)))
         if not pairs:
             return None
         both = combine(pairs)
-        return both, inputs + [f"GPU / CPU per further compilation on {family}'s host: geometric mean of "
-                               f"{len(pairs)} published pairs {both.mid:.3g} ({both.low:.3g}-{both.high:.3g})"]
+        return both, inputs + [pv.cite(f"GPU / CPU per further compilation on {family}'s host: geometric mean of "
+                                       f"{len(pairs)} published pairs {both.mid:.3g} ({both.low:.3g}-{both.high:.3g})",
+                                       inputs)]
 
     def _series(self, family, dtype, device) -> Estimate:
         pub = self._pub(family, device, E.SERIES)
         if pub:
-            return Estimate(pub[0].value, [f"{pub[0].label()}: {fmt_published(pub[0])}"], "published fresh-jit series")
+            return Estimate(pub[0].value, [pv.published(pub[0], f"{pub[0].label()}: {fmt_published(pub[0])}")],
+                            "published fresh-jit series")
         if self._pub(family, device, E.COMPILE, "matmul"):
             total, inputs = self._series_parts(family, dtype, device)
             surplus = self._series_surplus(family, dtype)
@@ -326,33 +341,33 @@ class CompileTerms:
                 ref_warm = ref_warm + self._ref_warm(m, "matmul", n, dtype, device)
             h, htext = self._host_ratio(m, family)
             bands.append(b.minus(ref_warm).scale(h))
-            inputs += [f"{text}, less its warm matmuls {ref_warm.mid:.3g} s", htext]
+            inputs += [pv.measured(m, f"{text}, less its warm matmuls {ref_warm.mid:.3g} s"), htext]
         if not bands:
             raise Unpredictable(f"no compile.JitSeriesTotal on {device} in these results")
-        warm = Band.of(0.0)
-        for n in P.SERIES_SIZES:
-            w = self._warm(family, "matmul", n, dtype, device)
-            warm = warm + w.band
-        inputs.append(f"plus {family}'s predicted warm matmuls at {', '.join(map(str, P.SERIES_SIZES))}: "
-                      f"{warm.mid:.3g} s" + note)
-        total = combine(bands) + warm
+        warm = self._warm_sum(family, dtype, device)
+        inputs.append(pv.cite(f"plus {family}'s predicted warm matmuls at {', '.join(map(str, P.SERIES_SIZES))}: "
+                              f"{warm.band.mid:.3g} s{note}", warm.inputs))
+        total = combine(bands) + warm.band
         if device == "gpu":   # the same parts as one compile: the GPU share's band runs from 0 on another architecture
-            one = self._gpu_compile(family, "matmul", dtype, None).band
-            low = len(P.SERIES_SIZES) * one.low + warm.low
+            one = self._gpu_compile(family, "matmul", dtype, None)
+            low = len(P.SERIES_SIZES) * one.band.low + warm.band.low
             if low < total.low:
                 total = Band(total.mid, low, total.high)
-                inputs.append(f"low end {low:.3g} s: {len(P.SERIES_SIZES)} x the host-side compile part alone (the "
-                              "GPU share's band runs from 0 on another compute capability, see the compile parts)")
+                inputs.append(pv.cite(f"low end {low:.3g} s: {len(P.SERIES_SIZES)} x the host-side compile part "
+                                      "alone (the GPU share's band runs from 0 on another compute capability, see the "
+                                      "compile parts)", one.inputs))
         return Estimate(total, inputs, "series compile part + warm matmuls")
 
-    def _series_parts(self, family, dtype, device) -> tuple[Band, list[str]]:
+    def _series_parts(self, family, dtype, device) -> tuple[Band, list]:
         """The family's published compile part at each size of the series (nearest published size, grown) plus
         its predicted warm matmuls: what the series would cost if it paid nothing else."""
         parts = [self._published_compile(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
-        total = self._warm_sum(family, dtype, device)
+        warm = self._warm_sum(family, dtype, device)
+        total = warm.band
         for part in parts:
             total = total + part.band
-        return total, [t for part in parts for t in part.inputs] + ["plus the predicted warm matmuls"]
+        return total, [t for part in parts for t in part.inputs] + [pv.cite("plus the predicted warm matmuls",
+                                                                             warm.inputs)]
 
     def _series_surplus(self, family, dtype) -> Estimate | None:
         """What other runners' published fresh-jit series cost beyond their own published compile parts and
@@ -369,21 +384,22 @@ class CompileTerms:
                 continue
             if not self._pub(ev.where, ev.device, E.COMPILE, "matmul"):
                 continue
-            parts, _ = self._series_parts(ev.where, dtype, ev.device)
+            parts, why = self._series_parts(ev.where, dtype, ev.device)
             surplus = ev.value.minus(parts)
             h, htext = self._published_host_ratio(ev.where, family)
             bands.append(surplus.scale(h))
-            inputs.append(f"{ev.label()}: fresh-jit series {fmt_published(ev)} less its published compile parts and "
-                          f"predicted warm matmuls {parts.mid:.3g} s = surplus {surplus.mid:.3g} s, x {htext}")
+            inputs.append(pv.published(ev, pv.cite(
+                f"{ev.label()}: fresh-jit series {fmt_published(ev)} less its published compile parts and predicted "
+                f"warm matmuls {parts.mid:.3g} s = surplus {surplus.mid:.3g} s, x {htext}", why, htext)))
         if not bands:
             return None
         return Estimate(combine(bands), inputs, "another runner's series surplus")
 
-    def _published_host_ratio(self, other: str, family: str) -> tuple[Band | float, str]:
+    def _published_host_ratio(self, other: str, family: str) -> tuple[Band | float, pv.Input]:
         """Host single-thread ratio other / family from both families' published pure-Python sums, else 1."""
         mine, theirs = self._pub(family, "cpu", E.HOST_PYTHON), self._pub(other, "cpu", E.HOST_PYTHON)
         if mine and theirs:
             h = mine[0].value.scale(theirs[0].value.inverse())
-            return h, (f"host ratio {h.mid:.2f} ({mine[0].label()} {mine[0].value.mid:.3g} s over "
-                       f"{theirs[0].label()} {theirs[0].value.mid:.3g} s)")
-        return 1.0, "host ratio 1 (no published pure-Python sum for both runners)"
+            return h, pv.published([mine[0], theirs[0]], f"host ratio {h.mid:.2f} ({mine[0].label()} "
+                                   f"{mine[0].value.mid:.3g} s over {theirs[0].label()} {theirs[0].value.mid:.3g} s)")
+        return 1.0, pv.Input("host ratio 1 (no published pure-Python sum for both runners)")

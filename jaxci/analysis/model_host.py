@@ -7,6 +7,7 @@ import math
 
 from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops
@@ -25,7 +26,7 @@ class HostTerms:
         comp, comp_text = self._nuts_compile(family, dtype, device)
         basis = "iterations x leapfrog steps per iteration x seconds per step" + (" (Kalman-gradient proxy)"
                                                                                   if proxy else "") + " + compile"
-        return Estimate(run + comp, inputs + per_inputs + [comp_text + note], basis)
+        return Estimate(run + comp, inputs + per_inputs + [pv.cite(f"{comp_text}{note}", comp_text)], basis)
 
     def _nuts_steps(self, dtype) -> tuple[Band, list]:
         counts = P.nuts_counts(self.records, dtype)
@@ -37,9 +38,10 @@ class HostTerms:
         mid = math.exp(sum(math.log(c / P.NUTS_DRAWS) for c in own) / len(own))
         band = Band.of(mid, min(per_iter), max(per_iter))
         seen = ", ".join(f"{dt} {c:,.0f} on {m} {d}" for m, d, dt, c in counts)
-        return band, [f"leapfrog steps per iteration {mid:.1f} (band {band.low:.1f}-{band.high:.1f}: the float32 "
-                      f"and float64 counts) from NutsLeapfrogStep's {P.NUTS_DRAWS} iterations ({seen}), a longer "
-                      "warm-up adapts step size and mass matrix further, tree depth 8 caps it at 255"]
+        return band, [pv.cite(f"leapfrog steps per iteration {mid:.1f} (band {band.low:.1f}-{band.high:.1f}: the "
+                              f"float32 and float64 counts) from NutsLeapfrogStep's {P.NUTS_DRAWS} iterations "
+                              f"({seen}), a longer warm-up adapts step size and mass matrix further, tree depth 8 caps "
+                              "it at 255", [pv.Source(pv.MEASURED, m) for m, *_ in counts])]
 
     def _device_machines(self, family, device, benchmarks) -> tuple[list[str], str]:
         """Machines with any of `benchmarks` on `device` (the family itself only when it is the sole one)."""
@@ -56,13 +58,13 @@ class HostTerms:
             b, text = P.nuts_cost(self.records, m, device, dtype)
             if b:
                 direct.append(b.scale(h))
-                inputs += [text, htext]
+                inputs += [pv.measured(m, text), htext]
                 continue
             k, ktext = P.kalman_grad(self.records, m, device, dtype)
             if k:
-                proxy.append((k.scale(h), [f"proxy: {ktext} taken as one leapfrog step's work (a leapfrog step is "
-                                           "one gradient of the same likelihood, NutsLeapfrogStep not measured "
-                                           "there)", htext]))
+                proxy.append((k.scale(h), [pv.measured(m, f"proxy: {ktext} taken as one leapfrog step's work (a "
+                                                          "leapfrog step is one gradient of the same likelihood, "
+                                                          "NutsLeapfrogStep not measured there)"), htext]))
         if direct:
             return combine(direct), inputs + ["per-step cost is latency-bound host work: carried"], False, note
         if proxy:
@@ -81,18 +83,20 @@ class HostTerms:
             b, _ = P.nuts_cost(self.records, m, device, dt)
             k, _ = P.kalman_grad(self.records, m, device, dt)
             if dt == dtype and b and k:
-                out.append(f"check: on {m} {device} a leapfrog step costs {b.mid / k.mid:.2f} of a Kalman gradient")
+                out.append(pv.measured(m, f"check: on {m} {device} a leapfrog step costs {b.mid / k.mid:.2f} of a "
+                                          "Kalman gradient"))
         return out
 
-    def _nuts_compile(self, family, dtype, device) -> tuple[Band, str]:
+    def _nuts_compile(self, family, dtype, device) -> tuple[Band, pv.Input]:
         for m in self._device_machines(family, device, (P.NUTS_COMPILE,))[0]:
             b, text = P.nuts_compile(self.records, m, device, dtype)
             if b:
                 h, htext = self._host_ratio(m, family)
                 h = h.mid if isinstance(h, Band) else h
                 # sequential chains: compiled once (mid) up to once per chain of the incident's 4 (high end)
-                return Band(b.mid * h, b.low * h, b.high * h * 4), f"{text}, once (high end: once per chain of 4)"
-        return Band.of(0.0), f"compile not included: no NutsLeapfrogStep compile seconds on {device}"
+                return Band(b.mid * h, b.low * h, b.high * h * 4), pv.measured(m, pv.cite(
+                    f"{text}, once (high end: once per chain of 4)", htext))
+        return Band.of(0.0), pv.Input(f"compile not included: no NutsLeapfrogStep compile seconds on {device}")
 
     def _numpy_matmul(self, family, n, dtype) -> Estimate:
         rate, labels = self._pub_rate(family, "cpu", E.NUMPY_GEMM, dtype=dtype)
@@ -110,7 +114,8 @@ class HostTerms:
                 continue
             scale, text = self._cpu_scale(m, target, dtype)
             bands.append(pt.rate.scale(scale).inverse().scale(dense_flops("matmul", n)))
-            inputs.append(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s, x{scale.mid:.2f} ({text})")
+            inputs.append(pv.measured(m, pv.cite(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s, x{scale.mid:.2f} "
+                                                 f"({text})", text)))
         if not bands:
             raise Unpredictable(why or "no host.NumpyLinalg in these results")
         return Estimate(
@@ -133,8 +138,8 @@ class HostTerms:
                 continue
             jax_pt = jax_pts[0][1]
             ratios.append(numpy_pt.rate.scale(jax_pt.rate.inverse()))
-            inputs.append(f"{numpy_pt.source} over {jax_pt.source} ({jax_pt.rate.mid / 1e9:.0f} GFLOP/s): "
-                          f"NumPy {dtype} / JAX float32 x{ratios[-1].mid:.2f}")
+            inputs.append(pv.measured(m, f"{numpy_pt.source} over {jax_pt.source} ({jax_pt.rate.mid / 1e9:.0f} "
+                                         f"GFLOP/s): NumPy {dtype} / JAX float32 x{ratios[-1].mid:.2f}"))
         if not ratios:
             return None
         rate = jax_rate.scale(combine(ratios))
@@ -151,11 +156,11 @@ class HostTerms:
             if b is None:
                 continue
             h, htext = self._host_ratio(m, family)
-            if not htext.startswith("host single-thread ratio") or "published" in htext:
-                seen.append(text)   # the published sum is this very figure: it moves nothing else here
+            if not htext.sources or pv.rests_on(htext.sources, pv.PUBLISHED):
+                seen.append(text)   # unscaled, or by the published sum, which is this very figure: nothing moves it
                 continue
             bands.append(b.scale(h))
-            inputs += [text, htext]
+            inputs += [pv.measured(m, text), htext]
         if not bands:
             raise Unpredictable(
                 f"pure-Python is a host single-thread score: {', '.join(seen) or 'host.PurePython not measured'}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, geo
 from jaxci.analysis.kernels import LOOP_KINDS
 from jaxci.analysis.peak import gemm_path
@@ -27,14 +28,16 @@ class WarmTerms:
         floor = self._floor(refs, device, dtype)
         h, text = self._floor_ratio(refs[0], family, device)
         if kernel == "dispatch":
-            return Estimate(floor.band.scale(h), floor.inputs + [text + note], "floor (dispatch.TinyOp)")
+            return Estimate(floor.band.scale(h), floor.inputs + [pv.cite(f"{text}{note}", text)],
+                            "floor (dispatch.TinyOp)")
         if device == "gpu":
             work, inputs, basis = self._gpu_work(family, refs, kernel, n, dtype, precision)
         else:
             work, inputs, basis = self._cpu_work(family, refs, kernel, n, dtype)
-        return Estimate(floor.band.scale(h) + work, floor.inputs + inputs + [text + note], "floor + " + basis)
+        return Estimate(floor.band.scale(h) + work, floor.inputs + inputs + [pv.cite(f"{text}{note}", text)],
+                        "floor + " + basis)
 
-    def _floor_ratio(self, ref: str, family: str, device: str) -> tuple[float | Band, str]:
+    def _floor_ratio(self, ref: str, family: str, device: str) -> tuple[float | Band, pv.Input]:
         """What moves a dispatch floor from the ref to the family: on a GPU the launch + sync latency ratio
         where the family's GPU has a published figure of it, else the host single-thread ratio."""
         if device == "gpu":
@@ -43,7 +46,7 @@ class WarmTerms:
                 return ratio
         return self._host_ratio(ref, family)
 
-    def _latency_ratio(self, ref: str, family: str) -> tuple[Band, str] | None:
+    def _latency_ratio(self, ref: str, family: str) -> tuple[Band, pv.Input] | None:
         """Family over ref for a GPU call's launch + sync latency: the family's published scalar-scan step over
         the ref's measured one. A step of that scan is three tiny launches and one device-to-host sync, the
         path a warm call's floor takes too (host dispatch included), and the published step was timed on the
@@ -53,8 +56,8 @@ class WarmTerms:
         if step is None or fit is None or fit[1].low <= 0:
             return None
         r = step.scale(fit[1].inverse())
-        return r, (f"GPU launch + sync latency x{r.mid:.2f} ({r.low:.2f}-{r.high:.2f}), {family} over {ref}: "
-                   f"{', '.join(labels)} over {why}")
+        return r, pv.measured(ref, pv.cite(f"GPU launch + sync latency x{r.mid:.2f} ({r.low:.2f}-{r.high:.2f}), "
+                                           f"{family} over {ref}: {', '.join(map(str, labels))} over {why}", labels))
 
     def _gpu_work(self, family, refs, kernel, n, dtype, precision):
         entry = self.catalogue[family]
@@ -90,14 +93,15 @@ class WarmTerms:
                     continue
                 eff = pt.rate.scale(1 / (rpeak * 1e9))
                 effs.append(eff)
-                inputs.append(f"{pt.source}: efficiency {eff.mid:.2f} of the {rpath} peak {rpeak / 1000:g} TFLOP/s, "
-                              f"measured on {m}")
+                inputs.append(pv.catalogue(m, pv.measured(m, f"{pt.source}: efficiency {eff.mid:.2f} of the {rpath} "
+                                                              f"peak {rpeak / 1000:g} TFLOP/s, measured on {m}")))
         if not effs:
             raise Unpredictable(
                 f"no measured GPU {kernel} {dtype} throughput point with a sourced peak on {', '.join(refs)}"
                 " (a lab machine's peaks come from the catalogue including lab machines)")
         eff = combine(effs)
-        inputs.append(f"{family} {path} peak {peak / 1000:g} TFLOP/s (catalogue {key}: {src}){floor_note}")
+        inputs.append(pv.catalogue(family, f"{family} {path} peak {peak / 1000:g} TFLOP/s (catalogue {key}: {src})"
+                                           f"{floor_note}"))
         flops = dense_flops(kernel, n)
         return eff.scale(peak * 1e9).inverse().scale(flops), inputs, f"FLOPs / (efficiency x {path} peak)"
 
@@ -115,10 +119,11 @@ class WarmTerms:
         t_c = (flops + trans) / (float(peak) * 1e12)
         even = (t_bw.mid * float(peak) * 1e12 - flops) / trans
         binds = "arithmetic" if t_c > t_bw.mid else "bandwidth"
-        inputs.append(f"XLA cost analysis of the op mix: {flops / n:g} flops + {trans / n:g} transcendentals per "
-                      f"element, at {family}'s {key} {peak:g}: {t_c * 1e3:.3g} ms (each transcendental one op: a "
-                      f"lower bound) vs bandwidth {t_bw.mid * 1e3:.3g} ms: {binds}-bound"
-                      + (f"; arithmetic would bind above {even:.1f} ops per transcendental" if even > 0 else ""))
+        inputs.append(pv.catalogue(family, (
+            f"XLA cost analysis of the op mix: {flops / n:g} flops + {trans / n:g} transcendentals per element, at "
+            f"{family}'s {key} {peak:g}: {t_c * 1e3:.3g} ms (each transcendental one op: a lower bound) vs bandwidth "
+            f"{t_bw.mid * 1e3:.3g} ms: {binds}-bound"
+            + (f", arithmetic would bind above {even:.1f} ops per transcendental" if even > 0 else ""))))
         band = Band(max(t_bw.mid, t_c), max(t_bw.low, t_c), max(t_bw.high, t_c))
         return band, inputs, basis if binds == "bandwidth" else f"(flops + transcendentals) / {key}"
 
@@ -140,20 +145,21 @@ class WarmTerms:
             pt, why = P.bandwidth_point(self.records, m, "gpu", dtype, f.mid)
             if pt is not None:
                 eff = pt.rate.scale(1 / (float(rbw) * 1e9))
-                inputs.append(f"{pt.source}: {eff.mid:.2f} of {m}'s {rbw:g} GB/s")
+                inputs.append(pv.catalogue(m, pv.measured(m, f"{pt.source}: {eff.mid:.2f} of {m}'s {rbw:g} GB/s")))
             else:
                 lb, _ = P.op_mix_lower_bound(self.records, m, "gpu", dtype)
                 if lb is None:
                     continue
                 lo = min(lb.rate.mid / (float(rbw) * 1e9), 1.0)
                 eff = Band(geo(lo, 1.0), lo, 1.0)
-                inputs.append(f"{why}; bandwidth efficiency {lo:.2f}..1 of {m}'s {rbw:g} GB/s (lower end: {lb.source}, "
-                              "floor included: a latency-bound point bounds the bandwidth from below only)")
+                inputs.append(pv.catalogue(m, pv.measured(m, (
+                    f"{why}, bandwidth efficiency {lo:.2f}..1 of {m}'s {rbw:g} GB/s (lower end: {lb.source}, "
+                    "floor included: a latency-bound point bounds the bandwidth from below only)"))))
             effs.append(eff)
         if not effs:
             raise Unpredictable(f"no measured GPU bandwidth or op mix on {', '.join(refs)} with a sourced bandwidth")
         eff = combine(effs)
-        inputs.append(f"{family} bandwidth {bw:g} GB/s (catalogue)")
+        inputs.append(pv.catalogue(family, f"{family} bandwidth {bw:g} GB/s (catalogue)"))
         return eff.scale(float(bw) * 1e9).inverse().scale(nbytes), inputs, "bytes / (efficiency x bandwidth)"
 
     def _cpu_work(self, family, refs, kernel, n, dtype):
@@ -172,8 +178,8 @@ class WarmTerms:
                 if pt is None:
                     continue
                 bands.append(pt.rate.inverse().scale(n))
-                inputs.append(f"{pt.source}: {pt.rate.mid / 1e6:.0f} M elements/s, not scaled by cores "
-                              "(the op mix is arithmetic-bound and XLA:CPU barely spreads it over cores)")
+                inputs.append(pv.measured(m, f"{pt.source}: {pt.rate.mid / 1e6:.0f} M elements/s, not scaled by "
+                                             "cores (the op mix is arithmetic-bound and XLA:CPU barely spreads it)"))
                 continue
             if kernel == "matmul":
                 pts = [pt for _, pt in P.gemm_points(self.records, m, "cpu", dtype, f.mid)]
@@ -187,23 +193,25 @@ class WarmTerms:
             scale, text = self._cpu_scale(m, target, dtype)
             rate = pt.rate.scale(scale)
             bands.append(rate.inverse().scale(dense_flops(kernel, n)))
-            inputs.append(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s on {m}, x{scale.mid:.2f} ({text})")
+            inputs.append(pv.measured(m, pv.cite(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s on {m}, "
+                                                 f"x{scale.mid:.2f} ({text})", text)))
         if not bands:
             raise Unpredictable(why or f"no CPU {kernel} {dtype} results to calibrate from")
         basis = "n / element rate" if kernel == "elementwise" else "FLOPs / (rate per physical core x cores)"
         return combine(bands), inputs, basis
 
-    def _cpu_scale(self, ref: str, target, dtype) -> tuple[Band, str]:
+    def _cpu_scale(self, ref: str, target, dtype) -> tuple[Band, pv.Input]:
         if ref == target.name:
-            return Band.of(1.0), "same machine"
+            return Band.of(1.0), pv.Input("same machine")
         key = "cpu_fp64_gflops" if dtype == "float64" else "cpu_fp32_gflops"
         r = self.catalogue.get(ref)
         tp, rp = target.value(key), (r.value(key) if r is not None else None)
         if tp and rp:
-            return Band.of(float(tp) / float(rp)), f"ratio of catalogue CPU peaks {tp} / {rp}"
+            return Band.of(float(tp) / float(rp)), pv.catalogue(ref, pv.catalogue(
+                target.name, f"ratio of catalogue CPU peaks {tp} / {rp}"))
         tc, ttext = self._cores(target.name, target=True)
         rc, rtext = self._cores(ref, target=False)
-        return tc.scale(rc.inverse()), f"{ttext} / {rtext}: same rate per physical core assumed"
+        return tc.scale(rc.inverse()), pv.cite(f"{ttext} / {rtext}: same rate per physical core assumed", ttext, rtext)
 
     def _loop(self, family, refs, note, kind, n, dtype, device) -> Estimate:
         step, labels = self._pub_rate(family, device, E.SCAN_STEP) if kind == "scan" else (None, [])
@@ -218,7 +226,7 @@ class WarmTerms:
             icpt, slope = fit
             h, htext = self._host_ratio(m, family)
             bands.append((icpt + slope.scale(n)).scale(h))
-            inputs += [why, htext]
+            inputs += [pv.measured(m, why), htext]
         if not bands:
             raise Unpredictable(why)
         what = ("per-step cost is launch + sync latency (host and driver), carried unscaled: a faster GPU does "
@@ -233,7 +241,7 @@ class WarmTerms:
             if b:
                 h, htext = self._host_ratio(m, family)
                 bands.append(b.scale(h).scale(steps / 96))
-                inputs += [text, htext]
+                inputs += [pv.measured(m, text), htext]
         if not bands:
             raise Unpredictable(f"no sequential Kalman gradient (k = 11, n = 96, {dtype}) on {device} in these results")
         return Estimate(combine(bands), inputs + ["a sequential scan of tiny ops: latency-bound, carried per step"
@@ -257,7 +265,7 @@ class WarmTerms:
                 continue
             h, htext = self._host_ratio(m, family)
             bands.append((f + per.scale(float(steps))).scale(h))
-            inputs += [why, htext]
+            inputs += [pv.measured(m, why), htext]
         if not bands:
             raise Unpredictable(why or f"no loops.WhileConverge on {device} in these results")
         inputs.append(f"iteration count {its} computed from the benchmark's fixed 25x25 matrix and tolerance 1e-6 "

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from jaxci.analysis import case_label, case_of
+from jaxci.analysis import provenance as pv
 from jaxci.analysis.crossover import CROSSING, GPU_ALWAYS, NONE_IN_RANGE, CrossoverResult, find_crossover
 from jaxci.analysis.kernels import CROSSOVER_BENCHMARK, kernel_of
 from jaxci.analysis.model import RunnerModel
@@ -40,10 +41,14 @@ class CasePrediction:
     low: float | None = None
     high: float | None = None
     basis: str = ""
+    sources: frozenset = frozenset()   # what the inputs rest on (jaxci.analysis.provenance)
 
     @property
     def kernel(self) -> str:
         return case_label(self.benchmark, self.case)
+
+    def rests_on(self, kind: str, origin: str | None = None) -> bool:
+        return pv.rests_on(self.sources, kind, origin)
 
     @property
     def error(self) -> float | None:
@@ -210,7 +215,7 @@ def predictions(records, machines: dict, catalogue: dict, measured_crossovers=()
                     runtimes.append(CasePrediction(
                         family, bench, case, dtype, device, n, p.seconds, p.inputs or p.reason,
                         measured.get((family, bench, case, dtype, device, n)), p.low, p.high,
-                        p.basis))
+                        p.basis, p.sources))
                     if p:
                         lines.setdefault(device, {})[n] = p
                     else:

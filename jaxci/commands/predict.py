@@ -89,8 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{what}: predicted {p.seconds:.4g} s (band {p.low:.3g} .. {p.high:.3g} s)")
     print(f"model: {p.basis}")
-    for part in p.inputs.split("; "):
+    for part in dict.fromkeys(map(str, p.provenance)):
         print(f"  input: {part}")
+    print(f"rests on: {rests_on(p.sources)}")
     if device == "cpu":
         from jaxci.policy.builds import ALIKE, cpu_twins
 
@@ -100,6 +101,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"{ALIKE:.0%} on every CPU case (the same physical cores; no sourced clock or vector width "
                   "separates them); measure the family to tell them apart")
     return 0
+
+
+def rests_on(sources) -> str:
+    """The sources by kind, one clause each: "measured lab-h200, lab-epyc-2c; catalogue g4dn.2xlarge"."""
+    kinds: dict = {}
+    for s in sorted(sources):
+        kinds.setdefault(s.kind, []).append(s.origin)
+    return "; ".join(f"{kind} {', '.join(dict.fromkeys(origins))}" for kind, origins in kinds.items()) or "nothing"
 
 
 def checked(args, entry) -> str:

@@ -183,6 +183,8 @@ def _plain(obj):
         return {str(k) if not isinstance(k, tuple) else " ".join(map(str, k)): _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_plain(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return [_plain(v) for v in sorted(obj)]
     if hasattr(obj, "info") and hasattr(obj, "name"):  # MachineFacts
         return obj.info
     return obj

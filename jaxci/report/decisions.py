@@ -28,7 +28,7 @@ class QuestionDecision:
     decision: str              # what to do (markdown inline)
     status: str                # measured | predicted | not measured
     basis: str                 # band and inputs, the machine measured on, or the command that would measure it
-    sources: str = ""          # the full inputs of the number the row shows (a published check of one proves nothing)
+    sources: frozenset = frozenset()  # what the row's number rests on (a published check of one proves nothing)
     number: str = ""           # the one number that decides the row ("" where nothing was measured or predicted)
 
     @property
@@ -266,7 +266,7 @@ def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
                      f"another machine): {seconds(r.value)}")
     if not basis:
         return QuestionDecision(5, env, NOT_MEASURED, f"measure: `asv run --bench '^compile\\.' --machine {family}`")
-    return QuestionDecision(5, env, PREDICTED, "; ".join(basis), sources=p.inputs if p else "",
+    return QuestionDecision(5, env, PREDICTED, "; ".join(basis), sources=p.sources if p else frozenset(),
                             number=f"compile {seconds(p.seconds)} per fresh jit" if p else "")
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jaxci.analysis.provenance import as_json
+
 # incidents.md: the "CPU runner" is GitHub-hosted (AMD EPYC, 4 cores), the "T4 runner" a g4dn.2xlarge
 COLUMNS = ("CPU runner", "T4 runner")
 _SCAN_LONG = re.compile(r"about ([\d.]+) s on CPU and about ([\d.]+) s on the T4 at n = ([\d,]+)")
@@ -185,13 +187,14 @@ def _ask(model, f: PublishedFigure, row: dict):
         b = model.predict(f.family, f.kernel, 2_000_000, f.dtype, f.device)
         if a and b:
             row.update(predicted_s=(b.seconds - a.seconds) / 1e6, low_s=(b.low - a.low) / 1e6,
-                       high_s=(b.high - a.high) / 1e6, inputs=a.inputs)
+                       high_s=(b.high - a.high) / 1e6, inputs=a.inputs, sources=as_json(a.sources | b.sources))
             return None
         return a if not a else b
     p = model.predict(f.family, f.kernel, f.n, f.dtype, f.device, first_call=f.first_call,
                       compile_only=f.compile_only)
     if p:
-        row.update(predicted_s=p.seconds, low_s=min(p.low, p.high), high_s=max(p.low, p.high), inputs=p.inputs)
+        row.update(predicted_s=p.seconds, low_s=min(p.low, p.high), high_s=max(p.low, p.high), inputs=p.inputs,
+                   sources=as_json(p.sources))
         return None
     return p
 
@@ -211,7 +214,8 @@ def bound_verdict(f: PublishedFigure, low: float, high: float) -> str:
 
 def check(figs: list[PublishedFigure], model) -> list[dict]:
     """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why, inputs,
-    ratio_interval (to the published value's rounding interval) and, for a published bound, `verdict`."""
+    sources (what the inputs rest on: jaxci.analysis.provenance.as_json), ratio_interval (to the published value's
+    rounding interval) and, for a published bound, `verdict`."""
     import math
 
     rows = []
@@ -219,7 +223,7 @@ def check(figs: list[PublishedFigure], model) -> list[dict]:
         row = {"case": f.case, "family": f.family, "device": f.device,
                "published_s": None if math.isnan(f.published_s) else f.published_s,
                "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "why": f.why, "inputs": "",
-               "ratio_interval": None, "verdict": ""}
+               "sources": [], "ratio_interval": None, "verdict": ""}
         if f.kernel is not None:
             p = _ask(model, f, row)
             if p is not None:

@@ -26,6 +26,7 @@ from jaxci.analysis.evidence import (
     Evidence,
 )
 from jaxci.analysis.primitives import Band
+from jaxci.analysis.provenance import figure_name
 from jaxci.analysis.work import dense_flops, elementwise_bytes
 
 GPU_OF = {"g4dn.2xlarge": "Tesla T4"}   # the incidents file's T4 runner: its GPU's device terms match by model
@@ -34,7 +35,7 @@ THROUGHPUT_N = 2048                     # a published GPU matmul below this orde
 
 def figure_id(f) -> str:
     """The one name of a published figure (its case, family and device)."""
-    return f"{f.case} | {f.family} {f.device}"
+    return figure_name(f.case, f.family, f.device)
 
 
 def _band(f) -> Band:
@@ -131,7 +132,7 @@ def from_measurements(text: str) -> list[Evidence]:
                 term = BANDWIDTH if unit == 1e9 else GEMM_RATE
                 if term == GEMM_RATE and copy:
                     continue
-                src = cells[3].replace(";", ",")   # a prediction's inputs are joined with "; "
+                src = cells[3].replace(";", ",")   # one input, one sentence: "; " separates inputs when shown
                 out.append(Evidence(where, "gpu", term, band, f"published-measurements.md: {src}",
                                     key="" if term == BANDWIDTH else path))
     return out

@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from jaxci.analysis import provenance as pv
+
 SOURCE = "docs/reference/incidents.md"
-SOURCE_FILE = "incidents.md"  # as a published input names it: "published (incidents.md: CASE, ...)"
 AGREE = (0.5, 2.0)  # within 2x of the published value (to its rounding interval): the section's own yardstick
 
 #: sheet row -> the published cases whose model term the row's prediction rests on: (device, case pattern, term)
@@ -38,15 +39,15 @@ class Check:
     low_s: float | None = None
     high_s: float | None = None
     ratio_raw: float | None = None  # predicted / the printed value
-    inputs: str = ""                # the checked prediction's inputs
+    on_published: bool = False      # the checked prediction rests on a published figure
     row_rests_on_it: bool = False   # the number the row shows is derived from this very published figure
 
     @property
     def independent(self) -> bool:
-        """False when the prediction itself rests on a published figure (its inputs say "published (source)",
-        jaxci.analysis.evidence), or when the row's own number does: then the check compares a number with its
-        own input, or checks a number the row does not show, and proves nothing about the row."""
-        return "published (" not in self.inputs and not self.row_rests_on_it
+        """False when the prediction itself rests on a published figure (jaxci.analysis.evidence), or when the
+        row's own number rests on this one: then the check compares a number with its own input, or checks a
+        number the row does not show, and proves nothing about the row."""
+        return not self.on_published and not self.row_rests_on_it
 
     def interval(self) -> tuple[float, float]:
         """The printed value's rounding interval, recovered from the two ratios (it is symmetric about the value);
@@ -106,7 +107,7 @@ def checks(report, family: str, q: int, has_gpu: bool = True) -> list[Check]:
             ratio = row.get("ratio_interval") if row.get("ratio_interval") is not None else row.get("ratio")
             out.append(Check(term, row["case"], device, row.get("published_s"), row["predicted_s"], ratio,
                              row.get("verdict") or "", row.get("low_s"), row.get("high_s"), row.get("ratio"),
-                             row.get("inputs") or ""))
+                             any(s.get("kind") == pv.PUBLISHED for s in row.get("sources") or ())))
     return out
 
 
@@ -115,7 +116,8 @@ def annotate(report, family: str, decision, has_gpu: bool = True):
     refutes; a measured or unmeasured row is returned as it is."""
     if decision.status != "predicted":
         return decision
-    found = [dataclasses.replace(c, row_rests_on_it=f"{SOURCE_FILE}: {c.case}," in decision.sources)
+    found = [dataclasses.replace(c, row_rests_on_it=pv.derived_from(decision.sources,
+                                                                    pv.figure_name(c.case, family, c.device)))
              for c in checks(report, family, decision.q, has_gpu)]
     if not found:
         return decision

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from jaxci.analysis.provenance import render
+
 
 def overhead_s(run) -> float:
     """What a fresh kernel pays before the lecture's own work, measured here, on either device: the kernel's start
@@ -47,7 +49,7 @@ def compile_time(view, run, device: str, base: str, total, on_cpu: frozenset = f
     if pairs is not None:  # nearest evidence: one published source compiled the same cases on both devices
         total.seconds("compile", per * pairs[0].mid, per * pairs[0].low, per * pairs[0].high)
         total.inputs += [f"further compilations on the GPU x {pairs[0].mid:.3g} (band {pairs[0].low:.3g}-"
-                         f"{pairs[0].high:.3g}): " + "; ".join(pairs[1])]
+                         f"{pairs[0].high:.3g}): " + render(pairs[1])]
         return
     ratio = _compile_ratio(view, base, total)  # only where no pair stands: it notes what it falls back on
     if ratio is None:

@@ -1,0 +1,63 @@
+"""Every prediction names what it rests on as structured sources (jaxci.analysis.provenance): code and tests read
+them, never the sentences. Transfer-only means no published source; leave-one-out drops the scored figure's."""
+
+import json
+
+import pytest
+
+from jaxci.analysis import provenance as pv
+from jaxci.analysis.kernels import KERNEL
+from jaxci.analysis.model import RunnerModel
+from jaxci.catalogue import load_catalogue
+from jaxci.report.published_inputs import reference
+from jaxci.results.records import load_results
+from tests.frozen import RESULTS
+
+KINDS = {pv.MEASURED, pv.PUBLISHED, pv.CATALOGUE, pv.REGISTRATION, pv.CALIBRATED}
+CASES = [(k, n, dev) for k, n, dev in (("matmul", 1000, "gpu"), ("matmul", 1000, "cpu"), ("elementwise", 10**6, "gpu"),
+                                        ("dispatch", None, "gpu"), ("scan", 10**5, "gpu"), ("fori", 10**4, "cpu"),
+                                        ("while", None, "cpu"), ("kalman_grad", None, "gpu"), ("series", None, "gpu"),
+                                        ("nuts", 3200, "cpu"), ("numpy_matmul", 3000, "cpu"),
+                                        ("backend_start", None, "gpu"))]
+
+
+@pytest.fixture(scope="module")
+def models():
+    rs = load_results(RESULTS)
+    cat = load_catalogue(include_lab=True)
+    return (RunnerModel.from_results(rs.latest(), rs.machines, cat),
+            RunnerModel.from_results(rs.latest(), rs.machines, cat, reference()))
+
+
+def test_the_cases_cover_every_kernel_the_frozen_results_can_answer():
+    assert {k for k, _, _ in CASES} == set(KERNEL) - {"solve", "cholesky", "pure_python", "notebook_start"}
+
+
+@pytest.mark.parametrize("kernel,n,device", CASES)
+def test_every_prediction_rests_on_named_sources_and_transfer_only_on_no_published_one(models, kernel, n, device):
+    transfer, nearest = (m.predict("g4dn.2xlarge", kernel, n, "float64", device) for m in models)
+    assert transfer and nearest, (transfer.reason, nearest.reason)
+    assert transfer.rests_on(pv.MEASURED) and (nearest.rests_on(pv.MEASURED) or nearest.rests_on(pv.PUBLISHED))
+    for p in (transfer, nearest):
+        assert {s.kind for s in p.sources} <= KINDS
+        assert all(s.origin for s in p.sources)
+        assert json.loads(json.dumps(p.to_dict()))["sources"] == pv.as_json(p.sources)
+    assert not transfer.rests_on(pv.PUBLISHED)
+    published = [s for s in nearest.sources if s.kind == pv.PUBLISHED]
+    assert all(s.origin.split(":")[0] in ("incidents.md", "published-measurements.md") for s in published)
+
+
+def test_a_published_case_rests_on_its_own_figure_alone(models):
+    p = models[1].predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu")
+    assert p.label == "published" and {s.kind for s in p.sources} == {pv.PUBLISHED}
+    assert pv.derived_from(p.sources, pv.figure_name("1000x1000 matmul, compiled", "g4dn.2xlarge", "gpu"))
+
+
+def test_a_sentence_is_shown_once_and_carries_the_sources_of_what_it_cites():
+    floor = pv.measured("m1", "floor 10 µs")
+    ratio = pv.catalogue("f", pv.catalogue("m1", "host ratio 1.2 (catalogue)"))
+    moved = pv.cite(f"{floor}, x {ratio}", floor, ratio, "a rule")
+    assert moved.sources == {pv.Source(pv.MEASURED, "m1"), pv.Source(pv.CATALOGUE, "f"), pv.Source(pv.CATALOGUE, "m1")}
+    shown = pv.render([floor, "a rule", floor, moved])
+    assert shown == "floor 10 µs; a rule; floor 10 µs, x host ratio 1.2 (catalogue)"
+    assert pv.sources_of([floor, "a rule"]) == {pv.Source(pv.MEASURED, "m1")}
