@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from jaxci import REPO_ROOT
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.kernels import KERNEL
 from jaxci.analysis.model import RunnerModel
@@ -61,3 +62,29 @@ def test_a_sentence_is_shown_once_and_carries_the_sources_of_what_it_cites():
     shown = pv.render([floor, "a rule", floor, moved])
     assert shown == "floor 10 µs; a rule; floor 10 µs, x host ratio 1.2 (catalogue)"
     assert pv.sources_of([floor, "a rule"]) == {pv.Source(pv.MEASURED, "m1")}
+
+
+def test_leave_one_out_never_rests_on_the_figure_it_scores_and_the_full_model_does():
+    """measure/predict_vs_published.py scores each published figure by a model given every other one: no input of
+    that prediction may come from the scored figure, read from its sources rather than trusted to `without`."""
+    from jaxci.analysis.evidence import without
+    from jaxci.report.published import figures
+    from jaxci.report.published_inputs import figure_id
+
+    rs = load_results(RESULTS)
+    cat = load_catalogue(include_lab=True)
+    ev = reference()
+    used = {fig for e in ev for fig in e.figures}
+    scored = 0
+    for f in figures((REPO_ROOT / "docs" / "reference" / "incidents.md").read_text()):
+        if f.kernel is None or f.per_step:
+            continue
+        ask = dict(family=f.family, kernel=f.kernel, n=f.n, dtype=f.dtype, device=f.device, first_call=f.first_call,
+                   compile_only=f.compile_only)
+        loo = RunnerModel.from_results(rs.latest(), rs.machines, cat, without(ev, figure_id(f))).predict(**ask)
+        assert not pv.derived_from(loo.sources, figure_id(f)), f.case
+        full = RunnerModel.from_results(rs.latest(), rs.machines, cat, ev).predict(**ask)
+        if figure_id(f) in used and full:
+            scored += 1
+            assert pv.derived_from(full.sources, figure_id(f)), f.case
+    assert scored >= 10

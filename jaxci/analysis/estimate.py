@@ -15,7 +15,8 @@ class Unpredictable(Exception):
 
 @dataclass
 class Estimate:
-    """A term's seconds (a Band), the labelled inputs it came from and the equation used."""
+    """A term's seconds (a Band), the inputs it came from (jaxci.analysis.provenance.Input, each with its sources;
+    a plain sentence is the model's own rule) and the equation used."""
 
     band: Band
     inputs: list = field(default_factory=list)

@@ -3,7 +3,8 @@
 Beside our own asv records (measured) and sourced catalogue figures, a term may come from a figure someone else
 measured on the family's hardware and published (the T4 runner's own table in incidents.md; achieved GEMM and
 copy rates in published-measurements.md). Each one carries its source, and the model labels it
-"published (source)" in every prediction's inputs. The nearest evidence wins: measured on the family, else
+"published (source)" in every prediction's inputs, and as a `published` source in its `sources`
+(jaxci.analysis.provenance). The nearest evidence wins: measured on the family, else
 published on its hardware, else carried from another machine.
 
 `figures` names the published figures an input was derived from, so a leave-one-out score can drop every input
