@@ -88,3 +88,26 @@ def test_leave_one_out_never_rests_on_the_figure_it_scores_and_the_full_model_do
             scored += 1
             assert pv.derived_from(full.sources, figure_id(f)), f.case
     assert scored >= 10
+
+
+def test_a_refusal_names_the_suite_benchmark_that_would_answer_it(models):
+    """Without a prediction, `needs` is the benchmark whose results would give one (jaxci predict prints its asv
+    command); a refusal no measurement would lift (a bad argument) needs nothing."""
+    import re
+    from pathlib import Path
+
+    from jaxci.analysis import primitives as P
+    from jaxci.analysis.estimate import measure_command
+
+    rs = load_results(RESULTS)
+    cpu_only = RunnerModel.from_results([r for r in rs.latest() if r.params.get("device", "cpu") == "cpu"],
+                                        rs.machines, load_catalogue(include_lab=True))
+    gpu = cpu_only.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu")
+    assert not gpu and gpu.needs == P.TINY and gpu.to_dict()["needs"] == P.TINY
+    assert models[0].predict("g4dn.2xlarge", "matmul", 1000, "float16", "gpu").needs == ""
+    assert measure_command(P.TINY, "g4dn.2xlarge") == r"asv run --bench '^dispatch\.TinyOp\.' --machine g4dn.2xlarge"
+    suite = Path(__file__).resolve().parents[1] / "benchmarks"
+    for needs in (P.TINY, P.DENSE, P.ELEMENTWISE, P.BANDWIDTH_T, P.SCAN, P.FORI, P.WHILE, P.COLD, P.SERIES, P.KALMAN,
+                  P.NUTS_STEP, P.NUTS_STEPS, P.HOST_LINALG):
+        module, cls, _ = needs.split(".")
+        assert re.search(rf"^class {cls}\b", (suite / f"{module}.py").read_text(), re.M), needs

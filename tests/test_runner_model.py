@@ -190,6 +190,8 @@ def test_predict_command_and_published_script(lab_results):
     assert "measured lab-h200" in rest and "; published incidents.md: " in rest
     bad = subprocess.run(run[:-6] + ["--kernel", "cholesky", "--n", "1024"], capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2 and "cannot predict" in bad.stderr and not bad.stdout  # a refusal: one line, exit 2
+    measure = "; measure it: asv run --bench '^dense\\.Dense\\.' --machine g4dn.2xlarge\n"
+    assert bad.stderr.count("\n") == 1 and bad.stderr.endswith(measure)   # what would let it predict
     js = subprocess.run([sys.executable, str(REPO / "measure" / "predict_vs_published.py"), str(lab_results),
                          "--format", "json"], capture_output=True, text=True, cwd=REPO, check=True).stdout
     got = json.loads(js)

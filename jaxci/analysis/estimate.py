@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from jaxci.analysis import evidence as E
@@ -10,7 +11,18 @@ from jaxci.analysis.primitives import Band
 
 
 class Unpredictable(Exception):
-    """Raised inside the model where a term cannot be estimated; its text is the prediction's reason."""
+    """Raised inside the model where a term cannot be estimated; its text is the prediction's reason. `needs`: the
+    suite benchmark whose results would let the term be estimated ("" where no measurement would)."""
+
+    def __init__(self, why: str, needs: str = ""):
+        super().__init__(why)
+        self.needs = needs
+
+
+def measure_command(needs: str, machine: str) -> str:
+    """The asv command that measures the benchmark class of `needs` ("dense.Dense.time_warm") on a machine."""
+    cls = needs.rsplit(".", 1)[0] if needs.count(".") >= 2 else needs
+    return f"asv run --bench '^{re.escape(cls)}\\.' --machine {machine}"
 
 
 @dataclass

@@ -61,6 +61,7 @@ class Prediction:
     reason: str = ""
     label: str = "predicted"
     provenance: tuple = ()
+    needs: str = ""   # without a prediction: the suite benchmark whose results would give one ("": none would)
 
     @property
     def inputs(self) -> str:
@@ -75,7 +76,7 @@ class Prediction:
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("family", "kernel", "n", "dtype", "device", "first_call", "seconds",
-                                              "low", "high", "inputs", "basis", "reason", "label")} | {
+                                              "low", "high", "inputs", "basis", "reason", "needs", "label")} | {
             "sources": pv.as_json(self.sources)}
 
     def rests_on(self, kind: str, origin: str | None = None) -> bool:
@@ -115,7 +116,7 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
         try:
             est = self._predict(family, kernel, n, dtype, device, first_call, precision, compile_only)
         except Unpredictable as why:
-            out.reason = str(why)
+            out.reason, out.needs = str(why), why.needs
             return out
         out.seconds, out.low, out.high = est.band.mid, est.band.low, est.band.high
         out.provenance = tuple(est.inputs)
@@ -172,7 +173,7 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             return others, ""
         if refs:
             return refs, " [calibrated on this family itself: not an independent check]"
-        raise Unpredictable(f"no measured {device} machine in these results to calibrate from")
+        raise Unpredictable(f"no measured {device} machine in these results to calibrate from", P.TINY)
 
     def _floor(self, refs, device, dtype) -> Estimate:
         bands, inputs = [], []
@@ -182,7 +183,7 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
                 bands.append(b)
                 inputs.append(pv.measured(m, text))
         if not bands:
-            raise Unpredictable(f"no dispatch.TinyOp on {device} in these results")
+            raise Unpredictable(f"no dispatch.TinyOp on {device} in these results", P.TINY)
         return Estimate(combine(bands), inputs)
 
     def _host_ratio(self, ref: str, family: str) -> tuple[float | Band, pv.Input]:

@@ -123,7 +123,7 @@ class CompileTerms:
             inputs += [pv.measured(m, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = compile part "
                                       f"{part.mid:.3g} s"), htext]
         if not bands:
-            raise Unpredictable(f"no compile.CompileColdStart for {cold} on {device} in these results")
+            raise Unpredictable(f"no compile.CompileColdStart for {cold} on {device} in these results", P.COLD)
         return Estimate(combine(bands), inputs + ["compile is host work (XLA on the host): moves with single-thread "
                                                   "speed, not with the device" + note], "compile part")
 
@@ -204,7 +204,7 @@ class CompileTerms:
         if gpu is None or host is None:
             raise Unpredictable(
                 f"no compile.CompileColdStart for {COLD_KERNEL[kernel]} on both a GPU and its host's CPU "
-                "in these results")
+                "in these results", P.COLD)
         return Estimate(host + gpu, hin + gin + [startup, self._size_growth_note(dtype)],
                         "host-side compile + GPU autotuning and code generation")
 
@@ -343,7 +343,7 @@ class CompileTerms:
             bands.append(b.minus(ref_warm).scale(h))
             inputs += [pv.measured(m, f"{text}, less its warm matmuls {ref_warm.mid:.3g} s"), htext]
         if not bands:
-            raise Unpredictable(f"no compile.JitSeriesTotal on {device} in these results")
+            raise Unpredictable(f"no compile.JitSeriesTotal on {device} in these results", P.SERIES)
         warm = self._warm_sum(family, dtype, device)
         inputs.append(pv.cite(f"plus {family}'s predicted warm matmuls at {', '.join(map(str, P.SERIES_SIZES))}: "
                               f"{warm.band.mid:.3g} s{note}", warm.inputs))

@@ -32,7 +32,8 @@ class HostTerms:
         counts = P.nuts_counts(self.records, dtype)
         if not counts:
             raise Unpredictable("no nuts.NutsLeapfrogStep anywhere in these results: no leapfrog step count for the "
-                                "state-space model (it belongs to the sampler, so one machine's capture is enough)")
+                                "state-space model (it belongs to the sampler, so one machine's capture is enough)",
+                                P.NUTS_STEPS)
         own = [c for *_, dt, c in counts if dt == dtype] or [c for *_, c in counts]
         per_iter = [c / P.NUTS_DRAWS for *_, c in counts]
         mid = math.exp(sum(math.log(c / P.NUTS_DRAWS) for c in own) / len(own))
@@ -73,7 +74,7 @@ class HostTerms:
                     note)
         raise Unpredictable(
             f"no nuts.NutsLeapfrogStep and no sequential Kalman gradient ({dtype}) on {device} in these "
-            "results")
+            "results", P.NUTS_STEP)
 
     def _step_vs_grad(self, dtype) -> list[str]:
         """Where one machine measured both, how a leapfrog step compares with a Kalman gradient (a check of the
@@ -117,7 +118,7 @@ class HostTerms:
             inputs.append(pv.measured(m, pv.cite(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s, x{scale.mid:.2f} "
                                                  f"({text})", text)))
         if not bands:
-            raise Unpredictable(why or "no host.NumpyLinalg in these results")
+            raise Unpredictable(why or "no host.NumpyLinalg in these results", P.HOST_LINALG)
         return Estimate(
             combine(bands), inputs + ["the same CPU GEMM scaling as JAX's matmul (BLAS on all cores)" + note],
             "FLOPs / (NumPy rate per physical core x cores)")
@@ -174,4 +175,4 @@ class HostTerms:
             return others, ""
         if refs:
             return refs, " [calibrated on this family itself: not an independent check]"
-        raise Unpredictable("no host suite results (host.NumpyLinalg) in this results directory")
+        raise Unpredictable("no host suite results (host.NumpyLinalg) in this results directory", P.HOST_LINALG)

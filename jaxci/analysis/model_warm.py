@@ -84,7 +84,7 @@ class WarmTerms:
             else:
                 pt, why = P.dense_point(self.records, m, "gpu", kernel, dtype, f.mid)
                 if pt is None:
-                    raise Unpredictable(why)
+                    raise Unpredictable(why, P.DENSE)
                 pts = [("default", pt)]
             same = [(p, pt) for p, pt in pts if gemm_path(ref, dtype, p)[0] == path] if ref is not None else []
             for prec, pt in (same or pts):
@@ -98,7 +98,7 @@ class WarmTerms:
         if not effs:
             raise Unpredictable(
                 f"no measured GPU {kernel} {dtype} throughput point with a sourced peak on {', '.join(refs)}"
-                " (a lab machine's peaks come from the catalogue including lab machines)")
+                " (a lab machine's peaks come from the catalogue including lab machines)", P.DENSE)
         eff = combine(effs)
         inputs.append(pv.catalogue(family, f"{family} {path} peak {peak / 1000:g} TFLOP/s (catalogue {key}: {src})"
                                            f"{floor_note}"))
@@ -157,7 +157,8 @@ class WarmTerms:
                     "floor included: a latency-bound point bounds the bandwidth from below only)"))))
             effs.append(eff)
         if not effs:
-            raise Unpredictable(f"no measured GPU bandwidth or op mix on {', '.join(refs)} with a sourced bandwidth")
+            raise Unpredictable(f"no measured GPU bandwidth or op mix on {', '.join(refs)} with a sourced bandwidth",
+                                P.BANDWIDTH_T)
         eff = combine(effs)
         inputs.append(pv.catalogue(family, f"{family} bandwidth {bw:g} GB/s (catalogue)"))
         return eff.scale(float(bw) * 1e9).inverse().scale(nbytes), inputs, "bytes / (efficiency x bandwidth)"
@@ -196,7 +197,8 @@ class WarmTerms:
             inputs.append(pv.measured(m, pv.cite(f"{pt.source}: {pt.rate.mid / 1e9:.0f} GFLOP/s on {m}, "
                                                  f"x{scale.mid:.2f} ({text})", text)))
         if not bands:
-            raise Unpredictable(why or f"no CPU {kernel} {dtype} results to calibrate from")
+            raise Unpredictable(why or f"no CPU {kernel} {dtype} results to calibrate from",
+                                P.ELEMENTWISE if kernel == "elementwise" else P.DENSE)
         basis = "n / element rate" if kernel == "elementwise" else "FLOPs / (rate per physical core x cores)"
         return combine(bands), inputs, basis
 
@@ -228,7 +230,7 @@ class WarmTerms:
             bands.append((icpt + slope.scale(n)).scale(h))
             inputs += [pv.measured(m, why), htext]
         if not bands:
-            raise Unpredictable(why)
+            raise Unpredictable(why, P.LOOPS[kind][0] if kind in P.LOOPS else "")
         what = ("per-step cost is launch + sync latency (host and driver), carried unscaled: a faster GPU does "
                 "not remove it") if device == "gpu" else "per-step cost is single-thread host work"
         return Estimate(combine(bands), inputs + [what + note], "intercept + n x per-step slope")
@@ -243,7 +245,8 @@ class WarmTerms:
                 bands.append(b.scale(h).scale(steps / 96))
                 inputs += [pv.measured(m, text), htext]
         if not bands:
-            raise Unpredictable(f"no sequential Kalman gradient (k = 11, n = 96, {dtype}) on {device} in these results")
+            raise Unpredictable(f"no sequential Kalman gradient (k = 11, n = 96, {dtype}) on {device} in these results",
+                                P.KALMAN)
         return Estimate(combine(bands), inputs + ["a sequential scan of tiny ops: latency-bound, carried per step"
                                                   + note], "Kalman gradient x n / 96")
 
@@ -267,7 +270,7 @@ class WarmTerms:
             bands.append((f + per.scale(float(steps))).scale(h))
             inputs += [pv.measured(m, why), htext]
         if not bands:
-            raise Unpredictable(why or f"no loops.WhileConverge on {device} in these results")
+            raise Unpredictable(why or f"no loops.WhileConverge on {device} in these results", P.WHILE)
         inputs.append(f"iteration count {its} computed from the benchmark's fixed 25x25 matrix and tolerance 1e-6 "
                       "(NumPy restatement, jaxci.analysis.work.while_iterations); per-iteration cost latency-bound: "
                       "carried" + note)

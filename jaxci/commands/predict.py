@@ -79,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     what = (f"{args.family} {device} {args.kernel}" + (f" n={args.n}" if args.n is not None else "")
             + f" {args.dtype}" + (" first call" if args.first_call else ""))
     if not p:  # no prediction is a refusal like any other: one line on stderr, exit 2
-        print(f"jaxci predict: {what}: cannot predict: {one_line(p.reason)}", file=sys.stderr)
+        from jaxci.analysis.estimate import measure_command
+
+        measure = f"; measure it: {measure_command(p.needs, args.family)}" if p.needs else ""
+        print(f"jaxci predict: {what}: cannot predict: {one_line(p.reason)}{measure}", file=sys.stderr)
         return 2
     if args.format == "json":
         print(json.dumps(p.to_dict(), indent=1))
