@@ -27,6 +27,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci.audit.reading.cell_records import EagerWork, JitCall, SamplerRun, TracedLoop
@@ -125,6 +126,19 @@ def kernel_env(platform: str | None = None, extra: dict | None = None) -> dict:
     return env
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How run_notebook runs one notebook, handed down to the client, each cell and the hooks as one value."""
+    timeout: float              # per cell, seconds
+    env: dict                   # the kernel's environment (kernel_env)
+    kernel_name: str | None
+    cwd: object
+    instrument: bool
+    allow_errors: bool          # the book's execute.allow_errors: an erroring cell does not end the run
+    startup_timeout: float
+    trace: bool
+
+
 def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None, env: dict | None = None,
                  kernel_name: str | None = None, cwd=None, instrument: bool = True,
                  allow_errors: bool = False, startup_timeout: float = 60, trace: bool = True) -> NotebookRun:
@@ -159,9 +173,8 @@ def run_notebook(notebook, *, timeout: float = 600, platform: str | None = None,
     STOP["running"] = True
     try:
         if STOP["signum"] is None:
-            asyncio.run(_execute(nb, result, timeout=timeout, env=kernel_env(platform, env),
-                                 kernel_name=kernel_name, cwd=cwd, instrument=instrument, allow_errors=allow_errors,
-                                 startup_timeout=startup_timeout, trace=trace))
+            asyncio.run(_execute(nb, result, Launch(timeout, kernel_env(platform, env), kernel_name, cwd, instrument,
+                                                    allow_errors, startup_timeout, trace)))
     finally:
         STOP["running"] = False
         result.wall_s = time.perf_counter() - start
@@ -179,7 +192,7 @@ def _kernel_pid(client) -> int | None:
     return getattr(process, "pid", None) or getattr(provisioner, "pid", None)
 
 
-def _client(nb, name: str, timeout, cwd, startup_timeout):
+def _client(nb, name: str, launch: Launch):
     """nbclient's client over ipc transport with an absolute socket prefix (the kernel's cwd is the notebook's
     folder): no TCP ports to race for, and no "running over TCP without encryption" warning on every start.
     Returns (client, the socket folder to remove)."""
@@ -189,14 +202,14 @@ def _client(nb, name: str, timeout, cwd, startup_timeout):
 
     sockets = tempfile.mkdtemp(prefix="jaxci-kernel-")
     config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
-    client = NotebookClient(nb, config=config, timeout=math.ceil(timeout), kernel_name=name, allow_errors=True,
-                            startup_timeout=startup_timeout,
+    client = NotebookClient(nb, config=config, timeout=math.ceil(launch.timeout), kernel_name=name, allow_errors=True,
+                            startup_timeout=launch.startup_timeout,
                             shutdown_kernel="immediate", interrupt_on_timeout=False, record_timing=False,
-                            resources={"metadata": {"path": cwd}} if cwd else {})
+                            resources={"metadata": {"path": launch.cwd}} if launch.cwd else {})
     return client, sockets
 
 
-async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, *, timeout, instrument, replies) -> None:
+async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, launch: Launch, replies: dict) -> None:
     """One code cell: executed, timed, its error or expected error recorded, the hooks' records merged."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -204,7 +217,7 @@ async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, *, 
     try:
         await client.async_execute_cell(cell, index)
     except CellTimeoutError:
-        timing.status, timing.error = TIMEOUT, f"cell {index} exceeded the {timeout:g} s cell timeout"
+        timing.status, timing.error = TIMEOUT, f"cell {index} exceeded the {launch.timeout:g} s cell timeout"
     except DeadKernelError:
         timing.status, timing.error = DEAD, f"kernel died while running cell {index}"
     finally:
@@ -216,26 +229,25 @@ async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, *, 
         timing.expected_error = error
     elif error:
         timing.status, timing.error = ERROR, f"cell {index}: {error}"
-    if instrument:
+    if launch.instrument:
         records = _records(replies.pop(index, None))
-        records = records if records is not None else await _take(client, timeout)
+        records = records if records is not None else await _take(client, launch.timeout)
         _merge(timing, records)
         if records and records[-1].get("queued"):
-            _merge_counts(timing, await _counts(client, timeout))
+            _merge_counts(timing, await _counts(client, launch.timeout))
 
 
-async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, instrument, allow_errors,
-                   startup_timeout, trace=True):
+async def _execute(nb, result: NotebookRun, launch: Launch):
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient.exceptions import CellExecutionError, DeadKernelError
 
-    name = kernel_name or nb.metadata.get("kernelspec", {}).get("name") or "python3"
-    client, sockets = _client(nb, name, timeout, cwd, startup_timeout)
+    name = launch.kernel_name or nb.metadata.get("kernelspec", {}).get("name") or "python3"
+    client, sockets = _client(nb, name, launch)
     procs: list = []
     t0 = time.perf_counter()
     try:
         handlers = _signal_handlers()
-        async with client.async_setup_kernel(env=env):
+        async with client.async_setup_kernel(env=launch.env):
             _restore_signal_handlers(handlers)   # nbclient's own SIGINT/SIGTERM clean-up leaves it half done
             result.kernel_start_s = time.perf_counter() - t0
             procs = proc_tree.snapshot(_kernel_pid(client))
@@ -243,8 +255,8 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
             if result.kernel_pid is not None:
                 _LIVE[result.kernel_pid] = procs
             replies: dict = {}
-            if instrument:
-                await _silent(client, _kernel_setup_code(trace), timeout=startup_timeout)
+            if launch.instrument:
+                await _silent(client, _kernel_setup_code(launch.trace), timeout=launch.startup_timeout)
                 _piggyback(client, replies)
             for index, cell in enumerate(nb.cells):
                 tags = _tags(cell)
@@ -252,15 +264,14 @@ async def _execute(nb, result: NotebookRun, *, timeout, env, kernel_name, cwd, i
                     continue
                 timing = CellTiming(index, cell.source.strip().splitlines()[0][:80], 0.0, 0.0)
                 result.cells.append(timing)
-                await _run_cell(client, cell, index, timing, tags, timeout=timeout, instrument=instrument,
-                                replies=replies)
+                await _run_cell(client, cell, index, timing, tags, launch, replies)
                 # children a cell started, while still alive
                 procs = proc_tree.merge(procs, proc_tree.snapshot(result.kernel_pid))
                 if result.kernel_pid is not None:
                     _LIVE[result.kernel_pid] = procs
                 if timing.status != OK:
                     result.status, result.error = timing.status, timing.error
-                    if timing.status != ERROR or not allow_errors:
+                    if timing.status != ERROR or not launch.allow_errors:
                         break
     except NoSuchKernel as exc:
         result.status, result.error = NO_KERNEL, f"no Jupyter kernel named {exc.args[0] if exc.args else name!r}"
