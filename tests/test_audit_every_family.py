@@ -30,7 +30,7 @@ def audited():
 
     verdicts = repo.audit_static(HERE)
     families = families_for(SimpleNamespace(results=None), None)
-    repo.execute(verdicts, platforms=["cpu"], cell_timeout=300, progress=False, families=families)
+    repo.execute(verdicts, repo.Runs(("cpu",), cell_timeout=300, progress=False), families=families)
     return {"verdicts": {v.path: v for v in verdicts}, "families": families,
             "json": json.loads(render.to_json(verdicts, True)), "md": render.to_markdown(verdicts, True)}
 

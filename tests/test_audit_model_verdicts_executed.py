@@ -24,7 +24,7 @@ def executed(small_lectures_executed):
     for folder, reuse in (("model_verdicts", Reuse(small_lectures_executed.cache, cell_timeout=CELL_TIMEOUT)),
                           ("model_verdicts_scaled", FrozenRuns())):
         verdicts = repo.audit_static(LECTURES / folder, model)
-        repo.execute(verdicts, platforms=["cpu"], cell_timeout=CELL_TIMEOUT, progress=False, model=model, reuse=reuse)
+        repo.execute(verdicts, repo.Runs(("cpu",), CELL_TIMEOUT, reuse=reuse, progress=False), model=model)
         assert reuse.reused and not reuse.executed, (  # else these tests ran the lectures again
             f"{folder}: the session's runs were not reused (the command line and repo.execute keyed them apart)")
         out.update({f"{folder}/{v.path}": v for v in verdicts})

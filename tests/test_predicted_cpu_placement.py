@@ -22,7 +22,7 @@ WHOLE_KERNEL = ("platforms_config", "platforms_env", "kernelspec")
 def audited():
     model = family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
     verdicts = repo.audit_static(FOLDER, model)
-    repo.execute(verdicts, platforms=["cpu"], cell_timeout=120, kernel_name="python3", progress=False, model=model)
+    repo.execute(verdicts, repo.Runs(("cpu",), 120, "python3", progress=False), model=model)
     out = {}
     for v in verdicts:
         run = v.runs.get("cpu")

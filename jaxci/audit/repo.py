@@ -16,12 +16,12 @@ from jaxci.audit.judging import judge
 from jaxci.audit.judging.judge import Verdict
 from jaxci.audit.reading import book
 from jaxci.audit.reading.discovery import find_lectures, scan_file
-from jaxci.audit.runner.lectures import platforms_here, run_lectures
+from jaxci.audit.runner.lectures import Runs, platforms_here, run_lectures
 
 if TYPE_CHECKING:
     from jaxci.audit.runner import envcheck
 
-__all__ = ["audit_static", "execute", "find_lectures", "platforms_here"]
+__all__ = ["Runs", "audit_static", "execute", "find_lectures", "platforms_here"]
 
 
 def audit_static(root: Path, model: fam.FamilyModel | None = None) -> list[Verdict]:
@@ -53,15 +53,12 @@ def audit_static(root: Path, model: fam.FamilyModel | None = None) -> list[Verdi
     return verdicts
 
 
-def execute(verdicts: list[Verdict], *, platforms: list[str], cell_timeout: float = 600,
-            kernel_name: str | None = None, progress: bool = True, env: dict | None = None,
-            model: fam.FamilyModel | None = None, reuse=None, weights: dict | None = None,
+def execute(verdicts: list[Verdict], runs: Runs, *, model: fam.FamilyModel | None = None,
             families=None) -> envcheck.Preflight:
-    """Run every readable lecture on each platform, then judge: traced loop sizes and trip counts merged into
+    """Run every readable lecture as `runs` says, then judge: traced loop sizes and trip counts merged into
     each scan and the lecture re-decided, measured times merged, and the prediction on the family decides.
     `families` (jaxci.audit.judging.every_family.Families): every executed lecture also predicted on each."""
-    preflight = run_lectures(verdicts, platforms=platforms, cell_timeout=cell_timeout, kernel_name=kernel_name,
-                             progress=progress, env=env, reuse=reuse, weights=weights)
+    preflight = run_lectures(verdicts, runs)
     for verdict in verdicts:
         if verdict.runs:
             judge.merge_traced(verdict)

@@ -246,9 +246,9 @@ def _main(argv: list[str] | None = None) -> int:
         from jaxci.commands import audit_shard
 
         plan = audit_shard.prepare(args, verdicts)
-        preflight = repo.execute(verdicts, platforms=chosen or repo.platforms_here(), cell_timeout=args.cell_timeout,
-                                 kernel_name=args.kernel, progress=not args.no_progress, model=model,
-                                 reuse=plan.reuse, weights=plan.weights, families=every_family(args, model))
+        runs = repo.Runs(tuple(chosen or repo.platforms_here()), args.cell_timeout, args.kernel,
+                         reuse=plan.reuse, progress=not args.no_progress, weights=plan.weights)
+        preflight = repo.execute(verdicts, runs, model=model, families=every_family(args, model))
         if preflight.message():
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
         for line in plan.reuse.refused:  # a cached run refused by the checks, or one that could not be stored

@@ -5,10 +5,25 @@ afterwards, by jaxci.audit.judging).
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from jaxci.audit.runner import envcheck
+
+
+@dataclass(frozen=True)
+class Runs:
+    """How an audit executes its lectures: the platforms, each cell's timeout, the kernel and the extra variables of
+    its environment, the previous audit's runs to reuse (jaxci.audit.runner.cache.Reuse), and the progress shown
+    (with `weights`: lecture -> rough seconds, for its expected finish)."""
+    platforms: tuple
+    cell_timeout: float = 600
+    kernel_name: str | None = None
+    env: dict | None = None
+    reuse: object = None
+    progress: bool = True
+    weights: dict | None = None
 
 
 def platforms_here() -> list[str]:
@@ -18,16 +33,13 @@ def platforms_here() -> list[str]:
     return ["cpu", "cuda"] if gpu_present() else ["cpu"]
 
 
-def run_lectures(verdicts: list, *, platforms: list[str], cell_timeout: float = 600, kernel_name: str | None = None,
-                 progress: bool = True, env: dict | None = None, reuse=None,
-                 weights: dict | None = None) -> envcheck.Preflight:
+def run_lectures(verdicts: list, runs: Runs) -> envcheck.Preflight:
     """Run every readable lecture on each platform with the instrumented runner, into its verdict's `runs`.
 
     Lectures the book excludes are not run; lectures importing a module the kernel's environment lacks
     are not run either (said once, in the returned preflight), so a missing module never reads as a
-    lecture failure. `reuse` (jaxci.audit.runner.cache.Reuse) keys every run and supplies unchanged ones from a
-    previous audit instead of executing them; `weights` (lecture -> rough seconds) feed the progress's
-    expected finish.
+    lecture failure. `runs.reuse` keys every run and supplies unchanged ones from a previous audit instead of
+    executing them.
     """
     from jaxci.audit.runner import envcheck
     from jaxci.audit.runner.kernel import run_notebook
@@ -37,7 +49,8 @@ def run_lectures(verdicts: list, *, platforms: list[str], cell_timeout: float = 
     for v in readable:
         if v.excluded:
             v.not_executed = "excluded from execution by the book's exclude_patterns"
-    preflight = envcheck.check([v for v in readable if not v.excluded], kernel_name)
+    platforms, reuse, progress, weights = list(runs.platforms), runs.reuse, runs.progress, runs.weights
+    preflight = envcheck.check([v for v in readable if not v.excluded], runs.kernel_name)
     for v in readable:
         missing = preflight.missing_for(v.path)
         if missing and not v.not_executed:
@@ -60,8 +73,8 @@ def run_lectures(verdicts: list, *, platforms: list[str], cell_timeout: float = 
                      if weights else None, enabled=progress)
     for verdict, platform in todo:
         shown.begin(label[verdict.path, platform])
-        run = verdict.runs[platform] = run_notebook(verdict.path_abs, timeout=cell_timeout, platform=platform,
-                                                    kernel_name=kernel_name, env=env,
+        run = verdict.runs[platform] = run_notebook(verdict.path_abs, timeout=runs.cell_timeout, platform=platform,
+                                                    kernel_name=runs.kernel_name, env=runs.env,
                                                     allow_errors=bool(getattr(verdict.config, "allow_errors", 0)))
         if reuse:
             reuse.store(verdict, platform, keys[verdict.path, platform], run)
