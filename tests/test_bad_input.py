@@ -445,14 +445,14 @@ def test_audit_gpu_platform_is_recorded_as_cuda(monkeypatch, tmp_path):
     class Seen(Exception):
         pass
 
-    def execute(verdicts, platforms, **kw):
-        raise Seen(platforms)  # stop here: what matters is what the command would run on
+    def execute(verdicts, runs, **kw):
+        raise Seen(runs.platforms)  # stop here: what matters is what the command would run on
 
     monkeypatch.setattr(repo, "execute", execute)
     with pytest.raises(Seen) as seen:
         cli.main([str(FIXTURES / "exec"), "--execute", "--platforms", "cpu,gpu", "--output",
                   str(tmp_path / "t.md"), "--no-progress"])
-    assert seen.value.args[0] == ["cpu", "cuda"]
+    assert seen.value.args[0] == ("cpu", "cuda")
 
 
 # ---- jaxci env over random inputs ------------------------------------------------------------------------
