@@ -4,6 +4,7 @@ labelled proxy) + compile. Synthetic results with known truth: every expected nu
 
 import pytest
 
+from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
@@ -58,7 +59,7 @@ def test_nuts_needs_iterations_and_a_step_count(model, tmp_path):
           [["sequential"], [11], [96], ["float64"], ["gpu"]], lambda **_: GRAD)
     rs = load_results(s.save())
     bare = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
-    assert "NutsLeapfrogStep" in bare.predict("g4dn.2xlarge", "nuts", ITERS, "float64", "gpu").reason
+    assert bare.predict("g4dn.2xlarge", "nuts", ITERS, "float64", "gpu").needs == P.NUTS_STEPS
 
 
 def test_a_published_bound_is_reported_above_or_below_never_as_a_ratio(model):
