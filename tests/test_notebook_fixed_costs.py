@@ -93,14 +93,15 @@ def test_the_residual_is_added_once_to_each_side_after_host_scaling():
     rec = {"cpu_s": 10.0, "cpu_low_s": 9.0, "cpu_high_s": 11.0, "gpu_s": 4.0, "gpu_low_s": 3.0, "gpu_high_s": 5.0,
            "parts": {"cpu": {"host": 10.0}, "gpu": {"host": 4.0}}, "inputs": []}
     scaled = rescaled.host_scaled(rec, 2.0, "probe")
-    once = rescaled.with_residual(scaled, Band(1.0, 0.5, 2.0), "per-notebook residual 1 s: fit")
-    twice = rescaled.with_residual(once, Band(1.0, 0.5, 2.0), "per-notebook residual 1 s: fit")
+    once = rescaled.with_residual(scaled, Band(1.0, 0.5, 2.0), "the residual, 1 s: fit")
+    twice = rescaled.with_residual(once, Band(1.0, 0.5, 2.0), "the residual, 1 s: fit")
     assert (twice["cpu_s"], twice["cpu_low_s"], twice["cpu_high_s"]) == (21.0, 18.5, 24.0)
     assert (twice["gpu_s"], twice["parts"]["gpu"]["residual"]) == (9.0, 1.0)
-    assert twice["inputs"] == ["per-notebook residual 1 s: fit"]
+    assert twice["inputs"] == ["the residual, 1 s: fit"]
     again = rescaled.host_scaled(twice, 2.0, "probe")
     assert again["cpu_s"] == 20.0 and "uncalibrated" not in again   # rescaled from the unscaled figures
-    assert rescaled.with_residual(again, Band(1.0, 0.5, 2.0), "per-notebook residual 1 s: fit")["cpu_s"] == 21.0
+    anew = rescaled.with_residual(again, Band(1.0, 0.5, 2.0), "residual, worded otherwise")
+    assert anew["cpu_s"] == 21.0 and anew["inputs"] == ["residual, worded otherwise"]   # replaced, whatever its words
 
 
 def test_a_calibrated_scale_moves_the_measured_parts_and_never_the_modelled_ones():

@@ -22,7 +22,7 @@ def host_scaled(pred: dict, factor: float, source: str, low: float | None = None
     low, high = factor if low is None else low, factor if high is None else high
     out = {**base, "parts": {}, "basis": f"{base.get('basis', '')}; this host's measured parts x {factor:.3g} "
                                           f"({source})",
-           "unscaled": {k: base.get(k) for k in (*SECONDS, "parts", "basis") if k in base}}
+           "unscaled": {k: base.get(k) for k in (*SECONDS, "parts", "basis", "inputs") if k in base}}
     for side, parts in (base.get("parts") or {}).items():
         out["parts"][side] = _moved(parts, side, factor)
         old = sum(parts.values())
@@ -37,10 +37,11 @@ def with_residual(pred: dict, band, source: str, scale: float = 1.0) -> dict:
     """The record with the calibration of jaxci.analysis.residual: the per-notebook residual (seconds on the family,
     a Band) added once to each side it has, as its own part `residual`, and the seconds measured here (what the host
     factor moved) x `scale`, labelled with where it was calibrated. Applied after host scaling (the residual is in
-    the family's seconds already), never twice: a record calibrated before is rebased on its figures before it."""
+    the family's seconds already), never twice: a record calibrated before is rebased on its figures and inputs
+    before it."""
     base = {**pred, **pred["uncalibrated"]} if pred.get("uncalibrated") else pred
-    out = {**base, "parts": {}, "uncalibrated": {k: base.get(k) for k in (*SECONDS, "parts") if k in base},
-           "inputs": [i for i in base.get("inputs", []) if not i.startswith("per-notebook residual")] + [source]}
+    out = {**base, "parts": {}, "uncalibrated": {k: base.get(k) for k in (*SECONDS, "parts", "inputs") if k in base},
+           "inputs": [*base.get("inputs", []), source]}
     for side, parts in (base.get("parts") or {}).items():
         moved = _moved(parts, side, scale)
         out["parts"][side] = {**moved, "residual": band.mid}
