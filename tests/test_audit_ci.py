@@ -79,6 +79,16 @@ def test_findings_repository(static):
     assert len(r.lectures) == 5
 
 
+def test_a_lecture_is_excluded_by_the_verdicts_flag_not_by_the_words_of_a_note():
+    from jaxci.audit import repo
+
+    verdicts = repo.audit_static(FIX / "findings_gpu")
+    for v in verdicts:
+        v.notes = [] if v.excluded else ["a cell excluded from execution by its own tag"]
+    facts = {f.path: f.excluded for f in lectures.from_verdicts(verdicts)}
+    assert facts == {v.path: v.excluded for v in verdicts} and sum(facts.values()) == 1
+
+
 def test_split_repository(static):
     r = static["split_gpu"]
     assert kinds(r) == ["cell-timeout", "compile-cache", "fail-once", "memory-policy", "runner-tier", "spot",

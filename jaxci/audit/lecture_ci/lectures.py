@@ -67,13 +67,12 @@ def from_verdict(v, predictions: dict | None = None) -> LectureFacts:
     cpu_s, cpu_c, cpu_slow = _run_facts(runs.get("cpu"))
     gpu_s, gpu_c, gpu_slow = _run_facts(runs.get("cuda"))
     slow = [s for s in (cpu_slow, gpu_slow) if s is not None]
-    notes = " ".join(getattr(v, "notes", []) or [])
     return LectureFacts(
         path=v.path, uses_jax=bool(scan.uses_jax or scan.uses_numpyro), uses_numpyro=bool(scan.uses_numpyro),
         recommendation=rec, sequential=bool(getattr(scan, "sequential", None)), failed=bool(getattr(v, "failed", 0)),
         cpu_s=cpu_s, gpu_s=gpu_s, compile_cpu_s=cpu_c, compile_gpu_s=gpu_c,
         slowest_cell_s=max(slow) if slow else None, proposed_timeout=getattr(v, "proposed_timeout", None),
-        excluded="excluded from execution" in notes,
+        excluded=bool(getattr(v, "excluded", False)),
         predicted={**(predictions or {}), **(getattr(v, "predicted", {}) or {})}, narrative=narrative(v),
         executed=bool(runs))
 
