@@ -396,3 +396,12 @@ def test_execute_fills_what_the_scan_could_not_see(tmp_path, monkeypatch):
 ])
 def test_scopes_and_random_shape_positions(tmp_path, code, elements):
     assert scan_of(tmp_path, code).max_elements == elements
+
+
+def test_a_loop_vmapped_twice_multiplies_its_carry_once(tmp_path):
+    """Two calls of one vmapped function (not nested) carry the axis once, whatever the loop's reason says."""
+    code = ("def step(c, x):\n    return c + x, c\n\ndef run(x):\n"
+            "    return jax.lax.scan(step, 0.0, jnp.arange(100))\n\n"
+            "h = jnp.zeros(500)\na = jax.vmap(run)(h)\nb = jax.vmap(run)(h)")
+    (loop,) = [lp for lp in scan_of(tmp_path, code).loops if lp.kind == "lax.scan"]
+    assert loop.carry == 500 and loop.carry_why.count("vmap over") == 1

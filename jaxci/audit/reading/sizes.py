@@ -62,6 +62,7 @@ class Loop:
     cls: str = UNKNOWN  # set by classify_loop
     dtype: str = "float32"  # float64 when jax_enable_x64 was already on in the cell that runs it
     func: str = ""  # the function whose body holds the loop (a vmap of it multiplies the carry)
+    vmapped: bool = False  # its carry already multiplied by a vmap's axis (once: a second vmap call is not nested)
 
     def describe(self) -> str:
         trips = f"{self.trips:,} steps" if self.trips is not None else "steps not known"

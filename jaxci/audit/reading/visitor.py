@@ -378,8 +378,8 @@ class CodeScan(Evaluator):
         if not base or not axis.value:
             return
         for loop in self.scan.loops:
-            if loop.func == base and loop.kind.startswith("lax.") and "vmap over" not in loop.carry_why:
-                loop.carry = (loop.carry or 1) * axis.value[0]
+            if loop.func == base and loop.kind.startswith("lax.") and not loop.vmapped:
+                loop.carry, loop.vmapped = (loop.carry or 1) * axis.value[0], True
                 loop.carry_why = (f"vmap over {axis.value[0]:,} ({axis.chain()}) x "
                                   + (loop.carry_why or "one element per mapped call"))
                 self.scan.max_elements = max(self.scan.max_elements or 0, loop.carry)
