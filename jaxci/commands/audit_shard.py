@@ -122,6 +122,7 @@ def selected(option: str, verdicts) -> set[str]:
 def prepare(args, verdicts) -> ShardPlan:
     """Before executing: read the previous audits, weigh the lectures, and, for a shard, mark the lectures
     other shards run as not executed here (their static verdicts stay in this shard's JSON)."""
+    from jaxci.audit.judging.judge import NOT_SELECTED
     from jaxci.audit.runner import shard
     from jaxci.audit.runner.cache import Reuse
 
@@ -134,7 +135,7 @@ def prepare(args, verdicts) -> ShardPlan:
         names = selected(args.only, verdicts)
         for v in verdicts:
             if Path(v.path).stem not in names:
-                v.not_executed = "not selected for execution (--only): static verdict stands"
+                v.not_executed = f"{NOT_SELECTED} (--only): static verdict stands"
     spec = getattr(args, "shard_spec", None)
     if spec is None:
         return plan

@@ -10,6 +10,7 @@ what each committed audit ran, and every lecture that could not run here with it
 
 from __future__ import annotations
 
+from jaxci.audit.judging.judge import NOT_SELECTED
 from jaxci.report import answers
 from jaxci.report.actions import uses_jax
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
@@ -149,9 +150,6 @@ def family_page(report, family: str, site: bool = False) -> str:
         "## Lectures to pin to the CPU", pins_md(report, family, entry),
         "## Build minutes and dollars per repository", cost_md(report, family, entry),
         "## JAX pin", pin_md(report)]) + "\n"
-
-
-NOT_SELECTED = "not selected for execution"
 
 
 def not_run(audit: dict) -> list[tuple[str, str]]:

@@ -19,6 +19,9 @@ from jaxci.policy import timeouts
 MARGIN = timeouts.CELL_MARGIN
 
 
+#: how `not_executed` begins for a lecture --only left out: the one wording the audit writes and the report reads
+NOT_SELECTED = "not selected for execution"
+
 @dataclass
 class Verdict:
     path: str
@@ -36,7 +39,7 @@ class Verdict:
     basis: str = ""  # measured | predicted | not known: where the deciding threshold came from
     family: str | None = None  # the runner family judged for (None: built-in thresholds)
     excluded: bool = False  # excluded from execution by the book's exclude_patterns
-    not_executed: str = ""  # why --execute did not run it (excluded, missing modules)
+    not_executed: str = ""  # why --execute did not run it (excluded, missing modules, NOT_SELECTED ...)
     predicted: dict = field(default_factory=dict)  # family -> predicted cpu_s / gpu_s / band / basis (executed)
 
     @property
