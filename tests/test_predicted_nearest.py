@@ -140,3 +140,15 @@ def test_a_tiny_calls_host_side_handling_is_paid_on_the_gpu_too(nearest):
     assert slow["parts"]["gpu"]["calls"] == pytest.approx(quick["parts"]["gpu"]["calls"])   # launches unchanged
     big = predicted.gpu_family(_tiny_calls_run(2.5e-4, flops=2e9, nbytes=8e8), nearest.runner)  # real work
     assert big["parts"]["gpu"]["host"] == pytest.approx(0.1, abs=1e-6)   # nothing added beside real work
+
+
+def test_the_curves_basis_is_a_field_not_the_first_word_of_its_label():
+    from jaxci.audit.judging import classify
+
+    measured = family.from_results(FROZEN_RESULTS, "lab-h200")   # the capture timed both devices' op mix
+    predicted = family.from_results(FROZEN_RESULTS, T4, published=reference())
+    assert (measured.curve_basis, predicted.curve_basis) == (family.MEASURED, family.PREDICTED)
+    for model in (measured, predicted):
+        basis = model.curve_basis
+        model.curve_label = f"elementwise times ({basis})"
+        assert classify._curve_basis(model) == basis

@@ -198,7 +198,7 @@ def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reason
 
 
 def _curve_basis(model) -> str:
-    return fam.MEASURED if model.curve_label.startswith(fam.MEASURED) else fam.PREDICTED
+    return fam.MEASURED if model.curve_basis == fam.MEASURED else fam.PREDICTED
 
 
 def _mixed(scan, model, latency, bulk, dtype, where, reasons, basis) -> Classification:

@@ -51,6 +51,7 @@ class FamilyModel:
     crossover: dict = field(default_factory=dict)  # dtype -> Threshold (elements)
     curve: dict = field(default_factory=dict)  # (dtype, device) -> sorted [(n, seconds)]
     curve_label: str = NOT_KNOWN
+    curve_basis: str = NOT_KNOWN  # MEASURED or PREDICTED: where the curve came from (the label says it in words)
     step: dict = field(default_factory=dict)  # (dtype, device) -> Threshold (seconds per loop step)
     dispatch: dict = field(default_factory=dict)  # device -> Threshold (seconds)
     notes: list = field(default_factory=list)
@@ -181,6 +182,7 @@ def from_results(results_dir, family: str, catalogue: dict | None = None, publis
     curve = _measured_curve(records, family)
     if {k[1] for k in curve} >= {"cpu", "gpu"}:
         model.curve, model.curve_label = curve, f"{MEASURED} elementwise times on {family}"
+        model.curve_basis = MEASURED
     model.step = _steps(records, family)
     for r in records:
         if r.machine == family and r.benchmark == TINY and r.ok and r.params.get("dtype") == "float32":
@@ -239,6 +241,7 @@ def _predicted(model: FamilyModel, records, machines, catalogue, published=()) -
         if {k[1] for k in curve} >= {"cpu", "gpu"}:
             model.curve = curve
             model.curve_label = f"{PREDICTED} elementwise times for {model.family} (runner model)"
+            model.curve_basis = PREDICTED
     if not model.crossover:
         model.notes.append(f"the runner model predicts no elementwise crossover for {model.family}")
 
