@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 REF = ROOT / "docs" / "reference"
-COLS = ("predicted_s", "low_s", "high_s", "ratio", "ratio_interval", "verdict", "in_band", "inputs", "why")
+COLS = ("predicted_s", "low_s", "high_s", "ratio", "ratio_interval", "verdict", "bound_ends", "in_band", "inputs",
+        "why")
 
 
 def goal(f) -> float:
@@ -165,7 +166,7 @@ def _hit(r: dict, col: str) -> bool | None:
     if c["predicted_s"] is None:
         return None
     if r["kind"].endswith("bound"):
-        return "outside" not in c["verdict"] and "below it" not in c["verdict"]
+        return c["bound_ends"] != 0
     x = c["ratio_interval"]
     return x is not None and 1 / r["goal"] <= x <= r["goal"]
 

@@ -149,10 +149,10 @@ def test_check_verdicts():
     far = termcheck.Check("t", "c", "gpu", 1.0, 2.5, 2.5, "", 2.4, 2.6, 2.5)
     assert far.refutes and far.label() == "refutes the term"
     bound = termcheck.Check("t", "c", "gpu", 2400.0, 100.0, None, "published is a bound (> 2,400 s): predicted "
-                            "below it")
+                            "below it", bound_refuted=True)
     assert bound.refutes
     upper = termcheck.Check("t", "c", "cpu", 892.0, 950.0, None, "published is an upper bound (the whole lecture, "
-                            "<= 892 s): predicted outside it at both ends of the band")
+                            "<= 892 s): predicted outside it at both ends of the band", bound_refuted=True)
     inside = termcheck.Check("t", "c", "cpu", 892.0, 475.0, None, "published is an upper bound (the whole lecture, "
                              "<= 892 s): predicted inside it at both ends of the band")
     assert upper.refutes and not inside.refutes and inside.label() == "agrees"

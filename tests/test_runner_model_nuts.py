@@ -2,12 +2,15 @@
 from any machine) x seconds per step on the family's device (NutsLeapfrogStep, else the Kalman gradient as a
 labelled proxy) + compile. Synthetic results with known truth: every expected number is computed from them."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
+from jaxci.report import termcheck
 from jaxci.report.published import PublishedFigure, check
 from jaxci.results.records import load_results
 from tests.synth import SynthResults
@@ -67,8 +70,12 @@ def test_a_published_bound_is_reported_above_or_below_never_as_a_ratio(model):
                             bound="lower")
     below = PublishedFigure("cell", "g4dn.2xlarge", "gpu", 1e6, kernel="nuts", n=ITERS, dtype="float64", bound="lower")
     a, b = check([above, below], model)
-    assert a["ratio"] is None and "above it at both ends" in a["verdict"]
-    assert b["ratio"] is None and "below it" in b["verdict"]
+    assert a["ratio"] is None and a["bound_ends"] == 2 and "above it at both ends" in a["verdict"]
+    assert b["ratio"] is None and b["bound_ends"] == 0 and "below it" in b["verdict"]
+    # the sheet's check refutes a band from that count, however the verdict reads
+    found = [termcheck.checks(SimpleNamespace(model_checks=[{**r, "case": "NUTS state-space cell", "verdict": "x"}]),
+                              "g4dn.2xlarge", 4) for r in (a, b)]
+    assert [[c.refutes for c in f] for f in found] == [[False], [True]]
 
 
 def test_the_sampler_row_of_a_decision_sheet_follows_the_predicted_nuts_times(model):

@@ -199,14 +199,20 @@ def _ask(model, f: PublishedFigure, row: dict):
     return p
 
 
+def bound_ends(f: PublishedFigure, low: float, high: float) -> int:
+    """How many ends of the predicted band keep a published bound (0: the bound refutes the band)."""
+    if f.bound == "lower":
+        return sum(x > f.published_s for x in (low, high))
+    return sum(x <= f.published_s for x in (low, high))
+
+
 def bound_verdict(f: PublishedFigure, low: float, high: float) -> str:
     """A published bound scored as a bound: where the band lies against it, never a ratio."""
+    ends = bound_ends(f, low, high)
     if f.bound == "lower":
-        ends = sum(x > f.published_s for x in (low, high))
         where = ("above it at both ends of the band" if ends == 2 else
                  "above it at the high end only" if ends == 1 else "below it")
         return f"published is a bound (> {f.published_s:,.0f} s): predicted {where}"
-    ends = sum(x <= f.published_s for x in (low, high))
     where = ("inside it at both ends of the band" if ends == 2 else
              "inside it at the low end only" if ends == 1 else "outside it at both ends of the band")
     return f"published is an upper bound (the whole lecture, <= {f.published_s:,.0f} s): predicted {where}"
@@ -215,7 +221,7 @@ def bound_verdict(f: PublishedFigure, low: float, high: float) -> str:
 def check(figs: list[PublishedFigure], model) -> list[dict]:
     """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why, inputs,
     sources (what the inputs rest on: jaxci.analysis.provenance.as_json), ratio_interval (to the published value's
-    rounding interval) and, for a published bound, `verdict`."""
+    rounding interval) and, for a published bound, `verdict` and `bound_ends` (bound_ends)."""
     import math
 
     rows = []
@@ -223,7 +229,7 @@ def check(figs: list[PublishedFigure], model) -> list[dict]:
         row = {"case": f.case, "family": f.family, "device": f.device,
                "published_s": None if math.isnan(f.published_s) else f.published_s,
                "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "why": f.why, "inputs": "",
-               "sources": [], "ratio_interval": None, "verdict": ""}
+               "sources": [], "ratio_interval": None, "verdict": "", "bound_ends": None}
         if f.kernel is not None:
             p = _ask(model, f, row)
             if p is not None:
@@ -231,6 +237,7 @@ def check(figs: list[PublishedFigure], model) -> list[dict]:
         pred = row["predicted_s"]
         if pred is not None and f.bound:
             row["verdict"] = bound_verdict(f, row["low_s"], row["high_s"])
+            row["bound_ends"] = bound_ends(f, row["low_s"], row["high_s"])
         elif pred is not None and row["published_s"]:
             row["ratio"] = pred / row["published_s"]
             row["ratio_interval"] = _interval_ratio(pred, f)

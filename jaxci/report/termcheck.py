@@ -40,6 +40,7 @@ class Check:
     high_s: float | None = None
     ratio_raw: float | None = None  # predicted / the printed value
     on_published: bool = False      # the checked prediction rests on a published figure
+    bound_refuted: bool = False     # a published bound that neither end of the predicted band keeps
     row_rests_on_it: bool = False   # the number the row shows is derived from this very published figure
 
     @property
@@ -72,7 +73,7 @@ class Check:
         if not self.independent:
             return False
         if self.ratio is None:
-            return "below it" in self.verdict or "outside it" in self.verdict
+            return self.bound_refuted
         return not AGREE[0] <= self.ratio <= AGREE[1]
 
     def text(self) -> str:
@@ -107,7 +108,8 @@ def checks(report, family: str, q: int, has_gpu: bool = True) -> list[Check]:
             ratio = row.get("ratio_interval") if row.get("ratio_interval") is not None else row.get("ratio")
             out.append(Check(term, row["case"], device, row.get("published_s"), row["predicted_s"], ratio,
                              row.get("verdict") or "", row.get("low_s"), row.get("high_s"), row.get("ratio"),
-                             any(s.get("kind") == pv.PUBLISHED for s in row.get("sources") or ())))
+                             any(s.get("kind") == pv.PUBLISHED for s in row.get("sources") or ()),
+                             bound_refuted=row.get("bound_ends") == 0))
     return out
 
 
