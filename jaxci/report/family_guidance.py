@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxci.analysis import crossover as cx
+from jaxci.report.guidance_lines import PIN_CODE
 
 BIG, SEQ = ("dense.", "elementwise."), ("loops.", "kalman.")
 
@@ -50,7 +51,7 @@ def _predicted(report, family, prefixes) -> list[str]:
                          f"{p.points[0][0]:,} ({where}).")
         elif p.kind == cx.NONE_IN_RANGE and p.points:
             lines.append(f"- **{p.kernel}** ({p.dtype}): the CPU wins at every size asked, up to n = "
-                         f"{p.points[-1][0]:,} ({where}): pin this code to the CPU.")
+                         f"{p.points[-1][0]:,} ({where}): {PIN_CODE}")
         else:
             missing.append(f"{p.kernel} {p.dtype}")
     if missing:
@@ -103,8 +104,7 @@ def sections(report, family: str, sheet) -> list[tuple[str, list[str]]]:
             small.append(guidance_lines._published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the "
                                              "runner's CPU at n = 10,000,000."))
     nuts = _measured_nuts(scope) or [_row(sheet, 4)]
-    compiles = [line for line in guidance_lines._compile_lines(scope) if "(measured)" in line or "; measured)" in line]
-    compiles = compiles or [_row(sheet, 5)]
+    compiles = guidance_lines._compile_lines(scope, fallback=False) or [_row(sheet, 5)]
     several = _measured_safe(scope) or [_row(sheet, 3)]
     if gpu and not _measured_safe(scope):
         several.append(guidance_lines._published("three kernels sharing a T4 with JAX's default 75% preallocation: one "

@@ -13,7 +13,13 @@ from jaxci.report.text import seconds
 PIN_HOW = ("- How to pin what is measured above as slower on the GPU: "
            "`jax.default_device(jax.devices('cpu')[0])` around the code, or "
            "`JAX_PLATFORMS=cpu` for the lecture.")
+#: how a line that moves code to the CPU ends (the pin how-to follows the first such line)
+PIN_CODE, RUN_ON_CPU = "pin this code to the CPU.", "run it on the CPU."
 _VERSIONS: dict = {}
+
+
+def says_pin(line: str) -> bool:
+    return line.endswith((PIN_CODE, RUN_ON_CPU))
 
 
 def _where(c) -> str:
@@ -47,12 +53,12 @@ def _cpu_advice(report, prefixes=("",), ratios=True) -> list[str]:
             worst = max(g / cpu for _, cpu, g in c.points)
             lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size "
                          f"up to n = {c.points[-1][0]:,} "
-                         f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): pin this code to the CPU.")
+                         f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): {PIN_CODE}")
     for d in report.device_ratios if ratios else ():
         if d.verdict == cx.CPU_FASTER and d.benchmark.startswith(prefixes):
             what = " ".join(f"{k}={v}" for k, v in d.params)
             lines.append(f"- **{d.benchmark} {what}**: {d.ratio:.1f}x slower on the GPU than on the CPU "
-                         f"(on {d.machine}; measured): run it on the CPU.")
+                         f"(on {d.machine}; measured): {RUN_ON_CPU}")
     return lines
 
 
@@ -103,7 +109,8 @@ def _nuts_lines(report, gpu_machines) -> list[str]:
     return nuts
 
 
-def _compile_lines(report) -> list[str]:
+def _compile_lines(report, fallback: bool = True) -> list[str]:
+    """The measured compile lines; none measured: the not-measured line (`fallback`), else []."""
     compiles = []
     for m in sorted({c.machine for c in report.cold}):
         shares = [c.share for c in report.cold if c.machine == m and c.share is not None]
@@ -117,7 +124,7 @@ def _compile_lines(report) -> list[str]:
         if r.ok and r.method == "track_compile_saved_s" and r.params.get("dtype") == "float32":
             compiles.append(f"- {r.machine} ({r.params.get('device')}): the persistent cache saved {seconds(r.value)} "
                             "on a lecture-like series of fresh jits (measured).")
-    return compiles or [f"- not measured: {answers.HOW[5]}."]
+    return compiles or ([f"- not measured: {answers.HOW[5]}."] if fallback else [])
 
 
 def _safe_lines(report) -> list[str]:
@@ -152,8 +159,7 @@ def note_versions(report) -> None:
 def _pin_once(sections: list, how: str = PIN_HOW) -> list:
     """The pin how-to once, after the first line that says to pin something to the CPU."""
     for _, lines in sections:
-        at = next((i for i, line in enumerate(lines) if "pin this code to the CPU" in line
-                   or "run it on the CPU" in line), None)
+        at = next((i for i, line in enumerate(lines) if says_pin(line)), None)
         if at is not None:
             lines.insert(at + 1, how)
             break
@@ -178,7 +184,7 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
                          ("Whole notebooks and timeouts", _whole_lines(report))]:
         kept = [line for line in lines if line not in seen]  # each line once in the whole guidance
         seen.update(kept)
-        if not pinned and any("pin this code to the CPU" in line or "run it on the CPU" in line for line in kept):
+        if not pinned and any(says_pin(line) for line in kept):
             kept.append(PIN_HOW)  # the how-to once, where the first pin line is
             pinned = True
         out.append((title, kept or ["- Nothing measured for this lecture type."]))
