@@ -174,7 +174,7 @@ class CodeScan(Evaluator):
         called, touched, unknown_args = self._jax_calls_in(node)
         if not called:
             return
-        called.sort(key=lambda c: (not c.startswith("jitted"), "uses JAX" not in c))
+        called = [text for _, text in sorted(called, key=lambda hit: hit[0])]   # the most telling call first
         kind = "while" if isinstance(node, ast.While) else "for"
         trips = self._trips_k(node) if kind == "for" else None
         what = f"Python {kind}-loop around {called[0]}" + (f" ({trips.value} iterations)" if trips else "")
@@ -199,9 +199,9 @@ class CodeScan(Evaluator):
                 if name not in self.consts and name not in self.arrays:
                     new[name] = known
 
-    def _jax_calls_in(self, node) -> tuple[list[str], list[Known], bool]:
-        """The JAX calls inside a loop (as shown), the sizes each step touches (arguments, arrays the called
-        function closes over), and whether some argument's size is not known."""
+    def _jax_calls_in(self, node) -> tuple[list[tuple[int, str]], list[Known], bool]:
+        """The JAX calls inside a loop (rank, as shown: _jax_call), the sizes each step touches (arguments, arrays
+        the called function closes over), and whether some argument's size is not known."""
         called, touched, unknown_args = [], [], False
         for n in ast.walk(node):
             hit = self._jax_call(n) if isinstance(n, ast.Call) else None
@@ -220,16 +220,18 @@ class CodeScan(Evaluator):
                     touched.append(size)
         return called, touched, unknown_args
 
-    def _jax_call(self, n: ast.Call) -> str | None:
-        """How a call into JAX reads ("jitted `f`", "jax.jit(...)(...)", "`f` (uses JAX)", "jnp.sum"), else None."""
+    def _jax_call(self, n: ast.Call) -> tuple[int, str] | None:
+        """A call into JAX: how telling it is of the loop (0 a jitted function of the notebook, 1 a function of its
+        that uses JAX, 2 any other) and how it reads ("jitted `f`", "`f` (uses JAX)", "jax.jit(...)(...)",
+        "jnp.sum"); None for any other call."""
         if isinstance(n.func, ast.Name) and self._jitted_here(n.func.id):
-            return f"jitted `{n.func.id}`"
+            return 0, f"jitted `{n.func.id}`"
         if isinstance(n.func, ast.Call) and self._is_jit(n.func.func):
-            return "jax.jit(...)(...)"
+            return 2, "jax.jit(...)(...)"
         if isinstance(n.func, ast.Name) and self._uses_jax_here(n.func.id):
-            return f"`{n.func.id}` (uses JAX)"
+            return 1, f"`{n.func.id}` (uses JAX)"
         name = self._name(n.func)
-        return name.replace("jax.numpy.", "jnp.") if name.startswith(("jax.", "numpyro.")) else None
+        return (2, name.replace("jax.numpy.", "jnp.")) if name.startswith(("jax.", "numpyro.")) else None
 
     def _record_loop(self, kind, node, trips: Known | None, carry: Known | None, what="", carry_note="") -> None:
         loop = Loop(kind, self.cell, getattr(node, "lineno", self.line), what=what,
