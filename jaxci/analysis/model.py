@@ -217,8 +217,9 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
                 v = float(vcpu)
             except (TypeError, ValueError):
                 raise Unpredictable(f"{machine}: physical cores unknown ({fig.reason})") from None
-            return Band(geo(v / 2, v), v / 2, v), pv.catalogue(machine, f"{machine} {v / 2:g}-{v:g} physical cores "
-                                                                         "(SMT unknown)")
+            text = f"{machine} {v / 2:g}-{v:g} physical cores (SMT unknown)"
+            cite = pv.catalogue if entry.value("vcpu") else pv.registered   # where the vCPU count came from
+            return Band(geo(v / 2, v), v / 2, v), cite(machine, text)
         if target:
             cores = entry.value("cpu_cores") if entry is not None else None
             if cores is None:
@@ -229,5 +230,6 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             v = float(reg.get("cpu_cores")) if reg else float(entry.value("cpu_cores"))
         except (TypeError, ValueError, AttributeError):
             raise Unpredictable(f"{machine}: core count not recorded") from None
-        return Band.of(v), pv.Input(f"{machine} {v:g} cores (registration)",
-                                    frozenset({pv.Source(pv.REGISTRATION, machine)}))
+        if reg:
+            return Band.of(v), pv.registered(machine, f"{machine} {v:g} cores (registration)")
+        return Band.of(v), pv.catalogue(machine, f"{machine} {v:g} cores (catalogue cpu_cores)")

@@ -68,6 +68,10 @@ def catalogue(family: str, text) -> Input:
     return Input(str(text), sources_of(text) | {Source(CATALOGUE, family)})
 
 
+def registered(machine: str, text) -> Input:
+    return Input(str(text), sources_of(text) | {Source(REGISTRATION, machine)})
+
+
 def render(inputs) -> str:
     """The inputs as the prediction shows them: each sentence once, in order, joined with "; "."""
     return "; ".join(dict.fromkeys(str(i) for i in inputs))
