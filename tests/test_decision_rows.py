@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from jaxci.analysis import provenance as pv
 from jaxci.report import actions, decisions, memory_advice, termcheck
 from jaxci.report.build import build
 
@@ -132,6 +133,11 @@ def test_a_rows_published_checks_are_shown_and_judge_only_the_number_it_shows(re
     # the 1000x1000 warm matmul: 0.479 ms against a printed 0.001 s (0.0005-0.0015 s): it agrees
     assert "1000x1000 matmul, compiled, gpu): predicted 0.000479 s" in crossover_row.basis
     assert "0.96 to its rounding) (agrees)" in crossover_row.basis
+    # the crossover's GPU line takes its GEMM rate from the published 3000x3000 matmul: that check is shown, and
+    # can no longer call the row's band too narrow, since the row's number rests on the figure it checks
+    big = pv.figure_name("3000x3000 matmul, compiled", "g4dn.2xlarge", "gpu")
+    assert pv.derived_from(crossover_row.sources, big) and "too narrow" not in crossover_row.decision
+    assert "3000x3000 matmul, compiled, gpu): predicted" in crossover_row.basis.split("no check of this row")[0]
 
 
 def test_rows_without_a_published_check_are_left_as_they_are(report):

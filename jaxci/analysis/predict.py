@@ -101,6 +101,7 @@ class PredictedCrossover:
     measured: object = None     # the measured Crossover for the same family, kernel, dtype, when there is one
     low: float | None = None    # earliest crossing (cpu line at its slow end, gpu at its fast end); None: none
     high: float | None = None   # latest crossing (the reverse); None: no crossing in the measured range there
+    sources: frozenset = frozenset()   # what the predicted lines rest on (jaxci.analysis.provenance)
 
     @property
     def kernel(self) -> str:
@@ -234,6 +235,7 @@ def predictions(records, machines: dict, catalogue: dict, measured_crossovers=()
                     (kind, n_star, _), points, early, late = found[0], found[1], found[2], found[3]
                 why = ("cpu: " + cpu[common[0]].inputs + " | gpu: " + gpu[common[0]].inputs) if common else \
                     (reasons[-1] if reasons else "")
+                rests = pv.sources_of([p.provenance for line in lines.values() for p in line.values()])
                 crossings.append(PredictedCrossover(family, bench, case, dtype, kind, n_star, points, why,
-                                                    mx.get((family, bench, case, dtype)), early, late))
+                                                    mx.get((family, bench, case, dtype)), early, late, rests))
     return runtimes, crossings

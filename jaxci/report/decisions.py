@@ -141,7 +141,8 @@ def _crossover(report, family, entry) -> QuestionDecision:
     more = f"; elementwise maps from n ≈ {ew.n:,.0f} elements" if ew else ""
     basis = "; ".join(x for x in (band, f"inputs: {_short_inputs(p.inputs)}") if x)
     return QuestionDecision(2, f"GPU for {answers._short(p.kernel)} {p.dtype} from n ≈ {p.n:,.0f}{more}; below that "
-                            "and for scalar loops, pin to the CPU", PREDICTED, basis, number=f"n ≈ {p.n:,.0f}")
+                            "and for scalar loops, pin to the CPU", PREDICTED, basis, sources=p.sources,
+                            number=f"n ≈ {p.n:,.0f}")
 
 
 def _concurrency(report, family, entry, audit=None) -> QuestionDecision:
