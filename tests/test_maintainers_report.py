@@ -213,3 +213,13 @@ def test_a_maintainers_destination_that_is_a_file_is_refused_before_anything_is_
     assert "--maintainers" in capsys.readouterr().err and target.read_text() == "a file"
     assert main([str(RESULTS), "--audits", str(tmp_path / "none"), "--no-progress"]) == 2
     assert "--audits" in capsys.readouterr().err
+
+
+def test_a_predicted_answer_says_what_it_rests_on():
+    """The committed page (the same as generated: the test above) names, beside each predicted answer, the machines
+    it was measured on and the published files it used; a measured or unmeasured answer names none."""
+    page = (REPO_ROOT / "docs" / "report" / "g4dn.2xlarge.md").read_text()
+    rows = {line.split("|")[1].strip(): line.split("|")[-2].strip() for line in page.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert rows["2"].startswith("[predicted](../runner-model.md): measured on lab-")
+    assert "published: incidents.md (" in rows["2"] and rows["3"] == rows["7"] == "not measured"

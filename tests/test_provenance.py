@@ -111,3 +111,14 @@ def test_a_refusal_names_the_suite_benchmark_that_would_answer_it(models):
                   P.NUTS_STEP, P.NUTS_STEPS, P.HOST_LINALG):
         module, cls, _ = needs.split(".")
         assert re.search(rf"^class {cls}\b", (suite / f"{module}.py").read_text(), re.M), needs
+
+
+def test_a_description_names_each_kind_once_measured_first():
+    sources = {pv.Source(pv.CATALOGUE, "f"), pv.Source(pv.MEASURED, "m2"), pv.Source(pv.MEASURED, "m1"),
+               pv.Source(pv.PUBLISHED, "incidents.md: a"), pv.Source(pv.PUBLISHED, "incidents.md: b"),
+               pv.Source(pv.PUBLISHED, "published-measurements.md: c")}
+    assert pv.describe(sources) == ("measured m1, m2; published incidents.md: a, incidents.md: b, "
+                                    "published-measurements.md: c; catalogue f")
+    assert pv.describe(sources, brief=True) == ("measured on m1, m2; published: incidents.md (2), "
+                                                "published-measurements.md (1); catalogue")
+    assert pv.describe(frozenset()) == ""

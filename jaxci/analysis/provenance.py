@@ -17,6 +17,7 @@ PUBLISHED = "published"        # origin: the published source; figures: the publ
 CATALOGUE = "catalogue"        # origin: the catalogue family whose sourced spec was read
 REGISTRATION = "registration"  # origin: the machine whose asv registration gave the figure
 CALIBRATED = "calibrated"      # origin: what the constant was calibrated on
+KINDS = (MEASURED, PUBLISHED, CATALOGUE, REGISTRATION, CALIBRATED)   # the order a description names them in
 
 
 @dataclass(frozen=True, order=True)
@@ -90,6 +91,28 @@ def figure_name(case: str, family: str, device: str) -> str:
 def derived_from(sources, figure: str) -> bool:
     """Whether a published source came from the published figure named `figure` (figure_name)."""
     return any(s.kind == PUBLISHED and figure in s.figures for s in sources)
+
+
+def describe(sources, brief: bool = False) -> str:
+    """What a number rests on, a clause per kind: "measured lab-epyc-2c, lab-h200; published incidents.md: …".
+    `brief`: "measured on lab-h200; published: incidents.md (4); catalogue": each published file once with its
+    count of sources, the catalogue and registrations without their machines."""
+    kinds: dict = {kind: [] for kind in KINDS}
+    for s in sorted(sources):
+        origin = s.origin.split(":")[0] if brief and s.kind == PUBLISHED else s.origin
+        kinds.setdefault(s.kind, []).append(origin)
+    if brief:
+        return "; ".join(_brief(kind, origins) for kind, origins in kinds.items() if origins)
+    return "; ".join(f"{kind} {', '.join(dict.fromkeys(origins))}" for kind, origins in kinds.items() if origins)
+
+
+def _brief(kind: str, origins: list) -> str:
+    if kind in (CATALOGUE, REGISTRATION):
+        return kind
+    if kind == MEASURED:
+        return "measured on " + ", ".join(dict.fromkeys(origins))
+    return f"{kind}: " + ", ".join(f"{o} ({origins.count(o)})" if kind == PUBLISHED else o
+                                   for o in dict.fromkeys(origins))
 
 
 def rests_on(sources, kind: str, origin: str | None = None) -> bool:

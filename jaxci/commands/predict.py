@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from jaxci.analysis.provenance import describe
 from jaxci.catalogue import CatalogueError
 from jaxci.commands.argtypes import OneLineParser, ascii_int
 from jaxci.results.records import ResultsError
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model: {p.basis}")
     for part in dict.fromkeys(map(str, p.provenance)):
         print(f"  input: {part}")
-    print(f"rests on: {rests_on(p.sources)}")
+    print(f"rests on: {describe(p.sources) or 'nothing'}")
     if device == "cpu":
         from jaxci.policy.builds import ALIKE, cpu_twins
 
@@ -104,14 +105,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"{ALIKE:.0%} on every CPU case (the same physical cores; no sourced clock or vector width "
                   "separates them); measure the family to tell them apart")
     return 0
-
-
-def rests_on(sources) -> str:
-    """The sources by kind, one clause each: "measured lab-h200, lab-epyc-2c; catalogue g4dn.2xlarge"."""
-    kinds: dict = {}
-    for s in sorted(sources):
-        kinds.setdefault(s.kind, []).append(s.origin)
-    return "; ".join(f"{kind} {', '.join(dict.fromkeys(origins))}" for kind, origins in kinds.items()) or "nothing"
 
 
 def checked(args, entry) -> str:

@@ -111,6 +111,7 @@ def _fp64(report, family, entry) -> QuestionDecision:
         text = (f"{actions.float64_default(None, None, False)}: float64 is affordable on this CPU, keep "
                 f"`jax_enable_x64` where a lecture needs it ({what})")
     return QuestionDecision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}",
+                            sources=p64.sources | p32.sources,
                             number=f"float64 {ratio:.0f}x float32 (matmul n = {DENSE_N:,})")
 
 
@@ -188,7 +189,8 @@ def _sampler(report, family, entry) -> QuestionDecision:
     predicted = _nuts_device(report, family, entry)
     if predicted:
         text = predicted[0] + (f"; {decided}" if machines else "")
-        return QuestionDecision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}", number=predicted[2])
+        return QuestionDecision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}", sources=predicted[3],
+                                number=predicted[2])
     p = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu" if entry.has_gpu else "cpu")
     why = p.reason.split(";")[0] if not p else ""
     return QuestionDecision(
@@ -220,9 +222,10 @@ def _chain_methods(rows) -> tuple[dict, str]:
 NUTS_ITERATIONS = 4 * 800
 
 
-def _nuts_device(report, family, entry) -> tuple[str, str, str] | None:
+def _nuts_device(report, family, entry) -> tuple[str, str, str, frozenset] | None:
     """Which device the incident-shaped NUTS run belongs on, from the runner model's predictions on the
-    family's CPU and GPU (float64); None when the model cannot predict the CPU side."""
+    family's CPU and GPU (float64): (decision, basis, number, sources); None when the model cannot predict the CPU
+    side."""
     cpu = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "cpu")
     if not cpu:
         return None
@@ -232,16 +235,17 @@ def _nuts_device(report, family, entry) -> tuple[str, str, str] | None:
     number = f"CPU {seconds(cpu.seconds)}" + (f" vs GPU {seconds(gpu.seconds)}" if gpu else "")
     if not gpu:
         return (f"NUTS on the CPU: predicted {seconds(cpu.seconds)} for {shape}",
-                basis + f"; inputs: {_short_inputs(cpu.inputs, 200)}", number)
+                basis + f"; inputs: {_short_inputs(cpu.inputs, 200)}", number, cpu.sources)
+    sources = cpu.sources | gpu.sources
     basis += f", GPU {seconds(gpu.seconds)} ({_band(gpu)}); inputs: {_short_inputs(gpu.inputs, 200)}"
     if cpu.high is not None and gpu.low is not None and cpu.high < gpu.low:
         return (f"pin NUTS lectures to the CPU, {actions.pin_short()}: predicted {seconds(cpu.seconds)} on "
-                f"its CPU against {seconds(gpu.seconds)} on its GPU", basis, number)
+                f"its CPU against {seconds(gpu.seconds)} on its GPU", basis, number, sources)
     if gpu.high is not None and cpu.low is not None and gpu.high < cpu.low:
         return (f"NUTS on the GPU: predicted {seconds(gpu.seconds)} against {seconds(cpu.seconds)} on its CPU", basis,
-                number)
+                number, sources)
     return (f"either device: the predicted bands overlap (CPU {seconds(cpu.seconds)}, GPU {seconds(gpu.seconds)})",
-            basis, number)
+            basis, number, sources)
 
 
 def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
