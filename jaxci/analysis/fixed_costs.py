@@ -53,8 +53,8 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
     terms = fixed.terms(cold)
     here = sum(terms.values())
     which = "cold page cache (the build's first notebook)" if cold else "warm page cache"
-    inputs = [pv.Input(f"{fixed.source}, {which}: " + ", ".join(f"{k} {v:.3g} s" for k, v in terms.items()),
-                       frozenset({pv.Source(pv.MEASURED, fixed.source)}))]
+    inputs = [pv.measured(fixed.source, f"{fixed.source}, {which}: "
+                          + ", ".join(f"{k} {v:.3g} s" for k, v in terms.items()))]
     if family_probe:
         h = Band(family_probe[0] / fixed.probe_s, family_probe[0] / max(fixed.probes_s),
                  family_probe[0] / min(fixed.probes_s))

@@ -73,9 +73,14 @@ def registered(machine: str, text) -> Input:
     return Input(str(text), sources_of(text) | {Source(REGISTRATION, machine)})
 
 
+def sentences(inputs) -> list[str]:
+    """Each sentence of the inputs once, in order."""
+    return list(dict.fromkeys(str(i) for i in inputs))
+
+
 def render(inputs) -> str:
-    """The inputs as the prediction shows them: each sentence once, in order, joined with "; "."""
-    return "; ".join(dict.fromkeys(str(i) for i in inputs))
+    """The inputs as the prediction shows them: its sentences joined with "; "."""
+    return "; ".join(sentences(inputs))
 
 
 def as_json(sources) -> list[dict]:

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from jaxci.analysis.provenance import describe
+from jaxci.analysis.provenance import describe, sentences
 from jaxci.catalogue import CatalogueError
 from jaxci.commands.argtypes import OneLineParser, ascii_int
 from jaxci.results.records import ResultsError
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{what}: predicted {p.seconds:.4g} s (band {p.low:.3g} .. {p.high:.3g} s)")
     print(f"model: {p.basis}")
-    for part in dict.fromkeys(map(str, p.provenance)):
+    for part in sentences(p.provenance):
         print(f"  input: {part}")
     print(f"rests on: {describe(p.sources) or 'nothing'}")
     if device == "cpu":
