@@ -8,8 +8,9 @@ import pytest
 
 from jaxci.analysis import coldstart, concurrency, finite_or_none, penalty, safe_ratio, slowest_cells, work
 from jaxci.analysis import crossover as cx
+from jaxci.catalogue import Figure
 from jaxci.policy import cost
-from jaxci.results.records import Record
+from jaxci.results.records import Record, ResultSet
 
 
 def rec(benchmark, value, machine="m", status="ok", unit="seconds", q25=None, q75=None, scale="unknown", **params):
@@ -124,8 +125,6 @@ def test_concurrency_safe_n_stops_at_first_death():
 
 
 def test_family_cost_arithmetic():
-    from jaxci.catalogue import Figure
-
     billing = {"billing_minimum_seconds": Figure(60, "t"), "github_billing_increment_seconds": Figure(60, "t")}
     row = cost.FamilyCost("f", False, 3.6, "measured", suites={"dense": 30.0, "loops": 10.0}, overhead_s=10.0,
                           defaults=billing)
@@ -140,7 +139,7 @@ def test_family_cost_arithmetic():
 
 
 def test_cost_scale_is_the_recorded_one_not_inferred_from_skips():
-    """Point 1: a full-scale run skips cpu cases too (1-chain NUTS with a parallel method, memory policies
+    """A full-scale run skips cpu cases too (1-chain NUTS with a parallel method, memory policies
     on cpu): the label comes from the recorded scale, never from skips."""
     full = [rec("k.K.time_warm", 1.0, n=1, dtype="float32", device="cpu", scale="full"),
             rec("k.K.time_warm", None, status="skipped", n=9, dtype="float32", device="cpu", scale="full")]
@@ -152,9 +151,7 @@ def test_cost_scale_is_the_recorded_one_not_inferred_from_skips():
 
 
 def test_latest_keeps_scales_apart():
-    """Point 2: a newer CI-scale run never replaces a full-scale result of the same params."""
-    from jaxci.results.records import ResultSet
-
+    """A newer CI-scale run never replaces a full-scale result of the same params."""
     full = rec("nuts.Nuts.track_wall_s", 100.0, model="x", scale="full")
     newer_ci = dataclasses.replace(full, value=1.0, date="2026-06-01T00:00:00Z", scale="ci")
     rs = ResultSet(records=[full, newer_ci])
@@ -173,8 +170,6 @@ def test_device_ratio_of_unsized_timings():
     (d,) = cx.device_ratios(records)
     assert d.ratio == pytest.approx(10.0) and d.params == (("notebook", "intro"),)
 
-
-# --- point 3: every crossing, the middle band, and noise ------------------------------------------------
 
 def test_gpu_faster_only_in_the_middle_is_a_band_with_both_edges():
     # d = ln(gpu/cpu) = ln 2, ln 0.5, ln 2: symmetric on a log scale, so the GPU is faster between the
@@ -245,8 +240,6 @@ def test_device_ratio_verdict_within_noise():
     assert d.ratio == pytest.approx(1.02) and d.verdict == cx.TIE
 
 
-# --- point 9: legal values never crash, never become nan -------------------------------------------------
-
 def test_zero_and_inf_times_have_no_ratio_and_do_not_crash():
     records = [rec("k.K.time_warm", t, n=10, dtype=d, device="cpu") for d, t in (("float32", 0.0), ("float64", 1.0))]
     records += [rec("k.K.time_warm", t, n=20, dtype=d, device="cpu")
@@ -267,8 +260,6 @@ def test_finite_or_none_makes_strict_json():
     json.loads(json.dumps(data, allow_nan=False))
 
 
-# --- point 6: a compile share never exceeds the whole -----------------------------------------------------
-
 def test_compile_share_is_none_where_the_stages_exceed_the_first_call():
     def records(first, trace, lower, backend):
         out = [rec("dense.DenseColdStart.timeraw_first_call", first, op="matmul", dtype="float32", device="cpu")]
@@ -281,8 +272,6 @@ def test_compile_share_is_none_where_the_stages_exceed_the_first_call():
     (over,) = coldstart.compile_shares(records(1.0, 0.3, 0.3, 0.76))  # 1.36 s of stages: the 136% row
     assert over.share is None and "not comparable" in over.note and "1.36" in over.note
 
-
-# --- point 8: timeouts only from whole-cell / whole-notebook wall times ------------------------------------
 
 def _notebook_records(machine="m", nuts_whole=None, split_compile=4.9):
     nb = "notebooks.Notebook.time_notebook"

@@ -11,6 +11,7 @@ from jaxci.report import answers, decisions, published, svg
 from jaxci.report.build import INCIDENTS, build
 from jaxci.report.findings import findings_md, guidance_md
 from jaxci.report.page import link_from_asv_index, render
+from jaxci.report.summary import summary_lines
 from tests import synth
 
 DENSE = (["op", "n", "dtype", "device"], [["matmul"], synth.SIZES, ["float32", "float64"], ["cpu", "gpu"]])
@@ -129,8 +130,6 @@ def test_guidance_per_lecture_type_is_traceable(gpu_report):
 
 
 def test_terminal_summary_is_short(gpu_report, tmp_path, capsys):
-    from jaxci.report.summary import summary_lines
-
     lines = summary_lines(gpu_report)
     assert 5 < len(lines) < 30 and all(len(x) <= 150 for x in lines)
     assert any("GPU for dense op=matmul float32 from n ≈" in x for x in lines)

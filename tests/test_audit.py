@@ -1,10 +1,13 @@
 """jaxci audit: static scan and classification of fixture lecture repositories, bad input, output formats,
 merging measured times (synthetic runs), and --execute on a small fixture repository."""
 
+import copy
 import csv
 import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from jaxci.audit.reading import book
 from jaxci.audit.runner import CellTiming, NotebookRun
 from jaxci.audit.writing import render
 from jaxci.commands.audit import main
+from tests.auditutil import by_path, myst
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lectures"
 BOOK, BAD, EXEC = FIXTURES / "book", FIXTURES / "bad", FIXTURES / "exec"
@@ -36,7 +40,7 @@ EXPECTED = {  # lecture: (regime, recommendation)
 
 @pytest.fixture(scope="module")
 def book_verdicts():
-    return {v.path: v for v in repo.audit_static(BOOK)}
+    return by_path(repo.audit_static(BOOK))
 
 
 def test_every_lecture_found_and_readme_is_not_a_lecture(book_verdicts):
@@ -93,10 +97,8 @@ def test_findings(book_verdicts):
 
 
 def test_short_python_loop_is_not_sequential(tmp_path):
-    (tmp_path / "sizes.md").write_text(
-        "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n```{code-cell} ipython3\n"
-        "import jax\nimport jax.numpy as jnp\nfor n in [100, 500, 1000]:\n"
-        "    jax.jit(lambda a: a @ a)(jnp.ones((n, n)))\n```\n")
+    (tmp_path / "sizes.md").write_text(myst("import jax\nimport jax.numpy as jnp\nfor n in [100, 500, 1000]:\n"
+                                            "    jax.jit(lambda a: a @ a)(jnp.ones((n, n)))"))
     (v,) = repo.audit_static(tmp_path)
     assert v.scan.short_loops and not v.scan.sequential
 
@@ -114,22 +116,21 @@ def test_book_config(book_verdicts):
 
 
 def test_book_config_defaults_and_myst(tmp_path):
-    (tmp_path / "_config.yml").write_text("title: x\n")
-    config = book.read_jupyter_book(tmp_path / "_config.yml")
+    def read(name, text):
+        (tmp_path / name).write_text(text)
+        return (book.read_jupyter_book if name == "_config.yml" else book.read_myst)(tmp_path / name)
+
+    config = read("_config.yml", "title: x\n")
     assert config.timeout == book.JUPYTER_BOOK_DEFAULT_TIMEOUT and "default" in config.timeout_origin
-    (tmp_path / "_config.yml").write_text("execute:\n  timeout: -1\n  execute_notebooks: 'off'\n")
-    config = book.read_jupyter_book(tmp_path / "_config.yml")
+    config = read("_config.yml", "execute:\n  timeout: -1\n  execute_notebooks: 'off'\n")
     assert config.timeout is None and config.notes
-    (tmp_path / "myst.yml").write_text("project:\n  jupyter:\n    execute_timeout: 120\n")
-    assert book.read_myst(tmp_path / "myst.yml").timeout == 120
-    (tmp_path / "myst.yml").write_text("project:\n  title: x\n")
-    assert "no execution timeout" in book.read_myst(tmp_path / "myst.yml").notes[0]
-    (tmp_path / "myst.yml").write_text("project: [unclosed\n")
-    assert "cannot read" in book.read_myst(tmp_path / "myst.yml").error
+    assert read("myst.yml", "project:\n  jupyter:\n    execute_timeout: 120\n").timeout == 120
+    assert "no execution timeout" in read("myst.yml", "project:\n  title: x\n").notes[0]
+    assert "cannot read" in read("myst.yml", "project: [unclosed\n").error
 
 
 def test_bad_inputs_reported_and_others_audited(tmp_path):
-    verdicts = {v.path: v for v in repo.audit_static(BAD)}
+    verdicts = by_path(repo.audit_static(BAD))
     assert verdicts["fine.md"].status == "ok" and verdicts["fine.md"].regime == classify.TRIVIAL
     assert verdicts["latin1.md"].status == "unreadable" and "not UTF-8" in verdicts["latin1.md"].errors[0]
     assert verdicts["truncated.ipynb"].status == "unreadable" and "JSON" in verdicts["truncated.ipynb"].errors[0]
@@ -175,23 +176,21 @@ def run_of(platform, *cells, status="ok"):
 
 
 def test_merge_measured_times_synthetic(book_verdicts):
-    import copy
+    def merged(lecture, **runs):
+        v = copy.deepcopy(book_verdicts[lecture])
+        v.runs = runs
+        judge.merge(v)
+        return v
 
-    v = copy.deepcopy(book_verdicts["grid.md"])  # measure
-    v.runs = {"cpu": run_of("cpu", (1.0, 0.5), (2.0, 0.2)), "cuda": run_of("cuda", (9.0, 5.0), (3.0, 1.0))}
-    judge.merge(v)
+    v = merged("grid.md", cpu=run_of("cpu", (1.0, 0.5), (2.0, 0.2)), cuda=run_of("cuda", (9.0, 5.0), (3.0, 1.0)))
     assert v.recommendation == classify.PIN_CPU and "measured GPU/CPU time 4.00" in v.reasons[-1]
     assert v.proposed_timeout == 60  # 2 s slowest cell x 3 -> a minute
     assert v.over_timeout == []  # book timeout 600 s
 
-    v = copy.deepcopy(book_verdicts["large.md"])
-    v.runs = {"cpu": run_of("cpu", (300.0, 1.0)), "cuda": run_of("cuda", (30.0, 2.0))}
-    judge.merge(v)
+    v = merged("large.md", cpu=run_of("cpu", (300.0, 1.0)), cuda=run_of("cuda", (30.0, 2.0)))
     assert v.recommendation == classify.KEEP_GPU
     assert v.proposed_timeout == 120  # from the GPU run it stays on: 30 s x 3 = 90 -> 120
-    v = copy.deepcopy(book_verdicts["large.md"])
-    v.runs = {"cpu": run_of("cpu", (700.0, 1.0))}
-    judge.merge(v)
+    v = merged("large.md", cpu=run_of("cpu", (700.0, 1.0)))
     assert v.over_timeout == ["cpu cell 0: 700.0 s > 600 s"] and v.proposed_timeout == 2100
     assert v.recommendation == classify.KEEP_GPU  # no GPU measured: the static verdict stands
 
@@ -225,10 +224,9 @@ def test_execute_fixture_repository(tmp_path, monkeypatch):
 
 
 def test_loop_inside_a_jitted_function_is_not_dispatch(tmp_path):
-    (tmp_path / "unrolled.md").write_text(
-        "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n```{code-cell} ipython3\n"
-        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    for i in range(100):\n"
-        "        x = jnp.sin(x)\n    return x\n\nf(jnp.ones(3))\n```\n")
+    (tmp_path / "unrolled.md").write_text(myst("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n"
+                                               "    for i in range(100):\n        x = jnp.sin(x)\n    return x\n\n"
+                                               "f(jnp.ones(3))"))
     (v,) = repo.audit_static(tmp_path)
     assert not v.scan.sequential and v.regime == classify.TRIVIAL
 
@@ -239,9 +237,6 @@ def test_single_lecture_finds_the_book_config_above_it():
 
 
 def test_static_audit_does_not_import_jax():
-    import subprocess
-    import sys
-
     code = ("import sys\nfrom jaxci.commands.audit import main\n"
             f"main([{str(BOOK)!r}, '--format', 'csv', '--output', '/dev/null'])\n"
             "assert 'jax' not in sys.modules and 'numpyro' not in sys.modules")

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import fields
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from jaxci.audit.runner import cache
-from jaxci.audit.runner.outcome import NotebookRun
+from jaxci.audit.runner.outcome import CellTiming, NotebookRun
 from jaxci.audit.writing.merge import strip_timings
 from jaxci.commands import audit
 
@@ -76,34 +78,33 @@ def test_a_previous_audit_json_is_a_baseline(folder, tmp_path, capsys):
     assert executed(changed) == 1 and "plain_00.md (cpu)" in lines[0]
 
 
-def test_the_key_follows_the_kernel_environment_platform_and_timeout(folder, monkeypatch):
-    class Lecture:
-        path, path_abs = "plain_00.md", folder / "plain_00.md"
+def _lecture(folder):
+    """What the cache reads of a lecture: its path, relative and absolute."""
+    return SimpleNamespace(path="plain_00.md", path_abs=folder / "plain_00.md")
 
+
+def test_the_key_follows_the_kernel_environment_platform_and_timeout(folder, monkeypatch):
+    lecture = _lecture(folder)
     identity = {"kernel": "python3", "python": "3.12.1", "jax": "0.11.2", "jaxlib": "0.11.2"}
     monkeypatch.setattr(cache, "kernel_identity", lambda name: dict(identity))
-    base = cache.Reuse().key(Lecture, "cpu", "python3")
-    assert cache.Reuse().key(Lecture, "cpu", "python3") == base
-    assert cache.Reuse().key(Lecture, "cuda", "python3") != base
-    assert cache.Reuse(cell_timeout=900).key(Lecture, "cpu", "python3") != base
+    base = cache.Reuse().key(lecture, "cpu", "python3")
+    assert cache.Reuse().key(lecture, "cpu", "python3") == base
+    assert cache.Reuse().key(lecture, "cuda", "python3") != base
+    assert cache.Reuse(cell_timeout=900).key(lecture, "cpu", "python3") != base
     identity["jax"] = "0.12.0"
-    assert cache.Reuse().key(Lecture, "cpu", "python3") != base  # a new JAX pin re-executes
+    assert cache.Reuse().key(lecture, "cpu", "python3") != base  # a new JAX pin re-executes
 
 
 def test_failed_runs_are_not_reused(tmp_path, folder):
-    class Lecture:
-        path, path_abs = "plain_00.md", folder / "plain_00.md"
-
+    lecture = _lecture(folder)
     reuse = cache.Reuse(tmp_path / "store")
-    failed = NotebookRun(str(Lecture.path_abs), status="timeout", error="cell 1 exceeded", platform="cpu")
-    reuse.store(Lecture, "cpu", "k1", failed)
+    failed = NotebookRun(str(lecture.path_abs), status="timeout", error="cell 1 exceeded", platform="cpu")
+    reuse.store(lecture, "cpu", "k1", failed)
     assert not (tmp_path / "store").exists()  # nothing stored: a timeout may have been the machine's
-    assert reuse.lookup(Lecture, "cpu", "k1") is None
+    assert reuse.lookup(lecture, "cpu", "k1") is None
 
 
 def test_a_run_reads_back_from_its_record():
-    from jaxci.audit.runner.outcome import CellTiming
-
     run = NotebookRun("x.md", platform="cpu", wall_s=1.5, kernel_start_s=0.4,
                       cells=[CellTiming(0, "x = 1", 0.01, 0.02, compile_s=0.0, compilations=0)])
     again = NotebookRun.from_dict(json.loads(json.dumps(run.as_dict())))
@@ -113,10 +114,6 @@ def test_a_run_reads_back_from_its_record():
 def test_a_new_field_in_what_a_run_records_bumps_the_cache_format():
     """A cached run from before a field existed lacks it (a cached NUTS lecture without `samplers` would be
     predicted the old way): the cell's fields are pinned to the format that records them."""
-    from dataclasses import fields
-
-    from jaxci.audit.runner import cache as run_cache
-    from jaxci.audit.runner.outcome import CellTiming
 
     two = {"index", "first_line", "wall_s", "client_s", "status", "compile_s", "trace_s", "lower_s", "backend_s",
            "compilations", "cache_hits", "cache_misses", "error", "expected_error", "loops", "jitted", "calls",
@@ -125,4 +122,4 @@ def test_a_new_field_in_what_a_run_records_bumps_the_cache_format():
     # 5: the main thread's CPU seconds
     recorded = {2: two, 3: two, 4: two | {"trip_probe_s"}, 5: two | {"trip_probe_s", "busy_s"},
                 6: two | {"trip_probe_s", "busy_s"}}  # 6: loops counted only where no effect could repeat
-    assert {f.name for f in fields(CellTiming)} == recorded[run_cache.FORMAT]
+    assert {f.name for f in fields(CellTiming)} == recorded[cache.FORMAT]

@@ -8,19 +8,17 @@ import importlib.util
 import json
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from jaxci.audit.lecture_ci import audit_ci, lectures, render
 from jaxci.audit.lecture_ci.lectures import KEEP_GPU, PIN_CPU
 from jaxci.audit.lecture_ci.workflows import parse_label
-from jaxci.catalogue import read_pins
-
-FIX = Path(__file__).parent / "fixtures" / "ci_repos"
-ACTIONLINT = Path(sys.executable).with_name("actionlint")
-GIT = shutil.which("git")
+from jaxci.catalogue import catalogue_defaults, read_pins
+from jaxci.commands.audit import main
+from jaxci.policy.timeouts import job_timeout_minutes
+from tests.auditutil import ACTIONLINT, GIT, apply_and_lint, git_copy
+from tests.auditutil import CI_REPOS as FIX
 
 
 def kinds(report):
@@ -120,29 +118,17 @@ def test_clean_repository_has_no_findings(static):
 
 # ---- the patch ----
 
-def _copy(name, tmp_path):
-    dest = tmp_path / name
-    shutil.copytree(FIX / name, dest)
-    subprocess.run([GIT, "init", "-q", str(dest)], check=True)
-    return dest
-
-
 @pytest.mark.skipif(GIT is None or not ACTIONLINT.exists(), reason="needs git and actionlint (.venv/bin)")
 @pytest.mark.parametrize("name", ["findings_gpu", "split_gpu"])
 def test_patch_applies_passes_actionlint_and_clears_its_findings(name, tmp_path, static):
-    repo = _copy(name, tmp_path)
-    patch = static[name].patch()
-    (tmp_path / "ci.diff").write_text(patch)
-    subprocess.run([GIT, "apply", str(tmp_path / "ci.diff")], cwd=repo, check=True)
-    workflows = sorted(str(p) for p in (repo / ".github" / "workflows").glob("*.yml"))
-    lint = subprocess.run([str(ACTIONLINT), *workflows], cwd=repo, capture_output=True, text=True)
-    assert lint.returncode == 0, lint.stdout + lint.stderr
+    repo = git_copy(name, tmp_path)
+    (tmp_path / "ci.diff").write_text(static[name].patch())
+    apply_and_lint(repo, tmp_path / "ci.diff")
     after = audit_ci(repo, lectures.audit_lectures(repo))
     patched = {f.kind for f in static[name].findings if f.as_dict()["patched"]}
     assert patched and not patched & {f.kind for f in after.findings if f.as_dict()["patched"]}
     # comments and layout survive: only the named lines changed
-    before_text = (FIX / name / ".github" / "workflows").glob("*.yml")
-    for path in before_text:
+    for path in (FIX / name / ".github" / "workflows").glob("*.yml"):
         old = path.read_text().splitlines()
         new = (repo / ".github" / "workflows" / path.name).read_text().splitlines()
         assert [line for line in old if line.lstrip().startswith("#")] == \
@@ -159,11 +145,8 @@ def test_patch_applies_passes_actionlint_and_clears_its_findings(name, tmp_path,
 # ---- measured inputs (lecture facts as --execute gives them) ----
 
 def _measured(root, slowest, cpu_s=30.0, compile_s=2.0):
-    out = []
-    for f in lectures.audit_lectures(root):
-        out.append(dataclasses.replace(f, cpu_s=cpu_s, compile_cpu_s=compile_s if f.uses_jax else None,
-                                       slowest_cell_s=slowest))
-    return out
+    return [dataclasses.replace(f, cpu_s=cpu_s, compile_cpu_s=compile_s if f.uses_jax else None, slowest_cell_s=slowest)
+            for f in lectures.audit_lectures(root)]
 
 
 def test_cell_timeout_far_above_and_below_measured_need():
@@ -241,8 +224,6 @@ def test_json_and_summary(static):
 
 
 def test_cli_appends_ci_and_writes_patch(tmp_path):
-    from jaxci.commands.audit import main
-
     out, diff, summ = tmp_path / "a.md", tmp_path / "ci.diff", tmp_path / "summary.md"
     assert main([str(FIX / "split_gpu"), "--output", str(out), "--ci-patch", str(diff), "--summary", str(summ),
                  "--no-progress"]) == 0
@@ -253,8 +234,6 @@ def test_cli_appends_ci_and_writes_patch(tmp_path):
 
 
 def test_cli_json_has_ci_key(tmp_path):
-    from jaxci.commands.audit import main
-
     out = tmp_path / "a.json"
     assert main([str(FIX / "clean"), "--format", "json", "--output", str(out)]) == 0
     assert json.loads(out.read_text())["ci"]["findings"] == []
@@ -314,10 +293,7 @@ def test_edits_for_list_labels_env_blocks_and_absent_cell_timeout(tmp_path):
     if GIT and ACTIONLINT.exists():
         subprocess.run([GIT, "init", "-q", str(repo)], check=True)
         (tmp_path / "p.diff").write_text(patch)
-        subprocess.run([GIT, "apply", str(tmp_path / "p.diff")], cwd=repo, check=True)
-        lint = subprocess.run([str(ACTIONLINT), ".github/workflows/deploy.yml"], cwd=repo, capture_output=True,
-                              text=True)
-        assert lint.returncode == 0, lint.stdout
+        apply_and_lint(repo, tmp_path / "p.diff", ".github/workflows/deploy.yml")
         assert "# kept as written" in (repo / ".github" / "workflows" / "deploy.yml").read_text()
         assert (repo / "requirements.txt").read_text().startswith("jupyter-book==1.0.4\n")
         after = audit_ci(repo, facts)
@@ -326,9 +302,7 @@ def test_edits_for_list_labels_env_blocks_and_absent_cell_timeout(tmp_path):
 
 @pytest.mark.skipif(GIT is None, reason="needs git")
 def test_emit_config_carries_the_ci_changes(tmp_path):
-    from jaxci.commands.audit import main
-
-    repo = _copy("split_gpu", tmp_path)
+    repo = git_copy("split_gpu", tmp_path)
     out, emitted = tmp_path / "a.md", tmp_path / "emit.diff"
     assert main([str(repo), "--output", str(out), "--emit-config", str(emitted), "--no-progress"]) == 0
     text = emitted.read_text()
@@ -340,8 +314,6 @@ def test_emit_config_carries_the_ci_changes(tmp_path):
 
 
 def test_cli_refuses_unwritable_ci_paths_before_auditing(tmp_path, capsys):
-    from jaxci.commands.audit import main
-
     assert main([str(FIX / "clean"), "--ci-patch", str(tmp_path / "no" / "such" / "ci.diff")]) == 2
     err = capsys.readouterr().err
     assert "--ci-patch" in err and "does not exist" in err and "Traceback" not in err
@@ -350,9 +322,6 @@ def test_cli_refuses_unwritable_ci_paths_before_auditing(tmp_path, capsys):
 
 
 def test_job_timeout_is_the_one_rule_on_the_predicted_build():
-    from jaxci.catalogue import catalogue_defaults
-    from jaxci.policy.timeouts import job_timeout_minutes
-
     root = FIX / "findings_gpu"
     timeout, = by_kind(audit_ci(root, _predicted(root)), "job-timeout")
     assert timeout.label == "predicted" and "high end of each lecture's band" in timeout.fix

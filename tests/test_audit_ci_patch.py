@@ -7,30 +7,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from jaxci.audit.lecture_ci import audit_ci, decision, lectures
+from jaxci.analysis import peak
+from jaxci.audit import repo as lecture_repo
+from jaxci.audit.lecture_ci import audit_ci, decision, lectures, render
+from jaxci.audit.lecture_ci.edits import join_emitted
 from jaxci.audit.lecture_ci.lectures import KEEP_GPU, PIN_CPU, LectureFacts
 from jaxci.audit.writing import emit
 from jaxci.catalogue import catalogue_defaults, load_catalogue, read_pins
-
-FIX = Path(__file__).parent / "fixtures" / "ci_repos"
-BIN = Path(sys.executable).parent
-ACTIONLINT = BIN / "actionlint"
-GIT = shutil.which("git")
-
-
-def _copy(name, tmp_path):
-    dest = tmp_path / name
-    shutil.copytree(FIX / name, dest)
-    subprocess.run([GIT, "init", "-q", str(dest)], check=True)
-    return dest
+from jaxci.commands.audit import main
+from tests.auditutil import ACTIONLINT, BIN, GIT, apply_and_lint, git_copy
+from tests.auditutil import CI_REPOS as FIX
 
 
 def _steps(path: Path, job: str) -> list[dict]:
@@ -45,19 +37,16 @@ def test_sample_book_patch_applies_lints_and_builds_the_pinned_lecture_on_cpu(tm
     import nbclient
 
     from jaxci.audit.runner import read_notebook
-    from jaxci.commands.audit import main
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)  # only the kernelspec may set it
-    repo = _copy("sample_book", tmp_path)
+    repo = git_copy("sample_book", tmp_path)
     patch = tmp_path / "patch.diff"
     assert main([str(repo), "--output", str(tmp_path / "a.md"), "--emit-config", str(patch), "--no-progress"]) == 0
     text = patch.read_text()
     assert "Left on the GPU: narrative" in text and "lectures/gpu_intro.md (cell 1: prints jax.devices()" in text
-    subprocess.run([GIT, "apply", str(patch)], cwd=repo, check=True)
     workflow = repo / ".github" / "workflows" / "build.yml"
-    lint = subprocess.run([str(ACTIONLINT), str(workflow)], cwd=repo, capture_output=True, text=True)
-    assert lint.returncode == 0, lint.stdout + lint.stderr
+    apply_and_lint(repo, patch, workflow)
     build = _steps(workflow, "build")
     names = [s.get("name") for s in build]
     install = names.index(emit.INSTALL_STEP)
@@ -90,9 +79,6 @@ def test_sample_book_patch_applies_lints_and_builds_the_pinned_lecture_on_cpu(tm
 
 def test_no_pins_no_install_step(tmp_path):
     """A patch that pins nothing adds no kernelspec step (clean: every lecture keeps the GPU)."""
-    from jaxci.audit import repo as lecture_repo
-    from jaxci.audit.lecture_ci.edits import join_emitted
-
     root = FIX / "clean"
     config = emit.build(lecture_repo.audit_static(root))
     join_emitted(audit_ci(root, lectures.audit_lectures(root)), config)
@@ -143,8 +129,6 @@ def test_every_install_line_in_every_workflow_and_installed_file(tmp_path):
     pins = read_pins("cpu")
     patch = r.patch()
     assert f'pip install "jax[cuda13]=={pins["jax"]}" \\' in patch and f"+numpyro=={pins['numpyro']}" in patch
-    from jaxci.audit.lecture_ci import render
-
     md = render.to_markdown(r)
     assert "### Install lines (8:" in md and "`.github/workflows/c.yml:12`" in md
 
@@ -161,15 +145,14 @@ def test_job_timeouts_only_for_notebook_executing_jobs(tmp_path):
     (wf / "t.yml").write_text("on: [push]\njobs:\n  translate:\n    runs-on: ubuntu-latest\n    steps:\n"
                               "      - run: jb build lectures\n  links:\n    runs-on: ubuntu-latest\n    steps:\n"
                               "      - run: sphinx-build -b linkcheck lectures out\n")
-    assert not [f for f in audit_ci(tmp_path, []).findings if f.kind == "job-timeout"]
+    assert "job-timeout" not in {f.kind for f in audit_ci(tmp_path, []).findings}
 
 
 # ---- tier counts say what ran ----
 
 def test_tier_counts_say_executed_only_when_lectures_ran():
+    """Unexecuted, the count says nothing executed (test_audit_ci.test_findings_repository)."""
     root = FIX / "findings_gpu"
-    static = audit_ci(root, lectures.audit_lectures(root))
-    assert "nothing executed" in static.tiers[0].reason and "executed lectures" not in static.tiers[0].reason
     ran = [LectureFacts(f.path, f.uses_jax, f.uses_numpyro, f.recommendation, executed=True, cpu_s=1.0,
                         excluded=f.excluded) for f in lectures.audit_lectures(root)]
     executed = audit_ci(root, ran)
@@ -221,8 +204,6 @@ def test_decision_prices_every_option_and_keeps_gpu_winners_fast():
 
 
 def test_decision_sets_the_tier_and_sizes_the_job_timeout():
-    from jaxci.audit.lecture_ci import render
-
     root = FIX / "findings_gpu"  # the publish job builds on g4dn.2xlarge
     r = audit_ci(root, _facts(), builds_per_year=200)
     t = r.tiers[0]  # A wins on the T4 and pins make B and C cheap: stay, with the pins
@@ -249,8 +230,6 @@ def test_decision_needs_executed_predictions():
 
 
 def test_builds_per_year_is_validated(capsys):
-    from jaxci.commands.audit import main
-
     with pytest.raises(SystemExit) as exc:
         main([str(FIX / "clean"), "--builds-per-year", "many"])
     assert exc.value.code == 2 and "whole number of builds" in capsys.readouterr().err
@@ -259,8 +238,6 @@ def test_builds_per_year_is_validated(capsys):
 # ---- TITAN RTX: a lab Turing box ----
 
 def test_titan_rtx_is_a_lab_machine_on_the_fp32_path():
-    from jaxci.analysis import peak
-
     m = load_catalogue(include_lab=True)["lab-titan-rtx"]
     assert m.is_lab and m.has_gpu and "lab-titan-rtx" not in load_catalogue()
     assert m.value("gpu_compute_capability") == 7.5 and m.value("gpu_fp32_tflops") == 16.3

@@ -4,15 +4,27 @@ each lecture predicted on every catalogue runner family with a labelled basis an
 included; peak memory recorded. No timing value is asserted: which fields exist, what they are labelled, and how
 they relate."""
 
+import copy
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from jaxci.analysis.evidence import HOST_PYTHON, Evidence
+from jaxci.analysis.primitives import Band
 from jaxci.audit import repo
-from jaxci.audit.judging import every_family, host, rescaled
-from jaxci.audit.runner import host_probe
+from jaxci.audit.judging import every_family, family, host, rescaled
+from jaxci.audit.judging.judge import Verdict
+from jaxci.audit.lecture_ci import lectures
+from jaxci.audit.reading.static import LectureScan
+from jaxci.audit.runner import CellTiming, NotebookRun, host_probe, run_notebook
 from jaxci.audit.writing import render
+from jaxci.catalogue import load_catalogue
+from jaxci.commands.audit import every_family as families_for
+from jaxci.nvml import gpu_present
+from jaxci.report.memory_advice import lecture_peaks
+from jaxci.report.published_inputs import reference
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 pytestmark = pytest.mark.slow
@@ -24,10 +36,6 @@ ALLOWED = "allowed/untagged_error.md"  # its book sets execute.allow_errors: tru
 @pytest.fixture(scope="module")
 def audited():
     """The command's own pipeline without --machine (every family, Markdown shows the per-family summary)."""
-    import json
-
-    from jaxci.commands.audit import every_family as families_for
-
     verdicts = repo.audit_static(HERE)
     families = families_for(SimpleNamespace(results=None), None)
     repo.execute(verdicts, repo.Runs(("cpu",), cell_timeout=300, progress=False), families=families)
@@ -36,8 +44,6 @@ def audited():
 
 
 def _runner_families():
-    from jaxci.catalogue import load_catalogue
-
     return every_family.runner_families(load_catalogue(include_lab=True))
 
 
@@ -114,19 +120,17 @@ def test_an_untagged_error_in_a_book_that_allows_errors_is_no_failure(audited):
 
 
 def test_peak_memory_lands_in_the_json_and_the_table(audited):
-    from jaxci.report.memory_advice import lecture_peaks
-
-    lectures = {lec["path"]: lec for lec in audited["json"]["lectures"]}
-    for path, lec in lectures.items():
+    by_path = {lec["path"]: lec for lec in audited["json"]["lectures"]}
+    for path, lec in by_path.items():
         if path == PROSE:  # no cell ran: nothing to record
             assert lec["runs"]["cpu"]["peak_memory"] is None
             continue
         peak = lec["runs"]["cpu"]["peak_memory"]
         assert peak["host_rss_peak_mib"] > 0, path
         assert "device_peak_mib" not in peak  # the CPU backend's own stats are not a device's need
-    assert lectures[JAX]["runs"]["cpu"]["peak_memory"]["live_buffers_mib"] > 0
+    assert by_path[JAX]["runs"]["cpu"]["peak_memory"]["live_buffers_mib"] > 0
     peaks = {p.path: p for p in lecture_peaks(audited["json"])}
-    assert set(peaks) == set(lectures) - {PROSE}
+    assert set(peaks) == set(by_path) - {PROSE}
     assert peaks[JAX].kind == "live buffers" and peaks[PLAIN].kind == "host RSS"
     assert "peak_mib" in audited["md"].splitlines()[0] and "host RSS" in audited["md"]
 
@@ -142,17 +146,12 @@ def test_the_per_family_summary_without_machine(audited):
 
 
 def test_judged_ubuntu_latest_predicts_seconds_from_the_same_runs(audited):
-    """--machine ubuntu-latest used to predict nothing; the same runs now give its CPU side (no kernel started)."""
-    from jaxci.audit.judging import family
-    from jaxci.report.published_inputs import reference
-
+    """--machine ubuntu-latest: the same runs give its CPU side (no kernel started)."""
     judged = family.from_results(FROZEN_RESULTS, "ubuntu-latest", published=reference())
     assert judged.missing.startswith("no runner model for ubuntu-latest") and "predicts its CPU seconds" in \
         judged.missing
     families = every_family.build(FROZEN_RESULTS, published=reference(), judged=judged)
     assert families.views["ubuntu-latest"] is judged.runner  # built once, reused
-    import copy
-
     verdicts = copy.deepcopy(list(audited["verdicts"].values()))  # the shared audit stays as it was
     probe = host_probe.Probe(1.0, 0.9, 1.1, host_probe.PROBE_N, "given")
     before = {v.path: v.recommendation for v in verdicts}
@@ -177,9 +176,6 @@ def test_host_scaling_is_applied_once():
 
 
 def test_host_factor_from_a_published_probe_and_without_one():
-    from jaxci.analysis.evidence import HOST_PYTHON, Evidence
-    from jaxci.analysis.primitives import Band
-
     pub = [Evidence("fam", "cpu", HOST_PYTHON, Band(0.6, 0.5, 0.7), "a table", n=10_000_000)]
     here = host_probe.Probe(0.1, 0.09, 0.12, 1_000_000, "probe")
     h = host.factor("fam", pub, here)
@@ -188,16 +184,8 @@ def test_host_factor_from_a_published_probe_and_without_one():
     assert host.factor("fam", pub, host_probe.Probe(None, None, None, 1, "no kernel")).label == host.NOT_MEASURED
 
 
-def _gpu() -> bool:
-    from jaxci.nvml import gpu_present
-
-    return gpu_present()
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs a GPU (NVML sees none): the device-bytes path runs on a GPU only")
+@pytest.mark.skipif(not gpu_present(), reason="needs a GPU (NVML sees none): the device-bytes path runs on a GPU only")
 def test_a_gpu_run_records_device_bytes():
-    from jaxci.audit.runner import run_notebook
-
     run = run_notebook(HERE / JAX, platform="cuda", timeout=300)
     assert run.ok, run.error
     peak = run.peak_memory
@@ -207,13 +195,6 @@ def test_a_gpu_run_records_device_bytes():
 def test_a_gpu_runs_device_bytes_reach_the_table_and_the_advice():
     """Without a GPU here: a cuda run's recorded device peak (as the hooks record it on a GPU, tested with a stand-in
     jax in test_audit_runner) is the table's first figure and the concurrency advice's need."""
-    import json
-
-    from jaxci.audit.judging.judge import Verdict
-    from jaxci.audit.reading.static import LectureScan
-    from jaxci.audit.runner import CellTiming, NotebookRun
-    from jaxci.report.memory_advice import lecture_peaks
-
     memory = {"device_peak_bytes": 512 * 2**20, "device_platform": "gpu", "live_buffers_bytes": 2**20,
               "host_rss_peak_bytes": 300 * 2**20}
     run = NotebookRun("big.md", platform="cuda", cells=[CellTiming(1, "x", 1.0, 1.0, memory=memory)])
@@ -226,10 +207,6 @@ def test_a_gpu_runs_device_bytes_reach_the_table_and_the_advice():
 def test_the_tier_decision_shows_lab_machines_predicted_from_the_same_runs(audited):
     """`jaxci audit --ci --execute`: the tier decision shows each lab machine (never chosen) beside the runner families,
     every executed lecture predicted on it as the audit predicts a runner family (no host probe: h not measured)."""
-    from jaxci.audit.lecture_ci import lectures
-    from jaxci.catalogue import load_catalogue
-    from jaxci.report.published_inputs import reference
-
     verdicts = list(audited["verdicts"].values())
     found, why = lectures.predict_lab(verdicts, FROZEN_RESULTS, reference())
     lab = {name for name, entry in load_catalogue(include_lab=True).items() if entry.is_lab}

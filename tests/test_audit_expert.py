@@ -6,6 +6,7 @@ import copy
 import json
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,10 @@ from jaxci.analysis.crossover import find_crossover
 from jaxci.audit import repo
 from jaxci.audit.judging import classify, family, judge
 from jaxci.audit.reading.sizes import BULK, LATENCY, NEAR, UNKNOWN, Loop, classify_loop
-from jaxci.audit.runner import CellTiming, NotebookRun
+from jaxci.audit.runner import CellTiming, NotebookRun, envcheck
 from jaxci.audit.writing import emit
 from jaxci.commands.audit import main
+from tests.auditutil import by_path, myst
 
 EXPERT = Path(__file__).parent / "fixtures" / "lectures" / "expert"
 C, M, K = classify, family.MEASURED, family.NOT_KNOWN
@@ -89,10 +91,6 @@ def measured(results):
     return family.from_results(results, "g4dn.2xlarge")
 
 
-def by_path(verdicts):
-    return {v.path: v for v in verdicts}
-
-
 @pytest.fixture(scope="module")
 def builtin_verdicts():
     return by_path(repo.audit_static(EXPERT))
@@ -145,8 +143,7 @@ def test_classify_loop_thresholds():
 
 # ----------------------------------------------------------- size inference, pattern by pattern
 def scan_of(tmp_path, code: str):
-    (tmp_path / "x.md").write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
-                                   "```{code-cell} ipython3\nimport jax\nimport jax.numpy as jnp\n" + code + "\n```\n")
+    (tmp_path / "x.md").write_text(myst("import jax\nimport jax.numpy as jnp\n" + code))
     (v,) = repo.audit_static(tmp_path)
     return v.scan
 
@@ -163,19 +160,18 @@ def scan_of(tmp_path, code: str):
     ("key = jax.random.PRNGKey(0)\nz = jax.random.normal(key, shape=(100, 50))", 5_000),
     ("g = jnp.arange(0, 1000, 2)\nv = jax.vmap(jax.vmap(lambda a, b: a * b, (None, 0)), (0, None))(g, g)", 250_000),
     ("x = jnp.linspace(0, 1)", 50),  # NumPy's default num
+    ("def f(n=10):\n    return jnp.zeros(n)\nx = jnp.zeros(n)", 10),  # a default is not a global: n unknown outside
+    ("n = 7\ndef f(n):\n    return jnp.zeros(n)", None),  # a parameter without default shadows the global
+    ("key = jax.random.PRNGKey(0)\nz = jax.random.bernoulli(key, 0.5, (300,))", 300),
+    ("key = jax.random.PRNGKey(0)\nz = jax.random.choice(key, 10, (40, 5))", 200),
+    # unknown stays unknown
+    ("import numpy as np\nn = len(np.loadtxt('data.csv'))\nx = jnp.zeros(n)", None),
+    ("n = int(input())\nx = jnp.zeros(n)", None),
+    ("x = jnp.zeros(some_function())", None),
 ])
 def test_size_inference(tmp_path, code, elements):
     scan = scan_of(tmp_path, code)
     assert scan.max_elements == elements, scan.sizes
-
-
-@pytest.mark.parametrize("code", [
-    "import numpy as np\nn = len(np.loadtxt('data.csv'))\nx = jnp.zeros(n)",
-    "n = int(input())\nx = jnp.zeros(n)",
-    "x = jnp.zeros(some_function())",
-])
-def test_unknown_stays_unknown(tmp_path, code):
-    assert scan_of(tmp_path, code).max_elements is None
 
 
 def test_later_assignment_wins_where_it_is_in_force(tmp_path):
@@ -249,11 +245,8 @@ def test_cli_machine_and_bad_machine(results, tmp_path, capsys, monkeypatch):
 
 
 def test_verdict_distribution_is_discriminating(builtin_verdicts, measured):
-    """The point of the issue: large-array lectures are kept on the GPU, not all pinned."""
-    counts = {}
-    for v in by_path(repo.audit_static(EXPERT, measured)).values():
-        if v.scan.uses_jax:
-            counts[v.recommendation] = counts.get(v.recommendation, 0) + 1
+    """Large-array lectures are kept on the GPU, not all pinned."""
+    counts = Counter(v.recommendation for v in repo.audit_static(EXPERT, measured) if v.scan.uses_jax)
     assert counts[C.KEEP_GPU] >= 5 and counts[C.PIN_CPU] >= 4
 
 
@@ -271,10 +264,8 @@ def test_tags_and_excluded_are_not_failures(builtin_verdicts, capsys, monkeypatc
 # ----------------------------------------------------------- --execute: traced sizes fill the unknowns
 def test_traced_loops_fill_unknowns_and_redecide(builtin_verdicts, measured):
     v = copy.deepcopy(builtin_verdicts["unknown_size.md"])
-    run = NotebookRun("unknown_size.md", platform="cpu")
     cell = CellTiming(1, "", 1.0, 1.0, compile_s=0.1, loops=[{"kind": "lax.scan", "trips": 5_000, "carry": 3_000_000}])
-    run.cells = [cell]
-    v.runs = {"cpu": run}
+    v.runs = {"cpu": NotebookRun("unknown_size.md", platform="cpu", cells=[cell])}
     judge.merge_traced(v)
     judge.decide(v, measured)
     (loop,) = v.scan.loops
@@ -286,11 +277,8 @@ def test_traced_loops_fill_unknowns_and_redecide(builtin_verdicts, measured):
 def test_traced_python_loop_carry(builtin_verdicts):
     v = copy.deepcopy(builtin_verdicts["python_loop_bulk.md"])
     v.scan.loops[0].carry = None
-    run = NotebookRun("python_loop_bulk.md", platform="cpu")
-    cell = CellTiming(1, "", 1.0, 1.0)
-    cell.jitted = {"update": 4_000_000}  # w and z, 2e6 elements each, when `update` was traced
-    run.cells = [cell]
-    v.runs = {"cpu": run}
+    cell = CellTiming(1, "", 1.0, 1.0, jitted={"update": 4_000_000})  # w and z, 2e6 elements each, when traced
+    v.runs = {"cpu": NotebookRun("python_loop_bulk.md", platform="cpu", cells=[cell])}
     judge.merge_traced(v)
     loop = v.scan.loops[0]
     assert (loop.trips, loop.carry) == (200, 4_000_000) and "largest argument of `update`" in loop.carry_why
@@ -306,9 +294,7 @@ def test_emit_config_patch_applies(tmp_path, monkeypatch):
     text = patch.read_text()
     for setting in ("kernelspec.name", "mystnb: execution_timeout", "execute_notebooks"):
         assert setting in text
-    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
-    subprocess.run(git + ["init", "-q"], cwd=work, check=True)
-    subprocess.run(["git", "apply", "--check", str(patch)], cwd=work, check=True)
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
     subprocess.run(["git", "apply", str(patch)], cwd=work, check=True)
     spec = json.loads((work / emit.KERNEL_DIR / "kernel.json").read_text())
     assert spec["env"] == {"JAX_PLATFORMS": "cpu"}
@@ -334,12 +320,8 @@ def test_emit_config_timeouts(builtin_verdicts, tmp_path):
 
 # ----------------------------------------------------------- imports against the kernel's environment
 def test_missing_modules_found_once(tmp_path):
-    from jaxci.audit.runner import envcheck
-
     for name in ("a.md", "b.md"):
-        (tmp_path / name).write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
-                                     "```{code-cell} ipython3\nimport jax\nimport surely_not_installed_mod_x\n"
-                                     "import localhelper\n```\n")
+        (tmp_path / name).write_text(myst("import jax\nimport surely_not_installed_mod_x\nimport localhelper"))
     (tmp_path / "localhelper.py").write_text("X = 1\n")
     (tmp_path / "environment.yml").write_text("name: lectures\n")
     verdicts = repo.audit_static(tmp_path)
@@ -353,8 +335,7 @@ def test_missing_modules_found_once(tmp_path):
 @pytest.mark.slow
 def test_execute_skips_lectures_missing_modules_without_failing(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    (tmp_path / "needs.md").write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
-                                       "```{code-cell} ipython3\nimport surely_not_installed_mod_x\n```\n")
+    (tmp_path / "needs.md").write_text(myst("import surely_not_installed_mod_x"))
     out = tmp_path / "a.json"
     assert main([str(tmp_path), "--execute", "--platforms", "cpu", "--no-progress", "--format", "json",
                  "--output", str(out)]) == 0
@@ -367,8 +348,7 @@ def test_near_break_even_is_measured(tmp_path, measured):
     # 30,000 elements is just past the synthetic crossover (~27,300): the GPU gains under 25% -> measure
     r = measured.speedup(30_000, "float32")
     assert 1 < r < 1.25
-    (tmp_path / "x.md").write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
-                                   "```{code-cell} ipython3\nimport jax.numpy as jnp\nx = jnp.ones(30_000)\n```\n")
+    (tmp_path / "x.md").write_text(myst("import jax.numpy as jnp\nx = jnp.ones(30_000)"))
     (v,) = repo.audit_static(tmp_path, measured)
     assert (v.regime, v.recommendation) == (C.LARGE, C.MEASURE) and "GPU ~1.1x faster" in v.why
 
@@ -386,16 +366,6 @@ def test_execute_fills_what_the_scan_could_not_see(tmp_path, monkeypatch):
     assert (loop["kind"], loop["trips"], loop["carry"], loop["source"]) == ("lax.scan", 2000, 1, "static+executed")
     assert lec["regime"] == C.SMALL_F32_SEQ and lec["recommendation"] == C.PIN_CPU
     assert "1 element x 2,000 steps" in lec["why"]
-
-
-@pytest.mark.parametrize("code,elements", [
-    ("def f(n=10):\n    return jnp.zeros(n)\nx = jnp.zeros(n)", 10),  # a default is not a global: n unknown outside
-    ("n = 7\ndef f(n):\n    return jnp.zeros(n)", None),  # a parameter without default shadows the global
-    ("key = jax.random.PRNGKey(0)\nz = jax.random.bernoulli(key, 0.5, (300,))", 300),
-    ("key = jax.random.PRNGKey(0)\nz = jax.random.choice(key, 10, (40, 5))", 200),
-])
-def test_scopes_and_random_shape_positions(tmp_path, code, elements):
-    assert scan_of(tmp_path, code).max_elements == elements
 
 
 def test_a_loop_vmapped_twice_multiplies_its_carry_once(tmp_path):

@@ -1,8 +1,11 @@
 """The audit decides with the runner model's numbers; the five static defects, each on its own fixture
 lecture; the kernel-side hooks as a module. No timing is asserted: only which verdict, which sizes, which labels."""
 
+import copy
+import json
 from dataclasses import asdict
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,6 +14,8 @@ from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import colab, family, judge, predicted
 from jaxci.audit.reading.cell_records import COUNTED, EagerSize, EagerWork, JitCall, TracedLoop
 from jaxci.audit.runner import CellTiming, NotebookRun, hook_state, hooks, jit_calls
+from jaxci.commands.audit import main
+from tests.auditutil import by_path
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 HERE = Path(__file__).parent / "fixtures" / "lectures" / "model_verdicts"
@@ -23,7 +28,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def verdicts(model):
-    return {v.path: v for v in repo.audit_static(HERE, model)}
+    return by_path(repo.audit_static(HERE, model))
 
 
 def test_family_model_comes_from_the_runner_model(model):
@@ -34,8 +39,6 @@ def test_family_model_comes_from_the_runner_model(model):
 
 
 def test_no_model_is_said_first_and_in_every_row(tmp_path, capsys, monkeypatch):
-    from jaxci.commands.audit import main
-
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     assert main([str(HERE), "--machine", "c7i.2xlarge"]) == 0
     out = capsys.readouterr()
@@ -46,18 +49,13 @@ def test_no_model_is_said_first_and_in_every_row(tmp_path, capsys, monkeypatch):
     assert jax_rows and all("no runner model for c7i.2xlarge" in r for r in jax_rows)
 
 
-def test_vmapped_scan_is_bulk(verdicts):
-    v = verdicts["vmapped_scan.md"]
+@pytest.mark.parametrize("lecture, carry, why", [("vmapped_scan.md", 1_000_000, "vmap over 1,000,000"),
+                                                  ("closed_matrix.md", 25_000_000, "`A` read inside the step")])
+def test_a_vmapped_loop_or_one_closing_over_a_large_matrix_is_bulk(verdicts, lecture, carry, why):
+    v = verdicts[lecture]
     (loop,) = v.scan.loops
-    assert loop.carry == 1_000_000 and "vmap over 1,000,000" in loop.carry_why
+    assert loop.carry == carry and why in loop.carry_why
     assert v.recommendation == C.KEEP_GPU and v.regime == C.BULK_LOOPS
-
-
-def test_loop_closing_over_a_large_matrix_is_bulk(verdicts):
-    v = verdicts["closed_matrix.md"]
-    (loop,) = v.scan.loops
-    assert loop.carry == 25_000_000 and "`A` read inside the step" in loop.carry_why
-    assert v.recommendation == C.KEEP_GPU
 
 
 def test_late_x64_switch_keeps_earlier_work_float32(verdicts):
@@ -73,7 +71,7 @@ def test_unknown_loop_beside_bulk_work_keeps_gpu(verdicts):
 
 
 def test_scaled_fixtures_are_bulk_statically(model):
-    scaled = {v.path: v for v in repo.audit_static(HERE.parent / "model_verdicts_scaled", model)}
+    scaled = by_path(repo.audit_static(HERE.parent / "model_verdicts_scaled", model))
     assert scaled["vmapped_scan_long.md"].regime == C.BULK_LOOPS
     assert scaled["bulk_eager_beside_unknown.md"].regime == C.BULK_LOOPS  # 750 eager steps over 4e6 agents
     assert all(v.recommendation == C.KEEP_GPU for v in scaled.values())
@@ -92,8 +90,6 @@ def _run(*cells):
 
 
 def test_largest_later_trace_wins(verdicts):
-    import copy
-
     v = copy.deepcopy(verdicts["unknown_beside_bulk.md"])
     v.runs = {"cpu": _run((0.1, 1, [["lax.scan", 50, 23, 1]], None),
                           (0.2, 1, [["lax.scan", 50, 2_000_003, 1]], None))}
@@ -103,8 +99,6 @@ def test_largest_later_trace_wins(verdicts):
 
 
 def test_predicted_lecture_time_and_verdict(verdicts, model):
-    import copy
-
     call = {"name": "paths", "calls": 1, "wall_s": 1.0, "elements": 10**6, "largest": 10**6, "dtype": "float32",
             "flops": 2e6, "bytes": 8e6}
     v = copy.deepcopy(verdicts["vmapped_scan.md"])
@@ -121,8 +115,6 @@ def test_predicted_lecture_time_and_verdict(verdicts, model):
 
 
 def test_measured_slow_cell_outranks_trivial(verdicts):
-    import copy
-
     v = copy.deepcopy(verdicts["late_jit_name.md"])
     v.runs = {"cpu": _run((0.1, 0, None, None), (predicted.SLOW_CELL_S + 48, 0, None, None))}
     judge.merge(v)
@@ -201,30 +193,21 @@ def test_called_records_waited_calls_and_xla_cost():
 
 
 @pytest.fixture
-def kernel_hooks():
+def kernel_hooks(monkeypatch):
     """The kernel-side hooks installed in this process (jax.jit, lax loops, eager dispatch), then taken out."""
     jax = pytest.importorskip("jax")
     from jax._src import core, pjit
 
-    saved = (jax.jit, jax.lax.scan, jax.lax.fori_loop, jax.lax.while_loop, core.EvalTrace.process_primitive,
-             pjit._run_python_pjit, jax.devices, jax.local_devices)
-
-    class Events:
-        @staticmethod
-        def register(*args):
-            pass
-
-    class Shell:
-        user_ns: dict = {}
-        events = Events
-
     from jaxci.jaxmon import CompileClock
 
+    for owner, name in ((jax, "jit"), (jax.lax, "scan"), (jax.lax, "fori_loop"), (jax.lax, "while_loop"),
+                        (core.EvalTrace, "process_primitive"), (pjit, "_run_python_pjit"), (jax, "devices"),
+                        (jax, "local_devices")):
+        monkeypatch.setattr(owner, name, getattr(owner, name))  # what the hooks replace, put back after the test
+    shell = SimpleNamespace(user_ns={}, events=SimpleNamespace(register=lambda *args: None))
     hooks.STATE.update(installed=False, records=[], clock=None)
-    hooks.install(Shell(), CompileClock(), True)
-    yield jax, Shell.user_ns
-    (jax.jit, jax.lax.scan, jax.lax.fori_loop, jax.lax.while_loop, core.EvalTrace.process_primitive,
-     pjit._run_python_pjit, jax.devices, jax.local_devices) = saved
+    hooks.install(shell, CompileClock(), True)
+    yield jax, shell.user_ns
     hooks.STATE.update(installed=False, records=[], active=[], calls={})
 
 
@@ -276,8 +259,6 @@ def test_a_jitted_functions_wrapped_is_the_notebooks_function(kernel_hooks):
 def test_a_while_loops_turns_are_counted_after_the_cell_not_in_it(kernel_hooks):
     """The cell only queues the count (its clocks and nbclient's cell timeout never hold it); count_queued, which
     the runner calls in a request of its own, counts the turns from jit's trace and reports the entry's loops."""
-    import json
-
     jax, ns = kernel_hooks
     traced = []
 
@@ -314,13 +295,7 @@ def test_a_loop_not_counted_says_why(kernel_hooks, monkeypatch):
 
 
 def json_records():
-    import json
-
     return json.loads(hooks.take())
-
-
-def _gpu_model():
-    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
 
 
 def test_start_up_is_charged_once_and_compile_per_compilation(model):
@@ -338,10 +313,13 @@ def test_start_up_is_charged_once_and_compile_per_compilation(model):
     assert p9["parts"]["cpu"]["compile"] == pytest.approx(9 * 0.05)  # this run's own seconds per compilation
 
 
+#: ten calls of one jitted function over 1e6 float32 elements, each warm call 0.02 s
+CALL = {"name": "f", "calls": 10, "wall_s": 1.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.02, "largest": 10**6,
+        "dtype": "float32", "flops": 2e6, "bytes": 8e6, "loops": []}
+
+
 def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
-    call = {"name": "f", "calls": 10, "wall_s": 1.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.02,
-            "largest": 10**6, "dtype": "float32", "flops": 2e6, "bytes": 8e6, "loops": []}
-    run = _run((0.6, 1, None, [call]))  # the cell: the compile and ten calls at the warm call's time
+    run = _run((0.6, 1, None, [CALL]))  # the cell: the compile and ten calls at the warm call's time
     run.cells[0].compile_s = 0.4
     p = predicted.gpu_family(run, model.runner)
     assert p["parts"]["cpu"]["calls"] == pytest.approx(10 * 0.02)
@@ -367,19 +345,16 @@ def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
 
 def test_unexplained_slow_cell_outranks_the_prediction(model):
     run = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
-    rec, why = C.verdict_from(predicted.gpu_family(run, model.runner), "g4dn.2xlarge", C.GPU_SLOWER,
-                                      C.GPU_FASTER)
+    rec, why = C.verdict_from(predicted.gpu_family(run, model.runner), "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
     assert rec == C.MEASURE and "cell 0 measured" in why
 
 
 def test_predicted_seconds_are_the_whole_lecture_host_code_included(model):
     """cpu_s / gpu_s are whole-lecture seconds (build times add them up): a host-only cell (a plot, pandas) counts
     the same on both sides, and `import jax` too; the JAX parts stay apart so a slow host cell is still flagged."""
-    call = {"name": "f", "calls": 10, "wall_s": 1.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.02,
-            "largest": 10**6, "dtype": "float32", "flops": 2e6, "bytes": 8e6, "loops": []}
-    with_host = _run((1.0, 1, None, [call]), (2.5, 0, None, None))
+    with_host = _run((1.0, 1, None, [CALL]), (2.5, 0, None, None))
     with_host.cells[0].import_s = 0.3
-    alone = _run((1.0, 1, None, [call]))
+    alone = _run((1.0, 1, None, [CALL]))
     alone.cells[0].import_s = 0.3
     p, q = predicted.gpu_family(with_host, model.runner), predicted.gpu_family(alone, model.runner)
     for side in ("cpu", "gpu"):

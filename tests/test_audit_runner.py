@@ -1,35 +1,28 @@
 """The instrumented runner: real kernels, per-cell compile/run numbers, failures reported, no zombies."""
 
-import nbformat.v4 as v4
+from contextlib import suppress
+from types import SimpleNamespace
+
 import psutil
 import pytest
 
 from jaxci.audit import runner
 from jaxci.audit.reading.cell_records import COUNTED, TracedLoop
+from tests.auditutil import notebook
 
 pytestmark = pytest.mark.slow
-
-
-def notebook(*sources):
-    nb = v4.new_notebook(cells=[v4.new_code_cell(s) for s in sources])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    return nb
 
 
 def kernels_left(result):
     """Live or zombie processes of the run's kernel, and ipykernel children of this test process."""
     left = []
     if result.kernel_pid is not None and psutil.pid_exists(result.kernel_pid):
-        try:
+        with suppress(psutil.NoSuchProcess):
             left.append(psutil.Process(result.kernel_pid).status())
-        except psutil.NoSuchProcess:
-            pass
     for child in psutil.Process().children(recursive=True):
-        try:
+        with suppress(psutil.NoSuchProcess):
             if "ipykernel" in " ".join(child.cmdline()) or child.status() == psutil.STATUS_ZOMBIE:
                 left.append((child.pid, child.status()))
-        except psutil.NoSuchProcess:
-            pass
     return left
 
 
@@ -255,8 +248,6 @@ def test_peak_memory_takes_the_largest_of_each_kind():
 def test_memory_reads_the_devices_peak_where_the_backend_reports_one(monkeypatch):
     """What a GPU run records (no GPU here: a stand-in jax whose device reports memory_stats as CUDA's does);
     the CPU's missing stats give no device figure, and a backend not yet started is never started."""
-    from types import SimpleNamespace
-
     from jax._src import xla_bridge
 
     from jaxci.audit.runner import hooks

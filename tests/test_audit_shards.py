@@ -1,24 +1,28 @@
-"""The sharded executed audit: eight lectures of the 20-lecture folder (two with JAX, two in a subfolder, one
-raising) audited unsharded and as 4 shards (separate processes, run in parallel; N = 2 would add kernel starts and
-check nothing N = 4 does not: measure/audit_shards.py compares N = 1, 2, 4 on all 20), the shards merged, and the
-merged audits equal to the unsharded one apart from timings; the assignment of all 20 is deterministic and
-balanced; shards that do not make one audit are refused in one line; the progress lines say which lecture, how
-many are left and an expected finish."""
+"""The sharded executed audit: eight lectures of the 20-lecture folder audited unsharded and as 4 shards in parallel
+processes (N = 2 would add kernel starts and check nothing more; measure/audit_shards.py compares N = 1, 2, 4), the
+merge equal to the unsharded audit apart from timings; a deterministic, balanced assignment; shards that do not
+make one audit refused in one line; progress lines with the lecture, the count left and an expected finish."""
 
 from __future__ import annotations
 
 import copy
+import io
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from jaxci.audit import repo
+from jaxci.audit.lecture_ci.edits import SHARDED_AUDIT
 from jaxci.audit.runner import progress, shard
 from jaxci.audit.writing import merge
+from jaxci.commands import audit
+from tests.auditutil import BIN, CI_REPOS
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = Path(__file__).resolve().parent / "fixtures" / "shards20"
@@ -40,21 +44,19 @@ def audits(tmp_path_factory):
     for name in EXECUTED:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(FOLDER / name, folder / name)
-    jobs = {"1": _audit(folder, tmp / "n1.json")}
-    for n in (4,):
-        for i in range(1, n + 1):
-            jobs[f"{n}/{i}"] = _audit(folder, tmp / f"n{n}_{i}.json", "--shard", f"{i}/{n}")
+    outputs = {"1": tmp / "n1.json", **{f"4/{i}": tmp / f"n4_{i}.json" for i in range(1, 5)}}
+    jobs = {name: _audit(folder, path, *(["--shard", f"{name[2:]}/4"] if "/" in name else []))
+            for name, path in outputs.items()}
     out = {}
     for name, proc in jobs.items():
-        stdout, stderr = proc.communicate(timeout=600)
+        _, stderr = proc.communicate(timeout=600)
         assert proc.returncode == 0, f"{name}: {stderr[-2000:]}"
-        out[name] = {"doc": json.loads((tmp / (f"n{name.replace('/', '_')}.json" if "/" in name else "n1.json"))
-                                       .read_text()), "stderr": stderr}
+        out[name] = {"doc": json.loads(outputs[name].read_text()), "stderr": stderr}
     return out
 
 
-def _shards(audits, n):
-    return [audits[f"{n}/{i}"]["doc"] for i in range(1, n + 1)]
+def _shards(audits):
+    return [audits[f"4/{i}"]["doc"] for i in range(1, 5)]
 
 
 def test_the_fixture_has_twenty_lectures():
@@ -62,9 +64,8 @@ def test_the_fixture_has_twenty_lectures():
 
 
 @pytest.mark.slow  # real kernels
-@pytest.mark.parametrize("n", [4])
-def test_merged_shards_equal_the_unsharded_audit_apart_from_timings(audits, n):
-    merged = merge.merge(_shards(audits, n))
+def test_merged_shards_equal_the_unsharded_audit_apart_from_timings(audits):
+    merged = merge.merge(_shards(audits))
     single = audits["1"]["doc"]
     assert list(merged) == list(single)  # the same keys in the same order: no `shard` block left
     assert merge.strip_timings(merged) == merge.strip_timings(single)
@@ -72,11 +73,10 @@ def test_merged_shards_equal_the_unsharded_audit_apart_from_timings(audits, n):
 
 
 @pytest.mark.slow  # real kernels
-@pytest.mark.parametrize("n", [4])
-def test_every_lecture_is_executed_by_exactly_one_shard(audits, n):
-    owned = [d["shard"]["lectures"] for d in _shards(audits, n)]
+def test_every_lecture_is_executed_by_exactly_one_shard(audits):
+    owned = [d["shard"]["lectures"] for d in _shards(audits)]
     assert sorted(p for o in owned for p in o) == sorted(lec["path"] for lec in audits["1"]["doc"]["lectures"])
-    for doc in _shards(audits, n):
+    for doc in _shards(audits):
         ran = {lec["path"] for lec in doc["lectures"] if lec["runs"]}
         assert ran == set(doc["shard"]["lectures"])
         others = [lec for lec in doc["lectures"] if lec["path"] not in ran]
@@ -120,14 +120,16 @@ def test_bad_shard_specs_are_refused(text):
         shard.parse(text)
 
 
-def _refusal(capsys, docs, tmp_path) -> str:
-    from jaxci.commands import audit
+def _written(docs, tmp_path) -> list[str]:
+    """The shard documents written to files, for `jaxci audit merge`."""
+    paths = [tmp_path / f"s{i}.json" for i in range(len(docs))]
+    for path, doc in zip(paths, docs):
+        path.write_text(json.dumps(doc))
+    return list(map(str, paths))
 
-    paths = []
-    for i, doc in enumerate(docs):
-        paths.append(tmp_path / f"s{i}.json")
-        paths[-1].write_text(json.dumps(doc))
-    assert audit.main(["merge", *map(str, paths), "--output", str(tmp_path / "merged.json")]) == 2
+
+def _refusal(capsys, docs, tmp_path) -> str:
+    assert audit.main(["merge", *_written(docs, tmp_path), "--output", str(tmp_path / "merged.json")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and not (tmp_path / "merged.json").exists()
     return err
@@ -135,7 +137,7 @@ def _refusal(capsys, docs, tmp_path) -> str:
 
 @pytest.mark.slow  # real kernels
 def test_merge_refusals(audits, capsys, tmp_path):
-    four = _shards(audits, 4)
+    four = _shards(audits)
     assert "missing shard(s) 4/4" in _refusal(capsys, four[:3], tmp_path)
     of_two = copy.deepcopy(four[1])   # a shard of another N, as a 2-shard run would write it
     of_two["shard"].update(count=2, spec="2/2")
@@ -152,21 +154,14 @@ def test_merge_refusals(audits, capsys, tmp_path):
 
 @pytest.mark.slow  # real kernels
 def test_merge_as_markdown(audits, tmp_path):
-    from jaxci.commands import audit
-
-    paths = []
-    for i, doc in enumerate(_shards(audits, 4)):
-        paths.append(tmp_path / f"s{i}.json")
-        paths[-1].write_text(json.dumps(doc))
-    assert audit.main(["merge", *map(str, paths), "--format", "md", "--output", str(tmp_path / "m.md")]) == 0
+    assert audit.main(["merge", *_written(_shards(audits), tmp_path), "--format", "md", "--output",
+                       str(tmp_path / "m.md")]) == 0
     table = (tmp_path / "m.md").read_text().splitlines()
     assert table[0].startswith("| lecture | status")
     assert len([r for r in table if r.startswith("| ")]) == len(EXECUTED) + 1
 
 
 def test_shard_needs_execute_and_json(capsys):
-    from jaxci.commands import audit
-
     assert audit.main([str(FOLDER), "--shard", "1/2"]) == 2
     assert "--shard needs --execute" in capsys.readouterr().err
     assert audit.main([str(FOLDER), "--execute", "--shard", "1/2"]) == 2
@@ -177,40 +172,26 @@ def test_shard_needs_execute_and_json(capsys):
 
 def test_progress_lines_name_the_lecture_the_count_and_the_time_left():
     clock = iter([0.0, 12.3, 65.0]).__next__
-    lines = []
-
-    class Sink:
-        def write(self, text):
-            lines.append(text)
-
-        def flush(self):
-            pass
-
+    sink = io.StringIO()
     shown = progress.Progress(["a.md (cpu)", "b.md (cpu)", "c.md (cpu)"], {"a.md (cpu)": 1.0, "b.md (cpu)": 1.0,
-                              "c.md (cpu)": 4.0}, stream=Sink(), plain=True, clock=clock)
+                              "c.md (cpu)": 4.0}, stream=sink, plain=True, clock=clock)
     shown.end("a.md (cpu)", 12.3)
-    text = "".join(lines).strip()
     # 12.3 s for weight 1: the remaining weight 5 takes about 61.5 s
-    assert text == "jaxci audit: [1/3] a.md (cpu) 12.3 s; elapsed 12.3 s, about 1 min 02 s left"
-    lines.clear()
+    assert sink.getvalue().strip() == "jaxci audit: [1/3] a.md (cpu) 12.3 s; elapsed 12.3 s, about 1 min 02 s left"
     shown.end("b.md (cpu)", 52.7)
-    assert "[2/3] b.md (cpu) 52.7 s; elapsed 1 min 05 s" in "".join(lines)
+    assert "[2/3] b.md (cpu) 52.7 s; elapsed 1 min 05 s" in sink.getvalue().splitlines()[1]
 
 
 def test_plain_lines_in_ci_or_without_a_terminal(monkeypatch):
-    class Terminal:
-        def isatty(self):
-            return True
-
+    terminal = SimpleNamespace(isatty=lambda: True)
     monkeypatch.setenv("CI", "true")
-    assert progress.plain_wanted(Terminal())
+    assert progress.plain_wanted(terminal)
     monkeypatch.delenv("CI")
-    assert not progress.plain_wanted(Terminal())
+    assert not progress.plain_wanted(terminal)
     assert progress.plain_wanted(object())
 
 
 TEMPLATE = ROOT / "templates" / "audit-sharded.yml"
-BIN = Path(sys.executable).parent
 
 
 def test_the_workflow_template_passes_actionlint_and_zizmor():
@@ -224,8 +205,6 @@ def test_the_workflow_template_passes_actionlint_and_zizmor():
 
 
 def test_the_workflow_template_runs_every_shard_then_merges():
-    import yaml
-
     flow = yaml.safe_load(TEMPLATE.read_text())
     shards = flow["jobs"]["audit"]["strategy"]["matrix"]["shard"]
     assert shards == list(range(1, int(flow["env"]["SHARDS"]) + 1))
@@ -238,14 +217,10 @@ def test_the_workflow_template_runs_every_shard_then_merges():
 
 
 def test_the_emitted_ci_change_offers_the_sharded_audit(tmp_path, monkeypatch):
-    import shutil
-
-    from jaxci.audit.lecture_ci.edits import SHARDED_AUDIT
-    from jaxci.commands import audit
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     repo = tmp_path / "book"
-    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "ci_repos" / "sample_book", repo)
+    shutil.copytree(CI_REPOS / "sample_book", repo)
     patch = tmp_path / "patch.diff"
     assert audit.main([str(repo), "--output", str(tmp_path / "a.md"), "--emit-config", str(patch)]) == 0
     text = patch.read_text()
@@ -255,8 +230,6 @@ def test_the_emitted_ci_change_offers_the_sharded_audit(tmp_path, monkeypatch):
 
 @pytest.mark.slow  # real kernels
 def test_a_failed_lecture_fails_only_the_shard_that_owns_it(tmp_path, capsys):
-    from jaxci.commands import audit
-
     head = (FOLDER / "plain_00.md").read_text().split("# Plain", 1)[0]
     (tmp_path / "broken.md").write_text(head + "# Broken\n\n```{code-cell} ipython3\nx = (\n```\n")
     (tmp_path / "fine.md").write_text(head + "# Fine\n\n```{code-cell} ipython3\nx = 1\n```\n")
@@ -274,8 +247,6 @@ def test_a_failed_lecture_fails_only_the_shard_that_owns_it(tmp_path, capsys):
 
 def test_a_builds_execution_statistics_balance_the_first_sharded_audit(tmp_path, capsys):
     """jupyter-book's status page (its header may follow other text on its line, as QuantEcon's does)."""
-    from jaxci.commands import audit
-
     page = ("# Execution Statistics\n\n[](a.html)|Document|Modified|Method|Run Time (s)|Status|\n"
             "|:-:|:-:|:-:|:-:|:-:|\n|plain_03|2026-08-14 00:26|cache|500.5|✅|\n|part2/raises|2026-08-14|cache|20|✅|\n"
             "|plain_04|2026-08-14|cache|9000|❌|\n|plain_05|2026-08-14|cache|n/a|✅|\n")

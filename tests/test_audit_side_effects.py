@@ -5,11 +5,11 @@ visible effect still has them counted."""
 
 from __future__ import annotations
 
-import nbformat.v4 as v4
 import pytest
 
 from jaxci.audit import runner
 from jaxci.audit.reading.cell_records import COUNTED, TracedLoop
+from tests.auditutil import notebook
 
 SETUP = ("import json, pathlib\nimport numpy as np\nimport jax, jax.numpy as jnp\n"
          "from jax.experimental import io_callback\n"
@@ -53,10 +53,7 @@ PURE = ("@jax.jit\ndef f_pure(x):\n    return halve(x)[0]\nr = [f_pure(40.0) for
 
 
 def _notebook():
-    sources = [SETUP] + [cell for kind in KINDS.values() for cell in kind] + list(PURE)
-    nb = v4.new_notebook(cells=[v4.new_code_cell(s) for s in sources])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    return nb
+    return notebook(SETUP, *[cell for kind in KINDS.values() for cell in kind], *PURE)
 
 
 def _outputs(cell) -> list:

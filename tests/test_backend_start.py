@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.model import RunnerModel
-from jaxci.audit.judging import compile_time, family, predicted, rescaled
+from jaxci.audit.judging import compile_time, predicted, rescaled
+from jaxci.audit.reading.pins import Pin
 from jaxci.audit.runner import CellTiming, NotebookRun
-from jaxci.catalogue import load_catalogue
 from jaxci.results.captures import ProcessStart, process_starts
 from jaxci.results.records import load_results
 from tests.frozen import RESULTS
+from tests.modelutil import notebook, runner_model, t4_family
 
 LINE = "- process start (import JAX + one op): {}\n"
 
@@ -59,15 +59,11 @@ def results():
     return load_results(RESULTS)
 
 
-def _model(rs, machines=None) -> RunnerModel:
-    return RunnerModel.from_results(rs.latest(), machines or rs.machines, load_catalogue(include_lab=True))
-
-
 def test_the_backend_start_is_the_captures_gpu_start_less_its_cpu_start(results):
     starts = results.machines["lab-h200"].process_starts
     assert starts, "the committed H200 capture probed both devices"
     lo, hi = min(s.backend_s for s in starts), max(s.backend_s for s in starts)
-    p = _model(results).predict("g4dn.2xlarge", "backend_start", None, device="gpu")
+    p = runner_model().predict("g4dn.2xlarge", "backend_start", None, device="gpu")
     assert p and p.low == pytest.approx(lo) and p.high == pytest.approx(hi)
     assert p.seconds == pytest.approx(math.sqrt(lo * hi))
     assert "process start gpu less cpu" in p.inputs and starts[0].source in p.inputs
@@ -79,14 +75,14 @@ def test_the_backend_start_reads_the_figure_and_says_why_when_there_is_none(resu
     with both devices leaves it unpredicted, with the reason."""
     h200 = results.machines["lab-h200"]
     doubled = tuple(ProcessStart(s.cpu_s, s.cpu_s + 2 * s.backend_s, s.source) for s in h200.process_starts)
-    base = _model(results).predict("g5.2xlarge", "backend_start", None, device="gpu")
-    twice = _model(results, {**results.machines, "lab-h200": replace(h200, process_starts=doubled)}).predict(
+    base = runner_model().predict("g5.2xlarge", "backend_start", None, device="gpu")
+    twice = runner_model(machines={**results.machines, "lab-h200": replace(h200, process_starts=doubled)}).predict(
         "g5.2xlarge", "backend_start", None, device="gpu")
     assert twice.seconds == pytest.approx(2 * base.seconds)
-    none = _model(results, {**results.machines, "lab-h200": replace(h200, process_starts=())}).predict(
+    none = runner_model(machines={**results.machines, "lab-h200": replace(h200, process_starts=())}).predict(
         "g5.2xlarge", "backend_start", None, device="gpu")
     assert not none and "process start" in none.reason
-    cpu = _model(results).predict("ubuntu-latest", "backend_start", None, device="cpu")
+    cpu = runner_model().predict("ubuntu-latest", "backend_start", None, device="cpu")
     assert not cpu and "GPU" in cpu.reason
 
 
@@ -96,13 +92,10 @@ def _cell(index: int, compilations: int, startup_s: float | None) -> CellTiming:
 
 
 def _run(*cells: CellTiming) -> NotebookRun:
-    return NotebookRun(path="lecture.md", platform="cpu", wall_s=sum(c.wall_s for c in cells), cells=list(cells),
-                       kernel_start_s=0.5)
+    return notebook(*cells, path="lecture.md", wall_s=sum(c.wall_s for c in cells), kernel_start_s=0.5)
 
 
-@pytest.fixture(scope="module")
-def g4dn():
-    return family.from_results(RESULTS, "g4dn.2xlarge")
+g4dn = t4_family
 
 
 def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_side(g4dn):
@@ -129,8 +122,8 @@ def test_a_familys_own_capture_is_the_nearest_evidence(results):
     """A capture on the family itself (a lent T4 registered as g4dn.2xlarge) beats the H200's probes."""
     h200 = results.machines["lab-h200"]
     mine = replace(h200, name="g4dn.2xlarge", process_starts=(ProcessStart(1.0, 5.0, "capture-t4.md"),))
-    p = _model(results, {**results.machines, "g4dn.2xlarge": mine}).predict("g4dn.2xlarge", "backend_start", None,
-                                                                            device="gpu")
+    p = runner_model(machines={**results.machines, "g4dn.2xlarge": mine}).predict("g4dn.2xlarge", "backend_start",
+                                                                                  None, device="gpu")
     assert p.seconds == pytest.approx(4.0) and "capture-t4.md" in p.inputs
     assert p.rests_on(pv.MEASURED, "g4dn.2xlarge") and not p.rests_on(pv.MEASURED, "lab-h200")
 
@@ -146,8 +139,6 @@ def test_the_host_factor_never_moves_the_modelled_backend_start(g4dn):
 
 
 def test_a_cpu_only_platform_list_before_the_first_backend_creates_no_cuda_client():
-    from jaxci.audit.reading.pins import Pin
-
     run = _run(_cell(0, 0, None), _cell(1, 0, None), _cell(2, 3, 0.2))
     assert predicted.starts_cuda(run) and not predicted.starts_cuda(_run(_cell(0, 0, None)))
     assert not predicted.starts_cuda(run, [Pin(1, 1, ("cpu",), "JAX_PLATFORMS=cpu")])

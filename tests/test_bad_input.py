@@ -1,8 +1,7 @@
-"""Bad input to `jaxci env`, `machine`, `inputs`, `audit`, `upgrade-check`, `report`, the install step and the GPU
-capture import, run as a user runs it (a fresh `python -m jaxci` process each), with the outcome each must have:
-exit 2 and one line naming what and where, or exit 0 with a stated result; never a traceback, never a hang (each
-run has a 60 s limit, a hang guard, not a timing check). Then property-based checks of `jaxci env` over random
-kernels, peaks, device sizes and budgets.
+"""Bad input to `jaxci env`, `machine`, `inputs`, `audit`, `upgrade-check`, `report`, `import`, `capture`, the
+install step and the GPU capture import, each case run as a user runs it (tests/badinput.py): exit 2 and one line
+naming what and where, or exit 0 with a stated result; never a traceback, never a hang. Then property-based checks
+of `jaxci env` over random kernels, peaks, device sizes and budgets.
 
 Every bad-input file's cases are named by the command they run (test ids `jaxci-env-3`, `pytest -k jaxci-audit`
 selects one command's cases in every file); `python -m tests.test_bad_input` prints the table of docs/bad-input.md:
@@ -12,61 +11,31 @@ every case of every file, grouped by command, with its outcome on this checkout.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
+import math
 import os
-import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass, field
+import tarfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parent.parent
-LIMIT_S = 60
-#: jaxci's commands with subcommands (argparse subparsers): a case is named by both words
-SUBCOMMANDS = {"audit": {"merge"}, "failures": {"record", "skip"},
-               "inputs": {"plan", "upgrade", "status", "collect", "suites", "requirements"},
-               "release-watch": {"plan", "measure", "file"}}
-
-
-@dataclass(frozen=True)
-class Case:
-    args: tuple  # after `jaxci`; "{tmp}" is replaced by a scratch folder prepared by setup()
-    rc: int
-    expect: str  # a fragment of the line shown in the table
-    env: dict = field(default_factory=dict)
-    shown: str = ""  # the input as the table shows it, when args are not readable as they are
-    script: str = ""  # run this file instead of `-m jaxci`
-    pick: str = ""  # on exit 0, show the first line holding this (default: expect)
-
-    @property
-    def command(self) -> str:
-        """What runs: the script, or `jaxci` and its command words (`jaxci audit merge`, `jaxci inputs plan`)."""
-        if self.script:
-            return self.script
-        second = self.args[1:2] if self.args[1:2] and self.args[1] in SUBCOMMANDS.get(self.args[0], ()) else ()
-        return " ".join(["jaxci", *self.args[:1], *second])
-
-
-def case_ids(cases) -> list[str]:
-    """pytest ids by command and position: `jaxci-audit-merge-4`."""
-    return [f"{case.command.replace(' ', '-').replace('/', '-')}-{i}" for i, case in enumerate(cases)]
-
+from tests.badinput import FIXTURES, REPO, Case, outcome_tests, run_case, table, user_env
+from tests.test_import_transaction import BENCH, capture_folder, results_tree, set_json, set_result
 
 LONG = "x" * 5000
 CASES = [
     Case(("env", "--kernels", "3", "--peak-mib", "6000", "--device-memory-mib", "16000", "--format", "github"),
          2, "at most 2 fit"),
-    Case(("env", "--kernels", "2", "--peak-mib", "1e-9", "--device-memory-mib", "16000"), 0,
-         "kernels: 2 requested, safe: 3", pick="kernels:"),
-    Case(("env", "--kernels", "2", "--peak-mib", "0.01", "--device-memory-mib", "16000"), 0,
-         "kernels: 2 requested, safe: 3", pick="kernels:"),
+    *[Case(("env", "--kernels", "2", "--peak-mib", peak, "--device-memory-mib", "16000"), 0,
+           "kernels: 2 requested, safe: 3", pick="kernels:") for peak in ("1e-9", "0.01")],
     Case(("env", "--memory-budget", "0.58", "--kernels", "2", "--peak-mib", "2900", "--device-memory-mib",
                "10000"), 0, "kernels: 2 requested, safe: 2", pick="kernels:"),
     Case(("env", "--memory-budget", "0.29", "--kernels", "2", "--peak-mib", "2900", "--device-memory-mib",
@@ -106,32 +75,34 @@ CASES = [
     Case(("audit", "{tmp}/empty"), 2, "no lectures"),
 ]
 
-# ---- captures to import, results folders, audit configs: CAP is made by setup_captures(), a capture per folder -----
+# ---- captures to import, results folders, audit books: CAP is made by setup_captures(), a folder each -----------
 CAP = "{tmp}/captures"
 NEST = "(" * 1000 + "a" + ")" * 1000
+SHOWN = {"import": "jaxci import CAPTURE ({}) --results R", "report": "jaxci report R ({})",
+         "audit": "jaxci audit D ({})"}
+
+
+def on(command: str, folder: str, rc: int, expect: str, what: str, *options: str) -> Case:
+    """A case reading the folder under CAP (a capture, results or a book), shown by what that folder holds."""
+    results = ("--results", f"{CAP}/results") if command == "import" else ()
+    return Case((command, f"{CAP}/{folder}", *results, *options), rc, expect, shown=SHOWN[command].format(what))
+
+
 CASES += [
-    Case(("import", f"{CAP}/cap-version", "--results", f"{CAP}/results"), 2, "would orphan those results",
-         shown="jaxci import CAPTURE (benchmark versions differ from the ones results/ uses) --results R"),
-    Case(("import", f"{CAP}/cap-passwd", "--results", f"{CAP}/results"), 2, "is a symbolic link",
-         shown="jaxci import CAPTURE (summary.md -> /etc/passwd) --results R"),
-    Case(("import", f"{CAP}/cap-started", "--results", f"{CAP}/results"), 2, "is not a time like",
-         shown='jaxci import CAPTURE ("started": "/../../../../../../tmp/pr/ESCAPED_started") --results R'),
-    Case(("import", f"{CAP}/cap-commit", "--results", f"{CAP}/results"), 2, "is not a hex commit",
-         shown='jaxci import CAPTURE (facts.commit "/../..") --results R'),
-    Case(("import", f"{CAP}/cap-facts", "--results", f"{CAP}/results"), 2, "'facts' is 'oops'",
-         shown='jaxci import CAPTURE ("facts": "oops") --results R'),
-    Case(("import", f"{CAP}/cap-steps", "--results", f"{CAP}/results"), 2, "steps must be a list",
-         shown='jaxci import CAPTURE ("steps": ["a", "b"]) --results R'),
-    Case(("import", f"{CAP}/cap-newline", "--results", f"{CAP}/results"), 2, "a machine name is",
-         shown='jaxci import CAPTURE ("machine": "a\\nb") --results R'),
-    Case(("import", f"{CAP}/cap-shell", "--results", f"{CAP}/results"), 2, "a machine name is",
-         shown='jaxci import CAPTURE ("machine": "x;rm -rf ~ $(id)`id`|&") --results R'),
-    Case(("import", f"{CAP}/cap-big", "--results", f"{CAP}/results"), 2, "over the limit of 4.0 MiB",
-         shown="jaxci import CAPTURE (a 5 MiB summary.md; the limit is 4 MiB) --results R"),
-    Case(("import", f"{CAP}/cap-t4-h200", "--results", f"{CAP}/results"), 2, "has a Tesla T4 in the catalogue",
-         shown="jaxci import CAPTURE (g4dn.2xlarge whose machine.json says 1 x NVIDIA H200) --results R"),
-    *[Case(("import", f"{CAP}/cap-value-{tag}", "--results", f"{CAP}/results"), 2, frag,
-           shown=f"jaxci import CAPTURE (a time of {tag}) --results R")
+    on("import", "cap-version", 2, "would orphan those results",
+       "benchmark versions differ from the ones results/ uses"),
+    on("import", "cap-passwd", 2, "is a symbolic link", "summary.md -> /etc/passwd"),
+    on("import", "cap-started", 2, "started '/../../../../../../tmp/pr/ESCAPED_started' is not a time like",
+       '"started": "/../../../../../../tmp/pr/ESCAPED_started"'),
+    on("import", "cap-commit", 2, "facts.commit '/../..' is not a hex commit", 'facts.commit "/../.."'),
+    on("import", "cap-facts", 2, "'facts' is 'oops', not a dict", '"facts": "oops"'),
+    on("import", "cap-steps", 2, "steps must be a list", '"steps": ["a", "b"]'),
+    on("import", "cap-newline", 2, "a machine name is", '"machine": "a\\nb"'),
+    on("import", "cap-shell", 2, "a machine name is", '"machine": "x;rm -rf ~ $(id)`id`|&"'),
+    on("import", "cap-big", 2, "over the limit of 4.0 MiB", "a 5 MiB summary.md; the limit is 4 MiB"),
+    on("import", "cap-t4-h200", 2, "has a Tesla T4 in the catalogue but machine.json records '1 x NVIDIA H200'",
+       "g4dn.2xlarge whose machine.json says 1 x NVIDIA H200"),
+    *[on("import", f"cap-value-{tag}", 2, frag, f"a time of {tag}")
       for tag, frag in (("string", "not a number"), ("inf", "not a number"), ("-inf", "not a number"),
                         ("-1", "never negative"), ("dict", "not a number"))],
     Case(("import", f"{CAP}/cap-ok", "--results", f"{CAP}/file"), 2, "not a folder",
@@ -140,53 +111,37 @@ CASES += [
          shown="jaxci import CAPTURE --results R (R/benchmarks.json cut off)"),
     Case(("import", f"{CAP}/cap-scalar", "--results", f"{CAP}/scalar"), 2, "do not have the shape",
          shown="jaxci import CAPTURE --results R (R's row holds a scalar where the capture has a list)"),
-    Case(("import", f"{CAP}/cap-empty-results", "--results", f"{CAP}/results"), 2, "malformed",
-         shown='jaxci import CAPTURE ("results": [] in the results file) --results R'),
-    Case(("import", f"{CAP}/cap-deep", "--results", f"{CAP}/results"), 2, "nested",
-         shown="jaxci import CAPTURE (capture.json nested 100,000 deep) --results R"),
+    on("import", "cap-empty-results", 2, "malformed", '"results": [] in the results file'),
+    on("import", "cap-deep", 2, "nested", "capture.json nested 100,000 deep"),
     Case(("import", f"{CAP}/two.tar.gz", "--results", f"{CAP}/results"), 2, "2 capture folders inside",
          shown="jaxci import TARBALL (two capture folders) --results R"),
-    Case(("report", f"{CAP}/fifo-results"), 2, "FIFO", shown="jaxci report R (R/m/machine.json a FIFO)"),
+    on("report", "fifo-results", 2, "FIFO", "R/m/machine.json a FIFO"),
     Case(("report", f"{CAP}/zz-results"), 0, "zz.json: not loaded", pick="zz.json",
          shown="jaxci report R (R/m/zz.json a FIFO, the rest fine)"),
-    Case(("report", f"{CAP}/zero-results"), 2, "character device",
-         shown="jaxci report R (R/m/a.json a link to /dev/zero, no other results)"),
+    on("report", "zero-results", 2, "character device", "R/m/a.json a link to /dev/zero, no other results"),
     Case(("env", "--results", f"{CAP}/fifo-results", "--machine", "m"), 2, "FIFO",
          shown="jaxci env --results R --machine m (R/m/machine.json a FIFO)"),
-    Case(("audit", f"{CAP}/fifo-lecture"), 1, "is a FIFO", shown="jaxci audit D (D/a.md a FIFO)"),
-    Case(("audit", f"{CAP}/fifo-config", "--format", "json"), 0, "FIFO", pick="FIFO",
-         shown="jaxci audit D (D/_config.yml a FIFO)"),
-    Case(("audit", f"{CAP}/laughs", "--format", "json"), 0, "alias bomb", pick="alias bomb",
-         shown="jaxci audit D (D/myst.yml: a billion laughs)"),
-    Case(("audit", f"{CAP}/laughs-ci"), 0, "alias bomb", pick="alias bomb",
-         shown="jaxci audit D (D/.github/workflows/w.yml: a billion laughs)"),
-    Case(("audit", f"{CAP}/recursive-ci"), 0, "recursive alias", pick="recursive alias",
-         shown="jaxci audit D (a workflow with a recursive alias)"),
+    on("audit", "fifo-lecture", 1, "is a FIFO", "D/a.md a FIFO"),
+    on("audit", "fifo-config", 0, "FIFO", "D/_config.yml a FIFO", "--format", "json"),
+    on("audit", "laughs", 0, "alias bomb", "D/myst.yml: a billion laughs", "--format", "json"),
+    on("audit", "laughs-ci", 0, "alias bomb", "D/.github/workflows/w.yml: a billion laughs"),
+    on("audit", "recursive-ci", 0, "recursive alias", "a workflow with a recursive alias"),
     Case(("report", f"{CAP}/neg-results"), 0, "unreadable value -1.0", pick="unreadable value",
          shown="jaxci report R (a time of -1; inf likewise)"),
-    Case(("report", f"{CAP}/good-results", "--out", f"{CAP}/file"), 2, "is a file; give a folder",
-         shown="jaxci report R --out FILE"),
-    Case(("report", f"{CAP}/good-results", "--html", f"{CAP}/file"), 2, "is a file; give a folder",
-         shown="jaxci report R --html FILE"),
-    Case(("report", f"{CAP}/good-results", "--out", f"{CAP}/outdir"), 2, "is a folder or special file",
-         shown="jaxci report R --out D (D/findings.md a folder)"),
-    Case(("report", f"{CAP}/good-results", "--html", f"{CAP}/htmldir"), 2, "not UTF-8",
-         shown="jaxci report R --html D (D/index.html binary)"),
-    Case(("report", f"{CAP}/good-results", "--out", f"{CAP}/good-results/m"), 2, "inside the results folder",
-         shown="jaxci report R --out R/m"),
-    *[Case(("report", f"{CAP}/loader-{tag}"), 2, frag, shown=f"jaxci report R ({what})")
-      for tag, frag, what in (("nomachine", "no machine name", "machine.json without machine"),
-                              ("date", "is not a time", "a date of 1e300"),
-                              ("version", "older benchmark version", "changed benchmark versions"))],
-    *[Case(("report", f"{CAP}/loader-{tag}"), 0, frag, pick=frag, shown=f"jaxci report R ({what})")
-      for tag, frag, what in (("notdict", "is a list, not an object", "a benchmarks.json entry not a dict"),
-                              ("short", "param lists but", "a benchmarks.json entry shortened"))],
-    Case(("audit", f"{CAP}/timeout-abc", "--format", "json"), 0, "execute.timeout", pick="execute.timeout",
-         shown="jaxci audit D (_config.yml timeout: abc)"),
-    Case(("audit", f"{CAP}/exclude-5", "--format", "json"), 0, "exclude_patterns", pick="exclude_patterns",
-         shown="jaxci audit D (_config.yml exclude_patterns: 5)"),
-    Case(("audit", f"{CAP}/steps-7"), 0, "not a list of steps", pick="not a list of steps",
-         shown="jaxci audit D (a workflow job with steps: 7)"),
+    *[Case(("report", f"{CAP}/good-results", option, f"{CAP}/{to}"), 2, expect, shown=f"jaxci report R {option} {what}")
+      for option, to, expect, what in (("--out", "file", "is a file; give a folder", "FILE"),
+                                       ("--html", "file", "is a file; give a folder", "FILE"),
+                                       ("--out", "outdir", "is a folder or special file", "D (D/findings.md a folder)"),
+                                       ("--html", "htmldir", "not UTF-8", "D (D/index.html binary)"),
+                                       ("--out", "good-results/m", "inside the results folder", "R/m"))],
+    on("report", "loader-nomachine", 2, "no machine name", "machine.json without machine"),
+    on("report", "loader-date", 2, "is not a time", "a date of 1e300"),
+    on("report", "loader-version", 2, "older benchmark version", "changed benchmark versions"),
+    on("report", "loader-notdict", 0, "is a list, not an object", "a benchmarks.json entry not a dict"),
+    on("report", "loader-short", 0, "param lists but", "a benchmarks.json entry shortened"),
+    on("audit", "timeout-abc", 0, "execute.timeout", "_config.yml timeout: abc", "--format", "json"),
+    on("audit", "exclude-5", 0, "exclude_patterns", "_config.yml exclude_patterns: 5", "--format", "json"),
+    on("audit", "steps-7", 0, "not a list of steps", "a workflow job with steps: 7"),
     Case(("audit", "{fixtures}/exec", "--emit-config", "{tmp}"), 2, "is a folder",
          shown="jaxci audit tests/fixtures/lectures/exec --emit-config DIR"),
     Case(("audit", "{fixtures}/exec", "--emit-config", "{tmp}/missing/x.patch"), 2, "does not exist",
@@ -239,35 +194,17 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 
 
 def setup_captures(root: Path) -> None:
-    """Hostile captures, results folders with special files, audit configs."""
-    import math
-    import tarfile
-
-    from tests.test_import_transaction import BENCH, capture_folder, results_tree
-
+    """Hostile captures, results folders with special files, audit books."""
     root.mkdir()
     (root / "file").write_text("x")
     shutil.copytree(results_tree(root / "t", machine="local-old", cpu_value=3e-5), root / "results")
 
-    def cap(name, manifest=None, edit=None, summary=b"# summary\n", **kw):
+    def cap(name, manifest=None, keys=None, value=None, summary=b"# summary\n", **kw):
+        """A capture of fresh results, with the item at `keys` of its results file set to value."""
         res = results_tree(root / "src" / name, **kw)
-        if edit:
-            edit(res)
+        if keys:
+            set_result(res, keys, value)
         return capture_folder(root / name, res, manifest, summary)
-
-    def value(v):
-        def edit(res):
-            (path,) = (res / "local-x").glob("*-*.json")
-            data = json.loads(path.read_text())
-            data["results"][BENCH][0][0] = v
-            path.write_text(json.dumps(data))
-        return edit
-
-    def empty_results(res):
-        (path,) = (res / "local-x").glob("*-*.json")
-        data = json.loads(path.read_text())
-        data["results"] = []
-        path.write_text(json.dumps(data))
 
     ok = cap("cap-ok")
     cap("cap-version", version="2")
@@ -283,84 +220,60 @@ def setup_captures(root: Path) -> None:
     cap("cap-t4-h200", {"machine": "g4dn.2xlarge", "rehearsal": False}, machine="g4dn.2xlarge",
         gpu="1 x NVIDIA H200", kind="catalogue", gpu_value=2e-5)
     for tag, v in (("string", "fast"), ("inf", math.inf), ("-inf", -math.inf), ("-1", -1.0), ("dict", {"a": 1})):
-        cap(f"cap-value-{tag}", edit=value(v))
-    cap("cap-empty-results", edit=empty_results)
-    deep = cap("cap-deep")
-    (deep / "capture.json").write_text("[" * 100_000 + "]" * 100_000)
+        cap(f"cap-value-{tag}", keys=("results", BENCH, 0, 0), value=v)
+    cap("cap-empty-results", keys=("results",), value=[])
+    (cap("cap-deep") / "capture.json").write_text("[" * 100_000 + "]" * 100_000)
     with tarfile.open(root / "two.tar.gz", "w:gz") as tar:
         tar.add(ok, arcname="a")
         tar.add(ok, arcname="b")
     shutil.copytree(root / "results", root / "corrupt")
     (root / "corrupt" / "benchmarks.json").write_text('{"version": 2, "x": ')
-    scalar = cap("cap-scalar")   # the target holds the same file with a scalar where the capture has a list
+    cap("cap-scalar")  # the target holds the same results file with a scalar where the capture has a list
     shutil.copytree(root / "results", root / "scalar")
-    (root / "scalar" / "local-x").mkdir()
-    res = root / "src" / "cap-scalar" / "results" / "local-x"
-    for path in res.iterdir():
-        data = json.loads(path.read_text())
-        if "results" in data:
-            data["results"][BENCH][0] = 1e-5
-        path.write_text(json.dumps(data) if "results" in data else path.read_text())
-        shutil.copy(path, root / "scalar" / "local-x" / path.name)
-    assert scalar.exists()
-    # results folders for report and env
-    def results_folder(name, machine="m", **kw):
+    shutil.copytree(root / "src" / "cap-scalar" / "results" / "local-x", root / "scalar" / "local-x")
+    set_result(root / "scalar", ("results", BENCH, 0), 1e-5)
+
+    def results_folder(name, keys=None, value=None):
+        """Fresh results of machine m, with the item at `keys` of its results file set to value."""
         out = root / name
-        shutil.copytree(results_tree(root / "src" / name, machine=machine, **kw), out)
+        shutil.copytree(results_tree(root / "src" / name, machine="m"), out)
+        if keys:
+            set_result(out, keys, value, machine="m")
         return out
+
     fifo = results_folder("fifo-results")
     (fifo / "m" / "machine.json").unlink()
     os.mkfifo(fifo / "m" / "machine.json")
-    zz = results_folder("zz-results")
-    os.mkfifo(zz / "m" / "zz.json")
+    os.mkfifo(results_folder("zz-results") / "m" / "zz.json")
     zero = results_folder("zero-results")
     for path in (zero / "m").glob("*-*.json"):
         path.unlink()
     (zero / "m" / "a.json").symlink_to("/dev/zero")
-    neg = results_folder("neg-results")
-    for path in (neg / "m").glob("*-*.json"):
-        data = json.loads(path.read_text())
-        data["results"][BENCH][0][0] = -1.0
-        path.write_text(json.dumps(data))
+    results_folder("neg-results", ("results", BENCH, 0, 0), -1.0)
     results_folder("good-results")
     (root / "outdir" / "findings.md").mkdir(parents=True)
     (root / "htmldir").mkdir()
     (root / "htmldir" / "index.html").write_bytes(b"\xff\xfe\x00binary")
-    for tag in ("notdict", "short", "nomachine", "date", "version"):
-        out = results_folder(f"loader-{tag}")
-        bench = json.loads((out / "benchmarks.json").read_text())
-        if tag == "notdict":
-            bench[BENCH] = ["not", "a", "dict"]
-        elif tag == "short":
-            bench[BENCH]["param_names"] = ["dtype"]
-        elif tag == "version":
-            bench[BENCH]["version"] = "changed"
-        (out / "benchmarks.json").write_text(json.dumps(bench))
-        if tag == "nomachine":
-            info = json.loads((out / "m" / "machine.json").read_text())
-            info.pop("machine")
-            (out / "m" / "machine.json").write_text(json.dumps(info))
-        if tag == "date":
-            for path in (out / "m").glob("*-*.json"):
-                data = json.loads(path.read_text())
-                data["date"] = 1e300
-                path.write_text(json.dumps(data))
-    # audit inputs
-    lecture = (REPO / "tests" / "fixtures" / "lectures" / "exec")
-    md = next(p for p in sorted(lecture.iterdir()) if p.suffix == ".md")
+    for tag, keys, value in (("notdict", (BENCH,), ["not", "a", "dict"]), ("short", (BENCH, "param_names"), ["dtype"]),
+                             ("version", (BENCH, "version"), "changed")):
+        set_json(results_folder(f"loader-{tag}") / "benchmarks.json", keys, value)
+    results_folder("loader-date", ("date",), 1e300)
+    info = json.loads((results_folder("loader-nomachine") / "m" / "machine.json").read_text())
+    info.pop("machine")
+    (root / "loader-nomachine" / "m" / "machine.json").write_text(json.dumps(info))
+    md = next(p for p in sorted((FIXTURES / "exec").iterdir()) if p.suffix == ".md")
 
     def book(name, config=None, myst=None, workflow=None):
+        """A one-lecture book with the given _config.yml, myst.yml and .github/workflows/w.yml."""
         d = root / name
         d.mkdir()
         shutil.copy(md, d / md.name)
-        if config is not None:
-            (d / "_config.yml").write_text(config)
-        if myst is not None:
-            (d / "myst.yml").write_text(myst)
-        if workflow is not None:
-            (d / ".github" / "workflows").mkdir(parents=True)
-            (d / ".github" / "workflows" / "w.yml").write_text(workflow)
+        for path, text in (("_config.yml", config), ("myst.yml", myst), (".github/workflows/w.yml", workflow)):
+            if text is not None:
+                (d / path).parent.mkdir(parents=True, exist_ok=True)
+                (d / path).write_text(text)
         return d
+
     (root / "fifo-lecture").mkdir()
     os.mkfifo(root / "fifo-lecture" / "a.md")
     os.mkfifo(book("fifo-config") / "_config.yml")
@@ -374,60 +287,12 @@ def setup_captures(root: Path) -> None:
     (root / "corrupt-machine.json").write_text('{"version": 1, "x": {')
 
 
-@dataclass
-class Outcome:
-    rc: int
-    line: str  # the message line (rc != 0) or the line of the stated result (rc 0)
-    stdout: str
-    stderr: str
+def _results_folder(case: Case, scratch: Path) -> Path | None:
+    """What an import case's --results names: a refused import leaves it byte for byte as it was."""
+    return Path(case.args[-1].replace("{tmp}", str(scratch))) if case.args[0] == "import" else None
 
 
-FIXTURES = REPO / "tests" / "fixtures" / "lectures"
-
-
-def run_case(case: Case, tmp: Path) -> Outcome:
-    """One case in a fresh process; "{tmp}" is the scratch folder in its arguments and its environment alike
-    (GITHUB_STEP_SUMMARY=FIFO)."""
-    args = [a.replace("{tmp}", str(tmp)).replace("{fixtures}", str(FIXTURES)) for a in case.args]
-    cmd = [sys.executable, case.script, *args] if case.script else [sys.executable, "-m", "jaxci", *args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAXCI_", "GITHUB_"))}
-    env.update({k: v.replace("{tmp}", str(tmp)) for k, v in case.env.items() if v}, PYTHONPATH=str(REPO))
-    for k in [k for k, v in case.env.items() if not v]:
-        env.pop(k, None)
-    try:
-        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=LIMIT_S)
-    except subprocess.TimeoutExpired:
-        return Outcome(-9, f"no answer within {LIMIT_S} s (killed)", "", "")
-    if proc.returncode:
-        lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    else:
-        lines = [line for line in (proc.stdout + "\n" + proc.stderr).splitlines() if (case.pick or case.expect) in line]
-        lines = lines or proc.stdout.splitlines()
-    return Outcome(proc.returncode, lines[-1] if proc.returncode and lines else (lines or [""])[0],
-                   proc.stdout, proc.stderr)
-
-
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad-input")
-    setup(tmp)
-    return tmp
-
-
-def check_outcome(case: Case, out: Outcome, *, quiet_refusal: bool = False) -> None:
-    """The promise, for every bad-input test file: no traceback; the case's exit and message; a refusal is one line
-    on stderr (and, with quiet_refusal, prints no result on stdout)."""
-    assert "Traceback" not in out.stdout + out.stderr, out.stderr
-    assert out.rc == case.rc and case.expect in out.line, (out.rc, out.line, out.stderr[-2000:])
-    if case.rc == 2:
-        assert out.stderr.strip().count("\n") == 0, f"not one line: {out.stderr!r}"
-        if quiet_refusal:
-            assert not out.stdout.strip(), f"a refusal printed a result: {out.stdout[:300]!r}"
-
-
-@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
-def test_bad_input_outcome(case, scratch):
-    check_outcome(case, run_case(case, scratch))
+scratch, test_bad_input_outcome = outcome_tests(CASES, setup, kept=_results_folder)
 
 
 def test_reused_workdir_and_collect_leave_the_rest_alone(scratch):
@@ -438,7 +303,7 @@ def test_reused_workdir_and_collect_leave_the_rest_alone(scratch):
 
 
 def test_audit_gpu_platform_is_recorded_as_cuda(monkeypatch, tmp_path):
-    """--platforms cpu,gpu ran on the GPU but the merge read only "cuda": gpu is now recorded as cuda."""
+    """--platforms cpu,gpu runs on the GPU under the name the merge reads: cuda."""
     from jaxci.audit import repo
     from jaxci.commands import audit as cli
 
@@ -457,16 +322,11 @@ def test_audit_gpu_platform_is_recorded_as_cuda(monkeypatch, tmp_path):
 
 # ---- jaxci env over random inputs ------------------------------------------------------------------------
 
-POLICIES_BUDGET = None
-
-
+@functools.cache
 def _policies():
-    global POLICIES_BUDGET
-    if POLICIES_BUDGET is None:
-        from jaxci.catalogue import load_policies
+    from jaxci.catalogue import load_policies
 
-        POLICIES_BUDGET = load_policies()
-    return POLICIES_BUDGET
+    return load_policies()
 
 
 numbers = st.one_of(st.floats(min_value=1e-12, max_value=1e7), st.floats(allow_nan=True, allow_infinity=True),
@@ -484,18 +344,14 @@ def test_env_advice_never_oversubscribes_never_loops_never_crashes(kernels, peak
     from jaxci.workflows.envadvice import AdviceError, recommend
 
     policies, _ = _policies()
-    calls = []
-    original = envadvice._fits
-    envadvice._fits = lambda *a: calls.append(a) or original(*a)
-    try:
-        advice = recommend(kernels, peak_mib=peak, device_mib=device, pin_cpu=pin_cpu, budget=budget,
-                           policies=policies, cache_dir="/c", slowest_cell_s=slowest, slowdown=slowdown)
-    except AdviceError as exc:
-        assert "\n" not in str(exc) and str(exc)
-        return
-    finally:
-        envadvice._fits = original
-    assert len(calls) <= 101  # the safe-N search is bounded by the hundredths, whatever the peak
+    with mock.patch.object(envadvice, "_fits", wraps=envadvice._fits) as fits:
+        try:
+            advice = recommend(kernels, peak_mib=peak, device_mib=device, pin_cpu=pin_cpu, budget=budget,
+                               policies=policies, cache_dir="/c", slowest_cell_s=slowest, slowdown=slowdown)
+        except AdviceError as exc:
+            assert "\n" not in str(exc) and str(exc)
+            return
+    assert fits.call_count <= 101  # the safe-N search is bounded by the hundredths, whatever the peak
     share = {"fraction": advice.fraction, "default": envadvice.JAX_DEFAULT_PREALLOCATE}.get(advice.policy, 0.0)
     assert kernels * share <= budget + 1e-12, advice  # never a fraction sum over the budget
     if advice.policy == "fraction" and peak is not None:
@@ -539,54 +395,6 @@ def test_env_cli_exits_0_or_2_with_one_line(kernels, peak, device, budget, fmt):
         assert json.loads(out.getvalue())["kernels"] == int(kernels)
 
 
-# ---- the table for docs/bad-input.md ---------------------------------------------------------------------
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "\\n")
-
-
-def shown(case: Case) -> str:
-    if case.shown:
-        return case.shown
-    prefix = "".join(f"{k}={v} " for k, v in case.env.items() if v)
-    args = [a.replace("{tmp}", "TMP").replace("{fixtures}", "tests/fixtures/lectures") for a in case.args]
-    return prefix + "jaxci " + " ".join(map(shlex.quote, args))
-
-
-def _summary(out: Outcome, tmp: str) -> tuple[str, str]:
-    line = out.line.replace(tmp, "TMP").replace(str(REPO), "CHECKOUT") or "(no message)"
-    if "Traceback" in out.stdout + out.stderr:
-        last = [x for x in out.stderr.splitlines() if x.strip()]
-        line = "traceback: " + (last[-1] if last else line)
-    return ("hang" if out.rc == -9 else str(out.rc)), line[:300]
-
-
-#: every bad-input file: its CASES, and setup(tmp) preparing the scratch folder they read
-FILES = ["tests.test_bad_input", "tests.test_bad_input_audit", "tests.test_bad_input_numbers_and_waits",
-         "tests.test_bad_input_paths", "tests.test_bad_input_reports", "tests.test_bad_input_values"]
-
-
-def table() -> str:
-    """docs/bad-input.md's table: every case of every file with its outcome on this checkout, grouped by command."""
-    import importlib
-
-    rows = []
-    for name in FILES:
-        module = importlib.import_module(name)
-        with tempfile.TemporaryDirectory() as tmp:
-            module.setup(Path(tmp))
-            for case in module.CASES:
-                rc, line = _summary(run_case(case, Path(tmp)), tmp)
-                rows.append((case.command, f"| {case.command} | `{_cell(shown(case))}` | {rc} | {_cell(line)} |"))
-    rows.sort(key=lambda row: row[0])  # stable: a command's cases stay in their files' order
-    return "\n".join(["| command | input | exit | message (first line) |", "|---|---|---|---|",
-                      *(row for _, row in rows)]) + "\n"
-
-
-if __name__ == "__main__":
-    sys.stdout.write(table())
-
-
 def test_the_cache_key_step_escapes_the_cache_input(tmp_path):
     """The jax-env action: a `cache` input holding a newline and a workflow command is echoed escaped, so the
     runner sees one ::error annotation and no injected ::warning."""
@@ -625,9 +433,8 @@ def test_an_interrupted_audit_says_so_and_ends_the_lecture_processes(tmp_path, s
     lecture = tmp_path / "lectures"
     lecture.mkdir()
     nbformat.write(nb, lecture / "sleeper.ipynb")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAXCI_", "GITHUB_"))}
     proc = subprocess.Popen([sys.executable, "-m", "jaxci", "audit", str(lecture), "--execute", "--platforms", "cpu",
-                             "--no-progress", "--output", str(tmp_path / "t.md")], cwd=REPO, env=env,
+                             "--no-progress", "--output", str(tmp_path / "t.md")], cwd=REPO, env=user_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -647,3 +454,7 @@ def test_an_interrupted_audit_says_so_and_ends_the_lecture_processes(tmp_path, s
     assert not (lecture / "written-here.txt").exists()
     if state == "Z":
         os.kill(daemon, signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(table())

@@ -1,7 +1,7 @@
 """Bad input to `jaxci audit` and `jaxci audit merge`: the run cache, the shards and the merge, the outputs, and
-what they write into Markdown summaries. Each case runs as a user runs it (a fresh `python -m jaxci` process,
-tests/test_bad_input.py's `run_case`): exit 2 and one line naming what and where, or a stated result; never a
-traceback, a hang, a write outside the named folder, or an input replaced."""
+what they write into Markdown summaries. Each case runs as a user runs it (tests/badinput.py): exit 2 and one
+line naming what and where, or a stated result; never a traceback, a hang, a write outside the named folder, or
+an input replaced."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from jaxci.audit.reading import runrecord
 from jaxci.audit.runner import cache as run_cache
 from jaxci.audit.runner.outcome import CellTiming, NotebookRun
-from tests.test_bad_input import Case, case_ids, check_outcome, run_case
+from tests.badinput import Case, outcome_tests, run_case
 
 LECTURE = ("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# A\n\n"
            "```{code-cell} ipython3\nx = 1\n```\n")
@@ -86,16 +86,7 @@ def setup(tmp: Path) -> None:
                                   f"|---|---|---|---|---|\n{rows}")
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad-audit")
-    setup(tmp)
-    return tmp
-
-
-@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
-def test_bad_input_outcome(case, scratch):
-    check_outcome(case, run_case(case, scratch))
+scratch, test_bad_input_outcome = outcome_tests(CASES, setup)
 
 
 def test_the_shard_an_output_would_replace_is_left_as_it_was(scratch):

@@ -2,8 +2,8 @@
 (`history --confirm`), a package index that never answers and a GitHub output that cannot be written
 (`release-watch plan`), a commit time outside the calendar and a conditions file nested too deep (`history`), and
 the measurement scripts' malformed inputs (`measure/published_builds.py`, `measure/offline_data.py`). Each case
-runs in a fresh process (tests/test_bad_input.py's `run_case`): exit 2 and one line, never a traceback or a
-wait past the stated limit."""
+runs in a fresh process (tests/badinput.py): exit 2 and one line, never a traceback or a wait past the stated
+limit."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 from jaxci.results import conditions, history
 from jaxci.util import quoting
-from tests.test_bad_input import REPO, Case, case_ids, check_outcome, run_case
+from tests.badinput import REPO, Case, outcome_tests
 
 CASES = [
     Case(("predict", "--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "٢"), 2,
@@ -42,16 +42,7 @@ def setup(tmp: Path) -> None:
     (tmp / "status.ipynb").write_text(json.dumps({"cells": [{"cell_type": "markdown", "source": table}]}))
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad-numbers")
-    setup(tmp)
-    return tmp
-
-
-@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
-def test_bad_input_outcome(case, scratch):
-    check_outcome(case, run_case(case, scratch))
+scratch, test_bad_input_outcome = outcome_tests(CASES, setup)
 
 
 def test_a_published_run_time_that_is_not_a_finite_non_negative_number_is_refused(scratch):

@@ -4,7 +4,7 @@ device, a link or a failed write is one line and exit 2, before the work where i
 audit's scratch copy keeps no link and lecture discovery reads nothing outside the named folder, and no
 message echoes a file's bytes; `history --restore-refs` acts on the current directory's repository only;
 `gpu_capture --out` is refused inside a results tree. Each case is a fresh `python -m jaxci` process
-(tests/test_bad_input.py's Case and run_case)."""
+(tests/badinput.py)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_bad_input import FIXTURES, REPO, Case, case_ids, check_outcome, run_case
+from tests.badinput import FIXTURES, REPO, Case, outcome_tests, run_case, user_env
 
 P = "{tmp}/p40"
 EXEC = "{fixtures}/exec"
@@ -130,31 +131,27 @@ def setup(tmp: Path) -> None:
     shutil.copytree(results_tree(root / "src", machine="m"), root / "results")
     (root / "out-link").mkdir()
     (root / "out-link" / "findings.md").symlink_to(root / "secret")
-    fake_cache(root / "cache")
-    fonts = Path("bootstrap@3.1.1") / "package" / "dist" / "fonts"
-    for name, edit in (("cache-key", lambda c: (c / "jquery@3.3.1/package/dist/jquery.min.js").symlink_to(
-                            root / "secret")),
-                       ("cache-etc", lambda c: (c / fonts).symlink_to("/etc")),
-                       ("cache-big", lambda c: os.truncate(c / "jquery@3.3.1/package/dist/jquery.min.js", 2 << 30)),
-                       ("cache-fifo", lambda c: os.mkfifo(c / "jquery@3.3.1/package/dist/jquery.min.js"))):
+    js, fonts = "jquery@3.3.1/package/dist/jquery.min.js", "bootstrap@3.1.1/package/dist/fonts"
+    for name in ("cache", "cache-key", "cache-etc", "cache-big", "cache-fifo"):
         fake_cache(root / name)
-        target = root / name / "jquery@3.3.1/package/dist/jquery.min.js"
-        if name != "cache-big":
-            shutil.rmtree(root / name / fonts) if name == "cache-etc" else target.unlink()
-        edit(root / name)
+    for name in ("cache-key", "cache-etc", "cache-big", "cache-fifo", "graph", "vendor", "manifest", "findings",
+                 "index", "ok"):
         asv_site(root / f"html-{name}")
+    (root / "cache-key" / js).unlink()
+    (root / "cache-key" / js).symlink_to(root / "secret")
+    shutil.rmtree(root / "cache-etc" / fonts)
+    (root / "cache-etc" / fonts).symlink_to("/etc")
+    os.truncate(root / "cache-big" / js, 2 << 30)
+    (root / "cache-fifo" / js).unlink()
+    os.mkfifo(root / "cache-fifo" / js)
     (root / "elsewhere").mkdir()
     (root / "elsewhere" / "page.html").write_text("<html><body>not asv's</body></html>")
-    for name in ("html-graph", "html-vendor", "html-manifest", "html-findings", "html-index", "html-ok"):
-        asv_site(root / name)
-    (root / "html-graph" / "graph.html").unlink()
-    (root / "html-graph" / "graph.html").symlink_to(root / "elsewhere" / "page.html")
-    (root / "html-vendor" / "vendor").symlink_to(root / "elsewhere")
     (root / "html-manifest" / "vendor").mkdir()
-    (root / "html-manifest" / "vendor" / "MANIFEST.json").symlink_to(root / "secret")
-    (root / "html-findings" / "findings").symlink_to(root / "elsewhere")
-    (root / "html-index" / "index.html").unlink()
-    (root / "html-index" / "index.html").symlink_to(root / "elsewhere" / "page.html")
+    for html, path, target in (("graph", "graph.html", "elsewhere/page.html"), ("vendor", "vendor", "elsewhere"),
+                               ("manifest", "vendor/MANIFEST.json", "secret"), ("findings", "findings", "elsewhere"),
+                               ("index", "index.html", "elsewhere/page.html")):
+        (root / f"html-{html}" / path).unlink(missing_ok=True)
+        (root / f"html-{html}" / path).symlink_to(root / target)
     lectures(root)
     (root / "emptyrepo").mkdir()
     subprocess.run(["git", "init", "-q", str(root / "emptyrepo")], check=True)
@@ -175,24 +172,13 @@ def lectures(root: Path) -> None:
     (config / "_config.yml").symlink_to(root / "secret")
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad-input-paths")
-    setup(tmp)
-    return tmp
-
-
-@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
-def test_bad_input_outcome(case, scratch):
-    check_outcome(case, run_case(case, scratch))
+scratch, test_bad_input_outcome = outcome_tests(CASES, setup)
 
 
 def test_refusals_wrote_nothing_and_read_nothing_outside(scratch):
     """After every case: the FIFO is still a FIFO, the linked-to files unchanged, no vendor/ left behind by a
     refused vendoring, no half-appended GitHub file, no secret in any message."""
     root = scratch / "p40"
-    import stat
-
     assert stat.S_ISFIFO(os.lstat(root / "fifo").st_mode)
     assert (root / "secret").read_text() == "PRIVATE KEY\n"
     assert (root / "elsewhere" / "page.html").read_text() == "<html><body>not asv's</body></html>"
@@ -205,7 +191,7 @@ def test_refusals_wrote_nothing_and_read_nothing_outside(scratch):
 
 def test_vendoring_follows_links_only_inside_and_leaves_no_partial_copy(scratch, tmp_path):
     root = scratch / "p40"
-    run_case(CASES[[c.shown for c in CASES].index("jaxci report R --html H --offline-assets C")], scratch)
+    run_case(next(c for c in CASES if c.shown == "jaxci report R --html H --offline-assets C"), scratch)
     html = root / "html-ok"
     manifest = json.loads((html / "vendor" / "MANIFEST.json").read_text())
     assert len(manifest) == 13 and all(len(v["sha256"]) == 64 for v in manifest.values())
@@ -285,9 +271,8 @@ def test_an_executed_cell_writing_through_a_link_clobbers_nothing(tmp_path):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells.append(nbformat.v4.new_code_cell("open('cfg.txt', 'w').write('clobbered')"))
     nbformat.write(nb, lec / "writer.ipynb")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAXCI_", "GITHUB_"))}
     proc = subprocess.run([sys.executable, "-m", "jaxci", "audit", str(lec), "--execute", "--platforms", "cpu",
-                           "--no-progress", "--no-ci", "--format", "json"], cwd=REPO, env=env,
+                           "--no-progress", "--no-ci", "--format", "json"], cwd=REPO, env=user_env(),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert victim.read_text() == "keep" and (lec / "cfg.txt").is_symlink()
@@ -314,8 +299,7 @@ def test_a_file_size_limit_is_one_line_not_a_traceback(tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
 
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("JAXCI_", "GITHUB_"))},
-           "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**user_env(), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
     out = tmp_path / "t.md"
     proc = subprocess.run([sys.executable, "-m", "jaxci", "audit", str(FIXTURES / "exec"), "--no-ci", "--output",
                            str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120,

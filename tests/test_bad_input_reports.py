@@ -1,11 +1,7 @@
 """Reports and patches: hostile release-watch reports, gh output, jupyter-cache databases, known-failures
 files, index URLs and file names that reach a patch, a glob, a shell block or an issue, each run as a user runs
-it (a fresh `python -m jaxci` process, tests/test_bad_input.py's `run_case`): exit 2 and one line naming what and
-where, or exit 0 with a stated result; never a traceback, a hang, or a read or write outside what was named.
-
-`python -m tests.test_bad_input_reports [BEFORE_CHECKOUT]` prints the table rows for docs/bad-input.md (with a
-column of an older checkout's outcomes when its path is given).
-"""
+it (tests/badinput.py): exit 2 and one line naming what and where, or exit 0 with a stated result; never a
+traceback, a hang, or a read or write outside what was named."""
 
 from __future__ import annotations
 
@@ -20,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_bad_input import REPO, Case, case_ids, check_outcome, run_case
+from tests.badinput import REPO, Case, outcome_tests, run_case
 
 FIX = REPO / "tests" / "fixtures"
 GIT = shutil.which("git")
@@ -67,15 +63,9 @@ def _cache_project(folder: Path, project: Path, notebooks: dict[str, str], faile
             db.execute("update nbproject set traceback=? where uri=?", ("ValueError: boom", str(project / failed)))
 
 
-def _hash(folder: Path, uri: str) -> str:
-    """The hash `jaxci failures record` writes for the notebook (its code, as both engines key execution)."""
-    from jaxci.workflows.failures import content_hash
-
-    return content_hash(uri)
-
-
 def setup(tmp: Path) -> None:
     """Every hostile input of the cases below, under `tmp`."""
+    pytest.importorskip("jupyter_cache")
     for name, data in REPORTS.items():
         (tmp / "rw" / name).mkdir(parents=True)
         (tmp / "rw" / name / "watch-a.json").write_text(json.dumps(data))
@@ -98,6 +88,8 @@ def setup(tmp: Path) -> None:
 def setup_caches(root: Path) -> None:
     """jupyter-cache folders: corrupt, empty, foreign, linked databases; records naming files outside the
     project; a failed notebook whose name would be a glob matching every notebook."""
+    from jaxci.workflows.failures import content_hash
+
     for name, data in (("corrupt", b"SQLite format 3\x00" + b"\xff" * 300), ("empty", b"")):
         (root / name).mkdir(parents=True)
         (root / name / "global.db").write_bytes(data)
@@ -112,10 +104,10 @@ def setup_caches(root: Path) -> None:
     with sqlite3.connect(root / "outside" / "global.db") as db:
         db.execute("update nbproject set uri=?", (str(root / "secret.txt"),))
     _cache_project(root / "glob", root / "proj-glob", {GLOB: "raise ValueError", "a[1].ipynb": "raise KeyError"})
-    for name in (GLOB, "a[1].ipynb"):
-        known = {"format": 1, "failures": {str(root / "proj-glob" / name): {
-            "hash": _hash(root / "glob", str(root / "proj-glob" / name)), "error": "ValueError"}}}
-        (root / f"known-{'glob' if name == GLOB else 'brackets'}.json").write_text(json.dumps(known))
+    for tag, name in (("glob", GLOB), ("brackets", "a[1].ipynb")):
+        uri = str(root / "proj-glob" / name)  # keyed by the hash `jaxci failures record` writes for it
+        known = {"format": 1, "failures": {uri: {"hash": content_hash(uri), "error": "ValueError"}}}
+        (root / f"known-{tag}.json").write_text(json.dumps(known))
     (root / "known-entry.json").write_text(json.dumps({"format": 1, "failures": {str(root / "proj" / "a.ipynb"): 5}}))
 
 
@@ -134,12 +126,9 @@ WATCH = ("release-watch", "file", "--dry-run", "--reports")
 GH = ("release-watch", "file", "--repo", "o/r", "--reports", "{tmp}/rw/good")
 FAIL = ("failures", "record", "--out", "{tmp}/k.json", "--cache")
 CASES = [
-    Case((*WATCH, "{tmp}/rw/machine"), 2, "a machine name is",
-         shown="jaxci release-watch file --dry-run --reports R (machine: 'x; touch PWNED #')"),
-    Case((*WATCH, "{tmp}/rw/previous"), 2, "is not a JAX release",
-         shown="jaxci release-watch file --dry-run --reports R (previous: '0.12.0; touch PWNED')"),
-    Case((*WATCH, "{tmp}/rw/scale"), 2, "scale",
-         shown="jaxci release-watch file --dry-run --reports R (scale: 'ci $(touch PWNED)')"),
+    *[Case((*WATCH, f"{{tmp}}/rw/{key}"), 2, expect,
+           shown=f"jaxci release-watch file --dry-run --reports R ({key}: {REPORTS[key][key]!r})")
+      for key, expect in (("machine", "a machine name is"), ("previous", "is not a JAX release"), ("scale", "scale"))],
     Case((*WATCH, "{tmp}/rw/mention"), 0, "&#64;jax-ml/core &lt;!-- hidden --&gt;",
          shown="jaxci release-watch file --dry-run --reports R (a benchmark named '@jax-ml/core <!-- hidden -->')"),
     Case(("audit", "{tmp}/patch/forged", "--output", "{tmp}/a.md", "--emit-config", "{tmp}/forged.patch",
@@ -157,25 +146,21 @@ CASES = [
     Case(("failures", "skip", "--cache", "{tmp}/jc/glob", "--known", "{tmp}/jc/known-brackets.json",
                   "--project", "{tmp}/jc/proj-glob"), 0,
          "a[[]1].ipynb", shown="jaxci failures skip (a failed notebook named 'a[1].ipynb')"),
-    Case((*FAIL, "{tmp}/jc/corrupt"), 2, "not a jupyter-cache database",
-         shown="jaxci failures record --cache C (global.db corrupt)"),
-    Case((*FAIL, "{tmp}/jc/empty"), 2, "not a jupyter-cache database",
-         shown="jaxci failures record --cache C (global.db empty)"),
-    Case((*FAIL, "{tmp}/jc/foreign"), 2, "not a jupyter-cache database",
-         shown="jaxci failures record --cache C (global.db of another program)"),
-    Case((*FAIL, "{tmp}/jc/linked"), 2, "symbolic link",
-         shown="jaxci failures record --cache C (global.db a symbolic link)"),
-    Case((*FAIL, "{tmp}/jc/outside"), 2, "outside the project",
-         shown="jaxci failures record --cache C (a record's uri set to a file outside the current folder)"),
+    *[Case((*FAIL, f"{{tmp}}/jc/{name}"), 2, expect, shown=f"jaxci failures record --cache C ({what})")
+      for name, expect, what in (
+          ("corrupt", "not a jupyter-cache database", "global.db corrupt"),
+          ("empty", "not a jupyter-cache database", "global.db empty"),
+          ("foreign", "not a jupyter-cache database", "global.db of another program"),
+          ("linked", "symbolic link", "global.db a symbolic link"),
+          ("outside", "outside the project", "a record's uri set to a file outside the current folder"))],
     Case((*FAIL, "{tmp}/jc/outside", "--project", "{tmp}/jc/proj"), 2, "outside the project",
          shown="jaxci failures record --cache C --project P (a record's uri set to a file outside P)"),
     Case(("failures", "skip", "--cache", "{tmp}/jc/real", "--known", "{tmp}/jc/known-entry.json",
                   "--project", "{tmp}/jc/proj"), 2,
          "not an object", shown="jaxci failures skip --known K (an entry that is the number 5)"),
-    Case((*WATCH, "{tmp}/rw/factor"), 2, "factor", shown="jaxci release-watch file (factor: \"1.5\")"),
-    Case((*WATCH, "{tmp}/rw/confirmed"), 2, "confirmed",
-         shown="jaxci release-watch file (confirmed: [\"a\", \"b\"])"),
-    Case((*WATCH, "{tmp}/rw/release"), 2, "release", shown="jaxci release-watch file (release: 0.121)"),
+    *[Case((*WATCH, f"{{tmp}}/rw/{key}"), 2, key,
+           shown=f"jaxci release-watch file ({key}: {json.dumps(REPORTS[key][key])})")
+      for key in ("factor", "confirmed", "release")],
     Case((*WATCH, "{tmp}/nonexistent"), 2, "no such folder"),
     Case((*WATCH, "{tmp}/rw/plain-file"), 2, "not a folder"),
     Case((*WATCH, "{tmp}/rw/link"), 2, "symbolic link",
@@ -189,17 +174,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    pytest.importorskip("jupyter_cache")
-    tmp = tmp_path_factory.mktemp("bad-input-reports")
-    setup(tmp)
-    return tmp
-
-
-@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
-def test_bad_input_outcome(case, scratch):
-    check_outcome(case, run_case(case, scratch))
+scratch, test_bad_input_outcome = outcome_tests(CASES, setup)
 
 
 def _case(*args, rc=2, expect=""):

@@ -1,16 +1,11 @@
 """Values and messages: `predict` sizes and devices, `report --audit` records, JAXCI_SCALE, messages of
 several lines, a closed stdout pipe and user regular expressions, each run as a user runs it (a fresh
-`python -m jaxci` process, tests/test_bad_input.py's `run_case`): exit 2 and one line naming what and where, or
-exit 0 with a stated result; never a traceback, a hang, or a measurement started on a value that is refused.
-
-`python -m tests.test_bad_input_values [BEFORE_CHECKOUT]` prints the table rows for docs/bad-input.md (with a
-column of an older checkout's outcomes when its path is given).
-"""
+`python -m jaxci` process, tests/badinput.py): exit 2 and one line naming what and where, or exit 0 with a
+stated result; never a traceback, a hang, or a measurement started on a value that is refused."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_bad_input import REPO, Case, case_ids, check_outcome, run_case
+from tests.badinput import REPO, Case, outcome_tests, user_env
 
 BIG = "9" * 400
 PREDICT = ("predict", "--family", "g4dn.2xlarge")
 AUDIT = ("report", "results", "--no-progress", "--family", "g4dn.2xlarge", "--audit")
+WATCH = ("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine", "c7i.2xlarge",
+         "--out", "{tmp}/watch-out")
 
 
 def _lecture(**pred) -> dict:
@@ -58,10 +55,6 @@ REGEX_OPTIONS = [
 ]
 
 
-WATCH_BEFORE = ("1: asv was started (its `git clone --mirror` traceback in the output, in an old checkout that is no "
-                "git repository) and a failed report written into --out: jaxci release-watch: failed; report in "
-                "O/watch-0.12.1-c7i.2xlarge.json")
-
 CASES = [
     Case((*PREDICT, "--kernel", "matmul", "--n", BIG), 2, "a 400-digit number",
          shown="jaxci predict --family g4dn.2xlarge --kernel matmul --n 9...9 (400 digits)"),
@@ -94,12 +87,9 @@ CASES = [
                            ("cell-inf", "cells[0].wall_s inf: must be a finite number in [0, 86,400] seconds"))],
     Case(("history", "--releases", "0.10.1", "--dry-run"), 2, "JAXCI_SCALE='evil': expected ci or full",
          env={"JAXCI_SCALE": "evil"}),
-    Case(("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
-                "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='evil': expected ci or full",
-         env={"JAXCI_SCALE": "evil"}),
-    Case(("release-watch", "measure", "--release", "0.12.1", "--previous", "0.12.0", "--machine",
-                "c7i.2xlarge", "--out", "{tmp}/watch-out"), 2, "JAXCI_SCALE='a\\nb'",
-         env={"JAXCI_SCALE": "a\nb"}, shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O"),
+    Case(WATCH, 2, "JAXCI_SCALE='evil': expected ci or full", env={"JAXCI_SCALE": "evil"}),
+    Case(WATCH, 2, "JAXCI_SCALE='a\\nb'", env={"JAXCI_SCALE": "a\nb"},
+         shown="JAXCI_SCALE=$'a\\nb' jaxci release-watch measure ... --out O"),
     Case(("report", "results", "--no-progress", "--family", "g4dn.2xlarge\n"), 2,
          "--family 'g4dn.2xlarge\\n': not a runner family", shown="jaxci report results --family $'g4dn.2xlarge\\n'"),
     Case(("history", "--restore-refs", "--repo", "{tmp}/empty-checkout"), 2,
@@ -124,24 +114,15 @@ def setup(tmp: Path) -> None:
         (tmp / "audit" / f"{name}.json").write_text(json.dumps(doc))
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bad-input-values")
-    setup(tmp)
-    return tmp
-
-
-@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
-def test_bad_input_outcome(case, scratch):
-    check_outcome(case, run_case(case, scratch), quiet_refusal=True)
+scratch, test_bad_input_outcome = outcome_tests(CASES, setup, quiet_refusal=True)
 
 
 def test_run_suites_refuses_a_catastrophic_suite_filter_before_asv(tmp_path):
     asv = tmp_path / "asv"
     asv.write_text("#!/bin/sh\necho asv ran\n")
     asv.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCI_")}
-    env |= {"ASV": str(asv), "PYTHON": sys.executable, "JAXCI_SUITE_FILTERS": f"dense=^(?=.*?(?:{EVIL_RE}))dense[.]"}
+    env = user_env() | {"ASV": str(asv), "PYTHON": sys.executable,
+                        "JAXCI_SUITE_FILTERS": f"dense=^(?=.*?(?:{EVIL_RE}))dense[.]"}
     proc = subprocess.run(["bash", "scripts/run-suites.sh", "fam"], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2 and "can backtrack" in proc.stderr and "asv ran" not in proc.stdout, proc.stderr
@@ -165,7 +146,7 @@ def test_every_regex_option_is_in_the_bounded_list():
 
 
 def test_a_bad_scale_starts_nothing(scratch):
-    """The refused JAXCI_SCALE left no report folder behind (the watch wrote one before it was checked)."""
+    """The refused JAXCI_SCALE left no report folder behind: it is checked before the watch writes one."""
     assert not (scratch / "watch-out").exists()
 
 
@@ -183,17 +164,16 @@ def test_scale_is_checked_once_for_option_and_environment():
                          ids=["bench.sh", "suite-import"])
 def test_the_suite_and_its_script_refuse_a_bad_scale_before_asv(cmd):
     """bench.sh refuses before the virtualenv or asv starts; the suite itself at import, so a stock `asv run`
-    discovers no benchmark to measure (before: every setup failed, one by one, after the environments were built)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCI_")} | {"JAXCI_SCALE": "evil"}
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    discovers no benchmark to measure rather than failing every setup after the environments were built."""
+    proc = subprocess.run(cmd, cwd=REPO, env=user_env() | {"JAXCI_SCALE": "evil"}, capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode != 0 and re.search(r"JAXCI_SCALE='?evil'?: expected", proc.stderr), proc.stderr[-500:]
     assert "setup-venv" not in proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("scale", ["ci", "full"])
 def test_bench_sh_refuses_a_bad_quick_switch_before_the_virtualenv(scale):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCI_")} | {"JAXCI_SCALE": scale,
-                                                                                  "JAXCI_QUICK": "yes"}
+    env = user_env() | {"JAXCI_SCALE": scale, "JAXCI_QUICK": "yes"}
     proc = subprocess.run(["bash", "scripts/bench.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "JAXCI_QUICK=yes: expected 0 or 1" in proc.stderr, proc.stderr[-500:]
     assert "setup-venv" not in proc.stdout + proc.stderr

@@ -61,16 +61,13 @@ def test_lab_machines_are_kept_out_of_the_runner_families():
     assert machine_label("g4dn.2xlarge") == "g4dn.2xlarge" and machine_label("local-x") == "local-x"
 
 
-def test_lab_entry_errors_name_the_entry(tmp_path):
-    (tmp_path / "machines.toml").write_text(LAB_ENTRY)
-    with pytest.raises(CatalogueError, match=r"machines.lab-x lacks label"):
-        load_catalogue(tmp_path)
-    (tmp_path / "machines.toml").write_text(LAB_ENTRY + 'label="X"\nrunner="runs-on"\n')
-    with pytest.raises(CatalogueError, match=r"machines.lab-x is a lab machine: runner do not apply"):
-        load_catalogue(tmp_path)
-    (tmp_path / "machines.toml").write_text(LAB_ENTRY.replace('kind="lab"', 'kind="borrowed"') + 'label="X"\n')
-    with pytest.raises(CatalogueError, match=r"machines.lab-x.kind must be one of"):
-        load_catalogue(tmp_path)
-    (tmp_path / "machines.toml").write_text(LAB_ENTRY + 'label="X"\nvcpu = 16\n')
-    with pytest.raises(CatalogueError, match=r"machines.lab-x.vcpu must be"):
+@pytest.mark.parametrize("text, error", [
+    (LAB_ENTRY, r"machines.lab-x lacks label"),
+    (LAB_ENTRY + 'label="X"\nrunner="runs-on"\n', r"machines.lab-x is a lab machine: runner do not apply"),
+    (LAB_ENTRY.replace('kind="lab"', 'kind="borrowed"') + 'label="X"\n', r"machines.lab-x.kind must be one of"),
+    (LAB_ENTRY + 'label="X"\nvcpu = 16\n', r"machines.lab-x.vcpu must be"),
+])
+def test_lab_entry_errors_name_the_entry(tmp_path, text, error):
+    (tmp_path / "machines.toml").write_text(text)
+    with pytest.raises(CatalogueError, match=error):
         load_catalogue(tmp_path)

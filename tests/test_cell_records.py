@@ -2,6 +2,8 @@
 boundary, and a run saved before them (positional loop lists, the "counted" mark) still reads the same."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -84,9 +86,6 @@ def test_a_bad_eager_size_class_is_refused_naming_the_field(size, field):
 def test_the_kernel_side_code_runs_where_jaxci_cannot_be_imported():
     """The kernel gets the records and the hooks as source, their jaxci imports left out: set up in a Python where
     importing jaxci fails, a cell's record is still taken."""
-    import subprocess
-    import sys
-
     probe = ("import sys, json\nsys.modules['jaxci'] = None\n"
              "class Events:\n    def register(self, *a): pass\n"
              "class Shell:\n    user_ns = {}\n    events = Events()\n"

@@ -1,12 +1,11 @@
 """The jaxci dispatcher: every listed command exists and answers --help; unknown commands are refused."""
 
 import importlib
-import subprocess
-import sys
 
 import pytest
 
 from jaxci.cli import COMMANDS, main
+from tests.suiteutil import python
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -31,7 +30,7 @@ def test_env_command_does_not_import_jax_or_asv(evidence, imported):
     code = ("import sys; from jaxci.cli import main; main(['env', '--kernels', '2', '--device-memory-mib', '15360',"
             f" '--peak-mib', '1024', '--format', 'json'{extra}]);"
             " print(sorted(m for m in ('jax', 'asv', 'numpy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = python("-c", code, cwd=None, check=True).stdout
     assert out.strip().splitlines()[-1] == imported
 
 
@@ -51,9 +50,9 @@ def _jaxci_imports(path, modules) -> set[str]:
 
 
 def test_no_import_cycle_between_jaxci_modules():
-    """upgrade.py and the workflow-inputs module (now jaxci.workflows.inputs and jaxci.workflows.plan) imported each
-    other; the shared checks live in jaxci.util.validate now. Any cycle among jaxci's modules, through
-    function-level imports too, fails here."""
+    """Any cycle among jaxci's modules, through function-level imports too, fails here; the checks upgrade.py and
+    the workflow-inputs modules share live in jaxci.util.validate."""
+    from graphlib import CycleError, TopologicalSorter
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
@@ -61,20 +60,9 @@ def test_no_import_cycle_between_jaxci_modules():
     modules = {name.removesuffix(".__init__"): path for name, path in files.items()}
     graph = {m: {i for i in _jaxci_imports(p, modules) if i in modules and i != m and i != "jaxci"}
              for m, p in modules.items()}
-    cycles, state = [], {}
-
-    def visit(m, stack):
-        state[m] = "open"
-        for n in sorted(graph[m]):
-            if state.get(n) == "open":
-                cycles.append(stack[stack.index(n):] + [n])
-            elif n not in state:
-                visit(n, stack + [n])
-        state[m] = "done"
-
-    for m in sorted(graph):
-        if m not in state:
-            visit(m, [m])
-    assert not cycles, cycles
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as cycle:
+        pytest.fail(f"import cycle: {cycle.args[1]}")
     assert "jaxci.util.validate" in graph["jaxci.results.upgrade"]
     assert not {"jaxci.workflows.inputs", "jaxci.workflows.plan"} & graph["jaxci.results.upgrade"]

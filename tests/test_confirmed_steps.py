@@ -4,10 +4,12 @@ checked on the way in, and a fresh clone's site says how to get its release hist
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
 import sys
+from contextlib import nullcontext
 from types import SimpleNamespace
 
 import pytest
@@ -18,6 +20,7 @@ from jaxci.report import regressions
 from jaxci.results import conditions, history
 from jaxci.results.records import Record
 from jaxci.util.loadavg import Load, Sampler
+from tests.suiteutil import python
 
 
 def _rec(version, value, machine="m", n=10_000):
@@ -99,6 +102,14 @@ def test_the_findings_table_lists_unconfirmed_steps_apart_with_their_load():
     assert "Confirmed:" in sure and "| x290 |" in sure and "Unconfirmed (noise?)" not in sure
 
 
+def _load_with(tmp_path, appended: str):
+    """conditions.load of machine m once `appended` is added to its file: (runs, confirmations), errors."""
+    path = conditions.path_of(tmp_path, "m")
+    path.write_text(path.read_text() + appended)
+    errors = []
+    return conditions.load(tmp_path, "m", errors), errors
+
+
 def test_conditions_round_trip_and_a_bad_record_loses_only_itself(tmp_path):
     (tmp_path / "m").mkdir()
     run = conditions.Run("0.11.0", "abcdef1", "2026-12-01T00:00:00+00:00", "AMD EPYC", (0.5, 0.75))
@@ -106,12 +117,9 @@ def test_conditions_round_trip_and_a_bad_record_loses_only_itself(tmp_path):
     conditions.append_confirmation(tmp_path, "m", _confirmation(290.0, (0.4,)))
     runs, confirmations = conditions.load(tmp_path, "m")
     assert runs == [run] and confirmations == [_confirmation(290.0, (0.4,))]
-    path = conditions.path_of(tmp_path, "m")
-    path.write_text(path.read_text() + '[[run]]\nrelease = "x; rm -rf /"\ncommit = "abc1234"\n\n'
-                    '[[confirmation]]\nbenchmark = "a.b"\nparams = ""\nbefore = "0.1"\nafter = "0.2"\n'
-                    'first_ratio = -1.0\n')
-    errors = []
-    runs, confirmations = conditions.load(tmp_path, "m", errors)
+    (runs, confirmations), errors = _load_with(tmp_path, '[[run]]\nrelease = "x; rm -rf /"\ncommit = "abc1234"\n\n'
+                                               '[[confirmation]]\nbenchmark = "a.b"\nparams = ""\nbefore = "0.1"\n'
+                                               'after = "0.2"\nfirst_ratio = -1.0\n')
     assert runs == [run] and len(confirmations) == 1
     assert len(errors) == 2 and "is not a JAX release" in errors[0] and "not a positive finite" in errors[1]
     assert all("\n" not in e for e in errors)
@@ -134,10 +142,8 @@ def test_a_run_record_keeps_the_cpus_it_was_pinned_to_and_refuses_bad_ones(tmp_p
     run = conditions.Run("0.11.0", "abcdef1", "2026-12-01T00:00:00+00:00", "Intel Xeon", (0.9,), "backfill", (1,))
     conditions.append_run(tmp_path, "m", run)
     assert "cpus = [1]" in conditions.path_of(tmp_path, "m").read_text()
-    path = conditions.path_of(tmp_path, "m")
-    path.write_text(path.read_text() + '[[run]]\nrelease = "0.11.1"\ncommit = "abc1234"\ncpus = ["1; rm"]\n')
-    errors = []
-    assert conditions.load(tmp_path, "m", errors)[0] == [run]
+    (runs, _), errors = _load_with(tmp_path, '[[run]]\nrelease = "0.11.1"\ncommit = "abc1234"\ncpus = ["1; rm"]\n')
+    assert runs == [run]
     assert len(errors) == 1 and "cpus must be a list of CPU numbers" in errors[0]
 
 
@@ -147,7 +153,7 @@ def test_pinning_reaches_every_process_started_afterwards():
             "cpu = min(os.sched_getaffinity(0))\npin_to((cpu,))\n"
             "child = subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)))'],"
             " capture_output=True, text=True).stdout.strip()\nprint(child == str([cpu]))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60)
+    out = python("-c", code, cwd=REPO_ROOT, timeout=60)
     assert out.stdout.strip() == "True", out.stderr
     with pytest.raises(ValueError, match="not one this process may run on"):
         from jaxci.util.loadavg import pin_to
@@ -158,8 +164,8 @@ def test_pinning_reaches_every_process_started_afterwards():
 @pytest.mark.parametrize("cpus, message", [("4095", "may run on CPU"), ("1;rm -rf /", "CPU numbers separated"),
                                            ("", "CPU numbers separated")])
 def test_a_bad_cpus_option_is_one_line_and_measures_nothing(cpus, message):
-    out = subprocess.run([sys.executable, "-m", "jaxci", "history", "--confirm", "--machine", "ref-epyc-2c-ci",
-                          "--cpus", cpus, "--dry-run"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    out = python("-m", "jaxci", "history", "--confirm", "--machine", "ref-epyc-2c-ci", "--cpus", cpus, "--dry-run",
+                 cwd=REPO_ROOT, timeout=120)
     assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
@@ -201,10 +207,8 @@ def test_conditions_keep_the_cpu_split_and_refuse_a_bad_one(tmp_path):
     conditions.append_confirmation(tmp_path, "m", _confirmation(290.0, (1.2,), 1.0, 0.02))
     runs, confirmations = conditions.load(tmp_path, "m")
     assert runs == [run] and confirmations[0].measured_load == Load((1.2,), 1.0, 0.02)
-    path = conditions.path_of(tmp_path, "m")
-    path.write_text(path.read_text() + '[[run]]\nrelease = "0.11.1"\ncommit = "abc1234"\ncpu_others = "lots"\n')
-    errors = []
-    assert conditions.load(tmp_path, "m", errors)[0] == [run]
+    (runs, _), errors = _load_with(tmp_path, '[[run]]\nrelease = "0.11.1"\ncommit = "abc1234"\ncpu_others = "lots"\n')
+    assert runs == [run]
     assert len(errors) == 1 and "cpu_others" in errors[0] and "not a number of CPUs" in errors[0]
 
 
@@ -217,19 +221,9 @@ def test_a_release_measured_above_the_load_is_measured_again_and_each_run_record
         return True, ""
 
     loads = iter([Load((3.0, 3.0)), Load((2.0, 2.0)), Load((0.2, 0.2))])
-
-    class FakeSampler:
-        def __enter__(self):
-            self.load = next(loads)
-            return self
-
-        def __exit__(self, *exc):
-            return None
-
     monkeypatch.setattr(history, "run_release", fake_run)
-    monkeypatch.setattr("jaxci.util.loadavg.Sampler", lambda: FakeSampler())
-    out = open(os.devnull, "w")
-    runs = history.AsvRuns(tmp_path, "m", {}, tmp_path / "results", out, tmp_path / "log")
+    monkeypatch.setattr("jaxci.util.loadavg.Sampler", lambda: nullcontext(SimpleNamespace(load=next(loads))))
+    runs = history.AsvRuns(tmp_path, "m", {}, tmp_path / "results", io.StringIO(), tmp_path / "log")
     ok, _ = history.measured_quietly(runs, "0.11.0", "abcdef1", [], 1.0)
     assert ok and calls == [False, True, True]   # the reruns replace the loaded results (asv run without skip)
     runs, _ = conditions.load(tmp_path / "results", "m")
@@ -249,31 +243,24 @@ def test_force_measures_every_benchmark_again_from_the_first_run(tmp_path, monke
     monkeypatch.setattr(history, "any_value", lambda results_dir, machine, commit: True)
     chain = SimpleNamespace(commits={"0.11.0": "abcdef1"})
     monkeypatch.setattr(history, "save_state", lambda *a, **k: None)
-    out = open(os.devnull, "w")
-    runs = history.AsvRuns(tmp_path, "m", {}, tmp_path / "results", out)
+    runs = history.AsvRuns(tmp_path, "m", {}, tmp_path / "results", io.StringIO())
     skipped = history.backfill(runs, ["0.11.0"], chain, [], earlier={})
     assert [o.status for o in skipped] == ["skipped"] and calls == []
     forced = history.backfill(runs, ["0.11.0"], chain, [], force=True, earlier={})
     assert [o.status for o in forced] == ["measured"] and calls == [True]
 
 
-def _clone(tmp_path):
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--single-branch", "--no-tags", str(REPO_ROOT), str(clone)], check=True)
-    return clone
-
-
 def _jaxci(clone, *args):
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONSAFEPATH": "1"}  # this checkout's jaxci, not the clone's
-    return subprocess.run([sys.executable, "-m", "jaxci", *args], cwd=clone, capture_output=True, text=True,
-                          timeout=600, env=env)
+    return python("-m", "jaxci", *args, cwd=clone, timeout=600, env=env)
 
 
 @pytest.mark.slow
 def test_a_fresh_clone_gets_its_release_history_back_and_the_printed_compare_runs(tmp_path):
     """git clone brings no jax-v* tags: `jaxci report --html` says the one command that brings them back (never
     a site without history in silence), and after it the `asv compare` the report prints for a step works."""
-    clone = _clone(tmp_path)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--single-branch", "--no-tags", str(REPO_ROOT), str(clone)], check=True)
     html = tmp_path / "html"
     html.mkdir()
     proc = _jaxci(clone, "report", "results", "--html", str(html), "--no-progress")
@@ -303,7 +290,7 @@ def test_confirm_reruns_each_release_pair_once_and_records_every_combination(tmp
     monkeypatch.setattr(confirm_mod, "load_results", lambda d: SimpleNamespace(records=rerun))
     small = "n=1000, dtype=float64, device=cpu"
     target = confirm_mod.Target("loops.Scan.time_warm", "0.11.0", "0.11.1", {KEY: 300.0, small: 5.0})
-    asv_runs = history.AsvRuns(tmp_path, "m", {}, tmp_path, open(os.devnull, "w"), tmp_path / "log")
+    asv_runs = history.AsvRuns(tmp_path, "m", {}, tmp_path, io.StringIO(), tmp_path / "log")
     made = confirm_mod.confirm(asv_runs, [target], {"0.11.0": "c0", "0.11.1": "c1"})
     pattern = [r"^loops\.Scan\.time_warm(\(|$)"]
     assert runs == [("c0", pattern, True), ("c1", pattern, True)]

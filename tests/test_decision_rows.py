@@ -8,8 +8,13 @@ from types import SimpleNamespace
 import pytest
 
 from jaxci.analysis import provenance as pv
+from jaxci.commands import env as env_cmd
+from jaxci.commands import predict
+from jaxci.commands import report as report_cmd
+from jaxci.policy.builds import cpu_twins
 from jaxci.report import actions, decisions, memory_advice, termcheck
 from jaxci.report.build import build
+from jaxci.report.findings import findings_md, guidance_md
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
@@ -78,8 +83,6 @@ def test_concurrency_row_without_gpu_names_the_build_setting(report):
 
 
 def test_summary_prints_the_chosen_familys_sheet_first(capsys):
-    from jaxci.commands import report as report_cmd
-
     assert report_cmd.main([str(RESULTS), "--family", "g4dn.2xlarge", "--format", "summary", "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
     sheet = next(i for i, x in enumerate(lines) if x.startswith("Decision sheet: g4dn.2xlarge"))
@@ -92,8 +95,6 @@ def test_summary_prints_the_chosen_familys_sheet_first(capsys):
 
 
 def test_summary_fits_what_bench_sh_keeps(capsys):
-    from jaxci.commands import report as report_cmd
-
     assert report_cmd.main([str(RESULTS), "--format", "summary", "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
     kept = lines[:24]                                      # scripts/bench.sh: head -n 24
@@ -102,8 +103,6 @@ def test_summary_fits_what_bench_sh_keeps(capsys):
 
 
 def test_guidance_is_written_for_the_family_and_lab_lines_are_evidence(report):
-    from jaxci.report.findings import findings_md, guidance_md
-
     guide = guidance_md(report)
     body = guide.split("**For g4dn.2xlarge")[1].split("**For ")[0]
     lines = [x for x in body.splitlines() if x.startswith("- ")]
@@ -206,8 +205,6 @@ def test_float64_default_is_answered_directly(report):
 def test_environment_row_lists_every_variable_the_action_sets(report, tmp_path):
     """The variables row 5 names are exactly what `jaxci env` (the action's one call) writes to $GITHUB_ENV
     for the inputs the sheet advises (row 3's N)."""
-    from jaxci.commands import env as env_cmd
-
     row = decisions.sheet(report, "g4dn.2xlarge").rows[4]
     assert "concurrency: 3}" in row.decision
     github_env = tmp_path / "env"
@@ -239,16 +236,14 @@ def test_a_check_of_a_prediction_built_from_published_figures_is_not_counted():
 
 
 def test_family_guidance_pins_per_lecture(report):
-    from jaxci.report.findings import guidance_md
-
     body = guidance_md(report).split("**For g4dn.2xlarge")[1].split("**For ")[0]
     how = [x for x in body.splitlines() if x.startswith("- How to pin")]
     assert len(how) == 1 and PIN in how[0] and "not `JAX_PLATFORMS=cpu` for the whole job" in how[0]
 
 
 def test_row_6_without_an_audit_gives_the_build_published_on_the_family(report):
-    """Question 6 said "build minutes not measured" until an executed audit (hours) was given. The build published on
-    the family's own hardware (the catalogue's published_build_s, sourced) answers it, labelled published."""
+    """Without an executed audit (hours), the build published on the family's own hardware (the catalogue's
+    published_build_s, sourced) answers question 6, labelled published."""
     row = decisions.sheet(report, "g4dn.2xlarge").rows[5]
     assert "a published build of 145 notebooks executed in 109 min on this family" in row.decision
     assert row.status == decisions.MEASURED and row.basis.startswith("published, not measured here:")
@@ -263,10 +258,6 @@ def test_row_6_says_which_cpu_families_the_model_cannot_tell_apart(report):
 
 
 def test_cpu_twins_compares_every_cpu_case():
-    from types import SimpleNamespace
-
-    from jaxci.policy.builds import cpu_twins
-
     seconds = {"a": 1.0, "b": 1.01, "c": 1.5}
     model = SimpleNamespace(predict=lambda f, *args: SimpleNamespace(seconds=seconds[f]))
     entry = SimpleNamespace(is_lab=False)
@@ -274,8 +265,6 @@ def test_cpu_twins_compares_every_cpu_case():
 
 
 def test_predict_says_when_it_cannot_tell_two_cpus_apart(capsys):
-    from jaxci.commands import predict
-
     assert predict.main(["--family", "c7i.2xlarge", "--kernel", "matmul", "--n", "4096", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "note: the model cannot tell this CPU from g4dn.2xlarge" in out

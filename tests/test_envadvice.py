@@ -3,6 +3,8 @@ reading the measured peak through asv's results API, the device memory through N
 the appends for the jax-env action, and no JAX (or NumPy) behind it."""
 
 import json
+import math
+import os
 import shlex
 import subprocess
 import sys
@@ -12,11 +14,14 @@ import pytest
 import yaml
 
 from jaxci import REPO_ROOT
+from jaxci import nvml as jaxci_nvml
 from jaxci.catalogue import load_policies
 from jaxci.commands.env import main
-from jaxci.workflows.envadvice import MAX_KERNELS, AdviceError, recommend, render, safe_kernels
+from jaxci.workflows import envadvice
+from jaxci.workflows.envadvice import MAX_KERNELS, MEASURED, AdviceError, recommend, render, safe_kernels
 from tests.frozen import RESULTS as FROZEN_RESULTS
 from tests.synth import SynthResults
+from tests.workflowutil import key_values
 
 POLICIES, BUDGET = load_policies()
 T4 = 15360
@@ -32,14 +37,14 @@ def advise(kernels, **kw):
 
 
 def test_several_kernels_get_the_policy_a_gpu_measured_surviving_by_default():
-    a = recommend(3, peak_mib=3072, device_mib=T4, budget=BUDGET, policies=POLICIES, cache_dir="/c")
+    a = advise(3, peak_mib=3072, device_mib=T4, policy=MEASURED)
     assert a.policy == "no-prealloc" and a.env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
     assert not {"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION"} & a.env.keys()
     assert a.safe_kernels == 4 and any("not measured on a GPU: the `fraction` policy" in n for n in a.notes)
     with pytest.raises(AdviceError, match=r"--kernels 5: .*at most 4 fit"):  # their peaks exceed the budget
-        recommend(5, peak_mib=3072, device_mib=T4, budget=BUDGET, policies=POLICIES, cache_dir="/c")
+        advise(5, peak_mib=3072, device_mib=T4, policy=MEASURED)
     with pytest.raises(AdviceError, match="--policy 'other'"):
-        recommend(3, peak_mib=3072, device_mib=T4, budget=BUDGET, policies=POLICIES, cache_dir="/c", policy="other")
+        advise(3, peak_mib=3072, device_mib=T4, policy="other")
 
 
 def test_budget_in_catalogue_is_the_one_assumed_here():
@@ -101,7 +106,7 @@ def test_a_tiny_peak_is_bounded_by_the_hundredths():
 def test_a_subnormal_peak_is_many_kernels_not_an_overflow():
     """budget x device / 5e-324 is inf in floats: the on-demand count is capped, never floor(inf)."""
     for peak in (5e-324, 1e-310):  # the measured default policy (allocation on demand) counts them
-        advice = recommend(2, peak_mib=peak, device_mib=16000, budget=BUDGET, policies=POLICIES, cache_dir="/c")
+        advice = advise(2, peak_mib=peak, device_mib=16000, policy=MEASURED)
         assert (advice.policy, advice.safe_kernels) == ("no-prealloc", MAX_KERNELS)
 
 
@@ -146,7 +151,7 @@ def test_cell_timeout(slowest, slowdown, expected):
     (1, dict(device_mib=T4, slowest_cell_s=1e308), "--slowest-cell-s 1e[+]308"),
     (1, dict(device_mib=T4, budget=0.005), "--memory-budget 0.005"),
     (2000, dict(pin_cpu=True), "--kernels 2000"),
-    (2, dict(peak_mib=2900, device_mib=10000, budget=0.29), "--kernels 2: .* at most 1 fit"),  # was ZeroDivisionError
+    (2, dict(peak_mib=2900, device_mib=10000, budget=0.29), "--kernels 2: .* at most 1 fit"),
     (1, dict(peak_mib=2890, device_mib=10000, budget=0.2899), "--peak-mib 2890: one kernel's slice"),
     (3, dict(peak_mib=1000), "device memory unknown"),
     (3, dict(peak_mib=1000, device_mib=T4, slowest_cell_s=0), "--slowest-cell-s"),
@@ -181,14 +186,14 @@ def test_cli_machine_from_catalogue(capsys):
 
 def test_formats_carry_the_same_environment(tmp_path):
     a = advise(3, peak_mib=3072, device_mib=T4)
-    assert dict(line.split("=", 1) for line in render(a, "github").splitlines()) == a.env
+    assert key_values(render(a, "github")) == a.env
     assert yaml.safe_load(render(a, "yaml")) == {"env": a.env}
     assert json.loads(render(a, "json"))["env"] == a.env
     script = tmp_path / "env.sh"
     script.write_text(render(a, "shell") + "\n" + "".join(f"echo {k}=\"${k}\"\n" for k in a.env))
     out = subprocess.run(["bash", "--noprofile", "--norc", str(script)], capture_output=True, text=True,
                          check=True).stdout
-    assert dict(line.split("=", 1) for line in out.splitlines()) == a.env
+    assert key_values(out) == a.env
     text = render(a, "text")
     assert "policy: fraction" in text and "why:" in text
 
@@ -226,8 +231,6 @@ def test_peak_and_slowdown_read_from_results(tmp_path, capsys):
 
 
 def test_results_without_gpu_peaks_fall_back(tmp_path, capsys):
-    import math
-
     results = _results(tmp_path, peak=lambda n_workers, policy, device: 300.0 if device == "cpu" else math.nan)
     assert main(["--results", str(results), "--machine", "g4dn.2xlarge", "--kernels", "3", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -240,11 +243,10 @@ def test_results_for_unknown_machine(tmp_path, capsys):
     assert "no results for machine 'g5.2xlarge'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("evidence, light", [("--evidence=", {"jax", "numpy", "asv"}), (None, {"jax", "numpy"})])
+@pytest.mark.parametrize("evidence, light", [(["--evidence="], {"jax", "numpy", "asv"}), ([], {"jax", "numpy"})])
 def test_no_jax_or_numpy_imported(evidence, light):
     """Without evidence to read, not even asv; reading the committed GPU measurements imports asv, never JAX."""
-    argv = ['env', '--kernels', '3', '--peak-mib', '3072', '--device-memory-mib', '15360'] + ([evidence] if evidence
-                                                                                              else [])
+    argv = ["env", "--kernels", "3", "--peak-mib", "3072", "--device-memory-mib", "15360", *evidence]
     code = (f"import sys; from jaxci.cli import main; rc = main({argv!r}); bad = {light!r} & set(sys.modules); "
             "print(sorted(bad)); sys.exit(rc or bool(bad))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -306,8 +308,6 @@ def nvmlDeviceGetMemoryInfo(handle):
 @pytest.fixture
 def nvml(monkeypatch):
     """nvml(mode, memory_mib, proc_gpu=False): install a fake pynvml; proc_gpu fakes the driver's /proc entry."""
-    from jaxci import nvml as jaxci_nvml
-
     def install(mode="ok", memory_mib=T4, proc_gpu=False):
         module = types.ModuleType("pynvml")
         exec(fake_pynvml(mode, memory_mib), module.__dict__)
@@ -341,8 +341,6 @@ def test_nvml_that_fails_is_refused_never_read_as_no_gpu(nvml, capsys, mode, mem
 
 
 def test_a_gpu_without_pynvml_says_what_to_install(nvml, monkeypatch, capsys):
-    from jaxci import nvml as jaxci_nvml
-
     nvml("no library", proc_gpu=True)
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError: a bare install
     jaxci_nvml.gpus.cache_clear()
@@ -387,8 +385,7 @@ def test_github_files_are_appended_in_one_run(tmp_path, capsys):
     assert main(["--kernels", "3", "--peak-mib", "3072", "--device-memory-mib", "15360", "--cache-dir", "/cache/jax",
                  "--github-env", str(env), "--github-output", str(out), "--policy", "fraction"]) == 0
     earlier, *lines = env.read_text().splitlines()
-    assert earlier == "EARLIER=1" and dict(line.split("=", 1) for line in lines) == advise(3, peak_mib=3072,
-                                                                                          device_mib=T4).env
+    assert earlier == "EARLIER=1" and key_values("\n".join(lines)) == advise(3, peak_mib=3072, device_mib=T4).env
     assert out.read_text() == "policy=fraction\nsafe-kernels=4\ncell-timeout=\ncache-dir=/cache/jax\nbeyond-measured=\n"
     assert capsys.readouterr().out.startswith("policy: fraction\nwhy:")  # the text, for the log
 
@@ -422,9 +419,7 @@ def test_the_results_path_alone_imports_asv(tmp_path):
 
 def test_safe_n_is_printed_with_the_fraction_it_holds_at():
     """Three kernels of 3 GiB on a T4 get 0.30 each; the safe N of 4 holds only at 0.22 (4 x 0.30 > 1)."""
-    from jaxci.workflows.envadvice import advise, render
-
-    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072, policy="fraction")
+    advice = envadvice.advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072, policy="fraction")
     assert advice.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.30" and advice.safe_kernels == 4
     assert advice.safe_fraction == pytest.approx(0.22)
     assert "safe: 4 (each at XLA_PYTHON_CLIENT_MEM_FRACTION=0.22); this environment is sized for 3 at 0.30" \
@@ -432,19 +427,15 @@ def test_safe_n_is_printed_with_the_fraction_it_holds_at():
 
 
 def test_a_policy_no_gpu_has_run_says_so():
-    from jaxci.workflows.envadvice import advise
-
-    advice = advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072, policy="fraction")
+    advice = envadvice.advise(3, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072, policy="fraction")
     assert any("'fraction' policy has no GPU run" in n for n in advice.notes)
-    assert not any("no GPU run" in n for n in advise(1, cache_dir="/tmp/c", machine="g4dn.2xlarge",
-                                                      peak_mib=3072).notes)  # the default policy
+    default = envadvice.advise(1, cache_dir="/tmp/c", machine="g4dn.2xlarge", peak_mib=3072)
+    assert not any("no GPU run" in n for n in default.notes)
 
 
 def test_the_cache_is_set_up_as_the_compile_suite_measured_it():
     """JAX's default threshold (1 s) keeps lecture compiles out of the cache: the suite measured it at 0."""
-    from jaxci.workflows.envadvice import advise
-
-    env = advise(2, cache_dir="/tmp/c", device_mib=15360, peak_mib=1024).env
+    env = envadvice.advise(2, cache_dir="/tmp/c", device_mib=15360, peak_mib=1024).env
     assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"
     assert env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == "-1"
     compile_suite = (REPO_ROOT / "benchmarks" / "compile.py").read_text()
@@ -452,11 +443,9 @@ def test_the_cache_is_set_up_as_the_compile_suite_measured_it():
 
 
 def test_a_lab_machine_gets_advice_with_its_registered_memory():
-    """The report prints `jaxci env --machine lab-h200 ...`: it must run (it said 'unknown machine'). The
-    catalogue has no memory figure for the H200; its registration (results/lab-h200/machine.json) does."""
-    from jaxci.workflows.envadvice import advise
-
-    advice = advise(3, cache_dir="/tmp/c", machine="lab-h200", peak_mib=3136, policy="fraction")
+    """The report prints `jaxci env --machine lab-h200 ...`: it must run. The catalogue has no memory figure for
+    the H200; its registration (results/lab-h200/machine.json) does."""
+    advice = envadvice.advise(3, cache_dir="/tmp/c", machine="lab-h200", peak_mib=3136, policy="fraction")
     assert advice.inputs["device_mib"] == 143771 and advice.policy == "fraction"
     assert any("registered from NVML" in n for n in advice.notes)
 
@@ -464,36 +453,29 @@ def test_a_lab_machine_gets_advice_with_its_registered_memory():
 def test_more_kernels_than_a_gpu_measured_surviving_are_flagged(tmp_path):
     """Question 3's one rule (jaxci.policy.concurrency): the committed results measured `no-prealloc` surviving up to
     N = 3 on a GPU; 8 requested is accepted with a flag in the text, the action's output and the JSON, never
-    silently (it said "safe: unknown" with no warning)."""
-    from jaxci.workflows.envadvice import advise, render, render_outputs
-
+    silently."""
     evidence = str(FROZEN_RESULTS)
-    eight = advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=evidence)
+    eight = envadvice.advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=evidence)
     assert eight.policy == "no-prealloc" and "8 notebooks at once (requested) is above 3" in eight.beyond
     assert "flag: 8 notebooks at once" in render(eight, "text")
-    assert "beyond-measured=8 notebooks at once" in render_outputs(eight)
-    three = advise(3, cache_dir="/c", machine="g4dn.2xlarge", evidence=evidence, peak_mib=3072)
+    assert "beyond-measured=8 notebooks at once" in envadvice.render_outputs(eight)
+    three = envadvice.advise(3, cache_dir="/c", machine="g4dn.2xlarge", evidence=evidence, peak_mib=3072)
     assert three.beyond == "" and three.safe_kernels == 3  # 4 fit by memory; 3 survived on a GPU
-    assert advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(tmp_path / "none")).beyond.endswith(
-        "not measured at any N")
+    unread = envadvice.advise(8, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(tmp_path / "none"))
+    assert unread.beyond.endswith("not measured at any N")
 
 
 def test_without_asv_the_evidence_is_said_unread(monkeypatch):
     """A bare install (no asv) still advises; the flag says no survival measurement was read."""
-    from jaxci.workflows.envadvice import advise, gpu_survival
-
     monkeypatch.setitem(sys.modules, "asv", None)
-    assert gpu_survival(str(FROZEN_RESULTS)) == ([], f"{FROZEN_RESULTS} not read (asv is not installed)")
-    advice = advise(4, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(FROZEN_RESULTS))
+    assert envadvice.gpu_survival(str(FROZEN_RESULTS)) == ([], f"{FROZEN_RESULTS} not read (asv is not installed)")
+    advice = envadvice.advise(4, cache_dir="/c", machine="g4dn.2xlarge", evidence=str(FROZEN_RESULTS))
     assert advice.policy == "no-prealloc" and "asv is not installed" in advice.beyond
 
 
 def test_an_unreadable_machine_json_names_its_cause_under_a_deep_results_folder(tmp_path):
-    """`jaxci env` and `jaxci report` quote the loader's reason whole: the file within the folder they name, then
-    the cause (a results folder deep in a temporary tree once pushed "is a FIFO" past the line's limit)."""
-    import os
-
-    from jaxci.workflows import envadvice
+    """`jaxci env` and `jaxci report` quote the loader's reason whole, even under a deep folder: the file within
+    the folder they name, then the cause."""
     from tests.test_import_transaction import results_tree
 
     results = results_tree(tmp_path / ("deep" * 60) / "src", machine="m")

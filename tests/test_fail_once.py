@@ -15,22 +15,20 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-BOOK = ROOT / "tests" / "fixtures" / "books" / "fail_once"
-BIN = Path(sys.executable).parent
-MYST = ROOT / ".engines" / "node_modules" / ".bin" / "myst"
+from tests.workflowutil import BIN, REPO, actionlint, run_bash, zizmor
+
+BOOK = REPO / "tests" / "fixtures" / "books" / "fail_once"
+MYST = REPO / ".engines" / "node_modules" / ".bin" / "myst"
 RECORD = Path(".jaxci") / "known-failures.json"
 
 
 def _steps(template: str) -> tuple[list[dict], dict]:
-    flow = yaml.safe_load((ROOT / "templates" / template).read_text())
+    flow = yaml.safe_load((REPO / "templates" / template).read_text())
     return [s for s in flow["jobs"]["build"]["steps"] if "run" in s and not s["name"].startswith("install")], flow
 
 
@@ -70,8 +68,7 @@ def build(tmp_path: Path, n: int, template: str, change=None, previous: Path | N
             script = "\n".join(line for line in script.splitlines() if "npm install" not in line)
             script = script.replace("--html", "--site")
         cwd = checkout / step.get("working-directory", ".").replace("${{ env.BOOK }}", flow["env"]["BOOK"])
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
-                              capture_output=True, text=True, timeout=600)
+        proc = run_bash(script, cwd=cwd, env=env, timeout=600)
         log += f"\n## {step['name']}\n{proc.stdout}{proc.stderr}"
         if "myst build" in script:
             _stop_leftover_servers(checkout)
@@ -85,52 +82,45 @@ def fix(checkout: Path) -> None:
     page.write_text(page.read_text().replace('raise ValueError("fixture failure: not fixed yet")', "fixed = True"))
 
 
-def test_jupyter_book_builds_a_failing_page_once(tmp_path):
-    shutil.which("jupyter-book", path=str(BIN)) or pytest.skip("jupyter-book is not installed (the test extra)")
-    template = "fail-once-jupyter-book.yml"
+# Per engine: the log line of a page it executes, of the failing page's failure, and its mark of any failure.
+ENGINES = {
+    "fail-once-jupyter-book.yml": ("pages/{}: Executing notebook", "pages/bad.md: WARNING: Executing notebook failed",
+                                   "Executing notebook failed"),
+    "fail-once-mystmd.yml": ("Executing notebook (pages/{})", "⛔️ pages/bad.md", "⛔️"),
+}
+
+
+@pytest.mark.parametrize("template", list(ENGINES))
+def test_a_failing_page_is_built_once(tmp_path, template):
+    if template == "fail-once-mystmd.yml" and not MYST.exists():
+        pytest.skip("mystmd is not installed: scripts/setup-engines.sh could not install it (npm)")
+    if template == "fail-once-jupyter-book.yml" and not shutil.which("jupyter-book", path=str(BIN)):
+        pytest.skip("jupyter-book is not installed (the test extra)")
+    executing, failed, failure = ENGINES[template]
     log, record = build(tmp_path, 1, template)
-    assert "pages/bad.md: WARNING: Executing notebook failed" in log
+    assert executing.format("bad.md") in log and failed in log
     assert list(record) == ["pages/bad.md"] and "fixture failure" in record["pages/bad.md"]["error"]
 
     log, record = build(tmp_path, 2, template, previous=tmp_path / "build1")
     assert "skipping pages/bad.md: it failed before (ValueError: fixture failure: not fixed yet)" in log
-    assert "pages/bad.md: Excluded from execution by pattern" in log and "Executing notebook failed" not in log
-    assert "pages/ok.md: Executing notebook" in log  # a fresh checkout: the other page runs as before
+    assert executing.format("bad.md") not in log and failure not in log
+    assert executing.format("ok.md") in log  # a fresh checkout: the other page runs as before
     assert list(record) == ["pages/bad.md"]  # skipped, unchanged: kept for the next build
     assert "skipping pages/bad.md" in (tmp_path / "summary2.md").read_text()  # said in the job summary
+    if template == "fail-once-jupyter-book.yml":
+        assert "pages/bad.md: Excluded from execution by pattern" in log
 
     log, record = build(tmp_path, 3, template, change=fix, previous=tmp_path / "build2")
-    assert "skipping" not in log and "pages/bad.md: Executing notebook" in log
-    assert "Executing notebook failed" not in log and record == {}
-
-
-def test_mystmd_builds_a_failing_page_once(tmp_path):
-    if not MYST.exists():
-        pytest.skip("mystmd is not installed: scripts/setup-engines.sh could not install it (npm)")
-    template = "fail-once-mystmd.yml"
-    log, record = build(tmp_path, 1, template)
-    assert "Executing notebook (pages/bad.md)" in log and "⛔️ pages/bad.md" in log
-    assert list(record) == ["pages/bad.md"] and "fixture failure" in record["pages/bad.md"]["error"]
-
-    log, record = build(tmp_path, 2, template, previous=tmp_path / "build1")
-    assert "skipping pages/bad.md: it failed before (ValueError: fixture failure: not fixed yet)" in log
-    assert "Executing notebook (pages/bad.md)" not in log and "⛔️" not in log
-    assert "Executing notebook (pages/ok.md)" in log
-    assert list(record) == ["pages/bad.md"]
-
-    log, record = build(tmp_path, 3, template, change=fix, previous=tmp_path / "build2")
-    assert "skipping" not in log and "Executing notebook (pages/bad.md)" in log and "⛔️" not in log
+    assert "skipping" not in log and executing.format("bad.md") in log and failure not in log
     assert record == {}
 
 
-@pytest.mark.parametrize("template", ["fail-once-jupyter-book.yml", "fail-once-mystmd.yml"])
+@pytest.mark.parametrize("template", list(ENGINES))
 def test_the_templates_pass_actionlint_and_zizmor(template):
-    path = ROOT / "templates" / template
-    lint = subprocess.run([str(BIN / "actionlint"), "-shellcheck", str(BIN / "shellcheck"), str(path)],
-                          capture_output=True, text=True, cwd=ROOT)
+    path = REPO / "templates" / template
+    lint = actionlint(path)
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    audit = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", "--min-severity", "low", str(path)],
-                           capture_output=True, text=True, cwd=ROOT)
+    audit = zizmor(path)
     assert audit.returncode == 0 and "No findings" in audit.stdout + audit.stderr, audit.stdout + audit.stderr
     uses = [s["uses"] for s in yaml.safe_load(path.read_text())["jobs"]["build"]["steps"] if "uses" in s]
     assert all(len(u.rsplit("@", 1)[1].split()[0]) == 40 for u in uses)  # every action pinned to a full SHA

@@ -1,8 +1,10 @@
 """asv's forkserver with JAX imported in the server: no process that forks has a JAX backend running,
 and each forked child still gets its own platform and x64 setting (benchmarks/common.py)."""
 
+import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 import tempfile
@@ -11,6 +13,7 @@ import textwrap
 import pytest
 
 from tests.asvutil import REPO
+from tests.suiteutil import last_json, python
 
 
 def run_forking(body: str, tmp_path, **env) -> subprocess.CompletedProcess:
@@ -36,8 +39,7 @@ def run_forking(body: str, tmp_path, **env) -> subprocess.CompletedProcess:
             os.waitpid(pid, 0)
             return json.loads(data)
     """) + textwrap.dedent(body)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "JAXCI_FORK_AUDIT": str(tmp_path / "audit.txt"), **env})
+    return python("-c", code, cwd=None, env={**os.environ, "JAXCI_FORK_AUDIT": str(tmp_path / "audit.txt"), **env})
 
 
 def test_import_starts_no_backend_and_a_fork_after_one_is_recorded(tmp_path):
@@ -49,8 +51,7 @@ def test_import_starts_no_backend_and_a_fork_after_one_is_recorded(tmp_path):
         in_child(lambda: 0)                       # ... and a fork is recorded
         print(json.dumps(before))
     """, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.splitlines()[-1]) is False
+    assert last_json(proc) is False
     (line,) = (tmp_path / "audit.txt").read_text().splitlines()
     assert "forked after a JAX backend started" in line and "forked after a JAX backend started" in proc.stderr
 
@@ -61,11 +62,10 @@ def test_each_child_gets_the_platform_and_x64_of_its_combination(tmp_path):
         def run(dtype):
             jax, dev = common.start_jax("cpu", dtype)
             return [dev.platform, str(jax.numpy.ones(3).sum().dtype), os.environ["JAX_PLATFORMS"]]
-        print(json.dumps([in_child(lambda d=d: run(d)) for d in ("float64", "float32", "float64")]))
-        print(json.dumps(in_child(lambda: common.start_jax("gpu", "float32")[1].platform)))
+        print(json.dumps([[in_child(lambda d=d: run(d)) for d in ("float64", "float32", "float64")],
+                          in_child(lambda: common.start_jax("gpu", "float32")[1].platform)]))
     """, tmp_path, JAX_PLATFORMS="cuda", JAX_ENABLE_X64="0")
-    assert proc.returncode == 0, proc.stderr
-    runs, gpu = (json.loads(line) for line in proc.stdout.splitlines()[-2:])
+    runs, gpu = last_json(proc)
     assert runs == [["cpu", "float64", "cpu"], ["cpu", "float32", "cpu"], ["cpu", "float64", "cpu"]]
     from jaxci.nvml import gpu_present
 
@@ -76,16 +76,15 @@ def test_each_child_gets_the_platform_and_x64_of_its_combination(tmp_path):
 
 def test_a_setting_that_did_not_take_effect_refuses_to_measure(tmp_path):
     """A combination whose backend started earlier on another platform (or another dtype) fails, never times."""
-    proc = run_forking("""
+    said = last_json(run_forking("""
         def twice():
             common.start_jax("cpu", "float32")
             jax = sys.modules["jax"]
             dev = jax.devices("cpu")[0]
             common.check_started(jax, dev, "gpu", "float32")
         print(json.dumps(in_child(twice)))
-    """, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "settings did not take effect" in json.loads(proc.stdout.splitlines()[-1])
+    """, tmp_path))
+    assert "settings did not take effect" in said
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="copy-on-write unsharing is Linux's madvise")
@@ -93,7 +92,7 @@ def test_a_first_call_child_holds_its_own_memory_as_a_fresh_process_does(tmp_pat
     """A forked child's first writes to what it inherited are copy-on-write page faults a fresh interpreter
     never takes (they made DenseCompile.track_trace_s +6-8 ms under the forkserver); a child that measures
     a first call takes them all before it measures. Counted in page faults, not seconds."""
-    proc = run_forking("""
+    in_server, (_, shared_faults), (said, own_faults) = last_json(run_forking("""
         import resource
         inherited = bytearray(64 << 20)   # 16,384 pages written by the server before it forks
 
@@ -106,9 +105,7 @@ def test_a_first_call_child_holds_its_own_memory_as_a_fresh_process_does(tmp_pat
 
         print(json.dumps([common.unshare_inherited_memory(), in_child(lambda: faults_writing_inherited(False)),
                           in_child(lambda: faults_writing_inherited(True))]))
-    """, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    in_server, (_, shared_faults), (said, own_faults) = json.loads(proc.stdout.splitlines()[-1])
+    """, tmp_path))
     assert in_server == "not a forked child: nothing shared"
     assert shared_faults >= 16_000                 # one copy-on-write fault per inherited page written
     if said.startswith("madvise"):
@@ -119,7 +116,7 @@ def test_a_first_call_child_holds_its_own_memory_as_a_fresh_process_does(tmp_pat
 def test_a_later_round_loads_the_warm_compile_and_first_call_classes_never_do(tmp_path):
     """Children of one server share one compilation cache for warm benchmarks (the second round's compile is
     setup, not measurement); a first-compile child never reads it, and nothing outside a child has one."""
-    proc = run_forking("""
+    in_server, first, second, first_call = last_json(run_forking("""
         from jaxci.jaxmon import CompileClock
 
         def compile_once(reuse):
@@ -132,9 +129,7 @@ def test_a_later_round_loads_the_warm_compile_and_first_call_classes_never_do(tm
         print(json.dumps([str(common.warm_compile_cache()), in_child(lambda: compile_once(True)),
                           in_child(lambda: compile_once(True)), in_child(lambda: compile_once(False))]))
     """, tmp_path, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-        JAX_COMPILATION_CACHE_DIR=str(tmp_path / "inherited"))
-    assert proc.returncode == 0, proc.stderr
-    in_server, first, second, first_call = json.loads(proc.stdout.splitlines()[-1])
+        JAX_COMPILATION_CACHE_DIR=str(tmp_path / "inherited")))
     assert in_server == "None"
     assert first[0] == second[0] and first[0].startswith(os.path.join(tempfile.gettempdir(), "jaxci-warm-compiles-"))
     hits, misses, compiles = first[1:]
@@ -147,7 +142,7 @@ def test_a_later_round_loads_the_warm_compile_and_first_call_classes_never_do(tm
 def test_the_three_stage_tracks_of_a_compile_split_share_one_first_compile(tmp_path):
     """asv starts a child per track: the first child compiles and records the split, its siblings read it and
     start no JAX backend; a child that finds an unfinished measurement fails; outside a child none is shared."""
-    proc = run_forking("""
+    first, second, third, unfinished, outside = last_json(run_forking("""
         import shutil, tempfile
         from pathlib import Path
         from benchmarks.dense import DenseCompile
@@ -166,17 +161,18 @@ def test_the_three_stage_tracks_of_a_compile_split_share_one_first_compile(tmp_p
         finally:
             shutil.rmtree(shared)
         print(json.dumps(out))
-    """, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    first, second, third, unfinished, outside = json.loads(proc.stdout.splitlines()[-1])
+    """, tmp_path))
     assert [first[1], second[1], third[1]] == [True, False, False]   # only the first child started JAX
     assert min(first[0], second[0], third[0]) > 0
     assert unfinished.startswith("RuntimeError") and "did not finish" in unfinished and outside
 
 
 def test_warm_classes_reuse_compiles_first_call_classes_unshare_and_no_class_does_both():
+    import benchmarks
     import benchmarks.common as common
 
+    for m in pkgutil.walk_packages(benchmarks.__path__, "benchmarks."):
+        importlib.import_module(m.name)
     classes = _subclasses(common.JaxCase)
     reuse = {c.__name__ for c in classes if c.reuse_compiles}
     first = {c.__name__ for c in classes if c.first_in_process}
@@ -186,20 +182,10 @@ def test_warm_classes_reuse_compiles_first_call_classes_unshare_and_no_class_doe
     assert not reuse & first and not reuse & cold and not first & cold
 
 
-def _subclasses(cls):
-    import importlib
-    import pkgutil
-
-    import benchmarks
-
-    for m in pkgutil.walk_packages(benchmarks.__path__, "benchmarks."):
-        importlib.import_module(m.name)
-    out, todo = set(), [cls]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            out.add(sub)
-            todo.append(sub)
-    return out
+def _subclasses(cls) -> set:
+    """Every subclass of `cls`, at any depth."""
+    subs = set(cls.__subclasses__())
+    return subs.union(*map(_subclasses, subs))
 
 
 @pytest.mark.slow
@@ -214,10 +200,9 @@ def test_asv_discovery_imports_warm_nothing_a_fresh_benchmark_process_would_not_
     """asv imports every module under benchmarks/ (discovery, and the forkserver before it forks). A module
     that imported numpyro there made every child's first lowering 3-4x faster than a fresh process's
     (measure/launch_fidelity.py: DenseCompile.track_lower_s 0.29 s -> 0.07 s), so nothing heavy may load."""
-    code = (f"import sys, pkgutil, importlib; sys.path.insert(0, {str(REPO)!r})\n"
+    code = (f"import json, sys, pkgutil, importlib; sys.path.insert(0, {str(REPO)!r})\n"
             "import benchmarks\n"
             "for m in pkgutil.walk_packages(benchmarks.__path__, 'benchmarks.'): importlib.import_module(m.name)\n"
-            "print(sorted(n for n in ('numpyro', 'numba', 'jax.scipy.special', 'nbclient') if n in sys.modules))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []
+            "print(json.dumps(sorted(n for n in ('numpyro', 'numba', 'jax.scipy.special', 'nbclient')"
+            " if n in sys.modules)))")
+    assert last_json(python("-c", code, cwd=None)) == []

@@ -6,24 +6,31 @@ import importlib
 import itertools
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
+from asv.results import Results
 
 from jaxci.analysis import provenance as pv
 from jaxci.capture.carried import install_wheels, source_commit
 from jaxci.capture.pack import MAX_FILE_BYTES, MAX_FILES
-from jaxci.capture.plan import CaptureStep, combo, first, plan, select
+from jaxci.capture.plan import CaptureStep, combo, first, plan, second, select
 from jaxci.capture.run import DRAIN_S, Capture
 from jaxci.capture.scheduler import OVERRUN_FACTOR, PACK_RESERVE_S, Costs, schedule
 from jaxci.commands.import_capture import main as import_main
+from jaxci.machines.asvconf import write_redirected_conf
+from jaxci.machines.register import register
 from jaxci.nvml import gpu_present
+from jaxci.report.build import build
 from jaxci.results import importer
 from tests.asvutil import REPO
+from tests.synth import SynthResults
 
 # ------------------------------------------------------------------------------------------ the plan
 
@@ -56,9 +63,6 @@ def test_every_planned_combination_is_a_real_parameter_combination():
 
 
 def test_the_second_capture_measures_the_model_primitives_first_and_skips_what_the_first_measured():
-    from jaxci.capture.plan import second
-    from jaxci.capture.scheduler import Costs
-
     steps = second()
     assert all(s.primitive and s.question and not s.measured for s in steps)
     call1 = [s.name for s in select(plan(), None, call=1)]
@@ -83,8 +87,6 @@ def test_plan_order_follows_the_questions():
 
 
 def test_regex_selects_exactly_the_combination():
-    import re
-
     step = plan()[0]
     rx = step.regexes()[0]
     assert re.search(rx, "dispatch.TinyOp.time_warm('float32', 'cpu')")
@@ -164,8 +166,6 @@ def test_step_overrunning_its_estimate_gets_a_deadline():
 
 
 def test_wheels_unpack_only_what_is_missing(tmp_path):
-    import zipfile
-
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     for name in ("pytest-0.0-py3-none-any.whl", "jaxci_fake_dist-1.0-py3-none-any.whl"):
@@ -247,9 +247,6 @@ def test_rehearsal_imports_and_reads_back_with_gpu_na(rehearsal, tmp_path):
 
 
 def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
-    from jaxci.machines.asvconf import write_redirected_conf
-    from jaxci.machines.register import register
-
     work = tmp_path / "work"
     cap = Capture(out=tmp_path / "out", work=work, budget_s=30, machine="local-kill", rehearse=True)
     src = source_commit()
@@ -270,8 +267,6 @@ def test_overrunning_step_is_killed_and_earlier_results_kept(tmp_path):
 def _capture(tmp_path, machine="local-x", gpu="no GPU", kind="local", gpu_value=math.nan, rehearsal=True,
              cpu_value=1e-5) -> Path:
     """A synthetic capture folder (asv results written through asv's API) with known contents."""
-    from tests.synth import SynthResults
-
     synth = SynthResults(tmp_path / "src").machine(machine, gpu=gpu, kind=kind,
                                                    backend="cuda13" if gpu != "no GPU" else "cpu")
     synth.machines[machine]["gpu_driver"] = "580.1" if gpu != "no GPU" else None
@@ -301,14 +296,14 @@ def test_import_merges_and_refuses_a_duplicate(tmp_path, capsys):
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before  # nothing touched
 
 
+LAB = dict(machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab")
+
+
 def test_second_capture_of_the_same_commit_fills_what_the_first_lacked(tmp_path, capsys):
     """A loan spent in two calls: the second capture's new combinations are merged into the first's results
     file, a combination measured twice keeps the first value (and says so), and a third import adds nothing."""
-    from asv.results import Results
-
-    lab = dict(machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab", rehearsal=False)
-    first = _capture(tmp_path / "a", gpu_value=math.nan, **lab)
-    second = _capture(tmp_path / "b", gpu_value=2e-5, cpu_value=1.2e-5, **lab)
+    first = _capture(tmp_path / "a", gpu_value=math.nan, rehearsal=False, **LAB)
+    second = _capture(tmp_path / "b", gpu_value=2e-5, cpu_value=1.2e-5, rehearsal=False, **LAB)
     target = tmp_path / "results"
     assert import_main([str(first), "--results", str(target)]) == 0
     assert import_main([str(second), "--results", str(target)]) == 0
@@ -332,31 +327,24 @@ def test_import_of_a_tarball_of_the_folder(tmp_path):
     assert cap.machine == "local-x"
 
 
-def test_gpu_value_on_a_machine_without_gpu_is_refused(tmp_path):
-    src = _capture(tmp_path, gpu_value=2e-5)
-    with pytest.raises(importer.ImportRefused, match=r"no GPU .* 1 gpu value\(s\), e.g. dispatch.TinyOp"):
-        importer.import_capture(src, tmp_path / "results")
+@pytest.mark.parametrize("capture, refused", [
+    (dict(gpu_value=2e-5), r"no GPU .* 1 gpu value\(s\), e.g. dispatch.TinyOp"),
+    (dict(gpu_value=2e-5, rehearsal=True, **LAB), "a rehearsal cannot be imported as 'lab-h200'"),
+    (dict(gpu_value=2e-5, rehearsal=False, **{**LAB, "gpu": "1 x Tesla T4"}),
+     "H200 lab machine but machine.json records '1 x Tesla T4'"),
+    (dict(rehearsal=False, **{**LAB, "kind": "local"}), "kind 'lab' in the catalogue"),
+])
+def test_a_capture_its_machine_contradicts_is_refused_writing_nothing(tmp_path, capture, refused):
+    """A GPU value on a machine without one, a rehearsal under the lab name, a lab capture the catalogue's entry
+    for it contradicts."""
+    with pytest.raises(importer.ImportRefused, match=refused):
+        importer.import_capture(_capture(tmp_path, **capture), tmp_path / "results")
     assert not (tmp_path / "results").exists()
 
 
-def test_rehearsal_cannot_land_under_the_lab_name(tmp_path):
-    src = _capture(tmp_path, machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab", gpu_value=2e-5, rehearsal=True)
-    with pytest.raises(importer.ImportRefused, match="a rehearsal cannot be imported as 'lab-h200'"):
-        importer.import_capture(src, tmp_path / "results")
-
-
-def test_lab_capture_is_checked_against_the_catalogue(tmp_path):
-    ok = _capture(tmp_path / "a", machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab", gpu_value=2e-5,
-                  rehearsal=False)
-    cap, _ = importer.import_capture(ok, tmp_path / "results")
+def test_a_lab_capture_the_catalogue_agrees_with_is_imported(tmp_path):
+    cap, _ = importer.import_capture(_capture(tmp_path, gpu_value=2e-5, rehearsal=False, **LAB), tmp_path / "res")
     assert cap.machine == "lab-h200"
-    wrong = _capture(tmp_path / "b", machine="lab-h200", gpu="1 x Tesla T4", kind="lab", gpu_value=2e-5,
-                     rehearsal=False)
-    with pytest.raises(importer.ImportRefused, match="H200 lab machine but machine.json records '1 x Tesla T4'"):
-        importer.import_capture(wrong, tmp_path / "results2")
-    local_kind = _capture(tmp_path / "c", machine="lab-h200", gpu="1 x NVIDIA H200", kind="local", rehearsal=False)
-    with pytest.raises(importer.ImportRefused, match="kind 'lab' in the catalogue"):
-        importer.import_capture(local_kind, tmp_path / "results3")
 
 
 def test_broken_captures_are_refused_clearly(tmp_path):
@@ -412,9 +400,6 @@ def test_sigterm_from_outside_ends_asv_and_still_packs(tmp_path):
 def test_lab_results_calibrate_family_predictions_and_are_never_a_family(tmp_path):
     """An imported lab-h200 capture is the GPU truth the T4/A10G/L4 predictions calibrate on (and they say
     so), while the lab machine itself never appears as a runner family in predictions or costs."""
-    from jaxci.report.build import build
-    from tests.synth import SynthResults
-
     synth = SynthResults(tmp_path).machine("lab-h200", gpu="1 x NVIDIA H200", backend="cuda13", kind="lab")
     sizes = [64, 256, 1024, 4096]
     synth.add("lab-h200", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu", "gpu"]],

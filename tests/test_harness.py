@@ -1,6 +1,7 @@
 """The worker harness: each way a worker can die is recorded with its cause, the others' results are kept,
 and nothing is left running afterwards. CPU only; the NVML sampler is checked against a fake NVML."""
 
+import json
 import sys
 import types
 
@@ -9,19 +10,13 @@ import pytest
 
 from jaxci.harness import WorkerSpec, classify, run_workers
 from tests.asvutil import REPO
+from tests.suiteutil import alive
 
 WORKERS = "tests.harness_workers"
 
 
 def spec(fn, timeout_s=60.0, **kwargs):
     return WorkerSpec(f"{WORKERS}:{fn}", kwargs=kwargs, timeout_s=timeout_s, name=fn)
-
-
-def _running(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +28,11 @@ def deaths(tmp_path_factory):
     return run, {w.name + ("" if w.name != "ok" else str(w.value["value"])): w for w in run.workers}, pid_file
 
 
-def test_every_worker_has_a_record(deaths):
-    run, by_name, _ = deaths
-    assert len(run.workers) == 7
-    assert run.died == 5
+def test_every_worker_has_a_record_and_the_records_are_json(deaths):
+    run, _, _ = deaths
+    assert len(run.workers) == 7 and run.died == 5
+    data = json.loads(json.dumps(run.as_dict()))
+    assert data["died"] == 5 and len(data["workers"]) == 7
 
 
 @pytest.mark.parametrize("name, cause, exit_code, sig, traceback", [
@@ -77,17 +73,9 @@ def test_no_orphans(deaths):
     run, _, pid_file = deaths
     grandchild = int(pid_file.read_text())
     for pid in [w.pid for w in run.workers] + [grandchild]:
-        assert not _running(pid), f"process {pid} outlived the harness"
+        assert not alive(pid), f"process {pid} outlived the harness"
     leftover = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
     assert leftover == []
-
-
-def test_records_are_json(deaths):
-    import json
-
-    run, _, _ = deaths
-    data = json.loads(json.dumps(run.as_dict()))
-    assert data["died"] == 5 and len(data["workers"]) == 7
 
 
 def test_environment_applied_before_start(monkeypatch):

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,14 +21,39 @@ from jaxci.results.records import Record
 from jaxci.util import signals
 from jaxci.util.pins import pin_jax
 from tests.asvutil import TWO_RELEASES, share_environments
+from tests.suiteutil import gone
 from tests.synth import SynthResults
 
 REPO = Path(__file__).resolve().parent.parent
 DATES = {"0.11.0": "2026-07-16T18:58:25Z", "0.11.1": "2026-08-17T20:31:29Z", "0.11.2": "2026-09-17T23:43:35Z"}
+RELEASES = list(DATES)
 
 
 def _git(repo, *args):
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+    """git in `repo`, as a committer named t."""
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _results(repo):
+    """repo/results with machine m's folder and a benchmarks.json of one benchmark, loops.F.time_warm."""
+    results = repo / "results"
+    (results / "m").mkdir(parents=True)
+    (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
+    return results
+
+
+def _fake_run(broken, reason, calls):
+    """A stand-in for history.run_release: a real asv results file per commit, `reason` for one in `broken`."""
+    def run(runs, commit, bench, again=False):
+        calls.append(commit)
+        if commit in broken:
+            return False, reason
+        SynthResults(runs.repo, commit=commit).machine(runs.machine, kind="local") \
+            .add(runs.machine, "loops.F.time_warm", [], [], lambda: 1.0).save()
+        return True, ""
+
+    return run
 
 
 @pytest.fixture
@@ -39,7 +67,7 @@ def repo(tmp_path):
     (root / "benchmarks.py").write_text("x = 1\n")
     _git(root.parent, "init", "-q", str(root))
     _git(root, "add", ".")
-    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    _git(root, "commit", "-q", "-m", "base")
     return root
 
 
@@ -71,13 +99,12 @@ def test_numpyro_is_the_newest_that_declares_support():
 
 
 def test_chain_is_linear_dated_tagged_and_deterministic(repo):
-    releases = ["0.11.0", "0.11.1", "0.11.2"]
-    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases), {v: "0.22.0" for v in releases})
+    chain = history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES), {v: "0.22.0" for v in RELEASES})
     base = _git(repo, "rev-parse", "HEAD")
     assert chain.base == base
     assert _git(repo, "rev-list", "--first-parent", f"{base}..{history.BRANCH}").split() == \
-        [chain.commits[v] for v in reversed(releases)]
-    for v in releases:
+        [chain.commits[v] for v in reversed(RELEASES)]
+    for v in RELEASES:
         commit = chain.commits[v]
         changed = _git(repo, "diff", "--name-only", f"{commit}^", commit).split()
         assert set(changed) <= {"env_matrix/cpu/requirements.txt", "env_matrix/cuda13/requirements.txt"}
@@ -88,7 +115,7 @@ def test_chain_is_linear_dated_tagged_and_deterministic(repo):
         assert _git(repo, "rev-parse", f"jax-v{v}^{{commit}}") == commit
     # the working tree and main are untouched
     assert _git(repo, "rev-parse", "HEAD") == base and not _git(repo, "status", "--porcelain")
-    again = history.build_chain(repo, base, releases, DATES, set(releases), {v: "0.22.0" for v in releases})
+    again = history.build_chain(repo, base, RELEASES, DATES, set(RELEASES), {v: "0.22.0" for v in RELEASES})
     assert again.commits == chain.commits and not again.moved_tags
     assert history.existing_base(repo) == base
 
@@ -109,22 +136,10 @@ def test_choose_is_newest_first_and_validates():
 
 
 def test_backfill_goes_on_after_a_failure_and_resumes(repo, monkeypatch, capsys):
-    releases = ["0.11.0", "0.11.1", "0.11.2"]
-    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
-    results = repo / "results"
-    (results / "m").mkdir(parents=True)
-    (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
-    calls = []
-
-    def fake_run(runs, commit, bench, again=False):
-        calls.append(commit)
-        if commit == chain.commits["0.11.1"]:
-            return False, "install failed: No matching distribution found for jaxlib==0.11.1"
-        SynthResults(runs.repo, commit=commit).machine(runs.machine, kind="local") \
-            .add(runs.machine, "loops.F.time_warm", [], [], lambda: 1.0).save()  # a real asv results file
-        return True, ""
-
-    monkeypatch.setattr(history, "run_release", fake_run)
+    chain = history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES))
+    results, calls = _results(repo), []
+    monkeypatch.setattr(history, "run_release", _fake_run({chain.commits["0.11.1"]}, "install failed: No matching "
+                                                          "distribution found for jaxlib==0.11.1", calls))
     todo = ["0.11.2", "0.11.1", "0.11.0"]
     out = history.backfill(history.AsvRuns(repo, "m", {}, results), todo, chain, [])
     assert [(o.release, o.status) for o in out] == [("0.11.2", "measured"), ("0.11.1", "failed"),
@@ -228,9 +243,8 @@ def test_history_end_to_end_two_releases(tmp_path, release_environments):
 
 def test_validate_workflow_input(tmp_path):
     out = tmp_path / "out"
-    assert history_cmd.main(["--validate", " 0.11.1,0.11.0 ", "--github-output", str(out)]) == 0
-    assert history_cmd.main(["--validate", "all", "--github-output", str(out)]) == 0
-    assert history_cmd.main(["--validate", "", "--github-output", str(out)]) == 0
+    for good in (" 0.11.1,0.11.0 ", "all", ""):
+        assert history_cmd.main(["--validate", good, "--github-output", str(out)]) == 0
     assert out.read_text() == "history=0.11.0,0.11.1\nhistory=all\nhistory=\n"
     for bad in ("0.11.1\nevil=1", "$(id)", "0.11.x", "latest"):
         assert history_cmd.main(["--validate", bad, "--github-output", str(out)]) == 2
@@ -283,11 +297,10 @@ def test_a_5000_digit_version_is_refused_not_a_traceback():
 
 
 def test_sigint_while_building_the_chain_moves_no_ref(repo, monkeypatch):
-    releases = ["0.11.0", "0.11.1", "0.11.2"]
-    first = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
-    before = {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in releases}
+    first = history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES))
+    before = {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in RELEASES}
     (repo / "benchmarks.py").write_text("x = 2\n")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "new base")
+    _git(repo, "commit", "-qam", "new base")
     real, calls = history.git, []
 
     def interrupted_git(repo_, *args, **kw):
@@ -298,24 +311,20 @@ def test_sigint_while_building_the_chain_moves_no_ref(repo, monkeypatch):
 
     monkeypatch.setattr(history, "git", interrupted_git)
     with pytest.raises(KeyboardInterrupt):
-        history.build_chain(repo, "HEAD", releases, DATES, set(releases))
-    assert {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in releases} == before
+        history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES))
+    assert {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in RELEASES} == before
     assert _git(repo, "rev-parse", history.BRANCH) == first.commits["0.11.2"]
     monkeypatch.setattr(history, "git", real)
-    second = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
-    assert second.moved_tags == [f"jax-v{r}" for r in releases]
-    assert {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in releases} == second.commits
+    second = history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES))
+    assert second.moved_tags == [f"jax-v{r}" for r in RELEASES]
+    assert {r: _git(repo, "rev-parse", f"refs/tags/jax-v{r}^{{commit}}") for r in RELEASES} == second.commits
     assert _git(repo, "cat-file", "-p", "jax-v0.11.1").endswith("JAX 0.11.1")
 
 
 @pytest.mark.parametrize("other_thread", [False, True])
 def test_signals_are_held_while_refs_move(other_thread):
     """Held even when the kernel delivers the signal to another thread of the process, one that does not block
-    it (the whole CI run failed this: earlier tests had left threads behind)."""
-    import signal
-    import threading
-    import time
-
+    it (earlier tests may leave threads behind)."""
     stop = threading.Event()
     if other_thread:
         threading.Thread(target=stop.wait, daemon=True).start()
@@ -331,18 +340,7 @@ def test_signals_are_held_while_refs_move(other_thread):
     assert done
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_sigterm_kills_the_asv_tree_and_records_the_release(repo, monkeypatch, tmp_path):
-    import signal
-    import threading
-    import time
-
     chain = history.build_chain(repo, "HEAD", ["0.11.0"], DATES, {"0.11.0"})
     pidfile = tmp_path / "grandchild.pid"
     fake = tmp_path / "asv"
@@ -364,36 +362,20 @@ def test_sigterm_kills_the_asv_tree_and_records_the_release(repo, monkeypatch, t
             history.backfill(history.AsvRuns(repo, "m", {**os.environ}, repo / "results"), ["0.11.0"], chain, [])
     finally:
         signal.signal(signal.SIGTERM, old)
-    grandchild = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(grandchild), "the asv run's child outlived the backfill"
+    assert gone(int(pidfile.read_text()), timeout=5), "the asv run's child outlived the backfill"
     record = json.loads(history.state_path("m", repo).read_text())["releases"]["0.11.0"]
     assert record["status"] == "interrupted" and "SIGTERM" in record["reason"]
 
 
 def test_state_file_merges_earlier_records_and_keeps_failure_reasons(repo, monkeypatch):
-    releases = ["0.11.0", "0.11.1", "0.11.2"]
-    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
-    results = repo / "results"
-    (results / "m").mkdir(parents=True)
-    (results / "benchmarks.json").write_text(json.dumps({"loops.F.time_warm": {}, "version": 2}))
-    broken = {chain.commits["0.11.1"]}
-
-    def fake_run(runs, commit, bench, again=False):
-        if commit in broken:
-            return False, "install failed: jaxlib==0.11.1 not found"
-        SynthResults(runs.repo, commit=commit).machine(runs.machine, kind="local") \
-            .add(runs.machine, "loops.F.time_warm", [], [], lambda: 1.0).save()
-        return True, ""
-
-    monkeypatch.setattr(history, "run_release", fake_run)
+    chain = history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES))
+    results, broken = _results(repo), {chain.commits["0.11.1"]}
+    monkeypatch.setattr(history, "run_release", _fake_run(broken, "install failed: jaxlib==0.11.1 not found", []))
     history.backfill(history.AsvRuns(repo, "m", {}, results), ["0.11.2", "0.11.1"], chain, [])
     broken.clear()
     history.backfill(history.AsvRuns(repo, "m", {}, results), ["0.11.1", "0.11.0"], chain, [])  # other releases
     state = json.loads(history.state_path("m", repo).read_text())["releases"]
-    assert set(state) == set(releases)  # 0.11.2 from the first run kept
+    assert set(state) == set(RELEASES)  # 0.11.2 from the first run kept
     assert state["0.11.2"]["status"] == "measured"
     assert state["0.11.1"]["status"] == "measured"
     assert state["0.11.1"]["earlier"] == [{"commit": chain.commits["0.11.1"], "status": "failed",
@@ -424,14 +406,13 @@ def test_a_clone_of_main_alone_gets_the_release_tags_back_byte_for_byte(repo, tm
     """main carries the chain through a merge (-s ours); a clone of main has the commits but no tags, and asv
     plots a commit off main's first parent only through its tag. restore_refs rebuilds each tag object as
     build_chain wrote it (same tagger and date), so the tags are the originals, not new ones."""
-    releases = ["0.11.0", "0.11.1", "0.11.2"]
-    chain = history.build_chain(repo, "HEAD", releases, DATES, set(releases))
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "-s", "ours", "--no-edit", history.BRANCH)
+    chain = history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES))
+    _git(repo, "merge", "-q", "-s", "ours", "--no-edit", history.BRANCH)
     clone = tmp_path / "clone"
     _git(tmp_path, "clone", "-q", "--single-branch", "--no-tags", str(repo), str(clone))
     assert _git(clone, "tag").strip() == ""
     assert history.restore_refs(clone) == (3, True)
-    for version in releases:
+    for version in RELEASES:
         tag = history.TAG_PREFIX + version
         assert _git(clone, "rev-parse", tag) == _git(repo, "rev-parse", tag)      # the same tag object
         assert _git(clone, "rev-parse", f"{tag}^{{commit}}").strip() == chain.commits[version]

@@ -7,6 +7,7 @@ import pytest
 
 from jaxci.catalogue import CatalogueError, Figure, Machine, catalogue_defaults, load_catalogue
 from jaxci.workflows.jobcost import job_cost, planned_suite_minutes, timeout_minutes
+from tests.suiteutil import python
 
 DEFAULTS = {
     "job_overhead_minutes": Figure(6, source="test"),
@@ -77,12 +78,8 @@ def test_real_catalogue_has_what_the_model_needs():
 
 def test_cost_table_command():
     """`python -m jaxci.commands.jobcost FAMILY=MINUTES`: a row per measured family; bad input exits 2."""
-    import subprocess
-    import sys
-
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "jaxci.commands.jobcost", *args], capture_output=True,
-                              text=True, timeout=60)
+        return python("-m", "jaxci.commands.jobcost", *args, cwd=None, timeout=60)
 
     proc = run("g4dn.2xlarge=30", "--overhead-minutes", "4")
     assert proc.returncode == 0, proc.stderr

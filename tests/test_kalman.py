@@ -63,8 +63,8 @@ def test_sequential_equals_parallel(k):
 
 
 def test_float32_close_to_float64():
-    """Run as the float32 benchmarks run it (x64 off): the log-likelihood stays float32 (
-    with x64 on for the whole test it came back float64) and is close to the float64 reference."""
+    """Run as the float32 benchmarks run it (x64 off): the log-likelihood stays float32 and is close to the
+    float64 reference."""
     theta, y = kalman.inputs(11, T, "float32")
     ref = kalman.loglik_reference(theta.astype(float), y.astype(float), 11)
     for variant in kalman.VARIANTS:

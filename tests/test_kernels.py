@@ -8,6 +8,7 @@ jax = pytest.importorskip("jax")
 
 from benchmarks.kernels import dense, dispatch, elementwise, loops  # noqa: E402
 from tests.jaxmode import x64_for  # noqa: E402
+from tests.suiteutil import jitted_as  # noqa: E402
 
 TOL = {"float32": 2e-4, "float64": 1e-10}
 DTYPES = ["float32", "float64"]
@@ -17,11 +18,9 @@ DTYPES = ["float32", "float64"]
 @pytest.mark.parametrize("op", dense.OPS)
 def test_dense_matches_numpy(op, dtype):
     a, b = dense.inputs(48, dtype)
-    with x64_for(dtype):
-        got = np.asarray(jax.jit(dense.KERNELS[op])(a, b))
+    got = jitted_as(dense.KERNELS[op], dtype, a, b)
     want = {"matmul": lambda: a @ b, "solve": lambda: np.linalg.solve(a, b),
             "cholesky": lambda: np.linalg.cholesky(a)}[op]()
-    assert got.dtype == np.dtype(dtype)
     np.testing.assert_allclose(got, want, rtol=TOL[dtype] * 10, atol=TOL[dtype] * 10)
 
 
@@ -33,9 +32,7 @@ def test_dense_inputs_are_positive_definite():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_elementwise_matches_numpy(dtype):
     (x,) = elementwise.inputs(10_001, dtype)
-    with x64_for(dtype):
-        got = np.asarray(jax.jit(elementwise.op_mix)(x))
-    assert got.dtype == np.dtype(dtype)
+    got = jitted_as(elementwise.op_mix, dtype, x)
     np.testing.assert_allclose(got, elementwise.op_mix_numpy(x), rtol=TOL[dtype] * 10, atol=TOL[dtype] * 10)
     assert elementwise.bytes_moved(10, dtype) == 20 * np.dtype(dtype).itemsize
 
@@ -44,19 +41,16 @@ def test_elementwise_matches_numpy(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_quadratic_map_scan_matches_python_loop(dtype, unroll):
     n = 200  # the map is chaotic: compare a short path, where rounding has not yet grown
-    with x64_for(dtype):
-        got = np.asarray(jax.jit(loops.scan_fn(n, unroll))(np.asarray(0.3, dtype=dtype)))
+    got = jitted_as(loops.scan_fn(n, unroll), dtype, np.asarray(0.3, dtype=dtype))
     want = loops.quadratic_map_numpy(0.3, n, dtype)
-    assert got.shape == (n,) and got.dtype == np.dtype(dtype)
+    assert got.shape == (n,)
     np.testing.assert_allclose(got[:20], want[:20], rtol=TOL[dtype] * 10)
     assert np.all((got > 0) & (got < 1))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fori_accumulate_matches_python_loop(dtype):
-    with x64_for(dtype):
-        got = np.asarray(jax.jit(lambda x: loops.fori_accumulate(x, 500))(np.asarray(0.0, dtype=dtype)))
-    assert got.dtype == np.dtype(dtype)
+    got = jitted_as(lambda x: loops.fori_accumulate(x, 500), dtype, np.asarray(0.0, dtype=dtype))
     np.testing.assert_allclose(got, loops.fori_accumulate_numpy(0.0, 500, dtype), rtol=TOL[dtype])
 
 

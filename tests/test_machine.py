@@ -1,6 +1,7 @@
 """Machine registration: catalogue lookup, unknown names refused, the no-GPU path, GPU facts recorded."""
 
 import json
+import subprocess
 
 import pytest
 
@@ -8,6 +9,7 @@ from jaxci.catalogue import CatalogueError, get_machine, load_catalogue
 from jaxci.commands import machine as machine_cmd
 from jaxci.machines import register as machine
 from jaxci.nvml import GpuFacts, driver_warning
+from tests.suiteutil import python
 
 T4 = GpuFacts(0, "Tesla T4", 15360, "575.57.08", "7.5")
 
@@ -71,8 +73,6 @@ def test_local_machine_kept_apart_from_catalogue(tmp_path):
 
 
 def test_local_results_are_git_ignored_and_catalogue_results_are_not():
-    import subprocess
-
     def ignored(path):
         return subprocess.run(["git", "check-ignore", "-q", path]).returncode == 0
 
@@ -104,11 +104,7 @@ def test_local_names_stay_one_folder_under_results(tmp_path, name):
 
 
 def test_cli_refuses_a_bad_local_name_in_one_line(tmp_path):
-    import subprocess
-    import sys
-
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "machine", "--local", "../x", "--machine-file",
-                           str(tmp_path / "m.json")], capture_output=True, text=True)
+    proc = python("-m", "jaxci", "machine", "--local", "../x", "--machine-file", str(tmp_path / "m.json"), cwd=None)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "'../x'" in proc.stderr
 
 

@@ -11,11 +11,14 @@ import pytest
 
 from jaxci import REPO_ROOT
 from jaxci.analysis.releases import ReleaseStep, pin_advice
+from jaxci.audit import repo
 from jaxci.audit.writing import publish
+from jaxci.commands import audit_shard
 from jaxci.report import decisions, maintainers, page
 from jaxci.report.build import build
 from jaxci.report.repo_builds import repo_builds
 from jaxci.results import audits
+from jaxci.util.validate import InputError
 from tests.frozen import RESULTS
 
 AUDIT = json.loads((REPO_ROOT / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
@@ -152,10 +155,6 @@ def test_committed_audits_hold_names_and_numbers_only():
 
 
 def test_only_executes_the_named_lectures_and_refuses_unknown_names(tmp_path):
-    from jaxci.audit import repo
-    from jaxci.commands import audit_shard
-    from jaxci.util.validate import InputError
-
     for name in ("one", "two"):
         (tmp_path / f"{name}.md").write_text("---\njupytext:\n  text_representation:\n    format_name: myst\n---\n"
                                              "# A\n\n```{code-cell} python3\nx = 1\n```\n")

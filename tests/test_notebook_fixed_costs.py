@@ -11,8 +11,10 @@ from jaxci.analysis import residual as R
 from jaxci.analysis.fixed_costs import FixedCosts, notebook_start
 from jaxci.analysis.primitives import Band
 from jaxci.audit.judging import rescaled
+from jaxci.audit.judging.every_family import residuals
+from jaxci.report.published_inputs import reference
 from jaxci.results import fixed_costs
-from tests.frozen import RESULTS as FROZEN_RESULTS
+from tests.modelutil import runner_model
 
 COSTS = {"cold": {"kernel start": 0.8, "jax": 0.6}, "warm": {"kernel start": 0.5, "jax": 0.3},
          "probe_s": [0.9, 1.1], "when": "2026-12-05T00:00:00Z", "host": "a test host"}
@@ -114,14 +116,7 @@ def test_a_calibrated_scale_moves_the_measured_parts_and_never_the_modelled_ones
 
 
 def test_the_runner_model_answers_notebook_start_per_family_from_the_file(tmp_path):
-    from jaxci.analysis.model import RunnerModel
-    from jaxci.catalogue import load_catalogue
-    from jaxci.report.published_inputs import reference
-    from jaxci.results.records import load_results
-
-    rs = load_results(FROZEN_RESULTS)
-    fixed = fixed_costs.load(_file(tmp_path))
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), reference(), fixed)
+    model = runner_model(published=reference(), lab=False, fixed=fixed_costs.load(_file(tmp_path)))
     cpu = model.predict("ubuntu-latest", "notebook_start", None, device="cpu")
     gpu = model.predict("g4dn.2xlarge", "notebook_start", None, device="gpu")
     probe = math.sqrt(0.9 * 1.1)
@@ -129,14 +124,11 @@ def test_the_runner_model_answers_notebook_start_per_family_from_the_file(tmp_pa
     backend = model.predict("g4dn.2xlarge", "backend_start", None, device="gpu")
     assert math.isclose(gpu.seconds, 0.8 * 0.881 / probe + backend.seconds + 2.0 * 0.881, rel_tol=1e-6)
     assert cpu.rests_on(pv.CALIBRATED, "two fixture sets") and cpu.rests_on(pv.PUBLISHED)  # the family's probe
-    bare = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(), reference())
+    bare = runner_model(published=reference(), lab=False)
     assert bare.predict("ubuntu-latest", "notebook_start", None, device="cpu").seconds is None
 
 
 def test_the_audit_adds_the_residual_where_the_family_publishes_a_probe(tmp_path):
-    from jaxci.audit.judging.every_family import residuals
-    from jaxci.report.published_inputs import reference
-
     fixed = fixed_costs.load(_file(tmp_path))
     (band, source, scale), = residuals("ubuntu-latest", reference(), fixed).values()
     assert scale == 1.0

@@ -1,29 +1,23 @@
-"""The notebooks suite at CI scale through stock asv: nothing fails, gpu is n/a here, numbers are recorded."""
+"""The notebooks suite at CI scale through stock asv: gpu is n/a here, numbers are recorded."""
 
 import math
 
 import pytest
 
 from jaxci.nvml import gpu_present
-from tests.asvutil import failed_benchmarks, result_values
+from tests.asvutil import result_values
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def notebooks_run(ci_results):
-    """The session-wide CI-scale run (conftest.ci_run), which holds the notebooks suite."""
-    results, log, _ = ci_results
-    return results, log
+def results(ci_results):
+    """The asv results of the session-wide CI-scale run (conftest.ci_run), which holds the notebooks suite; that
+    nothing in it failed is test_suite_run's check."""
+    return ci_results[0]
 
 
-def test_nothing_failed(notebooks_run):
-    _, log = notebooks_run
-    assert failed_benchmarks(log) == [], log[-6000:]
-
-
-def test_split_recorded_for_every_fixture_notebook(notebooks_run):
-    results, _ = notebooks_run
+def test_split_recorded_for_every_fixture_notebook(results):
     compile_s = result_values(results, "notebooks.NotebookSplit.track_compile_s")
     run_s = result_values(results, "notebooks.NotebookSplit.track_run_s")
     for name in ("'elementwise_f64'", "'grid_scan'", "'nuts_f64'", "'fresh_compiles'"):
@@ -33,15 +27,13 @@ def test_split_recorded_for_every_fixture_notebook(notebooks_run):
             assert math.isnan(compile_s[(name, "'gpu'")])
 
 
-def test_whole_notebook_timed_and_nuts_skipped_at_ci(notebooks_run):
-    results, _ = notebooks_run
+def test_whole_notebook_timed_and_nuts_skipped_at_ci(results):
     whole = result_values(results, "notebooks.Notebook.time_notebook")
     assert whole[("'grid_scan'", "'cpu'")] > 0
     assert math.isnan(whole[("'nuts_f64'", "'cpu'")])
 
 
-def test_kernel_path_and_empty_external_slots(notebooks_run):
-    results, _ = notebooks_run
+def test_kernel_path_and_empty_external_slots(results):
     first = result_values(results, "notebooks.KernelPath.track_first_s")
     assert first[("'bare'", "'cpu'")] > 0 and first[("'kernel'", "'cpu'")] > 0
     external = result_values(results, "notebooks.External.time_notebook")

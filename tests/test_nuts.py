@@ -26,14 +26,13 @@ def test_regression_recovers_known_parameters(regression_runs):
     assert out["finite"]
     truth = nuts_models.REGRESSION_TRUE
     # 100 points with noise sd 0.5: posterior sd of alpha and beta is about 0.05; allow wide margins.
-    assert abs(float(out["means"]["alpha"]) - truth["alpha"]) < 0.25
-    assert abs(float(out["means"]["beta"]) - truth["beta"]) < 0.25
-    assert abs(float(out["means"]["sigma"]) - truth["sigma"]) < 0.2
+    for name, margin in (("alpha", 0.25), ("beta", 0.25), ("sigma", 0.2)):
+        assert abs(float(out["means"][name]) - truth[name]) < margin, name
 
 
 def test_leapfrog_steps_count_warmup_and_sampling(regression_runs):
-    """Point 4: warmup steps are counted (at least one per iteration and chain: 2 x 150 of each), and the
-    rate is over the seconds the sampler executed, so it exceeds steps / wall (compile is in the wall)."""
+    """Warmup steps are counted (at least one per iteration and chain: 2 x 150 of each), and the rate is over
+    the seconds the sampler executed, so it exceeds steps / wall (compile is in the wall)."""
     out, _ = regression_runs
     assert out["warmup_steps"] >= 2 * WARMUP and out["sample_steps"] >= 2 * SAMPLES
     assert out["leapfrog_steps"] == out["warmup_steps"] + out["sample_steps"]
@@ -43,7 +42,7 @@ def test_leapfrog_steps_count_warmup_and_sampling(regression_runs):
 
 def test_step_counts_match_numpyro_run_phase_by_phase():
     """Known answers from numpyro's public API with the same seed: the sampling steps of a plain
-    mcmc.run (what the old code counted, alone) and the warmup steps of mcmc.warmup(collect_warmup=True)."""
+    mcmc.run and the warmup steps of mcmc.warmup(collect_warmup=True)."""
     from numpyro.infer import MCMC, NUTS
 
     with x64_for("float64"):
@@ -82,15 +81,15 @@ def test_statespace_model_runs_finite():
 
 
 def test_float32_runs_with_x64_off_and_stays_float32():
-    """Point 11: as the float32 benchmark runs it; with x64 on for the session this came back float64."""
+    """As the float32 benchmark runs it: x64 off, so nothing is promoted to float64."""
     with x64_for("float32"):
         out = nuts_models.run("regression", "sequential", 1, num_warmup=10, num_samples=10, dtype="float32")
     assert out["means"]["alpha"].dtype == np.float32 and out["finite"]
 
 
 def test_min_ess_known_answers_and_stuck_parameters():
-    """Point 5: iid draws have ESS about their count; a stuck (constant) or non-finite parameter gives 0
-    whatever the parameter order (Python's min with NaN gave 3.0 or nan depending on order)."""
+    """iid draws have ESS about their count; a stuck (constant) or non-finite parameter gives 0 whatever the
+    parameter order (Python's min with NaN depends on the order)."""
     rng = np.random.default_rng(0)
     iid = rng.standard_normal((4, 500))
     assert 1500 < nuts_models.min_ess({"a": iid}) < 2500
@@ -104,8 +103,8 @@ def test_min_ess_known_answers_and_stuck_parameters():
 
 
 def test_non_finite_run_fails_the_cell_and_draws_is_a_param(tmp_path, monkeypatch):
-    """Points 2 and 5: a non-finite run is a failed cell (asv: failed), never n/a; the draws are a param,
-    the large one skipped at CI scale, the small one only for the CI picks."""
+    """A non-finite run is a failed cell (asv: failed), never n/a; the draws are a param, the large one
+    skipped at CI scale, the small one only for the CI picks."""
     import json
 
     from benchmarks import nuts

@@ -6,9 +6,11 @@ The series are our own made-up numbers."""
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import types
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,14 +18,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("offline_data", REPO / "measure" / "offline_data.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-od = _module()
+_spec = importlib.util.spec_from_file_location("offline_data", REPO / "measure" / "offline_data.py")
+od = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(od)
 
 
 @pytest.fixture
@@ -48,7 +45,7 @@ def test_a_fred_read_is_one_column_per_series_outer_joined_and_cut_to_the_dates(
 def test_each_kernel_records_the_series_it_served(data):
     od.fred_frame(data, "AAA", "1960-01-01", "1961-12-31")
     od.fred_frame(data, ["AAA", "BBB"], "1960-01-01", "1961-12-31")
-    served = json.loads(od.served_path(data, __import__("os").getpid()).read_text(encoding="utf-8"))
+    served = json.loads(od.served_path(data, os.getpid()).read_text(encoding="utf-8"))
     assert served == ["FRED:AAA", "FRED:BBB"]
 
 
@@ -88,21 +85,25 @@ def test_the_patch_lands_when_the_package_is_imported_first(tmp_path, data):
             "assert pandas_datareader.DataReader is web.DataReader\n"
             "print(web.DataReader(['AAA'], 'fred', '1960-01-01', '1960-12-31')['AAA'].sum())\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                          env={**__import__("os").environ, od.ENV: str(data), "PYTHONPATH": str(tmp_path)})
+                          env={**os.environ, od.ENV: str(data), "PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "6.0"
 
 
-def test_a_data_folder_that_is_missing_is_said(tmp_path, capsys):
+def _kernelspec(tmp_path):
     spec = tmp_path / "kernel.json"
     spec.write_text(json.dumps({"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"]}))
+    return spec
+
+
+def test_a_data_folder_that_is_missing_is_said(tmp_path, capsys):
+    spec = _kernelspec(tmp_path)
     assert od.main([str(spec), str(tmp_path / "nowhere")]) == 2
     assert "is not a folder" in capsys.readouterr().err
 
 
 def test_the_kernelspec_rewrite_is_idempotent(tmp_path, data):
-    spec = tmp_path / "kernel.json"
-    spec.write_text(json.dumps({"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"]}))
+    spec = _kernelspec(tmp_path)
     assert od.main([str(spec), str(data)]) == 0
     assert od.main([str(spec), str(data)]) == 0
     out = json.loads(spec.read_text())
@@ -111,7 +112,7 @@ def test_the_kernelspec_rewrite_is_idempotent(tmp_path, data):
     assert (tmp_path / "offline_data.py").is_file()
 
 
-def test_a_real_kernel_serves_a_fixture_lectures_fred_read(tmp_path, data):
+def test_a_real_kernel_serves_a_fixture_lectures_fred_read(tmp_path, data, monkeypatch):
     """The whole route: a kernelspec rewritten by the module, a Jupyter kernel started from it, a notebook that
     reads FRED through (a stand-in for) pandas_datareader, and nothing of the module left in its namespace."""
     nbformat = pytest.importorskip("nbformat")
@@ -128,18 +129,10 @@ def test_a_real_kernel_serves_a_fixture_lectures_fred_read(tmp_path, data):
         nbformat.v4.new_code_cell("import pandas_datareader.data as web\n"
                                   "raw = web.DataReader(['AAA', 'BBB'], 'fred', '1960-01-01', '1961-12-31')\n"
                                   "print(raw['BBB'].sum(), sorted(k for k in dir() if 'offline' in k.lower()))")])
-    import os
-
-    env_before = dict(os.environ)
-    os.environ["JUPYTER_PATH"] = str(tmp_path / "share" / "jupyter")
-    os.environ["PYTHONPATH"] = str(tmp_path)
-    try:
-        client = nbclient.NotebookClient(nb, kernel_name="offtest", timeout=120, resources={
-            "metadata": {"path": str(tmp_path)}})
-        client.execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(env_before)
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    nbclient.NotebookClient(nb, kernel_name="offtest", timeout=120,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
     out = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     assert out.strip() == "100.0 []"
     served = list((data / "served").glob("*.json"))
@@ -147,8 +140,6 @@ def test_a_real_kernel_serves_a_fixture_lectures_fred_read(tmp_path, data):
 
 
 def test_a_url_with_a_local_copy_is_answered_from_it_and_any_other_goes_on(data):
-    import urllib.request
-
     copy = data / "web" / "example.org" / "files" / "table.csv"
     copy.parent.mkdir(parents=True)
     copy.write_bytes(b"a,b\n1,2\n")
@@ -162,14 +153,12 @@ def test_a_url_with_a_local_copy_is_answered_from_it_and_any_other_goes_on(data)
     assert module.urlopen("https://example.org/other.csv") == "network"
     assert module.urlopen("https://example.org/../../fred/AAA.csv") == "network"  # never outside web/
     assert calls == ["https://example.org/other.csv", "https://example.org/../../fred/AAA.csv"]
-    served = json.loads(od.served_path(data, __import__("os").getpid()).read_text(encoding="utf-8"))
+    served = json.loads(od.served_path(data, os.getpid()).read_text(encoding="utf-8"))
     assert served == ["URL:https://example.org/files/table.csv?raw=true", "URL:https://example.org/files/table.csv"]
 
 
 def test_pandas_reads_a_url_from_its_local_copy(data, monkeypatch):
     pd = pytest.importorskip("pandas")
-    import urllib.request
-
     copy = data / "web" / "example.org" / "t.csv"
     copy.parent.mkdir(parents=True)
     copy.write_text("x,y\n1,10\n2,20\n", encoding="utf-8")

@@ -16,8 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from jaxci import REPO_ROOT
+from jaxci.analysis import crossover as cx
+from jaxci.analysis.kernels import CROSSOVER_BENCHMARK
+from jaxci.analysis.predict import threshold
+from jaxci.audit.judging import family as fam
+from jaxci.audit.lecture_ci import decision
+from jaxci.audit.lecture_ci.core import job_commands
+from jaxci.audit.lecture_ci.engine import engine_of
+from jaxci.audit.lecture_ci.lectures import LectureFacts
+from jaxci.audit.lecture_ci.workflows import read_workflows
+from jaxci.catalogue import load_catalogue
+from jaxci.commands import audit, env, predict
+from jaxci.policy import builds, concurrency, timeouts
+from jaxci.report import decisions, memory_advice, page, published
+from jaxci.report.build import build
+from jaxci.report.published_inputs import reference
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 RESULTS = FROZEN_RESULTS
@@ -37,29 +53,35 @@ class Check:
                 f" -> {'agree' if self.agree else 'DISAGREE'}")
 
 
-def _predict(argv: list[str]) -> dict:
-    """`jaxci predict ... --format json`, in this process."""
-    from jaxci.commands import predict
+def _in_row(family, question, sheet, said, text, row, where) -> Check:
+    """Whether the decision sheet's row `row` (its `text`) prints what the other command `said`."""
+    return Check(family, question, sheet, f"in row {row}" if said in text else f"absent from row {row}", where,
+                 said in text)
 
+
+def _run(main, argv: list[str]) -> tuple[int, str]:
+    """A command's exit status and stdout, run in this process (its stderr dropped)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        predict.main([*argv, "--format", "json"])
-    return json.loads(out.getvalue() or "{}")
+        rc = main(argv)
+    return rc, out.getvalue()
+
+
+def _predict(results, family, kernel, n, dtype, device) -> dict:
+    """`jaxci predict ... --format json`."""
+    argv = ["--family", family, "--kernel", kernel, "--n", str(n), "--dtype", dtype, "--device", device,
+            "--results", str(results), "--format", "json"]
+    return json.loads(_run(predict.main, argv)[1] or "{}")
 
 
 def _env(argv: list[str]) -> dict:
-    from jaxci.commands import env
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        rc = env.main([*argv, "--format", "json"])
+    rc, out = _run(env.main, [*argv, "--format", "json"])
     assert rc == 0
-    return json.loads(out.getvalue())
+    return json.loads(out)
 
 
 def _gpu_faster(results, family, kernel, n, dtype) -> bool | None:
-    common = ["--family", family, "--kernel", kernel, "--n", str(n), "--dtype", dtype, "--results", str(results)]
-    cpu, gpu = _predict([*common, "--device", "cpu"]), _predict([*common, "--device", "gpu"])
+    cpu, gpu = (_predict(results, family, kernel, n, dtype, device) for device in ("cpu", "gpu"))
     if cpu.get("seconds") is None or gpu.get("seconds") is None:
         return None
     return gpu["seconds"] < cpu["seconds"]
@@ -71,15 +93,6 @@ def _size(n) -> str:
 
 def checks(results=RESULTS) -> list[Check]:
     """Every family x question that two commands answer, from one results set."""
-    from jaxci.analysis import crossover as cx
-    from jaxci.analysis.kernels import CROSSOVER_BENCHMARK
-    from jaxci.analysis.predict import threshold
-    from jaxci.audit.judging import family as fam
-    from jaxci.catalogue import load_catalogue
-    from jaxci.report import decisions
-    from jaxci.report.build import build
-    from jaxci.report.published_inputs import reference
-
     catalogue = load_catalogue(include_lab=True)
     families = [n for n, m in catalogue.items() if not m.is_lab]
     report = build(results, families=families)  # the reference files: the nearest evidence every command takes
@@ -116,28 +129,21 @@ def checks(results=RESULTS) -> list[Check]:
                          and p.benchmark == bench and p.case == case)
                 if p.kind == cx.CROSSING:
                     printed = words.format(f"{p.n:,.0f}")
-                    out.append(Check(f, f"2 sheet prints {kernel} float32", _size(p.n), "in row 2" if printed in
-                                     row[2].decision else "absent from row 2", "decision sheet", printed in
-                                     row[2].decision))
+                    out.append(_in_row(f, f"2 sheet prints {kernel} float32", _size(p.n), printed, row[2].decision,
+                                       2, "decision sheet"))
         # Q1: the FP64 ratio the sheet prints, from predict's two calls
         dev = "gpu" if entry.has_gpu else "cpu"
-        p64 = _predict(["--family", f, "--kernel", "matmul", "--n", str(decisions.DENSE_N), "--dtype", "float64",
-                        "--device", dev, "--results", str(results)])
-        p32 = _predict(["--family", f, "--kernel", "matmul", "--n", str(decisions.DENSE_N), "--dtype", "float32",
-                        "--device", dev, "--results", str(results)])
+        p64, p32 = (_predict(results, f, "matmul", decisions.DENSE_N, dtype, dev) for dtype in ("float64", "float32"))
         if p64.get("seconds") and p32.get("seconds"):
             ratio = f"≈ {p64['seconds'] / p32['seconds']:.0f}x float32"
-            out.append(Check(f, "1 fp64 / fp32 matmul", ratio, "in row 1" if ratio in row[1].decision else
-                             "absent from row 1", "jaxci predict", ratio in row[1].decision))
+            out.append(_in_row(f, "1 fp64 / fp32 matmul", ratio, ratio, row[1].decision, 1, "jaxci predict"))
         # Q4: the NUTS seconds the sheet prints on the CPU, from predict
-        nuts = _predict(["--family", f, "--kernel", "nuts", "--n", str(decisions.NUTS_ITERATIONS), "--dtype",
-                         "float64", "--device", "cpu", "--results", str(results)])
+        nuts = _predict(results, f, "nuts", decisions.NUTS_ITERATIONS, "float64", "cpu")
         if nuts.get("seconds"):
             from jaxci.report.text import seconds
 
-            text = f"CPU {seconds(nuts['seconds'])}"
-            out.append(Check(f, "4 NUTS on the CPU", seconds(nuts["seconds"]), "in row 4" if text in row[4].basis
-                             else "absent from row 4", "jaxci predict", text in row[4].basis))
+            said = seconds(nuts["seconds"])
+            out.append(_in_row(f, "4 NUTS on the CPU", said, f"CPU {said}", row[4].basis, 4, "jaxci predict"))
         # Q5 and Q7: what `jaxci env --machine F` sets and advises, against the sheet's rows
         args = ["--machine", f, "--kernels", "1"] + ([] if entry.has_gpu else ["--pin-cpu"])
         env = _env(args)
@@ -155,10 +161,6 @@ def checks(results=RESULTS) -> list[Check]:
 
 def margin_checks() -> list[Check]:
     """The GPU-wins margin: question 6's build and the CI audit's tier decision place one lecture alike."""
-    from jaxci.audit.lecture_ci import decision
-    from jaxci.audit.lecture_ci.lectures import LectureFacts
-    from jaxci.policy import builds
-
     out = []
     for cpu, gpu in ((100.0, 90.0), (100.0, 70.0), (100.0, 120.0)):
         pred = {"cpu_s": cpu, "gpu_s": gpu}
@@ -171,19 +173,10 @@ def margin_checks() -> list[Check]:
 
 
 def _audit_ci(root: Path, family: str) -> str:
-    from jaxci.commands import audit
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        audit.main([str(root), "--machine", family])
-    return out.getvalue()
+    return _run(audit.main, [str(root), "--machine", family])[1]
 
 
 def _engine_read(root: Path, vcpu):
-    from jaxci.audit.lecture_ci.core import job_commands
-    from jaxci.audit.lecture_ci.engine import engine_of
-    from jaxci.audit.lecture_ci.workflows import read_workflows
-
     job = read_workflows(root)[0].jobs[0]
     return engine_of(job_commands(job), root, vcpu)
 
@@ -195,11 +188,6 @@ ENGINE_REPOS = {"jupyter-book-1": "split_gpu", "mystmd": "mystmd_gpu"}
 def concurrency_checks(results=RESULTS) -> list[Check]:
     """Question 3 per engine: the one rule (jaxci.policy.concurrency.decide), the sheet's row 3, `jaxci env` at N
     and N + 1, the CI audit of a fixture repository built by that engine, and the README's action example."""
-    from jaxci.catalogue import load_catalogue
-    from jaxci.policy import concurrency
-    from jaxci.report import decisions, memory_advice
-    from jaxci.report.build import build
-
     catalogue = load_catalogue()
     report = build(results, families=["g4dn.2xlarge"])
     out = []
@@ -209,8 +197,8 @@ def concurrency_checks(results=RESULTS) -> list[Check]:
         for answer in memory_advice.answers(report, family, entry):
             name = concurrency.ENGINE_NAMES[answer.engine]
             said = f"{name}: {answer.setting}, jax-env `concurrency: {answer.concurrency}`"
-            out.append(Check(family, f"3 {answer.engine} setting", f"N = {answer.n}", "in row 3" if said in
-                             row.decision else "absent from row 3", "decision sheet", said in row.decision))
+            out.append(_in_row(family, f"3 {answer.engine} setting", f"N = {answer.n}", said, row.decision, 3,
+                               "decision sheet"))
             at, above = (_env(["--machine", family, "--kernels", str(k), "--evidence", str(results)])
                          for k in (answer.concurrency, answer.n + 1))
             one = "default" if answer.concurrency == 1 else answer.policy  # one kernel: JAX's default, measured alive
@@ -243,20 +231,13 @@ def hygiene_checks(results=RESULTS) -> list[Check]:
     """Question 7 per engine: the one wording (jaxci.policy.timeouts.engine_hygiene) in the sheet's row 7, the CI
     audit's fail-once finding on a fixture repository of that engine, the template the wording names (its skip
     step tells that engine), the README, and `jaxci env`'s per-cell timeout by the one rule."""
-    import yaml
-
-    from jaxci.policy import timeouts
-    from jaxci.report import decisions
-    from jaxci.report.build import build
-
     report = build(results, families=["g4dn.2xlarge"])
     row = decisions.sheet(report, "g4dn.2xlarge").rows[6]
     readme = (REPO_ROOT / "README.md").read_text()
     out = []
     for engine, template in timeouts.FAIL_ONCE.items():
         said = timeouts.engine_hygiene(engine)
-        out.append(Check("g4dn.2xlarge", f"7 {engine} wording", engine, "in row 7" if said in row.decision
-                         else "absent from row 7", "decision sheet", said in row.decision))
+        out.append(_in_row("g4dn.2xlarge", f"7 {engine} wording", engine, said, row.decision, 7, "decision sheet"))
         if template is None:
             continue
         steps = yaml.safe_load((REPO_ROOT / template).read_text())["jobs"]["build"]["steps"]
@@ -282,14 +263,10 @@ def all_checks():
     return checks()
 
 
-def test_question_3_agrees_in_every_engine():
-    found = concurrency_checks()
-    assert len(found) >= 14 and all(c.agree for c in found), "\n".join(c.line() for c in found if not c.agree)
-
-
-def test_question_7_agrees_in_every_engine():
-    found = hygiene_checks()
-    assert len(found) >= 10 and all(c.agree for c in found), "\n".join(c.line() for c in found if not c.agree)
+@pytest.mark.parametrize("question, least", [(concurrency_checks, 14), (hygiene_checks, 10)])
+def test_questions_3_and_7_agree_in_every_engine(question, least):
+    found = question()
+    assert len(found) >= least and all(c.agree for c in found), "\n".join(c.line() for c in found if not c.agree)
 
 
 def test_every_family_and_question_agrees(all_checks):
@@ -298,8 +275,6 @@ def test_every_family_and_question_agrees(all_checks):
 
 
 def test_every_catalogue_gpu_family_is_checked_for_each_crossover(all_checks):
-    from jaxci.catalogue import load_catalogue
-
     gpus = {n for n, m in load_catalogue().items() if m.has_gpu}
     seen = {c.family for c in all_checks if c.question.startswith("2 crossover")}
     assert gpus and seen == gpus
@@ -323,11 +298,8 @@ def test_a_disagreement_is_reported():
 
 
 def test_the_published_figures_are_read_once_from_the_path_given(tmp_path, monkeypatch):
-    """One parser, one read: the page's reference points come from the file build() was given (it used to read
-    the default incidents.md itself), and the two tables come from the same parse."""
-    from jaxci.report import page, published
-    from jaxci.report.build import build
-
+    """One parser, one read: the page's reference points come from the file build() was given, and the two tables
+    come from the same parse."""
     mine = tmp_path / "incidents.md"
     mine.write_text("| 2000x2000 matmul, compiled | 0.123 s | 0.004 s |\n")
     reads = []

@@ -4,23 +4,20 @@ the GPU. Arithmetic on made-up runs: never a timing."""
 
 import pytest
 
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import predicted
 from jaxci.audit.reading.pins import Pin
-from jaxci.audit.runner import CellTiming, NotebookRun
-from tests.frozen import RESULTS as FROZEN_RESULTS
+from jaxci.audit.runner import CellTiming
+from tests.modelutil import notebook, t4_family
 
 CALL = {"name": "step", "calls": 1000, "wall_s": 5.0, "first_s": 0.5, "compile_s": 0.4, "warm_s": 0.0002,
         "largest": 100, "dtype": "float64", "flops": 2e3, "bytes": 8e3, "loops": [["scan", 100000, 11, 1, "step"]]}
 
 
-@pytest.fixture(scope="module")
-def model():
-    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
+model = t4_family
 
 
 def _run():
-    cells = [CellTiming(i, "", 1.0, 1.0, compilations=1, compile_s=0.2, calls=[dict(CALL)]) for i in (1, 3, 5)]
-    return NotebookRun("x.ipynb", platform="cpu", cells=cells)
+    return notebook(*(CellTiming(i, "", 1, 1, compilations=1, compile_s=0.2, calls=[dict(CALL)]) for i in (1, 3, 5)))
 
 
 def test_a_process_wide_pin_takes_the_cpu_side_from_its_cell_on(model):

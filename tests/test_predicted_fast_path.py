@@ -1,18 +1,15 @@
-"""A jitted function's fast-path calls are counted, not timed, so their compute landed in the
-cell's host time and was carried to the GPU unchanged. They now take the same function's waited seconds measured
-elsewhere in the run (never more than the cell's own time). Arithmetic on made-up runs: never a timing."""
+"""A jitted function's fast-path calls are counted, not timed: they take the same function's waited seconds
+measured elsewhere in the run (never more than the cell's own time), not the cell's host time carried to the GPU
+unchanged. Arithmetic on made-up runs: never a timing."""
 
 import pytest
 
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import predicted
 from jaxci.audit.reading.cell_records import EagerSize, EagerWork
-from jaxci.audit.runner import CellTiming, NotebookRun
-from tests.frozen import RESULTS as FROZEN_RESULTS
+from jaxci.audit.runner import CellTiming
+from tests.modelutil import notebook, t4_family
 
-
-@pytest.fixture(scope="module")
-def model():
-    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
+model = t4_family
 
 
 def _call(calls, **timed):
@@ -24,7 +21,7 @@ def _run(fast_cell_wall):
     timed = CellTiming(1, "", 1.0, 1.0, compilations=1, compile_s=0.4,
                        calls=[_call(1, first_s=0.9, compile_s=0.4, warm_s=None)])
     fast = CellTiming(2, "", fast_cell_wall, fast_cell_wall, compilations=0, compile_s=0.0, calls=[_call(10)])
-    return NotebookRun("x.ipynb", platform="cpu", cells=[timed, fast])
+    return notebook(timed, fast)
 
 
 def test_fast_path_calls_take_the_functions_measured_seconds(model):
@@ -62,8 +59,7 @@ def _varying(first_s, warm_s):
     """imp_sample's simulate over T = 1, 5, 10, 20 in one cell: the compiling call and the warm call timed, the two
     after on the fast path, in a cell of 20.4 s with 0.4 s of compile."""
     timed = _call(4, first_s=first_s, compile_s=0.4, warm_s=warm_s)
-    return NotebookRun("x.ipynb", platform="cpu", cells=[CellTiming(1, "", 20.4, 20.4, compilations=1, compile_s=0.4,
-                                                                   calls=[timed])])
+    return notebook(CellTiming(1, "", 20.4, 20.4, compilations=1, compile_s=0.4, calls=[timed]))
 
 
 def test_a_timed_entrys_own_fast_path_calls_fill_the_cell_when_its_calls_vary(model):

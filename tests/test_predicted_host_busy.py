@@ -1,21 +1,17 @@
-"""Host code beside eager JAX work: a cell's seconds beyond its JAX parts were all taken for eager work and moved to
-the GPU at the elementwise speed-up of its largest operand, so newton_method's 19 s of SciPy MINPACK around one
-9e6-element Jacobian came out at 2.5 s on the T4 (the lecture at 0.29 of its published time). The hooks now record
-the main thread's CPU seconds per cell (`busy_s`); what it spent beyond the cell's JAX parts is host code, which
-runs on the host whatever the device. Arithmetic on made-up runs: never a timing. The hooks' record is checked in a
-real kernel (test_the_hooks_record_the_main_threads_cpu_seconds)."""
+"""Host code beside eager JAX work (newton_method's SciPy MINPACK around one 9e6-element Jacobian): the hooks
+record the main thread's CPU seconds per cell (`busy_s`); what it spent beyond the cell's JAX parts is host code,
+which runs on the host whatever the device, never eager work moved at the elementwise speed-up. Arithmetic on
+made-up runs: never a timing. The hooks' record is checked in a real kernel
+(test_the_hooks_record_the_main_threads_cpu_seconds)."""
 
 import pytest
 
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import predicted
 from jaxci.audit.reading.cell_records import EagerSize, EagerWork
 from jaxci.audit.runner import CellTiming, NotebookRun
-from tests.frozen import RESULTS as FROZEN_RESULTS
+from tests.modelutil import t4_family
 
-
-@pytest.fixture(scope="module")
-def model():
-    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
+model = t4_family
 
 
 def _run(busy_s):

@@ -8,22 +8,14 @@ import dataclasses
 import pytest
 
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.model import RunnerModel
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import classify, family, predicted
 from jaxci.audit.reading.cell_records import EagerSize, EagerWork
-from jaxci.audit.runner import CellTiming, NotebookRun
-from jaxci.catalogue import load_catalogue
+from jaxci.audit.runner import CellTiming
 from jaxci.report.published_inputs import reference
-from jaxci.results.records import load_results
 from tests.frozen import RESULTS as FROZEN_RESULTS
+from tests.modelutil import notebook, runner_model
 
 T4 = "g4dn.2xlarge"
-
-
-@pytest.fixture(scope="module")
-def records():
-    rs = load_results(FROZEN_RESULTS)
-    return rs.latest(), rs.machines, load_catalogue(include_lab=True)
 
 
 @pytest.fixture(scope="module")
@@ -36,31 +28,30 @@ def _scaled(ev, kernel_term, where, factor):
             for e in ev]
 
 
-def test_the_fresh_jit_ratio_is_one_sources_pair_and_follows_it(records):
+def test_the_fresh_jit_ratio_is_one_sources_pair_and_follows_it():
     ev = reference()
-    pair = RunnerModel.from_results(*records, ev).fresh_jit_ratio(T4)
+    pair = runner_model(published=ev).fresh_jit_ratio(T4)
     assert pair is not None and 0.5 < pair[0].mid < 2.0   # the two runners' own series: same work, same source
     gpu, cpu = (pv.figure_name("fresh-jit series 100-3000", *at) for at in ((T4, "gpu"), ("ubuntu-latest", "cpu")))
     probes = [pv.figure_name("pure-Python integer sum (10M)", f, "cpu") for f in (T4, "ubuntu-latest")]
     assert pv.derived_from(pair[1][0].sources, gpu) and not pv.derived_from(pair[1][0].sources, cpu)
     assert pv.derived_from(pair[1][1].sources, cpu) and all(pv.derived_from(pair[1][1].sources, p) for p in probes)
-    assert RunnerModel.from_results(*records).fresh_jit_ratio(T4) is None          # transfer-only: no pair
-    assert RunnerModel.from_results(*records, ev).fresh_jit_ratio("g6.2xlarge") is None   # nothing published there
-    tripled = RunnerModel.from_results(*records, _scaled(ev, "series_compile", T4, 3.0)).fresh_jit_ratio(T4)
+    assert runner_model().fresh_jit_ratio(T4) is None          # transfer-only: no pair
+    assert runner_model(published=ev).fresh_jit_ratio("g6.2xlarge") is None   # nothing published there
+    tripled = runner_model(published=_scaled(ev, "series_compile", T4, 3.0)).fresh_jit_ratio(T4)
     assert tripled[0].mid > 2.5 * pair[0].mid   # the GPU series moves the ratio: it is an input, not a constant
 
 
 def _compiling_run():
-    cells = [CellTiming(i, "", 2.0, 2.0, compilations=5, compile_s=1.0) for i in range(1, 4)]
-    return NotebookRun("x.ipynb", platform="cpu", cells=cells)
+    return notebook(*(CellTiming(i, "", 2.0, 2.0, compilations=5, compile_s=1.0) for i in range(1, 4)))
 
 
-def test_the_compile_ratio_is_every_same_source_pair_and_follows_each(records):
+def test_the_compile_ratio_is_every_same_source_pair_and_follows_each():
     """Beside the fresh-jit series, each case whose compile part one source published on both runners (g4dn's
     T4 and the CPU runner: matmuls, a large elementwise op, a scalar scan), the CPU side moved to g4dn's host: what
     a lecture compiles is a mix, so their geometric mean, band the lowest to the highest pair."""
     ev = reference()
-    model = RunnerModel.from_results(*records, ev)
+    model = runner_model(published=ev)
     both, inputs = model.compile_ratio(T4)
     series = model.fresh_jit_ratio(T4)[0]
     pairs = [i for i in inputs if " s over " in str(i)]   # one line per compile-part pair
@@ -68,15 +59,15 @@ def test_the_compile_ratio_is_every_same_source_pair_and_follows_each(records):
     assert len(pairs) == 4 and sum(all(pv.derived_from(i.sources, f) for f in scan) for i in pairs) == 1
     assert both.low < 1.0 < series.mid < both.mid < both.high   # a 50M-element op compiles faster on the T4
     assert "geometric mean of 5 published pairs" in str(inputs[-1])
-    assert RunnerModel.from_results(*records).compile_ratio(T4) is None          # transfer-only: no pair
+    assert runner_model().compile_ratio(T4) is None          # transfer-only: no pair
     scan = [e for e in ev if e.term == "compile" and e.key == "scan" and e.device == "gpu"]
-    tripled = RunnerModel.from_results(*records, [dataclasses.replace(e, value=e.value.scale(3.0)) if e in scan
-                                                  else e for e in ev]).compile_ratio(T4)[0]
+    tripled = runner_model(published=[dataclasses.replace(e, value=e.value.scale(3.0)) if e in scan else e
+                                      for e in ev]).compile_ratio(T4)[0]
     assert tripled.mid == pytest.approx(both.mid * 3.0 ** (1 / 5))   # one pair of five, moved: an input
     assert tripled.high == pytest.approx(both.high * 3.0)
 
 
-def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest, records):
+def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest):
     p = predicted.gpu_family(_compiling_run(), nearest.runner)
     ratio = nearest.runner.model.compile_ratio(T4)[0]
     per = 14 * 3.0 / 15   # 15 compilations in 3 s: the first is start-up, the other 14 at this run's seconds
@@ -96,7 +87,7 @@ def _uncalled_loop_run(carry):
     loops = [["lax.while_loop", None, carry, 1, "simulate"]] if carry else []
     cell = CellTiming(1, "", 20.0, 20.0, compilations=1, compile_s=0.5, loops=loops, jitted={"simulate": 1},
                       eager=EagerWork(1, 0.0, [EagerSize(4, 1, "float32")]))
-    return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
+    return notebook(cell)
 
 
 def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
@@ -107,10 +98,11 @@ def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
     assert bulk["gpu_high_s"] == pytest.approx(tiny["gpu_high_s"])   # none of it moving stays the high end
 
 
-def _calls_run(fusions):
-    entry = {"name": "update", "calls": 1000, "largest": 200, "dtype": "float32", "flops": 2e3, "bytes": 8e3,
-             "loops": [], "fusions": fusions, "warm_s": 2e-4}
-    return NotebookRun("x.ipynb", platform="cpu", cells=[CellTiming(1, "", 1.0, 1.0, calls=[entry])])
+def _calls_run(fusions=14, warm_s=2e-4, largest=200, flops=2e3, nbytes=8e3, wall_s=1.0):
+    """One cell of 1000 calls of one executable of `fusions` fusions."""
+    entry = {"name": "update", "calls": 1000, "largest": largest, "dtype": "float32", "flops": flops, "bytes": nbytes,
+             "loops": [], "fusions": fusions, "warm_s": warm_s}
+    return notebook(CellTiming(1, "", wall_s, wall_s, calls=[entry]))
 
 
 def test_a_small_executable_costs_a_launch_per_fusion_on_the_gpu(nearest):
@@ -123,11 +115,8 @@ def test_a_small_executable_costs_a_launch_per_fusion_on_the_gpu(nearest):
     assert many["parts"]["cpu"]["calls"] == pytest.approx(one["parts"]["cpu"]["calls"])   # measured here, as it was
 
 
-def _tiny_calls_run(warm_s, flops=2e3, nbytes=8e3):
-    entry = {"name": "update", "calls": 1000, "largest": 1, "dtype": "float32", "flops": flops, "bytes": nbytes,
-             "loops": [], "fusions": 14, "warm_s": warm_s}
-    return NotebookRun("x.ipynb", platform="cpu", cells=[CellTiming(1, "", 1000 * warm_s + 0.1, 1000 * warm_s + 0.1,
-                                                                    calls=[entry])])
+def _tiny_calls_run(warm_s, **work):
+    return _calls_run(warm_s=warm_s, largest=1, wall_s=1000 * warm_s + 0.1, **work)
 
 
 def test_a_tiny_calls_host_side_handling_is_paid_on_the_gpu_too(nearest):
@@ -143,8 +132,6 @@ def test_a_tiny_calls_host_side_handling_is_paid_on_the_gpu_too(nearest):
 
 
 def test_the_curves_basis_is_a_field_not_the_first_word_of_its_label():
-    from jaxci.audit.judging import classify
-
     measured = family.from_results(FROZEN_RESULTS, "lab-h200")   # the capture timed both devices' op mix
     predicted = family.from_results(FROZEN_RESULTS, T4, published=reference())
     assert (measured.curve_basis, predicted.curve_basis) == (family.MEASURED, family.PREDICTED)

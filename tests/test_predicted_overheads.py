@@ -9,18 +9,16 @@ import pytest
 
 from jaxci.audit.judging import classify as C
 from jaxci.audit.judging import family, predicted
-from jaxci.audit.runner import CellTiming, NotebookRun
+from jaxci.audit.runner import CellTiming
 from tests.frozen import RESULTS as FROZEN_RESULTS
+from tests.modelutil import notebook, t4_family
 
-
-@pytest.fixture(scope="module")
-def model():
-    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
+model = t4_family
 
 
 def _run(kernel_start=None, startup=None):
-    cells = [CellTiming(0, "", 2.0, 2.0, compilations=1, compile_s=0.1, startup_s=startup)]
-    return NotebookRun("x.ipynb", platform="cpu", kernel_start_s=kernel_start, cells=cells)
+    return notebook(CellTiming(0, "", 2.0, 2.0, compilations=1, compile_s=0.1, startup_s=startup),
+                    kernel_start_s=kernel_start)
 
 
 def test_kernel_start_and_cpu_client_start_up_land_on_both_sides(model):
@@ -43,7 +41,7 @@ def test_the_verdict_ratio_leaves_the_shared_overhead_out(model):
 
 def test_each_band_in_the_verdict_is_on_the_same_footing_as_its_value(model):
     """The value shown is less the shared overhead, so is its band: a band that does not hold its value reads as
-    a broken model (CI printed 'CPU 8.07 s (band 8.58..8.66)')."""
+    a broken model."""
     fresh = predicted.gpu_family(_run(30.0, 0.0), model.runner)
     _, why = C.verdict_from(fresh, "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
     for side in ("GPU", "CPU"):
@@ -60,8 +58,8 @@ def test_a_cpu_only_family_gets_its_cpu_side():
 
 
 def test_a_float64_lecture_still_counts_its_gpu_compiles(model):
-    """Cause (a) as it showed in two_computation (float64, 133 compilations): the model's float64 CPU compile part is
-    0, so no float64 ratio exists; the float32 ratio counts them, said, instead of a GPU compile part of 0."""
+    """two_computation's shape (float64, many compilations): the model's float64 CPU compile part is 0, so no
+    float64 ratio exists; the float32 ratio counts them, said, instead of a GPU compile part of 0."""
     run = _run()
     run.cells = [CellTiming(i, "", 1.0, 1.0, compilations=5, compile_s=0.5) for i in range(4)]
     p = predicted.gpu_family(run, model.runner, float64=True)

@@ -7,20 +7,16 @@ import nbformat.v4 as v4
 import pytest
 
 from jaxci.audit import runner
-from jaxci.audit.judging import family, leapfrog, moved_work, predicted, rescaled
+from jaxci.audit.judging import leapfrog, moved_work, predicted, rescaled
 from jaxci.audit.reading.cell_records import SamplerRun
-from jaxci.audit.runner import CellTiming, NotebookRun
-from tests.frozen import RESULTS as FROZEN_RESULTS
+from jaxci.audit.runner import CellTiming
+from tests.modelutil import notebook, t4_family
 
-
-@pytest.fixture(scope="module")
-def model():
-    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
+model = t4_family
 
 
 def _run(samplers, wall=12.0, compile_s=2.0):
-    cell = CellTiming(1, "", wall, wall, compilations=3, compile_s=compile_s, samplers=samplers)
-    return NotebookRun("x.ipynb", platform="cpu", cells=[cell])
+    return notebook(CellTiming(1, "", wall, wall, compilations=3, compile_s=compile_s, samplers=samplers))
 
 
 def test_a_sampler_run_moves_by_the_latency_bound_gpu_cpu_ratio(model):

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from jaxci.audit.judging import family, predicted
+from jaxci.audit.judging import predicted
 from jaxci.audit.runner import CellTiming, NotebookRun
-from tests.frozen import RESULTS as FROZEN_RESULTS
+from tests.modelutil import t4_family
 
-
-@pytest.fixture(scope="module")
-def g4dn():
-    return family.from_results(FROZEN_RESULTS, "g4dn.2xlarge")
+g4dn = t4_family
 
 
 def _lecture(trips, warm_s=2.0, carry=1000, counted=False, nbytes=8e6):

@@ -9,6 +9,7 @@ from jaxci.cli import main as cli
 from jaxci.commands import profile as profile_cmd
 from jaxci.nvml import gpu_present
 from jaxci.traces import profile
+from tests.suiteutil import python
 
 
 def _event(name, start, duration, **stats):
@@ -66,19 +67,15 @@ def test_bad_input_is_named(capsys):
 
 def test_the_capture_profile_step_runs_from_anywhere_and_keeps_a_small_trace(tmp_path):
     """The second capture's profile step: one fresh interpreter per kernel and device, JSON in the artifacts.
-    Run from another folder: `jaxci profile` must find benchmarks/ beside the package (it looked in jaxci/)."""
-    import json
+    Run from another folder: `jaxci profile` must find benchmarks/ beside the package, not in jaxci/."""
     import os
-    import subprocess
-    import sys
 
     from jaxci import REPO_ROOT
     from jaxci.capture.profiles import TRACE_KEEP_BYTES
 
     env = dict(os.environ, JAXCI_ARTIFACTS=str(tmp_path / "artifacts"),
                PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "jaxci.capture.profiles", "scan:float32"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = python("-m", "jaxci.capture.profiles", "scan:float32", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((tmp_path / "artifacts" / "profiles" / "scan-float32-cpu.json").read_text())
     assert summary["status"] == "ok" and summary["kernel"] == "scan" and summary["device"] == "cpu"

@@ -2,17 +2,24 @@
 them, never the sentences. Transfer-only means no published source; leave-one-out drops the scored figure's."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from jaxci import REPO_ROOT
+from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
+from jaxci.analysis.estimate import measure_command
+from jaxci.analysis.evidence import without
 from jaxci.analysis.kernels import KERNEL
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
-from jaxci.report.published_inputs import reference
+from jaxci.report.published import figures
+from jaxci.report.published_inputs import figure_id, reference
 from jaxci.results.records import load_results
 from tests.frozen import RESULTS
+from tests.modelutil import runner_model
 
 KINDS = {pv.MEASURED, pv.PUBLISHED, pv.CATALOGUE, pv.REGISTRATION, pv.CALIBRATED}
 CASES = [(k, n, dev) for k, n, dev in (("matmul", 1000, "gpu"), ("matmul", 1000, "cpu"), ("elementwise", 10**6, "gpu"),
@@ -24,10 +31,7 @@ CASES = [(k, n, dev) for k, n, dev in (("matmul", 1000, "gpu"), ("matmul", 1000,
 
 @pytest.fixture(scope="module")
 def models():
-    rs = load_results(RESULTS)
-    cat = load_catalogue(include_lab=True)
-    return (RunnerModel.from_results(rs.latest(), rs.machines, cat),
-            RunnerModel.from_results(rs.latest(), rs.machines, cat, reference()))
+    return runner_model(), runner_model(published=reference())
 
 
 def test_the_cases_cover_every_kernel_the_frozen_results_can_answer():
@@ -67,10 +71,6 @@ def test_a_sentence_is_shown_once_and_carries_the_sources_of_what_it_cites():
 def test_leave_one_out_never_rests_on_the_figure_it_scores_and_the_full_model_does():
     """measure/predict_vs_published.py scores each published figure by a model given every other one: no input of
     that prediction may come from the scored figure, read from its sources rather than trusted to `without`."""
-    from jaxci.analysis.evidence import without
-    from jaxci.report.published import figures
-    from jaxci.report.published_inputs import figure_id
-
     rs = load_results(RESULTS)
     cat = load_catalogue(include_lab=True)
     ev = reference()
@@ -93,12 +93,6 @@ def test_leave_one_out_never_rests_on_the_figure_it_scores_and_the_full_model_do
 def test_a_refusal_names_the_suite_benchmark_that_would_answer_it(models):
     """Without a prediction, `needs` is the benchmark whose results would give one (jaxci predict prints its asv
     command); a refusal no measurement would lift (a bad argument) needs nothing."""
-    import re
-    from pathlib import Path
-
-    from jaxci.analysis import primitives as P
-    from jaxci.analysis.estimate import measure_command
-
     rs = load_results(RESULTS)
     cpu_only = RunnerModel.from_results([r for r in rs.latest() if r.params.get("device", "cpu") == "cpu"],
                                         rs.machines, load_catalogue(include_lab=True))

@@ -2,28 +2,17 @@
 (timeout-capped, failed, not a number), the snapshot read (folder and git commit), the lecture choice, the
 comparison's arithmetic on a made-up audit record and the table's layout. Never a timing."""
 
-import importlib.util
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-FIX = REPO / "tests" / "fixtures" / "published_builds"
+from tests.modelutil import script
 
-
-def _module():
-    spec = importlib.util.spec_from_file_location("published_builds", REPO / "measure" / "published_builds.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-pb = _module()
+FIX = Path(__file__).resolve().parent / "fixtures" / "published_builds"
+pb = script("published_builds")
 
 
 def _rows(cap=7200):
@@ -80,6 +69,25 @@ def test_layout_from_a_git_commit_writes_only_the_chosen_notebooks(tmp_path):
         pb.read_file(src, commit, "missing.ipynb")
 
 
+def _main(*args):
+    """measure/published_builds.py's exit status for g4dn.2xlarge against the fixture snapshot."""
+    return pb.main([str(FIX), "--machine", "g4dn.2xlarge", *args])
+
+
+def _saved(path, audit):
+    path.write_text(json.dumps(audit), encoding="utf-8")
+    return str(path)
+
+
+def _meta(**kw):
+    return {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
+            "load_after": 1.0, **kw}
+
+
+def _render(records, **meta):
+    return pb.render(records, pb.summed(records), _meta(**meta))
+
+
 def _audit(family):
     pred = {"cpu_s": 9.0, "cpu_low_s": 8.0, "cpu_high_s": 10.0, "gpu_s": 25.0, "gpu_low_s": 20.0, "gpu_high_s": 30.0,
             "parts": {"cpu": {"host": 9.0}, "gpu": {"compile": 15.0, "calls": 5.0, "host": 5.0}}, "missing": []}
@@ -101,9 +109,7 @@ def test_compare_takes_the_side_of_the_family_that_published():
 def test_the_table_says_not_measured_and_the_load():
     rows = list(_rows().values())
     records = pb.compare(rows, _audit("g4dn.2xlarge"), "g4dn.2xlarge", gpu=True)
-    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
-            "load_after": 2.0}
-    text = pb.render(records, pb.summed(records), meta)
+    text = _render(records, load_after=2.0)
     assert "| lecture | published s | predicted s | band | ratio | dominant terms | measured here s | note |" in text
     assert "measured parts moved to the family's host: not applied" in text
     assert "| beta | 3.2 | not measured |" in text and "load average (1 min) before 1.00, after 2.00" in text
@@ -113,16 +119,14 @@ def test_the_table_says_not_measured_and_the_load():
 def test_bad_input_exits_2_with_one_line(capsys, tmp_path):
     assert pb.main([str(tmp_path / "nowhere"), "--machine", "g4dn.2xlarge"]) == 2
     assert pb.main([str(FIX), "--machine", "no-such-family"]) == 2
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--lectures", "alpha,gamma"]) == 2
+    assert _main("--lectures", "alpha,gamma") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and "gamma" in err[2] and "unknown family" in err[1]
 
 
 def test_from_audit_compares_without_running(capsys, tmp_path):
-    saved = tmp_path / "audit.json"
-    saved.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--format", "json",
-                    "--no-host-scale"]) == 0
+    saved = _saved(tmp_path / "audit.json", _audit("g4dn.2xlarge"))
+    assert _main("--from-audit", saved, "--format", "json", "--no-host-scale") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["summed"]["ratio"] == 2.0 and [r["document"] for r in out["meta"]["refused"]] == ["capped", "broken",
                                                                                                  "odd"]
@@ -132,28 +136,24 @@ def test_the_build_is_also_summed_over_the_lectures_that_use_jax(capsys, tmp_pat
     """The issue's goals are over the JAX lectures: beta (no JAX in its code) is left out of that sum."""
     audit = _audit("g4dn.2xlarge")
     audit["lectures"][1]["predicted"] = audit["lectures"][0]["predicted"]
-    saved = tmp_path / "audit.json"
-    saved.write_text(json.dumps(audit), encoding="utf-8")
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--format", "json",
-                    "--no-host-scale"]) == 0
+    saved = _saved(tmp_path / "audit.json", audit)
+    assert _main("--from-audit", saved, "--format", "json", "--no-host-scale") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["summed"]["lectures"] == 2 and out["summed_jax"]["lectures"] == 1
     assert out["summed_jax"]["published_s"] == 12.5  # alpha's published time alone
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--no-host-scale"]) == 0
+    assert _main("--from-audit", saved, "--no-host-scale") == 0
     text = capsys.readouterr().out
     assert "over the 1 lectures that use JAX: published 12.5 s" in text
     assert "the same over the 1 lectures that use JAX: published 12.5 s" in text  # the leave-one-out sum too
 
 
 def test_saved_audits_are_joined_a_later_run_of_a_lecture_replacing_the_earlier(capsys, tmp_path):
-    first, again = tmp_path / "batch1.json", tmp_path / "rerun.json"
-    first.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")
+    first = _saved(tmp_path / "batch1.json", _audit("g4dn.2xlarge"))
     rerun = _audit("g4dn.2xlarge")
     rerun["lectures"] = [lec for lec in rerun["lectures"] if Path(lec["path"]).stem == "alpha"]
     rerun["lectures"][0]["predicted"]["g4dn.2xlarge"]["gpu_s"] *= 2
-    again.write_text(json.dumps(rerun), encoding="utf-8")
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(first), "--from-audit", str(again),
-                    "--format", "json", "--no-host-scale"]) == 0
+    again = _saved(tmp_path / "rerun.json", rerun)
+    assert _main("--from-audit", first, "--from-audit", again, "--format", "json", "--no-host-scale") == 0
     out = {r["lecture"]: r for r in json.loads(capsys.readouterr().out)["lectures"]}
     assert set(out) == {Path(lec["path"]).stem for lec in _audit("g4dn.2xlarge")["lectures"]}  # none lost
     alone = pb.compare([], _audit("g4dn.2xlarge"), "g4dn.2xlarge", True)
@@ -161,26 +161,23 @@ def test_saved_audits_are_joined_a_later_run_of_a_lecture_replacing_the_earlier(
 
 
 def test_a_broken_saved_audit_is_named_and_repredict_takes_one(capsys, tmp_path):
-    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
-    good.write_text(json.dumps(_audit("g4dn.2xlarge")), encoding="utf-8")
+    good = _saved(tmp_path / "good.json", _audit("g4dn.2xlarge"))
+    bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(good), "--from-audit", str(bad),
-                    "--no-host-scale"]) == 2
+    assert _main("--from-audit", good, "--from-audit", str(bad), "--no-host-scale") == 2
     assert "bad.json: not an audit JSON" in capsys.readouterr().err
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(good), "--from-audit", str(good),
-                    "--repredict", str(tmp_path)]) == 2
+    assert _main("--from-audit", good, "--from-audit", good, "--repredict", str(tmp_path)) == 2
     assert "--repredict takes one --from-audit" in capsys.readouterr().err
 
 
 def test_save_audit_puts_each_lectures_published_time_into_its_record(capsys, tmp_path):
     """Row 6 of the decision sheets sets the predicted build beside the published one: the saved audit carries each
     lecture's published run time for the family that published it (refused rows give none)."""
-    saved, out = tmp_path / "audit.json", tmp_path / "with-published.json"
+    out = tmp_path / "with-published.json"
     audit = _audit("g4dn.2xlarge")
     audit["lectures"].append({"path": "capped.ipynb", "status": "ok", "predicted": {}, "runs": {}})
-    saved.write_text(json.dumps(audit), encoding="utf-8")
-    assert pb.main([str(FIX), "--machine", "g4dn.2xlarge", "--from-audit", str(saved), "--no-host-scale",
-                    "--save-audit", str(out)]) == 0
+    saved = _saved(tmp_path / "audit.json", audit)
+    assert _main("--from-audit", saved, "--no-host-scale", "--save-audit", str(out)) == 0
     capsys.readouterr()
     lectures = {Path(lec["path"]).stem: lec for lec in json.loads(out.read_text(encoding="utf-8"))["lectures"]}
     assert lectures["alpha"]["published"]["g4dn.2xlarge"]["seconds"] == 12.5
@@ -229,31 +226,39 @@ def test_let_errors_tags_every_code_cell_and_the_table_names_the_cells_that_rais
                                                        "defined"}, {"index": 5, "expected_error": None}]}}
     records = pb.compare(list(_rows().values()), audit, "g4dn.2xlarge", gpu=True)
     assert records[0]["raised"] == ["cell 4: NameError: name 'i' is not defined"]
-    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
-            "load_after": 1.0}
-    assert "1 cell(s) raised, let through: cell 4 |" in pb.render(records, pb.summed(records), meta)
+    assert "1 cell(s) raised, let through: cell 4 |" in _render(records)
 
 
 def test_the_build_is_also_summed_over_the_lectures_none_of_whose_cells_raised():
     records = [_record("a", 10.0, 8.0), _record("b", 50.0, 5.0), _record("c", 20.0, 22.0)]
     records[1]["raised"] = ["cell 8: RuntimeError: latex could not be found"]
-    for r in records:
-        r.update(low_s=r["predicted_s"], high_s=r["predicted_s"], refused="", status="ok", dominant="host 100%",
-                 measured_here_s=r["predicted_s"])
+    _complete(records)
     whole = pb.summed_complete(records)
     assert whole["lectures"] == 2 and whole["published_s"] == 30.0 and whole["predicted_s"] == 30.0
-    meta = {"snapshot": "s", "commit": "c", "family": "ubuntu-latest", "gpu": False, "load_before": 0.0,
-            "load_after": 0.0}
-    text = pb.render(records, pb.summed(records), meta)
+    text = _render(records, family="ubuntu-latest", gpu=False)
     assert "over the 2 lectures none of whose cells raised here" in text and "ratio 1.00; within 2x: 2 of 2" in text
     for r in records:
         r["raised"] = []
-    assert "none of whose cells raised" not in pb.render(records, pb.summed(records), meta)  # nothing to say
+    assert "none of whose cells raised" not in _render(records, family="ubuntu-latest", gpu=False)  # nothing to say
 
 
 def _record(name, published, predicted, compile_s=1.0):
     return {"lecture": name, "published_s": published, "predicted_s": predicted, "parts": {"compile": compile_s},
             "ratio": predicted / published if published else None}
+
+
+def _complete(records):
+    """The rest of a compared record, for render: a band of the prediction alone, all of it host."""
+    for r in records:
+        r.update(low_s=r["predicted_s"], high_s=r["predicted_s"], refused="", status="ok", dominant="host 100%",
+                 measured_here_s=r["predicted_s"])
+
+
+def _bumped(records):
+    """A copy of the records with the first lecture's published time moved to 1000 s."""
+    bumped = [dict(r) for r in records]
+    bumped[0].update(published_s=1000.0, ratio=bumped[0]["predicted_s"] / 1000.0)
+    return bumped
 
 
 def test_the_start_up_is_calibrated_leave_one_out_never_on_the_lecture_it_predicts():
@@ -272,9 +277,7 @@ def test_the_start_up_is_calibrated_leave_one_out_never_on_the_lecture_it_predic
     tiny = [_record("x", 1.0, 5.0), _record("y", 1.0, 5.0)]
     assert pb.leave_one_out_startup(tiny)["startup_s"] == [0.0, 0.0]   # never negative
     # moving one lecture's published time moves every other lecture's start-up, never its own
-    bumped = [dict(r) for r in records]
-    bumped[0]["published_s"] = 1000.0
-    bumped[0]["ratio"] = bumped[0]["predicted_s"] / 1000.0
+    bumped = _bumped(records)
     pb.leave_one_out_startup(bumped)
     assert bumped[0]["loo_startup_s"] == a["loo_startup_s"]
 
@@ -289,16 +292,11 @@ def test_a_cpu_familys_host_scale_is_calibrated_leave_one_out_never_on_the_lectu
     assert a["loo_predicted_s"] == 7.5 and a["loo_ratio"] == 0.75
     assert "loo_ratio" not in e                  # no published time: not scored
     assert loo["lectures"] == 4 and loo["within_2x"] == 3 and "leave-one-out" in loo["what"]
-    bumped = [dict(r) for r in records]         # moving one lecture's published time never moves its own scale
-    bumped[0]["published_s"] = 1000.0
-    bumped[0]["ratio"] = bumped[0]["predicted_s"] / 1000.0
+    bumped = _bumped(records)                   # moving one lecture's published time never moves its own scale
     pb.leave_one_out_host(bumped)
     assert bumped[0]["loo_scale"] == a["loo_scale"]
-    for r in records:
-        r.update(low_s=r["predicted_s"], high_s=r["predicted_s"], refused="", status="ok", dominant="host 100%",
-                 measured_here_s=r["predicted_s"])
-    text = pb.render(records, pb.summed(records), {"snapshot": "s", "commit": "c", "family": "ubuntu-latest",
-                                                   "gpu": False, "load_before": 0.0, "load_after": 0.0, "loo": loo})
+    _complete(records)
+    text = _render(records, family="ubuntu-latest", gpu=False, loo=loo)
     assert "calibrated leave-one-out on the other lectures" in text and "a 0.75" in text
 
 
@@ -315,9 +313,7 @@ def test_a_lecture_whose_kernel_served_local_copies_says_so_and_the_saved_audit_
     assert audit["lectures"][0]["offline_data"] == ["FRED:M2SL", "FRED:TB3MS"]
     assert "offline_data" not in audit["lectures"][1]
     records = pb.compare(list(_rows().values()), json.loads(json.dumps(audit)), "g4dn.2xlarge", gpu=True)
-    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
-            "load_after": 1.0}
-    text = pb.render(records, pb.summed(records), meta)
+    text = _render(records)
     assert "data from local copies, not the build's download: FRED:M2SL, FRED:TB3MS |" in text
     assert text.count("local copies") == 1
 
@@ -350,7 +346,5 @@ def test_a_cell_that_upgrades_or_solves_packages_at_every_build_is_named():
     assert pb.build_installs("not json") == []
     records = pb.compare(list(_rows().values()), _audit("g4dn.2xlarge"), "g4dn.2xlarge", gpu=True,
                          installs={"alpha": ["!conda install -y orca"]})
-    meta = {"snapshot": "snap", "commit": "abc", "family": "g4dn.2xlarge", "gpu": True, "load_before": 1.0,
-            "load_after": 1.0}
-    text = pb.render(records, pb.summed(records), meta)
+    text = _render(records)
     assert "installs at every build (network, not measured here): !conda install -y orca |" in text

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
+import yaml
 
 from jaxci.catalogue import read_pins
 from jaxci.commands import release_watch as watch_cmd
 from jaxci.workflows import release_watch as watch
+from tests.workflowutil import REPO, key_values
 
 FAKE = "0.99.0"
 PIN = read_pins("cpu")["jax"]
@@ -100,11 +102,15 @@ def local_index(tmp_path, monkeypatch):
     server.wait(timeout=10)
 
 
-def test_plan_finds_the_fake_release_on_the_local_index(local_index, tmp_path):
+def plan_outputs(tmp_path, *args) -> dict:
     out = tmp_path / "github_output"
-    assert watch_cmd.main(["plan", "--index-url", local_index, "--event", "schedule", "--ref", "refs/heads/main",
-                           "--run-id", "7", "--github-output", str(out)]) == 0
-    values = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert watch_cmd.main(["plan", *args, "--github-output", str(out)]) == 0
+    return key_values(out.read_text())
+
+
+def test_plan_finds_the_fake_release_on_the_local_index(local_index, tmp_path):
+    values = plan_outputs(tmp_path, "--index-url", local_index, "--event", "schedule", "--ref", "refs/heads/main",
+                          "--run-id", "7")
     assert values["any"] == "true"
     matrix = json.loads(values["matrix"])["include"]
     assert {(e["release"], e["previous"]) for e in matrix} == {(FAKE, PIN)}
@@ -116,18 +122,16 @@ def test_plan_finds_the_fake_release_on_the_local_index(local_index, tmp_path):
 
 
 def test_an_untrusted_event_gets_no_gpu_family(local_index, tmp_path):
-    out = tmp_path / "github_output"
-    assert watch_cmd.main(["plan", "--index-url", local_index, "--event", "workflow_dispatch",
-                           "--ref", "refs/heads/experiment", "--github-output", str(out)]) == 0
-    matrix = json.loads(dict(line.split("=", 1) for line in out.read_text().splitlines())["matrix"])["include"]
+    values = plan_outputs(tmp_path, "--index-url", local_index, "--event", "workflow_dispatch",
+                          "--ref", "refs/heads/experiment")
+    matrix = json.loads(values["matrix"])["include"]
     assert matrix and not [e for e in matrix if e["gpu"]]
 
 
 def test_nothing_new_gives_an_empty_plan(tmp_path, monkeypatch):
     monkeypatch.setattr(watch_cmd, "index_versions", lambda name, index_url=None, timeout=120: ["0.11.2", PIN])
-    out = tmp_path / "github_output"
-    assert watch_cmd.main(["plan", "--event", "schedule", "--github-output", str(out)]) == 0
-    assert "any=false" in out.read_text() and 'matrix={"include":[]}' in out.read_text()
+    values = plan_outputs(tmp_path, "--event", "schedule")
+    assert values["any"] == "false" and values["matrix"] == '{"include":[]}'
 
 
 @pytest.mark.parametrize("bad", ["1" * 5000 + ".0", "0.12.1,0.12.2", "$(id)", "latest"])
@@ -160,7 +164,6 @@ def test_a_regression_is_reported_only_when_it_holds_on_the_rerun():
     reruns = [c for c in runner.calls if c[0] == "rerun"]
     assert [c[1] for c in reruns] == [FAKE, PIN]  # both releases measured again
     bench = reruns[0][2]
-    import re
     assert re.search(bench, FORI) and re.search(bench, SCAN) and not re.search(bench, DENSE)
     assert runner.calls[0] == ("history", (PIN, FAKE), watch.WATCH_BENCH, "ubuntu-latest")
 
@@ -176,8 +179,6 @@ def test_nothing_flagged_is_clean_without_a_rerun_and_no_table_is_a_failure():
 
 
 def test_watch_bench_selects_exactly_the_warm_benchmarks():
-    import re
-
     names = ["loops.Scan.time_warm(1000, 1, 'float64', 'cpu')", "dense.Dense.time_warm", "kalman.KalmanGrad.time_warm",
              "loops.LoopsCompile.time_compile('scan')", "dense.DenseColdStart.time_cold('matmul')",
              "nuts.Nuts.time_warm(1)", "concurrency.X.time_warm", "dispatch.Transfer.time_transfer('h2d')"]
@@ -254,10 +255,7 @@ def test_gh_cli_finds_the_issue_by_its_marker(tmp_path):
 
 
 def test_the_workflow_only_calls_jaxci_and_files_in_one_job():
-    import yaml
-
-    wf = yaml.safe_load((Path(__file__).resolve().parent.parent / ".github/workflows/jax-release-watch.yml")
-                        .read_text())
+    wf = yaml.safe_load((REPO / ".github" / "workflows" / "jax-release-watch.yml").read_text())
     on = wf.get("on", wf.get(True))
     assert set(on) == {"schedule", "workflow_dispatch"} and on["schedule"][0]["cron"].endswith("* * *")
     runs = {name: " ".join(s.get("run", "") for s in job["steps"]) for name, job in wf["jobs"].items()}
@@ -295,9 +293,7 @@ def test_the_real_runner_keeps_one_scale_for_history_rerun_and_compare(tmp_path,
 
 def test_the_committed_demo_report_is_a_report_and_says_what_the_docs_say():
     """docs/history.md quotes a real measure run; its report is committed beside it and must read back."""
-    from jaxci.workflows.release_watch import load_reports
-
-    (report,) = load_reports(Path(__file__).resolve().parent.parent / "docs" / "watch-demo")
+    (report,) = watch.load_reports(REPO / "docs" / "watch-demo")
     assert (report.release, report.previous, report.status) == ("0.11.1", "0.11.0", "regression")
     assert len(report.confirmed) == 10 and all(r["name"].startswith("loops.") for r in report.confirmed)
     ratios = sorted(float(r["ratio"]) for r in report.confirmed)

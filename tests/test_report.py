@@ -4,6 +4,7 @@ the suite's own CI-scale results."""
 import json
 import math
 import re
+import shutil
 
 import pytest
 
@@ -11,9 +12,11 @@ from jaxci.analysis import crossover as cx
 from jaxci.analysis import provenance as pv
 from jaxci.catalogue import load_catalogue, read_pins
 from jaxci.commands import report as cli
+from jaxci.policy.cost import suite_seconds
 from jaxci.report.build import build, incident_checks
 from jaxci.report.findings import findings_md, guidance_md
 from jaxci.report.page import LINK_ID, link_from_asv_index
+from jaxci.report.text import seconds
 from jaxci.results.records import load_results
 from tests import synth
 from tests.asvutil import result_values
@@ -225,16 +228,9 @@ def test_report_on_ci_scale_run(ci_run, tmp_path):
     assert machine in (box.html / "findings" / "index.html").read_text()
 
 
-# --- numbers you can trust ------------------------------------------------------------------
-
-def _one_file(results, machine):
-    (path,) = [p for p in (results / machine).iterdir() if p.name != "machine.json"]
-    return path
-
-
 def test_full_scale_run_is_labelled_full_even_with_skipped_cpu_cases(tmp_path):
-    """Point 1: a full-scale run skips cpu cases too (1-chain NUTS with a parallel method); the cost table's
-    scale comes from the recorded track_scale, not from skips (before: "measured (ci scale)")."""
+    """A full-scale run skips cpu cases too (1-chain NUTS with a parallel method): the cost table's scale comes
+    from the recorded track_scale, not from skips."""
     s = synth.SynthResults(tmp_path).machine("c7i.2xlarge")
     s.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", ["chain_method", "num_chains", "device"],
           [["sequential", "parallel"], [1], ["cpu"]],
@@ -247,7 +243,7 @@ def test_full_scale_run_is_labelled_full_even_with_skipped_cpu_cases(tmp_path):
 
 
 def test_ci_scale_never_replaces_full_and_is_warned_under_a_family_name(tmp_path):
-    """Point 2: a newer CI-scale run under a catalogue family's name is kept apart, never read as full."""
+    """A newer CI-scale run under a catalogue family's name is kept apart, never read as full."""
     nuts = (["model", "device"], [["regression"], ["cpu"]])
     full = synth.SynthResults(tmp_path, commit="a" * 40, date_ms=1_795_000_000_000).machine("c7i.2xlarge")
     full.add("c7i.2xlarge", "nuts.Nuts.track_wall_s", *nuts,
@@ -263,8 +259,8 @@ def test_ci_scale_never_replaces_full_and_is_warned_under_a_family_name(tmp_path
 
 
 def test_gpu_faster_only_in_the_middle_is_said_and_not_pinned_to_cpu(tmp_path):
-    """Point 3: before, this set read "none in the measured range" and the guidance said the CPU is faster
-    at every size."""
+    """A GPU faster only between two sizes is a band, not "none in the measured range" nor a CPU faster at every
+    size."""
     s = synth.SynthResults(tmp_path).machine("g4dn.2xlarge", gpu="1 x Tesla T4", backend="cuda13")
     gpu = {10: 2.0, 100: 0.5, 1000: 2.0}
     s.add("g4dn.2xlarge", "loops.Scan.time_warm", ["n", "dtype", "device"],
@@ -279,7 +275,7 @@ def test_gpu_faster_only_in_the_middle_is_said_and_not_pinned_to_cpu(tmp_path):
 
 
 def test_timeout_comes_only_from_whole_notebook_times(tmp_path):
-    """Point 8: the 4.9 s compile-only track no longer sets a ~15 s timeout; the skipped whole time is named."""
+    """A 4.9 s compile-only track sets no timeout; the skipped whole time is named."""
     s = synth.SynthResults(tmp_path).machine("c7i.2xlarge")
     s.add("c7i.2xlarge", "notebooks.NotebookSplit.track_compile_s", ["notebook", "device"], [["nuts_f64"], ["cpu"]],
           lambda **_: 4.9)
@@ -291,7 +287,7 @@ def test_timeout_comes_only_from_whole_notebook_times(tmp_path):
 
 
 def test_zero_and_inf_times_do_not_crash_and_json_is_strict(tmp_path):
-    """Point 9: 0.0 crashed the report (ZeroDivisionError), inf gave a "nan" ratio, report.json held bare NaN."""
+    """0.0 and inf times give no ratio (never a crash or "nan"), and report.json holds no bare NaN."""
     s = synth.SynthResults(tmp_path).machine("g4dn.2xlarge", gpu="1 x Tesla T4", backend="cuda13")
     vals = {("float32", "cpu"): 0.0, ("float64", "cpu"): 1.0,
             ("float32", "gpu"): math.inf, ("float64", "gpu"): math.inf}
@@ -315,9 +311,9 @@ def test_zero_and_inf_times_do_not_crash_and_json_is_strict(tmp_path):
 
 
 def test_short_value_list_is_warned_with_the_file(tmp_path):
-    """Point 10: a value list shorter than its params was read silently (the missing ones became "failed")."""
+    """A value list shorter than its params is warned with its file, not read silently."""
     results = synth.gpu_set(tmp_path)
-    path = _one_file(results, "g4dn.2xlarge")
+    (path,) = [p for p in (results / "g4dn.2xlarge").iterdir() if p.name != "machine.json"]
     doc = json.loads(path.read_text())
     cols = doc["result_columns"]
     row = doc["results"]["dense.Dense.time_warm"]
@@ -330,9 +326,7 @@ def test_short_value_list_is_warned_with_the_file(tmp_path):
 
 
 def test_two_folders_with_one_machine_name_are_both_kept_and_warned(tmp_path):
-    """Point 10: before, the second folder's facts silently replaced the first's."""
-    import shutil
-
+    """The second folder's facts never silently replace the first's."""
     results = synth.gpu_set(tmp_path)
     shutil.copytree(results / "c7i.2xlarge", results / "c7i-copy")
     rs = load_results(results)
@@ -345,11 +339,8 @@ def test_two_folders_with_one_machine_name_are_both_kept_and_warned(tmp_path):
 
 
 def test_a_setup_cache_duration_is_its_suites_and_a_suite_total_reads_in_seconds():
-    """asv records a class's setup_cache as `<setup_cache concurrency:99>`: the concurrency suite's worker runs
-    (194 s of its 204 s at full scale) were priced as "(asv build/setup)" and concurrency as $0.0005."""
-    from jaxci.policy.cost import suite_seconds
-    from jaxci.report.text import seconds
-
+    """asv records a class's setup_cache as `<setup_cache concurrency:99>`: its seconds (the concurrency suite's
+    worker runs) are the suite's, not "(asv build/setup)"."""
     run = {"machine": "m", "date": 1, "file": "f", "scales": {"concurrency": "full"},
            "durations": {"<setup_cache concurrency:99>": 194.0, "concurrency.Concurrency.track_slowdown": 2.0,
                          "<build>": 0.5, "nuts.Nuts.track_wall_s": 3.0}}

@@ -5,7 +5,8 @@ called refuted by a different prediction of that figure."""
 from types import SimpleNamespace
 
 from jaxci.analysis import provenance as pv
-from jaxci.report import termcheck
+from jaxci.analysis.sampler import SamplerRow
+from jaxci.report import decisions, termcheck
 from jaxci.report.decisions import QuestionDecision
 
 CASE = "1000x1000 matmul, first call"
@@ -38,9 +39,6 @@ def test_an_independent_row_is_still_refuted_by_a_published_check():
 def test_question_4_shows_the_measured_chain_methods_per_device():
     """The sampler row names the device of each measured best, and a family without its own measurement shows the
     table measured elsewhere beside its prediction and the chain method it decides (made-up rows)."""
-    from jaxci.analysis.sampler import SamplerRow
-    from jaxci.report import decisions
-
     def row(device, ess):
         return SamplerRow("lab", (("device", device), ("draws", 200), ("dtype", "float64"), ("model", "m")),
                           {("vectorized", 4): ess[0], ("sequential", 4): ess[1], ("parallel", 4): None}, {}, "")

@@ -11,12 +11,13 @@ import pytest
 
 from jaxci.analysis import peak
 from jaxci.analysis import primitives as P
-from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
 from jaxci.report.build import build
+from jaxci.report.published import check
 from jaxci.results.records import load_results
 from tests.asvutil import REPO
 from tests.frozen import RESULTS as FROZEN
+from tests.modelutil import runner_model
 from tests.synth import SynthResults
 
 DEV = ["cpu", "gpu"]
@@ -54,8 +55,7 @@ def lab_results(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model(lab_results):
-    rs = load_results(lab_results)
-    return RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    return runner_model(lab_results)
 
 
 def test_precision_paths_of_the_catalogue():
@@ -143,8 +143,8 @@ def test_unpredictable_cases_say_why(model):
 
 
 def test_report_calibrates_incident_check_and_achieved_with_lab_peaks(lab_results):
-    """The two build.py bugs: the incident Predictor and the achieved table used the runner-only catalogue, so
-    the H200's peaks were missing: every T4 case went unpredicted and the H200 showed 'no sourced peak'."""
+    """The incident Predictor and the achieved table take the lab machines' catalogue: a T4 case is predicted and
+    the H200's achieved rows have its peaks."""
     report = build(lab_results)
     t4 = [i for i in report.incidents if i["family"] == "g4dn.2xlarge" and i["n"] == 3000]
     assert t4 and t4[0]["predicted_s"] is not None and "lab-h200" in t4[0]["inputs"]
@@ -159,17 +159,13 @@ def test_report_takes_the_published_inputs_and_checks_against_a_model_given_none
     case moves), but its check of every published figure asks a transfer-only model: no figure held against a
     model that was given it (that a transfer-only prediction holds no published figure, even as a copied constant,
     is tests/test_runner_model_published.py: every figure x3 unchanged, no figure among the model's literals)."""
-    from jaxci.report.published import check
-
     with_file = build(lab_results)
     without = build(lab_results, incidents=tmp_path / "absent.md")
     key = [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds) for p in with_file.runtimes]
     assert key != [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds) for p in without.runtimes]
     assert without.model_checks == [] and with_file.model_checks
-    rs = load_results(lab_results)
-    transfer = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
     assert [r["predicted_s"] for r in with_file.model_checks] == \
-        [r["predicted_s"] for r in check(with_file.published, transfer)]
+        [r["predicted_s"] for r in check(with_file.published, runner_model(lab_results))]
 
 
 def test_predicted_crossover_has_a_band(lab_results):

@@ -6,10 +6,8 @@ import math
 import pytest
 
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.model import RunnerModel
-from jaxci.catalogue import load_catalogue
 from jaxci.report.published import _interval_ratio, figures
-from jaxci.results.records import load_results
+from tests.modelutil import runner_model
 from tests.synth import SynthResults
 
 RATE = 1e11   # FLOP/s of the synthetic 2-vCPU machine's BLAS at all threads
@@ -20,8 +18,7 @@ def test_numpy_matmul_scales_by_physical_cores(tmp_path):
     s.add("lab-epyc-2c", "host.NumpyLinalg.time_run", ["op", "n", "threads", "dtype"],
           [["matmul"], [256, 3000], ["1", "all"], ["float64"]],
           lambda op, n, threads, dtype: 2 * n**3 / (RATE if threads == "all" else RATE / 2))
-    rs = load_results(s.save())
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    model = runner_model(s.save())
     p = model.predict("c7i.2xlarge", "numpy_matmul", 3000, "float64", "cpu")
     ref_cores = math.sqrt(1 * 2)   # the 2-vCPU VM: 1-2 physical cores (SMT unknown), geometric mean
     assert p.seconds == pytest.approx(2 * 3000**3 / (RATE * 4 / ref_cores))       # c7i.2xlarge: 4 physical
@@ -53,8 +50,7 @@ def test_cpu_op_mix_rate_follows_the_measured_size(tmp_path):
     s.add("lab-epyc-2c", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]], lambda **_: floor)
     s.add("lab-epyc-2c", "elementwise.Elementwise.time_warm", ["n", "dtype", "device"],
           [sorted(rate), ["float32"], ["cpu"]], lambda n, dtype, device: floor + n / rate[n])
-    rs = load_results(s.save())
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    model = runner_model(s.save())
     at = {n: model.predict("ubuntu-latest", "elementwise", n, "float32", "cpu").seconds for n in (20_000, 10**7, 10**8)}
     assert at[20_000] == pytest.approx(floor + 20_000 / fast)
     assert at[10**7] == pytest.approx(floor + 10**7 / slow) and at[10**8] == pytest.approx(floor + 10**8 / slow)
@@ -72,8 +68,7 @@ def test_cpu_op_mix_below_the_smallest_size_keeps_its_fixed_cost(tmp_path):
     s.add("lab-epyc-2c", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu"]], lambda **_: floor)
     s.add("lab-epyc-2c", "elementwise.Elementwise.time_warm", ["n", "dtype", "device"],
           [[10_000, 100_000], ["float32"], ["cpu"]], lambda n, dtype, device: fixed + n * per)
-    rs = load_results(s.save())
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    model = runner_model(s.save())
     p = model.predict("ubuntu-latest", "elementwise", 1000, "float32", "cpu")
     assert p.seconds == pytest.approx(fixed + 1000 * per)
     t0 = fixed + 10_000 * per

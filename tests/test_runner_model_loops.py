@@ -3,10 +3,8 @@ and the per-iteration cost the model takes from loops.WhileConverge."""
 
 import pytest
 
-from jaxci.analysis.model import RunnerModel
 from jaxci.analysis.work import while_iterations
-from jaxci.catalogue import load_catalogue
-from jaxci.results.records import load_results
+from tests.modelutil import runner_model
 from tests.synth import SynthResults
 
 FLOOR, PER_IT = 6e-5, 4e-5
@@ -32,8 +30,7 @@ def test_while_prediction_is_floor_plus_iterations_x_per_iteration(tmp_path):
     s.add("lab-h200", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["gpu"]], lambda **_: FLOOR)
     s.add("lab-h200", "loops.WhileConverge.time_warm", ["dtype", "device"], [["float32"], ["gpu"]],
           lambda **_: FLOOR + its * PER_IT)
-    rs = load_results(s.save())
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    model = runner_model(s.save())
     p = model.predict("g4dn.2xlarge", "while", 182, "float32", "gpu")
     assert p.seconds == pytest.approx(FLOOR + 182 * PER_IT, rel=1e-9)
     assert f"{its} iterations" in p.inputs and p.low <= p.seconds <= p.high

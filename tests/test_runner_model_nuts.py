@@ -8,11 +8,10 @@ import pytest
 
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
-from jaxci.report import termcheck
+from jaxci.report import decisions, termcheck
 from jaxci.report.published import PublishedFigure, check
-from jaxci.results.records import load_results
+from tests.modelutil import runner_model
 from tests.synth import SynthResults
 
 STEPS = {"float32": 500.0, "float64": 1000.0}     # leapfrog steps in NutsLeapfrogStep's 10 + 10 draws
@@ -35,8 +34,7 @@ def model(tmp_path_factory):
     s.add("lab-epyc-2c", "nuts.NutsLeapfrogStep.track_compile_s", *step, cpu_only(COMPILE))
     s.add("lab-h200", "kalman.KalmanGrad.time_warm", ["variant", "k", "n", "dtype", "device"],
           [["sequential"], [11], [96], ["float64"], ["gpu"]], lambda **_: GRAD)
-    rs = load_results(s.save())
-    return RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    return runner_model(s.save())
 
 
 def test_cpu_nuts_is_iterations_x_steps_x_cost_plus_compile(model):
@@ -60,9 +58,7 @@ def test_nuts_needs_iterations_and_a_step_count(model, tmp_path):
     s = SynthResults(tmp_path).machine("lab-h200", gpu="1 x NVIDIA H200", backend="cuda13", kind="lab")
     s.add("lab-h200", "kalman.KalmanGrad.time_warm", ["variant", "k", "n", "dtype", "device"],
           [["sequential"], [11], [96], ["float64"], ["gpu"]], lambda **_: GRAD)
-    rs = load_results(s.save())
-    bare = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
-    assert bare.predict("g4dn.2xlarge", "nuts", ITERS, "float64", "gpu").needs == P.NUTS_STEPS
+    assert runner_model(s.save()).predict("g4dn.2xlarge", "nuts", ITERS, "float64", "gpu").needs == P.NUTS_STEPS
 
 
 def test_a_published_bound_is_reported_above_or_below_never_as_a_ratio(model):
@@ -81,10 +77,6 @@ def test_a_published_bound_is_reported_above_or_below_never_as_a_ratio(model):
 def test_the_sampler_row_of_a_decision_sheet_follows_the_predicted_nuts_times(model):
     """Question 4 on a family without NUTS results: the device the incident-shaped run belongs on, from the
     model's CPU and GPU predictions (here the CPU wins by construction: 2.5 ms per step against a 40 ms gradient)."""
-    from types import SimpleNamespace
-
-    from jaxci.report import decisions
-
     cat = load_catalogue()
     report = SimpleNamespace(nuts=[], model=model, machines={})
     row = decisions._sampler(report, "g4dn.2xlarge", cat["g4dn.2xlarge"])

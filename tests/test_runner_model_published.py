@@ -4,7 +4,6 @@ leave-one-out score does, and no published figure sits in the model as a copied 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -12,22 +11,15 @@ from pathlib import Path
 import pytest
 
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.model import RunnerModel
-from jaxci.catalogue import load_catalogue
+from jaxci.analysis.evidence import CPU_GEMM, SCAN_STEP, SERIES, without
+from jaxci.commands import predict
 from jaxci.report.published import figures
-from jaxci.report.published_inputs import from_measurements, load
-from jaxci.results.records import load_results
+from jaxci.report.published_inputs import figure_id, from_measurements, load
 from tests.frozen import RESULTS
+from tests.modelutil import runner_model, script
 
 REPO = Path(__file__).resolve().parent.parent
 REF = REPO / "docs" / "reference"
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("pvp", REPO / "measure" / "predict_vs_published.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _times3(text: str, unit: str) -> str:
@@ -61,7 +53,7 @@ def test_perturbation_moves_every_figure(perturbed):
 
 
 def test_transfer_only_is_unchanged_when_every_published_figure_is_tripled(perturbed):
-    pvp = _script()
+    pvp = script("predict_vs_published")
     base = pvp.rows(RESULTS, REF / "incidents.md", REF / "published-measurements.md")
     tripled = pvp.rows(RESULTS, *perturbed)
     key = ("predicted_s", "low_s", "high_s")
@@ -94,24 +86,21 @@ def test_measurements_table_is_read_with_ranges_paths_and_sources():
 
 
 def test_a_prediction_labels_its_published_inputs_and_leave_one_out_drops_them():
-    rs = load_results(RESULTS)
     ev = load(REF / "incidents.md", REF / "published-measurements.md")
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True), ev)
-    p = model.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
+    p = runner_model(published=ev).predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
     assert p and pv.derived_from(p.sources, pv.figure_name("1000x1000 matmul, first call", "g4dn.2xlarge", "gpu"))
     from jaxci.analysis.evidence import without
     from jaxci.report.published_inputs import figure_id
 
     f = next(f for f in figures((REF / "incidents.md").read_text())
              if f.case == "1000x1000 matmul, first call" and f.family == "g4dn.2xlarge")
-    loo = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True),
-                                   without(ev, figure_id(f)))
-    q = loo.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
+    q = runner_model(published=without(ev, figure_id(f))).predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu",
+                                                                  first_call=True)
     assert q and not pv.derived_from(q.sources, figure_id(f)) and q.rests_on(pv.PUBLISHED)  # the figure's peers
 
 
 def test_upper_bound_is_scored_inside_or_outside_never_a_ratio():
-    pvp = _script()
+    pvp = script("predict_vs_published")
     rows = pvp.rows(RESULTS, REF / "incidents.md", REF / "published-measurements.md")
     lecture = [r for r in rows if r["case"].startswith("NUTS lecture pinned to CPU")]
     assert lecture and lecture[0]["kind"] == "upper bound"
@@ -132,16 +121,12 @@ def test_op_mix_cost_analysis_is_xlas_own_count():
 
 
 def test_fp64_op_mix_on_a_consumer_gpu_says_which_bound_binds():
-    rs = load_results(RESULTS)
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
-    p = model.predict("g4dn.2xlarge", "elementwise", 50_000_000, "float64", "gpu")
+    p = runner_model().predict("g4dn.2xlarge", "elementwise", 50_000_000, "float64", "gpu")
     assert p and "XLA cost analysis of the op mix" in p.inputs and "gpu_fp64_tflops 0.25" in p.inputs
     assert ("bandwidth-bound" in p.inputs) != ("arithmetic-bound" in p.inputs)
 
 
 def test_predict_takes_published_inputs_unless_transfer_only(capsys):
-    from jaxci.commands import predict
-
     argv = ["--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "1000", "--first-call"]
     assert predict.main(argv + ["--transfer-only"]) == 0
     plain = capsys.readouterr().out
@@ -159,8 +144,7 @@ def test_a_measurements_row_without_a_unit_is_a_one_line_error():
 
 
 def test_gpu_series_on_another_architecture_bands_down_to_the_host_side_parts():
-    rs = load_results(RESULTS)
-    model = RunnerModel.from_results(rs.latest(), rs.machines, load_catalogue(include_lab=True))
+    model = runner_model()
     one = model.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", compile_only=True)
     series = model.predict("g4dn.2xlarge", "series", None, "float32", "gpu")
     assert series and series.low < 0.2 * series.seconds and "host-side compile part alone" in series.inputs
@@ -171,50 +155,35 @@ def test_a_series_left_out_takes_the_other_runners_surplus_never_its_own():
     """Both published runners' fresh-jit series cost more than their compile parts and warm calls add up to. Scored
     leave-one-out, a series takes that surplus from the other runner's published series, labelled, never from its
     own; and it moves when the other runner's series does (the term reads it, it is no constant)."""
-    from jaxci.analysis.evidence import SERIES, without
-    from jaxci.report.published_inputs import figure_id
-
-    rs = load_results(RESULTS)
     ev = load(REF / "incidents.md", REF / "published-measurements.md")
-    cat = load_catalogue(include_lab=True)
     series = {f.family: f for f in figures((REF / "incidents.md").read_text()) if f.kernel == "series"}
     for family, device, other in (("g4dn.2xlarge", "gpu", "CPU runner"), ("ubuntu-latest", "cpu", "T4 runner")):
         left = without(ev, figure_id(series[family]))
-        p = RunnerModel.from_results(rs.latest(), rs.machines, cat, left).predict(family, "series", None,
-                                                                                  "float32", device)
+        p = runner_model(published=left).predict(family, "series", None, "float32", device)
         own = "T4 runner" if other == "CPU runner" else "CPU runner"
         device_of = {"CPU runner": "cpu", "T4 runner": "gpu"}
         assert p and "series surplus" in p.basis
         assert p.rests_on(pv.PUBLISHED, f"incidents.md: fresh-jit series 100-3000, {other} {device_of[other]}")
         assert not p.rests_on(pv.PUBLISHED, f"incidents.md: fresh-jit series 100-3000, {own} {device_of[own]}")
         tripled = [replace(e, value=e.value.scale(3.0)) if e.term == SERIES else e for e in left]
-        q = RunnerModel.from_results(rs.latest(), rs.machines, cat, tripled).predict(family, "series", None,
-                                                                                     "float32", device)
+        q = runner_model(published=tripled).predict(family, "series", None, "float32", device)
         assert q.seconds > p.seconds
 
 
 def test_numpy_without_its_own_figure_takes_the_familys_published_jax_rate_and_our_ratio():
     """Nearest evidence for NumPy's matmul on a family: its own published JAX CPU matmul rate, times NumPy's rate
     over JAX's measured on one machine here; only the ratio is carried. It follows the published JAX rate."""
-    from jaxci.analysis.evidence import CPU_GEMM, without
-    from jaxci.report.published_inputs import figure_id
-
-    rs = load_results(RESULTS)
     ev = load(REF / "incidents.md", REF / "published-measurements.md")
-    cat = load_catalogue(include_lab=True)
     numpy = next(f for f in figures((REF / "incidents.md").read_text())
                  if f.kernel == "numpy_matmul" and f.family == "ubuntu-latest")
     left = without(ev, figure_id(numpy))
-    p = RunnerModel.from_results(rs.latest(), rs.machines, cat, left).predict("ubuntu-latest", "numpy_matmul",
-                                                                              3000, "float64", "cpu")
+    p = runner_model(published=left).predict("ubuntu-latest", "numpy_matmul", 3000, "float64", "cpu")
     assert p and "published JAX CPU matmul rate" in p.basis and "NumPy float64 / JAX float32" in p.inputs
     assert "3000x3000 matmul, compiled, CPU runner" in p.inputs and "NumPy 3000x3000" not in p.inputs
     doubled = [replace(e, value=e.value.scale(2.0)) if e.term == CPU_GEMM else e for e in left]
-    q = RunnerModel.from_results(rs.latest(), rs.machines, cat, doubled).predict("ubuntu-latest", "numpy_matmul",
-                                                                                 3000, "float64", "cpu")
+    q = runner_model(published=doubled).predict("ubuntu-latest", "numpy_matmul", 3000, "float64", "cpu")
     assert q.seconds == pytest.approx(p.seconds / 2)
-    plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("ubuntu-latest", "numpy_matmul", 3000,
-                                                                            "float64", "cpu")
+    plain = runner_model().predict("ubuntu-latest", "numpy_matmul", 3000, "float64", "cpu")
     assert not plain.rests_on(pv.PUBLISHED) and plain.rests_on(pv.MEASURED)   # transfer-only: our NumPy rate
 
 
@@ -222,20 +191,16 @@ def test_a_gpu_floor_moves_by_the_familys_published_scan_step_over_the_refs_meas
     """Nearest evidence for a GPU call's dispatch floor on a family: the ref's measured floor times the family's
     published scalar-scan step over the ref's measured step (both launch + sync latency). It follows the
     published step, and a family without one (g5, A10G) keeps the host ratio, said."""
-    from jaxci.analysis.evidence import SCAN_STEP
-
-    rs = load_results(RESULTS)
     ev = load(REF / "incidents.md", REF / "published-measurements.md")
-    cat = load_catalogue(include_lab=True)
-    plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("g4dn.2xlarge", "dispatch", None)
-    p = RunnerModel.from_results(rs.latest(), rs.machines, cat, ev).predict("g4dn.2xlarge", "dispatch", None)
+    plain = runner_model().predict("g4dn.2xlarge", "dispatch", None)
+    p = runner_model(published=ev).predict("g4dn.2xlarge", "dispatch", None)
     step = pv.figure_name("scalar scan per step", "g4dn.2xlarge", "gpu")
     assert "GPU launch + sync latency" in p.inputs and pv.derived_from(p.sources, step)
     assert "GPU launch + sync latency" not in plain.inputs and not plain.rests_on(pv.PUBLISHED)
     doubled = [replace(e, value=e.value.scale(2.0)) if e.term == SCAN_STEP else e for e in ev]
-    q = RunnerModel.from_results(rs.latest(), rs.machines, cat, doubled).predict("g4dn.2xlarge", "dispatch", None)
+    q = runner_model(published=doubled).predict("g4dn.2xlarge", "dispatch", None)
     assert q.seconds == pytest.approx(2 * p.seconds)
-    g5 = RunnerModel.from_results(rs.latest(), rs.machines, cat, ev).predict("g5.2xlarge", "dispatch", None)
+    g5 = runner_model(published=ev).predict("g5.2xlarge", "dispatch", None)
     assert "GPU launch + sync latency" not in g5.inputs and "host" in g5.inputs
-    g5_plain = RunnerModel.from_results(rs.latest(), rs.machines, cat).predict("g5.2xlarge", "dispatch", None)
+    g5_plain = runner_model().predict("g5.2xlarge", "dispatch", None)
     assert g5.seconds == pytest.approx(g5_plain.seconds)

@@ -24,18 +24,12 @@ def _deep(path):
 
 
 @pytest.mark.parametrize("make", [_fifo, _deep], ids=["fifo", "nested"])
-def test_known_failures_file_refused_in_one_line(tmp_path, make):
-    path = make(tmp_path / "known.json")
-    with pytest.raises(FailuresError, match="known.json"):
-        load_known(path)
-
-
-@pytest.mark.parametrize("make", [_fifo, _deep], ids=["fifo", "nested"])
-def test_history_state_file_refused_in_one_line(tmp_path, make):
-    path = make(tmp_path / "state.json")
-    with pytest.raises(HistoryError, match="state.json"):
-        load_state(path)
-    assert load_state(tmp_path / "absent.json") == {}
+@pytest.mark.parametrize("name, load, error", [("known.json", load_known, FailuresError),
+                                               ("state.json", load_state, HistoryError)], ids=["known", "state"])
+def test_known_failures_and_history_state_files_refused_in_one_line(tmp_path, make, name, load, error):
+    with pytest.raises(error, match=name):
+        load(make(tmp_path / name))
+    assert load_state(tmp_path / "absent.json") == {}  # no history state yet: an empty one
 
 
 def test_release_watch_artifact_that_is_a_fifo_is_refused(tmp_path):

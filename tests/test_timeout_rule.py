@@ -7,8 +7,6 @@ lecture, nuts.md, predicted at 900 s on the g4dn CPU (band 750 .. 1,000 s); intr
 
 import copy
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -18,6 +16,7 @@ from jaxci.policy import timeouts
 from jaxci.report import decisions
 from jaxci.report.build import build
 from tests.frozen import RESULTS as FROZEN_RESULTS
+from tests.suiteutil import python
 
 BOOK = REPO_ROOT / "tests" / "fixtures" / "timeout_book"
 FAMILY = "g4dn.2xlarge"
@@ -32,8 +31,8 @@ INTRO_PRED = {FAMILY: {"cpu_s": 5.0, "cpu_high_s": 6.0, "gpu_s": 8.0, "gpu_high_
 @pytest.fixture(scope="module")
 def static_audit():
     """The static audit of the fixture (`jaxci audit BOOK --format json`): each lecture's timeout from the book."""
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "audit", str(BOOK), "--format", "json", "--no-ci",
-                           "--no-progress"], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    proc = python("-m", "jaxci", "audit", str(BOOK), "--format", "json", "--no-ci", "--no-progress",
+                  cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
@@ -90,7 +89,7 @@ def test_the_sheet_row_7_shows_it(static_audit):
     assert "`lectures/nuts.md`: `execution: timeout: 2700` in its front matter" in row.decision
     assert "keep the repository's own `2400` s (_config.yml execute.timeout)" in row.decision
     assert "job: keep its own `timeout-minutes`" in row.decision and "never cut: `lectures/intro.md`" in row.basis
-    assert "600" not in row.decision  # the old built-in per-cell default is gone
+    assert "600" not in row.decision  # no built-in per-cell default
     both = _audit(static_audit, intro_timed=True)
     row = decisions.sheet(report, FAMILY, both, decisions.lecture_times(both)).rows[6]
     assert "book-wide `timeout: 2700` s" in row.decision and "job `timeout-minutes: 35`" in row.decision

@@ -5,25 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
 from jaxci.util import proc
 from jaxci.util.git import GitError, git, head
 from jaxci.util.validate import InputError, bench_filter
+from tests.suiteutil import alive, gone
 
 # a child that starts a grandchild in a new session (out of the child's group) and prints its pid
 SPAWNER = ("import subprocess, sys, time; g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
            " start_new_session=True); print(g.pid, flush=True); time.sleep(60)")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def _spawn():
@@ -39,7 +31,7 @@ def test_kill_tree_reaches_a_grandchild_in_another_session():
     killed = proc.kill_tree(child.pid)
     assert child.pid in killed and grandchild in killed
     child.wait(timeout=10)
-    assert not _alive(grandchild)
+    assert not alive(grandchild)
 
 
 def test_a_snapshot_still_kills_what_was_orphaned_after_its_root_exited():
@@ -47,16 +39,13 @@ def test_a_snapshot_still_kills_what_was_orphaned_after_its_root_exited():
     tree = proc.snapshot(child.pid)
     child.kill()
     child.wait(timeout=10)
-    assert _alive(grandchild) and grandchild not in proc.descendants(child.pid)  # reparented, out of reach
+    assert alive(grandchild) and grandchild not in proc.descendants(child.pid)  # reparented, out of reach
     assert proc.kill_tree(tree) == [grandchild]
-    deadline = time.monotonic() + 10
-    while _alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(grandchild)
+    assert gone(grandchild, timeout=10)
 
 
 def test_a_snapshot_never_kills_a_process_that_reused_a_pid():
-    stranger = proc.Proc(subprocess.os.getpid(), started=-1)  # our own pid, with another start time
+    stranger = proc.Proc(os.getpid(), started=-1)  # our own pid, with another start time
     assert proc.kill_tree([stranger]) == []
 
 

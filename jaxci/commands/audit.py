@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from jaxci.commands.argtypes import OneLineParser, ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
 
 
 def parser() -> argparse.ArgumentParser:
@@ -132,8 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except (UnsafeWrite, InputError) as exc:  # an output that cannot be written (or a path a patch cannot hold)
-        print(f"jaxci audit: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci audit", exc)
     except Exception as exc:
         from jaxci.audit.runner import LectureStopped
 
@@ -216,8 +215,7 @@ def _write_outputs(args, verdicts, text: str) -> None:
 def _main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not args.path.exists():
-        print(f"jaxci audit: {args.path}: no such file or directory", file=sys.stderr)
-        return 2
+        return refuse("jaxci audit", f"{args.path}: no such file or directory")
     from jaxci.audit import repo
     from jaxci.audit.judging.family import FamilyError
     from jaxci.audit.writing import render
@@ -228,8 +226,7 @@ def _main(argv: list[str] | None = None) -> int:
         chosen = _check_options(args)
         model = family_model(args)
     except (InputError, FamilyError) as exc:
-        print(f"jaxci audit: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci audit", exc)
     missing = model.missing if model is not None else ""
     if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
         print(f"jaxci audit: {missing}", file=sys.stderr)

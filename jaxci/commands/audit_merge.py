@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stdout.write(text)
     except (merge.MergeError, InputError, UnsafeWrite) as exc:
-        print(f"jaxci audit merge: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci audit merge", exc)
     lectures = merged["lectures"]
     print(f"jaxci audit merge: {len(docs)} shard(s), {len(lectures)} lectures", file=sys.stderr)
     return 1 if merged.get("failed") else 0

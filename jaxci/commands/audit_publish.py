@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 
 COPIED = ("run.txt", "ci.patch", "kernel-packages.txt")
 
@@ -59,12 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         audit = record.read(args.raw / "audit.json")
         facts = run_facts(safeio.read_text(args.raw / "run.txt", 1024 * 1024))
     except (record.AuditError, OSError, ValueError) as exc:
-        print(f"jaxci audit publish: {args.raw}: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        return refuse("jaxci audit publish", f"{args.raw}: {' '.join(str(exc).split())}")
     missing = [k for k in ("repository", "commit") if k not in facts]
     if missing:
-        print(f"jaxci audit publish: {args.raw / 'run.txt'}: no {', '.join(missing)} line", file=sys.stderr)
-        return 2
+        return refuse("jaxci audit publish", f"{args.raw / 'run.txt'}: no {', '.join(missing)} line")
     facts.update(kernel_versions(args.raw / "kernel-packages.txt"))
     args.dest.mkdir(parents=True, exist_ok=True)
     safewrite.write_text(args.dest / "audit.json", json.dumps(publish.publish(audit, facts), indent=1) + "\n",

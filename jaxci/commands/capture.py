@@ -24,7 +24,7 @@ from jaxci.capture.plan import plan, select
 from jaxci.capture.prepare import LAB_MACHINE, REHEARSAL_MACHINE, prepare
 from jaxci.capture.run import Capture, run_plan
 from jaxci.capture.scheduler import PACK_RESERVE_S, Costs
-from jaxci.commands.argtypes import OneLineParser, ascii_float, ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_float, ascii_int, refuse
 from jaxci.util.validate import InputError, bounded_regex, inside
 
 
@@ -114,8 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     problem = check_args(args)
     if problem:
-        print(f"gpu_capture: error: {problem}", file=sys.stderr)
-        return 2
+        return refuse("gpu_capture", f"error: {problem}")
     steps = select(plan(), args.only, args.call)
     if args.plan:
         print_plan(steps, plan())
@@ -132,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # registration refused, ...: say so in OUT too, then stop
         cap.notes.append(f"stopped before any step: {exc}")
         cap.pack()
-        print(f"gpu_capture: {exc}", file=sys.stderr)
-        return 2
+        return refuse("gpu_capture", exc)
     remaining = args.budget - cap.elapsed()
     cap.notes.append(f"preparation took {cap.elapsed():.0f} s")
     code = run_plan(cap, steps, remaining, costs, gpu)

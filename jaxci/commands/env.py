@@ -14,17 +14,9 @@ import sys
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 from jaxci.util import safewrite
 from jaxci.workflows.envadvice import FORMATS, MEASURED, AdviceError, advise, render, render_outputs
-
-
-def _optional(kind):
-    """An option's type where empty text means "not given": the jax-env action passes unset inputs as ""."""
-    def parse(text: str):
-        return None if text == "" else _ascii_number(kind)(text)
-    parse.__name__ = kind.__name__  # argparse names the type in "invalid float value"
-    return parse
 
 
 class _Ascii:
@@ -42,8 +34,15 @@ class _Ascii:
         return self.kind(text)
 
 
-def _ascii_number(kind):
-    return _Ascii(kind) if kind in (int, float) else kind
+def _optional(kind):
+    """An option's type where empty text means "not given": the jax-env action passes unset inputs as ""."""
+    def parse(text: str):
+        return None if text == "" else kind(text)
+    parse.__name__ = kind.__name__  # argparse names the type in "invalid float value"
+    return parse
+
+
+_optional_float = _optional(_Ascii(float))
 
 
 def _true_or_false(text: str | None) -> bool:
@@ -59,16 +58,16 @@ def _parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="jaxci env", description="Recommended JAX/XLA environment for N kernels "
                                 "on one device. Empty values of the optional numbers and names mean not given.")
     p.add_argument("--kernels", type=_Ascii(int), default=1, help="notebook kernels running at once (default 1)")
-    p.add_argument("--peak-mib", type=_optional(float), help="measured per-kernel peak device memory, MiB")
+    p.add_argument("--peak-mib", type=_optional_float, help="measured per-kernel peak device memory, MiB")
     p.add_argument("--results", metavar="DIR", type=_optional(str),
                    help="asv results directory to read the measured peak from (needs --machine)")
     p.add_argument("--machine", type=_optional(str),
                    help="catalogue family (device memory) and asv machine name (results)")
-    p.add_argument("--device-memory-mib", type=_optional(float),
+    p.add_argument("--device-memory-mib", type=_optional_float,
                    help="device memory, MiB (overrides the catalogue; without it or --machine, GPU 0 by NVML)")
     p.add_argument("--pin-cpu", nargs="?", const="true", metavar="true|false",
                    help="the lectures run on CPU (JAX_PLATFORMS=cpu); alone or =true, or =false")
-    p.add_argument("--memory-budget", type=_optional(float),
+    p.add_argument("--memory-budget", type=_optional_float,
                    help="fraction of device memory all kernels together may use "
                         "(default: env_matrix/memory_policies.toml)")
     p.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/jax-compilation-cache"),
@@ -79,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", metavar="DIR", type=_optional(str), default=str(REPO_ROOT / "results"),
                    help="asv results holding the GPU concurrency measurements that say how many kernels survived "
                         "(default: this checkout's results/); more kernels than measured are flagged")
-    p.add_argument("--slowest-cell-s", type=_optional(float), help="measured time of the slowest cell, seconds")
+    p.add_argument("--slowest-cell-s", type=_optional_float, help="measured time of the slowest cell, seconds")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text; yaml (a workflow env: block); github (lines for $GITHUB_ENV); shell (exports); json")
     p.add_argument("--github-env", metavar="FILE",
@@ -94,11 +93,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _refuse(message: object) -> int:
-    print(f"jaxci env: error: {message}", file=sys.stderr)
-    return 2
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -107,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                         pin_cpu=_true_or_false(args.pin_cpu), memory_budget=args.memory_budget,
                         slowest_cell_s=args.slowest_cell_s, policy=args.policy, evidence=args.evidence)
     except (AdviceError, CatalogueError) as exc:
-        return _refuse(exc)
+        return refuse("jaxci env: error", exc)
     if args.format == "github":  # $GITHUB_ENV takes only KEY=value lines: the reasons go to the log
         print(render(advice, "text"), file=sys.stderr)
     try:  # everything rendered before anything is written: a refusal appends nothing
@@ -118,14 +112,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.github_env:  # last, so the environment is exported only if everything before it worked
             appends.append(("--github-env", args.github_env, render(advice, "github")))
     except AdviceError as exc:
-        return _refuse(exc)
+        return refuse("jaxci env: error", exc)
     try:  # both files checked before either is appended to
         for option, path, _ in appends:
             safewrite.check_target(path, option=option)
         for option, path, block in appends:
             safewrite.write_text(path, block + "\n", append=True, option=option)
     except safewrite.UnsafeWrite as exc:
-        return _refuse(exc)
+        return refuse("jaxci env: error", exc)
     print(text)
     return 0
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 
 
 def _parser() -> OneLineParser:
@@ -59,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 0
         if args.remove and not args.cache:
-            print("jaxci failures: --remove needs --cache (the jupyter-cache folder)", file=sys.stderr)
-            return 2
+            return refuse("jaxci failures", "--remove needs --cache (the jupyter-cache folder)")
         known = fo.load_known(args.known)
         same = fo.unchanged(known, args.project)
         patterns = fo.to_skip(args.cache, same, remove=args.remove, project=args.project)
@@ -74,6 +73,5 @@ def main(argv: list[str] | None = None) -> int:
         for pattern in patterns:
             print(pattern)  # a glob matching exactly that notebook (jaxci.util.quoting.glob_literal)
     except (fo.FailuresError, OSError, safewrite.UnsafeWrite, UnsafeFile) as exc:
-        print(f"jaxci failures: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci failures", exc)
     return 0

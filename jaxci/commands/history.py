@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from jaxci.commands.argtypes import OneLineParser, ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
 from jaxci.machines.register import register
 from jaxci.results.asvrun import asv_env
 from jaxci.results.history import (
@@ -114,14 +114,12 @@ def _validate(text: str, github_output: str | None) -> int:
         value = text.strip()
         value = value if value in ("", "all") else ",".join(parse_releases(value))
     except HistoryError as exc:
-        print(f"jaxci history: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci history", exc)
     if github_output:  # written before the value is echoed: a failed write is the one line said
         try:
             safewrite.write_text(github_output, f"history={value}\n", append=True, option="--github-output")
         except safewrite.UnsafeWrite as exc:
-            print(f"jaxci history: {exc}", file=sys.stderr)
-            return 2
+            return refuse("jaxci history", exc)
     print(f"jaxci history: {value or 'no backfill'}")
     return 0
 
@@ -146,12 +144,6 @@ def _chain(repo: Path, args) -> tuple[Chain, list[str]]:
               f"{chain.base[:8]} ({chain.moved_tags[0]} .. {chain.moved_tags[-1]}); results taken on the old "
               "chain no longer sit on a release tag", file=sys.stderr)
     return chain, [v for v in todo if v in chain.commits]
-
-
-def _register_local() -> str:
-    name = f"local-{socket.gethostname()}"
-    register(name, local=True)
-    return name
 
 
 def _summary(outcomes, machine: str, repo: Path, seconds: float) -> int:
@@ -179,19 +171,16 @@ def main(argv: list[str] | None = None) -> int:
             repo = restore_target(args.repo)
             tags, branch = restore_refs(repo)
         except (GitError, InputError) as exc:
-            print(f"jaxci history: {' '.join(str(exc).split())[:400]}", file=sys.stderr)
-            return 2
+            return refuse("jaxci history", ' '.join(str(exc).split())[:400])
         print(f"jaxci history: {tags} release tag(s) restored in {repo}" + (f", branch {BRANCH}" if branch else ""))
         return 0
     if args.repo:
-        print("jaxci history: --repo goes with --restore-refs only", file=sys.stderr)
-        return 2
+        return refuse("jaxci history", "--repo goes with --restore-refs only")
     repo = checkout_root()
     try:
         args.scale = scale(args.scale, "ci")  # refused here, before a branch is built or asv started
     except InputError as exc:
-        print(f"jaxci history: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci history", exc)
     previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return _confirm(repo, args) if args.confirm else _run(repo, args)
@@ -214,12 +203,13 @@ def _run(repo: Path, args) -> int:
         if args.dry_run:
             print("jaxci history: --dry-run: would measure " + ", ".join(todo))
             return 0
-        machine = machine or _register_local()
+        if not machine:
+            machine = f"local-{socket.gethostname()}"
+            register(machine, local=True)
         earlier = load_state(state_path(machine, repo))
         env = asv_env(args.scale, args.backend)
     except (HistoryError, InputError, GitError, subprocess.TimeoutExpired, OSError) as exc:
-        print(f"jaxci history: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci history", exc)
     _pin(cpus)
     start = time.monotonic()
     outcomes = backfill(AsvRuns(repo, machine, env, repo / "results"), todo, chain, bench, force=args.force,
@@ -302,8 +292,7 @@ def _confirm(repo: Path, args) -> int:
         targets, commits = _targets(repo, machine, bench, releases)
         env = asv_env(args.scale, args.backend)
     except (HistoryError, InputError, GitError, OSError, ValueError) as exc:
-        print(f"jaxci history: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci history", exc)
     if not targets:
         print(f"jaxci history: {machine}: no candidate regression to confirm")
         return 0
@@ -318,8 +307,7 @@ def _confirm(repo: Path, args) -> int:
     try:
         made = confirm(runs, targets, commits)
     except ConditionsError as exc:
-        print(f"jaxci history: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci history", exc)
     factor = upgrade_factor()
     kept = sum(1 for c in made if c.rerun_ratio is not None and c.rerun_ratio > factor)
     print(f"jaxci history: {len(made)} combination(s) re-measured: {kept} still past x{factor:g}, "

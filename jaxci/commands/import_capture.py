@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 from jaxci.results import importer
 from jaxci.results.asvfiles import FormatError
 from jaxci.results.importer import ImportRefused, import_capture
@@ -36,8 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cap, written = import_capture(args.capture, args.results)
     except (ImportRefused, CatalogueError, FormatError, UnsafeFile) as exc:
-        print(f"jaxci import: refused: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        return refuse("jaxci import", f"refused: {' '.join(str(exc).split())}")
     except (_Stopped, KeyboardInterrupt) as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         done = ("after the import was written (it is complete)" if importer.STATE["committed"]

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
-from jaxci.commands.argtypes import OneLineParser, ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_int, refuse
 from jaxci.util import safewrite
 from jaxci.util.validate import one_line
 from jaxci.workflows import status as run_status
@@ -125,15 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)
-    except (InputError, CatalogueError) as exc:
-        print(f"jaxci inputs: refused: {exc}", file=sys.stderr)
-        return 2
-    except safewrite.UnsafeWrite as exc:  # an output path that is a FIFO, a device, a link; a failed write
-        print(f"jaxci inputs: refused: {exc}", file=sys.stderr)
-        return 2
+    except (InputError, CatalogueError, safewrite.UnsafeWrite) as exc:  # UnsafeWrite: a FIFO, a link, a failed write
+        return refuse("jaxci inputs", f"refused: {exc}")
     except OSError as exc:  # a status or output path that is a folder, unwritable, on a full disk
-        print(f"jaxci inputs: cannot write: {one_line(exc, 200)}", file=sys.stderr)
-        return 2
+        return refuse("jaxci inputs", f"cannot write: {one_line(exc, 200)}")
 
 
 if __name__ == "__main__":

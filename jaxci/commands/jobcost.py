@@ -7,10 +7,8 @@ time reads "not measured", never a guess. Exit 2 on an unknown family or a figur
 
 from __future__ import annotations
 
-import sys
-
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue
-from jaxci.commands.argtypes import OneLineParser, ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
 from jaxci.workflows.jobcost import JobCost, job_cost
 
 
@@ -54,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{'measured, as given' if args.overhead_minutes is not None else cost.overhead_source}; "
               "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/workflows/jobcost.py docstring.")
     except (CatalogueError, ValueError) as exc:
-        print(f"jaxci jobcost: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci jobcost", exc)
     return 0
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
 from jaxci.catalogue import CatalogueError, load_catalogue
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 from jaxci.machines.register import default_local_name, register
 from jaxci.util.validate import InputError
 
@@ -30,8 +28,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("give a catalogue name, or --local")
         info = register(name, local=args.local, machine_file=args.machine_file)
     except (InputError, CatalogueError) as exc:
-        print(f"jaxci machine: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci machine", exc)
     print(f"registered asv machine {name!r}: {info['cpu']}, {info['num_cpu']} CPUs, {info['gpu']}, "
           f"backend {info['jaxci_backend']}")
     return 0

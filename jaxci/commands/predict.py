@@ -10,12 +10,11 @@ a fresh notebook kernel's fixed costs, --first-call for the build's first notebo
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from jaxci.analysis.provenance import describe, sentences
 from jaxci.catalogue import CatalogueError
-from jaxci.commands.argtypes import OneLineParser, ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_int, refuse
 from jaxci.results.records import ResultsError
 from jaxci.util.validate import InputError, integer, one_line
 
@@ -49,22 +48,18 @@ def main(argv: list[str] | None = None) -> int:
         catalogue = load_catalogue(include_lab=True)
         rs = load_results(Path(args.results))
     except (ResultsError, CatalogueError) as exc:
-        print(f"jaxci predict: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci predict", exc)
     entry = catalogue.get(args.family)
     if entry is None or entry.is_lab:
-        print(f"jaxci predict: {args.family!r} is not a catalogue family; the catalogue knows: "
-              f"{', '.join(sorted(n for n, m in catalogue.items() if not m.is_lab))}", file=sys.stderr)
-        return 2
+        return refuse("jaxci predict", f"{args.family!r} is not a catalogue family; the catalogue knows: "
+                      f"{', '.join(sorted(n for n, m in catalogue.items() if not m.is_lab))}")
     try:
         device = checked(args, entry)
     except InputError as exc:
-        print(f"jaxci predict: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci predict", exc)
     if not rs.records:  # an empty or wrong folder calibrates nothing: say so, as jaxci report does
-        print(f"jaxci predict: --results {args.results}: no asv result values in it (expected "
-              "<machine>/*.json from asv run)", file=sys.stderr)
-        return 2
+        return refuse("jaxci predict", f"--results {args.results}: no asv result values in it (expected "
+                      "<machine>/*.json from asv run)")
     from jaxci.report.published_inputs import reference
     from jaxci.results import fixed_costs
 
@@ -72,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         published = [] if args.transfer_only else reference()
         fixed = fixed_costs.load()
     except ValueError as exc:   # a malformed published table or fixed-cost file: one line, nothing predicted
-        print(f"jaxci predict: {one_line(str(exc))}", file=sys.stderr)
-        return 2
+        return refuse("jaxci predict", one_line(str(exc)))
     model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published, fixed)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)
@@ -83,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         from jaxci.analysis.estimate import measure_command
 
         measure = f"; measure it: {measure_command(p.needs, args.family)}" if p.needs else ""
-        print(f"jaxci predict: {what}: cannot predict: {one_line(p.reason)}{measure}", file=sys.stderr)
-        return 2
+        return refuse("jaxci predict", f"{what}: cannot predict: {one_line(p.reason)}{measure}")
     if args.format == "json":
         print(json.dumps(p.to_dict(), indent=1))
         return 0

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 from jaxci.traces.profile import KERNELS, ProfileError, profile, render
 
 
@@ -42,8 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         from jaxci.nvml import gpu_present
 
         if not gpu_present():
-            print("jaxci profile: --device gpu, but NVML finds no NVIDIA GPU on this machine", file=sys.stderr)
-            return 2
+            return refuse("jaxci profile", "--device gpu, but NVML finds no NVIDIA GPU on this machine")
     from jaxci.util import safewrite
 
     try:
@@ -51,8 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             safewrite.check_target(args.trace_out, option="--trace-out")
         summary = profile(args.kernel, args.device, dtype, args.n, args.trace_out, args.trace_max_bytes)
     except (ProfileError, safewrite.UnsafeFile) as exc:
-        print(f"jaxci profile: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci profile", exc)
     print(json.dumps(summary, indent=2, default=float) if args.json else render(summary))
     return 0
 

@@ -11,11 +11,10 @@ import argparse
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue, read_pins
-from jaxci.commands.argtypes import OneLineParser, ascii_float
+from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
 from jaxci.results.history import HistoryError, checkout_root, parse_releases
 from jaxci.results.release_index import index_versions
 from jaxci.util import safewrite
@@ -142,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"plan": _plan, "measure": _measure, "file": _file}[args.step](args)
     except (WatchError, HistoryError, InputError, CatalogueError, OSError, safewrite.UnsafeWrite) as exc:
-        print(f"jaxci release-watch: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci release-watch", exc)
 
 
 if __name__ == "__main__":

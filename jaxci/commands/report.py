@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError
-from jaxci.commands.argtypes import OneLineParser
+from jaxci.commands.argtypes import OneLineParser, refuse
 from jaxci.results.records import ResultsError
 from jaxci.util.validate import InputError, inside, quoted
 
@@ -147,11 +147,8 @@ def _check_assets(args) -> None:
         raise Refused("--offline-assets needs --html HTML_DIR (the asv site whose pages it rewrites)")
     try:
         offline.check_cache(Path(args.offline_assets))
-    except offline.AssetsMissing as exc:
-        raise Refused(f"--offline-assets {exc}") from None
-    try:
         offline.check_sources(Path(args.offline_assets))
-    except offline.safeio.UnsafeFile as exc:
+    except (offline.AssetsMissing, offline.safeio.UnsafeFile) as exc:
         raise Refused(f"--offline-assets {exc}") from None
     try:
         offline.check_target(Path(args.html))
@@ -280,20 +277,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.html:
             check_release_refs(report, results_dir)
     except Refused as exc:
-        print(f"jaxci report: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci report", exc)
     findings, guidance, data = findings_md(report), guidance_md(report), to_json(report)
     from jaxci.util.safeio import UnsafeFile
 
     try:
         _write(args, report, findings, guidance, data)
     except UnsafeFile as exc:  # a write refused or failed, a vendored file or page refused: one line
-        print(f"jaxci report: {exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci report", exc)
     except (OSError, UnicodeDecodeError) as exc:
         where = getattr(exc, "filename", None) or args.out or args.html
-        print(f"jaxci report: cannot write {where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
-        return 2
+        return refuse("jaxci report", f"cannot write {where}: {getattr(exc, 'strerror', None) or exc}")
     for error in report.errors:
         print(f"jaxci report: warning: {error}", file=sys.stderr)
     _print(args.format, report, data)

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from jaxci.catalogue import CatalogueError, load_catalogue
-from jaxci.commands.argtypes import OneLineParser, ascii_int
+from jaxci.commands.argtypes import OneLineParser, ascii_int, refuse
 from jaxci.results.upgrade import CheckResult, UpgradeConfig, load_config, local_check, local_env, report, run_check
 from jaxci.util import safewrite
 from jaxci.util.git import GitError
@@ -84,11 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             writable_file("--summary", Path(args.summary))
         result, title = (_local if local else _ci)(args, config)
     except (CatalogueError, ValueError, GitError) as exc:  # InputError is a ValueError
-        print(f"jaxci upgrade-check: {one_line(exc, 400)}", file=sys.stderr)
-        return 2
+        return refuse("jaxci upgrade-check", one_line(exc, 400))
     except OSError as exc:
-        print(f"jaxci upgrade-check: {one_line(exc, 200)}", file=sys.stderr)
-        return 2
+        return refuse("jaxci upgrade-check", one_line(exc, 200))
     text = report(result, config.factor, title)
     if result.status == 2:
         print(result.continuous_log[-6000:], file=sys.stderr)
@@ -97,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             safewrite.write_text(args.summary, text, append=True, option="--summary")
         except safewrite.UnsafeWrite as exc:
-            print(f"jaxci upgrade-check: {exc}", file=sys.stderr)
-            return 2
+            return refuse("jaxci upgrade-check", exc)
     return result.status
 
 

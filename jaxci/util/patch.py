@@ -38,8 +38,9 @@ def diff_path(path: str) -> str:
 
 
 def _lines(text: str) -> list[str]:
-    """`text` split after each "\\n" (str.splitlines also splits on \\f, \\x1c, U+2028, ..., which git does not)."""
-    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n") if text else []
+    """`text` split after each "\\n", each line keeping it (str.splitlines also splits on \\f, \\x1c, U+2028,
+    ..., which git does not); a last line without one stays without."""
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
 
 
 def file_diff(path: str, old: str | None, new: str) -> str:
@@ -48,18 +49,9 @@ def file_diff(path: str, old: str | None, new: str) -> str:
     path = diff_path(path)
     if old == new:
         return ""
-    before, after = _lines(old or ""), _lines(new)
-    ends = {"old": bool(old) and not old.endswith("\n"), "new": bool(new) and not new.endswith("\n")}
     body = []
-    for line in difflib.unified_diff(_with_ends(before, ends["old"]), _with_ends(after, ends["new"]),
-                                     "/dev/null" if old is None else f"a/{path}", f"b/{path}", n=3):
+    for line in difflib.unified_diff(_lines(old or ""), _lines(new), "/dev/null" if old is None else f"a/{path}",
+                                     f"b/{path}", n=3):
         body.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else "")
     return head + "".join(body)
-
-
-def _with_ends(lines: list[str], no_final_newline: bool) -> list[str]:
-    out = [line + "\n" for line in lines]
-    if out and no_final_newline:
-        out[-1] = out[-1][:-1]
-    return out

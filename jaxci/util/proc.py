@@ -1,9 +1,6 @@
-"""The one process-tree killer: find every process below a pid and SIGKILL them, through psutil.
-
-Used by the concurrency harness (a worker and what it started), the notebook runner (a kernel, its session
-and the orphans its cells left: `children`, `session`, `orphan_since`), the release history (asv's tree) and the
-GPU capture (asv and its benchmark servers): nothing else in jaxci looks processes up. A process is named by its pid
-and its start time, so a snapshot taken while the tree was alive never kills a stranger that reused a pid.
+"""The one process-tree killer: find every process below a pid and SIGKILL them, through psutil; nothing else in
+jaxci looks processes up. A process is named by its pid and its start time, so a snapshot taken while the tree
+was alive never kills a stranger that reused a pid.
 """
 
 from __future__ import annotations
@@ -22,28 +19,21 @@ class Proc(NamedTuple):
     started: float | None  # psutil's create_time (seconds since the epoch); None where unreadable
 
 
-def _process(pid: int) -> psutil.Process | None:
+def _ask(pid: int, question, default):
+    """question(psutil.Process(pid)), or `default` where the process is gone or cannot be read."""
     try:
-        return psutil.Process(pid)
+        return question(psutil.Process(pid))
     except (psutil.Error, ValueError):
-        return None
+        return default
 
 
 def _started(pid: int) -> float | None:
-    p = _process(pid)
-    try:
-        return p.create_time() if p else None
-    except psutil.Error:
-        return None
+    return _ask(pid, psutil.Process.create_time, None)
 
 
 def children(pid: int) -> set[int]:
     """The direct children of `pid` now (a subreaper's adopted orphans included)."""
-    p = _process(pid)
-    try:
-        return {c.pid for c in p.children()} if p else set()
-    except psutil.Error:
-        return set()
+    return _ask(pid, lambda p: {c.pid for c in p.children()}, set())
 
 
 def _sid(pid: int) -> int | None:
@@ -67,11 +57,7 @@ def orphan_since(pid: int, born: float) -> bool:
 
 def descendants(pid: int) -> list[int]:
     """Every process below `pid` (children first, then theirs). [] where it is gone."""
-    p = _process(pid)
-    try:
-        return [c.pid for c in p.children(recursive=True)] if p else []
-    except psutil.Error:
-        return []
+    return _ask(pid, lambda p: [c.pid for c in p.children(recursive=True)], [])
 
 
 def snapshot(pid: int | None) -> list[Proc]:
@@ -88,11 +74,8 @@ def merge(old: Iterable[Proc], new: Iterable[Proc]) -> list[Proc]:
 
 
 def _alive(proc: Proc) -> bool:
-    p = _process(proc.pid)
-    try:
-        return bool(p) and p.status() != psutil.STATUS_ZOMBIE and proc.started in (None, p.create_time())
-    except psutil.Error:
-        return False
+    return _ask(proc.pid, lambda p: p.status() != psutil.STATUS_ZOMBIE and proc.started in (None, p.create_time()),
+                False)
 
 
 def kill_group(pgid: int) -> None:

@@ -1,6 +1,5 @@
 """Reading files that may be hostile: the one helper every reader of a user's, a capture's or a lecture's file
-goes through (results.records, the capture import, the audit's lecture, config and workflow readers, the run
-status files, `jaxci env --results`).
+goes through.
 
 A file is opened only if it is a regular file: a FIFO, a device (a link to /dev/zero), a socket or a folder is
 refused before a byte is read, so nothing can block or stream forever. Links are followed unless the caller
@@ -13,6 +12,7 @@ expand to at most YAML_NODES nodes once its aliases are followed (billion laughs
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -79,12 +79,9 @@ def check(path: str | Path, limit: int = JSON_LIMIT, *, links: bool = True) -> i
     For readers that hand the path on to a library (asv) after this check."""
     fd = _open(path, links)
     try:
-        size = _fstat_regular(path, fd)
+        return _fstat_regular(path, fd, limit)
     finally:
         os.close(fd)
-    if size > limit:
-        raise UnsafeFile(path, f"{_size(size)}, over the limit of {_size(limit)}")
-    return size
 
 
 def _open(path, links: bool) -> int:
@@ -100,15 +97,18 @@ def _open(path, links: bool) -> int:
     except IsADirectoryError:
         raise UnsafeFile(path, "is a folder, not a regular file") from None
     except OSError as exc:
-        if not links and exc.errno == getattr(__import__("errno"), "ELOOP", -1):
+        if not links and exc.errno == errno.ELOOP:
             raise UnsafeFile(path, "is a symbolic link; links are refused here") from None
         raise UnsafeFile(path, f"cannot read it ({exc.strerror or exc})") from None
 
 
-def _fstat_regular(path, fd: int) -> int:
+def _fstat_regular(path, fd: int, limit: int | None = None, what: str = "limit") -> int:
+    """The size of the open file `fd`, refused unless it is a regular file of at most `limit` bytes."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise UnsafeFile(path, f"is {_kind(st.st_mode)}, not a regular file")
+    if limit is not None and st.st_size > limit:
+        raise UnsafeFile(path, f"{_size(st.st_size)}, over the {what} of {_size(limit)}")
     return st.st_size
 
 
@@ -116,14 +116,9 @@ def read_bytes(path: str | Path, limit: int = TEXT_LIMIT, *, links: bool = True)
     """The contents of a regular file of at most `limit` bytes."""
     fd = _open(path, links)
     try:
-        size = _fstat_regular(path, fd)
-        if size > limit:
-            raise UnsafeFile(path, f"{_size(size)}, over the limit of {_size(limit)}")
+        _fstat_regular(path, fd, limit)
         chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, min(limit + 1 - total, 1 << 20) or 1)
-            if not chunk:
-                break
+        while chunk := os.read(fd, min(limit + 1 - total, 1 << 20) or 1):
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:

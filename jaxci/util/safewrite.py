@@ -1,6 +1,5 @@
 """Writing files the user named: the one helper every writer of an output path goes through, as safeio is for
-every reader (`--output`, `--summary`, `--github-output`/`--github-env`, `$GITHUB_STEP_SUMMARY`, `--emit-config`,
-`--ci-patch`, `failures record --out`, the report's pages and its vendored assets).
+every reader.
 
 Only a regular file (or a name not yet taken) is written: a FIFO, a device (`/dev/full`, a link to `/dev/null`),
 a socket or a folder is refused before a byte is written, and nothing is opened in a way that can block (a FIFO
@@ -51,44 +50,41 @@ def check_target(path: str | Path, *, links: bool = False, within: str | Path | 
     """Refuse `path` as an output unless its folder exists and it is absent or a regular file (not a link,
     unless `links`; inside `within`'s real folder, if given). For commands that check an output before working;
     `option` heads the message, as in write_text."""
-    if option:
-        try:
-            return check_target(path, links=links, within=within)
-        except UnsafeWrite as exc:
-            raise UnsafeWrite(f"{option} {exc.path}", exc.reason) from None
     path = Path(path)
-    if _discard(path):
-        return path
-    folder = path.parent
-    if not folder.is_dir():
-        raise UnsafeWrite(path, f"folder {folder} does not exist" if not folder.exists()
-                          else f"{folder} is not a folder")
-    if within is not None:
-        _inside(path, within)
-    try:
-        st = os.stat(path) if links else os.lstat(path)
-    except FileNotFoundError:
-        return path
-    except OSError as exc:
-        raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafeWrite(path, f"is a symbolic link (to {os.readlink(path)!r}); links are refused here")
-    if not stat.S_ISREG(st.st_mode):
-        raise UnsafeWrite(path, f"is {_kind(st.st_mode)}, not a regular file")
+    with _named(option):
+        if str(path) == os.devnull:
+            return path
+        folder = path.parent
+        if not folder.is_dir():
+            raise UnsafeWrite(path, f"folder {folder} does not exist" if not folder.exists()
+                              else f"{folder} is not a folder")
+        if within is not None:
+            try:
+                safeio.within(path.parent, within)
+            except UnsafeFile as exc:
+                raise UnsafeWrite(path, f"its folder {exc.reason}") from None
+        try:
+            st = os.stat(path) if links else os.lstat(path)
+        except FileNotFoundError:
+            return path
+        except OSError as exc:
+            raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafeWrite(path, f"is a symbolic link (to {os.readlink(path)!r}); links are refused here")
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeWrite(path, f"is {_kind(st.st_mode)}, not a regular file")
     return path
 
 
-def _discard(path: Path) -> bool:
-    """`path` is /dev/null itself (the caller named it: write nothing)."""
-    return str(path) == os.devnull
-
-
-def _inside(path: Path, within) -> None:
-    """Refuse a path whose real folder is not inside `within`'s real folder (a link on the way leads out)."""
+@contextlib.contextmanager
+def _named(option: str):
+    """A refusal's message headed by `option` (e.g. "--output"), so it names what the user typed."""
     try:
-        safeio.within(path.parent, within)
-    except UnsafeFile as exc:
-        raise UnsafeWrite(path, f"its folder {exc.reason}") from None
+        yield
+    except UnsafeWrite as exc:
+        if not option:
+            raise
+        raise UnsafeWrite(f"{option} {exc.path}", exc.reason) from None
 
 
 def write_text(path: str | Path, text: str, *, append: bool = False, limit: int = WRITE_LIMIT,
@@ -102,29 +98,21 @@ def write_text(path: str | Path, text: str, *, append: bool = False, limit: int 
 def write_bytes(path: str | Path, data: bytes, *, append: bool = False, limit: int = WRITE_LIMIT,
                 links: bool = False, within: str | Path | None = None, option: str = "") -> Path:
     """Write `data` to the regular file `path`: atomically, or appended (`append`); see write_text."""
-    try:
-        return _write(Path(path), data, append, limit, links, within)
-    except UnsafeWrite as exc:
-        if not option:
-            raise
-        raise UnsafeWrite(f"{option} {exc.path}", exc.reason) from None
-
-
-def _write(path: Path, data: bytes, append: bool, limit: int, links: bool, within) -> Path:
-    path = check_target(path, links=links, within=within)
-    if _discard(path):
-        return path
-    if len(data) > limit:
-        raise UnsafeWrite(path, f"{_size(len(data))} to write, over the limit of {_size(limit)}")
-    if append:
-        _append(path, data, links)
-    else:
-        _replace(path, [data], links)
+    with _named(option):
+        path = check_target(path, links=links, within=within)
+        if str(path) == os.devnull:
+            return path
+        if len(data) > limit:
+            raise UnsafeWrite(path, f"{_size(len(data))} to write, over the limit of {_size(limit)}")
+        if append:
+            _append(path, data, links)
+        else:
+            _replace(path, [data], links)
     return path
 
 
-def _open_existing(path: Path, links: bool) -> int:
-    """Open `path` for appending without blocking, and refuse it unless it is a regular file."""
+def _append(path: Path, data: bytes, links: bool) -> None:
+    """Append to `path`, opened without blocking, once it is seen to be a regular file."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NONBLOCK | _CLOEXEC | (0 if links else _NOFOLLOW)
     try:
         fd = os.open(path, flags, 0o666)
@@ -134,16 +122,10 @@ def _open_existing(path: Path, links: bool) -> int:
         if exc.errno == errno.ELOOP and not links:
             raise UnsafeWrite(path, "is a symbolic link; links are refused here") from None
         raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise UnsafeWrite(path, f"is {_kind(st.st_mode)}, not a regular file")
-    return fd
-
-
-def _append(path: Path, data: bytes, links: bool) -> None:
-    fd = _open_existing(path, links)
     try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeWrite(path, f"is {_kind(st.st_mode)}, not a regular file")
         _write_all(path, fd, data)
     finally:
         os.close(fd)
@@ -172,29 +154,22 @@ def _temp(path: Path) -> tuple[Path, int]:
 def _replace(path: Path, chunks, links: bool) -> None:
     """Write `chunks` to a temporary file beside `path`, then put it in place; on any failure remove it."""
     tmp, fd = _temp(path)
-    done = False
     try:
         try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-            os.chmod(fd, mode)
-        except OSError:
-            pass
-        for chunk in chunks:
-            _write_all(path, fd, chunk)
-        os.close(fd)
-        fd = -1
-        target = os.path.realpath(path) if links else path
+            with contextlib.suppress(OSError):
+                os.chmod(fd, stat.S_IMODE(os.stat(path).st_mode))
+            for chunk in chunks:
+                _write_all(path, fd, chunk)
+        finally:
+            os.close(fd)
         try:
-            os.replace(tmp, target)
+            os.replace(tmp, os.path.realpath(path) if links else path)
         except OSError as exc:
             raise UnsafeWrite(path, f"cannot write it ({_reason(exc)})") from None
-        done = True
-    finally:
-        if fd >= 0:
-            os.close(fd)
-        if not done:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def copy_file(src: str | Path, dst: str | Path, *, limit: int = COPY_LIMIT,
@@ -204,9 +179,7 @@ def copy_file(src: str | Path, dst: str | Path, *, limit: int = COPY_LIMIT,
     src, dst = Path(src), check_target(dst, within=within)
     fd = safeio._open(src, False)
     try:
-        size = safeio._fstat_regular(src, fd)
-        if size > limit:
-            raise UnsafeFile(src, f"{_size(size)}, over the copy limit of {_size(limit)}")
+        safeio._fstat_regular(src, fd, limit, "copy limit")
         copied = [0]
 
         def chunks():

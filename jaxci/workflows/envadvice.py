@@ -62,11 +62,6 @@ FORMATS = ("text", "yaml", "github", "shell", "json")
 #: `--policy measured`: the memory policy a GPU measured keeping every worker alive (docs/concurrency.md)
 MEASURED = "measured"
 CONCURRENCY_KEY = "concurrency.Concurrency.{}"
-#: What to do when the device memory cannot be read: the end of every such refusal.
-
-
-
-
 #: What the compile suite measured the persistent cache with (benchmarks/compile.py CACHE_CHILD): every
 #: compilation cached. JAX's own default (1 s) keeps a lecture's compiles (tens to hundreds of ms) out of the
 #: cache, so the cache directory alone saves nothing.
@@ -115,8 +110,6 @@ class _Choice:
     safe_fraction: float | None = None  # the fraction the safe N holds at (each of safe N kernels gets it)
     fraction: float | None = None
     notes: tuple[str, ...] = ()
-
-
 
 
 def _fraction(policy: MemoryPolicy, n: int, budget: float) -> float:
@@ -245,20 +238,19 @@ def _with_peak(kernels: int, peak_mib: float, device_mib: float, budget: float,
                        f"one kernel of peak {mib(peak_mib)}: JAX's default preallocation of 75% "
                        f"({mib(default_mib)}) holds it and nothing else competes", safe=safe,
                        safe_fraction=safe_fraction)
-    n = kernels
-    env = policies["fraction"].environment(n, budget)
+    env = policies["fraction"].environment(kernels, budget)
     fraction = float(env["XLA_PYTHON_CLIENT_MEM_FRACTION"])
     slice_mib = fraction * device_mib
-    reason = (f"{n} kernel(s) of peak {mib(peak_mib)} need {mib(n * peak_mib)}, within the budget "
+    reason = (f"{kernels} kernel(s) of peak {mib(peak_mib)} need {mib(kernels * peak_mib)}, within the budget "
               f"{budget:.2f} x {mib(device_mib)} = {mib(budget * device_mib)}: each kernel preallocates "
               f"its own {fraction:.2f} x {mib(device_mib)} = {mib(slice_mib)}, which holds its peak, "
               "so no kernel can take another's memory")
     if kernels > 1:
         reason += (f" (under JAX's default the first kernel would take 75% = {mib(default_mib)} and leave "
                    f"{mib(device_mib - default_mib)} to the other {kernels - 1}: incident 3)")
-    outside = device_mib - n * slice_mib
+    outside = device_mib - kernels * slice_mib
     note = (f"{mib(outside)} stays outside the kernels' pools for CUDA contexts and library workspaces "
-            f"({mib(outside / n)} per kernel; not measured here)")
+            f"({mib(outside / kernels)} per kernel; not measured here)")
     return _Choice("fraction", env, reason, safe=safe, fraction=fraction, notes=(note,), safe_fraction=safe_fraction)
 
 

@@ -3,9 +3,9 @@
 scripts/run-suites.sh records each suite's start and end (`jaxci inputs status FILE start|end`) and an
 always() step closes the file (`finish`), so it says which suite a cancel or a timeout cut off. The file is
 uploaded with the family's results and read back by the collect job (jaxci.workflows.collect). This module is the
-one place that reads and writes it (`load`, `save`): a RunStatus of typed SuiteOutcomes in memory, the same
-JSON on disk as before ({"family", "spot", "suites": {suite: text}, "running", "finished"[, "interrupted"]},
-each outcome as its one-line text, e.g. "ok" or "failed: asv exit 1").
+one place that reads and writes it (`load`, `save`): a RunStatus of typed SuiteOutcomes in memory, on disk
+{"family", "spot", "suites": {suite: text}, "running", "finished"[, "interrupted"]}, each outcome as its
+one-line text, e.g. "ok" or "failed: asv exit 1".
 """
 
 from __future__ import annotations
@@ -168,23 +168,21 @@ def init(path: Path, family: str, spot: bool) -> RunStatus:
     return status
 
 
-def start(path: Path, suite: str) -> RunStatus:
+def _update(path: Path, change) -> RunStatus:
     status = load(path)
-    status.start(suite)
+    change(status)
     save(path, status)
     return status
+
+
+def start(path: Path, suite: str) -> RunStatus:
+    return _update(path, lambda status: status.start(suite))
 
 
 def end(path: Path, suite: str, exit_code: int, log: str = "") -> RunStatus:
-    status = load(path)
-    status.end(suite, SuiteOutcome.of_asv(exit_code, log))
-    save(path, status)
-    return status
+    return _update(path, lambda status: status.end(suite, SuiteOutcome.of_asv(exit_code, log)))
 
 
 def finish(path: Path) -> RunStatus:
     """Runs in an always() step: a suite still marked running was cut off (cancelled or timed out)."""
-    status = load(path)
-    status.finish()
-    save(path, status)
-    return status
+    return _update(path, RunStatus.finish)
