@@ -113,6 +113,8 @@ CASES += [
          shown="jaxci import CAPTURE --results R (R's row holds a scalar where the capture has a list)"),
     on("import", "cap-empty-results", 2, "malformed", '"results": [] in the results file'),
     on("import", "cap-deep", 2, "nested", "capture.json nested 100,000 deep"),
+    on("import", "cap-measured-nothing", 2, "results.tar.gz holds no results",
+       "a results.tar.gz with nothing in it (no step ran)"),
     Case(("import", f"{CAP}/two.tar.gz", "--results", f"{CAP}/results"), 2, "2 capture folders inside",
          shown="jaxci import TARBALL (two capture folders) --results R"),
     on("report", "fifo-results", 2, "FIFO", "R/m/machine.json a FIFO"),
@@ -223,6 +225,8 @@ def setup_captures(root: Path) -> None:
         cap(f"cap-value-{tag}", keys=("results", BENCH, 0, 0), value=v)
     cap("cap-empty-results", keys=("results",), value=[])
     (cap("cap-deep") / "capture.json").write_text("[" * 100_000 + "]" * 100_000)
+    with tarfile.open(cap("cap-measured-nothing") / "results.tar.gz", "w:gz"):
+        pass
     with tarfile.open(root / "two.tar.gz", "w:gz") as tar:
         tar.add(ok, arcname="a")
         tar.add(ok, arcname="b")

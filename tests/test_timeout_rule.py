@@ -85,15 +85,15 @@ def test_nothing_is_lowered_without_a_measurement():
 def test_the_sheet_row_7_shows_it(static_audit):
     report = build(FROZEN_RESULTS, incidents=None, families=[FAMILY])
     one = _audit(static_audit, intro_timed=False)
-    row = decisions.sheet(report, FAMILY, one, decisions.lecture_times(one)).rows[6]
+    row = decisions.sheet(report, FAMILY, one).rows[6]
     assert "`lectures/nuts.md`: `execution: timeout: 2700` in its front matter" in row.decision
     assert "keep the repository's own `2400` s (_config.yml execute.timeout)" in row.decision
     assert "job: keep its own `timeout-minutes`" in row.decision and "never cut: `lectures/intro.md`" in row.basis
     assert "600" not in row.decision  # no built-in per-cell default
     both = _audit(static_audit, intro_timed=True)
-    row = decisions.sheet(report, FAMILY, both, decisions.lecture_times(both)).rows[6]
+    row = decisions.sheet(report, FAMILY, both).rows[6]
     assert "book-wide `timeout: 2700` s" in row.decision and "job `timeout-minutes: 35`" in row.decision
-    untimed = decisions.sheet(report, FAMILY, static_audit, decisions.lecture_times(static_audit)).rows[6]
+    untimed = decisions.sheet(report, FAMILY, static_audit).rows[6]
     assert untimed.status == decisions.NOT_MEASURED and "keep the repository's own `2400` s" in untimed.decision
 
 

@@ -64,7 +64,7 @@ class SizePoint:
     def side(self) -> str:
         return verdict(self.cpu, self.gpu, self.cpu_iqr, self.gpu_iqr)
 
-    def __iter__(self):  # unpacks as (n, t_cpu, t_gpu), as points always did
+    def __iter__(self):  # unpacks as (n, t_cpu, t_gpu)
         return iter((self.n, self.cpu, self.gpu))
 
     def __getitem__(self, i):
@@ -90,7 +90,7 @@ class CrossoverResult:
     bands: list = field(default_factory=list)
     sides: list = field(default_factory=list)   # [(n, "gpu faster" | "cpu faster" | "within noise")]
 
-    def __iter__(self):  # (kind, n, crossings), as find_crossover always returned
+    def __iter__(self):  # unpacks as (kind, n, crossings)
         return iter((self.kind, self.n, self.crossings))
 
     def __getitem__(self, i):
@@ -107,12 +107,8 @@ def describe(kind: str, n, crossings, bands, points) -> str:
     if kind == GPU_ALWAYS:
         return f"below n = {points[0][0]:,} (gpu faster at every measured size)"
     if kind == GPU_BAND:
-        parts = []
-        for lo, hi in bands:
-            if lo is None:
-                parts.append(f"GPU faster up to n ≈ {hi:,.0f}")
-            else:
-                parts.append(f"GPU faster between n ≈ {lo:,.0f} and n ≈ {hi:,.0f}")
+        parts = [f"GPU faster up to n ≈ {hi:,.0f}" if lo is None
+                 else f"GPU faster between n ≈ {lo:,.0f} and n ≈ {hi:,.0f}" for lo, hi in bands]
         return "; ".join(parts) + " (the CPU is faster or tied at the largest measured size)"
     return kind
 
@@ -168,7 +164,7 @@ def find_crossover(points) -> CrossoverResult:
         if what == "gpu becomes faster":
             lo = x
         else:
-            bands.append((None if lo is None else lo, x))
+            bands.append((lo, x))
             lo = "closed"
     if sided[-1].side == GPU_FASTER:
         if all(p.side == GPU_FASTER for p in sided):

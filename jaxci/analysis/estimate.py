@@ -35,6 +35,16 @@ class Estimate:
     basis: str = ""
 
 
+def others_first(family: str, refs: list[str], missing: Unpredictable) -> tuple[list[str], str]:
+    """The reference machines other than the family, else the family alone (said); `missing` raised without any."""
+    others = [m for m in refs if m != family]
+    if others:
+        return others, ""
+    if refs:
+        return refs, " [calibrated on this family itself: not an independent check]"
+    raise missing
+
+
 def geo(a: float, b: float) -> float:
     return math.sqrt(a * b)
 

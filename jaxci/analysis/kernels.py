@@ -63,7 +63,6 @@ REGISTRY = (
 )
 KERNEL = {k.name: k for k in REGISTRY}
 KERNELS = tuple(KERNEL)
-DENSE_OPS = ("matmul", "solve", "cholesky")
 LOOP_KINDS = ("scan", "fori", "while")
 COLD_KERNEL = {k.name: k.cold for k in REGISTRY if k.cold}
 CROSSOVER_BENCHMARK = {k.name: k.crossover for k in REGISTRY if k.crossover}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo
+from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo, others_first
 from jaxci.analysis.kernels import KERNEL, KERNELS
 from jaxci.analysis.model_compile import CompileTerms
 from jaxci.analysis.model_host import HostTerms
@@ -167,13 +167,8 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
     # ---- references ----
 
     def _refs(self, family, device) -> tuple[list[str], str]:
-        refs = self.gpu_refs if device == "gpu" else self.cpu_refs
-        others = [m for m in refs if m != family]
-        if others:
-            return others, ""
-        if refs:
-            return refs, " [calibrated on this family itself: not an independent check]"
-        raise Unpredictable(f"no measured {device} machine in these results to calibrate from", P.TINY)
+        return others_first(family, self.gpu_refs if device == "gpu" else self.cpu_refs,
+                            Unpredictable(f"no measured {device} machine in these results to calibrate from", P.TINY))
 
     def _floor(self, refs, device, dtype) -> Estimate:
         bands, inputs = [], []

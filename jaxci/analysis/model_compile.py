@@ -10,6 +10,7 @@ from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo
+from jaxci.analysis.fixed_costs import notebook_start
 from jaxci.analysis.kernels import COLD_KERNEL
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops, elementwise_bytes
@@ -95,11 +96,8 @@ class CompileTerms:
 
     def _warm_sum(self, family, dtype, device) -> Estimate:
         """The family's predicted warm matmuls at the series' sizes, summed (their inputs: what the sum rests on)."""
-        warm = Estimate(Band.of(0.0))
-        for n in P.SERIES_SIZES:
-            one = self._warm(family, "matmul", n, dtype, device)
-            warm = Estimate(warm.band + one.band, warm.inputs + one.inputs)
-        return warm
+        ones = [self._warm(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
+        return Estimate(sum((one.band for one in ones), Band.of(0.0)), [t for one in ones for t in one.inputs])
 
     def _compile_part(self, family, kernel, dtype, device, n=None) -> Estimate:
         if kernel not in COLD_KERNEL:
@@ -111,30 +109,29 @@ class CompileTerms:
         if pub is not None:
             return pub
         refs, note = self._refs(family, device)
-        cold = COLD_KERNEL[kernel]
         bands, inputs = [], []
         for m in refs:
-            b, text = P.cold_call(self.records, m, device, cold, dtype)
-            if b is None:
+            part, text = self._own_compile(m, kernel, dtype, device, "compile part ")
+            if part is None:
                 continue
-            part = b.minus(self._ref_warm(m, kernel, P.COLD_SIZES[cold], dtype, device))
             h, htext = self._host_ratio(m, family)
             bands.append(part.scale(h))
-            inputs += [pv.measured(m, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = compile part "
-                                      f"{part.mid:.3g} s"), htext]
+            inputs += [text, htext]
         if not bands:
-            raise Unpredictable(f"no compile.CompileColdStart for {cold} on {device} in these results", P.COLD)
+            raise Unpredictable(f"no compile.CompileColdStart for {COLD_KERNEL[kernel]} on {device} in these results",
+                                P.COLD)
         return Estimate(combine(bands), inputs + ["compile is host work (XLA on the host): moves with single-thread "
                                                   "speed, not with the device" + note], "compile part")
 
-    def _own_compile(self, m, kernel, dtype, device) -> tuple[Band | None, pv.Input | str]:
-        """One machine's compile part of a kernel on a device: its cold first call less its own warm call."""
+    def _own_compile(self, m, kernel, dtype, device, what="") -> tuple[Band | None, pv.Input | str]:
+        """One machine's compile part of a kernel on a device: its cold first call less its own warm call (`what`
+        names the result in the sentence)."""
         cold = COLD_KERNEL[kernel]
         b, text = P.cold_call(self.records, m, device, cold, dtype)
         if b is None:
             return None, text
         part = b.minus(self._ref_warm(m, kernel, P.COLD_SIZES[cold], dtype, device))
-        return part, pv.measured(m, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = {part.mid:.3g} s")
+        return part, pv.measured(m, f"{text}, less its warm call at n={P.COLD_SIZES[cold]:,} = {what}{part.mid:.3g} s")
 
     def _host_compile(self, family, kernel, dtype) -> tuple[Band | None, list]:
         """Part 1, host-side compile (tracing, lowering, XLA's host passes): the CPU-device compile part of each
@@ -239,8 +236,6 @@ class CompileTerms:
     def _notebook_start(self, family, device, cold) -> Estimate:
         """A fresh notebook kernel's fixed costs on the family (jaxci.analysis.fixed_costs.notebook_start); the
         build's first notebook with `cold` (the --first-call of this kernel)."""
-        from jaxci.analysis.fixed_costs import notebook_start
-
         if self.fixed is None:
             raise Unpredictable("no notebook fixed-cost measurement (docs/reference/notebook-fixed-costs.md) given")
         pub = self._pub(family, "cpu", E.HOST_PYTHON)
@@ -336,9 +331,7 @@ class CompileTerms:
             b, text = P.series_total(self.records, m, device, dtype)
             if b is None:
                 continue
-            ref_warm = Band.of(0.0)
-            for n in P.SERIES_SIZES:
-                ref_warm = ref_warm + self._ref_warm(m, "matmul", n, dtype, device)
+            ref_warm = sum((self._ref_warm(m, "matmul", n, dtype, device) for n in P.SERIES_SIZES), Band.of(0.0))
             h, htext = self._host_ratio(m, family)
             bands.append(b.minus(ref_warm).scale(h))
             inputs += [pv.measured(m, f"{text}, less its warm matmuls {ref_warm.mid:.3g} s"), htext]
@@ -363,9 +356,7 @@ class CompileTerms:
         its predicted warm matmuls: what the series would cost if it paid nothing else."""
         parts = [self._published_compile(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
         warm = self._warm_sum(family, dtype, device)
-        total = warm.band
-        for part in parts:
-            total = total + part.band
+        total = sum((part.band for part in parts), warm.band)
         return total, [t for part in parts for t in part.inputs] + [pv.cite("plus the predicted warm matmuls",
                                                                              warm.inputs)]
 

@@ -8,7 +8,7 @@ import math
 from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.estimate import Estimate, Unpredictable
+from jaxci.analysis.estimate import Estimate, Unpredictable, others_first
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops
 
@@ -169,10 +169,6 @@ class HostTerms:
         return Estimate(combine(bands), inputs + ["single-thread interpreter work" + note], "measured x host ratio")
 
     def _host_refs(self, family) -> tuple[list[str], str]:
-        refs = sorted({r.machine for r in self.records if r.benchmark.startswith("host.")})
-        others = [m for m in refs if m != family]
-        if others:
-            return others, ""
-        if refs:
-            return refs, " [calibrated on this family itself: not an independent check]"
-        raise Unpredictable("no host suite results (host.NumpyLinalg) in this results directory", P.HOST_LINALG)
+        return others_first(family, sorted({r.machine for r in self.records if r.benchmark.startswith("host.")}),
+                            Unpredictable("no host suite results (host.NumpyLinalg) in this results directory",
+                                          P.HOST_LINALG))

@@ -11,7 +11,7 @@ from jaxci.analysis.estimate import Estimate, Unpredictable, geo
 from jaxci.analysis.kernels import LOOP_KINDS
 from jaxci.analysis.peak import gemm_path
 from jaxci.analysis.primitives import Band, combine
-from jaxci.analysis.work import dense_flops, elementwise_bytes, elementwise_ops
+from jaxci.analysis.work import dense_flops, elementwise_bytes, elementwise_ops, while_iterations
 
 
 class WarmTerms:
@@ -250,10 +250,7 @@ class WarmTerms:
         return Estimate(combine(bands), inputs + ["a sequential scan of tiny ops: latency-bound, carried per step"
                                                   + note], "Kalman gradient x n / 96")
 
-
     def _while(self, family, refs, note, n, dtype, device) -> Estimate:
-        from jaxci.analysis.work import while_iterations
-
         its = while_iterations(dtype)
         if its is None:
             raise Unpredictable("the while loop's iteration count is computed with NumPy, which is not installed")

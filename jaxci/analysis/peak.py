@@ -46,16 +46,14 @@ def gemm_path(entry, dtype: str, precision: str = "default") -> tuple[str, str, 
         return "", "", None, "not a catalogue machine: no sourced peak"
     cc = entry.value("gpu_compute_capability")
     if dtype == "float64":
-        tensor, src = _fig(entry, "gpu_fp64_tensor_tflops")
-        if tensor is not None:
-            return "fp64-tensor", "gpu_fp64_tensor_tflops", tensor * 1000, src
-        peak, src = _fig(entry, "gpu_fp64_tflops")
-        return "fp64", "gpu_fp64_tflops", (peak * 1000 if peak is not None else None), src
-    if precision == "default" and cc is not None and float(cc) >= TF32_MIN_CC:
-        tf32, src = _fig(entry, "gpu_tf32_tflops")
-        return "tf32", "gpu_tf32_tflops", (tf32 * 1000 if tf32 is not None else None), src
-    peak, src = _fig(entry, "gpu_fp32_tflops")
-    return "fp32", "gpu_fp32_tflops", (peak * 1000 if peak is not None else None), src
+        tensor = _fig(entry, "gpu_fp64_tensor_tflops")[0] is not None
+        path, key = ("fp64-tensor", "gpu_fp64_tensor_tflops") if tensor else ("fp64", "gpu_fp64_tflops")
+    elif precision == "default" and cc is not None and float(cc) >= TF32_MIN_CC:
+        path, key = "tf32", "gpu_tf32_tflops"
+    else:
+        path, key = "fp32", "gpu_fp32_tflops"
+    peak, src = _fig(entry, key)
+    return path, key, (peak * 1000 if peak is not None else None), src
 
 
 def peak_of(entry, device: str, dtype: str, bound: str, precision: str = "default") -> tuple[float | None, str, str]:
@@ -68,13 +66,13 @@ def peak_of(entry, device: str, dtype: str, bound: str, precision: str = "defaul
         _, key, peak, note = gemm_path(entry, dtype, precision)
         return peak, key, note or f"{key}: no sourced figure"
     if bound == "flops":
-        key, scale = f"cpu_{bits}_gflops", 1.0
+        key = f"cpu_{bits}_gflops"
     else:
-        key, scale = ("gpu_bandwidth_gbs", 1.0) if device == "gpu" else ("cpu_bandwidth_gbs", 1.0)
+        key = "gpu_bandwidth_gbs" if device == "gpu" else "cpu_bandwidth_gbs"
     fig = entry.figure(key)
     if fig.value is None:
         return None, key, fig.reason or f"{key}: no sourced figure"
-    return float(fig.value) * scale, key, fig.source or ""
+    return float(fig.value), key, fig.source or ""
 
 
 def achieved(records, catalogue: dict) -> list[Achieved]:

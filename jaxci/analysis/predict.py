@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from jaxci.analysis import case_label, case_of
 from jaxci.analysis import provenance as pv
-from jaxci.analysis.crossover import CROSSING, GPU_ALWAYS, NONE_IN_RANGE, CrossoverResult, find_crossover
+from jaxci.analysis.crossover import CROSSING, GPU_ALWAYS, NONE_IN_RANGE, NOT_MEASURED, CrossoverResult, find_crossover
 from jaxci.analysis.kernels import CROSSOVER_BENCHMARK, kernel_of
 from jaxci.analysis.model import RunnerModel
 from jaxci.analysis.work import work
@@ -142,13 +142,10 @@ def _exact(points, line) -> CrossoverResult:
         cpu, gpu = line(int(n))
         return gpu < cpu
 
-    exact = {}
-    for (n0, c0, g0), (n1, c1, g1) in zip(points, points[1:]):
-        if (g0 < c0) != (g1 < c1):
-            x = float(_flip(gpu_faster, int(n0), int(n1)))
-            exact[len(exact)] = x
-    moved = {old: exact.get(i, old) for i, (old, _) in enumerate(found.crossings)}
-    crossings = [(moved[x], what) for x, what in found.crossings]
+    exact = [float(_flip(gpu_faster, int(n0), int(n1)))
+             for (n0, c0, g0), (n1, c1, g1) in zip(points, points[1:]) if (g0 < c0) != (g1 < c1)]
+    moved = dict(zip((old for old, _ in found.crossings), exact))
+    crossings = [(moved.get(x, x), what) for x, what in found.crossings]
     bands = [(moved.get(lo, lo), moved.get(hi, hi)) for lo, hi in found.bands]
     n = crossings[-1][0] if found.kind == CROSSING else None
     return CrossoverResult(found.kind, n, crossings, bands, found.sides)
@@ -230,9 +227,9 @@ def predictions(records, machines: dict, catalogue: dict, measured_crossovers=()
 
                 found = curve_crossover(call, common) if len(common) >= 2 else None
                 if found is None:
-                    kind, n_star, points, early, late = find_crossover([]).kind, None, [], None, None
+                    kind, n_star, points, early, late = NOT_MEASURED, None, [], None, None
                 else:
-                    (kind, n_star, _), points, early, late = found[0], found[1], found[2], found[3]
+                    (kind, n_star, _), points, early, late = found
                 why = ("cpu: " + cpu[common[0]].inputs + " | gpu: " + gpu[common[0]].inputs) if common else \
                     (reasons[-1] if reasons else "")
                 rests = pv.sources_of([p.provenance for line in lines.values() for p in line.values()])

@@ -31,7 +31,6 @@ DENSE = "dense.Dense.time_warm"
 PRECISION = "dense.DensePrecision.time_warm"
 ELEMENTWISE = "elementwise.Elementwise.time_warm"
 BANDWIDTH_T = "elementwise.Bandwidth.time_warm"
-BANDWIDTH_GBPS = "elementwise.Bandwidth.track_gbps"
 SCAN = "loops.Scan.time_warm"
 FORI = "loops.ForiAccumulate.time_warm"
 WHILE = "loops.WhileConverge.time_warm"
@@ -101,15 +100,14 @@ class RatePoint:
 
 
 def _ok(records, machine, benchmark, device, **fixed):
-    out = []
-    for r in records:
-        if r.machine != machine or r.benchmark != benchmark or not r.ok or r.value is None:
-            continue
-        if r.params.get("device", device) != device or not (0 < r.value < float("inf")):
-            continue
-        if all(r.params.get(k) == v for k, v in fixed.items()):
-            out.append(r)
-    return out
+    return [r for r in records if r.machine == machine and r.benchmark == benchmark and r.ok and r.value is not None
+            and r.params.get("device", device) == device and 0 < r.value < float("inf")
+            and all(r.params.get(k) == v for k, v in fixed.items())]
+
+
+def _quartiles(r) -> tuple[float, float]:
+    """(q25, q75) of a record, its median where asv recorded none."""
+    return (r.value if r.q25 is None else r.q25), (r.value if r.q75 is None else r.q75)
 
 
 def floor(records, machine: str, device: str, dtype: str = "float32") -> tuple[Band | None, str]:
@@ -134,8 +132,7 @@ def throughput_point(recs, work, floor_s: float, what: str) -> tuple[RatePoint |
                       f"{top.value * 1e6:.0f} µs, under {LATENCY_FACTOR:g}x its launch floor {launch * 1e6:.0f} µs)")
     r = ok[-1]
     w = work(r.params["n"])
-    q25 = r.q25 if r.q25 is not None else r.value
-    q75 = r.q75 if r.q75 is not None else r.value
+    q25, q75 = _quartiles(r)
     rate = Band(w / max(r.value - floor_s, r.value * 1e-3), w / max(q75, r.value),
                 w / max(min(q25, r.value) - floor_s, r.value * 1e-3))
     return RatePoint(r.params["n"], r.value, rate, f"{what} at n={r.params['n']:,} ({r.value * 1e3:.3g} ms)"), ""
@@ -181,8 +178,7 @@ def element_rate_at(records, machine, device, dtype, n: int, floor_s: float) -> 
         return _below(recs[0], recs[1], n, floor_s, f"{machine} {device} elementwise op mix {dtype}"), ""
 
     def rates(r):
-        q25 = r.q25 if r.q25 is not None else r.value
-        q75 = r.q75 if r.q75 is not None else r.value
+        q25, q75 = _quartiles(r)
         k = r.params["n"]
         return (k / (r.value - floor_s), k / max(q75, r.value), k / max(min(q25, r.value) - floor_s, r.value * 1e-3))
 
@@ -205,7 +201,7 @@ def _below(r0, r1, n: int, floor_s: float, what: str) -> RatePoint:
     grows) to the rate of n0 held (the fixed cost no more than the floor)."""
     n0, n1 = r0.params["n"], r1.params["n"]
     t0, t1 = r0.value, r1.value
-    q75 = r0.q75 if r0.q75 is not None else t0
+    q75 = _quartiles(r0)[1]
     held = floor_s + (t0 - floor_s) * n / n0                      # the rate of n0 held: the fastest end
     line = t0 - (t1 - t0) / (n1 - n0) * (n0 - n)                  # fixed + per-element cost through n0, n1
     t = min(max(line, held), t0)
@@ -264,8 +260,8 @@ def loop_slope(records, machine, device, kind, dtype) -> tuple[tuple[Band, Band]
         mid = fit_line([(r.params["n"], r.value) for r in recs])
         if mid is None:
             continue
-        lo = fit_line([(r.params["n"], r.q25 if r.q25 is not None else r.value) for r in recs])
-        hi = fit_line([(r.params["n"], r.q75 if r.q75 is not None else r.value) for r in recs])
+        lo = fit_line([(r.params["n"], _quartiles(r)[0]) for r in recs])
+        hi = fit_line([(r.params["n"], _quartiles(r)[1]) for r in recs])
         fits[dt] = (mid, lo, hi, max(r.params["n"] for r in recs))
     if not fits:
         return None, f"{machine} {device}: {kind} loop measured at fewer than two sizes"
@@ -331,8 +327,7 @@ def while_cost(records, machine, device, dtype, iterations: int, floor_s: float)
     if not recs:
         return None, f"{machine} {device}: loops.WhileConverge {dtype} not measured"
     r = recs[0]
-    q25 = r.q25 if r.q25 is not None else r.value
-    q75 = r.q75 if r.q75 is not None else r.value
+    q25, q75 = _quartiles(r)
     per = Band(max(r.value - floor_s, 0.0) / iterations, max(q25 - floor_s, 0.0) / iterations, q75 / iterations)
     return per, (f"while loop {r.value * 1e6:,.0f} µs for its {iterations} iterations: "
                  f"{per.mid * 1e6:.3g} µs per iteration after the floor ({machine} {device} {dtype})")
@@ -346,8 +341,7 @@ def numpy_gemm_point(records, machine, dtype) -> tuple[RatePoint | None, str]:
         return None, f"{machine}: host.NumpyLinalg matmul {dtype} at threads=all not measured"
     r = recs[-1]
     w = dense_flops("matmul", r.params["n"])
-    q25 = r.q25 if r.q25 is not None else r.value
-    q75 = r.q75 if r.q75 is not None else r.value
+    q25, q75 = _quartiles(r)
     one = [x for x in _ok(records, machine, HOST_LINALG, "cpu", op="matmul", threads="1", dtype=dtype)
            if x.params["n"] == r.params["n"]]
     extra = f" (one thread {w / one[0].value / 1e9:.0f} GFLOP/s)" if one else ""

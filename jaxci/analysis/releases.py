@@ -80,10 +80,7 @@ def per_release(records) -> dict:
     key = lambda r: (r.machine, r.benchmark, tuple(r.params.items()))  # asv's param order: the size first
     out = {}
     for k, recs in group(timed, key).items():
-        best = {}
-        for r in recs:
-            if r.jax_version not in best or (r.date, r.file) >= (best[r.jax_version].date, best[r.jax_version].file):
-                best[r.jax_version] = r
+        best = {r.jax_version: r for r in sorted(recs, key=lambda r: (r.date, r.file))}
         if len(best) > 1:
             out[k] = sorted(best.items(), key=lambda kv: release_key(kv[0]))
     return out
@@ -182,9 +179,7 @@ def _load_text(step: ReleaseStep) -> str:
 
 def _rows(mine: list[ReleaseStep], limit: int, confirmed: bool, factor: float) -> list[str]:
     """One table: a row per (benchmark, from, to, kind), largest first, at most `limit`, the rest counted."""
-    groups: dict[tuple, list[ReleaseStep]] = {}
-    for s in mine:
-        groups.setdefault((s.benchmark, s.before, s.after, s.kind), []).append(s)
+    groups = group(mine, lambda s: (s.benchmark, s.before, s.after, s.kind))
     rows = sorted((sorted(g, key=_size, reverse=True) for g in groups.values()),
                   key=lambda g: _size(g[0]), reverse=True)
     last = "rerun" if confirmed else "load"

@@ -98,9 +98,7 @@ def pack(cap) -> list[Path]:
     Written to temporary names first and renamed, so a kill never leaves half a file."""
     cap.out.mkdir(parents=True, exist_ok=True)
     files = {"capture.json": json.dumps(manifest(cap), indent=1).encode(), "summary.md": summary(cap).encode()}
-    written = []
-    for name, data in files.items():
-        written.append(_atomic(cap, name, lambda tmp, data=data: tmp.write_bytes(data)))
+    written = [_atomic(cap, name, lambda tmp, data=data: tmp.write_bytes(data)) for name, data in files.items()]
     written.append(_atomic(cap, "results.tar.gz", lambda tmp: _tar(tmp, [cap.results], "results")))
     logs = [p for p in (cap.work / "logs", cap.work / "artifacts") if p.exists()]
     written.append(_atomic(cap, "logs.tar.gz", lambda tmp: _tar(tmp, logs, None, trim=True)))

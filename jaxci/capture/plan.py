@@ -255,13 +255,10 @@ def second() -> list[CaptureStep]:
 
 def plan() -> list[CaptureStep]:
     """Every step the capture knows: the second capture's, then the first's (skipped unless named)."""
-    names = set()
-    steps = []
+    steps: dict = {}
     for step in second() + first():
-        if step.name not in names:
-            names.add(step.name)
-            steps.append(step)
-    return steps
+        steps.setdefault(step.name, step)
+    return list(steps.values())
 
 
 def select(steps: list[CaptureStep], only: str | None, call: int | None = None) -> list[CaptureStep]:

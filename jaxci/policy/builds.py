@@ -40,6 +40,14 @@ class Build:
     missing: list = field(default_factory=list)   # lecture paths without a prediction for this family
     published: Published | None = None             # the family's own published run times, where the audit has them
 
+    def add(self, seconds: float, low: float, high: float, on_gpu: bool) -> None:
+        """One more lecture, run on the GPU or not."""
+        self.seconds += seconds
+        self.low += low
+        self.high += high
+        self.lectures += 1
+        self.on_gpu += on_gpu
+
 
 @dataclass
 class Published:
@@ -113,11 +121,7 @@ def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None
             build.missing.append(lec.get("path", "?"))
             continue
         device, mid, low, high = _device(pred, has_gpu)
-        build.seconds += mid
-        build.low += low
-        build.high += high
-        build.lectures += 1
-        build.on_gpu += device == "gpu"
+        build.add(mid, low, high, device == "gpu")
         pub = published_seconds(lec, family)
         if pub:
             pub_s, pub_pred, pub_n = pub_s + pub[0], pub_pred + mid, pub_n + 1
@@ -139,11 +143,7 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
         side = gpu if device == "gpu" and gpu_wins(cpu_mid, mid) else cpu
         if side is cpu:
             mid, low, high = lecture_seconds(on_cpu, "cpu")
-        side.seconds += mid
-        side.low += low
-        side.high += high
-        side.lectures += 1
-        side.on_gpu += side is gpu
+        side.add(mid, low, high, side is gpu)
     if not gpu.lectures or not cpu.lectures:
         return None  # no lecture gains from the GPU (or none runs on the CPU): a split is one family
     return Split(gpu, cpu, job_dollars(gpu.seconds, catalogue[gpu_family])

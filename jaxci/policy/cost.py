@@ -1,6 +1,6 @@
 """Dollars per runner family: each workload (suite) and the whole benchmark job, from asv's recorded durations
-and catalogue prices, billed by jaxci.workflows.jobcost's rule (advice, so here beside the lecture builds' prices in
-jaxci.policy.builds; it was jaxci.analysis.cost, which imported the billing rule and the results reader).
+and catalogue prices, billed by jaxci.workflows.jobcost's rule (advice, beside the lecture builds' prices in
+jaxci.policy.builds).
 
 A job costs (job overhead + suite wall time), billed with the catalogue's minimum, times the hourly price.
 Suite wall time is what asv recorded per benchmark (process starts and setup included), not only the
@@ -75,9 +75,8 @@ def suite_seconds(runs, machine: str) -> dict:
             rank = (SCALE_RANK.get(_run_scale(run, bench), 0), run["date"], run["file"])
             if bench not in best or rank >= best[bench][0]:
                 best[bench] = (rank, sec)
-    newest = {bench: sec for bench, (_, sec) in best.items()}
     out: dict = {}
-    for bench, sec in newest.items():
+    for bench, (_, sec) in best.items():
         suite = _suite_of(bench)
         out[suite] = out.get(suite, 0.0) + sec
     return out
@@ -106,16 +105,15 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
     """One row per catalogue family. machines: name -> MachineFacts of measured machines."""
     overhead_min = _value(defaults, "job_overhead_minutes")
     overhead = overhead_min * 60 if overhead_min is not None else None
-    measured = {m: suite_seconds(runs, m) for m in machines}
-    measured = {m: s for m, s in measured.items() if s}
+    measured = {m: s for m in machines if (s := suite_seconds(runs, m))}
 
     def reference(gpu: bool, exclude: str):
         # a lab capture runs chosen combinations within a loan's budget, not the suite a family's job runs:
         # its seconds would price a job far too cheaply
         cands = [m for m in measured if m != exclude and machines[m].has_gpu == gpu
                  and machines[m].get("jaxci_kind") != "lab"]
-        cands.sort(key=lambda m: (machines[m].get("jaxci_kind") != "catalogue", -len(measured[m]), m))
-        return cands[0] if cands else None
+        return min(cands, key=lambda m: (machines[m].get("jaxci_kind") != "catalogue", -len(measured[m]), m),
+                   default=None)
 
     out = []
     for name, entry in sorted(catalogue.items()):
@@ -130,8 +128,7 @@ def family_costs(records, runs, machines: dict, catalogue: dict, defaults: dict)
                           f"price ${price}/h")
             if ref is not None and row.price_per_hour is not None and overhead is not None:
                 billed, _ = billed_seconds(entry.runner, overhead + sum(measured[ref].values()), defaults)
-                pred = billed * row.price_per_hour / 3600
-                row.predicted_job_dollars = pred
+                row.predicted_job_dollars = billed * row.price_per_hour / 3600
         elif ref is not None:
             row.label, row.suites, row.source_machine = "predicted", measured[ref], ref
             row.scale = recorded_scale(records, ref)

@@ -70,10 +70,6 @@ class LectureTimeout:
     slowest_high_s: float     # the slowest cell it is sized from (high end of its band on the family)
     current_s: float | None   # what applies to it today (its own metadata, else the book's; None: no limit)
 
-    @property
-    def raises(self) -> bool:
-        return self.current_s is not None and self.seconds > self.current_s
-
 
 @dataclass
 class TimeoutAdvice:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from jaxci.audit.writing.emit import KERNEL  # the kernel --emit-config writes and pins lectures to
 from jaxci.policy import builds
 from jaxci.util import quoting
 
@@ -18,16 +19,12 @@ CACHE_DIR = "$RUNNER_TEMP/jax-compilation-cache"   # where the jax-env action ke
 
 
 def pin_how(family: str) -> str:
-    from jaxci.audit.writing.emit import KERNEL  # the kernel --emit-config writes and pins lectures to
-
     return (f"each on its own: the lecture's `kernelspec.name: {KERNEL}` (a kernel whose kernel.json sets "
             f"`JAX_PLATFORMS=cpu`; `jaxci audit LECTURE_REPO --machine {family} --emit-config FILE` writes both), "
             "not `JAX_PLATFORMS=cpu` for the whole job")
 
 
 def pin_short() -> str:
-    from jaxci.audit.writing.emit import KERNEL
-
     return f"per lecture (`kernelspec.name: {KERNEL}`, row 2), not `JAX_PLATFORMS=cpu` for the job"
 
 

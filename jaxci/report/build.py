@@ -21,6 +21,7 @@ from jaxci.analysis import (
 )
 from jaxci.catalogue import catalogue_defaults, load_catalogue, upgrade_factor
 from jaxci.policy import cost
+from jaxci.report import published
 from jaxci.results.records import load_results
 
 INCIDENTS = REPO_ROOT / "docs" / "reference" / "incidents.md"
@@ -76,8 +77,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     cx = crossover.crossovers(records, cpu_only_machines=cpu_only)
     ratios = penalty.fp64_ratios(records)
     cells = concurrency.grid(records)
-    # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms (the
-    # incident check and the achieved table once used the runner-only catalogue and lost the H200's peaks)
+    # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms
     with_lab = load_catalogue(catalogue_dir, include_lab=True)
     figs = _figures(incidents)  # the one parse of the one read
     # the runner model, built once, with the nearest evidence: published on a family's hardware (incidents' figures
@@ -104,7 +104,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
         report.published = figs
         outside = predict.Predictor(records, rs.machines, with_lab)  # transfer-only: no figure held against itself
         report.incidents = incident_checks(figs, outside)
-        report.model_checks = model_checks(figs, outside.model)
+        report.model_checks = published.check(figs, outside.model)  # every figure, none of them an input
     return report
 
 
@@ -112,9 +112,7 @@ def _figures(incidents) -> list:
     """incidents.md's figures (jaxci.report.published.figures), [] without the file."""
     if incidents is None or not Path(incidents).is_file():
         return []
-    from jaxci.report.published import figures
-
-    return figures(Path(incidents).read_text())
+    return published.figures(Path(incidents).read_text())
 
 
 def _evidence(figs, measurements) -> list:
@@ -151,10 +149,8 @@ _COLUMNS = (("ubuntu-latest", "cpu"), ("g4dn.2xlarge", "gpu"))
 
 def incident_checks(figs: list, predictor) -> list[dict]:
     """The published suite-kernel points (jaxci.report.published.points over the one parse) beside the model."""
-    from jaxci.report.published import points
-
     out = []
-    for pt in points(figs):
+    for pt in published.points(figs):
         if pt.dtype != "float32":
             continue  # the table's warm rows (float32, its heading says); the scalar loops' dtype is unstated
         family, device = dict(zip(("CPU runner", "T4 runner"), _COLUMNS))[pt.column]
@@ -162,13 +158,6 @@ def incident_checks(figs: list, predictor) -> list[dict]:
         out.append({"what": pt.what, "family": family, "device": device, "n": pt.n, "incident_s": pt.seconds,
                     "predicted_s": seconds, "inputs": inputs, "low_s": low, "high_s": high})
     return out
-
-
-def model_checks(figs: list, runner_model) -> list[dict]:
-    """Every figure of incidents.md against a runner model given none of them (jaxci.report.published.check)."""
-    from jaxci.report.published import check
-
-    return check(figs, runner_model)
 
 
 def _plain(obj):
@@ -195,8 +184,6 @@ def to_json(report: Report) -> dict:
         "results_dir", "generated", "errors", "crossovers", "device_ratios", "fp64_summary", "fp64", "cold", "nuts",
         "concurrency", "safe_n", "achieved", "costs", "predicted_crossovers", "runtimes", "incidents", "model_checks")}
     out["machines"] = {name: facts.info for name, facts in report.machines.items()}
-    for row in out["predicted_crossovers"]:
-        row["label"] = "predicted"
-    for row in out["runtimes"]:
+    for row in out["predicted_crossovers"] + out["runtimes"]:
         row["label"] = "predicted"
     return finite_or_none(out)  # strict JSON: NaN / inf become null

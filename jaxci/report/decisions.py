@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import median
-from jaxci.report import actions, answers, memory_advice
+from jaxci.report import actions, answers
+from jaxci.report import memory_advice as ma
 from jaxci.report.text import seconds
 from jaxci.util import quoting
 
@@ -150,8 +151,6 @@ def _concurrency(report, family, entry, audit=None) -> QuestionDecision:
     """Question 3 through the one rule (jaxci.policy.concurrency.decide), in each engine's terms: the family's own
     measurement when it has one, else the policy a GPU measured surviving, sized by the lectures' own measured need
     (memory_advice): never from the suite's synthetic worker peak."""
-    from jaxci.report import memory_advice as ma
-
     found = ma.answers(report, family, entry, audit)
     if not entry.has_gpu:
         return QuestionDecision(3, "no GPU: no device-memory policy; parallel notebooks are bounded by the "
@@ -275,21 +274,6 @@ def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
                             number=f"compile {seconds(p.seconds)} per fresh jit" if p else "")
 
 
-def lecture_times(audit: dict | None) -> dict:
-    """From an audit JSON (`jaxci audit --execute --format json`): per lecture, its measured whole seconds and
-    slowest cell per platform ("cpu", "cuda": the audit's executed run, on the machine the audit ran on)."""
-    out = {}
-    for lec in (audit or {}).get("lectures", []):
-        measured = {}
-        for platform, run in (lec.get("runs") or {}).items():
-            cells = [c.get("wall_s") for c in run.get("cells", []) if isinstance(c.get("wall_s"), (int, float))]
-            whole = run.get("wall_s") if isinstance(run.get("wall_s"), (int, float)) else (sum(cells) or None)
-            if whole is not None:
-                measured[platform] = (whole, max(cells) if cells else None, run.get("status", "ok"))
-        out[lec.get("path", "?")] = measured
-    return out
-
-
 def _cost(report, family, entry, audit) -> QuestionDecision:
     from jaxci.policy import builds as buildcost
 
@@ -358,7 +342,7 @@ def _cost_without_audit(report, family, entry, price) -> QuestionDecision:
                             f"{buildcost.overhead_minutes():g} min (catalogue planning figure); {measure}")
 
 
-def _hygiene(report, family, entry, audit, times) -> QuestionDecision:
+def _hygiene(report, family, entry, audit) -> QuestionDecision:
     """Row 7 by the one timeout rule (jaxci.policy.timeouts.from_audit): per-lecture `execution: timeout:` for the
     timed lectures that need more than they have, the book's own value kept unless every lecture is timed, the
     job's timeout-minutes from the same predicted build; nothing lowered without a measurement."""
@@ -399,7 +383,7 @@ def _hygiene(report, family, entry, audit, times) -> QuestionDecision:
     return QuestionDecision(7, text, PREDICTED if predicted else MEASURED, basis, number=number)
 
 
-def sheet(report, family, audit=None, times=None, entry=None) -> FamilySheet:
+def sheet(report, family, audit=None, entry=None) -> FamilySheet:
     """The seven rows for `family` (its catalogue entry, unless `entry` gives the machine's facts)."""
     if entry is None:
         entry = report.catalogue.get(family)
@@ -414,8 +398,8 @@ def sheet(report, family, audit=None, times=None, entry=None) -> FamilySheet:
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")
     rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry, audit),
             _sampler(report, family, entry),
-            _environment(report, family, entry, memory_advice.kernels(report, family, entry, audit)),
-            _cost(report, family, entry, audit), _hygiene(report, family, entry, audit, times)]
+            _environment(report, family, entry, ma.kernels(report, family, entry, audit)),
+            _cost(report, family, entry, audit), _hygiene(report, family, entry, audit)]
     from jaxci.report import termcheck
 
     rows = actions.annotate(report, family, entry, audit, rows)
@@ -428,13 +412,8 @@ def sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
     key = (tuple(chosen or ()), id(audit))
     memo = report.__dict__.setdefault("_decision_sheets", {})
     if key not in memo:
-        memo[key] = _sheets(report, chosen, audit)
+        memo[key] = [sheet(report, f, audit) for f in families(report, chosen, audit)]
     return memo[key]
-
-
-def _sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
-    times = lecture_times(audit) if audit else None
-    return [sheet(report, f, audit, times) for f in families(report, chosen, audit)]
 
 
 def evidence_entry(report, name: str):

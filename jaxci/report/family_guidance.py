@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 
 from jaxci.analysis import crossover as cx
-from jaxci.report.guidance_lines import PIN_CODE
-
-BIG, SEQ = ("dense.", "elementwise."), ("loops.", "kalman.")
+from jaxci.report import guidance_lines as gl
+from jaxci.report.guidance_lines import BIG, PIN_CODE, SEQ
 
 
 def scoped(report, machines: set):
@@ -66,51 +65,27 @@ def _row(sheet, q: int, basis: bool = False) -> str:
     return f"- {d.decision} ({d.status}; decision sheet row {q}" + (f": {d.basis})." if basis else ").")
 
 
-def _measured_nuts(scope) -> list[str]:
-    out = []
-    for row in scope.nuts:
-        if row.best:
-            (method, chains), ess = row.best
-            setting = " ".join(f"{k}={v}" for k, v in row.setting)
-            out.append(f"- {row.machine} {setting}: `chain_method='{method}'` with {chains} chains gave the most "
-                       f"effective samples per second ({ess:.3g}; measured).")
-    return out
-
-
-def _measured_safe(scope) -> list[str]:
-    return [f"- {m} (gpu): policy `{p}` kept every worker alive up to N = {n} (measured)."
-            for (m, d, p), n in sorted(scope.safe_n.items()) if n is not None and d == "gpu"]
-
-
 def sections(report, family: str, sheet) -> list[tuple[str, list[str]]]:
     """(title, lines) per lecture type for one family; every line says measured, predicted, published or not
     measured, and names the family or the sheet row it repeats."""
-    from jaxci.report import guidance_lines
-
     entry = report.catalogue.get(family)
     gpu = bool(entry and entry.has_gpu)
     scope = scoped(report, {family})
-    guidance_lines.note_versions(report)
+    gl.note_versions(report)
     no_gpu = [f"- no GPU on {family} (catalogue, not measured): every lecture runs on its CPU (decision sheet row 2)."]
 
-    large = guidance_lines._gpu_advice(scope, BIG) + guidance_lines._cpu_advice(scope, BIG, ratios=False)
-    large = large or (_predicted(report, family, BIG) if gpu else no_gpu)
-    small = guidance_lines._cpu_advice(scope, SEQ) + guidance_lines._gpu_advice(scope, SEQ)
-    small += [f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 on the GPU (measured)."
-              for s in scope.fp64_summary if s.device == "gpu"]
+    large = gl.measured_large(scope) or (_predicted(report, family, BIG) if gpu else no_gpu)
+    small = gl.measured_small(scope)
     if not small:
         small = (_predicted(report, family, SEQ) if gpu else []) + [_row(sheet, 1)]
         if gpu:
-            small.append(guidance_lines._published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the "
-                                             "runner's CPU at n = 10,000,000."))
-    nuts = _measured_nuts(scope) or [_row(sheet, 4)]
-    compiles = guidance_lines._compile_lines(scope, fallback=False) or [_row(sheet, 5)]
-    several = _measured_safe(scope) or [_row(sheet, 3)]
-    if gpu and not _measured_safe(scope):
-        several.append(guidance_lines._published("three kernels sharing a T4 with JAX's default 75% preallocation: one "
-                                           "aborted with no traceback; `XLA_PYTHON_CLIENT_PREALLOCATE=false` was "
-                                           "the fix applied."))
-    whole = guidance_lines._cpu_advice(scope, ("notebooks.",)) + [_row(sheet, 7, basis=True)]
+            small.append(gl.SCAN_PUBLISHED)
+    nuts = gl.measured_nuts(scope) or [_row(sheet, 4)]
+    compiles = gl._compile_lines(scope, fallback=False) or [_row(sheet, 5)]
+    several = gl.measured_safe(scope) or [_row(sheet, 3)]
+    if gpu and not gl.measured_safe(scope):
+        several.append(gl.PREALLOCATE_PUBLISHED)
+    whole = gl._cpu_advice(scope, ("notebooks.",)) + [_row(sheet, 7, basis=True)]
     return [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
             ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)", small),
             ("NUTS lectures (numpyro)", nuts),

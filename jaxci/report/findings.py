@@ -12,11 +12,10 @@ from jaxci.analysis import crossover as cx
 from jaxci.analysis import group, median
 from jaxci.report import answers
 from jaxci.report.guidance_lines import _pin_once, guidance_sections
+from jaxci.report.model_check import model_section
 from jaxci.report.text import Notes, dollars, num, pct, seconds, table
 
 
-# Extra sections of findings.md (e.g. release regressions): callables report -> (title, markdown) or None.
-# They are placed between the guidance and the evidence; append a builder here from the module that owns it.
 def _release_section(report):
     """Regressions and improvements between consecutive JAX releases (the history `jaxci history` backfills)."""
     from jaxci.analysis.releases import releases_md
@@ -25,9 +24,9 @@ def _release_section(report):
     return "Regressions across JAX releases", text
 
 
-SECTIONS: list = [_release_section,
-                  lambda report: __import__("jaxci.report.model_check",
-                                            fromlist=["model_section"]).model_section(report)]
+# Extra sections of findings.md: callables report -> (title, markdown) or None, placed between the guidance and
+# the evidence.
+SECTIONS: list = [_release_section, model_section]
 
 
 def _rows_or(header, rows, empty: str) -> str:
@@ -127,13 +126,10 @@ def fp64_table(report) -> str:
 
 def _fp64_answer(report) -> str:
     lines = []
-    by = {}
-    for s in report.fp64_summary:
-        by.setdefault((s.machine, s.device), []).append(s.ratio)
-    for (machine, device), vals in sorted(by.items()):
-        lines.append(f"- {machine} {device}: median float64/float32 time ratio {median(vals):.2f} "
-                     f"over {len(vals)} kernels "
-                     f"(largest {max(vals):.2f}).")
+    for (machine, device), rows in sorted(group(report.fp64_summary, lambda s: (s.machine, s.device)).items()):
+        vals = [s.ratio for s in rows]
+        lines.append(f"- {machine} {device}: median float64/float32 time ratio {median(vals):.2f} over {len(vals)} "
+                     f"kernels (largest {max(vals):.2f}).")
     return "\n".join(lines) or "No kernel measured in both float32 and float64."
 
 
@@ -165,12 +161,8 @@ def _nuts(report) -> str:
             rows.append([row.machine, setting, method, chains, num(ess), _v(ex.get("leapfrog_per_s")),
                          seconds(ex.get("wall_s")) if ex.get("wall_s") is not None else "—"])
     rows = _once(rows, 2)
-    best = []
-    for row in report.nuts:
-        b = row.best
-        if b:
-            setting = " ".join(f"{k}={v}" for k, v in row.setting)
-            best.append(f"- {row.machine} {setting}: best {b[0][0]} x {b[0][1]} chains at {b[1]:.3g} ESS/s")
+    best = [f"- {row.machine} {' '.join(f'{k}={v}' for k, v in row.setting)}: best {row.best[0][0]} x "
+            f"{row.best[0][1]} chains at {row.best[1]:.3g} ESS/s" for row in report.nuts if row.best]
     return _rows_or(["machine", "setting", "chain_method", "chains", "ESS/s", "leapfrog/s", "wall"], rows,
                     "Every nuts combination was skipped or failed.") + "\n\n" + "\n".join(best) + \
         _counted(missing, "nuts configurations skipped or failed")
@@ -213,9 +205,7 @@ def _costs(report) -> str:
         if c.job_dollars is None:
             continue
         suites = ", ".join(f"{s} {dollars(d)}" for s, d in sorted(c.suite_dollars().items())) or "—"
-        label = c.label if c.label != "measured" else f"measured ({c.scale} scale)"
-        if c.label == "predicted":
-            label = f"predicted ({c.scale} scale)"
+        label = f"{c.label} ({c.scale} scale)" if c.label in ("measured", "predicted") else c.label
         rows.append([c.family, num(c.price_per_hour, "${:.4g}/h"), label, seconds(c.suite_seconds),
                      dollars(c.job_dollars), suites,
                      dollars(c.predicted_job_dollars)

@@ -77,30 +77,51 @@ def _published(fragment: str) -> str:
     return f"- published reference (docs/reference/incidents.md, not a measurement here): {fragment}"
 
 
+BIG, SEQ = ("dense.", "elementwise."), ("loops.", "kalman.")
+SCAN_PUBLISHED = _published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the runner's CPU at "
+                            "n = 10,000,000.")
+PREALLOCATE_PUBLISHED = _published("three kernels sharing a T4 with JAX's default 75% preallocation: one aborted "
+                                   "with no traceback; `XLA_PYTHON_CLIENT_PREALLOCATE=false` was the fix applied.")
+
+
+def measured_large(report) -> list[str]:
+    return _gpu_advice(report, BIG) + _cpu_advice(report, BIG, ratios=False)
+
+
+def measured_small(report) -> list[str]:
+    return _cpu_advice(report, SEQ) + _gpu_advice(report, SEQ) + [
+        f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 on the GPU (measured)."
+        for s in report.fp64_summary if s.device == "gpu"]
+
+
+def measured_nuts(report) -> list[str]:
+    out = []
+    for row in report.nuts:
+        if row.best:
+            (method, chains), ess = row.best
+            setting = " ".join(f"{k}={v}" for k, v in row.setting)
+            out.append(f"- {row.machine} {setting}: `chain_method='{method}'` with {chains} chains gave the most "
+                       f"effective samples per second ({ess:.3g}; measured).")
+    return out
+
+
+def measured_safe(report) -> list[str]:
+    return [f"- {m} (gpu): policy `{p}` kept every worker alive up to N = {n} (measured)."
+            for (m, d, p), n in sorted(report.safe_n.items()) if n is not None and d == "gpu"]
+
+
 def _large_lines(report, no_gpu) -> list[str]:
-    big = ("dense.", "elementwise.")
-    large = _gpu_advice(report, big) + _cpu_advice(report, big, ratios=False) + _predicted_gpu(report, big)
+    large = measured_large(report) + _predicted_gpu(report, BIG)
     return large or [no_gpu or "- GPU: no dense or elementwise kernel measured on both devices yet."]
 
 
 def _small_lines(report, no_gpu) -> list[str]:
-    seq = ("loops.", "kalman.")
-    small = _cpu_advice(report, seq) + _gpu_advice(report, seq)
-    small += [f"- {s.machine}: {s.kernel} costs {s.ratio:.1f}x in float64 on the GPU (measured)."
-              for s in report.fp64_summary if s.device == "gpu"]
-    return small or [no_gpu or "- GPU: no loop or Kalman kernel measured on both devices yet.",
-                     _published("a scalar `lax.scan` ran about 1,340x slower on a T4 than on the runner's CPU "
-                                "at n = 10,000,000.")]
+    return measured_small(report) or [no_gpu or "- GPU: no loop or Kalman kernel measured on both devices yet.",
+                                      SCAN_PUBLISHED]
 
 
 def _nuts_lines(report, gpu_machines) -> list[str]:
-    nuts = []
-    for row in report.nuts:
-        b = row.best
-        if b:
-            setting = " ".join(f"{k}={v}" for k, v in row.setting)
-            nuts.append(f"- {row.machine} {setting}: `chain_method='{b[0][0]}'` with {b[0][1]} chains gave the most "
-                        f"effective samples per second ({b[1]:.3g}; measured).")
+    nuts = measured_nuts(report)
     if not any(dict(r.setting).get("device") == "gpu" and r.best for r in report.nuts):
         nuts.append(("- GPU: not measured (no GPU in these results)." if not gpu_machines else
                      "- GPU: no nuts configuration measured on a GPU (skipped or failed).") + " " +
@@ -128,12 +149,8 @@ def _compile_lines(report, fallback: bool = True) -> list[str]:
 
 
 def _safe_lines(report) -> list[str]:
-    safe = [f"- {m} (gpu): policy `{p}` kept every worker alive up to N = {n} (measured)."
-            for (m, d, p), n in sorted(report.safe_n.items()) if n is not None and d == "gpu"]
-    return safe or [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
-                    _published("three kernels sharing a T4 with JAX's default 75% preallocation: "
-                               "one aborted with no traceback; "
-                               "`XLA_PYTHON_CLIENT_PREALLOCATE=false` was the fix applied.")]
+    return measured_safe(report) or [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
+                                     PREALLOCATE_PUBLISHED]
 
 
 def _whole_lines(report) -> list[str]:

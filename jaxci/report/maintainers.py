@@ -225,9 +225,7 @@ def write(report, folder, families: list[str], site: bool = False) -> list:
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
     pages = {"README.md": index_page(report, families), **{f"{f}.md": family_page(report, f, site) for f in families}}
     for name, text in pages.items():
         safewrite.write_text(folder / name, text, option="--maintainers")
-        written.append(folder / name)
-    return written
+    return [folder / name for name in pages]

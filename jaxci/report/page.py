@@ -135,11 +135,8 @@ def concurrency_grids(report) -> list[tuple[str, str, str]]:
 
 
 def cost_bars(report) -> tuple[str, str] | None:
-    items = []
-    for c in report.costs:
-        if c.job_dollars is not None:
-            items.append((f"{c.family}{' (predicted)' if c.label == 'predicted' else ''}", c.job_dollars,
-                          "#1f77b4" if c.label == "measured" else "#bbbbbb"))
+    items = [(f"{c.family}{' (predicted)' if c.label == 'predicted' else ''}", c.job_dollars,
+              "#1f77b4" if c.label == "measured" else "#bbbbbb") for c in report.costs if c.job_dollars is not None]
     if not items:
         return None  # no panel: the evidence says why
     missing = [c.family for c in report.costs if c.job_dollars is None]
@@ -216,7 +213,6 @@ def decisions_html(report) -> str:
                      f"<th>decision</th><th>status</th><th>from (band, inputs; or the command that measures it)</th>"
                      f"</tr>{rows}</table></div>")
     return "\n".join(parts) + f'<p class="fail-once">{_md_inline(decisions.FAIL_ONCE)}</p>'
-
 
 
 def regressions_html(report) -> str:

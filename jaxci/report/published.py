@@ -88,7 +88,7 @@ _FAMILY = {"CPU runner": "ubuntu-latest", "T4 runner": "g4dn.2xlarge"}
 _DIRECT = re.compile(r"^\|\s*(?P<what>[^|]+?)\s*\|\s*(?P<cpu>[\d.]+)\s*s\s*\|\s*(?P<gpu>[\d.]+)\s*s\s*\|")
 
 
-def _direct(what: str, device_col: str) -> dict:
+def _direct(what: str) -> dict:
     """Model question for a direct-timings row (device cpu on the CPU runner, gpu on the T4 runner)."""
     first = "first call" in what
     for pattern, kernel, size in ((r"(\d+)x\1 matmul", "matmul", lambda m: int(m[1])),
@@ -105,6 +105,12 @@ def _direct(what: str, device_col: str) -> dict:
     return {"why": "not a suite kernel"}
 
 
+def _both(case: str, cpu: str, gpu: str, **kw) -> list[PublishedFigure]:
+    """One published case on the CPU runner and on the T4 runner, each to its printed resolution."""
+    return [PublishedFigure(case, "ubuntu-latest", "cpu", float(cpu), resolution_s=_resolution(cpu), **kw),
+            PublishedFigure(case, "g4dn.2xlarge", "gpu", float(gpu), resolution_s=_resolution(gpu), **kw)]
+
+
 def figures(text: str) -> list[PublishedFigure]:
     """Every figure of docs/reference/incidents.md the runner model is held against, in the file's order."""
     out: list[PublishedFigure] = []
@@ -112,8 +118,8 @@ def figures(text: str) -> list[PublishedFigure]:
         m = _DIRECT.match(line.strip())
         if not m or m["what"] == "benchmark":
             continue
+        q = _direct(m["what"])
         for col, value, device in (("CPU runner", m["cpu"], "cpu"), ("T4 runner", m["gpu"], "gpu")):
-            q = _direct(m["what"], col)
             dev = device if q.get("kernel") not in (None, "numpy_matmul", "pure_python") else "cpu"
             out.append(PublishedFigure(m["what"], _FAMILY[col], dev, float(value), resolution_s=_resolution(value),
                                        **q))
@@ -121,28 +127,16 @@ def figures(text: str) -> list[PublishedFigure]:
     s = re.search(r"fresh jits at sizes [\d, ]+ \(each compile included\): CPU ([\d.]+) s in total, "
                   r"T4 ([\d.]+) s", flat)
     if s:
-        out += [PublishedFigure("fresh-jit series 100-3000", "ubuntu-latest", "cpu", float(s[1]), kernel="series",
-                                resolution_s=_resolution(s[1])),
-                PublishedFigure("fresh-jit series 100-3000", "g4dn.2xlarge", "gpu", float(s[2]), kernel="series",
-                                resolution_s=_resolution(s[2]))]
+        out += _both("fresh-jit series 100-3000", s[1], s[2], kernel="series")
     for m in _SCAN_LONG.finditer(flat):
         n = int(m[3].replace(",", ""))
-        out += [PublishedFigure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[1]), kernel="scan", n=n,
-                                resolution_s=_resolution(m[1])),
-                PublishedFigure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
-                                resolution_s=_resolution(m[2]))]
+        out += _both(f"scalar scan n={n:,}", m[1], m[2], kernel="scan", n=n)
     for m in _SCAN_SHORT.finditer(flat):
         n = int(m[1].replace(",", ""))
-        out += [PublishedFigure(f"scalar scan n={n:,}", "ubuntu-latest", "cpu", float(m[3]), kernel="scan", n=n,
-                                resolution_s=_resolution(m[3])),
-                PublishedFigure(f"scalar scan n={n:,}", "g4dn.2xlarge", "gpu", float(m[2]), kernel="scan", n=n,
-                                resolution_s=_resolution(m[2]))]
+        out += _both(f"scalar scan n={n:,}", m[3], m[2], kernel="scan", n=n)
     c = re.search(r"compile ([\d.]+) s GPU vs ([\d.]+) s CPU", flat)
     if c:
-        out += [PublishedFigure("scalar scan compile", "ubuntu-latest", "cpu", float(c[2]), kernel="scan", n=100_000,
-                                compile_only=True, resolution_s=_resolution(c[2])),
-                PublishedFigure("scalar scan compile", "g4dn.2xlarge", "gpu", float(c[1]), kernel="scan", n=100_000,
-                                compile_only=True, resolution_s=_resolution(c[1]))]
+        out += _both("scalar scan compile", c[2], c[1], kernel="scan", n=100_000, compile_only=True)
     p = re.search(r"about (\d+) microseconds per iteration on the GPU", flat)
     if p:
         out.append(PublishedFigure("scalar scan per step", "g4dn.2xlarge", "gpu", float(p[1]) * 1e-6, kernel="scan",

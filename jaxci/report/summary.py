@@ -9,7 +9,6 @@ from __future__ import annotations
 import textwrap
 
 WIDTH = 150
-STATUS_TAG = {"measured": "measured", "predicted": "predicted", "not measured": "not measured"}
 
 
 def _cut(line: str, width: int) -> str:
@@ -18,10 +17,8 @@ def _cut(line: str, width: int) -> str:
 
 def sheet_lines(sheet, width: int = WIDTH) -> list[str]:
     """One family's sheet: its title, then one line per row with the row's status."""
-    out = [_cut(f"Decision sheet: {sheet.title}", width)]
-    for d in sheet.rows:
-        out.append(_cut(f"  {d.q} {d.question} [{STATUS_TAG.get(d.status, d.status)}]: {d.decision}", width))
-    return out
+    return [_cut(f"Decision sheet: {sheet.title}", width)] + [
+        _cut(f"  {d.q} {d.question} [{d.status}]: {d.decision}", width) for d in sheet.rows]
 
 
 def summary_lines(report, width: int = WIDTH) -> list[str]:

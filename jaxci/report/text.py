@@ -44,13 +44,11 @@ def repeated_sentences(text: str, min_chars: int = 40) -> dict[str, int]:
     followed by a space, or at a line or table-cell break; numbers stay in, so the same words about two machines
     are two sentences."""
     import re
+    from collections import Counter
 
-    counts: dict[str, int] = {}
-    for line in re.split(r"[\n\r|\t]+", text):
-        for part in re.split(r"(?<=[.;!?])\s+", line):
-            sentence = " ".join(part.split()).strip(" .;-*")
-            if len(sentence) >= min_chars:
-                counts[sentence] = counts.get(sentence, 0) + 1
+    sentences = (" ".join(part.split()).strip(" .;-*") for line in re.split(r"[\n\r|\t]+", text)
+                 for part in re.split(r"(?<=[.;!?])\s+", line))
+    counts = Counter(s for s in sentences if len(s) >= min_chars)
     return {s: n for s, n in counts.items() if n > 1}
 
 

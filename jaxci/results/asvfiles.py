@@ -136,10 +136,11 @@ def set_requirements(machine_dir: str | Path, versions: dict) -> None:
             util.write_json(str(path), data, api_version=Results.api_version)
 
 
-def machine_files(results_dir: str | Path, machine: str) -> list:
-    """Every loadable result file of results/<machine>/, as asv's `Results` (unreadable ones left out)."""
+def machine_files(results_dir: str | Path, machine: str, pattern: str = "*.json") -> list:
+    """Every loadable result file of results/<machine>/ whose name matches `pattern`, as asv's `Results`
+    (unreadable ones left out)."""
     out = []
-    for path in sorted((Path(results_dir) / machine).glob("*.json")):
+    for path in sorted((Path(results_dir) / machine).glob(pattern)):
         if path.name == "machine.json":
             continue
         try:
@@ -168,15 +169,7 @@ def is_number(value) -> bool:
 
 def commit_files(results_dir: Path, machine: str, commit: str) -> list:
     """The loaded result files of `commit` in results/<machine>/ (unreadable ones left out)."""
-    out = []
-    for path in sorted((Path(results_dir) / machine).glob(f"{commit[:8]}-*.json")):
-        try:
-            res = load_file(path, machine)
-        except FormatError:
-            continue
-        if res.commit_hash == commit:
-            out.append(res)
-    return out
+    return [res for res in machine_files(results_dir, machine, f"{commit[:8]}-*.json") if res.commit_hash == commit]
 
 
 def measured_keys(results_dir: Path, machine: str, commit: str) -> set[str]:

@@ -13,12 +13,12 @@ read through util.safeio; every record is checked on the way in (a bad one is re
 from __future__ import annotations
 
 import json
-import math
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxci.results.asvfiles import is_number
 from jaxci.util import safeio, safewrite
 from jaxci.util.loadavg import Load
 from jaxci.util.validate import quoted
@@ -100,7 +100,7 @@ def _release(where: str, key: str, value) -> str:
 def _ratio(where: str, key: str, value, *, optional: bool = False) -> float | None:
     if optional and value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+    if not is_number(value) or value <= 0:
         raise ConditionsError(f"{where}: {key} {quoted(value)} is not a positive finite number")
     return float(value)
 
@@ -109,7 +109,7 @@ def _loads(where: str, value) -> tuple[float, ...]:
     if not isinstance(value, list) or len(value) > 10_000:
         raise ConditionsError(f"{where}: load must be a list of at most 10,000 load averages")
     for x in value:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or not 0 <= x <= 10_000:
+        if not is_number(x) or not 0 <= x <= 10_000:
             raise ConditionsError(f"{where}: load sample {quoted(x)} is not a load average")
     return tuple(float(x) for x in value)
 
@@ -117,8 +117,7 @@ def _loads(where: str, value) -> tuple[float, ...]:
 def _cpu_share(where: str, key: str, value) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0 <= value <= 4096:
+    if not is_number(value) or not 0 <= value <= 4096:
         raise ConditionsError(f"{where}: {key} {quoted(value)} is not a number of CPUs")
     return float(value)
 
@@ -203,13 +202,11 @@ def _table(kind: str, fields: dict) -> str:
 
 def append_run(results_dir: str | Path, machine: str, run: Run) -> None:
     """Add one run record (the file is rewritten whole, atomically, through util.safewrite)."""
-    _run("new run record", {"release": run.release, "commit": run.commit, "date": run.date, "cpu": run.cpu,
-                            "load": list(run.load), "purpose": run.purpose, "cpus": list(run.cpus),
-                            "cpu_own": run.own, "cpu_others": run.others})
-    _append(results_dir, machine, _table("run", {"release": run.release, "commit": run.commit, "date": run.date,
-                                                 "cpu": run.cpu, "cpus": run.cpus or None, "purpose": run.purpose,
-                                                 "cpu_own": run.own, "cpu_others": run.others,
-                                                 "load": run.load}))
+    fields = {"release": run.release, "commit": run.commit, "date": run.date, "cpu": run.cpu,
+              "cpus": list(run.cpus) or None, "purpose": run.purpose, "cpu_own": run.own, "cpu_others": run.others,
+              "load": list(run.load)}
+    _run("new run record", {k: v for k, v in fields.items() if v is not None})
+    _append(results_dir, machine, _table("run", fields))
 
 
 def append_confirmation(results_dir: str | Path, machine: str, c: Confirmation) -> None:

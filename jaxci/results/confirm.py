@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from jaxci.results import conditions
 from jaxci.results.history import AsvRuns, run_release

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import TextIO
 
 from jaxci import REPO_ROOT
+from jaxci.results.asvfiles import FormatError, any_value, load_benchmarks_json, measured_keys
 from jaxci.results.asvrun import asv_exe
 from jaxci.results.release_index import HistoryError  # noqa: F401 (the backfill's one error, raised here too)
-from jaxci.results.asvfiles import FormatError, any_value, load_benchmarks_json, measured_keys
 from jaxci.util import signals
 from jaxci.util.git import GitError, git
 from jaxci.util.pins import pin_jax

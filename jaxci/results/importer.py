@@ -33,12 +33,12 @@ import shutil
 import stat
 import tarfile
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.results.asvfiles import (FormatError, combinations, is_number, load_benchmarks_json, load_file,
-                                     load_machine_json, merge_files, read_results_json, save_file)
-from jaxci.results import transaction
+from jaxci.results import asvfiles, transaction
+from jaxci.results.asvfiles import FormatError, combinations, is_number, load_benchmarks_json, load_file
 from jaxci.results.records import NON_NEGATIVE
 from jaxci.results.transaction import STAGING_PREFIX, STATE
 from jaxci.util import safeio
@@ -154,13 +154,14 @@ def unpack(source: Path, scratch: Path) -> tuple[Path, bytes | None]:
         folder = found[0].parent
     else:
         raise ImportRefused(f"{source}: no such file or folder")
-    for name in ("capture.json", "results.tar.gz"):
-        if not (folder / name).exists():
-            if name == "capture.json":
-                raise ImportRefused(f"{folder}: no capture.json (is this the folder scripts/gpu_capture.py wrote?)")
-            raise ImportRefused(f"{folder}: no results.tar.gz: the capture measured nothing that can be imported")
+    if not (folder / "capture.json").exists():
+        raise ImportRefused(f"{folder}: no capture.json (is this the folder scripts/gpu_capture.py wrote?)")
+    if not (folder / "results.tar.gz").exists():
+        raise ImportRefused(f"{folder}: no results.tar.gz: the capture measured nothing that can be imported")
     unpacked = scratch / "unpacked"
     _safe_extract(folder / "results.tar.gz", unpacked, LIMITS["results.tar.gz"])
+    if not unpacked.is_dir():  # an empty tarball: the capture's steps wrote no result
+        raise ImportRefused(f"{folder}: results.tar.gz holds no results: the capture measured nothing to import")
     try:
         (unpacked / "capture.json").write_bytes(safeio.read_bytes(folder / "capture.json", LIMITS["capture.json"],
                                                                   links=False))
@@ -267,14 +268,14 @@ def _check_values(cap: UnpackedCapture, path: Path, res) -> None:
 def check_schema(cap: UnpackedCapture) -> dict:
     """asv loads machine.json, every results file and benchmarks.json; every value is of the right type."""
     try:
-        info = load_machine_json(cap.machine_dir / "machine.json")
+        info = asvfiles.load_machine_json(cap.machine_dir / "machine.json")
     except FormatError as exc:
         raise ImportRefused(f"results/{cap.machine}/machine.json: {exc.reason}") from None
     if info.get("machine") != cap.machine:
         raise ImportRefused(f"results/{cap.machine}/machine.json names machine {quoted(info.get('machine'))}")
     for path in cap.result_files:
         try:
-            read_results_json(path)
+            asvfiles.read_results_json(path)
             res = load_file(path, cap.machine)
         except FormatError as exc:
             raise ImportRefused(f"results/{cap.machine}/{path.name}: {exc.reason}") from None
@@ -339,7 +340,7 @@ def gpu_values(cap: UnpackedCapture) -> list[str]:
 
 def _merge(there: Path, old: dict, new: dict) -> tuple[dict, int, list[str]]:
     try:
-        return merge_files(old, new)
+        return asvfiles.merge_files(old, new)
     except FormatError as exc:
         raise ImportRefused(f"{there}: {exc.reason}") from None
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
@@ -364,10 +365,10 @@ def check_duplicates(cap: UnpackedCapture, info: dict, target: Path) -> None:
         if not (there.exists() or there.is_symlink()):
             continue
         try:
-            old = read_results_json(there)
+            old = asvfiles.read_results_json(there)
         except FormatError as exc:
             raise ImportRefused(f"{there}: not readable ({exc.reason}); fix or remove it first") from None
-        merged, gained, again = _merge(there, old, read_results_json(path))
+        merged, gained, again = _merge(there, old, asvfiles.read_results_json(path))
         if not gained:
             raise ImportRefused(f"{tdir}/ already holds {path.name} with every combination this capture measured: "
                                 "this capture (same machine, commit and environment) was imported before. Nothing "
@@ -379,7 +380,7 @@ def check_duplicates(cap: UnpackedCapture, info: dict, target: Path) -> None:
     old_path = tdir / "machine.json"
     if old_path.exists() or old_path.is_symlink():
         try:
-            old = load_machine_json(old_path)
+            old = asvfiles.load_machine_json(old_path)
         except FormatError as exc:
             raise ImportRefused(f"{old_path}: not readable ({exc.reason}); fix or remove it first") from None
         changed = [k for k in HARDWARE_KEYS if k in old and k in info and str(old[k]) != str(info[k])]
@@ -389,20 +390,17 @@ def check_duplicates(cap: UnpackedCapture, info: dict, target: Path) -> None:
                                 "kind of hardware")
 
 
-def _users_of(target: Path, keys: dict) -> dict[str, int]:
+def _users_of(target: Path, keys: dict) -> Counter:
     """How many results files in the target hold a result of each benchmark at the target's version."""
-    used: dict[str, int] = {}
+    used: Counter = Counter()
     for mdir in sorted(p for p in target.iterdir() if p.is_dir() and not p.name.startswith(STAGING_PREFIX)):
         for path in sorted(mdir.glob("*.json")):
             if path.name == "machine.json":
                 continue
             try:
-                res = load_file(path)
-                current = res.get_result_keys(keys)
-            except (FormatError, Exception):  # noqa: B014 - asv's accessors on a damaged file
+                used.update(load_file(path).get_result_keys(keys))
+            except Exception:  # a FormatError, or asv's accessors on a damaged file
                 continue
-            for key in current:
-                used[key] = used.get(key, 0) + 1
     return used
 
 

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jaxci.util.proc import kill_tree
 from jaxci.util.validate import quoted
 from jaxci.util.versions import RELEASE, release_key
 

@@ -1,6 +1,7 @@
 """Files put into a results folder as one transaction (the import's last step): staged in a folder inside the
 target (`.jaxci-import-*`), then moved into place file by file with SIGINT and SIGTERM held off; on any failure,
-what was there is put back and the error raised. `STATE["committed"]` says whether the import got as far as writing (the command's interrupt message).
+what was there is put back and the error raised. `STATE["committed"]` says whether the import got as far as
+writing (the command's interrupt message).
 """
 
 from __future__ import annotations

@@ -160,7 +160,8 @@ def verdict(result: CheckResult, factor: float) -> str:
 
 def report(result: CheckResult, factor: float, title: str) -> str:
     table = "\n".join(line for line in result.compare_log.splitlines() if line.startswith("|"))
-    return f"## {title}\n\n{table}\n\n**{verdict(result, factor)}** (asv -f {factor:g}: '+' slower and '-' faster by more than the factor; '~' beyond the factor but not significant; '!' or '*' failed or not comparable)\n"
+    return (f"## {title}\n\n{table}\n\n**{verdict(result, factor)}** (asv -f {factor:g}: '+' slower and '-' faster by "
+            "more than the factor; '~' beyond the factor but not significant; '!' or '*' failed or not comparable)\n")
 
 
 # ---- local mode: a temporary clone with two commits -------------------------------------------------

@@ -28,11 +28,11 @@ def compile_time(view, run, device: str, base: str, total, on_cpu: frozenset = f
     cells = [c for c in run.cells if not (device == "gpu" and c.index in on_cpu)]
     placed, placed_s = _placed_compiles(cells) if device == "gpu" else (0, 0.0)
     kept = sum(c.compile_s or 0.0 for c in pinned) + placed_s
-    total.seconds("compile", kept, kept, kept)
+    total.seconds("compile", kept)
     count = max(sum(c.compilations or 0 for c in cells) - placed, 0)
     measured = max(sum(c.compile_s or 0.0 for c in cells) - placed_s, 0.0)
     shared = overhead_s(run)
-    total.seconds("start-up", shared, shared, shared)
+    total.seconds("start-up", shared)
     if device == "gpu" and cuda:
         total.add("backend", view.call("backend_start", None, base, device))
     if not count:
@@ -43,7 +43,7 @@ def compile_time(view, run, device: str, base: str, total, on_cpu: frozenset = f
         return
     per = (count - 1) * measured / count
     if device == "cpu":
-        total.seconds("compile", per, per, per)
+        total.seconds("compile", per)
         return
     pairs = _published_compile_ratio(view)
     if pairs is not None:  # nearest evidence: one published source compiled the same cases on both devices

@@ -14,6 +14,7 @@ Reads results through jaxci.results.records and jaxci.analysis only (public func
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ MEASURED, PREDICTED, NOT_KNOWN = "measured", "predicted", "not known"
 ELEMENTWISE = "elementwise.Elementwise.time_warm"
 SCAN = "loops.Scan.time_warm"
 TINY = "dispatch.TinyOp.time_warm"
+DTYPES, DEVICES = ("float32", "float64"), ("cpu", "gpu")
 #: without results: at or above this many elements an array op is taken to favour the GPU
 BUILTIN_CROSSOVER = 1_000_000
 
@@ -124,15 +126,14 @@ def builtin() -> FamilyModel:
 
 def _steps(records, family: str) -> dict:
     out = {}
-    for dtype in ("float32", "float64"):
-        for device in ("cpu", "gpu"):
-            ok = [r for r in records if r.machine == family and r.benchmark == SCAN and r.ok
-                  and r.params.get("unroll") == 1 and r.params.get("dtype") == dtype
-                  and r.params.get("device") == device and isinstance(r.params.get("n"), int)]
-            if ok:
-                top = max(ok, key=lambda r: r.params["n"])
-                out[(dtype, device)] = Threshold(top.value / top.params["n"], MEASURED,
-                                              f"loops.Scan n={top.params['n']:,} ({top.provenance()})")
+    for dtype, device in itertools.product(DTYPES, DEVICES):
+        ok = [r for r in records if r.machine == family and r.benchmark == SCAN and r.ok
+              and r.params.get("unroll") == 1 and r.params.get("dtype") == dtype
+              and r.params.get("device") == device and isinstance(r.params.get("n"), int)]
+        if ok:
+            top = max(ok, key=lambda r: r.params["n"])
+            out[(dtype, device)] = Threshold(top.value / top.params["n"], MEASURED,
+                                             f"loops.Scan n={top.params['n']:,} ({top.provenance()})")
     return out
 
 
@@ -214,14 +215,14 @@ def _predicted(model: FamilyModel, records, machines, catalogue, published=()) -
     if not catalogue[model.family].has_gpu:
         model.notes.append(f"{model.family} has no GPU: every lecture runs on its CPU")
         return
-    for dtype in ("float32", "float64"):
+    for dtype in DTYPES:
         for kernel in ("elementwise", "matmul"):
             fig = view.crossover(kernel, dtype)
             if fig is not None:
                 model.crossovers[(kernel, dtype)] = fig
         if dtype not in model.crossover and ("elementwise", dtype) in model.crossovers:
             model.crossover[dtype] = model.crossovers[("elementwise", dtype)]
-        for device in ("cpu", "gpu"):
+        for device in DEVICES:
             if (dtype, device) not in model.step:
                 step = view.step("scan", dtype, device)
                 if step is not None:
@@ -232,12 +233,10 @@ def _predicted(model: FamilyModel, records, machines, catalogue, published=()) -
                     model.dispatch[device] = Threshold(p.seconds, PREDICTED, f"dispatch floor ({p.inputs[:160]})")
     if not model.curve:
         curve: dict = {}
-        for dtype in ("float32", "float64"):
-            for device in ("cpu", "gpu"):
-                for n in GRID:
-                    p = view.call("elementwise", n, dtype, device)
-                    if p:
-                        curve.setdefault((dtype, device), []).append((n, p.seconds))
+        for dtype, device, n in itertools.product(DTYPES, DEVICES, GRID):
+            p = view.call("elementwise", n, dtype, device)
+            if p:
+                curve.setdefault((dtype, device), []).append((n, p.seconds))
         if {k[1] for k in curve} >= {"cpu", "gpu"}:
             model.curve = curve
             model.curve_label = f"{PREDICTED} elementwise times for {model.family} (runner model)"

@@ -143,9 +143,9 @@ def merge_traced(verdict: Verdict) -> None:
             scan.max_elements = max(scan.max_elements or 0, lp.carry)
 
 
-def _fill(loop: Loop, trips, carry, what: str = "") -> None:
+def _fill(loop: Loop, trips, carry) -> None:
     if loop.trips is None and trips is not None:
-        loop.trips, loop.trips_why = trips, f"traced at execution{': ' + what if what else ''}"
+        loop.trips, loop.trips_why = trips, "traced at execution"
     if loop.carry is None and carry is not None:
         loop.carry, loop.carry_why = carry, "traced at execution"
     loop.source = "static+executed"
@@ -172,8 +172,7 @@ def merge(verdict: Verdict) -> None:
                 verdict.over_timeout.append(f"{platform} cell {cell.index}: {cell.wall_s:.1f} s > {limit:g} s")
     target = gpu if (gpu is not None and verdict.recommendation == classify.KEEP_GPU) else cpu
     if target is not None and target.ok and target.cells:
-        slowest = target.slowest.wall_s
-        verdict.proposed_timeout = timeouts.cell_timeout(slowest)
+        verdict.proposed_timeout = timeouts.cell_timeout(target.slowest.wall_s)
 
 
 def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:

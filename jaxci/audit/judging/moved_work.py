@@ -42,7 +42,7 @@ def _sampler_by_ratio(view, total, seconds: float, dtype: str, device: str) -> N
     ratio = _latency_ratio(view, dtype, device)
     if ratio is None:
         total.missing.append(f"library sampler ({seconds:.3g} s on the CPU): no latency-bound GPU / CPU ratios")
-        total.seconds("sampler", seconds, seconds, seconds)
+        total.seconds("sampler", seconds)
         return
     mid, low, high, inputs = ratio
     total.seconds("sampler", seconds * mid, seconds * low, seconds * high)

@@ -35,6 +35,7 @@ its inputs and band; it never fills a measured cell.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -70,7 +71,9 @@ class Sum:
                      times * max((p.low if p.low is not None else p.seconds) - cut, 0.0),
                      times * max((p.high if p.high is not None else p.seconds) - cut, 0.0))
 
-    def seconds(self, part: str, mid: float, low: float, high: float) -> None:
+    def seconds(self, part: str, mid: float, low: float | None = None, high: float | None = None) -> None:
+        """Add a part's seconds with its band's ends (without them: a figure with no band, as measured here)."""
+        low, high = mid if low is None else low, mid if high is None else high
         self.mid, self.low, self.high = self.mid + mid, self.low + low, self.high + high
         self.parts[part] += mid
 
@@ -215,24 +218,24 @@ def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: fro
 def _cell_time(side: Side, total: Sum, cell) -> None:
     """One cell's seconds on the side's device."""
     imp = cell.import_s or 0.0
-    total.seconds("host", imp, imp, imp)
+    total.seconds("host", imp)
     if not side.here:  # the part _fill gave the fast-path calls may be host code after all: the band's high end
         total.seconds("host", 0.0, 0.0, filled_seconds(cell, side.known))
     _calls_time(side, total, cell)
     sampled = _sampler_s(cell, side.known)
     if sampled and side.here:
-        total.seconds("sampler", sampled, sampled, sampled)
+        total.seconds("sampler", sampled)
     elif sampled:
         sampler_time(side.view, total, cell, sampled, side.base, side.device)
     top = [loop for loop in cell.loops or [] if loop.top_level]  # within a jitted call: _calls_time
     eager = cell.eager.ops if cell.eager else 0
     if side.here and (top or eager):
         rest = _rest(cell, side.known)
-        total.seconds("loops" if top else "eager", rest, rest, rest)
+        total.seconds("loops" if top else "eager", rest)
         return
     if not top and not eager:  # host code only: it runs on the host whatever the device
         rest = _rest(cell, side.known)
-        total.seconds("host", rest, rest, rest)
+        total.seconds("host", rest)
         return
     on_cpu = Sum()
     for loop in top:
@@ -242,10 +245,10 @@ def _cell_time(side: Side, total: Sum, cell) -> None:
     beside = max(_rest(cell, side.known) - on_cpu.mid, 0.0)  # the cell's measured time beyond its loops' CPU time
     if eager and side.measured_cpu:
         host = _busy_beyond(cell, beside)
-        total.seconds("host", host, host, host)
+        total.seconds("host", host)
         eager_time(side.view, total, cell, side.device, side.float64, beside - host)
     elif not eager:
-        total.seconds("host", beside, beside, beside)
+        total.seconds("host", beside)
 
 
 def _calls_time(side: Side, total: Sum, cell) -> None:
@@ -255,7 +258,7 @@ def _calls_time(side: Side, total: Sum, cell) -> None:
         where = side.on_cpu() if placed_on_cpu(entry) else side
         mine = measured if side.here or (where.device == "cpu" and side.measured_cpu) else None
         if mine is not None:  # this run's own waited time on a CPU: measured beats the model's op-mix rate
-            total.seconds("calls", calls * mine, calls * mine, calls * mine)
+            total.seconds("calls", calls * mine)
             continue
         passes = _inferred_passes(side, entry, measured)
         if passes is None:
@@ -421,13 +424,9 @@ def cpu_family(run, view, float64: bool = False, loops=()) -> dict | None:
 
 def _spans(cells) -> str:
     """{3, 4, 5, 9} -> '3-5, 9'."""
-    out, run = [], []
-    for i in sorted(cells):
-        if run and i != run[-1] + 1:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
-            run = []
-        run.append(i)
-    if run:
+    out = []
+    for _, group in itertools.groupby(enumerate(sorted(cells)), lambda pair: pair[1] - pair[0]):
+        run = [i for _, i in group]
         out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
     return ", ".join(out)
 

@@ -55,10 +55,9 @@ def job_commands(job: workflows.Job) -> list[tuple[str, str]]:
     return out
 
 
-def _vcpu(job: workflows.Job, catalogue: dict) -> int | None:
-    family = (job.label.family or "").split("+")[0] if job.label else ""
-    vcpu = catalogue[family].value("vcpu") if family in catalogue else None
-    return vcpu if isinstance(vcpu, int) else None
+def _family(job: workflows.Job) -> str:
+    """The runner family the job's label names ('' without a label), without its '+' variants."""
+    return (job.label.family or "").split("+")[0] if job.label else ""
 
 
 # ---- the rules ----
@@ -145,7 +144,7 @@ class _Audit:
         job = next((j for j in build_jobs if j.label and j.label.kind in ("runs-on", "github")), None)
         if job is None or not self.catalogue:
             return
-        family = (job.label.family or "").split("+")[0] or job.label.image
+        family = _family(job) or job.label.image
         try:
             with_lab = load_catalogue(include_lab=True)  # lab machines (TITAN RTX, H200) shown, never chosen
         except CatalogueError:
@@ -183,8 +182,7 @@ class _Audit:
         """The build's minutes on this job's family: the predicted build (jaxci.policy.builds, through the tier
         decision) when one exists, else the lectures' measured seconds on the machine that ran --execute, else
         the catalogue's planning ceiling."""
-        family = (job.label.family or "").split("+")[0] if job.label else ""
-        family = self.label_changes.get(job.where, {}).get("family", family)
+        family = self.label_changes.get(job.where, {}).get("family", _family(job))
         predicted = self._predicted_build(job, family)
         if predicted:
             return predicted
@@ -257,7 +255,7 @@ class _Audit:
         lab = job.label
         if lab is None or lab.kind not in ("runs-on", "github"):
             return
-        family = (lab.family or "").split("+")[0] or lab.image
+        family = _family(job) or lab.image
         gpu = tier.is_gpu(lab, self.catalogue)
         rows = tier.estimates(self.lectures, self.catalogue, self.defaults) if self.catalogue else []
         if not gpu:
@@ -350,7 +348,7 @@ class _Audit:
         where, command = engine.where.split(" ", 1)
         if any(k in job.env for k in workflows.MEMORY_VARS) or job.uses_action("jax-env"):
             return
-        family = (job.label.family or "").split("+")[0]
+        family = _family(job)
         device = self.catalogue[family].value("gpu_memory_mib") if family in self.catalogue else None
         env, policy, why = self._advice(n, device)
         lines = [f"{k}: {ed.yaml_quote(v)}" for k, v in env.items()]
@@ -373,9 +371,10 @@ class _Audit:
         if job.where not in self._answers:
             from jaxci.policy import concurrency
 
-            vcpu = _vcpu(job, self.catalogue)
+            family = _family(job)
+            vcpu = self.catalogue[family].value("vcpu") if family in self.catalogue else None
+            vcpu = vcpu if isinstance(vcpu, int) else None
             engine = engine_of(job_commands(job), self.root, vcpu)
-            family = (job.label.family or "").split("+")[0] if job.label else ""
             has_gpu = tier.is_gpu(job.label, self.catalogue) and not self.moving(job)
             answer = concurrency.decide(self.survived, engine or concurrency.Engine(concurrency.NBCLIENT),
                                         has_gpu=has_gpu, family=family or "the family", vcpu=vcpu)
@@ -418,7 +417,7 @@ class _Audit:
                             f"{len(comp)} JAX lectures (a warm cache still loads its entries)", "measured"
         else:
             saving, label = "not measured (run `jaxci audit --execute` for compile seconds per lecture)", "not measured"
-        family = (job.label.family or "").split("+")[0] if job.label and job.label.kind == "runs-on" else None
+        family = _family(job) if job.label and job.label.kind == "runs-on" else None
         _, answer = self.question3(job)
         n = answer.concurrency if gpu else 1
         if self.moving(job):

@@ -5,6 +5,7 @@ $GITHUB_STEP_SUMMARY. Rendering is last and pure: a CIReport in, text out.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from jaxci.audit.lecture_ci.report import CIReport
 
@@ -120,9 +121,7 @@ def _decision(d) -> list[str]:
 
 def summary(report: CIReport) -> str:
     """A few lines for the job summary: counts per kind and the tier verdicts."""
-    counts = {}
-    for f in report.findings:
-        counts[f.kind] = counts.get(f.kind, 0) + 1
+    counts = Counter(f.kind for f in report.findings)
     lines = [f"## jaxci audit: CI ({len(report.findings)} finding(s))", ""]
     lines += [f"- **{k}**: {n}" for k, n in counts.items()] or ["- no findings"]
     lines += [f"- runner tier `{t.job}` ({t.family}): {t.recommendation} ({t.label})" for t in report.tiers]

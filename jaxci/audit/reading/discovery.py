@@ -27,9 +27,7 @@ def find_lectures(root: Path) -> list[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if path.suffix in (".ipynb", ".md") and outside(path, root):
-                found.append(path)
-            elif path.suffix == ".ipynb":
+            if path.suffix == ".ipynb" or (path.suffix == ".md" and outside(path, root)):
                 found.append(path)
             elif path.suffix == ".md":
                 try:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxci.audit.reading.shapes import _ordered
 from jaxci.util import safeio
 
 #: settings whose value is a comma-separated list of platforms (the first that initialises is the default)
@@ -70,16 +71,10 @@ def node_platforms(node) -> tuple[str, ...]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return split_platforms(node.value)
     found: list[str] = []
-    for n in _in_order(node):
+    for n in _ordered(node):
         if isinstance(n, ast.Constant) and isinstance(n.value, str):
             found += [p for p in split_platforms(n.value) if p not in found]
     return tuple(found)
-
-
-def _in_order(node):
-    yield node
-    for child in ast.iter_child_nodes(node):
-        yield from _in_order(child)
 
 
 def kernelspec_pin(metadata, root: Path | None = None) -> Pin | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 
 from jaxci.audit.reading import constructors
 from jaxci.audit.reading.sizes import Known, join
@@ -150,7 +151,7 @@ class Evaluator:
             return None
         name = call.func.id
         if name in self.fields:
-            params = [(k, v) for k, v in self.fields[name].items()]
+            params = list(self.fields[name].items())
         elif name in self.defaults:
             params = self.defaults[name]
         else:
@@ -260,23 +261,16 @@ class Evaluator:
         if a is None or b is None or not all(isinstance(x.value, (int, float)) for x in (a, b)):
             return None
         x, y = a.value, b.value
+        fn = _ARITH.get(type(node.op))
+        if fn is None or isinstance(node.op, ast.Pow) and (abs(y) > 64 or abs(x) > 1e6):
+            return None
         try:
-            if isinstance(node.op, ast.Pow):
-                if abs(y) > 64 or abs(x) > 1e6:
-                    return None
-                value = x ** y
-            else:
-                ops = {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y,
-                       ast.FloorDiv: lambda: x // y, ast.Div: lambda: x / y, ast.Mod: lambda: x % y}
-                fn = ops.get(type(node.op))
-                if fn is None:
-                    return None
-                value = fn()
+            value = fn(x, y)
         except (ZeroDivisionError, OverflowError, TypeError):
             return None
         if not isinstance(value, (int, float)) or isinstance(value, complex) or abs(value) > 1e15:
             return None
-        if isinstance(value, float) and value.is_integer() and isinstance(node.op, ast.Div) is False:
+        if isinstance(value, float) and value.is_integer() and not isinstance(node.op, ast.Div):
             value = int(value)
         return Known(value, join(a, b))
 
@@ -364,10 +358,9 @@ class Evaluator:
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
             args = [self._eval_k(a) for a in it.args]
             if args and all(a is not None and isinstance(a.value, int) for a in args):
-                vals = [a.value for a in args]
-                start, stop, step = ((0, vals[0], 1) if len(vals) == 1
-                                     else (vals[0], vals[1], vals[2] if len(vals) > 2 else 1))
-                return Known(max(len(range(start, stop, step)), 0), join(*args)) if step else None
+                vals = [a.value for a in args][:3]
+                step = vals[2] if len(vals) > 2 else 1
+                return Known(len(range(*vals)), join(*args)) if step else None
             return None
         if isinstance(it, ast.Name) and it.id in self.consts and isinstance(self.consts[it.id].value, tuple):
             return Known(len(self.consts[it.id].value), self.consts[it.id].why)
@@ -424,6 +417,8 @@ def _text(node) -> str:
         return "?"
 
 
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+          ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 #: how each kind of expression is evaluated (anything else: not provable)
 _VALUE_RULES = {ast.Constant: Evaluator._value_constant, ast.Name: Evaluator._value_name,
                 ast.Attribute: Evaluator._attribute, ast.Subscript: Evaluator._value_subscript,

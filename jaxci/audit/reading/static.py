@@ -70,8 +70,6 @@ def cell_tags(cell) -> set[str]:
     return {str(t) for t in tags} if isinstance(tags, (list, tuple)) else set()
 
 
-
-
 def _parse_cell(source: str, index: int, scan: LectureScan) -> ast.Module | None:
     try:
         return ast.parse(to_python(source))

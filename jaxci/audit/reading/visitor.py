@@ -90,17 +90,11 @@ class CodeScan(Evaluator):
                     self.jitted.add(node.name)
         self._jax_functions(tree, [])
 
-    def _jitted_here(self, name: str) -> bool:
-        """Is `name` a jitted function where the scan stands (its latest definition before here, in order)?"""
+    def _in_force(self, name: str) -> tuple | None:
+        """((cell, line), jitted?) of the definition of `name` in force where the scan stands (the latest before
+        here, in order), None without one."""
         here = (self.cell, self.line)
-        before = [jit for at, jit in self.defs.get(name, []) if at <= here]
-        return bool(before) and before[-1]
-
-    def _uses_jax_here(self, name: str) -> bool:
-        """Does the definition of `name` in force here (the latest before, in order) call into JAX?"""
-        here = (self.cell, self.line)
-        before = [at for at, _ in self.defs.get(name, []) if at <= here]
-        return bool(before) and before[-1] in self.jax_defs
+        return next((d for d in reversed(self.defs.get(name, [])) if d[0] <= here), None)
 
     def _jax_functions(self, node, enclosing: list) -> None:
         """Functions that call into JAX (directly or in a nested function): one walk, after the imports."""
@@ -224,11 +218,12 @@ class CodeScan(Evaluator):
         """A call into JAX: how telling it is of the loop (0 a jitted function of the notebook, 1 a function of its
         that uses JAX, 2 any other) and how it reads ("jitted `f`", "`f` (uses JAX)", "jax.jit(...)(...)",
         "jnp.sum"); None for any other call."""
-        if isinstance(n.func, ast.Name) and self._jitted_here(n.func.id):
+        defined = self._in_force(n.func.id) if isinstance(n.func, ast.Name) else None
+        if defined is not None and defined[1]:
             return 0, f"jitted `{n.func.id}`"
         if isinstance(n.func, ast.Call) and self._is_jit(n.func.func):
             return 2, "jax.jit(...)(...)"
-        if isinstance(n.func, ast.Name) and self._uses_jax_here(n.func.id):
+        if defined is not None and defined[0] in self.jax_defs:
             return 1, f"`{n.func.id}` (uses JAX)"
         name = self._name(n.func)
         return (2, name.replace("jax.numpy.", "jnp.")) if name.startswith(("jax.", "numpyro.")) else None

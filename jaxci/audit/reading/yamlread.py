@@ -50,9 +50,8 @@ def _build(node, path, nodes, constructor):
     if isinstance(node, yaml.MappingNode):
         out = {}
         for key_node, value_node in node.value:
+            # a merge key stays a plain "<<" key: visible, not emulated
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.start_mark)
-            if key == "<<":  # merge keys: keep it simple and visible rather than emulate them
-                key = "<<"
             nodes[path + (key,)] = (key_node, value_node)
             out[key] = _build(value_node, path + (key,), nodes, constructor)
         return out

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from jaxci.audit.reading.cell_records import EagerWork, JitCall, SamplerRun, TracedLoop
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
+from jaxci.audit.reading.static import cell_tags
 from jaxci.audit.runner import jit_calls
 from jaxci.audit.runner.ending import (
     _LIVE,
@@ -259,7 +260,7 @@ async def _execute(nb, result: NotebookRun, launch: Launch):
                 await _silent(client, _kernel_setup_code(launch.trace), timeout=launch.startup_timeout)
                 _piggyback(client, replies)
             for index, cell in enumerate(nb.cells):
-                tags = _tags(cell)
+                tags = cell_tags(cell)
                 if cell.cell_type != "code" or not cell.source.strip() or SKIP_TAG in tags:
                     continue
                 timing = CellTiming(index, cell.source.strip().splitlines()[0][:80], 0.0, 0.0)
@@ -286,11 +287,6 @@ async def _execute(nb, result: NotebookRun, launch: Launch):
         _LIVE.pop(result.kernel_pid, None)
         atexit.unregister(client._cleanup_kernel)  # nbclient leaves it registered when start-up fails
         shutil.rmtree(sockets, ignore_errors=True)
-
-
-def _tags(cell) -> set:
-    tags = (cell.get("metadata") or {}).get("tags") or []
-    return {str(t) for t in tags} if isinstance(tags, (list, tuple)) else set()
 
 
 def _cell_error(cell) -> str | None:

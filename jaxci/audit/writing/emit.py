@@ -82,8 +82,8 @@ def _front_matter_edit(text: str, kernel: str | None, timeout: int | None) -> st
         return None
     head = m.group(1)
     if kernel:
-        if re.search(r"^kernelspec:\s*\n((?:[ \t]+.*\n)*)", head, re.M):
-            block = re.search(r"^kernelspec:\s*\n((?:[ \t]+.*\n)*)", head, re.M)
+        block = re.search(r"^kernelspec:\s*\n((?:[ \t]+.*\n)*)", head, re.M)
+        if block:
             body = block.group(1)
             body = re.sub(r"^([ \t]+name:).*$", rf"\1 {kernel}", body, count=1, flags=re.M) \
                 if re.search(r"^[ \t]+name:", body, re.M) else body + f"  name: {kernel}\n"

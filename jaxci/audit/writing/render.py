@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 
 from jaxci.audit.judging import classify
 from jaxci.audit.judging.every_family import build_totals
@@ -15,6 +16,7 @@ from jaxci.audit.judging.host import MEASURED
 from jaxci.audit.judging.judge import MARGIN, Verdict, pin_list
 from jaxci.audit.writing.emit import PIN_HEADING
 from jaxci.util import quoting
+from jaxci.util.quoting import cell as _cell  # no HTML, comment or @-mention from a file name reaches a summary
 
 COLUMNS = ["lecture", "status", "jax", "float64", "sequential", "nuts", "device_pins", "gpu_narrative",
            "max_elements", "loops", "regime", "recommendation", "basis", "why", "cpu_s", "cpu_compile_s", "gpu_s",
@@ -42,7 +44,7 @@ def row(v: Verdict) -> dict:
         "device_pins": len(s.device_pins) or "",
         "gpu_narrative": len(s.gpu_narrative) or "",
         "max_elements": s.max_elements if s.max_elements is not None else "",
-        "loops": ", ".join(f"{n} {c}" for c, n in sorted(_loop_counts(s).items())),
+        "loops": ", ".join(f"{n} {c}" for c, n in sorted(Counter(loop.cls for loop in s.loops).items())),
         "regime": v.regime,
         "recommendation": v.recommendation,
         "basis": v.basis,
@@ -87,13 +89,6 @@ def _peak(v: Verdict) -> str:
     return "; ".join(out) or "-"
 
 
-def _loop_counts(scan) -> dict:
-    counts: dict = {}
-    for loop in scan.loops:
-        counts[loop.cls] = counts.get(loop.cls, 0) + 1
-    return counts
-
-
 def to_json(verdicts: list[Verdict], executed: bool) -> str:
     per_family = {"per_family": build_totals(verdicts)} if executed else {}
     return json.dumps({"executed": executed, "lectures": [v.as_dict() for v in verdicts], **per_family,
@@ -110,12 +105,6 @@ def to_csv(verdicts: list[Verdict]) -> str:
     for v in verdicts:
         writer.writerow(row(v))
     return out.getvalue()
-
-
-def _cell(text) -> str:
-    """One table cell (or a value in a list item) from a lecture's name, error or note: quoting.cell's escaping
-    (no HTML, comment or @-mention from a file name reaches a job summary)."""
-    return quoting.cell(text)
 
 
 def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
@@ -172,19 +161,13 @@ def _peak_values(v: Verdict) -> list:
 
 def summary(verdicts: list[Verdict], executed: bool) -> str:
     """Headline counts, the pin list, failures and timeouts: what a CI job summary page needs."""
-    counts = {}
-    for v in verdicts:
-        if v.recommendation:
-            counts[v.recommendation] = counts.get(v.recommendation, 0) + 1
+    counts = Counter(v.recommendation for v in verdicts if v.recommendation)
     jax = sum(1 for v in verdicts if v.scan.uses_jax or v.scan.uses_numpyro)
     lines = [f"## jaxci audit: {len(verdicts)} lectures, {jax} use JAX or numpyro"
              + (" (executed)" if executed else " (static scan)"), ""]
     lines += [f"- **{rec}**: {n}" for rec, n in sorted(counts.items())]
     family = next((v.family for v in verdicts if v.family), None)
-    bases: dict = {}
-    for v in verdicts:
-        if v.basis and (v.scan.uses_jax or v.scan.uses_numpyro):
-            bases[v.basis] = bases.get(v.basis, 0) + 1
+    bases = Counter(v.basis for v in verdicts if v.basis and (v.scan.uses_jax or v.scan.uses_numpyro))
     lines += ["", f"Judged for **{family}**" if family else "Judged with built-in thresholds (no `--machine`)"]
     if bases:
         lines[-1] += ": verdicts resting on " + ", ".join(f"{b} ({n})" for b, n in sorted(bases.items()))
