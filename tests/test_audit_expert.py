@@ -208,7 +208,7 @@ def test_measured_verdicts(measured, lecture):
     assert (v.regime, v.recommendation) == MEASURED_EXPECTED[lecture], v.why
     assert v.family == "g4dn.2xlarge"
     if lecture != "unknown_size.md":
-        assert v.basis == M and "g4dn.2xlarge" in v.why or "measured crossover" in v.why, v.why
+        assert v.basis == M, v.why
 
 
 def test_measured_reasons_quote_the_numbers(measured):

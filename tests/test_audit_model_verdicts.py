@@ -3,6 +3,7 @@ lecture; the kernel-side hooks as a module. No timing is asserted: only which ve
 
 import copy
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
@@ -204,6 +205,10 @@ def kernel_hooks(monkeypatch):
                         (core.EvalTrace, "process_primitive"), (pjit, "_run_python_pjit"), (jax, "devices"),
                         (jax, "local_devices")):
         monkeypatch.setattr(owner, name, getattr(owner, name))  # what the hooks replace, put back after the test
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))  # the import watchers install() adds go too
+    mcmc = sys.modules.get(hooks.SAMPLER_MODULE)
+    if mcmc is not None:  # numpyro already imported: its MCMC.run is wrapped at once
+        monkeypatch.setattr(mcmc.MCMC, "run", mcmc.MCMC.run)
     shell = SimpleNamespace(user_ns={}, events=SimpleNamespace(register=lambda *args: None))
     hooks.STATE.update(installed=False, records=[], clock=None)
     hooks.install(shell, CompileClock(), True)
