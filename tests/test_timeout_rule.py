@@ -102,3 +102,14 @@ def test_without_an_audit_row_7_names_no_number():
     row = decisions.sheet(report, FAMILY).rows[6]
     assert row.status == decisions.NOT_MEASURED and "keep the repository's own value" in row.decision
     assert "timeout: 600" not in row.decision and "timeout-minutes: 90" not in row.decision
+
+
+@pytest.mark.parametrize("cpu_s", [True, "12", float("nan")])
+def test_a_prediction_without_a_number_is_not_priced_nor_timed(cpu_s):
+    """One rule reads an audit's figures for the build's price and its timeouts: a boolean, text or NaN in
+    `cpu_s` is no prediction for either."""
+    from jaxci.policy import builds
+
+    lecture = {"path": "a.md", "predicted": {FAMILY: {"cpu_s": cpu_s, "gpu_s": 2.0}}}
+    assert builds.prediction(lecture, FAMILY) is None
+    assert builds.family_build({"lectures": [lecture]}, FAMILY, True) is None  # no lecture priced

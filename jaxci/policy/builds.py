@@ -71,29 +71,32 @@ class Split:
         return max(self.gpu.seconds, self.cpu.seconds)
 
 
-def _num(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and value == value else None
+def number(value) -> float | None:
+    """A figure of an audit record as a float; None for anything else (a bool, text, NaN): one rule for builds and
+    timeouts."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else None
 
 
-def _prediction(lecture: dict, family: str) -> dict | None:
+def prediction(lecture: dict, family: str) -> dict | None:
+    """The lecture's prediction record for `family`, None where it has no predicted CPU seconds."""
     pred = (lecture.get("predicted") or {}).get(family)
-    return pred if isinstance(pred, dict) and _num(pred.get("cpu_s")) is not None else None
+    return pred if isinstance(pred, dict) and number(pred.get("cpu_s")) is not None else None
 
 
 def lecture_seconds(pred: dict, device: str) -> tuple[float, float, float] | None:
     """(mid, low, high) predicted seconds of one whole lecture on `device` ("cpu" | "gpu") from its prediction
     record (cpu_s, cpu_low_s, cpu_high_s, gpu_s, ...); a missing band end is the middle; None: not predicted."""
-    mid = _num(pred.get(f"{device}_s"))
+    mid = number(pred.get(f"{device}_s"))
     if mid is None:
         return None
-    low, high = _num(pred.get(f"{device}_low_s")), _num(pred.get(f"{device}_high_s"))
+    low, high = number(pred.get(f"{device}_low_s")), number(pred.get(f"{device}_high_s"))
     return mid, (low if low is not None else mid), (high if high is not None else mid)
 
 
 def placement(pred: dict, has_gpu: bool) -> str:
     """The device a lecture runs on on a family: its GPU where the one margin says the GPU wins, else its CPU."""
-    gpu = _num(pred.get("gpu_s")) if has_gpu else None
-    return "gpu" if gpu_wins(_num(pred.get("cpu_s")), gpu) else "cpu"
+    gpu = number(pred.get("gpu_s")) if has_gpu else None
+    return "gpu" if gpu_wins(number(pred.get("cpu_s")), gpu) else "cpu"
 
 
 def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
@@ -105,7 +108,7 @@ def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
 def published_seconds(lecture: dict, family: str) -> tuple[float, str] | None:
     """(seconds, source) of the family's own published run time of this lecture, when the audit carries one."""
     pub = (lecture.get("published") or {}).get(family)
-    seconds = _num(pub.get("seconds")) if isinstance(pub, dict) else None
+    seconds = number(pub.get("seconds")) if isinstance(pub, dict) else None
     return (seconds, str(pub.get("source", ""))) if seconds is not None and seconds > 0 else None
 
 
@@ -116,7 +119,7 @@ def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None
     build = Build(family, 0.0, 0.0, 0.0, 0)
     pub_s, pub_pred, pub_n, sources = 0.0, 0.0, 0, []
     for lec in lectures:
-        pred = _prediction(lec, family)
+        pred = prediction(lec, family)
         if pred is None:
             build.missing.append(lec.get("path", "?"))
             continue
@@ -135,11 +138,11 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
     """GPU-faster lectures on the GPU family, the rest on the CPU family (both need a prediction per lecture)."""
     gpu, cpu = Build(gpu_family, 0.0, 0.0, 0.0, 0), Build(cpu_family, 0.0, 0.0, 0.0, 0)
     for lec in (audit or {}).get("lectures") or []:
-        on_gpu, on_cpu = _prediction(lec, gpu_family), _prediction(lec, cpu_family)
+        on_gpu, on_cpu = prediction(lec, gpu_family), prediction(lec, cpu_family)
         if on_gpu is None or on_cpu is None:
             continue
         device, mid, low, high = _device(on_gpu, True)
-        cpu_mid = _num(on_cpu["cpu_s"])
+        cpu_mid = number(on_cpu["cpu_s"])
         side = gpu if device == "gpu" and gpu_wins(cpu_mid, mid) else cpu
         if side is cpu:
             mid, low, high = lecture_seconds(on_cpu, "cpu")

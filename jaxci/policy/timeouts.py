@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from jaxci.policy import builds
+from jaxci.policy.builds import number
 from jaxci.policy.concurrency import ENGINE_NAMES, JB1, MYSTMD, NBCLIENT
 
 #: the rule: a per-cell timeout of 3x the slowest cell (3x: a cold cache, a slower runner of the same family
@@ -113,19 +115,15 @@ def advise(book_current_s: float | None, lectures: dict, *, book_origin: str = "
     return out
 
 
-def _num(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else None
-
-
 def _measured(lecture: dict, platform: str) -> tuple[float | None, float | None]:
     """(slowest cell, whole) seconds of the audit's executed run of a lecture, on `platform` where it ran."""
     runs = lecture.get("runs") or {}
     run = runs.get(platform) or runs.get("cpu") or next(iter(runs.values()), None)
     if not isinstance(run, dict):
         return None, None
-    cells = [c for c in (_num(c.get("wall_s")) for c in run.get("cells") or [] if isinstance(c, dict))
+    cells = [c for c in (number(c.get("wall_s")) for c in run.get("cells") or [] if isinstance(c, dict))
              if c is not None]
-    whole = _num(run.get("wall_s"))
+    whole = number(run.get("wall_s"))
     return (max(cells) if cells else None), (whole if whole is not None else (sum(cells) or None))
 
 
@@ -139,23 +137,20 @@ def book_value(audit: dict) -> tuple[float | None, str]:
     if not seen:
         return None, ""
     (value, origin), _ = seen.most_common(1)[0]
-    return _num(value), str(origin)
+    return number(value), str(origin)
 
 
 def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = None) -> TimeoutAdvice:
     """`advise` for one family from an executed audit JSON: each lecture's slowest cell at the high end of its
     predicted band on the device it is placed on there (jaxci.policy.builds), else as the audit measured it;
     the job's timeout-minutes from the same predicted build, only when every lecture is predicted."""
-    from jaxci.policy import builds
-
     lectures = {}
     for lec in audit.get("lectures") or []:
-        pred = (lec.get("predicted") or {}).get(family)
-        pred = pred if isinstance(pred, dict) and _num(pred.get("cpu_s")) is not None else None
+        pred = builds.prediction(lec, family)
         device = builds.placement(pred, has_gpu) if pred else ("gpu" if has_gpu else "cpu")
         slowest, whole = _measured(lec, "cuda" if device == "gpu" else "cpu")
         high = builds.lecture_seconds(pred, device)[2] if pred else None
-        lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), _num(lec.get("timeout")))
+        lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), number(lec.get("timeout")))
     current, origin = book_value(audit)
     build = builds.family_build(audit, family, has_gpu)
     whole_build = build is not None and not build.missing
