@@ -324,11 +324,13 @@ def test_sigint_while_building_the_chain_moves_no_ref(repo, monkeypatch):
 @pytest.mark.parametrize("other_thread", [False, True])
 def test_signals_are_held_while_refs_move(other_thread):
     """Held even when the kernel delivers the signal to another thread of the process, one that does not block
-    it (earlier tests may leave threads behind)."""
+    it (earlier tests may leave threads behind). Python's own SIGINT handler is what a command starts with, so the
+    test sets it: an earlier test on the worker may have left another."""
     stop = threading.Event()
     if other_thread:
         threading.Thread(target=stop.wait, daemon=True).start()
     done = []
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             with signals.held():
@@ -337,6 +339,7 @@ def test_signals_are_held_while_refs_move(other_thread):
                 done.append("after the signal, still inside")
     finally:
         stop.set()
+        signal.signal(signal.SIGINT, previous)
     assert done
 
 
