@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass, field
 
 from jaxci.policy import builds
-from jaxci.policy.builds import number
 from jaxci.policy.concurrency import ENGINE_NAMES, JB1, MYSTMD, NBCLIENT
 
 #: the rule: a per-cell timeout of 3x the slowest cell (3x: a cold cache, a slower runner of the same family
@@ -121,9 +120,9 @@ def _measured(lecture: dict, platform: str) -> tuple[float | None, float | None]
     run = runs.get(platform) or runs.get("cpu") or next(iter(runs.values()), None)
     if not isinstance(run, dict):
         return None, None
-    cells = [c for c in (number(c.get("wall_s")) for c in run.get("cells") or [] if isinstance(c, dict))
+    cells = [c for c in (builds.number(c.get("wall_s")) for c in run.get("cells") or [] if isinstance(c, dict))
              if c is not None]
-    whole = number(run.get("wall_s"))
+    whole = builds.number(run.get("wall_s"))
     return (max(cells) if cells else None), (whole if whole is not None else (sum(cells) or None))
 
 
@@ -137,7 +136,7 @@ def book_value(audit: dict) -> tuple[float | None, str]:
     if not seen:
         return None, ""
     (value, origin), _ = seen.most_common(1)[0]
-    return number(value), str(origin)
+    return builds.number(value), str(origin)
 
 
 def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = None) -> TimeoutAdvice:
@@ -150,7 +149,7 @@ def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = 
         device = builds.placement(pred, has_gpu) if pred else ("gpu" if has_gpu else "cpu")
         slowest, whole = _measured(lec, "cuda" if device == "gpu" else "cpu")
         high = builds.lecture_seconds(pred, device)[2] if pred else None
-        lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), number(lec.get("timeout")))
+        lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), builds.number(lec.get("timeout")))
     current, origin = book_value(audit)
     build = builds.family_build(audit, family, has_gpu)
     whole_build = build is not None and not build.missing
