@@ -16,8 +16,11 @@ from jaxci.audit.writing import publish
 from jaxci.commands import audit_shard
 from jaxci.report import decisions, maintainers, page
 from jaxci.report.build import build
+from jaxci.policy import wholebuild as wb
+from jaxci.report import repo_builds as rb
 from jaxci.report.repo_builds import repo_builds
 from jaxci.results import audits
+from jaxci.results.published_build import PublishedBuild
 from jaxci.util.validate import InputError
 from tests.frozen import RESULTS
 
@@ -50,21 +53,27 @@ def test_row_6_and_the_report_say_the_same_build_minutes_and_dollars(report):
     for family in ("g4dn.2xlarge", "c7i.2xlarge"):
         entry = report.catalogue[family]
         (b,) = repo_builds(report, family, entry)
+        mid = b.after_s[0]
+        number = f"{rb.minutes(mid)} ≈ {rb.dollars(entry, mid)}"
         row6 = decisions.sheet(report, family).rows[5]
         sheet_md = decisions.sheets_md(report, [family])
         page_md = maintainers.family_page(report, family)
-        assert row6.status == decisions.PREDICTED and row6.number == f"{b.minutes:.1f} min ≈ ${b.dollars:.2f}"
+        assert row6.status == decisions.PREDICTED and row6.number == number
         for text in (sheet_md, page_md):
-            assert f"{b.minutes:.1f}" in text and f"${b.dollars:.2f}" in text
+            assert rb.minutes(mid) in text and rb.dollars(entry, mid) in text
         for row in decisions.sheet(report, family).rows:  # every deciding number the report shows is the sheet's
             if row.number:
                 assert row.number in page_md
 
 
-def test_the_fixture_builds_are_the_audits_sums(report):
+def test_every_lecture_is_accounted_for_with_its_basis(report):
+    """No published build: the JAX lectures run on the GPU as today (no band clears the margin), the one without
+    a prediction is counted as such, never dropped."""
     (gpu,) = repo_builds(report, "g4dn.2xlarge", report.catalogue["g4dn.2xlarge"])
-    assert (gpu.repository, gpu.lectures, gpu.on_gpu, gpu.minutes * 60, gpu.missing) == \
-        ("demo-lectures@abcdef1", 3, 2, 110, 1)
+    assert len(gpu.lectures) == 4 and gpu.after_s[0] == 30 + 90 + 20 and gpu.unpriced == ["lectures/unpredicted.md"]
+    assert gpu.counts == {wb.PUBLISHED: 0, wb.EXECUTED: 3, wb.NOT_PREDICTED: 1} and not gpu.pins
+    (cpu,) = repo_builds(report, "c7i.2xlarge", report.catalogue["c7i.2xlarge"])
+    assert cpu.after_s[0] == 90 + 45 + 15 and not cpu.pins
 
 
 def test_without_committed_audits_row_6_keeps_the_published_build():
@@ -72,17 +81,50 @@ def test_without_committed_audits_row_6_keeps_the_published_build():
     assert decisions.sheet(plain, "g4dn.2xlarge").rows[5].status == decisions.MEASURED
 
 
-def test_pins_follow_the_one_placement_rule(report):
-    audit = report.audits[0].audit
-    # kalman: CPU 60 s against GPU 90 s; vfi and wealth win on the GPU
-    assert [p for p, _, _ in maintainers.pins(audit, "g4dn.2xlarge", True)] == ["lectures/kalman.md"]
-    assert maintainers.pins(audit, "c7i.2xlarge", False) == []
+def _published(seconds: dict, family="g4dn.2xlarge") -> PublishedBuild:
+    return PublishedBuild("owner/demo-lectures.notebooks", "f" * 40, "2026-08-14", family, seconds)
+
+
+def test_pins_follow_the_one_rule_and_published_seconds_win(report):
+    audit, cat = report.audits[0].audit, report.catalogue
+    entry = cat["g4dn.2xlarge"]
+    pinned = lambda b: [lec.path for lec in b.pins]  # noqa: E731
+    # kalman: CPU 60 s against a GPU band of 70-120 s: the bands overlap (1.2 x 60 = 72 > 70): either, no pin
+    assert pinned(wb.whole_build(audit, "r", "g4dn.2xlarge", entry, None, cat)) == []
+    # its published 90 s on the family's hardware outranks the band: pinned, and priced on the CPU after the patch
+    build = wb.whole_build(audit, "r", "g4dn.2xlarge", entry, _published({"kalman": 90.0, "vfi": 31.0}), cat)
+    assert pinned(build) == ["lectures/kalman.md"]
+    kalman, vfi = (next(lec for lec in build.lectures if lec.path.endswith(n)) for n in ("kalman.md", "vfi.md"))
+    assert kalman.basis == wb.EXECUTED and kalman.after[0] == 60 and vfi.basis == wb.PUBLISHED and vfi.after[0] == 31
+    # the same hardware (g4dn.xlarge: the same T4 and CPU model) takes the same published seconds; other GPUs do not
+    assert wb.whole_build(audit, "r", "g4dn.xlarge", cat["g4dn.xlarge"], build.published, cat).published is not None
+    assert wb.whole_build(audit, "r", "g6.xlarge", cat["g6.xlarge"], build.published, cat).published is None
     no_jax = copy.deepcopy(audit)
     for lec in no_jax["lectures"]:
         lec["scan"].update(imports=["numpy"], uses_jax=False)
-    assert maintainers.pins(no_jax, "g4dn.2xlarge", True) == []  # never touches the GPU: nothing to pin
-    judged = {**audit, "pin_to_cpu": ["lectures/wealth.md"], "published": {"family": "g4dn.2xlarge"}}
-    assert maintainers.pins(judged, "g4dn.2xlarge", True) == [("lectures/wealth.md", 30.0, 20.0)]  # the patch's
+    assert pinned(wb.whole_build(no_jax, "r", "g4dn.2xlarge", entry, build.published, cat)) == []
+    shows = copy.deepcopy(audit)
+    next(lec for lec in shows["lectures"] if lec["path"].endswith("kalman.md"))["shows_gpu"] = True
+    assert pinned(wb.whole_build(shows, "r", "g4dn.2xlarge", entry, build.published, cat)) == []
+
+
+def test_a_repository_on_another_runner_is_a_what_if(report):
+    """Its build jobs name ubuntu-latest: on a GPU family's page it is a what-if (no pins in its patch), with
+    what moving would cost or save; on its own CPU family it stays on the CPU."""
+    audit = copy.deepcopy(report.audits[0].audit)
+    audit["ci"]["workflows"] = [{"file": ".github/workflows/ci.yml", "jobs": [
+        {"id": "build", "where": ".github/workflows/ci.yml:5", "builds": ["ci.yml:9 runs `jb build`"],
+         "runs_on": {"raw": "ubuntu-latest", "family": None}}]}]
+    cpu_repo = copy.copy(report)
+    cpu_repo.__dict__.pop("_decision_sheets", None)  # the sheets are computed once per report object
+    cpu_repo.audits = [audits.CommittedAudit("demo@abcdef1", audit)]
+    (gpu,) = repo_builds(cpu_repo, "g4dn.2xlarge")
+    assert gpu.what_if and gpu.runs_on == "ubuntu-latest"
+    page_md = maintainers.family_page(cpu_repo, "g4dn.2xlarge")
+    assert "a what-if: its build jobs run on ubuntu-latest" in page_md and "its patch pins none" in page_md
+    assert "what moving here would change" in page_md
+    (own,) = repo_builds(cpu_repo, "ubuntu-latest")
+    assert not own.what_if and "stays on the CPU" in maintainers.family_page(cpu_repo, "ubuntu-latest")
 
 
 def test_each_family_page_fits_two_printed_pages(report):

@@ -39,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-config", metavar="FILE", type=Path, default=None,
                    help="write the CI change to apply (a patch: CPU-pinned kernels, per-lecture timeouts, "
                         "the jax-env step) to FILE")
+    p.add_argument("--published", metavar="FILE", type=Path, default=None,
+                   help="the site's published build (`jaxci audit published`): its run times on the judged "
+                        "family's hardware outrank the GPU side's prediction in the pin rule")
     from jaxci.commands.audit_ci import add_arguments  # the CI audit's options
 
     add_arguments(p)
@@ -61,6 +64,70 @@ def family_model(args):
                                published=reference())  # nearest evidence: published on the family's hardware
 
 
+def runner_use(args):
+    """The runner family the repository's build jobs use (jaxci.audit.lecture_ci.runner_use), or None where the
+    path has no workflows. Without --machine it becomes the judged family; a --machine that differs is a
+    what-if."""
+    if not (Path(args.path).is_dir() and (Path(args.path) / ".github" / "workflows").is_dir()):
+        return None
+    from jaxci.audit.lecture_ci import runner_use as ru
+    from jaxci.audit.lecture_ci.workflows import read_workflows
+    from jaxci.catalogue import CatalogueError, load_catalogue
+
+    try:
+        return ru.from_workflows(read_workflows(Path(args.path)), load_catalogue())
+    except CatalogueError:
+        return None
+
+
+def judged_family(args, use) -> str | None:
+    """Set --machine from the build's runner when not given; the line that says which, or why it is a what-if."""
+    if use is None or use.family is None:
+        return None
+    if not args.machine:
+        args.machine = use.family
+        return f"judged for {use.family}, the runner the build jobs use ({'; '.join(use.jobs[:3])})"
+    if use.what_if(args.machine):
+        return (f"what-if: judged for {args.machine}, but the build jobs run on {use.family} "
+                f"({'; '.join(use.jobs[:3])}): nothing is pinned in jobs that run elsewhere")
+    return None
+
+
+def attach_published(args, model) -> str | None:
+    """--published's record onto the judged family's model when it ran on the same hardware; a line saying
+    why not otherwise. Raises InputError for an unreadable record."""
+    if args.published is None or model is None:
+        return None
+    from jaxci.catalogue import load_catalogue
+    from jaxci.policy.placement import published_for
+    from jaxci.results import published_build
+    from jaxci.util.validate import InputError
+
+    try:
+        record = published_build.read(args.published)
+    except published_build.PublishedError as exc:
+        raise InputError(f"--published {exc}") from None
+    model.published = published_for(record, model.family, load_catalogue())
+    if model.published is None:
+        return (f"--published: the build ran on {record.family}, not {model.family}'s hardware: its run times are "
+                "not used")
+    return None
+
+
+def with_runner(args, text: str) -> str:
+    """The JSON output with its `runner` block: the family judged, the family the build runs on, and whether the
+    judged one is a what-if (the report and the patch read it, never --machine's words)."""
+    use = getattr(args, "runner_use", None)
+    if args.format != "json":
+        return text
+    import json
+
+    data = json.loads(text)
+    data["runner"] = {"judged": args.machine, "what_if": bool(use and use.what_if(args.machine)),
+                      **(use.as_dict() if use else {"family": None, "jobs": [], "others": []})}
+    return json.dumps(data, indent=2, default=str)
+
+
 def every_family(args, model):
     """The runner model asked for every catalogue runner family (one model per audit; --machine's view reused),
     or None (said on stderr) when the results cannot be read."""
@@ -80,8 +147,11 @@ def every_family(args, model):
 
 def emit_config(args, verdicts) -> None:
     from jaxci.audit.writing import emit
+    from jaxci.catalogue import load_catalogue
 
-    config = emit.build(verdicts, args.machine)
+    use = getattr(args, "runner_use", None)
+    runner = {"judged": args.machine, "what_if": use.what_if(args.machine), **use.as_dict()} if use else None
+    config = emit.build(verdicts, args.machine, runner, load_catalogue())
     from jaxci.commands.audit_ci import extend_emitted  # the CI audit's fixes join the same patch: one `git apply`
 
     extend_emitted(args, config)
@@ -109,7 +179,8 @@ def _interrupt(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     """The audit, with SIGINT and SIGTERM ending it cleanly: every kernel process ended, one line
     "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge);
-    `jaxci audit publish ...` makes an executed audit fit to commit (audit_publish)."""
+    `jaxci audit publish ...` makes an executed audit fit to commit (audit_publish); `jaxci audit published ...`
+    records a site's published build (audit_published)."""
     if argv and argv[0] == "merge":
         from jaxci.commands import audit_merge
 
@@ -118,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         from jaxci.commands import audit_publish
 
         return audit_publish.main(argv[1:])
+    if argv and argv[0] == "published":
+        from jaxci.commands import audit_published
+
+        return audit_published.main(argv[1:])
     import signal
 
     previous = {}
@@ -222,11 +297,17 @@ def _main(argv: list[str] | None = None) -> int:
     from jaxci.commands.audit_ci import attach, wanted
     from jaxci.util.validate import InputError
 
+    use = runner_use(args)
+    said = [judged_family(args, use)]
     try:
         chosen = _check_options(args)
         model = family_model(args)
+        said.append(attach_published(args, model))
     except (InputError, FamilyError) as exc:
         return refuse("jaxci audit", exc)
+    args.runner_use = use  # the JSON's `runner` block and --emit-config read it
+    for line in filter(None, said):
+        print(f"jaxci audit: {line}", file=sys.stderr)
     missing = model.missing if model is not None else ""
     if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
         print(f"jaxci audit: {missing}", file=sys.stderr)
@@ -253,6 +334,7 @@ def _main(argv: list[str] | None = None) -> int:
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
     text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows
+    text = with_runner(args, text)
     text = audit_shard.finish(args, plan, text) if plan else text  # run keys, reused runs, the shard
     if missing and args.format == "md":
         text = f"**{missing}**\n\n" + text

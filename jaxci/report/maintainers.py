@@ -13,7 +13,6 @@ from __future__ import annotations
 from jaxci.analysis.provenance import describe
 from jaxci.audit.judging.judge import NOT_SELECTED
 from jaxci.report import answers
-from jaxci.report.actions import uses_jax
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
 from jaxci.report.repo_builds import repo_builds
 from jaxci.report.text import table
@@ -58,51 +57,38 @@ def answers_md(rows, family: str, site: bool) -> str:
     return table(["#", "question", "answer", "deciding number", "evidence"], body)
 
 
-def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float | None, float | None]]:
-    """(lecture, predicted CPU s, predicted GPU s) of the JAX lectures to pin on the family's CPU: on the family the
-    audit judged, its own pin list (what its --emit-config patch pins, by the verdict's margin); on any other GPU
-    family, those the one placement rule puts on its CPU (jaxci.policy.builds.placement). Lectures without JAX
-    never touch the GPU and need no pin."""
-    from jaxci.policy import builds
-
-    if not has_gpu:
-        return []
-    judged = (audit.get("published") or {}).get("family") == family and "pin_to_cpu" in audit
-    chosen = set(audit.get("pin_to_cpu") or [])
-    out = []
-    for lec in audit.get("lectures") or []:
-        pred = (lec.get("predicted") or {}).get(family)
-        pred = pred if isinstance(pred, dict) and pred.get("cpu_s") is not None else None
-        if judged:
-            if lec["path"] in chosen:
-                out.append((lec["path"], pred and pred["cpu_s"], pred and pred.get("gpu_s")))
-        elif pred and uses_jax(lec) and builds.placement(pred, has_gpu) == "cpu":
-            out.append((lec["path"], float(pred["cpu_s"]), pred.get("gpu_s")))
-    return out
+def pin_rows(build) -> list[list[str]]:
+    """One row per pinned lecture: its path and both sides as the patch's reasons print them."""
+    return [[f"`{lec.path}`", lec.placement.cpu.text() if lec.placement and lec.placement.cpu else "—",
+             lec.placement.gpu.text() if lec.placement and lec.placement.gpu else "—"] for lec in build.pins]
 
 
 def pins_md(report, family: str, entry) -> str:
     if not entry.has_gpu:
         return "No GPU on this family: every lecture runs on its CPU; nothing to pin."
     parts = []
-    for committed in report.audits:
-        found = pins(committed.audit, family, True)
-        jax_n = sum(uses_jax(lec) and family in (lec.get("predicted") or {}) for lec in committed.audit["lectures"])
-        rule = ("the audit's own pins, as its ci.patch applies them" if committed.facts.get("family") == family
-                else "the placement rule on this family's predictions")
-        head = f"**{committed.label}**: {len(found)} lectures to pin ({rule}; {jax_n} JAX lectures predicted)"
-        rows = [[f"`{p}`", "—" if c is None else f"{c:,.1f}", "—" if g is None else f"{g:,.1f}"] for p, c, g in found]
-        parts.append(head + (":\n\n" + table(["lecture", "CPU s", "GPU s"], rows) if rows else "."))
-    return "\n\n".join(parts) or "No committed audit predicts this family."
+    for build in repo_builds(report, family):
+        rows = pin_rows(build)
+        if build.what_if:
+            head = (f"**{build.repository}** (a what-if: it builds on {build.runs_on}): the one pin rule would pin "
+                    f"{len(rows)} lectures here; its patch pins none for this family")
+        else:
+            head = (f"**{build.repository}**: {len(rows)} lectures to pin, as its ci.patch pins them (the one rule: "
+                    "published seconds on this hardware win over a prediction; a pin only where the GPU's whole "
+                    "band is above the CPU's by the margin)")
+        parts.append(head + (":\n\n" + table(["lecture", "CPU", "GPU"], rows) if rows else "."))
+    return "\n\n".join(parts) or "No committed audit."
 
 
 def cost_md(report, family: str, entry) -> str:
-    builds = repo_builds(report, family, entry)
+    from jaxci.report import repo_builds as rb
+
+    builds = repo_builds(report, family)
     if not builds:
-        return "No committed audit predicts this family: build minutes not measured."
-    rows = [[b.repository, b.lectures, b.on_gpu if entry.has_gpu else "—",
-             f"{b.minutes:.1f} ({b.low:.1f}-{b.high:.1f})", f"${b.dollars:.2f}", b.missing] for b in builds]
-    return table(["repository", "lectures", "on GPU", "minutes (band)", "$ per build", "not predicted"], rows)
+        return "No committed audit: build minutes not measured."
+    return "\n\n".join(
+        f"**{b.repository}** ({rb.verdict_line(b, entry.has_gpu)})\n\n- {rb.published_line(b)}\n- "
+        f"{rb.after_line(b)}\n- {rb.what_if_line(report, b) if b.what_if else rb.check_line(b)}" for b in builds)
 
 
 def repo_pin(audit: dict) -> tuple[str | None, str]:
@@ -151,8 +137,8 @@ def family_page(report, family: str, site: bool = False) -> str:
         "(docs/runner-model.md), followed by what the prediction rests on: the machines it was measured on, the "
         "published files and how many of their entries, the catalogue; *not measured* says what would measure it.",
         "## The seven answers", answers_md(s.rows, family, site),
+        "## The whole build per repository", cost_md(report, family, entry),
         "## Lectures to pin to the CPU", pins_md(report, family, entry),
-        "## Build minutes and dollars per repository", cost_md(report, family, entry),
         "## JAX pin", pin_md(report)]) + "\n"
 
 

@@ -1,57 +1,127 @@
-"""Build minutes and dollars per runner family for each committed audit of a real lecture repository (audits/):
-the decision sheet's row 6 when no --audit is given, and the maintainers' report's cost table, from one function
-so the two always say the same numbers.
+"""Each committed audit of a real lecture repository (audits/) as a whole build on one runner family: the decision
+sheet's row 6, the maintainers' report's build section and its pins, all from jaxci.policy.wholebuild.whole_build,
+so the page, the sheet and the patch say the same numbers.
+
+A repository is judged for the family its build jobs run on (jaxci.audit.lecture_ci.runner_use); every other
+family is a what-if and says so. A repository on a CPU runner stays on the CPU.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from jaxci.policy import wholebuild as wb
 
 
-@dataclass(frozen=True)
-class RepoBuild:
-    repository: str        # repository@commit (7 hex)
-    lectures: int          # lectures with a prediction for the family
-    on_gpu: int            # of them, on the GPU (a GPU family's faster device)
-    minutes: float         # one sequential build, each lecture on its faster device
-    low: float
-    high: float
-    dollars: float         # one build job on the family, overhead included (jaxci.policy.builds.job_dollars)
-    missing: int           # lectures without a prediction for the family (left out of the sum)
+def runs_on(committed, catalogue: dict) -> str | None:
+    """The family the repository's build jobs use, from its audit's `ci` block (None: not read)."""
+    from jaxci.audit.lecture_ci.runner_use import from_ci
 
-    def text(self, has_gpu: bool) -> str:
-        gpu = f", {self.on_gpu} on its GPU" if has_gpu else ""
-        left = f", {self.missing} without a prediction left out" if self.missing else ""
-        return (f"{self.repository}: {self.lectures} lectures{gpu} ≈ {self.minutes:.1f} min "
-                f"({self.low:.1f}-{self.high:.1f}) ≈ ${self.dollars:.2f}{left}")
+    return from_ci(committed.audit.get("ci"), catalogue).family
 
 
-def repo_builds(report, family: str, entry) -> list[RepoBuild]:
-    """One RepoBuild per committed audit that predicts `family` (report.audits, jaxci.results.audits)."""
-    from jaxci.policy import builds
+def build_of(report, committed, family: str, entry) -> wb.WholeBuild:
+    """One committed audit's whole build on `family` (published seconds used where they ran on its hardware)."""
+    catalogue = report.catalogue
+    return wb.whole_build(committed.audit, committed.label, family, entry, committed.published, catalogue,
+                          runs_on(committed, catalogue))
 
-    out = []
-    for committed in report.audits:
-        build = builds.family_build(committed.audit, family, entry.has_gpu)
-        if build is None or not build.lectures:
-            continue
-        out.append(RepoBuild(committed.label, build.lectures, build.on_gpu, build.seconds / 60, build.low / 60,
-                             build.high / 60, builds.job_dollars(build.seconds, entry), len(build.missing)))
-    return out
+
+def own_build(report, build: wb.WholeBuild) -> wb.WholeBuild | None:
+    """The same repository's build on the family its jobs run on (for a what-if's comparison)."""
+    committed = next((c for c in report.audits if c.label == build.repository), None)
+    family = build.runs_on
+    if committed is None or family is None or family not in report.catalogue:
+        return None
+    return build_of(report, committed, family, report.catalogue[family])
+
+
+def what_if_line(report, build: wb.WholeBuild) -> str:
+    """What moving the build to this family would cost or save, on the lectures priced on both."""
+    own = own_build(report, build)
+    if own is None:
+        return "what moving here would change: not known (its own runner is not in the catalogue)"
+    here, there, n = wb.compared(build, own)
+    if not n:
+        return f"what moving here would change: not predicted (no lecture priced on both {build.family} and " \
+               f"{own.family})"
+    verb = "saves" if here < there else "costs"
+    return (f"what moving here would change: {minutes(here)} for the {n} lectures priced on both, against "
+            f"{minutes(there)} on {own.family}: {verb} {minutes(abs(there - here))} a build (predicted: a what-if)")
+
+
+def repo_builds(report, family: str, entry=None) -> list[wb.WholeBuild]:
+    """Every committed audit's whole build on `family`, those that build there first."""
+    entry = entry if entry is not None else report.catalogue[family]
+    builds = [build_of(report, c, family, entry) for c in report.audits]
+    return sorted(builds, key=lambda b: b.what_if)
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:,.1f} min"
+
+
+def dollars(entry, seconds: float) -> str:
+    from jaxci.policy.builds import job_dollars
+
+    return f"${job_dollars(seconds, entry):.2f}" if entry.value("price_per_hour") is not None else "no price"
+
+
+def published_line(build: wb.WholeBuild) -> str:
+    """'published: 108.9 min on g4dn.2xlarge, 2026-08-14, 145 notebooks (source)', or why there is none."""
+    pub = build.published
+    if pub is None:
+        return f"no published build on {build.family}'s hardware"
+    return (f"published: {minutes(pub.total_s)} on {pub.family}, {pub.executed}, {pub.notebooks} notebooks "
+            f"({pub.repository}@{pub.commit[:8]} status.ipynb)")
+
+
+def after_line(build: wb.WholeBuild) -> str:
+    """The build after the patch, its band, dollars, and what prices each lecture."""
+    mid, low, high = build.after_s
+    counts = build.counts
+    unpriced = build.unpriced
+    left = (f"; {len(unpriced)} neither published nor predicted, left out ({', '.join(unpriced[:3])}"
+            f"{' …' if len(unpriced) > 3 else ''})" if unpriced else "")
+    change = "after the patch" if build.pins else "as it is (nothing to pin)"
+    return (f"{change}: {minutes(mid)} (band {low / 60:,.1f}-{high / 60:,.1f}) ≈ {dollars(build.entry, mid)}: "
+            f"{counts[wb.PUBLISHED]} lectures at their published seconds, {counts[wb.EXECUTED]} predicted from "
+            f"their runs here ({len(build.pins)} pinned to the CPU){left}")
+
+
+def check_line(build: wb.WholeBuild) -> str:
+    """The model's own check: today's build predicted from runs here, no published figure used."""
+    predicted, published, n = build.today
+    if build.published is None or not n:
+        return "the model's check: no published build on this hardware to hold it against"
+    ratio = predicted / published if published else float("nan")
+    share = build.coverage or 0.0
+    return (f"the model's check (no published figure used): {minutes(predicted)} predicted from runs here for "
+            f"the {n} lectures it predicts, against their published {minutes(published)} ({ratio:.2f}x); they "
+            f"are {share:.0%} of the published build's seconds")
+
+
+def verdict_line(build: wb.WholeBuild, has_gpu: bool) -> str:
+    """Where the repository builds and whether this family is a what-if."""
+    if build.what_if:
+        return f"a what-if: its build jobs run on {build.runs_on}"
+    if not has_gpu:
+        return "stays on the CPU: its build jobs run on this family, which has no GPU"
+    return "its build jobs run on this family"
 
 
 def cost_row(report, family: str, entry) -> tuple[str, str, str] | None:
-    """Question 6 from the committed audits as (decision, basis, deciding number), or None when none predicts
-    the family (jaxci.report.decisions makes the row)."""
-    from jaxci.policy import builds
-
+    """Question 6 from the committed audits as (decision, basis, deciding number), or None when there are none
+    (jaxci.report.decisions makes the row)."""
     found = repo_builds(report, family, entry)
-    price = entry.value("price_per_hour")
-    if not found or price is None:
+    if not found or entry.value("price_per_hour") is None:
         return None
-    text = "one build: " + " · ".join(b.text(entry.has_gpu) for b in found) + f" (${price:.3f}/h)"
-    basis = (f"the committed executed audits ({', '.join(f'audits/{a.name}/' for a in report.audits)}): each "
-             f"lecture's prediction for {family} by the runner model from its run here, on its faster device; band = "
-             f"sum of the lecture bands; ${price:.3f}/h catalogue + {builds.overhead_minutes():g} min job overhead "
-             "(catalogue planning figure)")
-    return text, basis, " · ".join(f"{b.minutes:.1f} min ≈ ${b.dollars:.2f}" for b in found)
+    parts, numbers = [], []
+    for b in found:
+        mid = b.after_s[0]
+        parts.append(f"{b.repository} ({verdict_line(b, entry.has_gpu)}): {after_line(b)}"
+                     + (f"; {published_line(b)}" if b.published else ""))
+        numbers.append(f"{minutes(mid)} ≈ {dollars(entry, mid)}")
+    basis = ("the committed executed audits and the sites' published builds (audits/*/published.json): each "
+             "lecture at its published seconds on this hardware unless the patch moves it, else its prediction "
+             "from its run here (jaxci.policy.wholebuild); "
+             f"${entry.value('price_per_hour'):.3f}/h catalogue + job overhead (catalogue planning figure)")
+    return "one build: " + " · ".join(parts), basis, " · ".join(numbers)

@@ -15,6 +15,7 @@ from pathlib import Path
 class CommittedAudit:
     name: str           # the folder's name: repository@commit
     audit: dict         # the published audit JSON (its `published` block says where and how it ran)
+    published: object = None  # jaxci.results.published_build.PublishedBuild beside it (published.json), or None
 
     @property
     def facts(self) -> dict:
@@ -48,7 +49,24 @@ def load(folder: Path) -> tuple[list[CommittedAudit], list[str]]:
     for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
         path = sub / "audit.json"
         try:
-            found.append(CommittedAudit(sub.name, record.read(path)))
+            audit = record.read(path)
         except record.AuditError as exc:
             problems.append(f"{path}: {exc}")
+            continue
+        published, problem = _published(sub)
+        problems += [problem] if problem else []
+        found.append(CommittedAudit(sub.name, audit, published))
     return found, problems
+
+
+def _published(folder: Path):
+    """(the published build beside an audit, or None; the line saying why it could not be read, or '')."""
+    from jaxci.results import published_build
+
+    path = folder / "published.json"
+    if not path.exists():
+        return None, ""
+    try:
+        return published_build.read(path), ""
+    except published_build.PublishedError as exc:
+        return None, f"{exc} (the audit is read without its published build)"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from jaxci.audit.judging import family as fam
 from jaxci.audit.reading.sizes import BULK, LATENCY, NEAR, UNKNOWN, classify_loop
 from jaxci.audit.reading.static import LectureScan
-from jaxci.policy import margins
+from jaxci.policy import margins, placement
 
 #: built-in moderate size; with a family, a tenth of its crossover
 MODERATE_ELEMENTS = 10_000
@@ -29,7 +29,7 @@ LARGE = "large-arrays"
 BULK_LOOPS = "bulk-loops"
 MIXED = "mixed-loops"
 UNSEEN = "sizes-not-visible"
-TRIVIAL = "trivial"
+TRIVIAL = placement.TRIVIAL  # the one constant: jaxci.policy.placement reads audit records by it
 REGIMES = {
     SMALL_F64_SEQ: "latency-bound loop + float64",
     SMALL_F32_SEQ: "latency-bound loop in float32",
@@ -281,19 +281,15 @@ def with_measurements(recommendation: str, cpu_s: float | None, gpu_s: float | N
     return (PIN_CPU if recommendation == MEASURE else recommendation), text + ": no clear GPU gain"
 
 
-def verdict_from(pred: dict, family: str, slower: float, faster: float) -> tuple[str, str]:
-    """(recommendation, why) from the predicted seconds on both devices and the margin used; a measured slow cell
-    the prediction does not explain outranks it (measure)."""
-    shared = pred.get("overhead_s") or 0.0  # paid on either device: it decides nothing
-    cpu, gpu = max(pred["cpu_s"] - shared, 0.0), max(pred["gpu_s"] - shared, 0.0)
-    ratio = gpu / cpu if cpu > 0 else (1.0 if gpu <= 0 else float("inf"))
-    rec = KEEP_GPU if ratio < faster else PIN_CPU if ratio > slower else EITHER
-    band = {k: max(pred[k] - shared, 0.0) for k in ("gpu_low_s", "gpu_high_s", "cpu_low_s", "cpu_high_s")}
-    why = (f"predicted on {family}: GPU {gpu:.3g} s (band {band['gpu_low_s']:.3g}..{band['gpu_high_s']:.3g}) vs CPU "
-           f"{cpu:.3g} s (band {band['cpu_low_s']:.3g}..{band['cpu_high_s']:.3g})"
-           + (f", each less the fresh kernel's {shared:.2g} s both pay" if shared else "")
-           + f", GPU/CPU {ratio:.2f}; margin: "
-           f"keep on GPU below {faster}, pin to CPU above {slower}, either between")
+def verdict_from(pred: dict, family: str, published=None) -> tuple[str, str]:
+    """(recommendation, why) from the predicted seconds on both devices, the GPU side's published run time where
+    the site's build published one (`published`: jaxci.policy.placement.Side), by the one pin rule
+    (jaxci.policy.placement); a measured slow cell the prediction does not explain outranks it (measure)."""
+    from jaxci.policy import placement
+
+    found = placement.place("", pred, published.seconds if published else None,
+                            published.source if published else "", family)
+    rec = {placement.CPU: PIN_CPU, placement.GPU: KEEP_GPU}.get(found.device, EITHER)
     if pred.get("unexplained"):
-        return MEASURE, f"{pred['unexplained']}: measure on the GPU ({why})"
-    return rec, why
+        return MEASURE, f"{pred['unexplained']}: measure on the GPU ({found.why})"
+    return rec, found.why

@@ -59,6 +59,7 @@ class FamilyModel:
     notes: list = field(default_factory=list)
     crossovers: dict = field(default_factory=dict)  # (kernel kind, dtype) -> Threshold (elements, or matrix order)
     runner: object = None  # RunnerView: the runner model asked for this family (None: no model)
+    published: object = None  # jaxci.results.published_build.PublishedBuild on this family's hardware (--published)
 
     @property
     def missing(self) -> str:

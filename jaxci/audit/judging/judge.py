@@ -14,6 +14,7 @@ from jaxci.audit.reading import book
 from jaxci.audit.reading.sizes import Loop
 from jaxci.audit.reading.static import LectureScan
 from jaxci.policy import timeouts
+from jaxci.policy.placement import narrative_of
 
 #: proposed per-cell timeout: the one rule, jaxci.policy.timeouts.cell_timeout (MARGIN x the slowest cell)
 MARGIN = timeouts.CELL_MARGIN
@@ -87,7 +88,8 @@ class Verdict:
                 "timeout_origin": self._timeout_origin(), "proposed_timeout": self.proposed_timeout,
                 "over_timeout": self.over_timeout,
                 "notes": self.notes + [f"{e} (execute.allow_errors: not a failure)" for e in self.allowed_errors()],
-                "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted}
+                "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted,
+                "shows_gpu": bool(narrative_of(self.scan.gpu_narrative, self.regime))}
 
     def _timeout_origin(self) -> str | None:
         if self.scan.timeout_origin:
@@ -101,6 +103,30 @@ def decide(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     verdict.regime, verdict.recommendation, verdict.why, verdict.basis = d.regime, d.recommendation, d.why, d.basis
     verdict.reasons = [d.why] + d.reasons
     verdict.family = model.family if model else None
+    published_outranks(verdict, model)
+
+
+def published_side(verdict: Verdict, model: fam.FamilyModel | None):
+    """The lecture's published run time on the judged family's hardware as the GPU side (None: none published)."""
+    from jaxci.policy import placement
+
+    build = getattr(model, "published", None)
+    seconds = build.lecture(verdict.path) if build is not None else None
+    return placement.published_side(seconds, build.source) if seconds is not None else None
+
+
+def published_outranks(verdict: Verdict, model: fam.FamilyModel | None) -> None:
+    """A static "pin to CPU" of a JAX lecture that the site's own build ran on the family's GPU, with no CPU
+    prediction to hold against it, becomes "either" (jaxci.policy.placement: published seconds win, and a pin needs
+    the CPU predicted faster)."""
+    from jaxci.policy import placement
+
+    gpu = published_side(verdict, model)
+    if gpu is None or verdict.recommendation != classify.PIN_CPU or model.family in verdict.predicted:
+        return
+    found = placement.place(verdict.path, None, gpu.seconds, gpu.source, model.family)
+    verdict.recommendation, verdict.why, verdict.basis = classify.EITHER, found.why, placement.PUBLISHED
+    verdict.reasons.insert(0, found.why)
 
 
 _AROUND = re.compile(r"jitted `([^`]+)`")
@@ -190,8 +216,10 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
         verdict.predicted.update(colab.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
                                                  judged=pred, pins=verdict.scan.pins))
         if not measured_both:
-            rec, why = classify.verdict_from(pred, model.family, classify.GPU_SLOWER, classify.GPU_FASTER)
-            verdict.recommendation, verdict.why, verdict.basis = rec, why, "predicted"
+            published = published_side(verdict, model)
+            rec, why = classify.verdict_from(pred, model.family, published)
+            verdict.recommendation, verdict.why = rec, why
+            verdict.basis = published.basis if published else "predicted"
             verdict.reasons.insert(0, why)
             return
     slow = predicted.slow_cell(run)
@@ -203,9 +231,16 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
         verdict.reasons.insert(0, why)
 
 
-def pin_list(verdicts: list[Verdict]) -> list[str]:
-    """Lectures to pin to the CPU kernel (`pinning.placement`, the rule the decision sheet applies too)."""
+def placed_on_cpu(verdicts: list[Verdict]) -> list[Verdict]:
+    """The JAX lectures the verdicts place on the CPU (`pinning.placement`, the rule the decision sheet applies)."""
     from jaxci.audit.judging import pinning
 
-    return [v.path for v in verdicts
+    return [v for v in verdicts
             if pinning.placement(v.recommendation, v.scan.uses_jax or v.scan.uses_numpyro) == pinning.CPU]
+
+
+def pin_list(verdicts: list[Verdict]) -> list[str]:
+    """The lectures --emit-config switches to the CPU kernel (the audit's `pin_to_cpu`, the report's pins): placed on
+    the CPU, not already pinned in their own code, and not a lecture whose purpose is to show the GPU."""
+    return [v.path for v in placed_on_cpu(verdicts)
+            if not v.scan.pinned_cpu and not narrative_of(v.scan.gpu_narrative, v.regime)]

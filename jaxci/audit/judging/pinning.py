@@ -17,3 +17,4 @@ def placement(recommendation: str, uses_jax: bool) -> str:
     if not uses_jax:
         return NONE
     return {classify.PIN_CPU: CPU, classify.KEEP_GPU: GPU}.get(recommendation, UNKNOWN)
+

@@ -92,7 +92,7 @@ def kernel_steps(report) -> tuple[list[Edit], list[str]]:
     from jaxci.audit.writing.emit import INSTALL_CMD, INSTALL_STEP, KERNEL
 
     edits, where = [], []
-    for job in (j for w in report.workflows for j in w.jobs if j.builds):
+    for job in (j for w in report.workflows for j in w.jobs if j.builds and not j.container):
         if any(s.run and "kernelspec install" in s.run and KERNEL in s.run for s in job.steps):
             continue
         step = next((s for s in job.steps if s.run and builds_in("", s.run)), None)
@@ -159,11 +159,59 @@ SHARDED_AUDIT = ("optional, not in this patch: the executed audit on every pull 
                  "(docs/audit.md, \"Sharded and incremental audits\")")
 
 
+def container_spans(report) -> list[tuple[str, int, int, str]]:
+    """(file, first line, last line, "job `id` runs in IMAGE") of every job that runs in a container: its purpose
+    is that container's environment (a hosted-notebook image check, say), so the patch leaves it alone."""
+    spans = []
+    for job in (j for w in report.workflows for j in w.jobs if j.container):
+        node = job.doc.node("jobs", job.id)
+        if node is not None:
+            spans.append((job.file, node.start_mark.line + 1, node.end_mark.line + 1,
+                          f"job `{job.id}` ({job.where}) runs in {job.container}"))
+    return spans
+
+
+def outside_containers(edits: list[Edit], spans) -> tuple[list[Edit], list[str]]:
+    """The edits that touch no container job, and one note per container job left alone."""
+    kept = [e for e in edits if not any(e.file == f and first <= e.line <= last for f, first, last, _ in spans)]
+    return kept, [f"left alone: {what}, its own environment (no kernelspec step, no version pin)"
+                  for *_, what in spans]
+
+
+def package_reasons(report) -> list[str]:
+    """Each package pin the patch writes, where, and why (the CI audit's finding that asked for it)."""
+    return [f"{f.where}: {f.fix}: {f.reason}" for f in report.findings
+            if f.kind == "versions" and f.edits and f.fix]
+
+
+def update_bot(root: Path, packages: list[str]) -> list[str]:
+    """Whether the repository's update bot sees the pins: Dependabot reads the ecosystems its dependabot.yml
+    names, never a workflow's `run:` lines."""
+    if not packages:
+        return []
+    from jaxci.util import safeio
+
+    path = Path(root) / ".github" / "dependabot.yml"
+    try:
+        doc = safeio.load_yaml(path, 256 * 1024) if path.is_file() else None
+    except (OSError, ValueError):
+        doc = None
+    updates = doc.get("updates") if isinstance(doc, dict) else None
+    kinds = sorted({str(u.get("package-ecosystem")) for u in updates or [] if isinstance(u, dict)})
+    if "pip" in kinds:
+        return []
+    seen = ", ".join(kinds) or "no dependabot.yml"
+    return [f"the pins stay in the workflows' `run:` lines, where the build installs the JAX wheels after the "
+            f"environment file; the update bot ({seen}) does not read those lines, so a new JAX release will not "
+            "reach this repository as a pull request: run jax-ci-bench's release watch (docs/history.md) or move "
+            "the install into a requirements file with a `pip` Dependabot entry"]
+
+
 def join_emitted(report, config) -> None:
     """Add the CI audit's file changes to the lecture audit's --emit-config patch (jaxci.audit.writing.emit's
     EmittedConfig), so one `git apply` carries both: with them, when the patch pins lectures to the
     python3-jax-cpu kernel, the step that installs that kernel in every build job. CI findings without an
-    edit become notes."""
+    edit become notes; jobs that run in a container are left alone."""
     from jaxci.audit.writing.emit import INSTALL_STEP, FileChange, pins_kernel
 
     extra, where = kernel_steps(report) if pins_kernel(config) else ([], [])
@@ -172,9 +220,13 @@ def join_emitted(report, config) -> None:
         config.notes.append("the kernelspec install step is added to " + "; ".join(where))
     if any(j.builds for w in report.workflows for j in w.jobs):
         config.notes.append(SHARDED_AUDIT)
-    edits = report.edits + extra
+    spans = container_spans(report)
+    edits, alone = outside_containers(report.edits + extra, spans)
+    config.notes += alone
     if not edits:
         return
+    config.packages += package_reasons(report)
+    config.notes += update_bot(Path(report.root), config.packages)
     taken = {c.path for c in config.changes}
     for path, (old, new) in changed_files(Path(report.root), edits).items():
         if path in taken:  # never two diffs of one file in a patch

@@ -83,4 +83,5 @@ def _job_dict(j: workflows.Job) -> dict:
     return {"id": j.id, "where": j.where, "timeout_minutes": j.timeout_minutes,
             "runs_on": None if lab is None else {"raw": lab.raw, "kind": lab.kind, "family": lab.family,
                                                  "image": lab.image, "spot": lab.spot, "other": lab.other},
-            "jax_env": {k: v[0] for k, v in j.env.items()}, "builds": j.builds, "publishes": j.publishes}
+            "jax_env": {k: v[0] for k, v in j.env.items()}, "builds": j.builds, "publishes": j.publishes,
+            "container": j.container}

@@ -102,6 +102,7 @@ class Job:
     builds: list = field(default_factory=list)     # evidence of a lecture build "file:line command"
     checks: list = field(default_factory=list)     # book builds that execute nothing (link check, translation)
     environment: str | None = None
+    container: str = ""    # the job's `container:` image ('' without one): its environment is that image's
 
     @property
     def where(self) -> str:
@@ -136,6 +137,12 @@ def _inline_env(doc: Doc, step_path, run: str, out: dict) -> None:
     """`VAR=value command`, `export VAR=value` and `echo "VAR=value" >> $GITHUB_ENV` inside run: text."""
     for m in re.finditer(r"(?<![\w$])((?:JAX|XLA)_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;&|]*)", run):
         out.setdefault(m.group(1), (m.group(2).strip("'\""), doc.where(*step_path, "run")))
+
+
+def container_image(value) -> str:
+    """A job's `container:` as its image name ('' for none): a string, or a mapping's `image`."""
+    image = value.get("image") if isinstance(value, dict) else value
+    return str(image).strip() if isinstance(image, (str, int, float)) and str(image).strip() else ""
 
 
 def builds_in(where: str, run: str) -> list[str]:
@@ -177,6 +184,7 @@ def read_workflow(path: Path, rel: str) -> Workflow:
         if "timeout-minutes" in body:
             job.timeout_minutes = body["timeout-minutes"]
             job.timeout_line = doc.line("jobs", job_id, "timeout-minutes")
+        job.container = container_image(body.get("container"))
         env_name = body.get("environment")
         job.environment = str(env_name.get("name") if isinstance(env_name, dict) else env_name) if env_name else None
         steps = body.get("steps") or []

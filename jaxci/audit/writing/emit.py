@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.audit.judging.judge import Verdict, pin_list
+from jaxci.audit.judging.judge import Verdict, pin_list, placed_on_cpu
 from jaxci.util.patch import diff_path, file_diff
 
 KERNEL = "python3-jax-cpu"
@@ -65,6 +65,9 @@ class EmittedConfig:
     steps: list[str] = field(default_factory=list)  # YAML workflow steps, as text
     narrative: list[str] = field(default_factory=list)  # "path: evidence" of lectures left on the GPU (narrative)
     settings: list[str] = field(default_factory=lambda: list(SETTINGS))
+    pages: list[str] = field(default_factory=list)  # what the pins change on the pages (notes, outputs)
+    installs: list[str] = field(default_factory=list)  # in-notebook JAX installs that undo the pin, with their line
+    packages: list[str] = field(default_factory=list)  # each package pin with its reason (the CI audit's)
 
 
 def kernel_json() -> str:
@@ -128,42 +131,70 @@ def _needs_timeout(v: Verdict) -> int | None:
 
 
 def narrative(v: Verdict) -> str:
-    """Why a lecture's purpose is to show the GPU backend, or '': it prints jax.devices() / default_backend() /
-    the platform or runs nvidia-smi (the scan's gpu_narrative, prose about GPU speed aside) and has little
-    work (the trivial class). Pinning such a lecture makes it print the CPU and teach the wrong thing."""
-    from jaxci.audit.judging import classify
+    """Why a lecture's purpose is to show the GPU backend, or '' (jaxci.audit.judging.pinning.narrative_of)."""
+    from jaxci.policy.placement import narrative_of
 
-    hits = [n for n in (v.scan.gpu_narrative or []) if "text about GPU speed" not in n]
-    return "; ".join(hits[:2]) if hits and v.regime == classify.TRIVIAL else ""
+    return narrative_of(v.scan.gpu_narrative, v.regime)
 
 
-def build(verdicts: list[Verdict], family: str | None = None) -> EmittedConfig:
+def pinning_runner(runner: dict | None, catalogue: dict | None) -> str | None:
+    """Why the patch pins nothing ('' or None: it may pin): the build runs on a CPU family, or the judged family
+    is a what-if (the build's runner is another family)."""
+    if not runner or not runner.get("family"):
+        return None
+    family = runner["family"]
+    if runner.get("what_if"):
+        return (f"what-if: judged for {runner.get('judged')}, but the build jobs run on {family}: the pins for "
+                f"{runner.get('judged')} are in the audit and the report, and this patch pins nothing")
+    if catalogue and family in catalogue and not catalogue[family].has_gpu:
+        return f"the build jobs run on {family}, which has no GPU: every lecture stays on the CPU, nothing to pin"
+    return None
+
+
+def build(verdicts: list[Verdict], family: str | None = None, runner: dict | None = None,
+          catalogue: dict | None = None) -> EmittedConfig:
+    from jaxci.audit.writing import pages
+
     out = EmittedConfig()
-    pins = set(pin_list(verdicts))
+    no_pins = pinning_runner(runner, catalogue)
+    placed = set() if no_pins else {v.path for v in placed_on_cpu(verdicts)}
+    pins = set() if no_pins else set(pin_list(verdicts))
+    if no_pins:
+        out.notes.append(no_pins)
     for v in verdicts:
-        story = narrative(v) if v.path in pins and not v.scan.pinned_cpu else ""
+        story = narrative(v) if v.path in placed and not v.scan.pinned_cpu else ""
         if story:
             out.narrative.append(f"{v.path} ({story})")
-        kernel = KERNEL if v.path in pins and not v.scan.pinned_cpu and not story else None
+        kernel = KERNEL if v.path in pins else None
         timeout = _needs_timeout(v)
-        if not (kernel or timeout) or v.path_abs is None:
+        old = _read(v, out) if (kernel or timeout or v.scan.uses_jax) and v.path_abs is not None else None
+        if old is None:
             continue
-        try:
-            old = Path(v.path_abs).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            out.notes.append(f"{v.path}: not edited: cannot read ({type(exc).__name__})")
+        out.installs += [f"{v.path}:{n}: `{line}` installs the newest JAX during the build, past the workflow's "
+                         "pin (flagged, not changed: remove `jax` there or pin it)"
+                         for n, line in pages.jax_installs(old)]
+        if not (kernel or timeout):
             continue
         new = (_ipynb_edit if v.path.endswith(".ipynb") else _front_matter_edit)(old, kernel, timeout)
         if new is None:
             out.notes.append(f"{v.path}: no metadata block to edit: set kernelspec.name to {KERNEL} by hand")
             continue
+        replaced = []
+        if kernel and not v.path.endswith(".ipynb"):
+            new, replaced = pages.without_gpu_notes(new, Path(v.path_abs).parent)
+        out.pages += [f"{v.path}: the included {t} (a note that the lecture was built with a GPU) replaced by a note "
+                      "that it is built on the CPU" for t in replaced]
+        if kernel:
+            out.pages.append(f"{v.path}: " + ("sampled outputs (draws, summaries) will change on the CPU"
+                                               if pages.samples(v.scan) else
+                                               "printed numbers may differ in their last digits on the CPU"))
         why = "; ".join(filter(None, [f"pin to CPU ({v.basis}: {v.why})" if kernel else "",
                                       f"per-cell timeout {timeout} s (slowest measured cell x 3)" if timeout else ""]))
         out.changes.append(FileChange(v.path, old, new, why))
     if any(c.new != c.old and "kernelspec" in c.new and KERNEL in c.new for c in out.changes):
         out.changes.insert(0, FileChange(f"{KERNEL_DIR}/kernel.json", None, kernel_json(),
                                          "a kernel that runs JAX on the CPU only"))
-    already = [v.path for v in verdicts if v.path in pins and v.scan.pinned_cpu]
+    already = [v.path for v in verdicts if v.path in placed and v.scan.pinned_cpu]
     if already:
         out.notes.append("already pin the CPU in their own code (left as they are): " + ", ".join(already))
     if pins_kernel(out):
@@ -173,6 +204,15 @@ def build(verdicts: list[Verdict], family: str | None = None) -> EmittedConfig:
                      "  uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<commit sha>\n"
                      f"  with: {{concurrency: 1{machine}}}")
     return out
+
+
+def _read(v: Verdict, out: EmittedConfig) -> str | None:
+    """The lecture's text, or None with a note saying why it cannot be edited."""
+    try:
+        return Path(v.path_abs).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        out.notes.append(f"{v.path}: not edited: cannot read ({type(exc).__name__})")
+        return None
 
 
 def pins_kernel(config: EmittedConfig) -> bool:
@@ -189,6 +229,11 @@ def render(config: EmittedConfig, title: str = "jaxci audit --emit-config") -> s
         lines += ["", "Left on the GPU: narrative (the audit would pin these to CPU for speed, but each shows the GPU "
                   "backend and has little work: pinned, it would print the CPU):"]
         lines += [f"  - {n}" for n in config.narrative]
+    for title, items in (("What the pins change on the pages:", config.pages),
+                         ("Package pins and why:", config.packages),
+                         ("In-notebook installs that undo the JAX pin:", config.installs)):
+        if items:
+            lines += ["", title] + [f"  - {n}" for n in items]
     if config.notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in config.notes]
     lines += ["", "Add to the workflow job that builds the book, after installing the environment and before "

@@ -75,4 +75,7 @@ def relative_paths(audit: dict) -> dict:
 
 def publish(audit: dict, provenance: dict) -> dict:
     """The audit to commit: scrubbed, paths relative, and `published` saying where and how it was run."""
-    return {**scrub(relative_paths(audit)), "published": provenance}
+    out = {**scrub(relative_paths(audit)), "published": provenance}
+    if isinstance(out.get("ci"), dict) and "root" in out["ci"]:
+        out["ci"]["root"] = "."  # the auditing host's checkout path says nothing about the repository
+    return out

@@ -1,0 +1,130 @@
+"""Where one lecture runs on a GPU family: the one pin rule behind the audit's pin list, its --emit-config patch,
+the whole-build accounting and the maintainers' report (so they can never disagree).
+
+Each side of a lecture is its seconds with a band and where they come from. The GPU side is the lecture's
+published run time on the family (or on a family with the same GPU and CPU model: the same hardware) where the
+site's own build published one, else the runner model's prediction; the CPU side is the prediction (a build that
+ran on the GPU publishes no CPU seconds). Published seconds win over a prediction because they are the very
+build being judged. The lecture is pinned to the CPU only when the GPU's whole band lies above the CPU's whole
+band by the margin (jaxci.policy.margins), kept on the GPU only when it lies below by the margin, and "either"
+where the bands overlap: an overlap is inside what we know, and a pin changes a page, so it needs a clear win.
+Seconds both devices pay (the fresh kernel's start) are taken off both sides first: they decide nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxci.policy.margins import GPU_FASTER, GPU_SLOWER
+
+CPU, GPU, EITHER = "cpu", "gpu", "either"
+PREDICTED, PUBLISHED = "predicted", "published"
+#: the audit's regime of a lecture with little work (jaxci.audit.judging.classify.TRIVIAL is this constant)
+TRIVIAL = "trivial"
+
+
+def narrative_of(gpu_narrative, regime: str) -> str:
+    """Why a lecture's purpose is to show the GPU backend, or '': it prints jax.devices() / default_backend() /
+    the platform or runs nvidia-smi (the scan's gpu_narrative, prose about GPU speed aside) and has little work
+    (the trivial regime). Pinning such a lecture makes it print the CPU and teach the wrong thing: never pinned."""
+    hits = [n for n in (gpu_narrative or []) if isinstance(n, str) and "text about GPU speed" not in n]
+    return "; ".join(hits[:2]) if hits and regime == TRIVIAL else ""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One device's seconds for a whole lecture, its band, and what they rest on."""
+
+    seconds: float
+    low: float
+    high: float
+    basis: str          # PREDICTED or PUBLISHED
+    source: str = ""    # the published record (repository@commit, family) or the model's family
+
+    def less(self, shared: float) -> Side:
+        """The side without seconds both devices pay."""
+        return Side(*(max(x - shared, 0.0) for x in (self.seconds, self.low, self.high)), self.basis, self.source)
+
+    def text(self) -> str:
+        if self.basis == PUBLISHED:
+            return f"{self.seconds:,.1f} s published ({self.source})"
+        return f"{self.seconds:,.1f} s predicted (band {self.low:,.1f}-{self.high:,.1f})"
+
+
+def decide(cpu: Side, gpu: Side) -> str:
+    """CPU when the GPU's whole band is at least GPU_SLOWER x the CPU's top, GPU when its whole band is at most
+    GPU_FASTER x the CPU's bottom, EITHER where they overlap."""
+    if gpu.low >= GPU_SLOWER * cpu.high:
+        return CPU
+    if gpu.high <= GPU_FASTER * cpu.low:
+        return GPU
+    return EITHER
+
+
+def reason(device: str, cpu: Side, gpu: Side, family: str, shared: float = 0.0) -> str:
+    """One sentence naming both sides (less what both pay), their sources, the ratio and the margin."""
+    verdict = {CPU: "pin to the CPU", GPU: "keep on the GPU", EITHER: "either (the bands overlap)"}[device]
+    ratio = gpu.seconds / cpu.seconds if cpu.seconds > 0 else float("inf")
+    both = f", each less the fresh kernel's {shared:.2g} s both pay" if shared else ""
+    return (f"{verdict} on {family}: GPU {gpu.text()} vs CPU {cpu.text()}{both}, GPU/CPU {ratio:.2f}; margin: pin "
+            f"when the GPU's whole band is at least {GPU_SLOWER:g}x the CPU's top, keep on the GPU when at most "
+            f"{GPU_FASTER:g}x its bottom, either between")
+
+
+def predicted_side(pred: dict, device: str, family: str) -> Side | None:
+    """A prediction record's side (`cpu_s`, `cpu_low_s`, `cpu_high_s`; likewise gpu), None where it has none."""
+    from jaxci.policy.builds import number
+
+    mid = number(pred.get(f"{device}_s"))
+    if mid is None:
+        return None
+    low, high = number(pred.get(f"{device}_low_s")), number(pred.get(f"{device}_high_s"))
+    return Side(mid, mid if low is None else min(low, mid), mid if high is None else max(high, mid), PREDICTED,
+                f"runner model for {family}")
+
+
+def published_side(seconds: float | None, source: str) -> Side | None:
+    return None if seconds is None else Side(seconds, seconds, seconds, PUBLISHED, source)
+
+
+def same_hardware(catalogue: dict, a: str, b: str) -> bool:
+    """Two catalogue families with the same GPU model and the same CPU model (vCPU counts may differ: a lecture
+    runs in one kernel, so its published seconds carry over)."""
+    if a == b:
+        return True
+    if a not in catalogue or b not in catalogue:
+        return False
+    ea, eb = catalogue[a], catalogue[b]
+    return all(ea.value(k) is not None and ea.value(k) == eb.value(k) for k in ("gpu_model", "cpu_model"))
+
+
+def published_for(published, family: str, catalogue: dict):
+    """The published build when it ran on `family` or on the same hardware, else None."""
+    return published if published is not None and same_hardware(catalogue, published.family, family) else None
+
+
+@dataclass(frozen=True)
+class Placement:
+    path: str
+    device: str | None      # CPU, GPU, EITHER; None: not predicted (the static verdict stands)
+    cpu: Side | None        # whole-lecture seconds (the shared start-up included)
+    gpu: Side | None
+    why: str
+
+
+def place(path: str, pred: dict | None, published_s: float | None, source: str, family: str) -> Placement:
+    """One lecture on one GPU family from its prediction record and its published seconds (None: none)."""
+    from jaxci.policy.builds import number
+
+    cpu = predicted_side(pred or {}, "cpu", family)
+    gpu = published_side(published_s, source) or predicted_side(pred or {}, "gpu", family)
+    if cpu is None:
+        if gpu is not None and gpu.basis == PUBLISHED:  # the build ran it: no pin without a CPU predicted faster
+            return Placement(path, EITHER, None, gpu, f"either on {family}: GPU {gpu.text()}; the CPU is not "
+                             "predicted (no run here): a pin needs the CPU predicted faster")
+        return Placement(path, None, None, gpu, "not predicted: the static verdict stands")
+    if gpu is None:
+        return Placement(path, None, cpu, None, "no GPU side: the static verdict stands")
+    shared = number((pred or {}).get("overhead_s")) or 0.0
+    device = decide(cpu.less(shared), gpu.less(shared))
+    return Placement(path, device, cpu, gpu, reason(device, cpu.less(shared), gpu.less(shared), family, shared))
