@@ -8,8 +8,12 @@
 # package list and run.txt (the commit, the host, the load and the wall time before and after). ONLY_FILE, when
 # given, lists the lectures to execute (the others keep their static verdicts, each said as not selected).
 # `jaxci audit publish OUTDIR audits/NAME@COMMIT` then keeps the names and numbers only.
+# PUBLISHED=FILE (the site's published build, `jaxci audit published`) lets its run times outrank the GPU side's
+# prediction in the pin rule and is copied to OUTDIR; BASELINE=FILE (a previous audit, committed ones included)
+# reuses its runs of unchanged lectures, so a re-judge with new rules executes nothing that did not change.
 set -euo pipefail
 checkout="$1"; family="$2"; out="$3"; only="${4:-}"; kernel="${5:-lec38}"
+machine=(); [ "$family" != "-" ] && machine=(--machine "$family")   # "-": the family the build jobs run on
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 commit="$(git -C "$checkout" rev-parse HEAD)"
@@ -18,20 +22,24 @@ python="$(.venv/bin/jupyter kernelspec list --json 2>/dev/null | .venv/bin/pytho
 {
   echo "repository: $(basename "$checkout")"
   echo "commit: $commit"
-  echo "family: $family"
+  echo "family: $([ "$family" = "-" ] && echo "the build jobs' runner" || echo "$family")"
   echo "kernel: $kernel (measure/lecture_kernel.sh)"
   echo "cpu: $(.venv/bin/python -c 'import platform,os; print(platform.processor() or platform.machine(), os.cpu_count(), "cores")')"
   echo "start: $(date -u +%FT%TZ)"
   echo "start_load: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out/run.txt"
 [ -n "$python" ] && "$python" -m pip freeze > "$out/kernel-packages.txt" 2>/dev/null || true
-args=("$checkout" --execute --kernel "$kernel" --machine "$family" --format json --output "$out/audit.json"
-      --cell-timeout 900 --no-progress --emit-config "$out/ci.patch")
+args=("$checkout" --execute --kernel "$kernel" --format json --output "$out/audit.json"
+      --cell-timeout 900 --no-progress --emit-config "$out/ci.patch" "${machine[@]}")
 [ -n "$only" ] && args+=(--only "@$only")
+[ -n "${BASELINE:-}" ] && args+=(--baseline "$BASELINE")
+if [ -n "${PUBLISHED:-}" ]; then args+=(--published "$PUBLISHED"); cp "$PUBLISHED" "$out/published.json"; fi
 start=$(date +%s)
 set +e
 .venv/bin/jaxci audit "${args[@]}" 2> "$out/stderr.txt"
 rc=$?
 set -e
 { echo "end: $(date -u +%FT%TZ)"; echo "end_load: $(cut -d' ' -f1-3 /proc/loadavg)"; } >> "$out/run.txt"
-{ echo "wall_s: $(( $(date +%s) - start ))"; echo "exit: $rc"; } >> "$out/run.txt"
+why="the audit ran"; [ "$rc" = 1 ] && why="the audit ran; some lectures failed (its 'failed' list, their causes in README)"
+[ "$rc" = 2 ] && why="the audit refused its input (stderr.txt)"
+{ echo "wall_s: $(( $(date +%s) - start ))"; echo "exit: $rc ($why)"; } >> "$out/run.txt"

@@ -16,6 +16,7 @@ from jaxci.audit.judging import colab, family, judge, predicted
 from jaxci.audit.reading.cell_records import COUNTED, EagerSize, EagerWork, JitCall, TracedLoop
 from jaxci.audit.runner import CellTiming, NotebookRun, hook_state, hooks, jit_calls
 from jaxci.commands.audit import main
+from jaxci.policy import placement
 from tests.auditutil import by_path
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
@@ -110,8 +111,9 @@ def test_predicted_lecture_time_and_verdict(verdicts, model):
     assert p["label"] == "predicted" and p["gpu_low_s"] <= p["gpu_s"] <= p["gpu_high_s"]
     assert set(p) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
     assert v.basis == "predicted" and "GPU/CPU" in v.why and "margin" in v.why
-    assert v.recommendation == (C.KEEP_GPU if p["gpu_s"] / p["cpu_s"] < C.GPU_FASTER else
-                                C.PIN_CPU if p["gpu_s"] / p["cpu_s"] > C.GPU_SLOWER else C.EITHER)
+    found = placement.place(v.path, p, None, "", "g4dn.2xlarge")  # the one pin rule on the bands
+    assert v.recommendation == {placement.CPU: C.PIN_CPU, placement.GPU: C.KEEP_GPU}.get(found.device, C.EITHER)
+    assert v.why == found.why
     assert v.as_dict()["predicted"]["g4dn.2xlarge"] is p
 
 
@@ -350,7 +352,7 @@ def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
 
 def test_unexplained_slow_cell_outranks_the_prediction(model):
     run = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
-    rec, why = C.verdict_from(predicted.gpu_family(run, model.runner), "g4dn.2xlarge", C.GPU_SLOWER, C.GPU_FASTER)
+    rec, why = C.verdict_from(predicted.gpu_family(run, model.runner), "g4dn.2xlarge")
     assert rec == C.MEASURE and "cell 0 measured" in why
 
 

@@ -29,6 +29,9 @@ CPU_ELEM = "cpu_elem_rate"       # op-mix elements/s on the CPU
 NUMPY_GEMM = "numpy_gemm_rate"   # NumPy (BLAS) matmul FLOP/s
 CASE_WARM = "case_warm"          # seconds of one published case, warm (key: kernel; n: its size): no spread
 CASE_FIRST = "case_first"        # seconds of one published case's first call, compile included: no spread
+#: terms that grow with the CPU's core count: a figure published on one family holds only there, never on another
+#: family with the same CPU model and fewer or more vCPUs (the rest are single-thread or device-side)
+PER_CORES = frozenset({CPU_GEMM, CPU_ELEM, NUMPY_GEMM, CASE_WARM, CASE_FIRST})
 
 
 @dataclass(frozen=True)

@@ -148,14 +148,19 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
 
     # ---- published measurements on the family's hardware (the nearest evidence after our own) ----
 
-    def _where(self, family) -> tuple:
-        """The names a published input may be filed under for a family: itself and its GPU model."""
+    def _where(self, family, term: str | None = None) -> tuple:
+        """The names a published input may be filed under for a family: itself, its GPU model and, for a term
+        that does not grow with the core count (E.PER_CORES), the families with the same CPU and GPU models (a
+        figure published on g4dn.2xlarge holds on g4dn.xlarge: the same T4 and the same Xeon)."""
         entry = self.catalogue.get(family)
         gpu = entry.value("gpu_model") if entry is not None else None
-        return (family,) + ((gpu,) if gpu and gpu != "none" else ())
+        twins = () if term in E.PER_CORES or entry is None else tuple(
+            f for f, e in self.catalogue.items() if f != family and not e.is_lab
+            and all(entry.value(k) is not None and e.value(k) == entry.value(k) for k in ("cpu_model", "gpu_model")))
+        return (family,) + twins + ((gpu,) if gpu and gpu != "none" else ())
 
     def _pub(self, family, device, term, key="", dtype=None) -> list:
-        return E.select(self.published, self._where(family), device, term, key, dtype)
+        return E.select(self.published, self._where(family, term), device, term, key, dtype)
 
     def _pub_rate(self, family, device, term, key="", dtype=None) -> tuple[Band | None, list]:
         """One published rate (several: geometric mean, widest ends) and its labelled inputs."""

@@ -125,7 +125,52 @@ def with_runner(args, text: str) -> str:
     data = json.loads(text)
     data["runner"] = {"judged": args.machine, "what_if": bool(use and use.what_if(args.machine)),
                       **(use.as_dict() if use else {"family": None, "jobs": [], "others": []})}
+    unpinned = no_pins_why(args, use)
+    if unpinned:  # `pin_to_cpu` is what the patch pins: nothing on a CPU runner or for another family
+        what_if = data.pop("pin_to_cpu", [])
+        data["pin_to_cpu"], data["unpinned_why"] = [], unpinned
+        if data["runner"]["what_if"]:
+            data["what_if_pin_to_cpu"] = what_if
+    build = build_block(args, data, use)
+    if build is not None:
+        data["build"] = build
     return json.dumps(data, indent=2, default=str)
+
+
+def runner_dict(args, use) -> dict | None:
+    """The runner block --emit-config and the JSON share (None: no workflows read)."""
+    return {"judged": args.machine, "what_if": use.what_if(args.machine), **use.as_dict()} if use else None
+
+
+def no_pins_why(args, use) -> str | None:
+    """Why the patch pins nothing (jaxci.audit.writing.emit.pinning_runner), or None."""
+    from jaxci.audit.writing.emit import pinning_runner
+    from jaxci.catalogue import CatalogueError, load_catalogue
+
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError:
+        catalogue = None
+    return pinning_runner(runner_dict(args, use), catalogue)
+
+
+def build_block(args, data: dict, use) -> dict | None:
+    """The whole build on the judged family (jaxci.policy.wholebuild, the function the report's build section and
+    the sheet's row 6 use), or None without a catalogue family to judge."""
+    from jaxci.catalogue import CatalogueError, load_catalogue
+    from jaxci.policy import wholebuild
+    from jaxci.results import published_build
+
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError:
+        return None
+    if args.machine not in catalogue:
+        return None
+    published = published_build.read(args.published) if args.published else None
+    found = wholebuild.whole_build(data, Path(args.path).resolve().name, args.machine, catalogue[args.machine],
+                                   published, catalogue, use.family if use else None)
+    return wholebuild.as_dict(found)
 
 
 def every_family(args, model):
@@ -149,9 +194,8 @@ def emit_config(args, verdicts) -> None:
     from jaxci.audit.writing import emit
     from jaxci.catalogue import load_catalogue
 
-    use = getattr(args, "runner_use", None)
-    runner = {"judged": args.machine, "what_if": use.what_if(args.machine), **use.as_dict()} if use else None
-    config = emit.build(verdicts, args.machine, runner, load_catalogue())
+    config = emit.build(verdicts, args.machine, runner_dict(args, getattr(args, "runner_use", None)),
+                        load_catalogue())
     from jaxci.commands.audit_ci import extend_emitted  # the CI audit's fixes join the same patch: one `git apply`
 
     extend_emitted(args, config)

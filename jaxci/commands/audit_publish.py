@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jaxci.commands.argtypes import OneLineParser, refuse
 
-COPIED = ("run.txt", "ci.patch", "kernel-packages.txt")
+COPIED = ("run.txt", "ci.patch", "kernel-packages.txt", "published.json")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -62,10 +62,12 @@ def decide(cpu: Side, gpu: Side) -> str:
 
 
 def reason(device: str, cpu: Side, gpu: Side, family: str, shared: float = 0.0) -> str:
-    """One sentence naming both sides (less what both pay), their sources, the ratio and the margin."""
+    """One sentence naming both sides as whole-lecture seconds (what the page and the patch print), their sources,
+    the ratio without the start-up both pay, and the margin."""
     verdict = {CPU: "pin to the CPU", GPU: "keep on the GPU", EITHER: "either (the bands overlap)"}[device]
-    ratio = gpu.seconds / cpu.seconds if cpu.seconds > 0 else float("inf")
-    both = f", each less the fresh kernel's {shared:.2g} s both pay" if shared else ""
+    bare_cpu, bare_gpu = cpu.less(shared).seconds, gpu.less(shared).seconds
+    ratio = bare_gpu / bare_cpu if bare_cpu > 0 else float("inf")
+    both = f"; without the fresh kernel's {shared:.2g} s both pay" if shared else ""
     return (f"{verdict} on {family}: GPU {gpu.text()} vs CPU {cpu.text()}{both}, GPU/CPU {ratio:.2f}; margin: pin "
             f"when the GPU's whole band is at least {GPU_SLOWER:g}x the CPU's top, keep on the GPU when at most "
             f"{GPU_FASTER:g}x its bottom, either between")
@@ -127,4 +129,4 @@ def place(path: str, pred: dict | None, published_s: float | None, source: str, 
         return Placement(path, None, cpu, None, "no GPU side: the static verdict stands")
     shared = number((pred or {}).get("overhead_s")) or 0.0
     device = decide(cpu.less(shared), gpu.less(shared))
-    return Placement(path, device, cpu, gpu, reason(device, cpu.less(shared), gpu.less(shared), family, shared))
+    return Placement(path, device, cpu, gpu, reason(device, cpu, gpu, family, shared))

@@ -154,3 +154,17 @@ def compared(here: WholeBuild, own: WholeBuild) -> tuple[float, float, int]:
     both = [(lec.after[0], theirs[lec.path][0]) for lec in here.lectures
             if lec.after is not None and lec.path in theirs]
     return sum(a for a, _ in both), sum(b for _, b in both), len(both)
+
+
+def as_dict(build: WholeBuild) -> dict:
+    """The audit JSON's `build` block: the same figures the report shows, as numbers."""
+    mid, low, high = build.after_s
+    predicted, published, n = build.today
+    pub = build.published
+    return {"family": build.family, "runs_on": build.runs_on, "what_if": build.what_if,
+            "published": None if pub is None else {"seconds": pub.total_s, "notebooks": pub.notebooks,
+                                                   "executed": pub.executed, "source": pub.source},
+            "after_patch_s": {"mid": mid, "low": low, "high": high}, "lectures": build.counts,
+            "unpriced": build.unpriced, "pins": [lec.path for lec in build.pins],
+            "model_check": {"predicted_s": predicted, "published_s": published, "lectures": n,
+                            "coverage": build.coverage}}

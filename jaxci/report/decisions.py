@@ -247,10 +247,15 @@ def _nuts_device(report, family, entry) -> tuple[str, str, str, frozenset] | Non
             basis, number, sources)
 
 
-def _environment(report, family, entry, kernels: int = 1) -> QuestionDecision:
-    """The jax-env action with the inputs row 3 advises, and every variable it then sets (jaxci env's own)."""
+def _environment(report, family, entry, kernels: int = 1, engine: str = "") -> QuestionDecision:
+    """The jax-env action with the inputs row 3 advises for the engine the repositories build with, and every
+    variable it then sets (jaxci env's own)."""
+    from jaxci.policy.concurrency import ENGINE_NAMES
+
     dev = "gpu" if entry.has_gpu else "cpu"
     env = actions.env_text(family, entry.has_gpu, kernels, entry.value("gpu_memory_mib"))
+    if engine and entry.has_gpu:
+        env += f" (`concurrency` as row 3 gives it for {ENGINE_NAMES[engine]}, the audited repositories' engine)"
     saved = [r for r in report.suite_records("compile") if r.ok and r.method == "track_compile_saved_s"
              and r.params.get("dtype") == "float32"]
     here = [r for r in saved if r.machine == family]
@@ -398,7 +403,7 @@ def sheet(report, family, audit=None, entry=None) -> FamilySheet:
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")
     rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry, audit),
             _sampler(report, family, entry),
-            _environment(report, family, entry, ma.kernels(report, family, entry, audit)),
+            _environment(report, family, entry, *ma.kernels(report, family, entry, audit)),
             _cost(report, family, entry, audit), _hygiene(report, family, entry, audit)]
     from jaxci.report import termcheck
 

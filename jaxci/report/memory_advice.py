@@ -76,9 +76,38 @@ def answers(report, family: str, entry, audit=None, engines=concurrency.ENGINES)
                                vcpu=vcpu if isinstance(vcpu, int) else None, fit=fit) for e in engines]
 
 
-def kernels(report, family: str, entry, audit=None) -> int:
-    """The N row 3 advises for the family on its GPU (the jax-env action's `concurrency` input)."""
-    return answers(report, family, entry, audit, engines=(concurrency.NBCLIENT,))[0].n if entry.has_gpu else 1
+def build_engine(report) -> str:
+    """The engine the audited repositories build with (their book config: `_config.yml` is Jupyter Book 1.x,
+    `myst.yml` mystmd), else nbclient: row 5's jax-env `concurrency` is row 3's answer for that engine."""
+    files = [str(((c.audit.get("ci") or {}).get("book") or {}).get("file") or "") for c in report.audits or []]
+    if any(f.endswith("_config.yml") for f in files):
+        return concurrency.JB1
+    if any(f.endswith("myst.yml") for f in files):
+        return concurrency.MYSTMD
+    return concurrency.NBCLIENT
+
+
+def kernels(report, family: str, entry, audit=None) -> tuple[int, str]:
+    """(the N row 3 advises for the family on its GPU in the engine the repositories build with, that engine):
+    the jax-env action's `concurrency` input, the same number row 3 gives for that engine."""
+    engine = build_engine(report)
+    if not entry.has_gpu:
+        return 1, engine
+    answer = answers(report, family, entry, audit, engines=(engine,))[0]
+    return answer.concurrency, engine
+
+
+def measured_gpu(machine: str) -> str:
+    """The GPU a concurrency figure was measured on, by its model ('an NVIDIA H200'), never a lab machine's name
+    (guidance names the family's hardware, and lab machines are evidence only)."""
+    from jaxci.catalogue import CatalogueError, load_catalogue
+
+    try:
+        entry = load_catalogue().get(machine)  # the lab machines too (the report's catalogue holds runner families)
+    except CatalogueError:
+        entry = None
+    model = entry.value("gpu_model") if entry is not None else None
+    return f"a {model}" if model else "another machine's GPU"
 
 
 def engine_text(answers_: list[concurrency.Answer]) -> str:
@@ -105,8 +134,9 @@ def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], 
         return ("one notebook at a time until a GPU measures more: " + engine_text(found), "not measured",
                 f"{found[0].evidence}{published}")
     best, n = concurrency.best(survived), found[0].n
-    decision = (f"`{found[0].env}` (policy `{best.policy}`), at most {n} notebook(s) at once on the GPU: "
-                + engine_text(found))
+    mine = entry.value("gpu_model") or "GPU"
+    decision = (f"`{found[0].env}` (policy `{best.policy}`), at most {n} notebook(s) at once, as measured on "
+                f"{measured_gpu(best.machine)}, not on this family's {mine}: " + engine_text(found))
     others = [f"`{s.policy}` up to N = {s.n} of {s.ran_up_to} run" for s in survived if s is not best]
     measured = (f"measured: `{best.policy}` kept every worker alive up to N = {best.n} on {best.machine} "
                 f"({jax(best.machine)}; the suite ran it up to N = {best.ran_up_to}"

@@ -128,10 +128,13 @@ class NotebookRun:
         data = runrecord.run("run", data)
         names = set(CellTiming.__dataclass_fields__)
         for i, c in enumerate(data.get("cells", [])):
-            missing = [k for k in ("index", "first_line", "wall_s", "client_s") if k not in c]
+            missing = [k for k in ("index", "wall_s", "client_s") if k not in c]
             if missing:
                 raise runrecord.RecordError(f"run.cells[{i}]: no {', '.join(missing)}")
-        cells = [CellTiming(**{k: v for k, v in c.items() if k in names}) for c in data.get("cells", [])]
+        # a published audit (audits/) keeps no lecture text: its cells have no first_line, and still serve as a
+        # --baseline (the line is display only)
+        cells = [CellTiming(**{"first_line": "", **{k: v for k, v in c.items() if k in names}})
+                 for c in data.get("cells", [])]
         keep = set(cls.__dataclass_fields__) - {"cells"}
         return cls(**{k: v for k, v in data.items() if k in keep}, cells=cells)
 

@@ -1,0 +1,177 @@
+"""The whole-build deliverable's parts: the one pin rule (published seconds win; overlapping bands say either), the
+runner a repository builds on read from its jobs (container jobs left out), the published build as versioned data,
+and what a pin changes on a lecture's page (a GPU note replaced, sampled outputs named, JAX installs flagged)."""
+
+import json
+import subprocess
+
+import pytest
+
+from jaxci.audit.lecture_ci import runner_use
+from jaxci.audit.lecture_ci.workflows import read_workflows
+from jaxci.audit.writing import pages
+from jaxci.catalogue import load_catalogue
+from jaxci.commands import audit_published
+from jaxci.policy import placement
+from jaxci.policy.margins import GPU_FASTER, GPU_SLOWER
+from jaxci.results import published_build as pb
+
+CAT = load_catalogue()
+
+
+def side(mid, low=None, high=None, basis=placement.PREDICTED):
+    return placement.Side(mid, mid if low is None else low, mid if high is None else high, basis)
+
+
+# ---- the one pin rule ----
+
+@pytest.mark.parametrize("cpu, gpu, device", [
+    (side(10), side(30, 12.0, 90), placement.CPU),                 # the GPU's whole band above 1.2 x the CPU's top
+    (side(10), side(30, 11.9, 90), placement.EITHER),              # its bottom inside the margin: overlap
+    (side(10), side(5, 2, 8.0), placement.GPU),                    # its whole band below 0.8 x the CPU's bottom
+    (side(10), side(5, 2, 8.1), placement.EITHER),
+    (side(10, 9, 11), side(13.2), placement.CPU),                  # the CPU's band counts too: 1.2 x 11 = 13.2
+    (side(10, 9, 11), side(13.1), placement.EITHER),
+])
+def test_a_pin_needs_the_whole_gpu_band_past_the_margin(cpu, gpu, device):
+    assert (GPU_SLOWER, GPU_FASTER) == (1.2, 0.8)
+    assert placement.decide(cpu, gpu) == device
+
+
+def test_published_seconds_win_over_the_predicted_band():
+    pred = {"cpu_s": 10.0, "gpu_s": 30.0, "gpu_low_s": 5.0, "gpu_high_s": 90.0}
+    assert placement.place("a.md", pred, None, "", "g4dn.2xlarge").device == placement.EITHER
+    found = placement.place("a.md", pred, 25.0, "site@abc", "g4dn.2xlarge")
+    assert found.device == placement.CPU and found.gpu.basis == placement.PUBLISHED
+    assert "25.0 s published (site@abc)" in found.why and "10.0 s predicted" in found.why
+    assert placement.place("a.md", pred, 9.0, "site@abc", "g4dn.2xlarge").device == placement.EITHER
+    # no CPU prediction: a published GPU run is no reason to pin; nothing at all leaves the verdict standing
+    assert placement.place("a.md", None, 50.0, "s", "g4dn.2xlarge").device == placement.EITHER
+    assert placement.place("a.md", None, None, "", "g4dn.2xlarge").device is None
+
+
+def test_what_both_devices_pay_decides_nothing():
+    """A fresh kernel's 8 s on both sides: 10 vs 13 would be within the margin, 2 vs 5 is not."""
+    pred = {"cpu_s": 10.0, "gpu_s": 13.0, "overhead_s": 8.0}
+    found = placement.place("a.md", pred, None, "", "g4dn.2xlarge")
+    assert found.device == placement.CPU and found.cpu.seconds == 10.0  # whole-lecture seconds kept for the page
+
+
+def test_the_same_hardware_shares_published_seconds():
+    assert placement.same_hardware(CAT, "g4dn.2xlarge", "g4dn.xlarge")
+    assert not placement.same_hardware(CAT, "g4dn.2xlarge", "g6.xlarge")
+    assert not placement.same_hardware(CAT, "c7i.2xlarge", "ubuntu-latest")
+
+
+def test_a_lecture_that_shows_the_gpu_is_never_pinned():
+    shown = ["cell 5: runs nvidia-smi", "cell 7: prints jax.devices()"]
+    assert placement.narrative_of(shown, placement.TRIVIAL)
+    assert not placement.narrative_of(shown, "bulk-loops")  # real work: the pin stands
+    assert not placement.narrative_of(["cell 2: text about GPU speed"], placement.TRIVIAL)
+
+
+# ---- the runner the build uses ----
+
+WORKFLOW = """name: b
+on: [push]
+jobs:
+  build:
+    runs-on: {label}
+    steps:
+      - run: jb build lectures
+  colab:
+    runs-on: "runs-on=${{{{ github.run_id }}}}/family=g4dn.2xlarge"
+    container:
+      image: docker://example.invalid/notebook-runtime:latest
+    steps:
+      - run: jb build lectures
+  links:
+    runs-on: ubuntu-latest
+    steps:
+      - run: jb build lectures --builder linkcheck
+"""
+
+
+@pytest.mark.parametrize("label, family", [
+    ("ubuntu-latest", "ubuntu-latest"),
+    ('"runs-on=${{ github.run_id }}/family=g4dn.2xlarge/image=ubuntu24-gpu-x64"', "g4dn.2xlarge"),
+    ("self-hosted", None),
+])
+def test_the_build_jobs_name_the_family_a_container_job_does_not(tmp_path, label, family):
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "b.yml").write_text(WORKFLOW.format(label=label))
+    use = runner_use.from_workflows(read_workflows(tmp_path), CAT)
+    assert use.family == family and len(use.jobs) == 1 and "job `build`" in use.jobs[0]
+    assert use.what_if("c7i.2xlarge") == (family is not None) and not use.what_if(family)
+
+
+def test_the_json_ci_block_reads_the_same_family():
+    ci = {"workflows": [{"jobs": [
+        {"id": "b", "where": "w.yml:3", "builds": ["w.yml:5 runs `jb build`"], "container": "",
+         "runs_on": {"raw": "ubuntu-latest", "family": None}},
+        {"id": "c", "where": "w.yml:9", "builds": ["w.yml:12 runs `jb build`"], "container": "img",
+         "runs_on": {"raw": "x", "family": "g4dn.2xlarge"}}]}]}
+    assert runner_use.from_ci(ci, CAT).family == "ubuntu-latest"
+    assert runner_use.from_ci({"workflows": "not a list"}, CAT).family is None
+
+
+# ---- the published build as data ----
+
+STATUS = {"cells": [{"cell_type": "markdown", "source": [
+    "| Document | Modified | Method | Run Time (s) | Status |\n", "|---|---|---|---|---|\n",
+    "| a | 2026-08-13 10:00 | cache | 12.5 | ✅ |\n", "| b | 2026-08-14 11:00 | cache | 7200.0 | ✅ |\n",
+    "| c | 2026-08-14 11:30 | cache | nan | ✅ |\n", "| d | 2026-08-14 12:00 | cache | 3.0 | ❌ |\n"]}]}
+
+
+def test_a_status_table_becomes_a_versioned_record(tmp_path):
+    rows = pb.parse_status(json.dumps(STATUS), cap=7200)
+    record = pb.from_rows(rows, "owner/site.notebooks", "a" * 40, "g4dn.2xlarge")
+    assert record.seconds == {"a": 12.5} and set(record.refused) == {"b", "c", "d"}
+    assert record.executed == "2026-08-14" and record.notebooks == 4 and record.lecture("lectures/a.md") == 12.5
+    path = tmp_path / "published.json"
+    path.write_text(json.dumps(record.as_dict()))
+    assert pb.read(path) == record
+    path.write_text(json.dumps({**record.as_dict(), "version": 99}))
+    with pytest.raises(pb.PublishedError, match="version 99, this jaxci reads 1: write it again with `jaxci audit"):
+        pb.read(path)
+    path.write_text(json.dumps({**record.as_dict(), "seconds": {"a": -1}}))
+    with pytest.raises(pb.PublishedError, match="'seconds'"):
+        pb.read(path)
+
+
+def test_jaxci_audit_published_reads_a_commit_of_a_snapshot(tmp_path, capsys):
+    snap = tmp_path / "site.notebooks"
+    snap.mkdir()
+    (snap / "status.ipynb").write_text(json.dumps(STATUS))
+    for args in (["init", "-q"], ["add", "status.ipynb"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "publish"]):
+        subprocess.run(["git", *args], cwd=snap, check=True)
+    out = tmp_path / "p.json"
+    assert audit_published.main([str(snap), "--commit", "HEAD", "--family", "g4dn.2xlarge", "--cap", "7200",
+                                 "--repository", "owner/site.notebooks", "--output", str(out)]) == 0
+    assert pb.read(out).seconds == {"a": 12.5}
+    assert audit_published.main([str(snap), "--commit", "HEAD", "--family", "no-such", "--output",
+                                 str(tmp_path / "q.json")]) == 2
+    assert not (tmp_path / "q.json").exists() and "not a catalogue family" in capsys.readouterr().err
+
+
+# ---- what a pin changes on the page ----
+
+def test_a_pinned_lecture_loses_its_gpu_note_and_keeps_other_includes(tmp_path):
+    (tmp_path / "_admonition").mkdir()
+    (tmp_path / "_admonition" / "gpu.md").write_text("```{admonition} Hardware\nWritten with a GPU at hand.\n```\n")
+    (tmp_path / "_admonition" / "other.md").write_text("A note on data.\n")
+    text = ("# T\n\n```{include} _admonition/gpu.md\n```\n\n```{include} _admonition/other.md\n```\n\n"
+            "```{code-cell} ipython3\nx = 1\n```\n")
+    new, replaced = pages.without_gpu_notes(text, tmp_path)
+    assert replaced == ["_admonition/gpu.md"] and pages.CPU_NOTE in new and "_admonition/other.md" in new
+    assert "gpu.md" not in new and new.endswith("x = 1\n```\n")
+
+
+@pytest.mark.parametrize("line, flagged", [
+    ("!pip install --upgrade quantecon jax", True), ("%pip install 'jax[cuda13]'", True),
+    ("!pip install jax==0.12.0.1", False), ("!pip install quantecon", False), ("x = 'pip install jax'", False),
+])
+def test_in_notebook_jax_installs_are_flagged(line, flagged):
+    assert bool(pages.jax_installs(f"```{{code-cell}}\n{line}\n```\n")) == flagged
