@@ -1,11 +1,13 @@
 """The maintainers' report (`jaxci report RESULTS --maintainers DIR`, committed as docs/report/): per runner
 family, at most two printed pages a lecture organisation can check into its meta repository.
 
-Each page holds the seven answers in plain words (the decision sheet's own rows: the first clause of each, the
-one number that decides it, its evidence kind and a link to the evidence), the lectures to pin to the CPU per
-audited repository with their predicted seconds on both devices, the build minutes and dollars per repository
-(the sheet's row 6, from the same function) and the JAX pin advice from the release history. README.md says
-what each committed audit ran, and every lecture that could not run here with its cause.
+Each page starts from each audited repository's whole build on the family (its last published build, the build
+after the patch with every lecture accounted for, the model's own check; jaxci.policy.wholebuild, the sheet's row 6
+from the same function), then the seven answers in plain words (the decision sheet's own rows: the first clause of
+each, the one number that decides it, its evidence kind and a link to the evidence), the lectures to pin to the CPU
+with both sides as the patch prints them (published or predicted), and the JAX pin advice from the release
+history. A repository that builds on another family is a what-if there. README.md says what each committed audit
+ran, and every lecture that could not run here with its cause.
 """
 
 from __future__ import annotations
@@ -136,8 +138,8 @@ def family_page(report, family: str, site: bool = False) -> str:
         f"({audited}). Evidence: *{MEASURED}* on this family; *{PREDICTED}* by the runner model from runs here "
         "(docs/runner-model.md), followed by what the prediction rests on: the machines it was measured on, the "
         "published files and how many of their entries, the catalogue; *not measured* says what would measure it.",
-        "## The seven answers", answers_md(s.rows, family, site),
         "## The whole build per repository", cost_md(report, family, entry),
+        "## The seven answers", answers_md(s.rows, family, site),
         "## Lectures to pin to the CPU", pins_md(report, family, entry),
         "## JAX pin", pin_md(report)]) + "\n"
 
