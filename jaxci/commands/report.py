@@ -206,9 +206,8 @@ def _write(args, report, findings: str, guidance: str, data: dict) -> None:
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for name, text in (("findings.md", findings), ("guidance.md", guidance),
-                           ("report.json", json.dumps(data, indent=1, default=str))):
-            safewrite.write_text(out / name, text, option="--out")
+        safewrite.write_files(out, {"findings.md": findings, "guidance.md": guidance,
+                                    "report.json": json.dumps(data, indent=1, default=str)}, option="--out")
     if args.maintainers:
         from jaxci.report import maintainers
 

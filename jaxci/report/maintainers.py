@@ -17,6 +17,7 @@ from jaxci.report.actions import uses_jax
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
 from jaxci.report.repo_builds import repo_builds
 from jaxci.report.text import table
+from jaxci.util import quoting
 
 #: the committed document that explains each question's evidence, relative to docs/report/
 EVIDENCE_DOC = {1: "../runner-model.md", 2: "../runner-model.md", 3: "../concurrency.md", 4: "../runner-model.md",
@@ -81,6 +82,17 @@ def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float | Non
     return out
 
 
+def label_md(committed) -> str:
+    """repository@commit for Markdown: both parts from the audit file, escaped (jaxci.util.quoting.cell)."""
+    return _at(committed.label)
+
+
+def _at(label: str) -> str:
+    """'repository@commit' with each part escaped and our own @ kept."""
+    repository, at, commit = label.rpartition("@")
+    return f"{quoting.cell(repository)}{at}{quoting.cell(commit)}"
+
+
 def pins_md(report, family: str, entry) -> str:
     if not entry.has_gpu:
         return "No GPU on this family: every lecture runs on its CPU; nothing to pin."
@@ -90,8 +102,9 @@ def pins_md(report, family: str, entry) -> str:
         jax_n = sum(uses_jax(lec) and family in (lec.get("predicted") or {}) for lec in committed.audit["lectures"])
         rule = ("the audit's own pins, as its ci.patch applies them" if committed.facts.get("family") == family
                 else "the placement rule on this family's predictions")
-        head = f"**{committed.label}**: {len(found)} lectures to pin ({rule}; {jax_n} JAX lectures predicted)"
-        rows = [[f"`{p}`", "—" if c is None else f"{c:,.1f}", "—" if g is None else f"{g:,.1f}"] for p, c, g in found]
+        head = f"**{label_md(committed)}**: {len(found)} lectures to pin ({rule}; {jax_n} JAX lectures predicted)"
+        rows = [[quoting.code(p, table=True), "—" if c is None else f"{c:,.1f}", "—" if g is None else f"{g:,.1f}"]
+                for p, c, g in found]
         parts.append(head + (":\n\n" + table(["lecture", "CPU s", "GPU s"], rows) if rows else "."))
     return "\n\n".join(parts) or "No committed audit predicts this family."
 
@@ -100,7 +113,7 @@ def cost_md(report, family: str, entry) -> str:
     builds = repo_builds(report, family, entry)
     if not builds:
         return "No committed audit predicts this family: build minutes not measured."
-    rows = [[b.repository, b.lectures, b.on_gpu if entry.has_gpu else "—",
+    rows = [[_at(b.repository), b.lectures, b.on_gpu if entry.has_gpu else "—",
              f"{b.minutes:.1f} ({b.low:.1f}-{b.high:.1f})", f"${b.dollars:.2f}", b.missing] for b in builds]
     return table(["repository", "lectures", "on GPU", "minutes (band)", "$ per build", "not predicted"], rows)
 
@@ -124,15 +137,16 @@ def pin_md(report) -> str:
         start = pin or committed.facts.get("jax")
         advice = pin_advice(report.release_steps, report.releases_measured, start, report.upgrade_factor)
         if advice.target is None:
-            lines.append(f"- **{committed.label}**: no release history measured: not decided.")
+            lines.append(f"- **{label_md(committed)}**: no release history measured: not decided.")
             continue
-        now = f"pinned `jax=={pin}` ({where})" if pin else f"{where}: builds take the newest JAX (audited with {start})"
+        now = (f"pinned {quoting.code('jax==' + pin)} ({quoting.cell(where)})" if pin else
+               f"{quoting.cell(where)}: builds take the newest JAX (audited with {quoting.cell(start)})")
         steps = "; ".join(f"{s.benchmark} {s.kind} {s.before}→{s.after} (x{s.ratio:.2f}, "
                           f"{s.undone_text(report.upgrade_factor)})" for s in advice.between[:4])
         more = f" and {len(advice.between) - 4} more" if len(advice.between) > 4 else ""
         held = (f"; not newer: {len(advice.held_back_by)} confirmed regression(s) still standing after it"
                 if advice.held_back_by else "")
-        lines.append(f"- **{committed.label}**: {now}. Pin `jax=={advice.target}`; confirmed steps between: "
+        lines.append(f"- **{label_md(committed)}**: {now}. Pin `jax=={advice.target}`; confirmed steps between: "
                      f"{steps + more if steps else 'none'}{held}.")
     machines = ", ".join(sorted(m for m, rs in report.releases_measured.items() if len(rs) > 1)) or "no machine"
     return ("\n".join(lines) or "No committed audit.") + (
@@ -143,7 +157,7 @@ def pin_md(report) -> str:
 def family_page(report, family: str, site: bool = False) -> str:
     (s,) = sheets(report, [family])  # computed once per report: the site's links and the findings page read it too
     entry = report.catalogue[family]
-    audited = ", ".join(f"`audits/{a.name}/`" for a in report.audits) or "none"
+    audited = ", ".join(quoting.code(f"audits/{a.name}/") for a in report.audits) or "none"
     return "\n\n".join([
         f"# {s.title}",
         f"Generated by `jaxci report results --maintainers docs/report` from the committed results and audits "
@@ -170,19 +184,21 @@ def not_run(audit: dict) -> list[tuple[str, str]]:
 
 
 def audit_md(committed) -> str:
-    audit, facts = committed.audit, committed.facts
+    """One committed audit's heading and facts, and the lectures that could not run; every value from the audit
+    written through jaxci.util.quoting (a repository named `evil<!--` hides nothing after it)."""
+    audit, facts = committed.audit, {k: quoting.cell(v) for k, v in committed.facts.items()}
     lectures = audit.get("lectures") or []
     executed = [lec for lec in lectures if lec.get("runs")]
     selected = sum(not (lec.get("not_executed") or "").startswith(NOT_SELECTED) for lec in lectures)
     failed = not_run(audit)
-    head = (f"### {committed.label}\n\n"
-            f"- commit `{committed.commit}`; judged for {facts.get('family', '?')}; kernel {facts.get('kernel', '?')}, "
-            f"JAX {facts.get('jax', '?')}; host {facts.get('cpu', '?')}\n"
+    head = (f"### {label_md(committed)}\n\n"
+            f"- commit {quoting.code(committed.commit)}; judged for {facts.get('family', '?')}; kernel "
+            f"{facts.get('kernel', '?')}, JAX {facts.get('jax', '?')}; host {facts.get('cpu', '?')}\n"
             f"- {len(lectures)} lectures; {selected} chosen to execute; {len(executed)} ran; {len(failed)} could not "
             f"run here\n- execution here: {facts.get('wall_s', '?')} s wall, one process, not sharded; load "
             f"average {facts.get('start_load', '?')} at the start, {facts.get('end_load', '?')} at the end (1, 5, "
             "15 min)")
-    rows = [[f"`{p}`", cause] for p, cause in failed]
+    rows = [[quoting.code(p, table=True), quoting.cell(cause)] for p, cause in failed]
     return head + ("\n\n" + table(["lecture", "could not run here because"], rows) if rows else "")
 
 
@@ -226,6 +242,4 @@ def write(report, folder, families: list[str], site: bool = False) -> list:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     pages = {"README.md": index_page(report, families), **{f"{f}.md": family_page(report, f, site) for f in families}}
-    for name, text in pages.items():
-        safewrite.write_text(folder / name, text, option="--maintainers")
-    return [folder / name for name in pages]
+    return safewrite.write_files(folder, pages, option="--maintainers")  # every page checked before the first
