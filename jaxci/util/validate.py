@@ -41,7 +41,10 @@ def one_line(text: object, limit: int = 300) -> str:
 
 def inside(path: Path, folder: Path, *, or_above: bool = False) -> bool:
     """`path` is `folder` or below it (with `or_above`, also one of its parents): a destination that would
-    write into (or over) a folder it must leave alone."""
+    write into (or over) a folder it must leave alone. A path no file can have (a NUL character, from a record
+    or a built page) is inside nothing: refused by the caller as outside, never a ValueError traceback."""
+    if "\0" in str(path) or "\0" in str(folder):
+        return False
     path, folder = Path(path).resolve(), Path(folder).resolve()
     return path == folder or folder in path.parents or (or_above and path in folder.parents)
 
