@@ -71,7 +71,21 @@ def _checked_top(data: dict) -> dict:
             ci = {**ci, "installs": [_install(f"ci.installs[{i}]", x) for i, x in
                                      enumerate(runrecord.sequence("ci.installs", ci["installs"]))]}
         out["ci"] = ci
+    if data.get("execution") is not None:
+        out["execution"] = _execution(data["execution"])
     return out
+
+
+def _execution(value) -> dict:
+    """Which runs an audit made and reused (`--baseline` reads its keys): {keys: {path: {platform: key}},
+    reused: [text]}."""
+    value = runrecord.mapping("execution", value)
+    keys = runrecord.mapping("execution.keys", value.get("keys") or {})
+    return {**value, "keys": {runrecord.text("execution.keys key", path): {
+        runrecord.text(f"execution.keys[{path!r}] key", platform): runrecord.text(f"execution.keys[{path!r}]"
+                                                                                 f"[{platform!r}]", key)
+        for platform, key in runrecord.mapping(f"execution.keys[{path!r}]", runs).items()}
+        for path, runs in keys.items()}, "reused": _texts("execution.reused", value.get("reused") or [])}
 
 
 def _install(where: str, value) -> dict:
