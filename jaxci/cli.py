@@ -9,6 +9,8 @@ import importlib
 import os
 import sys
 
+#: the exit status after Ctrl-C (SIGINT) in a command without its own handling: 128 + SIGINT, as a shell reports
+INTERRUPTED = 130
 #: the exit status when the reader of stdout went away (`jaxci predict ... | head -1`): 128 + SIGPIPE, what a
 #: shell tool killed by the closed pipe returns, so `set -o pipefail` still sees the output was cut short
 BROKEN_PIPE = 141
@@ -44,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
     except BrokenPipeError:
         return _pipe_closed()
+    except KeyboardInterrupt:
+        return _interrupted(argv if argv is not None else sys.argv[1:])
 
 
 def _dispatch(argv: list[str]) -> int:
@@ -64,3 +68,12 @@ def _pipe_closed() -> int:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return BROKEN_PIPE
+
+
+def _interrupted(argv: list[str]) -> int:
+    """Ctrl-C in any command: one line, exit 130, for every command at once (no KeyboardInterrupt traceback).
+    Every file is written atomically (jaxci.util.safewrite), so an interrupted write leaves the old file or none."""
+    name = argv[0] if argv and argv[0] in COMMANDS else ""
+    print(f"jaxci{' ' + name if name else ''}: interrupted (Ctrl-C): stopped; a file being written is left as it "
+          "was", file=sys.stderr)
+    return INTERRUPTED

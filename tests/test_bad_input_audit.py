@@ -38,9 +38,16 @@ SHARDS = {
     "pins-missing": {**_shard(1), "pin_to_cpu": ["nowhere.md"]}, "pins-string": {**_shard(1), "pin_to_cpu": "a.md"},
     "execution-list": {**_shard(1), "execution": [1, 2]}, "reused-ints": {**_shard(1), "execution": {"reused": [1]}},
     "nan": {**_shard(1), "lectures": [{"path": "a.md", "proposed_timeout": float("nan")}, {"path": "b.md"}]},
+    "pins-other": {**_shard(1), "pin_to_cpu": ["b.md"]},
     "html-path": {**_shard(1, count=1, lectures=["a<!--hidden.md", "@team <img src=x>"]),
                   "lectures": [{"path": "a<!--hidden.md"}, {"path": "@team <img src=x>"}]},
 }
+
+#: --baseline audits whose execution block is not the shape the run cache reads: name -> the field refused
+BASELINES = {"baseline-execution-list": "execution", "baseline-keys-list": "execution.keys",
+             "baseline-key-list": "execution.keys['a.md']"}
+BASELINE_DOCS = {"baseline-execution-list": [1], "baseline-keys-list": {"keys": [1]},
+                 "baseline-key-list": {"keys": {"a.md": [1]}}}
 
 MERGE = ("audit", "merge")
 CASES = [
@@ -57,6 +64,10 @@ CASES = [
     Case((*MERGE, "{tmp}/execution-list.json", "{tmp}/s2.json"), 2, "execution"),
     Case((*MERGE, "{tmp}/reused-ints.json", "{tmp}/s2.json"), 2, "execution"),
     Case((*MERGE, "{tmp}/nan.json", "{tmp}/s2.json"), 2, "proposed_timeout"),
+    Case((*MERGE, "{tmp}/pins-other.json", "{tmp}/s2.json"), 2, "pin_to_cpu names 'b.md', which shard file"),
+    *(Case(("audit", "{tmp}/lect", "--execute", "--baseline", f"{{tmp}}/{name}.json", "--format", "json"), 2,
+           f"{name}.json: {field}: expected an object")
+      for name, field in BASELINES.items()),
     Case(("audit", "{tmp}/lect", "--output", "{tmp}/lect/a.md"), 2, "is a lecture under"),
     Case(("audit", "{tmp}/lect", "--execute", "--cache", "/dev/null/x", "--format", "json"), 2,
          "--cache /dev/null/x: cannot make the folder"),
@@ -77,6 +88,8 @@ def setup(tmp: Path) -> None:
     """The shards, a lecture, a dangling link and an Execution Statistics page the cases read."""
     for name, doc in SHARDS.items():
         (tmp / f"{name}.json").write_text(json.dumps(doc))
+    for name, execution in BASELINE_DOCS.items():
+        (tmp / f"{name}.json").write_text(json.dumps({"lectures": [], "execution": execution}))
     (tmp / "lect").mkdir()
     (tmp / "lect" / "a.md").write_text(LECTURE)
     os.symlink(tmp / "nowhere", tmp / "dangling")

@@ -20,10 +20,19 @@ class Cell:
     provenance: str = ""
 
 
+def workers(value) -> int | None:
+    """A concurrency record's N: a whole number of kernels, at least 1 (1 to 4 in the suite); anything else a
+    result file holds ('x', -1, 2.5, true) is no N, so the record is not read (never "at most -1 notebooks", never
+    a comparison of text with numbers)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1_000_000 else None
+
+
 def grid(records) -> list[Cell]:
     cells: dict = {}
     for r in records:
         if r.suite != "concurrency" or r.method not in METRICS or not {"n_workers", "policy"} <= r.params.keys():
+            continue
+        if workers(r.params["n_workers"]) is None or not isinstance(r.params["policy"], str):
             continue
         key = (r.machine, r.params.get("device", "gpu"), r.params["policy"], r.params["n_workers"])
         cell = cells.setdefault(key, Cell(*key))

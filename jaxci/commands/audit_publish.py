@@ -4,7 +4,8 @@ folder) made fit to commit under audits/: names and numbers only (jaxci.audit.wr
 RAW_DIR holds audit.json, run.txt (repository, commit, family, kernel, cpu, start/end load, wall_s) and,
 when present, ci.patch and kernel-packages.txt; DEST_DIR receives the scrubbed audit.json, with a `published`
 block made from run.txt, and the other files as they are. Exit 2 with one line when RAW_DIR lacks a readable
-audit.json or run.txt; nothing is written then.
+audit.json or run.txt, holds a link or a file that is not UTF-8 text, or DEST_DIR is RAW_DIR, not a folder or not
+writable; everything is read and checked before the first file is written, so a refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -36,40 +37,50 @@ def run_facts(text: str) -> dict:
     return facts
 
 
-def kernel_versions(path: Path) -> dict:
-    """The kernel's jax, jaxlib and numpyro versions from its `pip freeze` (kernel-packages.txt), when there."""
-    from jaxci.util import safeio
-
-    if not path.is_file():
-        return {}
+def kernel_versions(text: str) -> dict:
+    """The kernel's jax, jaxlib and numpyro versions from its `pip freeze` (kernel-packages.txt)."""
     found = {}
-    for line in safeio.read_text(path, 1024 * 1024).splitlines():
+    for line in text.splitlines():
         name, sep, version = line.partition("==")
         if sep and name.strip().lower() in ("jax", "jaxlib", "numpyro"):
             found[name.strip().lower()] = version.strip()
     return found
 
 
+def read_raw(raw: Path) -> tuple[dict, dict]:
+    """Everything publish writes, read and checked before a byte is written: the audit, run.txt's facts and the
+    copied files' text (regular files inside RAW_DIR: a link is refused, never followed into the folder to
+    commit; UTF-8 text). Raises ValueError/OSError subclasses with a one-line message."""
+    from jaxci.audit.writing import record
+    from jaxci.util import safeio
+
+    audit = record.read(raw / "audit.json")
+    copied = {name: safeio.read_text(raw / name, 16 * 1024 * 1024, links=False)
+              for name in COPIED if (raw / name).exists() or (raw / name).is_symlink()}
+    if "run.txt" not in copied:
+        raise FileNotFoundError(f"{raw / 'run.txt'}: no such file")
+    return audit, copied
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from jaxci.audit.writing import publish, record
-    from jaxci.util import safeio, safewrite
+    from jaxci.audit.writing import publish
+    from jaxci.util import safewrite, validate
 
     try:
-        audit = record.read(args.raw / "audit.json")
-        facts = run_facts(safeio.read_text(args.raw / "run.txt", 1024 * 1024))
-    except (record.AuditError, OSError, ValueError) as exc:
-        return refuse("jaxci audit publish", f"{args.raw}: {' '.join(str(exc).split())}")
+        audit, copied = read_raw(args.raw)
+    except (OSError, ValueError) as exc:
+        return refuse("jaxci audit publish", f"{args.raw}: {validate.one_line(' '.join(str(exc).split()))}")
+    facts = run_facts(copied["run.txt"])
     missing = [k for k in ("repository", "commit") if k not in facts]
     if missing:
         return refuse("jaxci audit publish", f"{args.raw / 'run.txt'}: no {', '.join(missing)} line")
-    facts.update(kernel_versions(args.raw / "kernel-packages.txt"))
-    args.dest.mkdir(parents=True, exist_ok=True)
-    safewrite.write_text(args.dest / "audit.json", json.dumps(publish.publish(audit, facts), indent=1) + "\n",
-                         option="DEST_DIR")
-    for name in COPIED:
-        if (args.raw / name).is_file():
-            safewrite.write_text(args.dest / name, safeio.read_text(args.raw / name, 16 * 1024 * 1024),
-                                 option="DEST_DIR")
+    facts.update(kernel_versions(copied.get("kernel-packages.txt", "")))
+    files = {"audit.json": json.dumps(publish.publish(audit, facts), indent=1) + "\n", **copied}
+    try:
+        validate.not_an_input("DEST_DIR", args.dest, [args.raw], "RAW_DIR, the raw audit")
+        safewrite.write_files(validate.folder_to_fill("DEST_DIR", args.dest), files, option="DEST_DIR")
+    except (validate.InputError, safewrite.UnsafeWrite) as exc:
+        return refuse("jaxci audit publish", exc)
     print(f"jaxci audit publish: wrote {args.dest} ({len(audit.get('lectures', []))} lectures)", file=sys.stderr)
     return 0

@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             repo = restore_target(args.repo)
             tags, branch = restore_refs(repo)
-        except (GitError, InputError) as exc:
+        except (GitError, InputError, HistoryError) as exc:  # HistoryError: a pin commit dated off the calendar
             return refuse("jaxci history", ' '.join(str(exc).split())[:400])
         print(f"jaxci history: {tags} release tag(s) restored in {repo}" + (f", branch {BRANCH}" if branch else ""))
         return 0

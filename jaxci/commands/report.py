@@ -94,6 +94,19 @@ class ReadProgress:
                   file=self.stream, flush=True)
 
 
+def _maintainer_pages(chosen: list[str]) -> tuple[str, ...]:
+    """Every page --maintainers writes (README.md, one per family), so each is checked before the report is built
+    and nothing is written when one of them cannot be (a link at the last page's name)."""
+    from types import SimpleNamespace
+
+    from jaxci.catalogue import load_catalogue
+    from jaxci.report import maintainers
+
+    cat = load_catalogue()
+    known = SimpleNamespace(catalogue=cat, families=[f for f in chosen or [] if f in cat])
+    return ("README.md", *(f"{f}.md" for f in maintainers.families(known)))
+
+
 def _reason(errors: list[str], results_dir) -> str:
     """What the loader said, shortened to one line: the first reason (its paths within the folder) and how many
     more."""
@@ -206,9 +219,8 @@ def _write(args, report, findings: str, guidance: str, data: dict) -> None:
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for name, text in (("findings.md", findings), ("guidance.md", guidance),
-                           ("report.json", json.dumps(data, indent=1, default=str))):
-            safewrite.write_text(out / name, text, option="--out")
+        safewrite.write_files(out, {"findings.md": findings, "guidance.md": guidance,
+                                    "report.json": json.dumps(data, indent=1, default=str)}, option="--out")
     if args.maintainers:
         from jaxci.report import maintainers
 
@@ -268,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             check_destination("--out", Path(args.out), results_dir, OUT_FILES)
         if args.maintainers:
-            check_destination("--maintainers", Path(args.maintainers), results_dir, ("README.md",))
+            check_destination("--maintainers", Path(args.maintainers), results_dir, _maintainer_pages(args.family))
         if args.html:
             check_html(Path(args.html), results_dir)
         if args.offline_assets:

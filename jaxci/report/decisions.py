@@ -356,7 +356,8 @@ def _hygiene(report, family, entry, audit) -> QuestionDecision:
 
     gate = "by engine: " + "; ".join(timeouts.engine_hygiene(e) for e in timeouts.FAIL_ONCE)
     advice = timeouts.from_audit(audit or {}, family, entry.has_gpu, catalogue_defaults())
-    own = f"own `{advice.book_current_s:g}` s ({advice.book_origin})" if advice.book_current_s else "own value"
+    own = (f"own `{advice.book_current_s:g}` s ({quoting.cell(advice.book_origin)})" if advice.book_current_s
+           else "own value")
     measure = f"`{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json`"
     if not advice.lectures:
         return QuestionDecision(
@@ -371,7 +372,7 @@ def _hygiene(report, family, entry, audit) -> QuestionDecision:
     else:
         book = f"book-wide: keep the repository's {own}"
         per = advice.raised if advice.book_current_s is not None else advice.lectures
-    lectures = "; ".join(f"`{t.path}`: `execution: timeout: {t.seconds}` in its front matter" for t in per)
+    lectures = "; ".join(f"{quoting.code(t.path)}: `execution: timeout: {t.seconds}` in its front matter" for t in per)
     job = (f"job `timeout-minutes: {advice.job_minutes}`" if advice.job_minutes is not None else
            f"job: keep its own `timeout-minutes` ({len(advice.job_missing)} lecture(s) without a prediction for "
            f"{family}: the build is not predicted whole)")

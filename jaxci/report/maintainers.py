@@ -18,6 +18,7 @@ from jaxci.report import answers
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
 from jaxci.report.repo_builds import repo_builds
 from jaxci.report.text import table
+from jaxci.util import quoting
 
 #: the committed document that explains each question's evidence, relative to docs/report/
 EVIDENCE_DOC = {1: "../runner-model.md", 2: "../runner-model.md", 3: "../concurrency.md", 4: "../runner-model.md",
@@ -61,8 +62,22 @@ def answers_md(rows, family: str, site: bool) -> str:
 
 def pin_rows(build) -> list[list[str]]:
     """One row per pinned lecture: its path and both sides as the patch's reasons print them."""
-    return [[f"`{lec.path}`", lec.placement.cpu.text() if lec.placement and lec.placement.cpu else "—",
-             lec.placement.gpu.text() if lec.placement and lec.placement.gpu else "—"] for lec in build.pins]
+    def text(side) -> str:
+        return side.text() if side is not None else "—"
+
+    return [[quoting.code(lec.path, table=True), text(lec.placement and lec.placement.cpu),
+             text(lec.placement and lec.placement.gpu)] for lec in build.pins]
+
+
+def label_md(committed) -> str:
+    """repository@commit for Markdown: both parts from the audit file, escaped (jaxci.util.quoting.cell)."""
+    return _at(committed.label)
+
+
+def _at(label: str) -> str:
+    """'repository@commit' with each part escaped and our own @ kept."""
+    repository, at, commit = label.rpartition("@")
+    return f"{quoting.cell(repository)}{at}{quoting.cell(commit)}"
 
 
 def pins_md(report, family: str, entry) -> str:
@@ -72,12 +87,12 @@ def pins_md(report, family: str, entry) -> str:
     for build in repo_builds(report, family):
         rows = pin_rows(build)
         if build.what_if:
-            head = (f"**{build.repository}** (a what-if: it builds on {build.runs_on}): the one pin rule would pin "
-                    f"{len(rows)} lectures here; its patch pins none for this family")
+            head = (f"**{_at(build.repository)}** (a what-if: it builds on {build.runs_on}): the one pin rule "
+                    f"would pin {len(rows)} lectures here; its patch pins none for this family")
         else:
-            head = (f"**{build.repository}**: {len(rows)} lectures to pin, as its ci.patch pins them (the one rule: "
-                    "published seconds on this hardware win over a prediction; a pin only where the GPU's whole "
-                    "band is above the CPU's by the margin)")
+            head = (f"**{_at(build.repository)}**: {len(rows)} lectures to pin, as its ci.patch pins them (the one "
+                    "rule: published seconds on this hardware win over a prediction; a pin only where the GPU's "
+                    "whole band is above the CPU's by the margin)")
         parts.append(head + (":\n\n" + table(["lecture", "CPU", "GPU"], rows) if rows else "."))
     return "\n\n".join(parts) or "No committed audit."
 
@@ -89,7 +104,7 @@ def cost_md(report, family: str, entry) -> str:
     if not builds:
         return "No committed audit: build minutes not measured."
     return "\n\n".join(
-        f"**{b.repository}** ({rb.verdict_line(b, entry.has_gpu)})\n\n- {rb.published_line(b)}\n- "
+        f"**{_at(b.repository)}** ({rb.verdict_line(b, entry.has_gpu)})\n\n- {rb.published_line(b)}\n- "
         f"{rb.after_line(b)}\n- {rb.what_if_line(report, b) if b.what_if else rb.check_line(b)}" for b in builds)
 
 
@@ -112,15 +127,16 @@ def pin_md(report) -> str:
         start = pin or committed.facts.get("jax")
         advice = pin_advice(report.release_steps, report.releases_measured, start, report.upgrade_factor)
         if advice.target is None:
-            lines.append(f"- **{committed.label}**: no release history measured: not decided.")
+            lines.append(f"- **{label_md(committed)}**: no release history measured: not decided.")
             continue
-        now = f"pinned `jax=={pin}` ({where})" if pin else f"{where}: builds take the newest JAX (audited with {start})"
+        now = (f"pinned {quoting.code('jax==' + pin)} ({quoting.cell(where)})" if pin else
+               f"{quoting.cell(where)}: builds take the newest JAX (audited with {quoting.cell(start)})")
         steps = "; ".join(f"{s.benchmark} {s.kind} {s.before}→{s.after} (x{s.ratio:.2f}, "
                           f"{s.undone_text(report.upgrade_factor)})" for s in advice.between[:4])
         more = f" and {len(advice.between) - 4} more" if len(advice.between) > 4 else ""
         held = (f"; not newer: {len(advice.held_back_by)} confirmed regression(s) still standing after it"
                 if advice.held_back_by else "")
-        lines.append(f"- **{committed.label}**: {now}. Pin `jax=={advice.target}`; confirmed steps between: "
+        lines.append(f"- **{label_md(committed)}**: {now}. Pin `jax=={advice.target}`; confirmed steps between: "
                      f"{steps + more if steps else 'none'}{held}.")
     machines = ", ".join(sorted(m for m, rs in report.releases_measured.items() if len(rs) > 1)) or "no machine"
     return ("\n".join(lines) or "No committed audit.") + (
@@ -131,7 +147,7 @@ def pin_md(report) -> str:
 def family_page(report, family: str, site: bool = False) -> str:
     (s,) = sheets(report, [family])  # computed once per report: the site's links and the findings page read it too
     entry = report.catalogue[family]
-    audited = ", ".join(f"`audits/{a.name}/`" for a in report.audits) or "none"
+    audited = ", ".join(quoting.code(f"audits/{a.name}/") for a in report.audits) or "none"
     return "\n\n".join([
         f"# {s.title}",
         f"Generated by `jaxci report results --maintainers docs/report` from the committed results and audits "
@@ -158,19 +174,21 @@ def not_run(audit: dict) -> list[tuple[str, str]]:
 
 
 def audit_md(committed) -> str:
-    audit, facts = committed.audit, committed.facts
+    """One committed audit's heading and facts, and the lectures that could not run; every value from the audit
+    written through jaxci.util.quoting (a repository named `evil<!--` hides nothing after it)."""
+    audit, facts = committed.audit, {k: quoting.cell(v) for k, v in committed.facts.items()}
     lectures = audit.get("lectures") or []
     executed = [lec for lec in lectures if lec.get("runs")]
     selected = sum(not (lec.get("not_executed") or "").startswith(NOT_SELECTED) for lec in lectures)
     failed = not_run(audit)
-    head = (f"### {committed.label}\n\n"
-            f"- commit `{committed.commit}`; judged for {facts.get('family', '?')}; kernel {facts.get('kernel', '?')}, "
-            f"JAX {facts.get('jax', '?')}; host {facts.get('cpu', '?')}\n"
+    head = (f"### {label_md(committed)}\n\n"
+            f"- commit {quoting.code(committed.commit)}; judged for {facts.get('family', '?')}; kernel "
+            f"{facts.get('kernel', '?')}, JAX {facts.get('jax', '?')}; host {facts.get('cpu', '?')}\n"
             f"- {len(lectures)} lectures; {selected} chosen to execute; {len(executed)} ran; {len(failed)} could not "
             f"run here\n- execution here: {facts.get('wall_s', '?')} s wall, one process, not sharded; load "
             f"average {facts.get('start_load', '?')} at the start, {facts.get('end_load', '?')} at the end (1, 5, "
             "15 min)")
-    rows = [[f"`{p}`", cause] for p, cause in failed]
+    rows = [[quoting.code(p, table=True), quoting.cell(cause)] for p, cause in failed]
     return head + ("\n\n" + table(["lecture", "could not run here because"], rows) if rows else "")
 
 
@@ -214,6 +232,4 @@ def write(report, folder, families: list[str], site: bool = False) -> list:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     pages = {"README.md": index_page(report, families), **{f"{f}.md": family_page(report, f, site) for f in families}}
-    for name, text in pages.items():
-        safewrite.write_text(folder / name, text, option="--maintainers")
-    return [folder / name for name in pages]
+    return safewrite.write_files(folder, pages, option="--maintainers")  # every page checked before the first

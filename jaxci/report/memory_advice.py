@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from jaxci.analysis.concurrency import Survived, never_on_gpu, survived_on_gpu
 from jaxci.policy import concurrency
+from jaxci.util import quoting
 
 #: Published practice (../shared/reference/published-measurements.md), for comparison only: never an input.
 PUBLISHED = (("JAX's own CUDA CI", 2048, "2 GB of GPU per test process, platform allocator"),
@@ -150,16 +151,16 @@ def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], 
     fit = _fit(device_peaks, device_mib, budget)
     if device_peaks:
         top = device_peaks[0]
-        need = (f"lectures' own need: {top.mib:,.0f} MiB device memory in use at peak ({top.path}, the audit's "
-                f"{top.platform} run; largest of {len(device_peaks)})")
+        need = (f"lectures' own need: {top.mib:,.0f} MiB device memory in use at peak ({quoting.code(top.path)}, "
+                f"the audit's {top.platform} run; largest of {len(device_peaks)})")
         if fit is not None:
             need += f"; {fit} such kernel(s) fit {budget:.2f} of {device_mib:,.0f} MiB (catalogue)"
         status = "predicted"
     elif peaks:
         top = peaks[0]
         need = (f"lectures' own need: not measured on a GPU; on the CPU the largest is {top.mib:,.0f} MiB of "
-                f"{top.kind} ({top.path}), which is not a GPU's need (no CUDA context or XLA workspace in it): "
-                f"`{audit_cmd}` on a GPU runner")
+                f"{top.kind} ({quoting.code(top.path)}), which is not a GPU's need (no CUDA context or XLA workspace "
+                f"in it): `{audit_cmd}` on a GPU runner")
         status = "not measured"
     else:
         need = f"lectures' own need: not measured: `{audit_cmd}`, then `jaxci report RESULTS --audit audit.json`"

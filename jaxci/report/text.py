@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 NM = "not measured"
+_PIPE = re.compile(r"(?<!\\)\|")
 
 
 def seconds(v) -> str:
@@ -32,7 +35,7 @@ def pct(v) -> str:
 def table(header, rows) -> str:
     """A GitHub markdown table; an empty row list gives one 'not measured' row."""
     rows = [list(map(str, r)) for r in rows] or [[NM] + [""] * (len(header) - 1)]
-    esc = lambda s: s.replace("|", "\\|")
+    esc = lambda s: _PIPE.sub(r"\\|", s)  # a pipe already escaped (jaxci.util.quoting.cell) is kept as it is
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)

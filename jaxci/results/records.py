@@ -25,12 +25,14 @@ import hashlib
 import itertools
 import math
 import os
+import stat as _stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.analysis import SCALE_RANK, scale_label  # noqa: F401 (pure: the results' users read them here)
 from jaxci.results.asvfiles import (  # noqa: F401 (ResultsError, FormatError: the results' users read them here)
+    RESULT_LIMIT,
     FormatError,
     ResultsError,
     combinations,
@@ -242,7 +244,11 @@ def load_results(results_dir: str | Path) -> ResultSet:
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ResultsError(f"{results_dir}: not a directory of asv results (expected results/<machine>/*.json)")
-    return _parsed(str(results_dir), _content_digest(results_dir)).copy()
+    try:
+        return _parsed(str(results_dir), _content_digest(results_dir)).copy()
+    except OSError as exc:  # an entry that cannot be listed or read: one line naming it, never a traceback
+        where = getattr(exc, "filename", None) or results_dir
+        raise ResultsError(f"{where}: cannot read it ({exc.strerror or type(exc).__name__})") from None
 
 
 @functools.lru_cache(maxsize=4)
@@ -252,16 +258,39 @@ def _parsed(results_dir: str, digest: str) -> ResultSet:
 
 
 def _content_digest(results_dir: Path) -> str:
-    """Every file's relative path and bytes under `results_dir` (an unreadable one by its error): what a read
-    depends on, apart from the pins in git history (jax_pin, itself memoised)."""
+    """What a read depends on (apart from the pins in git history, jax_pin, itself memoised): the entries the
+    loader looks at (the folder and its machine folders, two levels, never deeper), the bytes of each file it
+    reads (JSON and capture summaries within the loader's limit, the largest a read takes) and the size and time
+    of any other entry, so a stray 3 GiB file is never read and an unreadable one is keyed by its error."""
     digest = hashlib.blake2b(digest_size=16)
-    for path in sorted(results_dir.rglob("*")):
+    for path in _entries(results_dir):
         digest.update(str(path.relative_to(results_dir)).encode() + b"\0")
         try:
-            digest.update(path.read_bytes() if path.is_file() else b"folder")
+            st = path.lstat()
+            read = _stat.S_ISREG(st.st_mode) and st.st_size <= RESULT_LIMIT and _read_here(path)
+            digest.update(path.read_bytes() if read else f"{st.st_mode} {st.st_size} {st.st_mtime_ns}".encode())
         except OSError as exc:
             digest.update(repr(exc).encode())
     return digest.hexdigest()
+
+
+def _entries(results_dir: Path) -> list[Path]:
+    """The folder's entries and those of its sub-folders (links not followed), sorted; an unlistable sub-folder
+    is keyed by itself alone (the loader reads nothing from it)."""
+    out = []
+    for path in sorted(results_dir.iterdir()):
+        out.append(path)
+        if path.is_dir() and not path.is_symlink():
+            try:
+                out += sorted(path.iterdir())
+            except OSError:
+                continue
+    return out
+
+
+def _read_here(path: Path) -> bool:
+    """A file the loader reads: a JSON file (results, machine.json, benchmarks.json) or a capture summary."""
+    return path.suffix == ".json" or (path.name.startswith("capture-") and path.suffix == ".md")
 
 
 def _read_results(results_dir: Path) -> ResultSet:

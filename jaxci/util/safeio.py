@@ -238,11 +238,19 @@ def parse_yaml(text: str, source: str | Path = "YAML", max_nodes: int = YAML_NOD
         raise
     except RecursionError:
         raise UnsafeFile(source, "YAML nested deeper than Python can parse") from None
+    except ValueError as exc:
+        raise UnsafeFile(source, unconstructed(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise UnsafeFile(source, f"not valid YAML{where} ({problem})") from None
+
+
+def unconstructed(exc: ValueError) -> str:
+    """Why a YAML value could not be built (an integer of 5,000 digits past Python's 4,300, a date of month 13):
+    one line, for every YAML reader."""
+    return f"a YAML value cannot be read ({str(exc).split(';')[0][:200]})"
 
 
 def load_yaml(path: str | Path, limit: int = TEXT_LIMIT, *, links: bool = True, max_nodes: int = YAML_NODES):

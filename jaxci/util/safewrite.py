@@ -218,3 +218,11 @@ def make_folder(path: str | Path, *, within: str | Path) -> Path:
         if not stat.S_ISDIR(st.st_mode):
             raise UnsafeWrite(here, f"is {_kind(st.st_mode)}, not a folder")
     return path
+
+
+def write_files(folder: str | Path, files: dict[str, str], *, option: str = "") -> list[Path]:
+    """Several files written as one output into `folder`: every target checked (check_target) before the first
+    is written, so a link or a folder at the last name refuses the whole output with nothing written; then each
+    replaced atomically. The paths written."""
+    targets = {check_target(Path(folder) / name, option=option): text for name, text in files.items()}
+    return [write_text(path, text, option=option) for path, text in targets.items()]

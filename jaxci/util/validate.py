@@ -41,7 +41,10 @@ def one_line(text: object, limit: int = 300) -> str:
 
 def inside(path: Path, folder: Path, *, or_above: bool = False) -> bool:
     """`path` is `folder` or below it (with `or_above`, also one of its parents): a destination that would
-    write into (or over) a folder it must leave alone."""
+    write into (or over) a folder it must leave alone. A path no file can have (a NUL character, from a record
+    or a built page) is inside nothing: refused by the caller as outside, never a ValueError traceback."""
+    if "\0" in str(path) or "\0" in str(folder):
+        return False
     path, folder = Path(path).resolve(), Path(folder).resolve()
     return path == folder or folder in path.parents or (or_above and path in folder.parents)
 
@@ -229,20 +232,22 @@ _REPEAT = re.compile(r"(\*|\+|\?|\{(\d*)(,?)(\d*)\})([?+]?)")
 
 def _alternatives(regex: str, i: int, length: int) -> tuple[float, int]:
     """The cost of `a|b|...` from position i to the closing parenthesis (or the end): the branches add, except
-    that branches of one character each are one set (as the matcher compiles `(a|b)` to `[ab]`)."""
-    total, seq, atoms, single = 0.0, 1.0, 0, True
+    that branches of one distinct character each are one set (as the matcher compiles `(a|b)` to `[ab]`; `(a|a)`
+    is not: it takes the shared `a` out and keeps two empty branches, two paths per repeat)."""
+    total, seq, atoms, single, chars = 0.0, 1.0, 0, True, []
     while i < len(regex) and regex[i] != ")":
         if regex[i] == "|":
             total, seq, single, atoms, i = total + seq, 1.0, single and atoms == 1, 0, i + 1
             continue
-        literal = regex[i] not in "(."
+        literal, start = regex[i] not in "(.", i
         inner, i = _atom(regex, i, length)
+        chars.append(regex[start:i])
         repeat = _REPEAT.match(regex, i)
         if repeat:
             inner, i, literal = _repeated(inner, repeat, length), repeat.end(), False
         atoms, single = atoms + 1, single and literal
         seq = min(seq * inner, math.inf)
-    if total and single and atoms == 1:
+    if total and single and atoms == 1 and len(set(chars)) > 1:
         return 1.0, i
     return total + seq, i
 

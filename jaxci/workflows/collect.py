@@ -8,7 +8,7 @@ a spot runner that vanished is a spot interruption (rerun it), not a regression.
 
 from __future__ import annotations
 
-import shutil
+import os
 from pathlib import Path
 
 from jaxci.catalogue import Machine
@@ -47,15 +47,32 @@ def _check_matrix(matrix: object, catalogue: dict[str, Machine]) -> list[dict]:
     return matrix["include"]
 
 
-def _merge(root: Path, family: str, results: Path) -> bool:
-    """Copy the family's asv results (and the benchmark list beside them) into `results`; False if none."""
+def _merge(root: Path, family: str, results: Path) -> tuple[bool, list[str]]:
+    """Copy the family's asv results (and the benchmark list beside them) into `results`: (any copied, the
+    entries left out). Only regular files are copied (safewrite.copy_file, links never followed), so a link in
+    an artifact cannot bring a file from outside it (/etc/hostname) into results/."""
+    from jaxci.util import safewrite
+
     source = root / "results" / family
-    if not (source.is_dir() and any(source.glob("*.json"))):
-        return False
-    shutil.copytree(source, results / family, dirs_exist_ok=True)
-    if (root / "results" / "benchmarks.json").is_file():
-        shutil.copy2(root / "results" / "benchmarks.json", results / "benchmarks.json")
-    return True
+    if not (source.is_dir() and not source.is_symlink() and any(source.glob("*.json"))):
+        return False, []
+    skipped = []
+    results.mkdir(parents=True, exist_ok=True)
+    for folder, dirs, files in os.walk(source):
+        here = Path(folder)
+        target = safewrite.make_folder(results / family / here.relative_to(source), within=results)
+        for name in sorted(files) + [d for d in dirs if (here / d).is_symlink()]:
+            try:
+                safewrite.copy_file(here / name, target / name, within=results)
+            except (OSError, ValueError):  # a link, a FIFO, a device, an unreadable file: left out, said
+                skipped.append((here / name).relative_to(root).as_posix())
+    bench = root / "results" / "benchmarks.json"
+    if bench.is_file() or bench.is_symlink():
+        try:
+            safewrite.copy_file(bench, results / "benchmarks.json", within=results)
+        except (OSError, ValueError):
+            skipped.append("results/benchmarks.json")
+    return True, skipped
 
 
 def collect(matrix: dict, incoming: Path, results: Path, catalogue: dict[str, Machine]) -> list[dict]:
@@ -72,8 +89,11 @@ def collect(matrix: dict, incoming: Path, results: Path, catalogue: dict[str, Ma
             outcome, detail = family_outcome(entry, status)
         except InputError as exc:
             outcome, detail = "status unreadable", f"{exc}; results are still merged if present"
+        merged, skipped = _merge(root, family, results)
+        if skipped:
+            detail += f"; not copied (a link or not a regular file): {', '.join(quoted(n, 80) for n in skipped[:5])}"
         rows.append({"family": family, "spot": bool(entry.get("spot")), "outcome": outcome, "detail": detail,
-                     "results_merged": _merge(root, family, results)})
+                     "results_merged": merged})
     return rows
 
 

@@ -226,9 +226,11 @@ def exclude_in_config(config, names: list[str]) -> list[str]:
     (the build's checkout); the patterns added."""
     import yaml
 
-    try:
-        data = yaml.safe_load(read_text(config)) or {}
-    except (OSError, UnsafeFile, yaml.YAMLError) as exc:
+    from jaxci.util.safeio import parse_yaml
+
+    try:  # safeio's YAML: nodes counted, nesting and unbuildable values (5,000 digits) one line
+        data = parse_yaml(read_text(config), config) or {}
+    except (OSError, UnsafeFile) as exc:
         raise FailuresError(f"{config}: cannot read the book config: {getattr(exc, 'reason', None) or exc}") from None
     if not isinstance(data, dict) or not isinstance(data.setdefault("execute", {}), dict):
         raise FailuresError(f"{config}: not a Jupyter Book config (no mapping, or `execute` is not one)")
@@ -246,14 +248,41 @@ def exclude_in_config(config, names: list[str]) -> list[str]:
     return patterns
 
 
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.S)
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)---[ \t]*(?:\r?\n|\Z)", re.S)
+_BOM = "\ufeff"
+
+
+def with_front(text: str, name: str, change) -> str:
+    """The page `text` with its front matter changed by `change(front: dict)`: the page's own block found after a
+    UTF-8 byte-order mark and with CRLF line ends as well as LF, and written back with both kept, so a page is
+    never given a second block ahead of its own (which would turn its title and kernelspec into body text)."""
+    from jaxci.util.safeio import parse_yaml
+
+    bom = _BOM if text.startswith(_BOM) else ""
+    text = text[len(bom):]
+    m = _FRONT.match(text)
+    newline = "\r\n" if (m.group(0) if m else text.partition("\n")[0] + "\n").endswith("\r\n") else "\n"
+    try:
+        front = parse_yaml(m.group(1).replace("\r\n", "\n"), name) if m else {}
+    except UnsafeFile as exc:
+        raise FailuresError(f"{name}: its front matter: {exc.reason}") from None
+    if front is None:
+        front = {}
+    if not isinstance(front, dict):
+        raise FailuresError(f"{name}: its front matter is not a mapping")
+    try:
+        change(front)
+    except FailuresError as exc:
+        raise FailuresError(f"{name}: {exc}") from None
+    import yaml
+
+    block = "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n"
+    return bom + block.replace("\n", newline) + (text[m.end():] if m else text)
 
 
 def skip_pages(project, names: list[str]) -> list[str]:
     """Set `execute: {skip: true}` in the front matter of each mystmd page (MyST Markdown), in place (the build's
     checkout); an .ipynb page is refused, since its front matter is not a block of its own."""
-    import yaml
-
     from jaxci.util import safewrite
 
     done = []
@@ -261,19 +290,17 @@ def skip_pages(project, names: list[str]) -> list[str]:
         path = _path(name, project)
         if path.suffix != ".md":
             raise FailuresError(f"{name}: only MyST Markdown pages can be skipped this way (front matter)")
-        text = read_text(path)
-        m = _FRONT.match(text)
-        front = yaml.safe_load(m.group(1)) if m else {}
-        if not isinstance(front, dict):
-            raise FailuresError(f"{name}: its front matter is not a mapping")
-        execute = front.setdefault("execute", {})
-        if not isinstance(execute, dict):
-            raise FailuresError(f"{name}: its front matter's `execute` is not a mapping")
-        execute["skip"] = True
-        body = text[m.end():] if m else text
-        safewrite.write_text(path, "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n" + body)
+        safewrite.write_text(path, with_front(read_text(path), name, _skip_execution))
         done.append(name)
     return done
+
+
+def _skip_execution(front: dict) -> None:
+    """`execute: {skip: true}` set in a page's front matter."""
+    execute = front.setdefault("execute", {})
+    if not isinstance(execute, dict):
+        raise FailuresError("its front matter's `execute` is not a mapping")
+    execute["skip"] = True
 
 
 def known_entry(uri, entry, source) -> dict:

@@ -26,8 +26,16 @@ _POOLS = (re.compile(r"\bpytest\b[^\n]*--nbmake[^\n]*\s-n\s*(\d+|auto)\b|\bpytes
                      r"--nbmake"), re.compile(r"\bxargs\b[^\n]*\s-P\s*(\d+)\b"))
 
 
+#: the most kernels a count in a command line is read as (a 5,000-digit `-n` is "very many", not a ValueError)
+MAX_COUNT = 1_000_000
+
+
 def _count(value: str, vcpu: int | None) -> int | None:
-    return int(value) if value.isdigit() else vcpu
+    """A count written in a command line (ASCII digits, read without int()'s 4,300-digit limit: only its length
+    decides past MAX_COUNT); `auto` or anything else is one per CPU."""
+    if not (value.isascii() and value.isdigit()):
+        return vcpu
+    return MAX_COUNT if len(value) > len(str(MAX_COUNT)) else min(int(value), MAX_COUNT)
 
 
 def engine_of(commands: list[tuple[str, str]], root: Path, vcpu: int | None) -> Engine | None:
@@ -37,7 +45,7 @@ def engine_of(commands: list[tuple[str, str]], root: Path, vcpu: int | None) -> 
         for line in run.splitlines():
             if _MYST.search(line) or (_BOOK.search(line) and has_myst_yml):
                 m = _EXECUTE_PARALLEL.search(line)
-                now = int(m.group(1)) if m else (max(1, vcpu - 1) if vcpu else None)
+                now = _count(m.group(1), vcpu) if m else (max(1, vcpu - 1) if vcpu else None)
                 return Engine(MYSTMD, now, f"{where} `{line.strip()}`")
             if _JCACHE_PARALLEL.search(line):
                 return Engine(JB1, vcpu, f"{where} `{line.strip()}`", per_cpu=True)

@@ -81,6 +81,8 @@ def parse(text: str, rel: str, path: Path | None = None) -> Doc:
         doc.error, doc.data, doc.nodes = str(exc), None, {}
     except RecursionError:
         doc.error, doc.data, doc.nodes = f"{rel}: not valid YAML: nested deeper than Python can parse", None, {}
+    except ValueError as exc:  # an integer past Python's 4,300 digits, an impossible date: safeio's one wording
+        doc.error, doc.data, doc.nodes = f"{rel}: {safeio.unconstructed(exc)}", None, {}
     return doc
 
 

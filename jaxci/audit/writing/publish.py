@@ -23,8 +23,10 @@ ERRORS = frozenset({"errors", "error", "expected_error"})
 _REF = re.compile(r"cell \d+(?: line \d+)?")
 _CODE_AFTER_REF = re.compile(r"(cell \d+ line \d+): .*?(?= <- |; |$)")
 _QUOTE = re.compile(r"(?<!\w)'[^'\n]{16,}'(?!\w)|(?<!\w)\"[^\"\n]{16,}\"(?!\w)")
-_EXCEPTION = re.compile(r"(?:^|: )\s*([A-Za-z_][\w.]*"
-                        r"(?:Error|Exception|Exit|Interrupt|Timeout|Warning|Died|Stopped)\b)")
+#: the clauses our own error lines begin with: a platform, a cell (and line), 'kernel failed', 'cannot parse'
+_OURS = re.compile(r"cpu|cuda|gpu|tpu|error|kernel failed|cannot parse|cell \d+(?: line \d+)?")
+#: an exception's (dotted) name
+_NAME = re.compile(r"[A-Za-z_][\w.]{0,119}")
 
 
 def reference_chain(text: str) -> str:
@@ -35,13 +37,22 @@ def reference_chain(text: str) -> str:
 
 
 def exception_name(text: str) -> str:
-    """An error line up to its exception's name ('RemoteDataError: Unable to read URL: ...' -> 'RemoteDataError',
-    'error: cpu: cell 9: URLError: <urlopen ...>' -> 'error: cpu: cell 9: URLError');
-    our own sentences (a timeout, a dead kernel) keep their first clause, which names no lecture text."""
-    match = _EXCEPTION.search(text)
-    if match:  # 'error: cpu: cell 15: TypeError: ...' keeps 'error: cpu: cell 15: TypeError'
-        return text[:match.end(1)].strip()
-    return _QUOTE.sub("'…'", _CODE_AFTER_REF.sub(r"\1", text.split("\n", 1)[0]))[:160]
+    """An error line up to its exception's name, whatever the name ('cpu: cell 9: URLError: <urlopen ...>' ->
+    'cpu: cell 9: URLError', 'cell 3: StopIteration: token=...' -> 'cell 3: StopIteration'): the rule is the
+    line's shape (our own clauses, then a name), not the name's ending, so no message of any exception is kept.
+    Our own sentences (a timeout, 'kernel failed') keep their clauses and lose whatever follows an unknown one."""
+    parts = text.split("\n", 1)[0].split(": ")
+    kept = []
+    for i, part in enumerate(parts):
+        if _OURS.fullmatch(part):
+            kept.append(part)
+            continue
+        if _NAME.fullmatch(part) or i == len(parts) - 1:
+            kept.append(part)  # the exception's name, or our own last clause ('cell 33 exceeded the ... timeout')
+        else:
+            kept.append("…")  # a clause of the lecture's text
+        break
+    return _QUOTE.sub("'…'", ": ".join(kept))[:160]
 
 
 def names_and_numbers(text: str) -> str:

@@ -50,9 +50,62 @@ def _validated(data) -> dict:
         raise AuditError(f"lectures: {len(data['lectures']):,} records, at most {MAX_LECTURES:,}")
     out = {**data, "lectures": [_lecture(f"lectures[{i}]", lec) for i, lec in enumerate(data["lectures"])]}
     if "families" in data:
-        families = runrecord.sequence("families", data["families"])
-        out["families"] = [runrecord.text(f"families[{i}]", f) for i, f in enumerate(families)]
+        out["families"] = _texts("families", data["families"])
+    return {**out, **_checked_top(data)}
+
+
+def _checked_top(data: dict) -> dict:
+    """The audit-wide fields the reports read (a committed audit's `published` facts, its pin list, the CI audit's
+    install lines), each the type its reader expects (a list `published` would be an AttributeError deep in the
+    maintainers' report)."""
+    out = {}
+    if data.get("published") is not None:
+        published = runrecord.mapping("published", data["published"])
+        out["published"] = {runrecord.text("published key", k): runrecord.text(f"published.{k}", v)
+                            for k, v in published.items()}
+    if data.get("pin_to_cpu") is not None:
+        out["pin_to_cpu"] = _texts("pin_to_cpu", data["pin_to_cpu"])
+    if data.get("ci") is not None:
+        ci = runrecord.mapping("ci", data["ci"])
+        if ci.get("installs") is not None:
+            ci = {**ci, "installs": [_install(f"ci.installs[{i}]", x) for i, x in
+                                     enumerate(runrecord.sequence("ci.installs", ci["installs"]))]}
+        out["ci"] = ci
+    if data.get("execution") is not None:
+        out["execution"] = _execution(data["execution"])
     return out
+
+
+def _execution(value) -> dict:
+    """Which runs an audit made and reused (`--baseline` reads its keys): {keys: {path: {platform: key}},
+    reused: [text]}."""
+    value = runrecord.mapping("execution", value)
+    keys = runrecord.mapping("execution.keys", value.get("keys") or {})
+    return {**value, "keys": {runrecord.text("execution.keys key", path): {
+        runrecord.text(f"execution.keys[{path!r}] key", platform): runrecord.text(f"execution.keys[{path!r}]"
+                                                                                 f"[{platform!r}]", key)
+        for platform, key in runrecord.mapping(f"execution.keys[{path!r}]", runs).items()}
+        for path, runs in keys.items()}, "reused": _texts("execution.reused", value.get("reused") or [])}
+
+
+def _install(where: str, value) -> dict:
+    """One install line of the CI audit: name, version (None when unpinned) and where, text each."""
+    value = runrecord.mapping(where, value)
+    return {**value, **{k: runrecord.text(f"{where}.{k}", value[k]) for k in ("name", "version", "where", "entry")
+                        if value.get(k) is not None}}
+
+
+def _texts(where: str, value) -> list[str]:
+    """A list of one-line strings."""
+    return [runrecord.text(f"{where}[{i}]", x) for i, x in enumerate(runrecord.sequence(where, value))]
+
+
+def _message(where: str, value) -> str:
+    """Text a writer quotes (an error, why a lecture was not run): a string of at most 4,000 characters, any
+    characters (every Markdown writer escapes it: jaxci.util.quoting)."""
+    if not isinstance(value, str) or len(value) > 4000:
+        raise AuditError(f"{where}: expected a string of at most 4,000 characters, got {runrecord.kind(value)}")
+    return value
 
 
 def _lecture(where: str, lec) -> dict:
@@ -65,9 +118,32 @@ def _lecture(where: str, lec) -> dict:
         predicted = runrecord.mapping(f"{where}.predicted", lec["predicted"])
         out["predicted"] = {runrecord.text(f"{where}.predicted key", family):
                             _prediction(f"{where}.predicted[{family!r}]", p) for family, p in predicted.items()}
+    for key in ("status", "recommendation", "family"):
+        if lec.get(key) is not None:
+            out[key] = runrecord.text(f"{where}.{key}", lec[key])
+    if lec.get("not_executed") is not None:
+        out["not_executed"] = _message(f"{where}.not_executed", lec["not_executed"])
+    if lec.get("errors") is not None:
+        errors = runrecord.sequence(f"{where}.errors", lec["errors"])
+        out["errors"] = [_message(f"{where}.errors[{i}]", e) for i, e in enumerate(errors)]
+    if lec.get("scan") is not None:
+        out["scan"] = runrecord.mapping(f"{where}.scan", lec["scan"])
+    if lec.get("published") is not None:
+        published = runrecord.mapping(f"{where}.published", lec["published"])
+        out["published"] = {runrecord.text(f"{where}.published key", family):
+                            _published(f"{where}.published[{family!r}]", p) for family, p in published.items()}
     if lec.get("runs") is not None:
         out["runs"] = {runrecord.text(f"{where}.runs key", platform): runrecord.run(f"{where}.runs[{platform!r}]", run)
                        for platform, run in runrecord.mapping(f"{where}.runs", lec["runs"]).items()}
+    return out
+
+
+def _published(where: str, value) -> dict:
+    """A family's own published run time of the lecture: its seconds (finite, at most 5 days) and source."""
+    value = runrecord.mapping(where, value)
+    out = {**value, "seconds": runrecord.seconds(f"{where}.seconds", value.get("seconds"), runrecord.LECTURE_S)}
+    if value.get("source") is not None:
+        out["source"] = runrecord.text(f"{where}.source", value["source"])
     return out
 
 
