@@ -81,6 +81,14 @@ CASES = [
     Case(("audit", "{tmp}/lect", "--execute", "--shard-times", "{tmp}/times.md", "--platforms", "cpu",
                    "--format", "json", "--output", "{tmp}/out.json", "--no-progress"), 2,
          "no Execution Statistics row names a lecture here"),  # deep JSON read as text; 1e999 and -50 no times
+    Case(("audit", "{tmp}/lect", "--machine", "g4dn.2xlarge", "--published", "{tmp}/times.md"), 2,
+         "times.md: JSON nested deeper"),
+    Case(("audit", "{tmp}/lect", "--machine", "g4dn.2xlarge", "--published", "{tmp}/published-v9.json"), 2,
+         "version 9, this jaxci reads 1: write it again with `jaxci audit published"),
+    Case(("audit", "published", "{tmp}/lect", "--commit", "HEAD", "--family", "g4dn.2xlarge", "--output",
+          "{tmp}/p.json"), 2, "git --git-dir="),
+    Case(("audit", "published", "{tmp}", "--commit", "HEAD", "--family", "tpu-pod", "--output", "{tmp}/p.json"), 2,
+         "--family 'tpu-pod': not a catalogue family"),
 ]
 
 
@@ -92,6 +100,7 @@ def setup(tmp: Path) -> None:
         (tmp / f"{name}.json").write_text(json.dumps({"lectures": [], "execution": execution}))
     (tmp / "lect").mkdir()
     (tmp / "lect" / "a.md").write_text(LECTURE)
+    (tmp / "published-v9.json").write_text(json.dumps({"format": "jaxci-published-build", "version": 9}))
     os.symlink(tmp / "nowhere", tmp / "dangling")
     deep = "[" * 100_000 + "]" * 100_000
     rows = "| a | x | cache | 1e999 | ✅ |\n| b | x | cache | -50 | ✅ |\n"

@@ -21,6 +21,7 @@ from jaxci.report.build import build
 from jaxci.report.repo_builds import repo_builds
 from jaxci.results import audits
 from jaxci.results.published_build import PublishedBuild
+from jaxci.util import quoting
 from jaxci.util.validate import InputError
 from tests.frozen import RESULTS
 
@@ -225,6 +226,35 @@ def test_the_committed_report_is_what_the_committed_results_and_audits_give():
         assert page_md == maintainers.family_page(report, family), f"docs/report/{family}.md is stale"
         row6 = decisions.sheet(report, family).rows[5]
         assert row6.number in page_md
+
+
+def _patched(patch: str) -> dict[str, str]:
+    """lecture -> its reason, for every lecture the patch's explanation lists as pinned to the CPU."""
+    head = patch.split("\ndiff --git", 1)[0]
+    lines = [x.strip()[2:] for x in head.splitlines() if x.startswith("  - ") and ": pin to CPU (" in x]
+    return dict(x.split(": ", 1) for x in lines)
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in (REPO_ROOT / "audits").iterdir() if p.is_dir()))
+def test_the_report_the_patch_and_the_audit_agree_on_pins_seconds_and_minutes(folder):
+    """For every committed audit, on the family its build jobs run on: the report's pins are audit.json's
+    `pin_to_cpu` and the lectures its ci.patch switches, each side printed as the patch prints it, and the build
+    minutes are audit.json's `build` block (one function, jaxci.policy.wholebuild)."""
+    found, problems = audits.load(REPO_ROOT / "audits")
+    assert problems == []
+    committed = next(c for c in found if c.name == folder)
+    report = build(REPO_ROOT / "results", audits=found)
+    family = committed.audit["runner"]["judged"]
+    whole = rb.build_of(report, committed, family, report.catalogue[family])
+    pins = [lec.path for lec in whole.pins]
+    assert pins == committed.audit["pin_to_cpu"] == committed.audit["build"]["pins"]
+    patched = _patched((REPO_ROOT / "audits" / folder / "ci.patch").read_text())
+    assert sorted(patched) == sorted(pins)
+    for lec in whole.pins:
+        assert lec.placement.cpu.text() in patched[lec.path] and lec.placement.gpu.text() in patched[lec.path]
+    assert committed.audit["build"]["after_patch_s"]["mid"] == pytest.approx(whole.after_s[0])
+    page_md = (REPO_ROOT / "docs" / "report" / f"{family}.md").read_text()
+    assert rb.after_line(whole) in page_md and all(quoting.code(p, table=True) in page_md for p in pins)
 
 
 def test_publish_refuses_a_folder_without_its_run_facts_and_writes_nothing(tmp_path, capsys):

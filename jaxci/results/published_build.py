@@ -139,7 +139,7 @@ def read(path: str | Path) -> PublishedBuild:
     try:
         doc = safeio.load_json(path, LIMIT)
     except (OSError, ValueError) as exc:
-        raise PublishedError(f"{path}: {exc}") from None
+        raise PublishedError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise PublishedError(f"{path}: not a {FORMAT} record")
     if doc.get("version") != VERSION:
