@@ -136,8 +136,11 @@ def pin_md(report) -> str:
         more = f" and {len(advice.between) - 4} more" if len(advice.between) > 4 else ""
         held = (f"; not newer: {len(advice.held_back_by)} confirmed regression(s) still standing after it"
                 if advice.held_back_by else "")
-        lines.append(f"- **{label_md(committed)}**: {now}. Pin `jax=={advice.target}`; confirmed steps between: "
-                     f"{steps + more if steps else 'none'}{held}.")
+        where_pin = ("Pin" if where.startswith(("unpinned", "pinned")) or pin else
+                     "No workflow installs JAX (its lectures install it themselves where they need it: its ci.patch "
+                     "lists each line): pin it there and in the environment file as")
+        lines.append(f"- **{label_md(committed)}**: {now}. {where_pin} `jax=={advice.target}`; confirmed steps "
+                     f"between: {steps + more if steps else 'none'}{held}.")
     machines = ", ".join(sorted(m for m, rs in report.releases_measured.items() if len(rs) > 1)) or "no machine"
     return ("\n".join(lines) or "No committed audit.") + (
         f"\n\nFrom the release history measured on {machines} (`jaxci history`): a step counts only when "
