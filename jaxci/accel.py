@@ -49,10 +49,10 @@ def accelerator_platform() -> str | None:
     return None
 
 
-def tpu_chips(root: Path = SYS_PCI) -> int:
+def tpu_chips(root: Path | None = None) -> int:
     """How many TPU chips the PCI bus shows (function 0 of a Google device with a TPU id), as JAX counts them."""
     found = 0
-    for vendor in root.glob("*/vendor"):
+    for vendor in (root or SYS_PCI).glob("*/vendor"):
         try:
             if vendor.parent.name.endswith(".0") and vendor.read_text().strip() == GOOGLE_PCI_VENDOR \
                     and (vendor.parent / "device").read_text().strip() in TPU_PCI_DEVICES:
