@@ -185,3 +185,32 @@ def test_once_per_run_shares_an_na_with_the_siblings(tmp_path):
     for _ in range(2):   # the first makes it, the second reads it: both n/a with the same reason
         with pytest.raises(NotImplementedError, match="tpu backend lacks lu"):
             once_per_run(path, lacks)
+
+
+def test_audit_judges_and_heads_a_tpu_run_as_a_tpu(monkeypatch):
+    """An executed audit on cpu and tpu: the measured ratio is the TPU's, named TPU, and its columns tpu_s."""
+    from jaxci.audit.judging import classify, judge
+    from jaxci.audit.reading.static import LectureScan
+    from jaxci.audit.runner.outcome import CellTiming, NotebookRun
+    from jaxci.audit.writing import render
+
+    def run_of(platform, *walls):
+        run = NotebookRun("x.md", platform=platform)
+        run.cells = [CellTiming(i, "", w, w, compile_s=0.1) for i, w in enumerate(walls)]
+        return run
+
+    runs = {"cpu": run_of("cpu", 1.0, 2.0), "tpu": run_of("tpu", 9.0, 3.0)}
+    v = judge.Verdict("x.md", LectureScan("x.md"), runs=runs)
+    v.recommendation = classify.MEASURE
+    judge.merge(v)
+    assert v.recommendation == classify.PIN_CPU and "measured TPU/CPU time 4.00" in v.reasons[-1]
+    table = render.to_markdown([v], executed=True)
+    assert "| tpu_s | tpu_compile_s |" in table
+    fields = render.to_csv([v]).splitlines()[0].split(",")
+    assert {"tpu_s", "tpu_compile_s"} <= set(fields) and not {"gpu_s", "gpu_compile_s"} & set(fields)
+    monkeypatch.setenv("JAXCI_ACCELERATOR", "tpu")
+    from jaxci.audit.runner.lectures import platforms_here
+    from jaxci.util.validate import platforms
+
+    assert platforms_here() == ["cpu", "tpu"]
+    assert platforms("--platforms", "cpu,tpu") == ["cpu", "tpu"] and platforms("--platforms", "rocm") == ["rocm"]
