@@ -18,7 +18,7 @@ START_MARGIN = 1.25             # a step starts only when estimate x this fits t
 class Costs:
     """Seconds to start a benchmark process that imports JAX on each device (measured here), the cost of a
     skipped combination, asv's discovery, and the running correction from steps already done."""
-    start_s: dict = field(default_factory=lambda: {"cpu": 3.0, "gpu": 6.0})
+    start_s: dict = field(default_factory=lambda: {"cpu": 3.0, "gpu": 6.0, "tpu": 8.0})
     skip_s: float = 0.4
     discovery_s: float = 8.0
     estimated: float = 0.0
@@ -36,7 +36,7 @@ class Costs:
     def raw(self, step: CaptureStep, gpu: bool) -> float:
         total = self.discovery_s
         for device in step.devices():
-            if device == "gpu" and not gpu:
+            if device != "cpu" and not gpu:   # gpu: this machine's accelerator is usable
                 total += self.skip_s
             else:
                 heavy = 1 / step.per_work

@@ -108,7 +108,7 @@ def backend(value: str | None, source: str = "JAXCI_BACKEND") -> str | None:
         return None
     if value not in BACKENDS:
         raise InputError(f"{source}: unknown backend {quoted(value, 80)}; expected one of "
-                         f"{', '.join(BACKENDS)} (or unset: cuda13 when a GPU is visible, else cpu)")
+                         f"{', '.join(BACKENDS)} (or unset: cuda13 when a GPU is visible, tpu on a TPU, else cpu)")
     return value
 
 
