@@ -40,11 +40,16 @@ class Costs:
                 total += self.skip_s
             else:
                 heavy = 1 / step.per_work
-                total += heavy * (self.start_s[device] + step.work_s) + (1 - heavy) * self.skip_s
+                total += heavy * (self.start(device) + step.work_s) + (1 - heavy) * self.skip_s
         for device, batches, work_s in step.batches:
             if device == "cpu" or gpu:
-                total += batches * (self.start_s[device] + work_s)
+                total += batches * (self.start(device) + work_s)
         return total
+
+    def start(self, device: str) -> float:
+        """A process start on `device`; one not measured yet (a TPU in a plan printed elsewhere) is taken to cost as
+        much as the slowest measured."""
+        return self.start_s.get(device) or max(self.start_s.values())
 
     def estimate(self, step: CaptureStep, gpu: bool) -> float:
         return self.raw(step, gpu) * self.factor
