@@ -88,3 +88,32 @@ def test_profiles_and_the_profile_command_follow_the_accelerator(monkeypatch, ca
     assert profiles._devices() == ["cpu"]
     assert profile.main(["scan", "--device", "tpu"]) == 2
     assert "--device tpu: no accelerator on this machine" in capsys.readouterr().err
+
+
+def test_the_report_names_a_tpu_as_a_tpu(tmp_path):
+    """The figures issue 71 quotes from the TPU (fixtures, not results): the FP64 penalty is the TPU's, and the
+    machine is titled by its accelerator, never as a GPU or as CPU only."""
+    import math
+
+    from jaxci.report.answers import machine_title
+    from jaxci.report.build import build
+    from jaxci.report.findings import findings_md
+    from jaxci.results.records import load_results
+    from tests import synth
+
+    fig = json.loads((REPO_ROOT / "tests" / "fixtures" / "tpu" / "figures.json").read_text())
+    s = synth.SynthResults(tmp_path).machine("lab-tpu-v5e", gpu="no GPU", backend="tpu", kind="lab")
+    s.machines["lab-tpu-v5e"]["accelerator"] = "1 x TPU v5 lite"
+    tiny, big = fig["dispatch.TinyOp.time_warm"]["float32"], fig["elementwise.Elementwise.time_warm"]["50000000"]
+    s.add("lab-tpu-v5e", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu", "gpu", "tpu"]],
+          lambda dtype, device: tiny.get(device, math.nan))
+    s.add("lab-tpu-v5e", "elementwise.Elementwise.time_warm", ["n", "dtype", "device"],
+          [[50_000_000], ["float32", "float64"], ["cpu", "gpu", "tpu"]],
+          lambda n, dtype, device: big[dtype].get(device, math.nan))
+    s.record_scale("lab-tpu-v5e", "full")
+    results = s.save()
+    facts = load_results(results).machines["lab-tpu-v5e"]
+    assert machine_title("lab-tpu-v5e", facts) == "lab: TPU v5e (machine `lab-tpu-v5e`, 1 x TPU v5 lite, synthetic)"
+    text = findings_md(build(results))
+    assert "lab-tpu-v5e tpu: median float64/float32 time ratio 20.83" in text   # 67.7 ms / 3.25 ms
+    assert "lab-tpu-v5e gpu" not in text
