@@ -214,3 +214,18 @@ def test_audit_judges_and_heads_a_tpu_run_as_a_tpu(monkeypatch):
 
     assert platforms_here() == ["cpu", "tpu"]
     assert platforms("--platforms", "cpu,tpu") == ["cpu", "tpu"] and platforms("--platforms", "rocm") == ["rocm"]
+
+
+def test_the_h200_history_keeps_its_meaning_and_publish_knows_tpu():
+    """asv keys results by param values: the committed H200 results still read as gpu (their own ["cpu", "gpu"]
+    lists), and results/benchmarks.json, whose params `asv publish` reads results against, lists tpu too."""
+    from benchmarks.common import DEVICES
+    from jaxci.results.records import load_results
+
+    rs = load_results(REPO_ROOT / "results")
+    h200 = [r for r in rs.records if r.machine == "lab-h200" and r.status == "ok"]
+    assert {r.params.get("device") for r in h200} <= {"cpu", "gpu", None}
+    assert any(r.params.get("device") == "gpu" for r in h200)
+    meta = json.loads((REPO_ROOT / "results" / "benchmarks.json").read_text())
+    devices = [b["params"][-1] for k, b in meta.items() if k != "version" and b["param_names"][-1:] == ["device"]]
+    assert devices and all(d == [repr(x) for x in DEVICES] for d in devices)
