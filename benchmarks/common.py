@@ -281,6 +281,8 @@ class JaxCase(abc.ABC):
         """make(jax, fn, args) once per process and params (asv calls setup before every repeat); where the class
         shares its record, once per asv run (_shared). A combination that an earlier round of this asv run did not
         finish is n/a (within_deadline); one the backend cannot compile is n/a with the backend's line."""
+        *case, dtype, device = params
+        skip_unless_runnable(device, large=self.is_large(*case))   # a skip first: it leaves no deadline marker
         within_deadline(type(self).__name__, params)
         key = (type(self).__name__, params)
         if key not in _CACHE:

@@ -229,3 +229,14 @@ def test_the_h200_history_keeps_its_meaning_and_publish_knows_tpu():
     meta = json.loads((REPO_ROOT / "results" / "benchmarks.json").read_text())
     devices = [b["params"][-1] for k, b in meta.items() if k != "version" and b["param_names"][-1:] == ["device"]]
     assert devices and all(d == [repr(x) for x in DEVICES] for d in devices)
+
+
+def test_a_skipped_combination_leaves_no_deadline_marker(tmp_path, monkeypatch, bare):
+    from benchmarks import common
+    from benchmarks.dispatch import TinyOp
+
+    monkeypatch.setattr(common, "sibling_folder", lambda prefix: tmp_path / prefix)
+    for _ in range(2):   # two rounds: the same reason both times
+        with pytest.raises(NotImplementedError, match="no accelerator on this machine: tpu combination skipped"):
+            TinyOp().setup("float32", "tpu")
+    assert not (tmp_path / common.DEADLINE_PREFIX).exists()
