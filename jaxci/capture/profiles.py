@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{summary.get('device_ops_per_iteration')} device ops per step" if busy is not None else ""),
                   flush=True)
     if len(devices) == 1:
-        print("profile: no NVIDIA GPU here: gpu profiles not run (n/a)", flush=True)
+        print("profile: no accelerator here: gpu profiles not run, nor tpu (n/a)", flush=True)
     return 1 if failed else 0
 
 
