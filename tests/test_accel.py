@@ -240,3 +240,32 @@ def test_a_skipped_combination_leaves_no_deadline_marker(tmp_path, monkeypatch, 
         with pytest.raises(NotImplementedError, match="no accelerator on this machine: tpu combination skipped"):
             TinyOp().setup("float32", "tpu")
     assert not (tmp_path / common.DEADLINE_PREFIX).exists()
+
+
+NUTS_LACKS = """
+import json, sys
+from benchmarks import nuts
+from benchmarks.kernels import nuts_models
+text = open(sys.argv[2]).read()
+def lacks(*args, **kwargs):
+    raise RuntimeError(text)
+nuts_models.run = lacks
+out = []
+for _ in range(2):   # the first process runs the sampler, the second reads its record
+    try:
+        nuts.NutsLeapfrogStep().setup(sys.argv[1], "float64", "cpu")
+        out.append(None)
+    except NotImplementedError as exc:
+        out.append(str(exc))
+print(json.dumps(out))
+"""
+
+
+def test_a_sampler_the_backend_cannot_compile_is_na_for_every_track(tmp_path):
+    """The NUTS step's setup (its asv versions pinned) makes an UNIMPLEMENTED backend error n/a with one line."""
+    proc = subprocess.run([sys.executable, "-c", NUTS_LACKS, str(tmp_path), str(TPU / "lu_f64_error.txt")],
+                          capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "JAX_PLATFORMS": "cpu"})
+    first, second = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert first == second == ("cpu backend lacks this kernel in float64: UNIMPLEMENTED: Only F32 and C64 types "
+                               "are implemented in LuDecomposition")
