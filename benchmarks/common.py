@@ -2,8 +2,10 @@
 
 Rules the suites follow (the project's asv style: numpy/scipy-like suites):
 - params never change with the environment; a combination this machine cannot run raises
-  NotImplementedError in setup (asv shows n/a): no GPU, a large case at JAXCI_SCALE=ci, or a device
-  other than JAXCI_ONLY_DEVICE (the GPU smoke run spends scarce GPU time on gpu combinations only);
+  NotImplementedError in setup (asv shows n/a): an accelerator this machine lacks (gpu, tpu), a large case at
+  JAXCI_SCALE=ci, a device other than JAXCI_ONLY_DEVICE (the GPU smoke run spends scarce GPU time on gpu
+  combinations only), an op or dtype the backend lacks (one line: jaxci.accel.BACKEND_LACKS, XLA's
+  UNIMPLEMENTED), or a combination an earlier round of the same asv run did not finish (its deadline);
 - asv's forkserver (asv.conf.json) imports this module, and so JAX, once per run in a server process that
   forks one child per combination: the import starts no backend, and `fork_check` proves at every fork
   that none was started (a CPU or CUDA runtime copied into a child is undefined behaviour);
@@ -25,7 +27,10 @@ from pathlib import Path
 
 import jax  # in the forkserver, before any fork: paid once per asv run, not once per combination
 
-DEVICES = ["cpu", "gpu"]
+#: the device param says what JAX's Device.platform says: cpu, gpu (CUDA or ROCm) or tpu. "tpu" was added
+#: after the H200 capture: asv keys results by param values, so "gpu" keeps its meaning for the committed history
+#: and a TPU's results are never shown as a gpu's (jaxci/accel.py, docs/gpu-capture.md "On a TPU").
+DEVICES = ["cpu", "gpu", "tpu"]
 DTYPES = ["float32", "float64"]
 SCALES = ("ci", "full")
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +70,7 @@ def without_compile_cache(env=None) -> dict:
 
 
 def skip_unless_runnable(device: str, *, large: bool = False) -> None:
-    """Raise NotImplementedError (asv: n/a) for a missing device or a large case at CI scale."""
+    """Raise NotImplementedError (asv: n/a) for a device this machine lacks or a large case at CI scale."""
     if device not in DEVICES:
         raise ValueError(f"device param {device!r}: expected one of {DEVICES}")
     if large and scale() == "ci":
@@ -73,19 +78,22 @@ def skip_unless_runnable(device: str, *, large: bool = False) -> None:
     only = os.environ.get("JAXCI_ONLY_DEVICE")
     if only and device != only:
         raise NotImplementedError(f"JAXCI_ONLY_DEVICE={only}: {device} combination skipped")
-    if device == "gpu":
-        from jaxci.nvml import gpu_present
+    from jaxci.accel import missing_reason
 
-        if not gpu_present():
-            raise NotImplementedError("no NVIDIA GPU on this machine: gpu combination skipped")
+    reason = missing_reason(device)
+    if reason:
+        raise NotImplementedError(reason)
 
 
 def platform_for(device: str) -> str:
-    return "cpu" if device == "cpu" else "cuda"
+    """The JAX platform of a device param: jaxci.accel decides which GPU platform (cuda, rocm) this machine has."""
+    from jaxci.accel import platform_for as decide
+
+    return decide(device)
 
 
 def backend_started() -> bool:
-    """Whether this process started a JAX backend (CPU or CUDA): from then on it must never fork."""
+    """Whether this process started a JAX backend (CPU or an accelerator): from then on it must never fork."""
     from jax._src import xla_bridge
 
     check = getattr(xla_bridge, "backends_are_initialized", None)   # older JAX releases: the dict itself
@@ -147,6 +155,7 @@ def unshare_inherited_memory() -> str:
 
 WARM_CACHE_PREFIX = "jaxci-warm-compiles-"
 SPLITS_PREFIX = "jaxci-compile-splits-"
+DEADLINE_PREFIX = "jaxci-deadlines-"
 
 
 def sibling_folder(prefix: str) -> Path | None:
@@ -171,7 +180,7 @@ def warm_compile_cache() -> Path | None:
 
 def _remove_stale_sibling_folders() -> None:
     """Delete the shared folders of asv runs that have ended (their server's pid is gone)."""
-    for prefix in (WARM_CACHE_PREFIX, SPLITS_PREFIX):
+    for prefix in (WARM_CACHE_PREFIX, SPLITS_PREFIX, DEADLINE_PREFIX):
         for path in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
             try:
                 os.kill(int(path.name.removeprefix(prefix)), 0)
@@ -223,7 +232,7 @@ def check_started(jax, dev, device: str, dtype: str) -> None:
     """Refuse to measure a combination whose device or dtype did not take effect in this process."""
     import numpy as np
 
-    want = "cpu" if device == "cpu" else "gpu"
+    want = device   # JAX's Device.platform is "gpu" for CUDA and ROCm alike, "tpu", "cpu": the device params
     got = jax.dtypes.canonicalize_dtype(np.float64)
     if dev.platform != want or jax.default_backend() != want or str(got) != dtype:
         raise RuntimeError(f"combination ({dtype}, {device}) started JAX on {dev.platform} (default backend "
@@ -265,25 +274,91 @@ class JaxCase(abc.ABC):
             unshare_inherited_memory()
         jax, dev = start_jax(device, dtype, reuse_compiles=self.reuse_compiles)
         fn, host_args = self.build(*case, dtype)
+        skip_lacking(jax, fn, host_args, platform_for(device), dtype)
         return jax, fn, place(jax, dev, host_args)
 
     def _once(self, params, make):
         """make(jax, fn, args) once per process and params (asv calls setup before every repeat); where the class
-        shares its record, once per asv run (_shared)."""
+        shares its record, once per asv run (_shared). A combination that an earlier round of this asv run did not
+        finish is n/a (within_deadline); one the backend cannot compile is n/a with the backend's line."""
+        *case, dtype, device = params
+        skip_unless_runnable(device, large=self.is_large(*case))   # a skip first: it leaves no deadline marker
+        within_deadline(type(self).__name__, params)
         key = (type(self).__name__, params)
         if key not in _CACHE:
             folder = sibling_folder(SPLITS_PREFIX) if self.shared_record else None
-            _CACHE[key] = make(*self._prepare(params)) if folder is None else self._shared(folder, params, make)
+            made = lambda: unimplemented_as_na(params, lambda: make(*self._prepare(params)))
+            _CACHE[key] = made() if folder is None else self._shared(folder, params, made)
         return _CACHE[key]
 
-    def _shared(self, folder: Path, params, make):
+    def _shared(self, folder: Path, params, made):
         """The record of this combination in this asv run: the first forked child makes it, its siblings read it
         (once_per_run)."""
         *case, dtype, device = params
         skip_unless_runnable(device, large=self.is_large(*case))
         folder.mkdir(exist_ok=True)
         path = folder / f"{type(self).__name__}-{'-'.join(map(str, params))}.json"
-        return once_per_run(path, lambda: make(*self._prepare(params)))
+        return once_per_run(path, made)
+
+    def teardown(self, *params):
+        """The timed part ended: this combination met its deadline (within_deadline)."""
+        finished(type(self).__name__, params)
+
+
+
+def _deadline_marker(name: str, params) -> Path | None:
+    folder = sibling_folder(DEADLINE_PREFIX)
+    return None if folder is None else folder / f"{name}-{'-'.join(map(str, params))}"
+
+
+def within_deadline(name: str, params) -> None:
+    """Every combination has a deadline: asv kills a process at its class's `timeout`, but runs the combination
+    again in its next round, so a hung kernel cost rounds x timeout (a dense float64 case on a TPU took a whole
+    call). A combination that an earlier process of this asv run started and never finished (killed at its
+    deadline, or died) is n/a for the rest of the run; this process marks its own start."""
+    marker = _deadline_marker(name, params)
+    if marker is None:
+        return
+    if marker.exists() and marker.read_text() != str(os.getpid()):
+        raise NotImplementedError(f"an earlier process of this asv run started {name}{tuple(params)} and did not "
+                                  "finish it (killed at its timeout, or died): not run again")
+    marker.parent.mkdir(exist_ok=True)
+    marker.write_text(str(os.getpid()))
+
+
+def finished(name: str, params) -> None:
+    marker = _deadline_marker(name, params)
+    if marker is not None:
+        marker.unlink(missing_ok=True)
+
+
+def skip_lacking(jax, fn, host_args, platform: str, dtype: str) -> None:
+    """n/a before any compile where the kernel uses what the backend lacks (jaxci.accel.BACKEND_LACKS); traces
+    the kernel only for a (platform, dtype) the table names, so other combinations pay nothing."""
+    from jaxci.accel import BACKEND_LACKS, lacking_reason, primitives
+
+    if (platform, dtype) not in BACKEND_LACKS:
+        return
+    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(getattr(a, "shape", ()), getattr(a, "dtype", dtype)),
+                          host_args)
+    reason = lacking_reason(platform, dtype, primitives(jax.make_jaxpr(fn)(*shapes).jaxpr))
+    if reason:
+        raise NotImplementedError(reason)
+
+
+def unimplemented_as_na(params, make):
+    """make(), with a backend's UNIMPLEMENTED compile error turned into n/a and one line (not XLA's 40)."""
+    from jaxci.accel import unimplemented_reason
+
+    *_, dtype, device = params
+    try:
+        return make()
+    except Exception as exc:
+        reason = unimplemented_reason(exc, platform_for(device), dtype)
+        if reason is None:
+            raise
+        print(f"jaxci: n/a: {reason}", file=sys.stderr)
+    raise NotImplementedError(reason)
 
 
 def once_per_run(path: Path, make) -> dict:
@@ -295,8 +370,14 @@ def once_per_run(path: Path, make) -> dict:
         record = json.loads(path.read_text())
     else:
         path.write_text(json.dumps({"started": True}))
-        record = make()
+        try:
+            record = make()
+        except NotImplementedError as exc:   # n/a for the siblings too, with the same reason
+            path.write_text(json.dumps({"n/a": str(exc)}))
+            raise
         path.write_text(json.dumps(record))
+    if "n/a" in record:
+        raise NotImplementedError(record["n/a"])
     if "started" in record:
         raise RuntimeError(f"{path.name}: an earlier process of this run started this measurement and did not finish")
     return record
@@ -372,9 +453,26 @@ class ColdStart(JaxCase):
     # scale (smoke results, never committed) one round: 5 cold starts per combination; at full scale 2 x 5.
     rounds = 1 if scale() == "ci" else 2   # a bad JAXCI_SCALE fails here, at import: asv measures nothing
 
+    #: setup gained the deadline and the backend-lacks checks (issue 71); what is timed is unchanged, so the version
+    #: of the asv history stays (compile.CompileColdStart, whose setup is its own, pins its own)
+    version = "21987a8f8bf9e0cb0c7e090909e2d4252dd045fb6656bd19eadb7defd1b0b5b9"
+
     def setup(self, *params):
         *case, dtype, device = params
         skip_unless_runnable(device, large=self.is_large(*case))
+        within_deadline(type(self).__name__, params)
+        self._skip_lacking(params)
+
+    def _skip_lacking(self, params):
+        """n/a where the kernel uses what the backend lacks: the cold call is timed in a fresh interpreter, where
+        the backend's error could only fail the benchmark. Traces, without a backend, only for the table's cases."""
+        from jaxci.accel import BACKEND_LACKS
+
+        *case, dtype, device = params
+        if (platform_for(device), dtype) in BACKEND_LACKS:
+            jax.config.update("jax_enable_x64", dtype == "float64")
+            fn, host_args = self.build(*case, dtype)
+            skip_lacking(jax, fn, host_args, platform_for(device), dtype)
 
     def timeraw_first_call(self, *params):
         setup = COLD_SETUP.format(root=str(REPO_ROOT), module=type(self).__module__,

@@ -12,7 +12,8 @@ each growing device memory in steps to a peak while computing. Tracked per (n, p
 Every run is measured once, in asv's setup_cache (one process per class, shared by all three tracks),
 and written in full (per-worker records, NVML memory timeline) to $JAXCI_ARTIFACTS/concurrency.json,
 default .jaxci/concurrency/ in this checkout. Memory policies do nothing on the CPU backend, so on cpu only
-"default" runs (the others are n/a); gpu combinations are n/a on a machine without an NVIDIA GPU.
+"default" runs (the others are n/a); gpu and tpu combinations are n/a on a machine without that accelerator
+(jaxci.accel). On a TPU one process holds the chip: N > 1 counts N-1 deaths under every policy, rightly.
 """
 
 import json
@@ -39,12 +40,9 @@ def skip_reason(policy, device):
     chosen = os.environ.get("JAXCI_POLICIES")  # a short capture picks policies (scripts/gpu_capture.py)
     if chosen and policy not in chosen.split(","):
         return f"JAXCI_POLICIES={chosen}: policy {policy!r} not selected"
-    if device == "gpu":
-        from jaxci.nvml import gpu_present
+    from jaxci.accel import missing_reason
 
-        if not gpu_present():
-            return "no NVIDIA GPU on this machine: gpu combination skipped"
-    return None
+    return missing_reason(device)
 
 
 def artifacts_dir():

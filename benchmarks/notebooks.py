@@ -45,10 +45,21 @@ def _kernel_env() -> dict:
     return {"PYTHONPATH": os.pathsep.join(paths), "JAX_ENABLE_COMPILATION_CACHE": "false"}
 
 
+def _runnable(device: str) -> None:
+    """Refuse, before any kernel starts, a device this machine lacks (KernelPath's setup_cache, whose source is its
+    asv version, loops over every device param and keeps the error; its setup skips that combination first)."""
+    from jaxci.accel import missing_reason
+
+    reason = missing_reason(device)
+    if reason:
+        raise NotImplementedError(reason)
+
+
 def run(path, device: str):
     """One instrumented run in a fresh kernel; a failed notebook fails the benchmark with its cause."""
     from jaxci.audit.runner import run_notebook
 
+    _runnable(device)
     result = run_notebook(path, timeout=CELL_TIMEOUT, platform=platform_for(device), env=_kernel_env(),
                           kernel_name="python3")
     if not result.ok:
@@ -61,11 +72,11 @@ def split_all(files: dict) -> dict:
 
     For setup_cache: one run feeds both track_ methods of every combination. A failed run is stored
     as its error (that combination fails, the others still report)."""
-    from jaxci.nvml import gpu_present
+    from jaxci.accel import missing_reason
 
     out = {}
     for device in DEVICES:
-        if device == "gpu" and not gpu_present():
+        if missing_reason(device):
             continue
         for name, path in files.items():
             try:
@@ -200,6 +211,7 @@ def bare_cells(path, device: str) -> dict:
     import subprocess
     import sys
 
+    _runnable(device)
     extra = _kernel_env()  # first: it switches the cache off in os.environ
     env = dict(os.environ, JAX_PLATFORMS=platform_for(device), **extra)
     proc = subprocess.run([sys.executable, "-c", BARE, str(path)], env=env, capture_output=True, text=True,

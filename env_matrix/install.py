@@ -2,7 +2,8 @@
 
 asv runs this with the environment's own Python, from the checkout of the commit being benchmarked, so the
 pins installed are that commit's pins: a JAX upgrade is one commit, and history follows JAX releases.
-Backend: $JAXCI_BACKEND if set (cpu | cuda13, checked), else cuda13 when an NVIDIA GPU is visible, else cpu.
+Backend: $JAXCI_BACKEND if set (cpu | cuda13 | tpu, checked), else cuda13 when an NVIDIA GPU is visible, tpu on a
+TPU (jaxci.accel), else cpu.
 Installer: uv where PATH has it (scripts/setup-venv.sh puts it in .venv, and jaxci's asv runs put .venv/bin first),
 else pip; an offline install (PIP_NO_INDEX, wheels from PIP_FIND_LINKS: jaxci.results.upgrade) is always pip's.
 """
@@ -23,8 +24,11 @@ from jaxci.util.validate import backend as checked_backend  # noqa: E402
 
 
 def choose_backend() -> str:
-    """JAXCI_BACKEND when set (refused unless a backend of env_matrix/), else by what NVML sees."""
-    return checked_backend(os.environ.get("JAXCI_BACKEND")) or ("cuda13" if gpu_present() else "cpu")
+    """JAXCI_BACKEND when set (refused unless a backend of env_matrix/), else by what NVML and jaxci.accel see."""
+    from jaxci.accel import accelerator_platform
+
+    chosen = checked_backend(os.environ.get("JAXCI_BACKEND"))
+    return chosen or ("cuda13" if gpu_present() else "tpu" if accelerator_platform() == "tpu" else "cpu")
 
 
 def installer(environ=os.environ) -> tuple[str, list[str]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 
-BACKENDS = ("cpu", "cuda13")
+BACKENDS = ("cpu", "cuda13", "tpu")
 KINDS = ("runner", "lab")
 
 

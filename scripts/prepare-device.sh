@@ -7,10 +7,16 @@
 # (docs/gpu-capture.md). Run it again after a commit: commit.json names the commit being captured.
 #
 # usage: bash scripts/prepare-device.sh [PYTHON]     (PYTHON: any interpreter with pip; default python3)
+#   DEVICE_PYTHON=3.11: wheels for the device's interpreter (default 3.12; the lent TPU has 3.11: docs/gpu-capture.md)
+#   DEVICE_NO_DEPS="numpyro==0.22.0 multipledispatch": also these, without their dependencies (the TPU image has
+#   JAX but no numpyro: its own wheel and its small pure-Python need, never a second JAX)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${1:-python3}"
 DEST=.device/wheels
+PYV="${DEVICE_PYTHON:-3.12}"
+[[ "$PYV" =~ ^3\.[0-9]+$ ]] || { echo "prepare-device: DEVICE_PYTHON=$PYV: expected 3.N" >&2; exit 2; }
+ABI="cp${PYV/./}"
 # the pins the project writes once, in pyproject.toml: asv (bench extra), and what runs a notebook through a
 # Jupyter kernel (audit extra) for the capture's notebooks step
 mapfile -t WANTED < <(PYTHONPATH=. "$PY" -m jaxci inputs requirements asv &&
@@ -19,11 +25,15 @@ mapfile -t WANTED < <(PYTHONPATH=. "$PY" -m jaxci inputs requirements asv &&
 
 rm -rf "$DEST"
 mkdir -p "$DEST"
-# --only-binary: the device cannot build anything; pip resolves asv's whole dependency closure for cp312.
+# --only-binary: the device cannot build anything; pip resolves asv's whole dependency closure for $ABI.
+PLATFORMS=(--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64)
 "$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$DEST" \
-    --python-version 3.12 --implementation cp --abi cp312 \
-    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
-    "${WANTED[@]}"
+    --python-version "$PYV" --implementation cp --abi "$ABI" "${PLATFORMS[@]}" "${WANTED[@]}"
+if [ -n "${DEVICE_NO_DEPS:-}" ]; then
+    read -r -a EXTRA <<< "$DEVICE_NO_DEPS"
+    "$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --no-deps --dest "$DEST" \
+        --python-version "$PYV" --implementation cp --abi "$ABI" "${PLATFORMS[@]}" "${EXTRA[@]}"
+fi
 
 commit=$(git rev-parse HEAD)
 date=$(git show -s --format=%ct HEAD)
@@ -31,5 +41,5 @@ dirty=$(git status --porcelain --untracked-files=no -- benchmarks jaxci scripts 
 printf '{"commit": "%s", "date": %s, "dirty_files": %s}\n' "$commit" "$date" "$dirty" > .device/commit.json
 [ "$dirty" = 0 ] || echo "prepare-device: warning: $dirty tracked file(s) under benchmarks/ jaxci/ scripts/ env_matrix/ differ from $commit: commit first, or the capture times code that is not in the commit it names" >&2
 
-echo "prepare-device: $(ls "$DEST" | wc -l) wheels in $DEST ($(du -sh "$DEST" | cut -f1)); commit ${commit:0:12}"
+echo "prepare-device: $(ls "$DEST" | wc -l) wheels for Python $PYV in $DEST ($(du -sh "$DEST" | cut -f1)); commit ${commit:0:12}"
 ls "$DEST"

@@ -60,7 +60,7 @@ CASES = [
     Case(("audit", "{fixtures}/exec", "--output", "{tmp}/missing/table.md"), 2, "does not exist"),
     Case(("audit", "{fixtures}/exec", "--summary", "{tmp}"), 2, "is a folder"),
     Case(("audit", "{fixtures}/exec", "--execute", "--cell-timeout", "nan"), 2, "--cell-timeout nan"),
-    Case(("audit", "{fixtures}/exec", "--execute", "--platforms", "cpu,tpu"), 2,
+    Case(("audit", "{fixtures}/exec", "--execute", "--platforms", "cpu,npu"), 2,
          "expected a comma-separated list"),
     Case(("upgrade-check", "--old", "0.10.1", "--new", "0.10.2", "--workdir", "{tmp}/reused"), 2,
          "already holds"),

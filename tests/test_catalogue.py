@@ -6,8 +6,8 @@ from jaxci.catalogue import CatalogueError, load_catalogue, load_policies, read_
 
 
 def test_pins_are_exact_and_agree_across_backends():
-    cpu, cuda = read_pins("cpu"), read_pins("cuda13")
-    assert cpu["jax"] == cuda["jax"] and cpu["numpyro"] == cuda["numpyro"]
+    cpu, cuda, tpu = read_pins("cpu"), read_pins("cuda13"), read_pins("tpu")
+    assert cpu["jax"] == cuda["jax"] == tpu["jax"] and cpu["numpyro"] == cuda["numpyro"] == tpu["numpyro"]
     assert cpu["jaxlib"] == cpu["jax"]
 
 

@@ -27,14 +27,19 @@ def test_large_case_skipped_only_at_ci_scale(monkeypatch):
 
 
 def test_gpu_skipped_without_gpu(monkeypatch):
+    monkeypatch.delenv("JAXCI_ACCELERATOR", raising=False)
     monkeypatch.setattr("jaxci.nvml.gpu_present", lambda: False)
-    with pytest.raises(NotImplementedError, match="no NVIDIA GPU"):
+    monkeypatch.setattr("jaxci.accel.tpu_chips", lambda: 0)
+    monkeypatch.setattr("jaxci.accel.Path.exists", lambda self: False)
+    with pytest.raises(NotImplementedError, match="no accelerator on this machine: gpu combination skipped"):
         common.skip_unless_runnable("gpu")
+    with pytest.raises(NotImplementedError, match="no accelerator on this machine: tpu combination skipped"):
+        common.skip_unless_runnable("tpu")
 
 
 def test_unknown_device_is_an_error():
     with pytest.raises(ValueError, match="device param"):
-        common.skip_unless_runnable("tpu")
+        common.skip_unless_runnable("npu")
 
 
 def _suite_classes():

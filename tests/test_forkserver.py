@@ -149,8 +149,11 @@ def test_the_three_stage_tracks_of_a_compile_split_share_one_first_compile(tmp_p
 
         def track(stage, op="matmul"):
             case = DenseCompile()
-            case.setup(op, "float32", "cpu")
-            return [getattr(case, f"track_{stage}_s")(op, "float32", "cpu"), common.backend_started()]
+            try:   # as asv_runner's run does: teardown in every outcome
+                case.setup(op, "float32", "cpu")
+                return [getattr(case, f"track_{stage}_s")(op, "float32", "cpu"), common.backend_started()]
+            finally:
+                case.teardown(op, "float32", "cpu")
 
         shared = Path(tempfile.gettempdir()) / f"{common.SPLITS_PREFIX}{os.getpid()}"
         shared.mkdir()

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 JAXCI = ROOT / "jaxci"
-RUNTIME = {"harness", "workloads", "jaxmon", "nvml", "catalogue"}
+RUNTIME = {"harness", "workloads", "jaxmon", "nvml", "catalogue", "accel"}
 TOP_LEVEL = RUNTIME | {"__init__", "__main__", "cli"}
 #: what benchmarks may import from jaxci (the runtime, and the notebook runner the notebooks suite drives)
 BENCHMARK_IMPORTS = {f"jaxci.{m}" for m in RUNTIME} | {"jaxci.audit.runner", "jaxci.audit.repo"}
@@ -202,10 +202,11 @@ def test_one_function_per_rule():
 #: what each seam of jaxci.audit may import from jaxci (jaxci/audit/*/__init__.py says the same in words)
 AUDIT_SEAMS = {
     "reading": ("jaxci.audit.reading", "jaxci.util"),
-    "runner": ("jaxci.audit.reading", "jaxci.audit.runner", "jaxci.util", "jaxci.jaxmon", "jaxci.nvml"),
+    "runner": ("jaxci.audit.reading", "jaxci.audit.runner", "jaxci.util", "jaxci.jaxmon", "jaxci.nvml", "jaxci.accel"),
     "judging": ("jaxci.audit.reading", "jaxci.audit.judging", "jaxci.analysis", "jaxci.policy",
-                "jaxci.catalogue", "jaxci.results.records"),
-    "writing": ("jaxci.audit.reading", "jaxci.audit.judging", "jaxci.audit.writing", "jaxci.policy", "jaxci.util"),
+                "jaxci.catalogue", "jaxci.results.records", "jaxci.accel"),
+    "writing": ("jaxci.audit.reading", "jaxci.audit.judging", "jaxci.audit.writing", "jaxci.policy", "jaxci.util",
+                "jaxci.accel"),
 }
 
 

@@ -32,10 +32,15 @@ def manifest(cap) -> dict:
 
 def summary(cap) -> str:
     m, facts = manifest(cap), cap.facts
-    lines = [f"# GPU capture on {cap.machine}" + (" (rehearsal: no GPU, gpu combinations n/a)" if cap.rehearse else ""),
+    accelerator = facts.get("accelerator") or {}
+    kind = "TPU" if accelerator.get("platform") == "tpu" else "GPU"   # a TPU's capture is never titled a GPU's
+    rehearsal = " (rehearsal: no GPU, gpu combinations n/a)" if cap.rehearse else ""
+    lines = [f"# {kind} capture on {cap.machine}{rehearsal}",
              "", f"- started {m['started']}, budget {cap.budget_s:.0f} s, wall {m['wall_s']:.0f} s",
              f"- commit {facts.get('commit', '?')[:12]} ({facts.get('commit_source')})",
-             f"- jax {facts.get('jax')}; gpu: {facts.get('gpu')}; driver {facts.get('gpu_driver')}",
+             f"- jax {facts.get('jax')}; gpu: {facts.get('gpu')}; driver {facts.get('gpu_driver')}"
+             + (f"; accelerator: {accelerator.get('device_kind')} ({accelerator.get('platform')}, "
+                f"{accelerator.get('memory_mib', '?')} MiB)" if accelerator else ""),
              f"- process start (import JAX + one op): {facts.get('start_s')}", "",
              "| step | status | estimate s | seconds |", "|---|---|---|---|"]
     for r in cap.records:

@@ -33,12 +33,13 @@ class CaptureStep:
     call: int = 1                 # which device call of the second capture runs it (each at most 9 minutes)
     measured: str = ""            # where an earlier capture measured it: skipped unless asked for by name
     command: tuple = ()           # a non-asv step: `python -m ARGS...`, its JSON kept in the artifacts
+    gpu_only: bool = False        # asks a GPU-only question (XLA's GPU autotuner): left out on another accelerator
 
     def devices(self) -> list[str]:
         """The device of each combination; a command step's, from its batches (it runs once per device)."""
         if self.is_command:
             return [device for device, _, _ in self.batches]
-        return [("gpu" if c.endswith("'gpu')") else "cpu") for c in self.combos]
+        return [device_of(c) for c in self.combos]
 
     @property
     def is_command(self) -> bool:
@@ -52,6 +53,22 @@ class CaptureStep:
         later step cut at its deadline would overwrite it with a failure)."""
         return ["^" + re.escape(c) + "$" for c in self.combos] + \
             [rf"^{s}\.track_scale$" for s in sorted(self.suites() - set(scale_done))]
+
+
+def device_of(name: str) -> str:
+    """The device param of an asv combination name: always its last param (tests/test_common.py)."""
+    return name.rsplit("(", 1)[-1].rstrip(")").rsplit(",", 1)[-1].strip().strip("'\"")
+
+
+def for_device(steps: list[CaptureStep], device: str) -> list[CaptureStep]:
+    """The plan written for a GPU, for this machine's accelerator device param (jaxci.accel): each gpu combination
+    and batch becomes the accelerator's, and a GPU-only step is left out. Unchanged for a GPU."""
+    if device == "gpu":
+        return steps
+    swap = lambda c: c[: -len("'gpu')")] + f"'{device}')" if c.endswith("'gpu')") else c
+    return [replace(s, combos=tuple(swap(c) for c in s.combos),
+                    batches=tuple((device if d == "gpu" else d, n, w) for d, n, w in s.batches))
+            for s in steps if not s.gpu_only]
 
 
 def _both(bench: str, *params) -> list[str]:
@@ -202,7 +219,7 @@ def _autotune() -> CaptureStep:
                for k, dt in (("matmul", "float32"), ("kalman_grad", "float64"))]
     return CaptureStep("autotune", "5: compile stages with XLA's GPU autotuning on and off (what moves between GPUs)",
                        tuple(combos), 8.0, attrs=("repeat=(1,3,10.0)", "rounds=1"), per_work=3,
-                       primitive="compile stage seconds per device, autotune share", call=2)
+                       primitive="compile stage seconds per device, autotune share", call=2, gpu_only=True)
 
 
 def _fraction() -> CaptureStep:

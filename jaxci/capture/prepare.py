@@ -1,10 +1,13 @@
 """Preparing a capture, before any step: the carried wheels (until asv imports), the commit, the capture's
-asv.conf.json (results in the work folder, the snapshot repository plugin), the machine's registration (a
-lab name must be its GPU), the package versions, and the device probes whose process start times the
-scheduler's estimates start from."""
+asv.conf.json (results in the work folder, the snapshot repository plugin), the device probes whose process start
+times the scheduler's estimates start from (and which say what the accelerator is: NVML knows only NVIDIA GPUs),
+the machine's registration (a lab name must be its GPU or its accelerator) and the package versions.
+The accelerator is whatever JAX has (jaxci.accel): a GPU or a TPU; each probe is a fresh interpreter that exits,
+so no process holds a TPU when asv starts."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -22,19 +25,24 @@ REHEARSAL_MACHINE = "local-rehearsal"
 
 
 def prepare(cap, wheels: Path | None) -> tuple[bool, Costs]:
-    """Wheels, commit, asv config, machine registration, device probes. Returns (gpu usable, costs).
+    """Wheels, commit, asv config, device probes, machine registration. Returns (accelerator usable, costs).
     `cap` is the capture's state (jaxci.capture.run.Capture): facts and notes are added to it."""
+    from jaxci.accel import accelerator_device
+
     load_asv(cap, wheels)
     write_conf(cap)
     gpus = nvml.gpus()
     check_machine(cap, gpus)
+    device = accelerator_device()
+    costs = probe_costs(cap, device)
+    check_accelerator(cap)
     info = register(cap.machine, local=cap.machine.startswith("local-"),
-                    machine_file=str(cap.work / ".asv-machine.json"), gpus=gpus)
+                    machine_file=str(cap.work / ".asv-machine.json"), gpus=gpus,
+                    accelerator=cap.facts.get("accelerator"))
     cap.facts.update(gpu=info.get("gpu"), gpu_driver=info.get("gpu_driver"), cpu=info.get("cpu"),
                      num_cpu=info.get("num_cpu"), host=socket.gethostname(), python=info.get("python"))
     read_versions(cap)
-    costs = probe_costs(cap, gpus)
-    return bool(gpus), costs
+    return device is not None, costs
 
 
 def load_asv(cap, wheels: Path | None) -> None:
@@ -73,6 +81,21 @@ def check_machine(cap, gpus) -> None:
                            f"{gpus[0].name}: register another name (one name must mean one kind of hardware)")
 
 
+def check_accelerator(cap) -> None:
+    """A lab name of a TPU (catalogue backend "tpu") is refused where the probes did not start a TPU: one name must
+    mean one kind of hardware (a GPU lab name is checked against NVML, here and at registration)."""
+    if cap.rehearse:
+        return
+    from jaxci.catalogue import load_catalogue
+
+    entry = load_catalogue(include_lab=True).get(cap.machine)
+    seen = (cap.facts.get("accelerator") or {}).get("platform")
+    if entry is not None and entry.is_lab and entry.backend == "tpu" and seen != "tpu":
+        raise CaptureError(f"gpu_capture: {cap.machine} is the {entry.label} lab machine but JAX started "
+                           f"{seen or 'no accelerator'} here: register another name (one name must mean one kind "
+                           "of hardware)")
+
+
 def read_versions(cap) -> None:
     try:
         from importlib.metadata import version
@@ -83,32 +106,44 @@ def read_versions(cap) -> None:
         cap.notes.append(f"package versions not read: {exc}")
 
 
-def probe_costs(cap, gpus) -> Costs:
-    """Process start times measured on each device (into the facts), as the scheduler's costs."""
+def probe_costs(cap, device: str | None) -> Costs:
+    """Process start times measured on cpu and this machine's accelerator device (into the facts), as the
+    scheduler's costs; the accelerator's own description (platform, kind, memory) into facts["accelerator"]."""
+    from jaxci.accel import platform_for
+
     costs = Costs()
     env = cap.env()
     start_s = {}
-    for device in (["cpu", "gpu"] if gpus else ["cpu"]):
-        seconds, text = probe_start(device, env)
+    for dev in ["cpu", device] if device else ["cpu"]:
+        seconds, text = probe_start(dev, env)
         if seconds is None:
             cap.notes.append(text)
         else:
-            start_s[device] = round(seconds, 2)
-            costs.start_s[device] = seconds + 0.5  # asv's own process overhead on top
-            cap.facts[f"jax_{device}"] = text
+            start_s[dev] = round(seconds, 2)
+            costs.start_s[dev] = seconds + 0.5  # asv's own process overhead on top
+            version, _, facts = text.partition(" ")
+            described = json.loads(facts)
+            cap.facts[f"jax_{dev}"] = f"{version} {described['device_kind']}"
+            if dev != "cpu":
+                cap.facts["accelerator"] = described
     cap.facts["start_s"] = start_s
-    if gpus and "gpu" not in start_s:
-        cap.notes.append("NVML sees a GPU but JAX's CUDA backend did not start: gpu combinations will fail "
-                         "(JAX_PLATFORMS=cuda), cpu combinations still run")
+    if device and device not in start_s:
+        cap.notes.append(f"this machine shows a {device} but JAX's {platform_for(device)} backend did not start: "
+                         f"{device} combinations will fail (JAX_PLATFORMS={platform_for(device)}), cpu combinations "
+                         "still run")
     costs.discovery_s = max(costs.discovery_s, 2 * costs.start_s["cpu"])
     return costs
 
 
 def probe_start(device: str, env: dict) -> tuple[float | None, str]:
-    """Seconds for a fresh interpreter to import JAX and run one op on `device`; (None, error) if it fails."""
-    platform = "cuda" if device == "gpu" else "cpu"
-    code = (f"import jax, jax.numpy as jnp; d = jax.devices({platform!r})[0]; "
-            "jax.block_until_ready(jnp.ones(8, device=d) + 1); print(jax.__version__, d.device_kind)")
+    """Seconds for a fresh interpreter to import JAX and run one op on `device`; (None, error) if it fails. Prints
+    JAX's version and the device's own description (jaxci.accel.device_facts) as JSON."""
+    from jaxci.accel import platform_for
+
+    platform = platform_for(device)
+    code = ("import json, jax, jax.numpy as jnp; from jaxci.accel import device_facts; "
+            f"d = jax.devices({platform!r})[0]; jax.block_until_ready(jnp.ones(8, device=d) + 1); "
+            "print(jax.__version__, json.dumps(device_facts(d)))")
     t0 = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,

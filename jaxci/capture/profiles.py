@@ -23,10 +23,12 @@ def out_dir() -> Path:
     return Path(os.environ.get("JAXCI_ARTIFACTS", "artifacts")) / "profiles"
 
 
-def _gpu() -> bool:
-    from jaxci.nvml import gpu_present
+def _devices() -> list[str]:
+    """cpu, and this machine's accelerator device param (gpu, tpu: jaxci.accel) where it has one."""
+    from jaxci.accel import accelerator_device
 
-    return gpu_present()
+    device = accelerator_device()
+    return ["cpu", device] if device else ["cpu"]
 
 
 def profile_one(kernel: str, dtype: str, device: str, folder: Path) -> dict:
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = sys.argv[1:] if argv is None else argv
     folder = out_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    devices = ["cpu", "gpu"] if _gpu() else ["cpu"]
+    devices = _devices()
     failed = 0
     for case in cases:
         kernel, _, dtype = case.partition(":")
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{summary.get('device_ops_per_iteration')} device ops per step" if busy is not None else ""),
                   flush=True)
     if len(devices) == 1:
-        print("profile: no NVIDIA GPU here: gpu profiles not run (n/a)", flush=True)
+        print("profile: no accelerator here: gpu profiles not run, nor tpu (n/a)", flush=True)
     return 1 if failed else 0
 
 

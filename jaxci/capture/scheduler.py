@@ -18,7 +18,7 @@ START_MARGIN = 1.25             # a step starts only when estimate x this fits t
 class Costs:
     """Seconds to start a benchmark process that imports JAX on each device (measured here), the cost of a
     skipped combination, asv's discovery, and the running correction from steps already done."""
-    start_s: dict = field(default_factory=lambda: {"cpu": 3.0, "gpu": 6.0})
+    start_s: dict = field(default_factory=lambda: {"cpu": 3.0, "gpu": 6.0, "tpu": 8.0})
     skip_s: float = 0.4
     discovery_s: float = 8.0
     estimated: float = 0.0
@@ -36,15 +36,20 @@ class Costs:
     def raw(self, step: CaptureStep, gpu: bool) -> float:
         total = self.discovery_s
         for device in step.devices():
-            if device == "gpu" and not gpu:
+            if device != "cpu" and not gpu:   # gpu: this machine's accelerator is usable
                 total += self.skip_s
             else:
                 heavy = 1 / step.per_work
-                total += heavy * (self.start_s[device] + step.work_s) + (1 - heavy) * self.skip_s
+                total += heavy * (self.start(device) + step.work_s) + (1 - heavy) * self.skip_s
         for device, batches, work_s in step.batches:
             if device == "cpu" or gpu:
-                total += batches * (self.start_s[device] + work_s)
+                total += batches * (self.start(device) + work_s)
         return total
+
+    def start(self, device: str) -> float:
+        """A process start on `device`; one not measured yet (a TPU in a plan printed elsewhere) is taken to cost as
+        much as the slowest measured."""
+        return self.start_s.get(device) or max(self.start_s.values())
 
     def estimate(self, step: CaptureStep, gpu: bool) -> float:
         return self.raw(step, gpu) * self.factor

@@ -30,7 +30,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cell-timeout", type=ascii_float, default=600.0,
                    help="per-cell timeout while executing, seconds (default 600)")
     p.add_argument("--platforms", default=None,
-                   help="comma-separated JAX platforms to execute on (default: cpu, plus cuda if a GPU is seen)")
+                   help="comma-separated JAX platforms to execute on: cpu, cuda, rocm, tpu (default: cpu, plus "
+                        "this machine's accelerator: jaxci.accel)")
     p.add_argument("--kernel", default=None, help="Jupyter kernel name (default: each notebook's own)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--machine", metavar="FAMILY", default=None,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.capture.carried import CaptureError
-from jaxci.capture.plan import plan, select
+from jaxci.capture.plan import for_device, plan, select
 from jaxci.capture.prepare import LAB_MACHINE, REHEARSAL_MACHINE, prepare
 from jaxci.capture.run import Capture, run_plan
 from jaxci.capture.scheduler import PACK_RESERVE_S, Costs
@@ -115,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     problem = check_args(args)
     if problem:
         return refuse("gpu_capture", f"error: {problem}")
-    steps = select(plan(), args.only, args.call)
+    from jaxci.accel import accelerator_device
+
+    steps = for_device(select(plan(), args.only, args.call), accelerator_device() or "gpu")  # a TPU's combinations
     if args.plan:
         print_plan(steps, plan())
         return 0

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Run a pathological kernel under jax.profiler and read the trace "
                                                  "without TensorBoard.")
     parser.add_argument("kernel", choices=KERNELS)
-    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--device", choices=("cpu", "gpu", "tpu"), default="cpu")
     parser.add_argument("--dtype", choices=("float32", "float64"), default=None,
                         help="default: float64 for kalman-grad and nuts (the incident), float32 for scan")
     parser.add_argument("--n", type=_steps, default=None,
@@ -37,11 +37,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="largest trace kept with --trace-out (default 4 MiB)")
     args = parser.parse_args(argv)
     dtype = args.dtype or ("float32" if args.kernel == "scan" else "float64")
-    if args.device == "gpu":
-        from jaxci.nvml import gpu_present
+    from jaxci.accel import missing_reason
 
-        if not gpu_present():
-            return refuse("jaxci profile", "--device gpu, but NVML finds no NVIDIA GPU on this machine")
+    missing = missing_reason(args.device)
+    if missing:
+        return refuse("jaxci profile", f"--device {args.device}: {missing.split(':')[0]}")
     from jaxci.util import safewrite
 
     try:

@@ -88,9 +88,12 @@ def blas_description() -> str:
 
 
 def backend_for(gpus) -> str:
-    """The pin set to install: JAXCI_BACKEND if set (checked: cpu or cuda13), else cuda13 when a GPU is
-    visible, else cpu. env_matrix/install.py makes the same choice with the same check."""
-    return backend(os.environ.get("JAXCI_BACKEND")) or ("cuda13" if gpus else "cpu")
+    """The pin set to install: JAXCI_BACKEND if set (checked: one of env_matrix/), else cuda13 when a GPU is
+    visible, tpu on a TPU (jaxci.accel), else cpu. env_matrix/install.py makes the same choice with the same check."""
+    from jaxci.accel import accelerator_platform
+
+    chosen = backend(os.environ.get("JAXCI_BACKEND"))
+    return chosen or ("cuda13" if gpus else "tpu" if accelerator_platform() == "tpu" else "cpu")
 
 
 def default_local_name() -> str:
@@ -100,7 +103,7 @@ def default_local_name() -> str:
     return ("local-" + re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname()))[:64]
 
 
-def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]:
+def machine_info(name: str, *, local: bool, gpus=None, accelerator: dict | None = None) -> tuple[dict, list[str]]:
     """The asv machine entry for `name` and the warnings to print. Raises RegistrationError."""
     from asv.machine import Machine  # asv's own defaults for the standard fields
 
@@ -154,6 +157,11 @@ def machine_info(name: str, *, local: bool, gpus=None) -> tuple[dict, list[str]]
             warnings.append(warning)
     else:
         info["gpu"] = "no GPU"
+    if accelerator and accelerator.get("platform") not in (None, "cpu", "gpu"):   # a TPU: never shown as a GPU
+        info["accelerator"] = f"1 x {accelerator.get('device_kind', '?')}"
+        info["accelerator_platform"] = str(accelerator["platform"])
+        if accelerator.get("memory_mib"):
+            info["accelerator_memory_mib"] = str(accelerator["memory_mib"])
     return info, warnings
 
 
@@ -177,11 +185,14 @@ def check_machine_file(path: str) -> None:
         raise InputError(f"machine file {path}: not asv's machine file (an object of machines); fix or remove it")
 
 
-def register(name: str, *, local: bool = False, machine_file: str | None = None, gpus=None) -> dict:
+def register(name: str, *, local: bool = False, machine_file: str | None = None, gpus=None,
+             accelerator: dict | None = None) -> dict:
+    """Register `name` with asv; `accelerator`: a started device's own description (jaxci.accel.device_facts), for
+    what NVML cannot see (a TPU)."""
     from asv.machine import MachineCollection
 
     check_machine_file(machine_file or MachineCollection.get_machine_file_path())
-    info, warnings = machine_info(name, local=local, gpus=gpus)
+    info, warnings = machine_info(name, local=local, gpus=gpus, accelerator=accelerator)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     MachineCollection.save(name, info, _path=machine_file)

@@ -39,13 +39,15 @@ def slug(heading: str) -> str:
 
 
 def machine_title(name: str, facts) -> str:
-    """How a machine is named to a reader: a lab machine by its GPU, never as a runner family."""
+    """How a machine is named to a reader: a lab machine by its GPU or accelerator, never as a runner family; a TPU
+    (registered as `accelerator`) is never called a GPU nor CPU only."""
     kind = facts.get("jaxci_kind", "unknown")
     gpu = facts.get("gpu", "no GPU")
     tag = ", synthetic" if is_synthetic(facts) else ""
+    accelerator = facts.get("accelerator", "")
+    hw = accelerator if accelerator not in ("", "unknown") else gpu if facts.has_gpu else "CPU only"
     if kind == "lab":
-        return f"{_lab_label(name, gpu)} (machine `{name}`, {gpu}{tag})"
-    hw = gpu if facts.has_gpu else "CPU only"
+        return f"{_lab_label(name, gpu)} (machine `{name}`, {hw if hw != 'CPU only' else gpu}{tag})"
     if kind == "catalogue":
         return f"runner family {name} ({hw}{tag})"
     return f"{kind} machine {name} ({hw}{tag})"

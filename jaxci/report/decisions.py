@@ -398,7 +398,7 @@ def sheet(report, family, audit=None, entry=None) -> FamilySheet:
 
         entry = load_catalogue(include_lab=True)[family]
     price = entry.value("price_per_hour")
-    hw = entry.value("gpu_model") if entry.has_gpu else "CPU only"
+    hw = entry.value("gpu_model") if entry.has_gpu else (entry.label if entry.backend == "tpu" else "CPU only")
     measured = "measured here" if _measured_here(report, family) else "not measured here: predicted and defaults"
     title = (f"{family} ({hw}, {entry.value('vcpu') or '?'} vCPU, "
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")

@@ -63,12 +63,12 @@ def _machines(report) -> str:
         for (_jax, src, _date, _commit), rs in sorted(runs.items()):
             rows.append([name, answers.machine_title(name, f), f.get("cpu"), f.get("cpu_cores"), rs[0].provenance(),
                          src, sum(r.ok for r in rs)])
-        na = sum(r.status == "skipped" and r.params.get("device") == "gpu" and not f.has_gpu for r in recs)
-        skipped = sum(r.status == "skipped" for r in recs) - na
+        has = {"gpu": f.has_gpu, "tpu": f.get("accelerator_platform", "") == "tpu"}   # the device params it lacks
+        na = {d: sum(r.status == "skipped" and r.params.get("device") == d for r in recs) for d in has if not has[d]}
+        skipped = sum(r.status == "skipped" for r in recs) - sum(na.values())
         failed = [r for r in recs if r.status == "failed"]
         parts = [f"{sum(r.ok for r in recs)} measured"]
-        if na:
-            parts.append(f"{na} gpu combinations n/a: no GPU on this machine")
+        parts += [f"{n} {d} combinations n/a: no {d.upper()} on this machine" for d, n in na.items() if n]
         if skipped:
             parts.append(f"{skipped} skipped (large cases at CI scale, or not applicable here)")
         if failed:

@@ -131,13 +131,15 @@ def profile(kernel: str, device: str = "cpu", dtype: str = "float32", n: int | N
     With `trace_out`, the trace (.xplane.pb) is kept there when it is at most `trace_max_bytes`."""
     if kernel not in KERNELS:
         raise ProfileError(f"kernel {kernel!r}: expected one of {KERNELS}")
-    if device not in ("cpu", "gpu"):
-        raise ProfileError(f"--device {device!r}: expected cpu or gpu")
+    if device not in ("cpu", "gpu", "tpu"):
+        raise ProfileError(f"--device {device!r}: expected cpu, gpu or tpu")
     n = DEFAULT_N[kernel] if n is None else n
     if n < 1:
         raise ProfileError(f"--n {n}: must be at least 1")
     if "jax" not in sys.modules:
-        os.environ["JAX_PLATFORMS"] = "cpu" if device == "cpu" else "cuda"
+        from jaxci.accel import platform_for
+
+        os.environ["JAX_PLATFORMS"] = platform_for(device)
     repo = str(REPO_ROOT)
     if repo not in sys.path:
         sys.path.insert(0, repo)  # benchmarks/ lives beside the package in a checkout

@@ -29,8 +29,8 @@ _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,3}([a-z]+[0-9]*)?")
 #: asv machine names become folders results/<name>/: one plain path component, which .gitignore rules match
 _MACHINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-#: JAX platform names the audit measures; "gpu" is JAX's alias of cuda here and is recorded as cuda
-PLATFORMS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda"}
+#: JAX platform names the audit measures (jaxci.accel.ACCELERATORS and cpu); "gpu" is recorded as cuda, as before
+PLATFORMS = {"cpu": "cpu", "cuda": "cuda", "rocm": "rocm", "tpu": "tpu", "gpu": "cuda"}
 
 
 def one_line(text: object, limit: int = 300) -> str:
@@ -111,7 +111,7 @@ def backend(value: str | None, source: str = "JAXCI_BACKEND") -> str | None:
         return None
     if value not in BACKENDS:
         raise InputError(f"{source}: unknown backend {quoted(value, 80)}; expected one of "
-                         f"{', '.join(BACKENDS)} (or unset: cuda13 when a GPU is visible, else cpu)")
+                         f"{', '.join(BACKENDS)} (or unset: cuda13 when a GPU is visible, tpu on a TPU, else cpu)")
     return value
 
 

@@ -3,6 +3,7 @@
 measured (`predicted`; on every catalogue family from one execution: `every_family`, host time moved by the
 family's host factor, `host`), and the verdict those set (`judge`).
 
-May import: jaxci.audit.reading, jaxci.analysis, jaxci.policy, jaxci.catalogue and jaxci.results.records;
-never the runner (a run is read through its recorded fields) nor the writing of verdicts.
+May import: jaxci.audit.reading, jaxci.analysis, jaxci.policy, jaxci.catalogue, jaxci.results.records and
+jaxci.accel (which run is the accelerator's); never the runner (a run is read through its recorded fields) nor
+the writing of verdicts.
 """

@@ -268,17 +268,19 @@ def _evidence(scan: LectureScan, cross, dtype) -> list[str]:
     return reasons
 
 
-def with_measurements(recommendation: str, cpu_s: float | None, gpu_s: float | None) -> tuple[str, str | None]:
-    """Static recommendation adjusted by measured whole-lecture times; returns (recommendation, reason)."""
+def with_measurements(recommendation: str, cpu_s: float | None, gpu_s: float | None,
+                      accelerator: str = "GPU") -> tuple[str, str | None]:
+    """Static recommendation adjusted by measured whole-lecture times; returns (recommendation, reason). The reason
+    names the accelerator that ran (a TPU's time is never called a GPU's)."""
     if cpu_s is None or gpu_s is None or cpu_s <= 0:
         return recommendation, None
     ratio = gpu_s / cpu_s
-    text = f"measured GPU/CPU time {ratio:.2f} ({gpu_s:.1f} s / {cpu_s:.1f} s)"
+    text = f"measured {accelerator}/CPU time {ratio:.2f} ({gpu_s:.1f} s / {cpu_s:.1f} s)"
     if ratio > GPU_SLOWER:
         return PIN_CPU, text
     if ratio < GPU_FASTER:
         return KEEP_GPU, text
-    return (PIN_CPU if recommendation == MEASURE else recommendation), text + ": no clear GPU gain"
+    return (PIN_CPU if recommendation == MEASURE else recommendation), text + f": no clear {accelerator} gain"
 
 
 def verdict_from(pred: dict, family: str, published=None) -> tuple[str, str]:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxci.accel import accelerator_run
 from jaxci.audit.judging import classify
 from jaxci.audit.judging import family as fam
 from jaxci.audit.reading import book
@@ -182,11 +183,13 @@ def merge(verdict: Verdict) -> None:
     and a proposed per-cell timeout from the device the lecture will run on."""
     if not verdict.runs:
         return
-    cpu, gpu = verdict.runs.get("cpu"), verdict.runs.get("cuda")
+    accelerator, gpu = accelerator_run(verdict.runs)   # the accelerator it ran on, whichever kind
+    cpu = verdict.runs.get("cpu")
     cpu_s = cpu.cells_s if cpu and cpu.ok else None
     gpu_s = gpu.cells_s if gpu and gpu.ok else None
     if verdict.recommendation:
-        verdict.recommendation, reason = classify.with_measurements(verdict.recommendation, cpu_s, gpu_s)
+        verdict.recommendation, reason = classify.with_measurements(verdict.recommendation, cpu_s, gpu_s,
+                                                                    "TPU" if accelerator == "tpu" else "GPU")
         if reason:
             verdict.reasons.append(reason)
     limit = verdict.timeout
@@ -207,7 +210,8 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     from jaxci.audit.judging import colab, predicted
 
     run = next((r for p, r in sorted(verdict.runs.items()) if r.ok and r.cells), None)
-    measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
+    accelerator = accelerator_run(verdict.runs)[1]
+    measured_both = bool("cpu" in verdict.runs and verdict.runs["cpu"].ok and accelerator and accelerator.ok)
     judged = model is not None and model.runner is not None and bool(model.crossover)  # a family with a GPU side
     pred = (predicted.gpu_family(run, model.runner, classify.lecture_dtype(verdict.scan) == "float64",
                                  verdict.scan.loops, verdict.scan.pins) if judged and run is not None else None)

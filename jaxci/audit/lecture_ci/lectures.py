@@ -65,7 +65,7 @@ def from_verdict(v, predictions: dict | None = None) -> LectureFacts:
     rec = {keep: KEEP_GPU, pin: PIN_CPU, measure: MEASURE}.get(getattr(v, "recommendation", ""), "")
     runs = getattr(v, "runs", {}) or {}
     cpu_s, cpu_c, cpu_slow = _run_facts(runs.get("cpu"))
-    gpu_s, gpu_c, gpu_slow = _run_facts(runs.get("cuda"))
+    gpu_s, gpu_c, gpu_slow = _run_facts(runs.get("cuda") or runs.get("rocm"))   # a GPU's run: a TPU's is not one
     slow = [s for s in (cpu_slow, gpu_slow) if s is not None]
     return LectureFacts(
         path=v.path, uses_jax=bool(scan.uses_jax or scan.uses_numpyro), uses_numpyro=bool(scan.uses_numpyro),

@@ -7,9 +7,10 @@ jaxci.util.proc, the process-tree killer), what a run records (`outcome`), a rep
 (`lectures`) with the share a shard runs (`shard`), the runs reused by their key (`cache`) and the lines a person
 follows (`progress`), and this host's single-thread speed (`host_probe`).
 
-May import: jaxci.audit.reading (the notebook reader), jaxci.util, and the runtime (jaxci.jaxmon, jaxci.nvml);
-never the judging or writing of verdicts. benchmarks/notebooks.py imports `run_notebook` and `read_notebook` from
-this package (installed per benchmarked commit): keep these names and `NotebookRun`, `CellTiming` stable.
+May import: jaxci.audit.reading (the notebook reader), jaxci.util, and the runtime (jaxci.jaxmon, jaxci.nvml,
+jaxci.accel); never the judging or writing of verdicts. benchmarks/notebooks.py imports `run_notebook` and
+`read_notebook` from this package (installed per benchmarked commit): keep these names and `NotebookRun`,
+`CellTiming` stable.
 """
 
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook

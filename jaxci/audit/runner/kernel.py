@@ -44,6 +44,7 @@ from jaxci.audit.runner.ending import (
     end_kernel,
     end_kernels,
 )
+from jaxci.audit.runner.noinet import kernel_manager_class
 from jaxci.audit.runner.outcome import (
     DEAD,
     ERROR,
@@ -195,7 +196,8 @@ def _kernel_pid(client) -> int | None:
 
 def _client(nb, name: str, launch: Launch):
     """nbclient's client over ipc transport with an absolute socket prefix (the kernel's cwd is the notebook's
-    folder): no TCP ports to race for, and no "running over TCP without encryption" warning on every start.
+    folder): no TCP ports to race for, and no "running over TCP without encryption" warning on every start; ipykernel
+    starts through jaxci.audit.runner.noinet's launcher, so a machine without inet sockets runs it too.
     Returns (client, the socket folder to remove)."""
     skip_iri_syntax_checkers()
     from nbclient import NotebookClient
@@ -204,7 +206,7 @@ def _client(nb, name: str, launch: Launch):
     sockets = tempfile.mkdtemp(prefix="jaxci-kernel-")
     config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
     client = NotebookClient(nb, config=config, timeout=math.ceil(launch.timeout), kernel_name=name, allow_errors=True,
-                            startup_timeout=launch.startup_timeout,
+                            startup_timeout=launch.startup_timeout, kernel_manager_class=kernel_manager_class(),
                             shutdown_kernel="immediate", interrupt_on_timeout=False, record_timing=False,
                             resources={"metadata": {"path": launch.cwd}} if launch.cwd else {})
     return client, sockets

@@ -27,10 +27,11 @@ class Runs:
 
 
 def platforms_here() -> list[str]:
-    """cpu always; cuda where NVML sees a GPU."""
-    from jaxci.nvml import gpu_present
+    """cpu always, and this machine's accelerator (cuda, rocm or tpu: jaxci.accel) where it has one."""
+    from jaxci.accel import accelerator_platform
 
-    return ["cpu", "cuda"] if gpu_present() else ["cpu"]
+    accelerator = accelerator_platform()
+    return ["cpu", accelerator] if accelerator else ["cpu"]
 
 
 def run_lectures(verdicts: list, runs: Runs) -> envcheck.Preflight:

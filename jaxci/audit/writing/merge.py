@@ -10,6 +10,7 @@ line, before anything is written.
 
 from __future__ import annotations
 
+from jaxci.accel import accelerator_run
 from jaxci.audit.reading.runrecord import MAX_SHARDS, is_line
 from jaxci.audit.writing.emit import PIN_HEADING
 from jaxci.util import quoting
@@ -175,13 +176,15 @@ def _seconds(run) -> str:
 def to_markdown(doc: dict) -> str:
     """A short table of a merged audit, from its records (the full table, `jaxci audit --format md`, is drawn
     from the verdicts themselves: this one has the columns a record carries as they are)."""
-    columns = ["lecture", "status", "regime", "recommendation", "basis", "cpu_s", "gpu_s", "proposed_timeout_s",
+    ran = {accelerator_run(lec.get("runs") or {})[0] for lec in doc.get("lectures", [])} - {None, "cuda", "rocm", "gpu"}
+    accelerator_s = f"{'_'.join(sorted(ran))}_s" if ran else "gpu_s"   # a TPU's seconds never headed gpu_s
+    columns = ["lecture", "status", "regime", "recommendation", "basis", "cpu_s", accelerator_s, "proposed_timeout_s",
                "why", "not_executed"]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for lec in doc.get("lectures", []):
         runs = lec.get("runs") or {}
         values = [lec.get("path"), lec.get("status"), lec.get("regime"), lec.get("recommendation"), lec.get("basis"),
-                  _seconds(runs.get("cpu")), _seconds(runs.get("cuda")),
+                  _seconds(runs.get("cpu")), _seconds(accelerator_run(runs)[1]),
                   f"{lec['proposed_timeout']:.0f}" if lec.get("proposed_timeout") else "-", lec.get("why"),
                   lec.get("not_executed")]
         lines.append("| " + " | ".join(quoting.cell(v or "") for v in values) + " |")

@@ -10,6 +10,7 @@ import io
 import json
 from collections import Counter
 
+from jaxci.accel import accelerator_run
 from jaxci.audit.judging import classify
 from jaxci.audit.judging.every_family import build_totals
 from jaxci.audit.judging.host import MEASURED
@@ -30,7 +31,7 @@ def _s(value) -> str:
 
 def row(v: Verdict) -> dict:
     s = v.scan
-    cpu, gpu = v.runs.get("cpu"), v.runs.get("cuda")
+    cpu, gpu = v.runs.get("cpu"), accelerator_run(v.runs)[1]   # headed by its own platform (accelerator_columns)
     slowest = [r.slowest.wall_s for r in v.runs.values() if r.slowest]
     nuts = [n for n in s.nuts if "num_chains" in n]
     return {
@@ -98,12 +99,23 @@ def to_json(verdicts: list[Verdict], executed: bool) -> str:
                       indent=2, default=str)
 
 
+def accelerator_columns(verdicts: list[Verdict]) -> dict:
+    """{column: heading}: the measured accelerator columns are headed by what ran them, so a TPU's seconds are
+    never shown as a GPU's (gpu_s -> tpu_s); a GPU audit keeps its columns."""
+    ran = {accelerator_run(v.runs)[0] for v in verdicts} - {None, "cuda", "rocm", "gpu"}
+    if not ran:
+        return {}
+    name = "_".join(sorted(ran))
+    return {"gpu_s": f"{name}_s", "gpu_compile_s": f"{name}_compile_s"}
+
+
 def to_csv(verdicts: list[Verdict]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    heading = accelerator_columns(verdicts)
+    writer = csv.DictWriter(out, fieldnames=[heading.get(c, c) for c in COLUMNS], lineterminator="\n")
     writer.writeheader()
     for v in verdicts:
-        writer.writerow(row(v))
+        writer.writerow({heading.get(k, k): value for k, value in row(v).items()})
     return out.getvalue()
 
 
@@ -111,7 +123,8 @@ def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
     columns = [c for c in COLUMNS if executed or c not in
                ("cpu_s", "cpu_compile_s", "gpu_s", "gpu_compile_s", "slowest_cell_s", "proposed_timeout_s",
                 "over_timeout", "predicted_cpu_s", "predicted_gpu_s", "peak_mib")]
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    heading = accelerator_columns(verdicts)
+    lines = ["| " + " | ".join(heading.get(c, c) for c in columns) + " |", "|" + "---|" * len(columns)]
     for v in verdicts:
         r = row(v)
         lines.append("| " + " | ".join(_cell(r[c]) for c in columns) + " |")

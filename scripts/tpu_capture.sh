@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The TPU capture (issue 71), one device call each: run on the lent TPU machine from the repository root, with
+# .device carried (prepared here by: DEVICE_PYTHON=3.11 DEVICE_NO_DEPS="numpyro==0.22.0 multipledispatch"
+# bash scripts/prepare-device.sh .venv/bin/python; commit first). Two calls of at most 9 minutes:
+#   bash scripts/tpu_capture.sh 1    the runner model's primitives: dispatch floor (TinyOp), GEMM per precision and
+#                                    dtype, bandwidth, NUTS leapfrog step, loop step; process start (the probes)
+#   bash scripts/tpu_capture.sh 2    compile stages (cold first calls, jit series, cache), kernel time vs gaps
+#                                    (profile), the crossover and the FP64 penalty (float32 and float64 kernels)
+# Each call packs capture.json, summary.md, results.tar.gz, logs.tar.gz into $OUT (console.log beside them);
+# `jaxci import` merges them into results/lab-tpu-v5e/ on the build machine (docs/gpu-capture.md, On a TPU).
+# Steps are asked for by name (--only), in the plan's order; a step that does not fit the time left is listed
+# "not reached", never started. JAXCI_ACCELERATOR=tpu says what the machine is (its PCI bus may not be visible in
+# the sandbox); every combination still checks that JAX started the TPU before it measures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in
+    1) ONLY='^(sanity|gemm-precision|bandwidth|nuts-step|loops-f32)$' ;;
+    2) ONLY='^(profile|crossover-f32|crossover-f64|compile|loops-f64)$' ;;
+    *) echo "usage: bash scripts/tpu_capture.sh 1|2" >&2; exit 2 ;;
+esac
+: "${OUT:?OUT must name the folder the packed files go to}"
+PY="${PYTHON:-python3}"
+"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "tpu_capture: needs Python >= 3.11" >&2; exit 2; }
+export JAXCI_ACCELERATOR=tpu PYTHONUNBUFFERED=1
+set -o pipefail
+"$PY" scripts/gpu_capture.py --machine lab-tpu-v5e --only "$ONLY" --budget "${BUDGET:-520}" --out "$OUT" \
+    --wheels .device/wheels 2>&1 | tee "$OUT/console.log"
