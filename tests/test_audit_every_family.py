@@ -20,7 +20,7 @@ from jaxci.audit.lecture_ci import lectures
 from jaxci.audit.reading.static import LectureScan
 from jaxci.audit.runner import CellTiming, NotebookRun, host_probe, run_notebook
 from jaxci.audit.writing import render
-from jaxci.catalogue import load_catalogue
+from jaxci.catalogue import load_catalogue, same_hardware
 from jaxci.commands.audit import every_family as families_for
 from jaxci.nvml import gpu_present
 from jaxci.report.memory_advice import lecture_peaks
@@ -63,10 +63,14 @@ def test_every_family_present_with_a_source_labelled_basis(audited):
             rec = v.predicted[name]
             assert rec["label"] == "predicted" and f"runner model for {name}" in rec["basis"]
             h = rec["host_factor"]
-            assert h["label"] in (host.MEASURED, host.NOT_MEASURED) and h["source"]
+            assert h["label"] in host.SCALED and h["source"]   # never this host's seconds unscaled (issue 70)
             assert h["low"] <= h["value"] <= h["high"]
             assert rec["cpu_low_s"] <= rec["cpu_s"] <= rec["cpu_high_s"]
             assert rec["unscaled"]["cpu_s"] is not None  # this host's seconds, before h
+        same = [(a, b) for a in names for b in names if a < b and same_hardware(a, b)]
+        assert ("g4dn.2xlarge", "g4dn.xlarge") in same
+        for a, b in same:  # the same CPU and GPU models: the same host factor
+            assert v.predicted[a]["host_factor"]["value"] == v.predicted[b]["host_factor"]["value"], (a, b)
 
 
 def test_cpu_only_families_get_seconds(audited):

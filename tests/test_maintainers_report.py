@@ -83,6 +83,9 @@ def test_pins_follow_the_one_placement_rule(report):
     assert maintainers.pins(no_jax, "g4dn.2xlarge", True) == []  # never touches the GPU: nothing to pin
     judged = {**audit, "pin_to_cpu": ["lectures/wealth.md"], "published": {"family": "g4dn.2xlarge"}}
     assert maintainers.pins(judged, "g4dn.2xlarge", True) == [("lectures/wealth.md", 30.0, 20.0)]  # the patch's
+    # the same CPU and GPU models (issue 70): g4dn.xlarge takes the audit's own pins, never another rule's
+    twin = [p for p, _, _ in maintainers.pins(judged, "g4dn.xlarge", True)]
+    assert twin == ["lectures/wealth.md"]
 
 
 def test_each_family_page_fits_two_printed_pages(report):

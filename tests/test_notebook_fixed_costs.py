@@ -134,7 +134,9 @@ def test_the_audit_adds_the_residual_where_the_family_publishes_a_probe(tmp_path
     assert scale == 1.0
     assert (band.mid, band.low, band.high) == pytest.approx((2.0 * 0.599, 0.599, 3.0 * 0.599))
     assert "calibrated (two fixture sets)" in source
-    assert residuals("c7i.2xlarge", reference(), fixed) == {} and residuals("ubuntu-latest", reference(), None) == {}
+    (c7i, c7i_source, _), = residuals("c7i.2xlarge", reference(), fixed).values()   # its probe predicted (issue 70)
+    assert c7i.mid < band.mid and "predicted probe" in c7i_source
+    assert residuals("c7i.2xlarge", [], fixed) == {} and residuals("ubuntu-latest", reference(), None) == {}
 
 
 def test_a_scale_corrects_only_the_seconds_measured_here():

@@ -36,17 +36,24 @@ def uses_jax(lec: dict) -> bool:
 
 def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list[str]]:
     """JAX lectures by where they run on the family: "cpu", "gpu", or "unknown" (no prediction for it).
-    A lecture the audit judged for this family is placed by its verdict (`pinning.placement`, the rule of the
-    audit's own pin list); one judged for another family, by its predicted seconds on this one."""
+    A lecture the audit judged for this family, or for a family with the same CPU and GPU models
+    (`catalogue.same_hardware`), is placed by its verdict (`pinning.placement`, the rule of the audit's own pin
+    list); one judged for other hardware, by its predicted seconds on this one."""
     from jaxci.audit.judging import pinning
+    from jaxci.catalogue import CatalogueError, load_catalogue, same_hardware
 
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError:
+        catalogue = {}
     out: dict[str, list[str]] = {"cpu": [], "gpu": [], "unknown": []}
     for lec in (audit or {}).get("lectures") or []:
         if not isinstance(lec, dict) or not uses_jax(lec):
             continue
         pred = (lec.get("predicted") or {}).get(family)
         path = str(lec.get("path", "?"))
-        if lec.get("family") == family and has_gpu:
+        judged = str(lec.get("family") or "")
+        if has_gpu and judged and same_hardware(judged, family, catalogue):
             out[pinning.placement(str(lec.get("recommendation", "")), True)].append(path)
         elif isinstance(pred, dict) and builds.lecture_seconds(pred, "cpu") is not None:
             out[builds.placement(pred, has_gpu)].append(path)

@@ -60,14 +60,16 @@ def answers_md(rows, family: str, site: bool) -> str:
 
 def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float | None, float | None]]:
     """(lecture, predicted CPU s, predicted GPU s) of the JAX lectures to pin on the family's CPU: on the family the
-    audit judged, its own pin list (what its --emit-config patch pins, by the verdict's margin); on any other GPU
-    family, those the one placement rule puts on its CPU (jaxci.policy.builds.placement). Lectures without JAX
-    never touch the GPU and need no pin."""
+    audit judged, or one with the same CPU and GPU models (`catalogue.same_hardware`), its own pin list (what its
+    --emit-config patch pins, by the verdict's margin); on any other GPU family, those the one placement rule puts
+    on its CPU (jaxci.policy.builds.placement). Lectures without JAX never touch the GPU and need no pin."""
+    from jaxci.catalogue import same_hardware
     from jaxci.policy import builds
 
     if not has_gpu:
         return []
-    judged = (audit.get("published") or {}).get("family") == family and "pin_to_cpu" in audit
+    audited = str((audit.get("published") or {}).get("family") or "")
+    judged = bool(audited) and same_hardware(audited, family) and "pin_to_cpu" in audit
     chosen = set(audit.get("pin_to_cpu") or [])
     out = []
     for lec in audit.get("lectures") or []:
@@ -82,13 +84,18 @@ def pins(audit: dict, family: str, has_gpu: bool) -> list[tuple[str, float | Non
 
 
 def pins_md(report, family: str, entry) -> str:
+    from jaxci.catalogue import same_hardware
+
     if not entry.has_gpu:
         return "No GPU on this family: every lecture runs on its CPU; nothing to pin."
     parts = []
     for committed in report.audits:
         found = pins(committed.audit, family, True)
         jax_n = sum(uses_jax(lec) and family in (lec.get("predicted") or {}) for lec in committed.audit["lectures"])
-        rule = ("the audit's own pins, as its ci.patch applies them" if committed.facts.get("family") == family
+        audited = str(committed.facts.get("family") or "")
+        twin = bool(audited) and same_hardware(audited, family)
+        rule = ("the audit's own pins, as its ci.patch applies them" if audited == family
+                else f"the audit's own pins for {audited}, the same CPU and GPU" if twin
                 else "the placement rule on this family's predictions")
         head = f"**{committed.label}**: {len(found)} lectures to pin ({rule}; {jax_n} JAX lectures predicted)"
         rows = [[f"`{p}`", "—" if c is None else f"{c:,.1f}", "—" if g is None else f"{g:,.1f}"] for p, c, g in found]

@@ -5,7 +5,8 @@ The execution is the expensive part; the predictions are cheap, so the audit giv
 - a family with a GPU: both sides, as the judged family's (jaxci.audit.judging.predicted.gpu_family);
 - a CPU-only family (ubuntu-latest, c7i.*): its CPU side, every lecture on its CPU (`cpu_family`);
 - then this host's measured parts moved to the family's host by its host factor h (jaxci.audit.judging.host), with
-  h's source and band in the record; a family without a published probe keeps this host's seconds, said.
+  h's source, label (measured or predicted ratio) and band in the record; only a family with no probe at all (no
+  published inputs, or no sourced CPU) keeps this host's seconds, said.
 Every executed lecture is predicted, with or without JAX: a lecture without JAX is host time (its cells as measured
 here, x h). The judged family (`--machine`) keeps its verdict as jaxci.audit.judging.judge.decide_predicted gives it;
 its record is then the same host-scaled one as every other family's.
@@ -65,13 +66,14 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None,
 
 def residuals(family: str, published, fixed) -> dict:
     """{family: (seconds per notebook, source, scale)} from the calibrated residual in probe units x the family's
-    published probe and the calibrated scale of the host factor; {} without either."""
+    probe (published, or predicted: jaxci.analysis.host_speed) and the calibrated scale of the host factor; {}
+    without either."""
     probe = hostf.published_probe(published, family)
     band = fixed.residual_s(probe.value.mid) if fixed is not None and probe is not None else None
     if band is None:
         return {}
     scaled = f", measured-here seconds x {fixed.scale:.3g}" if fixed.scale != 1.0 else ""
-    return {family: (band, f"per-notebook residual {fixed.residual.mid:.3g} x the published probe "
+    return {family: (band, f"per-notebook residual {fixed.residual.mid:.3g} x the {probe.kind} probe "
                            f"{probe.value.mid:.3g} s{scaled}: calibrated ({fixed.residual_source})", fixed.scale)}
 
 
