@@ -219,3 +219,18 @@ def test_the_tier_decision_shows_lab_machines_predicted_from_the_same_runs(audit
     assert all(rec["host_factor"]["label"] == host.NOT_MEASURED for per in found.values() for rec in per.values())
     for facts in lectures.from_verdicts(verdicts, found):
         assert set(facts.predicted) == lab | set(_runner_families())
+
+
+def test_the_calibration_is_refused_on_a_host_it_was_not_fitted_on():
+    """Issue 70: the calibration records the host it was fitted on; the audit keeps it only where this host's probe
+    cannot be told from that one, else drops it and says why, with the command that refits it."""
+    from jaxci.analysis.fixed_costs import FittedHost, FixedCosts
+
+    fitted = FittedHost("the fit VM", 10_000_000, (1.2, 1.4), (1.0, 1.6), "its drift")
+    fixed = FixedCosts({"k": 1.0}, {"k": 1.0}, (1.3,), "here", Band.of(0.4, 0.1, 0.5), "fit", 1.5, fitted)
+    for seconds, kept in ((0.13, True), (0.05, False)):   # at n = 1M: 1.3 s and 0.5 s at the fitted n
+        fams = every_family.Families(published=reference(), fixed=fixed)
+        fams.views, fams.residual = {"ubuntu-latest": None}, {"ubuntu-latest": (Band.of(0.2), "fit", 1.5)}
+        every_family.measure_host(fams, host_probe.Probe(seconds, seconds, seconds, 1_000_000, "probe"))
+        assert bool(fams.residual) is kept and fams.factors["ubuntu-latest"].label == host.MEASURED
+        assert ("refused" in fams.calibration) is not kept and ("refused" in " ".join(fams.notes)) is not kept

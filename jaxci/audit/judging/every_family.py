@@ -32,6 +32,8 @@ class Families:
     notes: list = field(default_factory=list)  # families left out, and why
     factors: dict = field(default_factory=dict)  # family -> HostFactor, once measured (`predict_all`)
     residual: dict = field(default_factory=dict)  # family -> (Band of s per notebook, source, scale): calibrated
+    fixed: object = None   # jaxci.analysis.fixed_costs.FixedCosts the residuals came from (its fitted host checked)
+    calibration: str = ""  # why the calibration applies on this executing host, or why it was refused
 
 
 def runner_families(catalogue: dict) -> list[str]:
@@ -50,7 +52,7 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None,
 
     rs, catalogue = results_and_catalogue(results_dir, catalogue)
     records = rs.latest()
-    out = Families(published=list(published))
+    out = Families(published=list(published), fixed=fixed)
     try:
         model = RunnerModel.from_results(records, rs.machines, catalogue, list(published))
     except Exception as exc:  # a model that cannot be built predicts nothing, never a crash
@@ -78,8 +80,16 @@ def residuals(family: str, published, fixed) -> dict:
 
 
 def measure_host(families: Families, here) -> dict:
-    """h for every family from one probe of this host (jaxci.audit.runner.host_probe.Probe)."""
+    """h for every family from one probe of this host (jaxci.audit.runner.host_probe.Probe); the calibration kept
+    only where this host's probe cannot be told from the host it was fitted on (else refused, said, with the
+    command that refits it: jaxci.analysis.fixed_costs.FittedHost)."""
     families.factors = {name: hostf.factor(name, families.published, here) for name in families.views}
+    if families.fixed is not None and families.residual:
+        kept, why = families.fixed.on_host(here.seconds, here.n)
+        families.calibration = why
+        if kept.residual is None:
+            families.residual = {}
+            families.notes.append(why)
     return families.factors
 
 
@@ -108,6 +118,8 @@ def predict_lecture(verdict, families: Families) -> dict:
             rec = rescaled.with_residual(rec, *families.residual[name])
         rec["family_kind"] = "gpu" if families.has_gpu[name] else "cpu"
         rec["host_factor"] = h.as_dict()
+        if families.calibration:  # applied on this host, or refused (with the command that refits it)
+            rec["calibration"] = families.calibration
         out[name] = rec
     return out
 

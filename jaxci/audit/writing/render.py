@@ -148,6 +148,9 @@ def per_family_markdown(verdicts: list[Verdict]) -> str:
     sources = dict.fromkeys(t["host_factor"]["source"] for t in totals.values()
                             if t["host_factor"]["label"] in SCALED)
     lines += [""] + [f"- h: {_cell(s)}" for s in sources]
+    calibration = dict.fromkeys(rec["calibration"] for v in verdicts for rec in (v.predicted or {}).values()
+                                if isinstance(rec, dict) and rec.get("calibration"))
+    lines += [f"- calibration: {_cell(s)}" for s in calibration]
     top = max(((max(_peak_values(v)), v.path) for v in verdicts if _peak_values(v)), default=None)
     if top:
         lines.append(f"- largest measured peak memory: {top[0]:,.4g} MiB ({_cell(top[1])}; per lecture in "
