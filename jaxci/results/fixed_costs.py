@@ -3,7 +3,7 @@
 
 The Markdown file is written by `measure/notebook_fixed_costs.py --write` (its `- notebook fixed costs:` line, JSON:
 seconds per term cold and warm, and the probes). The calibration is data beside it, `notebook-calibration.json`
-(CALIBRATION_VERSION), written by `python -m jaxci.analysis.devsets --calibrate`: the residual in probe units with
+(CALIBRATION_VERSION), written by `jaxci devsets --calibrate`: the residual in probe units with
 its band, the scale, where it was fitted, and the host it was fitted on (its probes, and the probe range in which
 another host cannot be told from it). A missing file gives None (or no calibration: the model then says "not
 measured"); a file that cannot be read, or holds no number where one is due, is an error naming the file.
