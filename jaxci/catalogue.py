@@ -157,6 +157,19 @@ def machine_label(name: str, catalogue: dict[str, Machine] | None = None) -> str
     return name
 
 
+def same_hardware(a: str, b: str, catalogue: dict[str, Machine] | None = None) -> bool:
+    """Two families with the same sourced CPU model and GPU model: a lecture's answer is the same on both (its
+    seconds are one kernel's, mostly single-threaded; the instance size changes the core count and memory only)."""
+    if a == b:
+        return True
+    catalogue = load_catalogue() if catalogue is None else catalogue
+    ea, eb = catalogue.get(a), catalogue.get(b)
+    if ea is None or eb is None:
+        return False
+    keys = ("cpu_model", "gpu_model")
+    return all(ea.value(k) is not None and ea.value(k) == eb.value(k) for k in keys)
+
+
 def catalogue_defaults(directory: Path | None = None) -> dict[str, Figure]:
     path = (directory or env_matrix_dir()) / "machines.toml"
     data = _read_toml(path)

@@ -289,7 +289,7 @@ def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = Fals
             cells = [CellTiming(**{k: c[k] for k in cell_fields if k in c}) for c in r.get("cells", [])]
             v.runs[platform] = NotebookRun(**{k: r[k] for k in run_fields if k in r}, cells=cells)
         # as the audit predicts every family (a code-free notebook is its kernel's start; a CPU-only family's
-        # CPU side is its build time), without the per-notebook residual (measure/dev_sets.py scores that)
+        # CPU side is its build time), without the per-notebook residual (jaxci.analysis.devsets scores that)
         one = every_family.predict_lecture(v, families).get(family)
         lec["predicted"] = {family: one} if one else {}
     return saved
@@ -304,7 +304,8 @@ def host_probe(repeat: int = 3) -> float:
 
 
 def published_host(family: str):
-    """The family's published pure-Python figure (seconds, source) from the reference tables, or None."""
+    """The family's pure-Python probe (seconds, source): published in the reference tables, or predicted from them
+    (jaxci.analysis.host_speed); None without either."""
     from jaxci.audit.judging.host import published_probe
     from jaxci.report.published_inputs import reference
 
@@ -469,7 +470,7 @@ def summed_jax(records: list[dict], jax: set) -> dict:
 
 
 def loo_jax(records: list[dict], jax: set) -> dict:
-    """The leave-one-out sum (after leave_one_out_startup / _host) over the lectures that use JAX."""
+    """The leave-one-out sum (after leave_one_out) over the lectures that use JAX."""
     return _loo_summed([r for r in records if r["lecture"] in jax and r.get("loo_ratio") is not None])
 
 
@@ -481,43 +482,21 @@ def _loo_summed(scored: list[dict]) -> dict:
             "within_2x": sum(1 for r in scored if within_2x(r["loo_ratio"]))}
 
 
-def leave_one_out_startup(records: list[dict]) -> dict:
-    """The GPU side with what a fresh notebook pays beyond the runner model's start-up (its `backend_start`, the
-    CUDA client as an H200 capture probed it, is in every GPU record; what the T4 runner's own driver, libraries and
-    host add is not measured), calibrated leave-one-out on the published table itself: for
-    each lecture that compiles (JAX started a backend), the median of published - predicted over the other such
-    lectures (at least 0); a lecture without JAX pays none. Each record gets `loo_startup_s`, `loo_predicted_s`
-    and `loo_ratio`; the return is their sum as `summed` gives it.
-    Scored only this way (never calibrated on the lecture it predicts), beside the transfer-only ratio."""
-    both = [r for r in records if r["ratio"] is not None and (r.get("parts") or {}).get("compile", 0) > 0]
-    for r in both:
-        others = sorted(o["published_s"] - o["predicted_s"] for o in both if o is not r)
-        startup = max(others[len(others) // 2], 0.0) if others else 0.0
-        r.update(loo_startup_s=startup, loo_predicted_s=r["predicted_s"] + startup,
-                 loo_ratio=(r["predicted_s"] + startup) / r["published_s"])
-    scored = [r for r in records if r["ratio"] is not None]
-    for r in scored:
-        if "loo_ratio" not in r:
-            r.update(loo_startup_s=0.0, loo_predicted_s=r["predicted_s"], loo_ratio=r["ratio"])
-    return {**_loo_summed(scored), "startup_s": sorted(r["loo_startup_s"] for r in both) or [0.0]}
+def leave_one_out(records: list[dict], probe_s: float, form: str = "both") -> dict:
+    """Each lecture with the calibration of the model's form fitted on the table's other lectures (the protocol's
+    one estimator: jaxci.analysis.devsets / residual, never the lecture it predicts; a lecture whose cells raised is
+    scored, never fitted on). `probe_s`: the family's pure-Python probe, the residual's unit. Records get
+    `loo_predicted_s` and `loo_ratio`; the return is their sum as `summed` gives it, and what was calibrated."""
+    from jaxci.analysis import devsets
+    from jaxci.analysis import residual as R
+    from jaxci.audit.judging.rescaled import MODELLED
 
-
-def leave_one_out_host(records: list[dict]) -> dict:
-    """A CPU-only family's host factor calibrated leave-one-out on the published table itself: every part of its
-    prediction is this host's measured time moved by the pure-Python probe, which does not carry mixed host work
-    (NumPy, SciPy, numba, plots: native code, untouched by how the interpreter was built). Each lecture is scaled
-    by the median published / predicted of the other lectures (`loo_scale`), never its own. Records get
-    `loo_scale`, `loo_predicted_s` and `loo_ratio`; the return is their sum as `summed` gives it."""
-    scored = [r for r in records if r["ratio"] is not None and r["predicted_s"] > 0]
-    for r in scored:
-        others = sorted(o["published_s"] / o["predicted_s"] for o in scored if o is not r)
-        scale = others[len(others) // 2] if others else 1.0
-        r.update(loo_scale=scale, loo_predicted_s=r["predicted_s"] * scale,
-                 loo_ratio=r["predicted_s"] * scale / r["published_s"])
-    scales = sorted(r["loo_scale"] for r in scored) or [1.0]
-    return {**_loo_summed(scored),
-            "what": f"the host factor times a scale calibrated leave-one-out on the other lectures (median "
-                    f"published / predicted, x{scales[0]:.3g}..x{scales[-1]:.3g})"}
+    both = [r for r in records if r["ratio"] is not None]
+    lectures = devsets.scored(both, probe_s, MODELLED)
+    for r, seconds in zip(both, R.leave_one_out(lectures, form)):
+        r.update(loo_predicted_s=seconds, loo_ratio=seconds / r["published_s"])
+    return {**_loo_summed(both), "what": f"the calibration (form {form}: jaxci.analysis.residual) fitted "
+                                         "leave-one-out on the other lectures of this table"}
 
 
 def render(records: list[dict], total: dict, meta: dict) -> str:
@@ -557,10 +536,7 @@ def render(records: list[dict], total: dict, meta: dict) -> str:
     loo = meta.get("loo")
     if loo and loo["lectures"]:
         per = ", ".join(f"{r['lecture']} {r['loo_ratio']:.2f}" for r in records if r.get("loo_ratio") is not None)
-        what = loo.get("what") or (f"a per-notebook GPU start-up beyond the model's, calibrated leave-one-out on "
-                                   f"the other lectures "
-                                   f"(median published - predicted, {loo['startup_s'][0]:.3g}.."
-                                   f"{loo['startup_s'][-1]:.3g} s)")
+        what = loo["what"]
         lines += ["", f"with {what}: predicted {loo['predicted_s']:,.1f} s, ratio {_num(loo['ratio'], '.2f')}; "
                       f"within 2x: {loo['within_2x']} of {loo['lectures']} ({per})"]
         part = loo.get("jax")
@@ -667,7 +643,8 @@ def main(argv: list[str] | None = None) -> int:
     total = summed(records)
     with_jax = jax_lectures(texts)
     jax = summed_jax(records, with_jax)
-    loo = leave_one_out_startup(records) if gpu else leave_one_out_host(records)
+    found = published_host(args.machine)
+    loo = leave_one_out(records, found[0]) if found else {"lectures": 0}
     loo["jax"] = loo_jax(records, with_jax)
     if args.save_audit:
         annotate_published(audit, rows, args.machine, f"{snapshot_name(args.snapshot)}@{args.commit or 'folder'} "

@@ -20,7 +20,7 @@ from jaxci.audit.lecture_ci import lectures
 from jaxci.audit.reading.static import LectureScan
 from jaxci.audit.runner import CellTiming, NotebookRun, host_probe, run_notebook
 from jaxci.audit.writing import render
-from jaxci.catalogue import load_catalogue
+from jaxci.catalogue import load_catalogue, same_hardware
 from jaxci.commands.audit import every_family as families_for
 from jaxci.nvml import gpu_present
 from jaxci.report.memory_advice import lecture_peaks
@@ -63,10 +63,14 @@ def test_every_family_present_with_a_source_labelled_basis(audited):
             rec = v.predicted[name]
             assert rec["label"] == "predicted" and f"runner model for {name}" in rec["basis"]
             h = rec["host_factor"]
-            assert h["label"] in (host.MEASURED, host.NOT_MEASURED) and h["source"]
+            assert h["label"] in host.SCALED and h["source"]   # never this host's seconds unscaled (issue 70)
             assert h["low"] <= h["value"] <= h["high"]
             assert rec["cpu_low_s"] <= rec["cpu_s"] <= rec["cpu_high_s"]
             assert rec["unscaled"]["cpu_s"] is not None  # this host's seconds, before h
+        same = [(a, b) for a in names for b in names if a < b and same_hardware(a, b)]
+        assert ("g4dn.2xlarge", "g4dn.xlarge") in same
+        for a, b in same:  # the same CPU and GPU models: the same host factor
+            assert v.predicted[a]["host_factor"]["value"] == v.predicted[b]["host_factor"]["value"], (a, b)
 
 
 def test_cpu_only_families_get_seconds(audited):
@@ -215,3 +219,18 @@ def test_the_tier_decision_shows_lab_machines_predicted_from_the_same_runs(audit
     assert all(rec["host_factor"]["label"] == host.NOT_MEASURED for per in found.values() for rec in per.values())
     for facts in lectures.from_verdicts(verdicts, found):
         assert set(facts.predicted) == lab | set(_runner_families())
+
+
+def test_the_calibration_is_refused_on_a_host_it_was_not_fitted_on():
+    """Issue 70: the calibration records the host it was fitted on; the audit keeps it only where this host's probe
+    cannot be told from that one, else drops it and says why, with the command that refits it."""
+    from jaxci.analysis.fixed_costs import FittedHost, FixedCosts
+
+    fitted = FittedHost("the fit VM", 10_000_000, (1.2, 1.4), (1.0, 1.6), "its drift")
+    fixed = FixedCosts({"k": 1.0}, {"k": 1.0}, (1.3,), "here", Band.of(0.4, 0.1, 0.5), "fit", 1.5, fitted)
+    for seconds, kept in ((0.13, True), (0.05, False)):   # at n = 1M: 1.3 s and 0.5 s at the fitted n
+        fams = every_family.Families(published=reference(), fixed=fixed)
+        fams.views, fams.residual = {"ubuntu-latest": None}, {"ubuntu-latest": (Band.of(0.2), "fit", 1.5)}
+        every_family.measure_host(fams, host_probe.Probe(seconds, seconds, seconds, 1_000_000, "probe"))
+        assert bool(fams.residual) is kept and fams.factors["ubuntu-latest"].label == host.MEASURED
+        assert ("refused" in fams.calibration) is not kept and ("refused" in " ".join(fams.notes)) is not kept

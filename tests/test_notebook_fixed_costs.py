@@ -18,15 +18,21 @@ from tests.modelutil import runner_model
 
 COSTS = {"cold": {"kernel start": 0.8, "jax": 0.6}, "warm": {"kernel start": 0.5, "jax": 0.3},
          "probe_s": [0.9, 1.1], "when": "2026-12-05T00:00:00Z", "host": "a test host"}
-RESIDUAL = {"probe_units": 2.0, "low": 1.0, "high": 3.0, "source": "two fixture sets"}
+FITTED = {"host": "a fixture VM", "n": 10_000_000, "probes_s": [0.95, 1.05], "accepts_s": [0.9, 1.1],
+          "why": "the fixture VM's own drift"}
+RESIDUAL = {"version": 1, "probe_units": 2.0, "low": 1.0, "high": 3.0, "scale": 1.0, "source": "two fixture sets",
+            "fitted_on": FITTED}
 
 
-def _file(tmp_path, residual=True):
+def _file(tmp_path, residual=True, **calibration):
     text = "# fixed costs\n\n## Measured here\n\n- notebook fixed costs: " + json.dumps(COSTS) + "\n"
-    if residual:
-        text += "\n## Calibrated residual\n\n- per-notebook residual: " + json.dumps(RESIDUAL) + "\n"
     path = tmp_path / "costs.md"
     path.write_text(text)
+    beside = tmp_path / fixed_costs.CALIBRATION_NAME
+    if residual:
+        beside.write_text(json.dumps({**RESIDUAL, **calibration}))
+    else:
+        beside.unlink(missing_ok=True)
     return path
 
 
@@ -52,6 +58,34 @@ def test_a_bad_file_is_an_error_naming_it(tmp_path, line, why):
     with pytest.raises(fixed_costs.FixedCostsError, match=why) as err:
         fixed_costs.load(path)
     assert str(path) in str(err.value)
+
+
+def test_the_calibration_applies_only_on_a_host_its_probe_cannot_tell_from_the_fitted_one(tmp_path):
+    fixed = fixed_costs.load(_file(tmp_path))
+    assert fixed.fitted_on.probes_s == (0.95, 1.05) and fixed.fitted_on.accepts == (0.9, 1.1)
+    kept, why = fixed.on_host(0.1, 1_000_000)          # 1.0 s at 10M: inside
+    assert kept is fixed and "within" in why
+    refused, why = fixed.on_host(0.05, 1_000_000)      # 0.5 s at 10M: a faster host than it was fitted on
+    assert refused.residual is None and refused.scale == 1.0
+    assert "refused" in why and "jaxci devsets" in why and "--calibrate" in why   # the command that refits
+    assert fixed.on_host(None, 1)[0].residual is None   # no probe here: never applied blind
+
+
+@pytest.mark.parametrize("change, why", [({"version": 2}, "not a version 1"),
+                                         ({"fitted_on": {**FITTED, "accepts_s": [1.0, 1.1]}}, "does not hold"),
+                                         ({"scale": 0}, "not positive")])
+def test_a_bad_calibration_is_an_error_naming_it(tmp_path, change, why):
+    path = _file(tmp_path, **change)
+    with pytest.raises(fixed_costs.FixedCostsError, match=why) as err:
+        fixed_costs.load(path)
+    assert fixed_costs.CALIBRATION_NAME in str(err.value)
+
+
+def test_the_committed_calibration_records_its_host():
+    fixed = fixed_costs.load()
+    assert fixed.residual is not None and fixed.fitted_on is not None
+    low, high = fixed.fitted_on.accepts
+    assert low <= min(fixed.fitted_on.probes_s) and max(fixed.fitted_on.probes_s) <= high
 
 
 def test_a_section_is_replaced_and_the_rest_kept():
@@ -134,7 +168,9 @@ def test_the_audit_adds_the_residual_where_the_family_publishes_a_probe(tmp_path
     assert scale == 1.0
     assert (band.mid, band.low, band.high) == pytest.approx((2.0 * 0.599, 0.599, 3.0 * 0.599))
     assert "calibrated (two fixture sets)" in source
-    assert residuals("c7i.2xlarge", reference(), fixed) == {} and residuals("ubuntu-latest", reference(), None) == {}
+    (c7i, c7i_source, _), = residuals("c7i.2xlarge", reference(), fixed).values()   # its probe predicted (issue 70)
+    assert c7i.mid < band.mid and "predicted probe" in c7i_source
+    assert residuals("c7i.2xlarge", [], fixed) == {} and residuals("ubuntu-latest", reference(), None) == {}
 
 
 def test_a_scale_corrects_only_the_seconds_measured_here():

@@ -261,43 +261,30 @@ def _bumped(records):
     return bumped
 
 
-def test_the_start_up_is_calibrated_leave_one_out_never_on_the_lecture_it_predicts():
+def test_the_table_is_calibrated_leave_one_out_by_the_protocols_one_estimator():
+    """Issue 70: the script's leave-one-out is jaxci.analysis.devsets / residual's (form both), never its own; a
+    lecture is never calibrated on itself, and one whose cells raised is scored but never fitted on."""
+    from jaxci.analysis import devsets
+    from jaxci.analysis import residual as R
+    from jaxci.audit.judging.rescaled import MODELLED
+
     records = [_record("a", 10.0, 6.0), _record("b", 12.0, 8.0), _record("c", 9.0, 4.0),
                _record("d", 100.0, 400.0), _record("e", None, 3.0)]
-    loo = pb.leave_one_out_startup(records)
+    loo = pb.leave_one_out(records, 0.5)
     a, b, c, d, e = records
-    assert a["loo_startup_s"] == 4.0            # the others: b 4, c 5, d -300 -> median (upper) 4
-    assert c["loo_startup_s"] == 4.0            # its own 5 s residual is left out
-    assert d["loo_startup_s"] == 4.0
-    assert "loo_ratio" not in e                 # no published time: not scored
-    assert loo["lectures"] == 4 and loo["within_2x"] == 3   # d stays at 4x
-    numba = _record("numba", 30.0, 30.0, compile_s=0.0)       # no JAX backend: no CUDA start-up to pay
-    pb.leave_one_out_startup(records + [numba])
-    assert numba["loo_startup_s"] == 0.0 and numba["loo_ratio"] == 1.0
-    tiny = [_record("x", 1.0, 5.0), _record("y", 1.0, 5.0)]
-    assert pb.leave_one_out_startup(tiny)["startup_s"] == [0.0, 0.0]   # never negative
-    # moving one lecture's published time moves every other lecture's start-up, never its own
-    bumped = _bumped(records)
-    pb.leave_one_out_startup(bumped)
-    assert bumped[0]["loo_startup_s"] == a["loo_startup_s"]
-
-
-def test_a_cpu_familys_host_scale_is_calibrated_leave_one_out_never_on_the_lecture_it_predicts():
-    records = [_record("a", 10.0, 5.0), _record("b", 12.0, 4.0), _record("c", 9.0, 6.0),
-               _record("d", 100.0, 400.0), _record("e", None, 3.0)]
-    loo = pb.leave_one_out_host(records)
-    a, b, c, d, e = records
-    assert a["loo_scale"] == 1.5                 # the others: b 3, c 1.5, d 0.25 -> median (upper) 1.5
-    assert c["loo_scale"] == 2.0                 # a 2, b 3, d 0.25 -> 2: its own 1.5 is left out
-    assert a["loo_predicted_s"] == 7.5 and a["loo_ratio"] == 0.75
-    assert "loo_ratio" not in e                  # no published time: not scored
-    assert loo["lectures"] == 4 and loo["within_2x"] == 3 and "leave-one-out" in loo["what"]
-    bumped = _bumped(records)                   # moving one lecture's published time never moves its own scale
-    pb.leave_one_out_host(bumped)
-    assert bumped[0]["loo_scale"] == a["loo_scale"]
+    expected = R.leave_one_out(devsets.scored(records[:4], 0.5, MODELLED), "both")
+    assert [r["loo_predicted_s"] for r in records[:4]] == expected
+    assert "loo_ratio" not in e and loo["lectures"] == 4 and "form both" in loo["what"]
+    bumped = _bumped(records)            # moving one lecture's published time never moves its own prediction
+    pb.leave_one_out(bumped, 0.5)
+    assert bumped[0]["loo_predicted_s"] == a["loo_predicted_s"] and bumped[1]["loo_predicted_s"] != b["loo_predicted_s"]
+    raised = [dict(r) for r in records[:4]]
+    raised[3]["raised"] = ["cell 2: OSError"]   # never fitted on: the others' predictions no longer see it
+    pb.leave_one_out(raised, 0.5)
+    assert raised[3]["loo_ratio"] is not None and raised[0]["loo_predicted_s"] != a["loo_predicted_s"]
     _complete(records)
     text = _render(records, family="ubuntu-latest", gpu=False, loo=loo)
-    assert "calibrated leave-one-out on the other lectures" in text and "a 0.75" in text
+    assert "fitted leave-one-out on the other lectures" in text and f"a {a['loo_ratio']:.2f}" in text
 
 
 def test_a_lecture_whose_kernel_served_local_copies_says_so_and_the_saved_audit_keeps_it(tmp_path, monkeypatch):

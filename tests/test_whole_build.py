@@ -58,9 +58,10 @@ def test_what_both_devices_pay_decides_nothing():
 
 
 def test_the_same_hardware_shares_published_seconds():
-    assert placement.same_hardware(CAT, "g4dn.2xlarge", "g4dn.xlarge")
-    assert not placement.same_hardware(CAT, "g4dn.2xlarge", "g6.xlarge")
-    assert not placement.same_hardware(CAT, "c7i.2xlarge", "ubuntu-latest")
+    record = pb.PublishedBuild("o/site", "a" * 40, "2026-08-14", "g4dn.2xlarge", {"x": 1.0})
+    assert placement.published_for(record, "g4dn.xlarge", CAT) is record  # the same T4 and Xeon
+    assert placement.published_for(record, "g6.xlarge", CAT) is None
+    assert placement.published_for(record, "c7i.2xlarge", CAT) is None
 
 
 def test_a_lecture_that_shows_the_gpu_is_never_pinned():

@@ -47,9 +47,10 @@ class Evidence:
     dtype: str = "float32"
     n: int | None = None
     figures: frozenset = frozenset()
+    kind: str = "published"  # "predicted": derived from published figures by a stated rule (host_speed)
 
     def label(self) -> str:
-        return f"published ({self.source})"
+        return f"{self.kind} ({self.source})"
 
 
 def select(evidence, where: tuple, device: str, term: str, key: str = "", dtype: str | None = None) -> list:

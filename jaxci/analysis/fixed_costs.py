@@ -7,16 +7,48 @@ Two kinds of input, each labelled:
   move to a family's host by its published probe over this one;
 - calibrated (jaxci.analysis.residual): the per-notebook residual in probe units and the scale of the host factor's
   measured-here seconds, fitted on the published builds of the two development sets and scored only where they
-  were not fitted (docs/runner-model.md, "Scoring a model change").
+  were not fitted (docs/runner-model.md, "Scoring a model change"). The calibration records the host it was
+  fitted on by its pure-Python probe (`FittedHost`): on an executing host the probe cannot tell from it, it
+  applies; on another it is refused, with the command that fits it again there (`REFIT`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.primitives import Band
+
+#: how the calibration is fitted again on the executing host (docs/runner-model.md, "Scoring a model change")
+REFIT = ("run the development sets on this host (measure/published_builds.py ... --let-errors --save-audit FILE), "
+         "then `.venv/bin/python -m jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json "
+         "--form both --calibrate docs/reference/notebook-calibration.json`")
+
+
+@dataclass(frozen=True)
+class FittedHost:
+    """The host a calibration was fitted on, by the pure-Python probe (int_sum at `n`): the probes taken around
+    its runs, and the probe range in which another host cannot be told from it (`accepts`, with why)."""
+
+    host: str
+    n: int
+    probes_s: tuple
+    accepts: tuple   # (low, high) seconds at n
+    why: str
+
+    def check(self, probe_s: float | None, n: int) -> tuple[bool, str]:
+        """Whether the calibration applies on a host whose probe took `probe_s` at `n`, and the sentence why."""
+        if not probe_s:
+            return False, "the executing host's probe was not measured: the calibration is not applied"
+        at = probe_s * self.n / n
+        low, high = self.accepts
+        if low <= at <= high:
+            return True, (f"the executing host's probe {at:.3g} s lies within the fitted host's {low:.3g}-{high:.3g} s "
+                          f"({self.host}; {self.why})")
+        return False, (f"calibration refused: the executing host's probe {at:.3g} s (int_sum n={self.n:,}) lies "
+                       f"outside the {low:.3g}-{high:.3g} s of the host it was fitted on ({self.host}); the scale and "
+                       f"residual say how that host's lectures move, not this one's. Refit here: {REFIT}")
 
 
 @dataclass(frozen=True)
@@ -30,6 +62,7 @@ class FixedCosts:
     residual: Band | None = None  # probe units: x the family's probe = seconds per notebook there
     residual_source: str = ""
     scale: float = 1.0            # calibrated with the residual: what the host factor's moved seconds are x
+    fitted_on: FittedHost | None = None   # the host the calibration was fitted on; None: no calibration
 
     @property
     def probe_s(self) -> float:
@@ -39,6 +72,14 @@ class FixedCosts:
     def terms(self, cold: bool) -> dict:
         """The terms of one notebook (the build's first: `cold`), seconds here."""
         return dict(self.cold if cold else self.warm)
+
+    def on_host(self, probe_s: float | None, n: int) -> tuple[FixedCosts, str]:
+        """The costs as they apply on a host whose probe took `probe_s` at `n`: the calibration kept where that host
+        cannot be told from the one it was fitted on, else dropped (scale 1, no residual) and said why."""
+        if self.residual is None or self.fitted_on is None:
+            return self, ""
+        ok, why = self.fitted_on.check(probe_s, n)
+        return (self, why) if ok else (replace(self, residual=None, scale=1.0), why)
 
     def residual_s(self, family_probe: float) -> Band | None:
         """The residual's seconds per notebook on a family with this published probe."""
@@ -50,6 +91,7 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
     taken beside them; unscaled where the family publishes none), the CUDA client's start on a GPU (`backend`: the
     model's backend_start estimate, or None on the CPU), and the calibrated residual x the family's probe.
     `family_probe`: (seconds, its labelled input) or None."""
+    fixed, why = fixed.on_host(fixed.probe_s, fixed.fitted_on.n if fixed.fitted_on else 1)
     terms = fixed.terms(cold)
     here = sum(terms.values())
     which = "cold page cache (the build's first notebook)" if cold else "warm page cache"
@@ -71,6 +113,8 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
         inputs.append(pv.cite(f"x {fixed.scale:.3g}: the host ratio's calibrated scale ({fixed.residual_source})",
                               pv.Source(pv.CALIBRATED, fixed.residual_source)))
         basis += " x calibrated scale"
+    if why and fixed.residual is None:
+        inputs.append(why)
     if backend is not None:
         band = band + backend.band
         inputs += backend.inputs

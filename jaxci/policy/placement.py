@@ -89,20 +89,11 @@ def published_side(seconds: float | None, source: str) -> Side | None:
     return None if seconds is None else Side(seconds, seconds, seconds, PUBLISHED, source)
 
 
-def same_hardware(catalogue: dict, a: str, b: str) -> bool:
-    """Two catalogue families with the same GPU model and the same CPU model (vCPU counts may differ: a lecture
-    runs in one kernel, so its published seconds carry over)."""
-    if a == b:
-        return True
-    if a not in catalogue or b not in catalogue:
-        return False
-    ea, eb = catalogue[a], catalogue[b]
-    return all(ea.value(k) is not None and ea.value(k) == eb.value(k) for k in ("gpu_model", "cpu_model"))
-
-
 def published_for(published, family: str, catalogue: dict):
     """The published build when it ran on `family` or on the same hardware, else None."""
-    return published if published is not None and same_hardware(catalogue, published.family, family) else None
+    from jaxci.catalogue import same_hardware
+
+    return published if published is not None and same_hardware(published.family, family, catalogue) else None
 
 
 @dataclass(frozen=True)

@@ -36,20 +36,30 @@ def uses_jax(lec: dict) -> bool:
 
 def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list[str]]:
     """JAX lectures by where they run on the family: "cpu", "gpu", or "unknown" (no prediction for it).
-    A lecture the audit judged for this family is placed by its verdict (`pinning.placement`, the rule of the
-    audit's own pin list); one judged for another family, by its predicted seconds on this one."""
+    A lecture the audit judged for this family, or for a family with the same CPU and GPU models
+    (`catalogue.same_hardware`), is placed by its verdict (`pinning.placement`, the rule of the audit's own pin
+    list); one judged for other hardware, by the one pin rule on its predicted seconds on this one
+    (jaxci.policy.placement: a pin only where the GPU's whole band is above the CPU's by the margin)."""
     from jaxci.audit.judging import pinning
+    from jaxci.policy import placement, wholebuild
+    from jaxci.catalogue import CatalogueError, load_catalogue, same_hardware
 
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError:
+        catalogue = {}
     out: dict[str, list[str]] = {"cpu": [], "gpu": [], "unknown": []}
     for lec in (audit or {}).get("lectures") or []:
         if not isinstance(lec, dict) or not uses_jax(lec):
             continue
         pred = (lec.get("predicted") or {}).get(family)
         path = str(lec.get("path", "?"))
-        if lec.get("family") == family and has_gpu:
+        judged = str(lec.get("family") or "")
+        if has_gpu and judged and same_hardware(judged, family, catalogue):
             out[pinning.placement(str(lec.get("recommendation", "")), True)].append(path)
         elif isinstance(pred, dict) and builds.lecture_seconds(pred, "cpu") is not None:
-            out[builds.placement(pred, has_gpu)].append(path)
+            found = wholebuild.placed(lec, family, None, "", has_gpu)  # the one pin rule (either stays put)
+            out["cpu" if found.device == placement.CPU else "gpu" if found.device else "unknown"].append(path)
         else:
             out["unknown"].append(path)
     return out
@@ -78,7 +88,7 @@ def pins_text(audit: dict | None, family: str, has_gpu: bool) -> str:
     if where["unknown"]:
         parts.append(f"{len(where['unknown'])} without a prediction for {family} (not decided: "
                      f"{_names(where['unknown'], 4)})")
-    return "; ".join(parts) + " (the audit's predictions for the family, the one GPU-wins margin)"
+    return "; ".join(parts) + " (the audit's predictions for the family, the one pin rule)"
 
 
 def float64_default(cpu_s: float | None, gpu_s: float | None, overlap: bool, figures: str = "") -> str:

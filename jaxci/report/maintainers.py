@@ -84,6 +84,7 @@ def _at(label: str) -> str:
 
 
 def pins_md(report, family: str, entry) -> str:
+
     if not entry.has_gpu:
         return "No GPU on this family: every lecture runs on its CPU; nothing to pin."
     parts = []

@@ -152,8 +152,18 @@ def load(incidents: Path | None, measurements: Path | None) -> list[Evidence]:
 
 def reference() -> list[Evidence]:
     """The published inputs of this checkout's two reference files: the nearest evidence every command gives the
-    runner model by default (the audit, `jaxci predict`, the report), so they give one answer."""
+    runner model by default (the audit, `jaxci predict`, the report), so they give one answer. With them, every
+    runner family's host probe where it publishes none (jaxci.analysis.host_speed: carried within a CPU model, else
+    predicted through the catalogue's sourced single-thread scores)."""
     from jaxci import REPO_ROOT
 
     ref = REPO_ROOT / "docs" / "reference"
-    return load(ref / "incidents.md", ref / "published-measurements.md")
+    return with_host_probes(load(ref / "incidents.md", ref / "published-measurements.md"))
+
+
+def with_host_probes(published: list[Evidence], catalogue: dict | None = None) -> list[Evidence]:
+    """`published` and the host probes derived from it (jaxci.analysis.host_speed.derive)."""
+    from jaxci.analysis.host_speed import derive
+    from jaxci.catalogue import load_catalogue
+
+    return published + derive(published, load_catalogue() if catalogue is None else catalogue)

@@ -1,10 +1,12 @@
-"""docs/reference/notebook-fixed-costs.md read as the runner model's notebook fixed costs (jaxci.analysis.fixed_costs).
+"""docs/reference/notebook-fixed-costs.md and its calibration read as the runner model's notebook fixed costs
+(jaxci.analysis.fixed_costs).
 
-The file is written by `measure/notebook_fixed_costs.py --write` (its `- notebook fixed costs:` line: seconds per
-term cold and warm, and the probes) and by `measure/dev_sets.py --calibrate` (its `- per-notebook residual:` line:
-the residual in probe units with its band and where it was fitted). Each line is JSON. A missing file gives None
-(the model then says "not measured"); a line that is not JSON, or holds no number where one is due, is an error
-naming the file.
+The Markdown file is written by `measure/notebook_fixed_costs.py --write` (its `- notebook fixed costs:` line, JSON:
+seconds per term cold and warm, and the probes). The calibration is data beside it, `notebook-calibration.json`
+(CALIBRATION_VERSION), written by `jaxci devsets --calibrate`: the residual in probe units with
+its band, the scale, where it was fitted, and the host it was fitted on (its probes, and the probe range in which
+another host cannot be told from it). A missing file gives None (or no calibration: the model then says "not
+measured"); a file that cannot be read, or holds no number where one is due, is an error naming the file.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import json
 import re
 from pathlib import Path
 
-from jaxci.analysis.fixed_costs import FixedCosts
+from jaxci.analysis.fixed_costs import FittedHost, FixedCosts
 from jaxci.analysis.primitives import Band
 
 COSTS_LINE = re.compile(r"^- notebook fixed costs: (.*)$", re.M)
-RESIDUAL_LINE = re.compile(r"^- per-notebook residual: (.*)$", re.M)
+CALIBRATION_NAME, CALIBRATION_VERSION = "notebook-calibration.json", 1
 
 
 class FixedCostsError(ValueError):
@@ -46,24 +48,36 @@ def load(path: Path | None = None) -> FixedCosts | None:
         raise FixedCostsError(f"{path}: notebook fixed costs line unreadable ({exc})") from None
     if not probes or not warm:
         raise FixedCostsError(f"{path}: notebook fixed costs line has no probe or no warm term")
-    residual, source, scale = _residual(text, path)
+    residual, source, scale, host = calibration(path.with_name(CALIBRATION_NAME))
     return FixedCosts(warm, cold, probes, f"measured here ({path.name}: {found.get('when', 'date not given')}, "
-                                         f"{found.get('host', 'host not given')})", residual, source, scale)
+                                         f"{found.get('host', 'host not given')})", residual, source, scale, host)
 
 
-def _residual(text: str, path: Path) -> tuple[Band | None, str, float]:
-    line = RESIDUAL_LINE.search(text)
-    if line is None:
-        return None, "", 1.0
-    found = _json(line.group(1), path)
+def calibration(path: Path) -> tuple[Band | None, str, float, FittedHost | None]:
+    """(residual band in probe units, where it was fitted, scale, the host it was fitted on) from the calibration
+    file; (None, "", 1.0, None) without one."""
+    if not path.is_file():
+        return None, "", 1.0, None
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise FixedCostsError(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(found, dict) or found.get("version") != CALIBRATION_VERSION:
+        raise FixedCostsError(f"{path}: not a version {CALIBRATION_VERSION} calibration")
     try:
         band = Band.of(float(found["probe_units"]), float(found["low"]), float(found["high"]))
-        scale = float(found.get("scale", 1.0))
+        scale = float(found["scale"])
         if not scale > 0:
             raise ValueError(f"scale {scale!r} is not positive")
-        return band, str(found["source"]), scale
+        host = found["fitted_on"]
+        low, high = (float(x) for x in host["accepts_s"])
+        fitted = FittedHost(str(host["host"]), int(host["n"]), tuple(float(x) for x in host["probes_s"]),
+                            (low, high), str(host["why"]))
+        if not (0 < low <= min(fitted.probes_s) and max(fitted.probes_s) <= high):
+            raise ValueError("the accepted probe range does not hold the probes it was fitted at")
+        return band, str(found["source"]), scale, fitted
     except (KeyError, TypeError, ValueError) as exc:
-        raise FixedCostsError(f"{path}: per-notebook residual line unreadable ({exc})") from None
+        raise FixedCostsError(f"{path}: calibration unreadable ({exc})") from None
 
 
 def _json(text: str, path: Path) -> dict:

@@ -5,7 +5,8 @@ The execution is the expensive part; the predictions are cheap, so the audit giv
 - a family with a GPU: both sides, as the judged family's (jaxci.audit.judging.predicted.gpu_family);
 - a CPU-only family (ubuntu-latest, c7i.*): its CPU side, every lecture on its CPU (`cpu_family`);
 - then this host's measured parts moved to the family's host by its host factor h (jaxci.audit.judging.host), with
-  h's source and band in the record; a family without a published probe keeps this host's seconds, said.
+  h's source, label (measured or predicted ratio) and band in the record; only a family with no probe at all (no
+  published inputs, or no sourced CPU) keeps this host's seconds, said.
 Every executed lecture is predicted, with or without JAX: a lecture without JAX is host time (its cells as measured
 here, x h). The judged family (`--machine`) keeps its verdict as jaxci.audit.judging.judge.decide_predicted gives it;
 its record is then the same host-scaled one as every other family's.
@@ -31,6 +32,8 @@ class Families:
     notes: list = field(default_factory=list)  # families left out, and why
     factors: dict = field(default_factory=dict)  # family -> HostFactor, once measured (`predict_all`)
     residual: dict = field(default_factory=dict)  # family -> (Band of s per notebook, source, scale): calibrated
+    fixed: object = None   # jaxci.analysis.fixed_costs.FixedCosts the residuals came from (its fitted host checked)
+    calibration: str = ""  # why the calibration applies on this executing host, or why it was refused
 
 
 def runner_families(catalogue: dict) -> list[str]:
@@ -49,7 +52,7 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None,
 
     rs, catalogue = results_and_catalogue(results_dir, catalogue)
     records = rs.latest()
-    out = Families(published=list(published))
+    out = Families(published=list(published), fixed=fixed)
     try:
         model = RunnerModel.from_results(records, rs.machines, catalogue, list(published))
     except Exception as exc:  # a model that cannot be built predicts nothing, never a crash
@@ -65,19 +68,28 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None,
 
 def residuals(family: str, published, fixed) -> dict:
     """{family: (seconds per notebook, source, scale)} from the calibrated residual in probe units x the family's
-    published probe and the calibrated scale of the host factor; {} without either."""
+    probe (published, or predicted: jaxci.analysis.host_speed) and the calibrated scale of the host factor; {}
+    without either."""
     probe = hostf.published_probe(published, family)
     band = fixed.residual_s(probe.value.mid) if fixed is not None and probe is not None else None
     if band is None:
         return {}
     scaled = f", measured-here seconds x {fixed.scale:.3g}" if fixed.scale != 1.0 else ""
-    return {family: (band, f"per-notebook residual {fixed.residual.mid:.3g} x the published probe "
+    return {family: (band, f"per-notebook residual {fixed.residual.mid:.3g} x the {probe.kind} probe "
                            f"{probe.value.mid:.3g} s{scaled}: calibrated ({fixed.residual_source})", fixed.scale)}
 
 
 def measure_host(families: Families, here) -> dict:
-    """h for every family from one probe of this host (jaxci.audit.runner.host_probe.Probe)."""
+    """h for every family from one probe of this host (jaxci.audit.runner.host_probe.Probe); the calibration kept
+    only where this host's probe cannot be told from the host it was fitted on (else refused, said, with the
+    command that refits it: jaxci.analysis.fixed_costs.FittedHost)."""
     families.factors = {name: hostf.factor(name, families.published, here) for name in families.views}
+    if families.fixed is not None and families.residual:
+        kept, why = families.fixed.on_host(here.seconds, here.n)
+        families.calibration = why
+        if kept.residual is None:
+            families.residual = {}
+            families.notes.append(why)
     return families.factors
 
 
@@ -106,6 +118,8 @@ def predict_lecture(verdict, families: Families) -> dict:
             rec = rescaled.with_residual(rec, *families.residual[name])
         rec["family_kind"] = "gpu" if families.has_gpu[name] else "cpu"
         rec["host_factor"] = h.as_dict()
+        if families.calibration:  # applied on this host, or refused (with the command that refits it)
+            rec["calibration"] = families.calibration
         out[name] = rec
     return out
 

@@ -5,15 +5,19 @@ the family's host.
     h(family) = the family's published pure-Python probe / the same probe here
 
 "The same probe here" is jaxci.audit.runner.host_probe's measurement, passed in (a Probe: seconds, low, high, n,
-text). A family without a published probe has no h: its measured-here parts are carried unscaled, and the record
-says "not measured".
+text). The family's probe is its runner's published one, one carried from a family with the same CPU model, or one
+predicted through sourced single-thread scores (jaxci.analysis.host_speed, given with the published inputs); the
+label says which ("measured ratio" or "predicted ratio"). Only where no probe exists at all (a transfer-only
+model, a family with no sourced CPU) are the measured-here parts carried unscaled, and the record says "not
+measured".
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-MEASURED, NOT_MEASURED = "measured ratio", "not measured"
+MEASURED, PREDICTED, NOT_MEASURED = "measured ratio", "predicted ratio", "not measured"
+SCALED = (MEASURED, PREDICTED)   # labels of an h that moves the seconds
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ class HostFactor:
 
 
 def published_probe(published, family: str):
-    """The family's published pure-Python probe (jaxci.analysis.evidence.Evidence), or None."""
+    """The family's pure-Python probe (jaxci.analysis.evidence.Evidence: published, or predicted), or None."""
     from jaxci.analysis import evidence as E
 
     found = [e for e in E.select(published or (), (family,), "cpu", E.HOST_PYTHON) if e.n]
@@ -44,13 +48,13 @@ def factor(family: str, published, here) -> HostFactor:
     pub = published_probe(published, family)
     if pub is None:
         return HostFactor(1.0, 1.0, 1.0, NOT_MEASURED,
-                          f"no published single-thread probe for {family}: this host's measured parts carried "
-                          "unscaled (this host taken as the family's host)")
+                          f"no published or predicted single-thread probe for {family}: this host's measured parts "
+                          "carried unscaled (this host taken as the family's host)")
     if not here.seconds:
         return HostFactor(1.0, 1.0, 1.0, NOT_MEASURED, f"{here.text}: this host's measured parts carried unscaled")
     per = pub.n / here.n  # this host's seconds at the published n
     mid, low, high = here.seconds * per, here.low * per, here.high * per
     v = pub.value
-    return HostFactor(v.mid / mid, v.low / high, v.high / low, MEASURED,
+    return HostFactor(v.mid / mid, v.low / high, v.high / low, MEASURED if pub.kind == "published" else PREDICTED,
                       f"h = {pub.label()} {v.mid:.3g} s at n={pub.n:,} / {mid:.3g} s here ({here.text}, x {per:g} "
                       "to the published n)")

@@ -18,8 +18,8 @@ from jaxci.util.validate import one_line, quoted
 
 #: what differs between two runs of the same lecture apart from what it computes: measured seconds (every
 #: field named *_s, and eager work's `s`), the processes it ran as, the memory it happened to hold, and the
-#: host probe's ratio (measured by each process)
-_VOLATILE = {"s", "kernel_pid", "leftover_pids", "memory", "peak_memory", "host_factor"}
+#: host probe's ratio and whether the calibration applied on it (measured by each process)
+_VOLATILE = {"s", "kernel_pid", "leftover_pids", "memory", "peak_memory", "host_factor", "calibration"}
 
 
 class MergeError(ValueError):

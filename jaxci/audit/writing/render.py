@@ -13,7 +13,7 @@ from collections import Counter
 from jaxci.accel import accelerator_run
 from jaxci.audit.judging import classify
 from jaxci.audit.judging.every_family import build_totals
-from jaxci.audit.judging.host import MEASURED
+from jaxci.audit.judging.host import MEASURED, SCALED
 from jaxci.audit.judging.judge import MARGIN, Verdict, pin_list
 from jaxci.audit.writing.emit import PIN_HEADING
 from jaxci.util import quoting
@@ -153,13 +153,17 @@ def per_family_markdown(verdicts: list[Verdict]) -> str:
              "| host factor h |", "|---|---|---|---|---|---|"]
     for name, t in totals.items():
         h = t["host_factor"]
-        factor = (f"{h['value']:.3g} ({h['low']:.3g}..{h['high']:.3g})" if h["label"] == MEASURED
+        factor = (f"{h['value']:.3g} ({h['low']:.3g}..{h['high']:.3g}){'' if h['label'] == MEASURED else ', predicted'}"
+                  if h["label"] in SCALED
                   else "not measured (x 1)")
         lines.append(f"| {name} | {t['kind']} | {t['lectures']} | {_band(t, 'cpu')} | {_band(t, 'gpu')} | "
                      f"{_cell(factor)} |")
     sources = dict.fromkeys(t["host_factor"]["source"] for t in totals.values()
-                            if t["host_factor"]["label"] == MEASURED)
+                            if t["host_factor"]["label"] in SCALED)
     lines += [""] + [f"- h: {_cell(s)}" for s in sources]
+    calibration = dict.fromkeys(rec["calibration"] for v in verdicts for rec in (v.predicted or {}).values()
+                                if isinstance(rec, dict) and rec.get("calibration"))
+    lines += [f"- calibration: {_cell(s)}" for s in calibration]
     top = max(((max(_peak_values(v)), v.path) for v in verdicts if _peak_values(v)), default=None)
     if top:
         lines.append(f"- largest measured peak memory: {top[0]:,.4g} MiB ({_cell(top[1])}; per lecture in "

@@ -1,0 +1,183 @@
+"""The runner model's protocol on its two development sets (docs/runner-model.md, "Scoring a model change"): each
+lecture as the executed audit predicted it, with the calibration fitted on the set's other lectures
+(leave-one-lecture-out) and with the one fitted on the other set (cross-set), the scoreboard of each, and the
+calibration written as data (docs/reference/notebook-calibration.json) with the host it was fitted on.
+
+Two inputs, one scoring:
+- the sets' runs as `measure/published_builds.py --format json` writes them (`--set FAMILY=FILE`): every
+  calibration is fitted again (jaxci.analysis.residual) and every lecture re-scored;
+- the committed record of those runs (`--table docs/reference/dev-sets.json`): per lecture its published seconds
+  and its prediction under each scoring as the last fit left them, re-scored but never refitted (a refit needs each
+  lecture's measured-here share, which the record does not hold); `--check` fails on a changed figure.
+
+    jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form both] [--lectures]
+        [--format md|json] [--calibrate docs/reference/notebook-calibration.json [--accepts LOW,HIGH]]
+    jaxci devsets --table docs/reference/dev-sets.json [--check] [--lectures]
+
+The goals (issue 53), per set by cross-set scoring: 85% of lectures within 2x, the summed build within 1.15x, the
+median ratio between 0.85 and 1.15. They are measured in a change's closing note, never asserted in a test.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from datetime import UTC, datetime
+
+from jaxci.analysis import residual as R
+
+SCORINGS = ("as predicted", "leave-one-lecture-out", "cross-set")
+#: the committed record's ratio per scoring (predicted / published)
+RATIOS = {"as predicted": "ratio", "leave-one-lecture-out": "ratio_lolo", "cross-set": "ratio_cross"}
+TABLE_VERSION = 1
+CALIBRATION_VERSION = 1
+
+
+class DevSetError(ValueError):
+    """A set's file cannot be read as what it claims to be (said with the file)."""
+
+
+# ---- the runs: published_builds' JSON ------------------------------------------------------------------------------
+
+def scored(records: list[dict], probe_s: float, modelled: dict) -> list[R.Scored]:
+    """The lectures of one set that have a published time and a prediction, as jaxci.analysis.residual scores them:
+    what the host factor moved (every part but the side's `modelled` ones, jaxci.audit.judging.rescaled.MODELLED:
+    the GPU's modelled calls, loops, backend, leapfrog) is what a scale corrects."""
+    out = []
+    for rec in records:
+        if rec.get("ratio") is None:
+            continue
+        parts = rec.get("parts") or {}
+        base = float(rec["predicted_s"])
+        moved = sum(v for k, v in parts.items() if k in modelled.get(rec.get("side", ""), ()))
+        out.append(R.Scored(rec["lecture"], float(rec["published_s"]), base, probe_s, not rec.get("raised"),
+                            max(base - moved, 0.0) if parts else None))
+    return out
+
+
+def parse_run(data, probe_s: float, modelled: dict, source: str = "a run") -> tuple[list[R.Scored], list[dict], dict]:
+    """(scored lectures, their records, the run's meta) of one set's published_builds JSON (parsed); `probe_s`: the
+    family's pure-Python probe, the unit its residual moves in."""
+    try:
+        records = [r for r in data["lectures"] if r.get("ratio") is not None]
+        meta = dict(data.get("meta") or {})
+        return scored(records, probe_s, modelled), records, meta
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise DevSetError(f"{source}: not a published_builds --format json output ({exc!r})") from None
+
+
+def predictions(sets: dict, form: str = "both") -> dict:
+    """{family: {scoring: [seconds per lecture] or None}} for `sets` = {family: [Scored]}."""
+    out = {}
+    for family, lectures in sets.items():
+        others = [s for f, ls in sets.items() if f != family for s in ls]
+        out[family] = {"as predicted": [s.predicted_s for s in lectures],
+                       "leave-one-lecture-out": R.leave_one_out(lectures, form),
+                       "cross-set": R.cross_set(others, lectures, form) if others else None}
+    return out
+
+
+def board(published: dict, preds: dict) -> list[dict]:
+    """The scoreboard rows: per set and scoring, lectures, within 2x, summed (the build, weighted by published
+    seconds) and median ratio. `published` = {family: [published seconds per lecture]}."""
+    rows = []
+    for family, per in preds.items():
+        pub = published[family]
+        for scoring in SCORINGS:
+            got = per.get(scoring)
+            if got is None:
+                continue
+            ratios = [p / q for p, q in zip(got, pub)]
+            rows.append({"set": family, "scoring": scoring, "lectures": len(pub),
+                         "within_2x": sum(1 for r in ratios if R.within_2x(r)),
+                         "summed": round(sum(got) / sum(pub), 2) if pub else None,
+                         "median": round(statistics.median(ratios), 2) if ratios else None})
+    return rows
+
+
+def render_board(rows: list[dict]) -> str:
+    lines = ["| set | scoring | lectures | within 2x | summed | median ratio |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        share = r["within_2x"] / r["lectures"] if r["lectures"] else 0.0
+        lines.append(f"| {r['set']} | {r['scoring']} | {r['lectures']} | {r['within_2x']} ({share:.0%}) | "
+                     f"{r['summed']:.2f} | {r['median']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_lectures(names: dict, published: dict, preds: dict, extra: dict | None = None) -> str:
+    """Each lecture's row per set: published, predicted, ratio under each scoring (and `extra` columns)."""
+    lines = []
+    for family, per in preds.items():
+        lines += ["", f"## {family}", "", "| lecture | published s | predicted s | ratio | ratio LOLO | "
+                  "ratio cross-set | dominant |", "|---|---|---|---|---|---|---|"]
+        for i, (name, pub) in enumerate(zip(names[family], published[family])):
+            cols = [f"{per[s][i] / pub:.2f}" if per.get(s) is not None else "" for s in SCORINGS]
+            dominant = ((extra or {}).get(family) or [""] * (i + 1))[i]
+            lines.append(f"| {name} | {pub:.1f} | {per['as predicted'][i]:.1f} | {' | '.join(cols)} | {dominant} |")
+    return "\n".join(lines) + "\n"
+
+
+def calibration(sets: dict, metas: dict, form: str, accepts: tuple | None = None) -> dict:
+    """The calibration the runner model reads (version CALIBRATION_VERSION): fitted on both sets pooled (the
+    offset's band: each set's own), with the host it was fitted on (the probes around each run, and the probe range
+    a host cannot be told from it by: `accepts`, default the probes' own range)."""
+    pooled = [s for lectures in sets.values() for s in lectures]
+    each = [R.fit(lectures, form) for lectures in sets.values()]
+    mid = R.fit(pooled, form)
+    probes = sorted({float(p) for m in metas.values() for p in (m.get("host_probes_s") or [m.get("host_probe_s")])
+                     if p})
+    if not probes:
+        raise DevSetError("no host probe in the runs' meta (published_builds records host_probe_s): the calibration "
+                          "cannot say which host it was fitted on")
+    low, high = accepts or (probes[0], probes[-1])
+    where = "; ".join(f"{f}: {m.get('snapshot', '?')}@{m.get('commit', '?')}" for f, m in metas.items())
+    return {"version": CALIBRATION_VERSION, "form": form, "probe_units": round(mid.offset, 4),
+            "low": round(min(f.offset for f in each + [mid]), 4), "high": round(max(f.offset for f in each + [mid]), 4),
+            "scale": round(mid.scale, 4),
+            "source": f"form {form}, fitted on {sum(s.calibrates for s in pooled)} lectures of the development sets "
+                      f"({where}); band: each set alone; scored leave-one-lecture-out and cross-set "
+                      "(docs/runner-model.md)",
+            "fitted_on": {"host": "the host that ran the development sets", "n": 10_000_000, "probes_s": probes,
+                          "accepts_s": [low, high],
+                          "why": "the probes taken around the runs" if accepts is None else "given (--accepts)"},
+            "calibrated": f"{datetime.now(UTC):%Y-%m-%d}, jaxci devsets --form {form}"}
+
+
+# ---- the committed record: docs/reference/dev-sets.json ---------------------------------------------------------
+
+def parse_table(data, source: str = "the record") -> dict:
+    """The committed record (TABLE_VERSION, parsed JSON): {"sets": {family: {"lectures": [row]}}, "board": [rows]},
+    every figure a positive number."""
+    if not isinstance(data, dict) or data.get("version") != TABLE_VERSION or not isinstance(data.get("sets"), dict):
+        raise DevSetError(f"{source}: not a version {TABLE_VERSION} development-set record")
+    for family, one in data["sets"].items():
+        for row in one.get("lectures") or []:
+            if not all(isinstance(row.get(k), (int, float)) and math.isfinite(row[k]) and row[k] > 0
+                       for k in ("published_s", *RATIOS.values())):
+                raise DevSetError(f"{source}: {family} {row.get('lecture')!r}: a figure is missing or not positive")
+    return data
+
+
+def from_table(data: dict) -> tuple[dict, dict, dict, dict]:
+    """(names, published, predictions, dominant) per set, from the committed record: each scoring's prediction is
+    its recorded ratio x the published seconds (the ratios were printed from the unrounded seconds)."""
+    names, published, preds, dominant = {}, {}, {}, {}
+    for family, one in data["sets"].items():
+        rows = one["lectures"]
+        names[family] = [r["lecture"] for r in rows]
+        published[family] = [float(r["published_s"]) for r in rows]
+        dominant[family] = [r.get("dominant", "") for r in rows]
+        preds[family] = {s: [float(r[key]) * float(r["published_s"]) for r in rows] for s, key in RATIOS.items()}
+    return names, published, preds, dominant
+
+
+def check(data: dict) -> list[str]:
+    """Where the record's scoreboard differs from its lectures re-scored (empty: it holds)."""
+    _, published, preds, _ = from_table(data)
+    got = {(r["set"], r["scoring"]): r for r in board(published, preds)}
+    out = []
+    for want in data.get("board") or []:
+        have = got.get((want["set"], want["scoring"]))
+        if have != want:
+            out.append(f"{want['set']} {want['scoring']}: recorded {want}, re-scored {have}")
+    return out

@@ -1,0 +1,99 @@
+"""Every runner family's host single-thread speed, as the pure-Python probe (host.PurePython int_sum 10M) the host
+factor h divides: published where the family's own runner published it, else carried from a family with the same
+CPU model, else predicted through sourced single-thread scores of the two CPU models.
+
+Why single-thread: a lecture's seconds are one kernel's, and what the host factor moves (host code, tracing,
+compiles, the CPU side's Python) runs on one thread, so the CPU's single-thread figure moves it, never its core
+count. Two families with the same CPU model therefore get the same probe (their published single-thread scores
+differ by 1-8 % between instance sizes: the spread of the measurement, kept in the band).
+
+    probe(F) = probe(A) x score(A) / score(F)     for every family A with a published probe, every score kind
+               (PassMark single-thread, Geekbench 6 single-core) and every instance of each CPU model scored
+
+The middle is the geometric mean of those estimates; the band runs from the lowest to the highest end. The result
+is an `Evidence` of kind "predicted" that names the published probes it came from (`figures`), so a leave-one-out
+score of a probe drops everything derived from it. Without a published probe (a transfer-only model) or without a
+score for the family's CPU, nothing is derived: the family has no probe and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from jaxci.analysis.evidence import HOST_PYTHON, Evidence, select
+from jaxci.analysis.primitives import Band
+
+#: catalogue figures of a CPU model's single-thread speed (higher is faster), each sourced per instance type
+SCORES = ("cpu_single_thread_score", "cpu_geekbench6_single")
+
+
+def cpu_model(entry) -> str | None:
+    """The family's sourced CPU model, the key two families share their single-thread speed by."""
+    value = entry.value("cpu_model") if entry is not None else None
+    return str(value).strip() if value else None
+
+
+def _scores(catalogue: dict, model: str, kind: str) -> list[tuple[str, float]]:
+    """(family, score) of every catalogue family with this CPU model and a sourced score of this kind."""
+    out = []
+    for name, entry in catalogue.items():
+        value = entry.value(kind) if cpu_model(entry) == model else None
+        if value:
+            out.append((name, float(value)))
+    return out
+
+
+def _own(published, family: str) -> Evidence | None:
+    found = [e for e in select(published, (family,), "cpu", HOST_PYTHON) if e.n]
+    return found[0] if found else None
+
+
+def derive(published, catalogue: dict) -> list[Evidence]:
+    """A probe for every runner family that publishes none: carried within a CPU model, else predicted."""
+    anchors = {name: ev for name in catalogue if (ev := _own(published, name)) is not None}
+    out = []
+    for name, entry in catalogue.items():
+        model = cpu_model(entry)
+        if entry.is_lab or name in anchors or model is None:
+            continue
+        same = next((a for a in anchors if cpu_model(catalogue[a]) == model), None)
+        if same is not None:
+            ev = anchors[same]
+            carried = f"{ev.source}; carried from {same}, the same CPU model ({model})"
+            out.append(replace(ev, where=name, source=carried))
+            continue
+        found = predicted(name, model, anchors, catalogue)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def predicted(name: str, model: str, anchors: dict, catalogue: dict) -> Evidence | None:
+    """The family's probe from each anchor's published probe x the anchor CPU's score over this CPU's."""
+    mids, lows, highs, used, parts = [], [], [], set(), []
+    for anchor, ev in anchors.items():
+        for kind in SCORES:
+            mine = _scores(catalogue, model, kind)
+            theirs = _scores(catalogue, cpu_model(catalogue[anchor]), kind)
+            if not mine or not theirs:
+                continue
+            ratios = [a / f for _, a in theirs for _, f in mine]
+            est = ev.value.scale(math.prod(ratios) ** (1 / len(ratios)))
+            mids.append(est.mid)
+            lows.append(ev.value.low * min(ratios))
+            highs.append(ev.value.high * max(ratios))
+            used |= set(ev.figures)
+            parts.append(f"{anchor} {ev.value.mid:.3g} s x {kind} {_mean(theirs):.4g}/{_mean(mine):.4g} "
+                         f"= {est.mid:.3g} s")
+    if not mids:
+        return None
+    value = Band(math.prod(mids) ** (1 / len(mids)), min(lows), max(highs))
+    n = next(iter(anchors.values())).n
+    source = (f"{name} ({model}) from the published probes through single-thread scores of the two CPU models "
+              f"(catalogue, each sourced): {'; '.join(parts)}; geometric mean, band over every pair of instances")
+    return Evidence(name, "cpu", HOST_PYTHON, value, source, n=n, figures=frozenset(used), kind="predicted")
+
+
+def _mean(pairs) -> float:
+    return math.prod(v for _, v in pairs) ** (1 / len(pairs))
