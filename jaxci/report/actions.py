@@ -41,8 +41,8 @@ def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list
     list); one judged for other hardware, by the one pin rule on its predicted seconds on this one
     (jaxci.policy.placement: a pin only where the GPU's whole band is above the CPU's by the margin)."""
     from jaxci.audit.judging import pinning
-    from jaxci.policy import placement, wholebuild
     from jaxci.catalogue import CatalogueError, load_catalogue, same_hardware
+    from jaxci.policy import placement, wholebuild
 
     try:
         catalogue = load_catalogue()
