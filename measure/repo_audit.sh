@@ -33,6 +33,7 @@ args=("$checkout" --execute --kernel "$kernel" --format json --output "$out/audi
       --cell-timeout 900 --no-progress --emit-config "$out/ci.patch" "${machine[@]}")
 [ -n "$only" ] && args+=(--only "@$only")
 [ -n "${BASELINE:-}" ] && args+=(--baseline "$BASELINE")
+[ -n "${REUSE_FAILURES:-}" ] && args+=(--reuse-failures)   # a re-judge: failed runs are kept, not run again
 if [ -n "${PUBLISHED:-}" ]; then args+=(--published "$PUBLISHED"); cp "$PUBLISHED" "$out/published.json"; fi
 start=$(date +%s)
 set +e

@@ -176,3 +176,20 @@ def test_a_pinned_lecture_loses_its_gpu_note_and_keeps_other_includes(tmp_path):
 ])
 def test_in_notebook_jax_installs_are_flagged(line, flagged):
     assert bool(pages.jax_installs(f"```{{code-cell}}\n{line}\n```\n")) == flagged
+
+
+# ---- a re-judge executes nothing that ran before ----
+
+def test_a_rejudge_reuses_failed_runs_only_when_asked():
+    from jaxci.audit.runner import cache
+
+    failed = {"path": "a.md", "status": "error", "error": "cell 3: URLError", "platform": "cpu",
+              "cells": [{"index": 0, "wall_s": 1.0, "client_s": 1.0}]}
+    baseline = {"lectures": [{"path": "a.md", "runs": {"cpu": failed}}], "execution": {"keys": {"a.md": {"cpu": "k"}}}}
+
+    class Lecture:
+        path, path_abs = "a.md", "a.md"
+
+    assert cache.Reuse(baseline=baseline).lookup(Lecture(), "cpu", "k") is None  # by default a failure runs again
+    run = cache.Reuse(baseline=baseline, failures=True).lookup(Lecture(), "cpu", "k")
+    assert run is not None and run.status == "error" and run.cells[0].first_line == ""  # published: no lecture text

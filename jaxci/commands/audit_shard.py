@@ -28,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "jaxlib, numpy, numpyro) and platform are unchanged; store new runs here")
     g.add_argument("--baseline", metavar="FILE", type=Path, default=None,
                    help="a previous audit JSON (--execute --format json) whose unchanged runs are reused")
+    g.add_argument("--reuse-failures", action="store_true",
+                   help="with --baseline/--cache: reuse failed and timed-out runs too (a re-judge with new rules "
+                        "that executes nothing that ran before; by default a failure runs again)")
     g.add_argument("--only", metavar="NAMES", default=None,
                    help="execute only these lectures (comma-separated names without suffix, or @FILE with one per "
                         "line); the others keep their static verdicts, each said as not selected")
@@ -130,7 +133,8 @@ def prepare(args, verdicts) -> ShardPlan:
     times = _measured(args, verdicts) if args.shard_times else \
         (shard.measured_weights(baseline) if baseline else None)
     weights = shard.weights(verdicts, times)
-    plan = ShardPlan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout), weights)
+    plan = ShardPlan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout,
+                           failures=getattr(args, "reuse_failures", False)), weights)
     if args.only is not None:
         names = selected(args.only, verdicts)
         for v in verdicts:

@@ -80,8 +80,9 @@ class Reuse:
     audit JSON), and stores the new ones in the cache folder. `executed` and `reused` list "path [platform]"."""
 
     def __init__(self, cache_dir: Path | None = None, baseline: dict | None = None, *, cell_timeout: float = 600,
-                 env: dict | None = None):
+                 env: dict | None = None, failures: bool = False):
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.failures = failures  # reuse failed runs too (a re-judge with new rules that executes nothing again)
         self.cell_timeout, self.env = cell_timeout, env
         self.keys: dict[str, dict[str, str]] = {}
         self.executed: list[str] = []
@@ -106,13 +107,14 @@ class Reuse:
 
     def lookup(self, verdict, platform: str, key: str | None) -> NotebookRun | None:
         """A previous run with this key: the cache folder's, else the baseline's. Only runs that completed
-        (status ok) are reused: a failure or timeout is run again, it may have been the machine's."""
+        (status ok) are reused: a failure or timeout is run again, it may have been the machine's (unless
+        `failures`: a re-judge that keeps every previous outcome)."""
         if key is None:
             return None
         record = self._baseline.get(key)
         if record is None and self.cache_dir is not None:
             record = _read(self.cache_dir / f"{key}.json")
-        if not record or record.get("status") != OK:
+        if not record or (record.get("status") != OK and not self.failures):
             return None
         try:
             run = NotebookRun.from_dict(record)
