@@ -193,3 +193,28 @@ def test_a_rejudge_reuses_failed_runs_only_when_asked():
     assert cache.Reuse(baseline=baseline).lookup(Lecture(), "cpu", "k") is None  # by default a failure runs again
     run = cache.Reuse(baseline=baseline, failures=True).lookup(Lecture(), "cpu", "k")
     assert run is not None and run.status == "error" and run.cells[0].first_line == ""  # published: no lecture text
+
+
+def test_a_rejudge_divides_by_the_probe_of_the_host_that_ran_the_runs():
+    """h must use the speed of the host that ran the reused runs: a probe taken now, on a busy machine, would
+    move every prediction (seen: 0.93 s under load 16 against the 0.15 s recorded with the runs)."""
+    from types import SimpleNamespace
+
+    from jaxci.audit import repo
+    from jaxci.audit.runner import host_probe
+
+    class Here:
+        @staticmethod
+        def probe():
+            return host_probe.given(0.93)
+
+    ran = [SimpleNamespace(runs={"cpu": object()})]
+    recorded = host_probe.from_dict(host_probe.as_dict(host_probe.given(0.148)))
+    all_reused = repo.Runs(("cpu",), reuse=SimpleNamespace(executed=[]), baseline_probe=recorded)
+    assert repo.judging_probe(ran, all_reused, Here).seconds == 0.148
+    some_ran = repo.Runs(("cpu",), reuse=SimpleNamespace(executed=["a.md [cpu]"]), baseline_probe=recorded)
+    assert repo.judging_probe(ran, some_ran, Here).seconds == 0.93  # new runs here: this host, now
+    given = repo.Runs(("cpu",), probe=host_probe.given(0.2), reuse=SimpleNamespace(executed=["a.md [cpu]"]))
+    assert repo.judging_probe(ran, given, Here).seconds == 0.2
+    assert repo.judging_probe([SimpleNamespace(runs={})], given, Here) is None
+    assert host_probe.from_dict({"seconds": "0.1", "low": 1, "high": 1, "n": 1}) is None

@@ -71,6 +71,20 @@ def execute(verdicts: list[Verdict], runs: Runs, *, model: fam.FamilyModel | Non
         from jaxci.audit.judging import every_family
         from jaxci.audit.runner import host_probe
 
-        ran = any(v.runs for v in verdicts)
-        every_family.predict_all(verdicts, families, host_probe.probe() if ran else None)
+        runs.probe_used = judging_probe(verdicts, runs, host_probe)
+        every_family.predict_all(verdicts, families, runs.probe_used)
     return preflight
+
+
+def judging_probe(verdicts: list[Verdict], runs: Runs, host_probe):
+    """The host probe h divides by: the one given (--host-probe); the baseline's when every run was reused (a
+    re-judge must use the speed of the host that ran them, not this one's now); else this host's, measured now;
+    None when nothing ran."""
+    if not any(v.runs for v in verdicts):
+        return None
+    if runs.probe is not None:
+        return runs.probe
+    reuse = runs.reuse
+    if runs.baseline_probe is not None and reuse is not None and not reuse.executed:
+        return runs.baseline_probe
+    return host_probe.probe()

@@ -30,6 +30,16 @@ def ascii_float(text: str) -> float:
     return float(text)
 
 
+def positive_float(text: str) -> float:
+    """argparse `type` for a finite number above zero, in ASCII digits."""
+    import math
+
+    value = ascii_float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{quoted(text, 40)}: expected a finite number above zero")
+    return value
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse's parser whose refusals are one line (`jaxci X: error: ...`, exit 2), as every other refusal of
     the command line is; `--help` still prints the usage."""

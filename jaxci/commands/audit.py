@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
+from jaxci.commands.argtypes import OneLineParser, ascii_float, positive_float, refuse
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,6 +40,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-config", metavar="FILE", type=Path, default=None,
                    help="write the CI change to apply (a patch: CPU-pinned kernels, per-lecture timeouts, "
                         "the jax-env step) to FILE")
+    p.add_argument("--host-probe", metavar="SECONDS", type=positive_float, default=None,
+                   help="judge with this host probe (host.PurePython int_sum n=1,000,000 seconds) instead of measuring "
+                        "one: a re-judge of reused runs whose audit recorded none passes the probe of the host that "
+                        "ran them (a --baseline that recorded one is used by itself)")
     p.add_argument("--published", metavar="FILE", type=Path, default=None,
                    help="the site's published build (`jaxci audit published`): its run times on the judged "
                         "family's hardware outrank the GPU side's prediction in the pin rule")
@@ -262,9 +266,14 @@ def _main(argv: list[str] | None = None) -> int:
         from jaxci.commands import audit_shard
 
         plan = audit_shard.prepare(args, verdicts)
+        from jaxci.audit.runner import host_probe
+
         runs = repo.Runs(tuple(chosen or repo.platforms_here()), args.cell_timeout, args.kernel,
-                         reuse=plan.reuse, progress=not args.no_progress, weights=plan.weights)
+                         reuse=plan.reuse, progress=not args.no_progress, weights=plan.weights,
+                         probe=host_probe.given(args.host_probe) if args.host_probe else None,
+                         baseline_probe=plan.baseline_probe)
         preflight = repo.execute(verdicts, runs, model=model, families=every_family(args, model))
+        args.probe_used = runs.probe_used
         if preflight.message():
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
         for line in plan.reuse.refused:  # a cached run refused by the checks, or one that could not be stored

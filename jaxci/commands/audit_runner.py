@@ -75,6 +75,11 @@ def with_runner(args, text: str) -> str:
         data["pin_to_cpu"], data["unpinned_why"] = [], unpinned
         if data["runner"]["what_if"]:
             data["what_if_pin_to_cpu"] = what_if
+    probe = getattr(args, "probe_used", None)
+    if probe is not None and probe.seconds is not None:
+        from jaxci.audit.runner.host_probe import as_dict
+
+        data["host_probe"] = as_dict(probe)
     build = build_block(args, data, use)
     if build is not None:
         data["build"] = build

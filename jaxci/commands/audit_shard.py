@@ -41,6 +41,7 @@ class ShardPlan:
     reuse: object  # jaxci.audit.runner.cache.Reuse
     weights: dict = field(default_factory=dict)
     spec: object = None  # jaxci.audit.runner.shard.Spec, or None when not sharded
+    baseline_probe: object = None  # the --baseline audit's recorded host probe (jaxci.audit.runner.host_probe)
     owned: list = field(default_factory=list)
     shard_block: dict = field(default_factory=dict)
 
@@ -126,7 +127,7 @@ def prepare(args, verdicts) -> ShardPlan:
     """Before executing: read the previous audits, weigh the lectures, and, for a shard, mark the lectures
     other shards run as not executed here (their static verdicts stay in this shard's JSON)."""
     from jaxci.audit.judging.judge import NOT_SELECTED
-    from jaxci.audit.runner import shard
+    from jaxci.audit.runner import host_probe, shard
     from jaxci.audit.runner.cache import Reuse
 
     baseline = _read_audit("--baseline", args.baseline) if args.baseline else None
@@ -135,6 +136,7 @@ def prepare(args, verdicts) -> ShardPlan:
     weights = shard.weights(verdicts, times)
     plan = ShardPlan(Reuse(args.cache, baseline, cell_timeout=args.cell_timeout,
                            failures=getattr(args, "reuse_failures", False)), weights)
+    plan.baseline_probe = host_probe.from_dict((baseline or {}).get("host_probe"))
     if args.only is not None:
         names = selected(args.only, verdicts)
         for v in verdicts:

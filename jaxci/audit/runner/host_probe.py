@@ -59,3 +59,28 @@ def _load() -> str:
         return f"{os.getloadavg()[0]:.2f}"
     except OSError:
         return "not read"
+
+
+def as_dict(probe: Probe) -> dict:
+    """The probe as the audit JSON records it (`host_probe`), so a re-judge of reused runs can use it again."""
+    return {"seconds": probe.seconds, "low": probe.low, "high": probe.high, "n": probe.n, "text": probe.text}
+
+
+def from_dict(record) -> Probe | None:
+    """A recorded probe (an audit's `host_probe`), or None when it is absent or not a probe's numbers."""
+    if not isinstance(record, dict):
+        return None
+    values = [record.get(k) for k in ("seconds", "low", "high")]
+    n = record.get("n")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e4 for v in values) \
+            or not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        return None
+    text = record.get("text") if isinstance(record.get("text"), str) else ""
+    return Probe(*map(float, values), n, f"recorded with the reused runs: {text}"[:300])
+
+
+def given(seconds: float, n: int = PROBE_N) -> Probe:
+    """A probe given on the command line (`jaxci audit --host-probe S`: the int_sum(n) seconds measured on the
+    host that ran the reused runs, when their audit recorded none)."""
+    return Probe(seconds, seconds, seconds, n, f"host.PurePython int_sum n={n:,}: {seconds:.3g} s, given with "
+                                               "--host-probe (measured when the reused runs ran)")
