@@ -10,7 +10,9 @@
 # `jaxci audit publish OUTDIR audits/NAME@COMMIT` then keeps the names and numbers only.
 # PUBLISHED=FILE (the site's published build, `jaxci audit published`) lets its run times outrank the GPU side's
 # prediction in the pin rule and is copied to OUTDIR; BASELINE=FILE (a previous audit, committed ones included)
-# reuses its runs of unchanged lectures, so a re-judge with new rules executes nothing that did not change.
+# reuses its runs of unchanged lectures, so a re-judge with new rules executes nothing that did not change;
+# REUSE_FAILURES=1 keeps its failed runs too, and EXTRA="--host-probe S" judges with the probe of the host that
+# ran them when the baseline recorded none.
 set -euo pipefail
 checkout="$1"; family="$2"; out="$3"; only="${4:-}"; kernel="${5:-lec38}"
 machine=(); [ "$family" != "-" ] && machine=(--machine "$family")   # "-": the family the build jobs run on
@@ -34,6 +36,8 @@ args=("$checkout" --execute --kernel "$kernel" --format json --output "$out/audi
 [ -n "$only" ] && args+=(--only "@$only")
 [ -n "${BASELINE:-}" ] && args+=(--baseline "$BASELINE")
 [ -n "${REUSE_FAILURES:-}" ] && args+=(--reuse-failures)   # a re-judge: failed runs are kept, not run again
+# shellcheck disable=SC2206  # EXTRA is a list of options, split on purpose (e.g. "--host-probe 0.148")
+[ -n "${EXTRA:-}" ] && args+=($EXTRA)
 if [ -n "${PUBLISHED:-}" ]; then args+=(--published "$PUBLISHED"); cp "$PUBLISHED" "$out/published.json"; fi
 start=$(date +%s)
 set +e
