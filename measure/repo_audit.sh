@@ -45,6 +45,6 @@ set +e
 rc=$?
 set -e
 { echo "end: $(date -u +%FT%TZ)"; echo "end_load: $(cut -d' ' -f1-3 /proc/loadavg)"; } >> "$out/run.txt"
-why="the audit ran"; [ "$rc" = 1 ] && why="the audit ran; some lectures failed (its 'failed' list, their causes in README)"
+why="the audit ran"; [ "$rc" = 1 ] && why="some lectures failed (the audit's 'failed' list), or the audit stopped (stderr.txt)"
 [ "$rc" = 2 ] && why="the audit refused its input (stderr.txt)"
 { echo "wall_s: $(( $(date +%s) - start ))"; echo "exit: $rc ($why)"; } >> "$out/run.txt"

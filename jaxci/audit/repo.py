@@ -71,8 +71,8 @@ def execute(verdicts: list[Verdict], runs: Runs, *, model: fam.FamilyModel | Non
         from jaxci.audit.judging import every_family
         from jaxci.audit.runner import host_probe
 
-        runs.probe_used = judging_probe(verdicts, runs, host_probe)
-        every_family.predict_all(verdicts, families, runs.probe_used)
+        preflight.probe = judging_probe(verdicts, runs, host_probe)
+        every_family.predict_all(verdicts, families, preflight.probe)
     return preflight
 
 

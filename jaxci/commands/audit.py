@@ -273,7 +273,7 @@ def _main(argv: list[str] | None = None) -> int:
                          probe=host_probe.given(args.host_probe) if args.host_probe else None,
                          baseline_probe=plan.baseline_probe)
         preflight = repo.execute(verdicts, runs, model=model, families=every_family(args, model))
-        args.probe_used = runs.probe_used
+        args.probe_used = preflight.probe
         if preflight.message():
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
         for line in plan.reuse.refused:  # a cached run refused by the checks, or one that could not be stored

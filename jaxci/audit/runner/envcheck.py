@@ -34,6 +34,7 @@ class Preflight:
     missing: dict = field(default_factory=dict)  # kernel name -> {module: [lectures]}
     problems: list = field(default_factory=list)  # kernels that could not be checked
     env_files: list = field(default_factory=list)
+    probe: object = None  # the host probe the audit judged with (jaxci.audit.repo.judging_probe), None: none
 
     def missing_for(self, lecture: str) -> list[str]:
         kernel = self.kernel_of.get(lecture)

@@ -26,7 +26,6 @@ class Runs:
     weights: dict | None = None
     probe: object = None           # host_probe.Probe to judge with, given (--host-probe): never measured again
     baseline_probe: object = None  # the baseline's recorded probe: used when every run is reused
-    probe_used: object = None      # the probe the audit judged with (set by jaxci.audit.repo.execute)
 
 
 def platforms_here() -> list[str]:
