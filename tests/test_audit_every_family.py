@@ -234,3 +234,17 @@ def test_the_calibration_is_refused_on_a_host_it_was_not_fitted_on():
         every_family.measure_host(fams, host_probe.Probe(seconds, seconds, seconds, 1_000_000, "probe"))
         assert bool(fams.residual) is kept and fams.factors["ubuntu-latest"].label == host.MEASURED
         assert ("refused" in fams.calibration) is not kept and ("refused" in " ".join(fams.notes)) is not kept
+
+
+def test_the_verdict_reads_the_same_record_the_report_reads(audited):
+    """One prediction per lecture and family: the judged family's verdict is decided again from its final,
+    host-scaled record, so the patch's reason and the report's pin table print the same seconds."""
+    from jaxci.audit.judging import judge
+    from jaxci.policy import placement
+
+    v = copy.deepcopy(audited["verdicts"][JAX])
+    v.basis, v.why = "predicted", "decided on an earlier prediction"
+    v.reasons.insert(0, v.why)
+    judge.decide_on_record(v, SimpleNamespace(family="g4dn.2xlarge", published=None))
+    record = v.predicted["g4dn.2xlarge"]
+    assert placement.predicted_side(record, "cpu", "g4dn.2xlarge").text() in v.why and v.reasons[0] == v.why

@@ -73,6 +73,9 @@ def execute(verdicts: list[Verdict], runs: Runs, *, model: fam.FamilyModel | Non
 
         preflight.probe = judging_probe(verdicts, runs, host_probe)
         every_family.predict_all(verdicts, families, preflight.probe)
+        for verdict in verdicts:  # one prediction per lecture and family: the verdict reads the final record
+            if verdict.runs and verdict.recommendation:
+                judge.decide_on_record(verdict, model)
     return preflight
 
 

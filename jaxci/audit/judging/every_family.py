@@ -8,8 +8,8 @@ The execution is the expensive part; the predictions are cheap, so the audit giv
   h's source, label (measured or predicted ratio) and band in the record; only a family with no probe at all (no
   published inputs, or no sourced CPU) keeps this host's seconds, said.
 Every executed lecture is predicted, with or without JAX: a lecture without JAX is host time (its cells as measured
-here, x h). The judged family (`--machine`) keeps its verdict as jaxci.audit.judging.judge.decide_predicted gives it;
-its record is then the same host-scaled one as every other family's.
+here, x h). The judged family's (`--machine`) record is the same host-scaled one as every other family's, and its
+verdict is decided again from it (jaxci.audit.judging.judge.decide_on_record): one prediction per lecture and family.
 
 One runner model per audit (one results load, the published inputs given once), asked per family; never per lecture.
 """

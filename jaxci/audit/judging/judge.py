@@ -235,6 +235,21 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
         verdict.reasons.insert(0, why)
 
 
+def decide_on_record(verdict: Verdict, model: fam.FamilyModel | None) -> None:
+    """Decide the judged family again from the lecture's final record on it (the host-scaled one every family
+    gets, jaxci.audit.judging.every_family), so the verdict, the pin list, the patch and the report all read one
+    prediction; only a verdict that a prediction decided (not a measured ratio, not a slow cell to measure)."""
+    pred = verdict.predicted.get(model.family) if model is not None and model.family else None
+    measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
+    if not isinstance(pred, dict) or measured_both or verdict.basis not in ("predicted", "published"):
+        return
+    published = published_side(verdict, model)
+    rec, why = classify.verdict_from(pred, model.family, published)
+    if verdict.reasons and verdict.reasons[0] == verdict.why:
+        verdict.reasons[0] = why
+    verdict.recommendation, verdict.why = rec, why
+
+
 def placed_on_cpu(verdicts: list[Verdict]) -> list[Verdict]:
     """The JAX lectures the verdicts place on the CPU (`pinning.placement`, the rule the decision sheet applies)."""
     from jaxci.audit.judging import pinning
