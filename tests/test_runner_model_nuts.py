@@ -83,7 +83,7 @@ def test_the_sampler_row_of_a_decision_sheet_follows_the_predicted_nuts_times(mo
     cpu = model.predict("g4dn.2xlarge", "nuts", decisions.NUTS_ITERATIONS, "float64", "cpu")
     gpu = model.predict("g4dn.2xlarge", "nuts", decisions.NUTS_ITERATIONS, "float64", "gpu")
     assert cpu.high < gpu.low
-    assert row.status == decisions.PREDICTED and row.decision.startswith("pin NUTS lectures to the CPU")
+    assert row.status == decisions.PREDICTED and row.decision.startswith("pin NUTS lectures shaped like the incident")
     assert "4 chains x 800 iterations" in row.basis and "chain method not decided" in row.basis
     cpu_only = decisions._sampler(report, "c7i.2xlarge", cat["c7i.2xlarge"])
     assert cpu_only.status == decisions.PREDICTED and cpu_only.decision.startswith("NUTS on the CPU")

@@ -238,8 +238,10 @@ def _nuts_device(report, family, entry) -> tuple[str, str, str, frozenset] | Non
     sources = cpu.sources | gpu.sources
     basis += f", GPU {seconds(gpu.seconds)} ({_band(gpu)}); inputs: {_short_inputs(gpu.inputs, 200)}"
     if cpu.high is not None and gpu.low is not None and cpu.high < gpu.low:
-        return (f"pin NUTS lectures to the CPU, {actions.pin_short()}: predicted {seconds(cpu.seconds)} on "
-                f"its CPU against {seconds(gpu.seconds)} on its GPU", basis, number, sources)
+        return (f"pin NUTS lectures shaped like the incident's to the CPU, {actions.pin_short()}: predicted "
+                f"{seconds(cpu.seconds)} on its CPU against {seconds(gpu.seconds)} on its GPU; a lecture whose own "
+                "published GPU seconds beat its predicted CPU seconds stays (the one pin rule, row 2)", basis, number,
+                sources)
     if gpu.high is not None and cpu.low is not None and gpu.high < cpu.low:
         return (f"NUTS on the GPU: predicted {seconds(gpu.seconds)} against {seconds(cpu.seconds)} on its CPU", basis,
                 number, sources)

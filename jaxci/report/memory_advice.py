@@ -99,16 +99,16 @@ def kernels(report, family: str, entry, audit=None) -> tuple[int, str]:
 
 
 def measured_gpu(machine: str) -> str:
-    """The GPU a concurrency figure was measured on, by its model ('an NVIDIA H200'), never a lab machine's name
-    (guidance names the family's hardware, and lab machines are evidence only)."""
+    """The GPU a concurrency figure was measured on, by its model ('NVIDIA H200 (a lab machine)'), never a lab
+    machine's name (guidance names the family's hardware, and lab machines are evidence only)."""
     from jaxci.catalogue import CatalogueError, load_catalogue
 
     try:
-        entry = load_catalogue().get(machine)  # the lab machines too (the report's catalogue holds runner families)
+        entry = load_catalogue(include_lab=True).get(machine)  # the report's catalogue holds runner families only
     except CatalogueError:
         entry = None
     model = entry.value("gpu_model") if entry is not None else None
-    return f"a {model}" if model else "another machine's GPU"
+    return f"{model} ({'a lab machine' if entry.is_lab else machine})" if model else "another machine's GPU"
 
 
 def engine_text(answers_: list[concurrency.Answer]) -> str:
