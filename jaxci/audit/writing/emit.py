@@ -170,8 +170,8 @@ def build(verdicts: list[Verdict], family: str | None = None, runner: dict | Non
         old = _read(v, out) if (kernel or timeout or v.scan.uses_jax) and v.path_abs is not None else None
         if old is None:
             continue
-        out.installs += [f"{v.path}:{n}: `{line}` installs the newest JAX during the build, past the workflow's "
-                         "pin (flagged, not changed: remove `jax` there or pin it)"
+        out.installs += [f"{v.path}:{n}: `{line}` installs the newest JAX during the build, whatever a workflow or "
+                         "the environment file pins (flagged, not changed: remove `jax` there or pin it)"
                          for n, line in pages.jax_installs(old)]
         if not (kernel or timeout):
             continue
@@ -221,9 +221,9 @@ def pins_kernel(config: EmittedConfig) -> bool:
 
 
 def render(config: EmittedConfig, title: str = "jaxci audit --emit-config") -> str:
-    lines = [f"{title}: apply from the audited folder with `git apply <this file>`.", "",
-             "Relies on these execution settings:"]
-    lines += [f"  - {s}" for s in config.settings]
+    lines = [f"{title}: apply from the audited folder with `git apply <this file>`."]
+    if pins_kernel(config) or any("execution_timeout" in c.new for c in config.changes):
+        lines += ["", "Relies on these execution settings:"] + [f"  - {s}" for s in config.settings]
     lines += ["", "Changes:"] + ([f"  - {c.path}: {c.why}" for c in config.changes] or ["  (none)"])
     if config.narrative:
         lines += ["", "Left on the GPU: narrative (the audit would pin these to CPU for speed, but each shows the GPU "
