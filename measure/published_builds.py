@@ -28,15 +28,13 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from jaxci.analysis.residual import within_2x  # the scoreboard's one rule
+from jaxci.results import published_build
+from jaxci.results.published_build import Row, table_rows  # noqa: F401  (the table's reader, re-exported here)
 
-HEADER = ("Document", "Modified", "Method", "Run Time (s)", "Status")
-OK_MARKS = ("✅",)
-#: a run time within this fraction of the cap is a run stopped at the cap, not a time
-CAP_TOLERANCE = 0.02
 JAX_IMPORT = re.compile(r"^\s*(import|from)\s+(jax|numpyro)\b", re.M)
 
 
@@ -44,75 +42,15 @@ class InputError(ValueError):
     """Bad input: said in one line, exit 2."""
 
 
-@dataclass
-class Row:
-    document: str
-    modified: str
-    method: str
-    seconds: float | None
-    status: str
-    refused: str = ""  # why this row is not a time ('' when it is one)
-
-
-# ---- the published table ---------------------------------------------------------------------------------------
+# ---- the published table: jaxci.results.published_build, the package's one reader --------------------------------
 
 def parse_status(text: str, cap: float | None) -> list[Row]:
-    """The Execution Statistics rows of a status.ipynb's text, each refused with a reason when it is not a time.
-    The notebook is read through safeio (nesting bounded) and each cell's shape checked: a cell that is not an
-    object, or a source that is not text (or a list of text), holds no table, never a traceback."""
-    from jaxci.util import safeio
-
+    """The Execution Statistics rows of a status.ipynb's text (jaxci.results.published_build.parse_status), its
+    refusal as this script's InputError."""
     try:
-        nb = safeio.parse_json(text, "status.ipynb")
-    except ValueError as exc:  # safeio.UnsafeFile: why (not JSON, nested too deep)
-        raise InputError(f"status.ipynb is not JSON: {getattr(exc, 'reason', exc)}") from None
-    cells = nb.get("cells") if isinstance(nb, dict) else None
-    for cell in cells if isinstance(cells, list) else []:
-        source = cell.get("source", "") if isinstance(cell, dict) else None
-        if isinstance(source, list) and all(isinstance(x, str) for x in source):
-            source = "".join(source)
-        rows = table_rows(source, cap) if isinstance(source, str) else []
-        if rows:
-            return rows
-    raise InputError("status.ipynb has no Execution Statistics table (Document | Modified | Method | Run Time (s) | "
-                     "Status)")
-
-
-def table_rows(markdown: str, cap: float | None) -> list[Row]:
-    """The table's rows in one Markdown cell ([] when it has none); the header may follow other text on its line."""
-    lines = markdown.splitlines()
-    for i, line in enumerate(lines):
-        cells = _cells(line)
-        if tuple(cells[-len(HEADER):]) == HEADER:
-            return [_row(_cells(body), cap) for body in lines[i + 2:] if len(_cells(body)) == len(HEADER)]
-    return []
-
-
-def _cells(line: str) -> list[str]:
-    parts = line.strip().split("|")
-    return [p.strip() for p in parts[1:-1]] if len(parts) > 2 and line.strip().endswith("|") else []
-
-
-def _row(cells: list[str], cap: float | None) -> Row:
-    document, modified, method, seconds, status = cells
-    try:
-        value = float(seconds) if seconds.isascii() else None
-    except ValueError:
-        value = None
-    if value is not None and not (math.isfinite(value) and value >= 0):  # inf or -50 is no run time
-        value = None
-    return Row(document, modified, method, value, status, refusal(value, status, cap))
-
-
-def refusal(seconds: float | None, status: str, cap: float | None) -> str:
-    """Why a published row is not a run time ('' when it is one)."""
-    if seconds is None:
-        return "run time not a finite, non-negative number"
-    if status not in OK_MARKS:
-        return f"status {status!r}: not a completed run"
-    if cap and abs(seconds - cap) <= CAP_TOLERANCE * cap:
-        return f"{seconds:,.0f} s is at the series' cell timeout ({cap:,.0f} s): a run stopped there, not a time"
-    return ""
+        return published_build.parse_status(text, cap)
+    except published_build.PublishedError as exc:
+        raise InputError(str(exc)) from None
 
 
 # ---- the snapshot ----------------------------------------------------------------------------------------------

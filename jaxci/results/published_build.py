@@ -74,15 +74,21 @@ class PublishedBuild:
 
 
 def parse_status(text: str, cap: float | None = None) -> list[Row]:
-    """The Execution Statistics rows of a status.ipynb's text, each refused with a reason when it is not a time."""
+    """The Execution Statistics rows of a status.ipynb's text, each refused with a reason when it is not a time.
+    The notebook is parsed with its nesting bounded (jaxci.util.safeio) and each cell's shape checked: a cell that
+    is not an object, or a source that is not text (or a list of text), holds no table, never a traceback."""
+    from jaxci.util import safeio
+
     try:
-        nb = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PublishedError(f"status.ipynb is not JSON: {exc}") from None
+        nb = safeio.parse_json(text, "status.ipynb")
+    except ValueError as exc:  # safeio.UnsafeFile: why (not JSON, nested too deep)
+        raise PublishedError(f"status.ipynb is not JSON: {getattr(exc, 'reason', exc)}") from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     for cell in cells if isinstance(cells, list) else []:
-        source = cell.get("source", "") if isinstance(cell, dict) else ""
-        rows = table_rows("".join(map(str, source)) if isinstance(source, list) else str(source), cap)
+        source = cell.get("source", "") if isinstance(cell, dict) else None
+        if isinstance(source, list) and all(isinstance(x, str) for x in source):
+            source = "".join(source)
+        rows = table_rows(source, cap) if isinstance(source, str) else []
         if rows:
             return rows
     raise PublishedError("status.ipynb has no Execution Statistics table (" + " | ".join(HEADER) + ")")
