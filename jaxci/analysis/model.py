@@ -35,7 +35,7 @@ from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo, others_first
-from jaxci.analysis.host_speed import score_ratio
+from jaxci.analysis.host_speed import cpu_model, score_ratio
 from jaxci.analysis.kernels import KERNEL, KERNELS
 from jaxci.analysis.model_compile import CompileTerms
 from jaxci.analysis.model_host import HostTerms
@@ -156,7 +156,19 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
         return (family,) + ((gpu,) if gpu and gpu != "none" else ())
 
     def _pub(self, family, device, term, key="", dtype=None) -> list:
-        return E.select(self.published, self._where(family), device, term, key, dtype)
+        where = self._where(family) + (self._twins(family) if device == "gpu" else ())
+        return E.select(self.published, where, device, term, key, dtype)
+
+    def _twins(self, family) -> tuple:
+        """The families with the family's sourced CPU and GPU models: a GPU-side figure published on one holds on
+        the others (the GPU, and the host thread that drives it, are the same; only the core count differs, which
+        a GPU-side term does not read). CPU-side rates read the cores, so they are never shared this way."""
+        entry = self.catalogue.get(family)
+        cpu, gpu = cpu_model(entry), entry.value("gpu_model") if entry is not None else None
+        if cpu is None or gpu in (None, "none"):
+            return ()
+        return tuple(name for name, other in self.catalogue.items()
+                     if name != family and cpu_model(other) == cpu and other.value("gpu_model") == gpu)
 
     def _pub_rate(self, family, device, term, key="", dtype=None) -> tuple[Band | None, list]:
         """One published rate (several: geometric mean, widest ends) and its labelled inputs."""
