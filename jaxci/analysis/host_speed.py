@@ -89,9 +89,9 @@ def predicted(name: str, model: str, anchors: dict, catalogue: dict) -> Evidence
         return None
     value = Band(_geo(mids), min(lows), max(highs))
     n = next(iter(anchors.values())).n
-    source = (f"{name} ({model}) from the published probes x the ratio of the two CPU models' single-thread scores "
-              f"({', '.join(SCORES)}; catalogue, each sourced): {'; '.join(parts)}; geometric mean, band over "
-              "every pair of instances")
+    source = (f"{name}'s probe predicted from the published ones x single-thread score ratios (catalogue): {model}; "
+              f"{'; '.join(parts)} ({', '.join(SCORES)}, each sourced); geometric mean, band over every pair of "
+              "instances")
     return Evidence(name, "cpu", HOST_PYTHON, value, source, n=n, figures=frozenset(used), kind="predicted")
 
 
