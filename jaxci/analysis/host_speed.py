@@ -7,10 +7,13 @@ compiles, the CPU side's Python) runs on one thread, so the CPU's single-thread 
 count. Two families with the same CPU model therefore get the same probe (their published single-thread scores
 differ by 1-8 % between instance sizes: the spread of the measurement, kept in the band).
 
-    probe(F) = probe(A) x score(A) / score(F)     for every family A with a published probe, every score kind
-               (PassMark single-thread, Geekbench 6 single-core) and every instance of each CPU model scored
+    probe(F) = probe(A) x score(A) / score(F)     for every family A with a published probe; the score ratio is the
+               geometric mean over the score kinds (PassMark single-thread, Geekbench 6 single-core) of the
+               geometric mean over every pair of instances of the two CPU models (`score_ratio`)
 
-The middle is the geometric mean of those estimates; the band runs from the lowest to the highest end. The result
+The middle is the geometric mean over the anchors; the band runs from the lowest to the highest end (every pair
+of instances of each kind). The runner model's host ratio between two machines without a published probe uses the
+same `score_ratio`. The result
 is an `Evidence` of kind "predicted" that names the published probes it came from (`figures`), so a leave-one-out
 score of a probe drops everything derived from it. Without a published probe (a transfer-only model) or without a
 score for the family's CPU, nothing is derived: the family has no probe and says so.
@@ -70,30 +73,48 @@ def derive(published, catalogue: dict) -> list[Evidence]:
 
 
 def predicted(name: str, model: str, anchors: dict, catalogue: dict) -> Evidence | None:
-    """The family's probe from each anchor's published probe x the anchor CPU's score over this CPU's."""
+    """The family's probe from each anchor's published probe x the ratio of the two CPU models' scores."""
     mids, lows, highs, used, parts = [], [], [], set(), []
     for anchor, ev in anchors.items():
-        for kind in SCORES:
-            mine = _scores(catalogue, model, kind)
-            theirs = _scores(catalogue, cpu_model(catalogue[anchor]), kind)
-            if not mine or not theirs:
-                continue
-            ratios = [a / f for _, a in theirs for _, f in mine]
-            est = ev.value.scale(math.prod(ratios) ** (1 / len(ratios)))
-            mids.append(est.mid)
-            lows.append(ev.value.low * min(ratios))
-            highs.append(ev.value.high * max(ratios))
-            used |= set(ev.figures)
-            parts.append(f"{anchor} {ev.value.mid:.3g} s x {kind} {_mean(theirs):.4g}/{_mean(mine):.4g} "
-                         f"= {est.mid:.3g} s")
+        ratio = score_ratio(catalogue, anchor, name)
+        if ratio is None:
+            continue
+        mids.append(ev.value.mid * ratio.mid)
+        lows.append(ev.value.low * ratio.low)
+        highs.append(ev.value.high * ratio.high)
+        used |= set(ev.figures)
+        parts.append(f"{anchor} {ev.value.mid:.3g} s x {ratio.mid:.3g} ({ratio.low:.3g}-{ratio.high:.3g}) "
+                     f"= {ev.value.mid * ratio.mid:.3g} s")
     if not mids:
         return None
-    value = Band(math.prod(mids) ** (1 / len(mids)), min(lows), max(highs))
+    value = Band(_geo(mids), min(lows), max(highs))
     n = next(iter(anchors.values())).n
-    source = (f"{name} ({model}) from the published probes through single-thread scores of the two CPU models "
-              f"(catalogue, each sourced): {'; '.join(parts)}; geometric mean, band over every pair of instances")
+    source = (f"{name}'s probe predicted from the published ones x single-thread score ratios (catalogue): {model}; "
+              f"{'; '.join(parts)} ({', '.join(SCORES)}, each sourced); geometric mean, band over every pair of "
+              "instances")
     return Evidence(name, "cpu", HOST_PYTHON, value, source, n=n, figures=frozenset(used), kind="predicted")
 
 
-def _mean(pairs) -> float:
-    return math.prod(v for _, v in pairs) ** (1 / len(pairs))
+def score_ratio(catalogue: dict, ref: str, family: str) -> Band | None:
+    """How long single-threaded work takes on `family`'s host over `ref`'s, from the sourced single-thread scores
+    of their CPU models (a higher score is faster): per score kind the geometric mean over every pair of scored
+    instances, then over the kinds; the band the lowest and highest pair. 1 for the same CPU model; None without a
+    sourced CPU model or a score of one kind on both."""
+    a, f = cpu_model(catalogue.get(ref)), cpu_model(catalogue.get(family))
+    if a is None or f is None:
+        return None
+    if a == f:
+        return Band.of(1.0)
+    mids, every = [], []
+    for kind in SCORES:
+        theirs, mine = _scores(catalogue, a, kind), _scores(catalogue, f, kind)
+        ratios = [x / y for _, x in theirs for _, y in mine]
+        if ratios:
+            mids.append(_geo(ratios))
+            every += ratios
+    return Band(_geo(mids), min(every), max(every)) if mids else None
+
+
+def _geo(values) -> float:
+    values = list(values)
+    return math.prod(values) ** (1 / len(values))

@@ -35,6 +35,7 @@ from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo, others_first
+from jaxci.analysis.host_speed import cpu_model, score_ratio
 from jaxci.analysis.kernels import KERNEL, KERNELS
 from jaxci.analysis.model_compile import CompileTerms
 from jaxci.analysis.model_host import HostTerms
@@ -188,7 +189,8 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
 
     def _host_ratio(self, ref: str, family: str) -> tuple[float | Band, pv.Input]:
         """Host single-thread ratio ref / family: the family's published pure-Python sum over the ref's measured
-        one (host.PurePython, same loop), else sourced `cpu_single_thread_score` on both, else 1, said."""
+        one (host.PurePython, same loop), else the sourced single-thread scores of both CPU models
+        (jaxci.analysis.host_speed.score_ratio), else 1, said."""
         pub = self._pub(family, "cpu", E.HOST_PYTHON)
         mine, text = P.pure_python(self.records, ref, n=pub[0].n) if pub and pub[0].n else (None, "")
         if pub and mine is not None and ref != family:
@@ -196,12 +198,11 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             return h, pv.published(pub[0], pv.measured(ref, (
                 f"host single-thread ratio {h.mid:.2f} ({h.low:.2f}-{h.high:.2f}): {pub[0].label()} "
                 f"{pub[0].value.mid:.3g} s over {text}")))
-        a, b = self.catalogue.get(ref), self.catalogue.get(family)
-        sa = a.value("cpu_single_thread_score") if a is not None else None
-        sb = b.value("cpu_single_thread_score") if b is not None else None
-        if sa and sb:
-            text = f"host single-thread ratio {float(sb) / float(sa):.2f} (catalogue)"
-            return float(sb) / float(sa), pv.catalogue(ref, pv.catalogue(family, text))
+        ratio = score_ratio(self.catalogue, ref, family)   # time on the family's host over the ref's
+        if ratio is not None and ref != family:
+            text = (f"host single-thread ratio {ratio.mid:.2f} ({ratio.low:.2f}-{ratio.high:.2f}): sourced "
+                    f"single-thread scores of {ref}'s and {family}'s CPU models (catalogue)")
+            return ratio, pv.catalogue(ref, pv.catalogue(family, text))
         return 1.0, pv.Input("host-side cost carried unscaled (no sourced single-thread score for both hosts)")
 
     def _cores(self, machine: str, target: bool) -> tuple[Band, pv.Input]:

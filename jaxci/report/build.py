@@ -122,7 +122,7 @@ def _evidence(figs, measurements) -> list:
 
     given = measurements is not None and Path(measurements).is_file()
     extra = published_inputs.from_measurements(Path(measurements).read_text()) if given else []
-    return published_inputs.from_figures(figs) + extra
+    return published_inputs.with_host_probes(published_inputs.from_figures(figs) + extra)   # as reference() gives
 
 
 def _judged_steps(rs, results_dir, factor: float) -> list:
