@@ -35,7 +35,7 @@ from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo, others_first
-from jaxci.analysis.host_speed import cpu_model, score_ratio
+from jaxci.analysis.host_speed import score_ratio
 from jaxci.analysis.kernels import KERNEL, KERNELS
 from jaxci.analysis.model_compile import CompileTerms
 from jaxci.analysis.model_host import HostTerms
