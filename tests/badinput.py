@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "lectures"
 LIMIT_S = 60
 #: jaxci's commands with subcommands (argparse subparsers): a case is named by both words
-SUBCOMMANDS = {"audit": {"merge"}, "failures": {"record", "skip"},
+SUBCOMMANDS = {"audit": {"merge", "publish"}, "failures": {"record", "skip"},
                "inputs": {"plan", "upgrade", "status", "collect", "suites", "requirements"},
                "release-watch": {"plan", "measure", "file"}}
 #: every bad-input file: its CASES, and setup(tmp) preparing the scratch folder they read
