@@ -38,7 +38,7 @@ SHARDS = {
     "pins-missing": {**_shard(1), "pin_to_cpu": ["nowhere.md"]}, "pins-string": {**_shard(1), "pin_to_cpu": "a.md"},
     "execution-list": {**_shard(1), "execution": [1, 2]}, "reused-ints": {**_shard(1), "execution": {"reused": [1]}},
     "nan": {**_shard(1), "lectures": [{"path": "a.md", "proposed_timeout": float("nan")}, {"path": "b.md"}]},
-    "pins-other": {**_shard(1), "pin_to_cpu": ["b.md"]},
+    "pins-other": {**_shard(1), "pin_to_cpu": ["b.md"]},  # a shard pins others' lectures by their static verdict
     "html-path": {**_shard(1, count=1, lectures=["a<!--hidden.md", "@team <img src=x>"]),
                   "lectures": [{"path": "a<!--hidden.md"}, {"path": "@team <img src=x>"}]},
 }
@@ -64,7 +64,7 @@ CASES = [
     Case((*MERGE, "{tmp}/execution-list.json", "{tmp}/s2.json"), 2, "execution"),
     Case((*MERGE, "{tmp}/reused-ints.json", "{tmp}/s2.json"), 2, "execution"),
     Case((*MERGE, "{tmp}/nan.json", "{tmp}/s2.json"), 2, "proposed_timeout"),
-    Case((*MERGE, "{tmp}/pins-other.json", "{tmp}/s2.json"), 2, "pin_to_cpu names 'b.md', which shard file"),
+    Case((*MERGE, "{tmp}/pins-other.json", "{tmp}/s2.json"), 0, "2 shard(s), 2 lectures"),
     *(Case(("audit", "{tmp}/lect", "--execute", "--baseline", f"{{tmp}}/{name}.json", "--format", "json"), 2,
            f"{name}.json: {field}: expected an object")
       for name, field in BASELINES.items()),
@@ -184,3 +184,11 @@ def test_a_record_check_names_the_field():
     with pytest.raises(runrecord.RecordError, match=r"^run\.cells\[0\]\.calls\[0\]\.wall_s -1: must be"):
         NotebookRun.from_dict({"path": "a", "cells": [{"index": 0, "first_line": "", "wall_s": 1, "client_s": 1,
                                                         "calls": [{"wall_s": -1}]}]})
+
+
+def test_a_pin_on_another_shards_lecture_is_that_shards_to_decide():
+    """A shard lists static pins of lectures it did not run (its verdicts of every lecture); the merge keeps the
+    pin list of the shard that ran each lecture, so shard 1's pin of b.md never reaches the merged audit."""
+    from jaxci.audit.writing import merge
+
+    assert merge.merge([SHARDS["pins-other"], SHARDS["s2"]])["pin_to_cpu"] == []
