@@ -251,14 +251,43 @@ def _parsed(results_dir: str, digest: str) -> ResultSet:
     return _read_results(Path(results_dir))
 
 
+#: a file the read opens whose bytes the digest covers; a larger one is keyed by its size and times (never read
+#: whole here: the loader refuses it with its own limit)
+_DIGEST_LIMIT = 64 * 1024 * 1024
+
+
+def _read_files(results_dir: Path) -> list[Path]:
+    """The files a read of `results_dir` opens (benchmarks.json, each folder's machine.json, result files and
+    capture summaries), an unlistable folder skipped: what the read depends on, nothing else (a stray archive
+    of any size is never read)."""
+    out = [results_dir / "benchmarks.json"]
+    try:
+        folders = sorted(e.path for e in os.scandir(results_dir) if e.is_dir())
+    except OSError:
+        return out
+    for folder in folders:
+        try:
+            names = sorted(e.name for e in os.scandir(folder))
+        except OSError:
+            continue
+        out += [Path(folder, n) for n in names if n.endswith(".json") or (n.startswith("capture-") and
+                                                                        n.endswith(".md"))]
+    return out
+
+
 def _content_digest(results_dir: Path) -> str:
-    """Every file's relative path and bytes under `results_dir` (an unreadable one by its error): what a read
-    depends on, apart from the pins in git history (jax_pin, itself memoised)."""
+    """Every file the read opens (`_read_files`), by its relative path and bytes (one over _DIGEST_LIMIT or not
+    a regular file by its kind, size and times; one that cannot be read by its error): what a read depends on,
+    apart from the pins in git history (jax_pin, itself memoised)."""
     digest = hashlib.blake2b(digest_size=16)
-    for path in sorted(results_dir.rglob("*")):
+    for path in _read_files(results_dir):
         digest.update(str(path.relative_to(results_dir)).encode() + b"\0")
         try:
-            digest.update(path.read_bytes() if path.is_file() else b"folder")
+            st = path.stat()
+            if path.is_file() and st.st_size <= _DIGEST_LIMIT:
+                digest.update(path.read_bytes())
+            else:
+                digest.update(f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ino}".encode())
         except OSError as exc:
             digest.update(repr(exc).encode())
     return digest.hexdigest()
