@@ -123,6 +123,14 @@ def code(text: object, *, table: bool = False) -> str:
     return f"{fence}{pad}{body}{pad}{fence}"
 
 
+def fenced(text: object, info: str = "") -> list[str]:
+    """`text` as a fenced code block's lines: a fence of more backticks than any run inside (at least three), so
+    no line of it can close the block early."""
+    body = str(text)
+    fence = "`" * max(3, max((len(run) for run in _TICKS.findall(body)), default=0) + 1)
+    return [fence + info, *body.split("\n"), fence]
+
+
 def glob_literal(name: str, source: str = "name") -> str:
     """`name` as an fnmatch glob matching exactly that name (`*`, `?`, `[` written as `[*]`, `[?]`, `[[]`), for
     lists read one pattern a line (myst-nb's nb_execution_excludepatterns); a name holding a newline or another
