@@ -20,10 +20,24 @@ class Cell:
     provenance: str = ""
 
 
+#: the most kernels at once a result is read for (the suite runs up to a few dozen)
+MOST_WORKERS = 4096
+
+
+def workers(value) -> int | None:
+    """A result's n_workers as a count of kernels: a whole number in [1, MOST_WORKERS]; None for anything else
+    (-1, 0, a string, a 5,000-digit number), which is no measurement of N kernels and is left out of the grid."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MOST_WORKERS
+    return value if ok else None
+
+
 def grid(records) -> list[Cell]:
+    """The concurrency suite's cells; a result whose n_workers is not a count of kernels (`workers`) is left out."""
     cells: dict = {}
     for r in records:
         if r.suite != "concurrency" or r.method not in METRICS or not {"n_workers", "policy"} <= r.params.keys():
+            continue
+        if workers(r.params["n_workers"]) is None or not isinstance(r.params["policy"], str):
             continue
         key = (r.machine, r.params.get("device", "gpu"), r.params["policy"], r.params["n_workers"])
         cell = cells.setdefault(key, Cell(*key))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from jaxci.util.quoting import line
+
 NM = "not measured"
 
 
@@ -32,7 +34,7 @@ def pct(v) -> str:
 def table(header, rows) -> str:
     """A GitHub markdown table; an empty row list gives one 'not measured' row."""
     rows = [list(map(str, r)) for r in rows] or [[NM] + [""] * (len(header) - 1)]
-    esc = lambda s: s.replace("|", "\\|")
+    esc = lambda s: line(s).replace("|", "\\|")  # one line: no value can end its row (jaxci.util.quoting)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
