@@ -109,9 +109,20 @@ def outside_code(line: str) -> str:
 
 
 def forged(text: str) -> list[str]:
-    """Lines a runner would run as a workflow command, or with HTML (a comment, a tag) outside code spans."""
-    return [x for x in text.splitlines() if x.lstrip().startswith("::") or "##[" in x
-            or re.search(r"<!--|<[A-Za-z/]", outside_code(x))]
+    """Lines a runner would run as a workflow command, or with HTML (a comment, a tag) outside code spans and
+    fenced blocks (where Markdown shows every character as it is)."""
+    found, fence = [], None
+    for x in text.splitlines():
+        if x.lstrip().startswith("::") or "##[" in x:
+            found.append(x)
+        opening = re.match(r"\s*(`{3,})", x)
+        if fence is None and opening:
+            fence = opening.group(1)
+        elif fence is not None:
+            fence = None if x.strip() == fence else fence
+        elif re.search(r"<!--|<[A-Za-z/]", outside_code(x)):
+            found.append(x)
+    return found
 
 
 @pytest.mark.parametrize("name", ["command", "job", "file-name"])
