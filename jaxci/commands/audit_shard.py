@@ -111,9 +111,9 @@ def selected(option: str, verdicts) -> set[str]:
     ignored; a refusal names its lines (`as written on line 3 of n.txt`), never what the file holds
     (`@/proc/self/environ` echoes nothing), and lists at most SHOWN unknown names (the rest counted)."""
     from jaxci.util.quoting import line
-    from jaxci.util.validate import InputError, quoted
+    from jaxci.util.validate import InputError
 
-    entries = _from_file(option) if option.startswith("@") else [(quoted(n.strip(), 40), n.strip())
+    entries = _from_file(option) if option.startswith("@") else [(line(n.strip(), 40), n.strip())
                                                                    for n in option.split(",")]
     entries = [(label, name) for label, name in entries if name and not name.startswith("#")]
     stems = {Path(v.path).stem for v in verdicts}

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxci.util.quoting import code  # a committed audit's name may hold anything: a code span wherever it is shown
+from jaxci.util.quoting import prose  # a committed audit's name may hold anything: Markdown-safe wherever it is shown
 
 
 @dataclass(frozen=True)
 class RepoBuild:
-    repository: str        # repository@commit (7 hex), as the committed audit says it (shown as a code span)
+    repository: str        # repository@commit (7 hex), as the committed audit says it (shown through quoting.prose)
     lectures: int          # lectures with a prediction for the family
     on_gpu: int            # of them, on the GPU (a GPU family's faster device)
     minutes: float         # one sequential build, each lecture on its faster device
@@ -24,7 +24,7 @@ class RepoBuild:
     def text(self, has_gpu: bool) -> str:
         gpu = f", {self.on_gpu} on its GPU" if has_gpu else ""
         left = f", {self.missing} without a prediction left out" if self.missing else ""
-        return (f"{code(self.repository)}: {self.lectures} lectures{gpu} ≈ {self.minutes:.1f} min "
+        return (f"{prose(self.repository)}: {self.lectures} lectures{gpu} ≈ {self.minutes:.1f} min "
                 f"({self.low:.1f}-{self.high:.1f}) ≈ ${self.dollars:.2f}{left}")
 
 
@@ -52,7 +52,7 @@ def cost_row(report, family: str, entry) -> tuple[str, str, str] | None:
     if not found or price is None:
         return None
     text = "one build: " + " · ".join(b.text(entry.has_gpu) for b in found) + f" (${price:.3f}/h)"
-    basis = (f"the committed executed audits ({', '.join(code(f'audits/{a.name}/') for a in report.audits)}): each "
+    basis = (f"the committed executed audits ({', '.join(prose(f'audits/{a.name}/') for a in report.audits)}): each "
              f"lecture's prediction for {family} by the runner model from its run here, on its faster device; band = "
              f"sum of the lecture bands; ${price:.3f}/h catalogue + {builds.overhead_minutes():g} min job overhead "
              "(catalogue planning figure)")

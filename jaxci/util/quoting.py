@@ -76,10 +76,16 @@ def prose(text: object) -> str:
     return _COMMAND.sub(r"\1&#58;", "".join(out))
 
 
+#: an `@` that could start a mention: at the start or after a character that is not part of a name (GitHub
+#: links `@name` only there; `repository@commit` is no mention and stays as written)
+_MENTION = re.compile(r"(?<![A-Za-z0-9._-])@")
+
+
 def _outside(text: str) -> str:
-    """Prose outside code spans: markdown(), and a backslash as an entity (so `\\`` cannot stop a backtick from
-    opening the span this scan sees)."""
-    return markdown(text).replace("\\", "&#92;")
+    """Prose outside code spans: `&`, `<`, `>` as entities, an `@` that could start a mention as `&#64;`, and a
+    backslash as an entity (so `\\`` cannot stop a backtick from opening the span this scan sees)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\\", "&#92;")
+    return _MENTION.sub("&#64;", text)
 
 
 def _closing(text: str, start: int, run: int) -> int:
