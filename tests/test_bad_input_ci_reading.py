@@ -225,3 +225,30 @@ def test_the_results_digest_reads_only_what_the_loader_opens(tmp_path):
     files = _read_files(tmp_path / "R")
     assert stray not in files and tmp_path / "R" / "benchmarks.json" in files
     assert any(f.name == "machine.json" for f in files)
+
+
+def test_a_patch_is_written_hunk_by_hunk_and_applies(tmp_path):
+    """A workflow of 1,500 GPU jobs, each edited: the patch is written from the edits (no whole-file matching,
+    which is quadratic), applies with git, and on the fixture repositories is byte for byte difflib's."""
+    import subprocess
+
+    from jaxci.audit.lecture_ci import audit_ci, edits, lectures
+    from jaxci.util.patch import file_diff
+
+    for name in ("findings_gpu", "split_gpu", "mystmd_gpu"):
+        report = audit_ci(FIX / name, lectures.audit_lectures(FIX / name))
+        texts = {e.file: (FIX / name / e.file).read_text() for e in report.edits}
+        whole = "".join(file_diff(f, texts[f], edits.apply(texts, report.edits)[f]) for f in sorted(texts))
+        assert edits.unified_diff(FIX / name, report.edits) == whole
+    root = _repo(tmp_path / "jobs", edit=lambda t: "on: push\njobs:\n" + "".join(
+        f"  j{i}:\n    runs-on: [runs-on=1, family=g4dn.2xlarge]\n    steps:\n"
+        "      - run: myst build --execute --execute-parallel 4\n" for i in range(1500)))
+    report = audit_ci(root, lectures.audit_lectures(root))
+    patch = edits.unified_diff(root, report.edits)
+    assert patch.count("XLA_PYTHON_CLIENT_PREALLOCATE") >= 1500
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        (tmp_path / "p.diff").write_text(patch)
+        proc = subprocess.run(["git", "apply", "--check", str(tmp_path / "p.diff")], cwd=root, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stderr
