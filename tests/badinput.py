@@ -27,7 +27,8 @@ SUBCOMMANDS = {"audit": {"merge", "publish", "published"}, "failures": {"record"
 #: every bad-input file: its CASES, and setup(tmp) preparing the scratch folder they read
 FILES = ["tests.test_bad_input", "tests.test_bad_input_audit", "tests.test_bad_input_numbers_and_waits",
          "tests.test_bad_input_paths", "tests.test_bad_input_reports", "tests.test_bad_input_values",
-         "tests.test_bad_input_committed"]
+         "tests.test_bad_input_committed",
+         "tests.test_bad_input_fail_once", "tests.test_bad_input_ci_reading"]
 
 
 @dataclass(frozen=True)

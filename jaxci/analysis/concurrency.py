@@ -20,14 +20,19 @@ class Cell:
     provenance: str = ""
 
 
+#: the most kernels at once a result is read for (the suite runs up to a few dozen)
+MOST_WORKERS = 4096
+
+
 def workers(value) -> int | None:
-    """A concurrency record's N: a whole number of kernels, at least 1 (1 to 4 in the suite); anything else a
-    result file holds ('x', -1, 2.5, true) is no N, so the record is not read (never "at most -1 notebooks", never
-    a comparison of text with numbers)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1_000_000 else None
+    """A result's n_workers as a count of kernels: a whole number in [1, MOST_WORKERS]; None for anything else
+    (-1, 0, a string, a 5,000-digit number), which is no measurement of N kernels and is left out of the grid."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MOST_WORKERS
+    return value if ok else None
 
 
 def grid(records) -> list[Cell]:
+    """The concurrency suite's cells; a result whose n_workers is not a count of kernels (`workers`) is left out."""
     cells: dict = {}
     for r in records:
         if r.suite != "concurrency" or r.method not in METRICS or not {"n_workers", "policy"} <= r.params.keys():

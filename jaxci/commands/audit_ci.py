@@ -101,8 +101,10 @@ def attach(args, verdicts, text: str) -> str:
     summary_path, option = summary_target(args)
     if summary_path:
         safewrite.write_text(summary_path, render.summary(report) + "\n", append=True, option=option)
-    for error in report.errors:
-        print(f"jaxci audit: {error}", file=sys.stderr)
+    from jaxci.util.quoting import log
+
+    for error in report.errors:  # a file name or a YAML problem quoted: one line, never a workflow command
+        print(log(f"jaxci audit: {error}", 1000), file=sys.stderr)
     if args.ci_output:
         return text
     if args.format == "md":

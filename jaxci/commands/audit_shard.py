@@ -105,22 +105,49 @@ def check(args) -> None:
             raise InputError(f"{option} {path}: no such file")
 
 
+#: the most unknown names a refusal lists (the rest are counted)
+SHOWN = 5
+
+
 def selected(option: str, verdicts) -> set[str]:
     """--only's lecture names (a name is a lecture file's stem); InputError for a name no lecture has, so a typo
-    never silently narrows an audit."""
+    never silently narrows an audit. From @FILE: one name a line (or comma-separated), a BOM and CR line ends
+    ignored; a refusal names its lines (`as written on line 3 of n.txt`), never what the file holds
+    (`@/proc/self/environ` echoes nothing), and lists at most SHOWN unknown names (the rest counted)."""
+    from jaxci.util.quoting import line
+    from jaxci.util.validate import InputError
+
+    entries = _from_file(option) if option.startswith("@") else [(line(n.strip(), 40), n.strip())
+                                                                   for n in option.split(",")]
+    entries = [(label, name) for label, name in entries if name and not name.startswith("#")]
+    stems = {Path(v.path).stem for v in verdicts}
+    unknown = list(dict.fromkeys(label for label, name in entries if name not in stems))
+    if not entries:
+        raise InputError("--only: no names")
+    if unknown:
+        more = f" and {len(unknown) - SHOWN:,} more" if len(unknown) > SHOWN else ""
+        where = f" of {line(option[1:], 200)}" if option.startswith("@") else ""
+        raise InputError(f"--only: no lecture named {', '.join(unknown[:SHOWN])}{more}{where}")
+    return {name for _, name in entries}
+
+
+def _from_file(option: str) -> list[tuple[str, str]]:
+    """(label, name) of each name in --only @FILE, labelled by its line; a file that is not a text list of names
+    (a control character: an environment block, a binary file) is refused without quoting it."""
     from jaxci.util import safeio
+    from jaxci.util.quoting import line
     from jaxci.util.validate import InputError, one_line
 
-    if option.startswith("@"):
-        try:
-            option = safeio.read_text(Path(option[1:]), 1024 * 1024).replace("\n", ",")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"--only {option}: {one_line(exc)}") from None
-    names = {n.strip() for n in option.split(",") if n.strip() and not n.strip().startswith("#")}
-    unknown = sorted(names - {Path(v.path).stem for v in verdicts})
-    if not names or unknown:
-        raise InputError(f"--only: no lecture named {', '.join(unknown)}" if unknown else "--only: no names")
-    return names
+    try:
+        text = safeio.read_text(Path(option[1:]), 1024 * 1024).removeprefix("\ufeff")  # a Windows editor's BOM
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--only {one_line(exc)}") from None
+    rows = text.splitlines()
+    bad = next((i for i, row in enumerate(rows, 1) if line(row) != row), None)
+    if bad is not None:
+        raise InputError(f"--only {line(option, 200)}: line {bad:,} holds a control character: not a list of lecture "
+                         "names (its content is not shown)")
+    return [(f"as written on line {i:,}", n.strip()) for i, row in enumerate(rows, 1) for n in row.split(",")]
 
 
 def prepare(args, verdicts) -> ShardPlan:

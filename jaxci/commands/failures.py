@@ -8,7 +8,11 @@ previous record's failures this build skipped while they are unchanged. skip: be
 whose notebook is unchanged: one glob a line on stdout; with `--config` they are added to the book's
 `execute.exclude_patterns` (Jupyter Book 1.x), with `--pages` each page's front matter gets `execute: {skip: true}`
 (mystmd); each skipped notebook is said on stderr with the error it failed with. Every notebook named must lie inside
---project (default: the current folder). Exit 2 with the reason when an input cannot be read.
+--project (default: the current folder). Exit 2 with the reason when an input cannot be read (nothing changed then).
+A recorded failure that cannot be skipped (a name with a control character, an .ipynb page under --pages, a page
+whose front matter is not a mapping) is said on stderr and runs as usual: a record never makes a build fail that
+would pass without it. Pages are edited all or none. Every line printed is one line, Markdown-safe and never a
+workflow command (jaxci.util.quoting.log), since the templates append it to the step summary.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ def _parser() -> OneLineParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from jaxci.util import safewrite
+    from jaxci.util import quoting, safewrite
     from jaxci.util.safeio import UnsafeFile
     from jaxci.workflows import failures as fo
 
@@ -61,17 +65,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.remove and not args.cache:
             return refuse("jaxci failures", "--remove needs --cache (the jupyter-cache folder)")
         known = fo.load_known(args.known)
-        same = fo.unchanged(known, args.project)
+        same, notes = fo.unchanged(known, args.project), fo.passed_over(known)
+        edits = {}
+        if args.pages:  # every page planned before anything is changed; one that cannot be edited runs
+            edits, more = fo.plan_pages(args.project, same)
+            notes += more
+            same = [n for n in same if n in edits]
         patterns = fo.to_skip(args.cache, same, remove=args.remove, project=args.project)
-        if args.config:
+        if args.config and same:  # nothing to skip: the config is left as it is (it may be a link)
             fo.exclude_in_config(args.config, same)
-        elif args.pages:
-            fo.skip_pages(args.project, same)
+        fo.write_all(edits)
+        for note in notes:
+            print(quoting.log(f"jaxci failures: {note}"), file=sys.stderr)
         for name in same:
-            print(f"jaxci failures: skipping {name}: it failed before ({known[name]['error'] or 'no message'}) and "
-                  "has not changed since; it runs again once its code changes", file=sys.stderr)
+            error = known[name]["error"] or "no message"
+            print(quoting.log(f"jaxci failures: skipping {name}: it failed before ({error}) and has not changed "
+                              "since; it runs again once its code changes"), file=sys.stderr)
         for pattern in patterns:
-            print(pattern)  # a glob matching exactly that notebook (jaxci.util.quoting.glob_literal)
+            print(pattern)  # a glob matching exactly that notebook, safe in a log and a summary (glob_literal)
     except (fo.FailuresError, OSError, safewrite.UnsafeWrite, UnsafeFile) as exc:
         return refuse("jaxci failures", exc)
     return 0

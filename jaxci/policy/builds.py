@@ -71,10 +71,16 @@ class Split:
         return max(self.gpu.seconds, self.cpu.seconds)
 
 
+#: the largest figure of seconds an audit record may hold: 5 days, the longest a self-hosted runner's job may
+#: run (jaxci.audit.reading.runrecord.LECTURE_S); beyond it (1e308, inf) is not a run time
+MOST_SECONDS = 5 * 86_400
+
+
 def number(value) -> float | None:
-    """A figure of an audit record as a float; None for anything else (a bool, text, NaN): one rule for builds and
-    timeouts."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else None
+    """A figure of an audit record as a float; None for anything else (a bool, text, NaN, an infinity, anything
+    beyond MOST_SECONDS either way, which no run time or timeout reaches): one rule for builds and timeouts."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and -MOST_SECONDS <= value <= MOST_SECONDS
+    return float(value) if ok else None
 
 
 def prediction(lecture: dict, family: str) -> dict | None:

@@ -194,7 +194,7 @@ def audit_md(committed) -> str:
             f"- {len(lectures)} lectures; {selected} chosen to execute; {len(executed)} ran; {len(failed)} could not "
             f"run here\n- execution here: {facts.get('wall_s', '?')} s wall, one process, not sharded; load "
             f"average {facts.get('start_load', '?')} at the start, {facts.get('end_load', '?')} at the end (1, 5, "
-            "15 min)")
+            "15 min)" + (f"\n- re-judged with today's rules: {facts['rejudged']}" if facts.get("rejudged") else ""))
     rows = [[quoting.code(p, table=True), quoting.cell(cause)] for p, cause in failed]
     return head + ("\n\n" + table(["lecture", "could not run here because"], rows) if rows else "")
 

@@ -9,6 +9,7 @@ family is a what-if and says so. A repository on a CPU runner stays on the CPU.
 from __future__ import annotations
 
 from jaxci.policy import wholebuild as wb
+from jaxci.util.quoting import prose  # a committed audit's name may hold anything: Markdown-safe wherever it is shown
 
 
 def runs_on(committed, catalogue: dict) -> str | None:
@@ -70,8 +71,8 @@ def published_line(build: wb.WholeBuild) -> str:
     pub = build.published
     if pub is None:
         return f"no published build on {build.family}'s hardware"
-    return (f"published: {minutes(pub.total_s)} on {pub.family}, {pub.executed}, {pub.notebooks} notebooks "
-            f"({pub.repository}@{pub.commit[:8]} status.ipynb)")
+    return (f"published: {minutes(pub.total_s)} on {pub.family}, {prose(pub.executed)}, {pub.notebooks} notebooks "
+            f"({prose(pub.repository + '@' + pub.commit[:8])} status.ipynb)")
 
 
 def after_line(build: wb.WholeBuild) -> str:
@@ -79,7 +80,7 @@ def after_line(build: wb.WholeBuild) -> str:
     mid, low, high = build.after_s
     counts = build.counts
     unpriced = build.unpriced
-    left = (f"; {len(unpriced)} neither published nor predicted, left out ({', '.join(unpriced[:3])}"
+    left = (f"; {len(unpriced)} neither published nor predicted, left out ({', '.join(map(prose, unpriced[:3]))}"
             f"{' …' if len(unpriced) > 3 else ''})" if unpriced else "")
     change = "after the patch" if build.pins else "as it is (nothing to pin)"
     return (f"{change}: {minutes(mid)} (band {low / 60:,.1f}-{high / 60:,.1f}) ≈ {dollars(build.entry, mid)}: "
@@ -117,7 +118,7 @@ def cost_row(report, family: str, entry) -> tuple[str, str, str] | None:
     parts, numbers = [], []
     for b in found:
         mid = b.after_s[0]
-        parts.append(f"{b.repository} ({verdict_line(b, entry.has_gpu)}): {after_line(b)}"
+        parts.append(f"{prose(b.repository)} ({verdict_line(b, entry.has_gpu)}): {after_line(b)}"
                      + (f"; {published_line(b)}" if b.published else ""))
         numbers.append(f"{minutes(mid)} ≈ {dollars(entry, mid)}")
     basis = ("the committed executed audits and the sites' published builds (audits/*/published.json): each "

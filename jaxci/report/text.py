@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from jaxci.util.quoting import line
+
 NM = "not measured"
 _PIPE = re.compile(r"(?<!\\)\|")
 
@@ -35,7 +37,7 @@ def pct(v) -> str:
 def table(header, rows) -> str:
     """A GitHub markdown table; an empty row list gives one 'not measured' row."""
     rows = [list(map(str, r)) for r in rows] or [[NM] + [""] * (len(header) - 1)]
-    esc = lambda s: _PIPE.sub(r"\\|", s)  # a pipe already escaped (jaxci.util.quoting.cell) is kept as it is
+    esc = lambda s: _PIPE.sub(r"\\|", line(s))  # one line; a pipe already escaped (quoting.cell) kept as it is
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)

@@ -257,40 +257,46 @@ def _parsed(results_dir: str, digest: str) -> ResultSet:
     return _read_results(Path(results_dir))
 
 
-def _content_digest(results_dir: Path) -> str:
-    """What a read depends on (apart from the pins in git history, jax_pin, itself memoised): the entries the
-    loader looks at (the folder and its machine folders, two levels, never deeper), the bytes of each file it
-    reads (JSON and capture summaries within the loader's limit, the largest a read takes) and the size and time
-    of any other entry, so a stray 3 GiB file is never read and an unreadable one is keyed by its error."""
-    digest = hashlib.blake2b(digest_size=16)
-    for path in _entries(results_dir):
-        digest.update(str(path.relative_to(results_dir)).encode() + b"\0")
+#: a file the read opens whose bytes the digest covers; a larger one is keyed by its size and times (never read
+#: whole here: the loader refuses it with its own limit)
+_DIGEST_LIMIT = 64 * 1024 * 1024
+
+
+def _read_files(results_dir: Path) -> list[Path]:
+    """The files a read of `results_dir` opens (benchmarks.json, each folder's machine.json, result files and
+    capture summaries), an unlistable folder skipped: what the read depends on, nothing else (a stray archive
+    of any size is never read)."""
+    out = [results_dir / "benchmarks.json"]
+    try:
+        folders = sorted(e.path for e in os.scandir(results_dir) if e.is_dir())
+    except OSError:
+        return out
+    for folder in folders:
         try:
-            st = path.lstat()
-            read = _stat.S_ISREG(st.st_mode) and st.st_size <= RESULT_LIMIT and _read_here(path)
-            digest.update(path.read_bytes() if read else f"{st.st_mode} {st.st_size} {st.st_mtime_ns}".encode())
-        except OSError as exc:
-            digest.update(repr(exc).encode())
-    return digest.hexdigest()
-
-
-def _entries(results_dir: Path) -> list[Path]:
-    """The folder's entries and those of its sub-folders (links not followed), sorted; an unlistable sub-folder
-    is keyed by itself alone (the loader reads nothing from it)."""
-    out = []
-    for path in sorted(results_dir.iterdir()):
-        out.append(path)
-        if path.is_dir() and not path.is_symlink():
-            try:
-                out += sorted(path.iterdir())
-            except OSError:
-                continue
+            names = sorted(e.name for e in os.scandir(folder))
+        except OSError:
+            continue
+        out += [Path(folder, n) for n in names if n.endswith(".json") or (n.startswith("capture-") and
+                                                                        n.endswith(".md"))]
     return out
 
 
-def _read_here(path: Path) -> bool:
-    """A file the loader reads: a JSON file (results, machine.json, benchmarks.json) or a capture summary."""
-    return path.suffix == ".json" or (path.name.startswith("capture-") and path.suffix == ".md")
+def _content_digest(results_dir: Path) -> str:
+    """Every file the read opens (`_read_files`), by its relative path and bytes (one over _DIGEST_LIMIT or not
+    a regular file by its kind, size and times; one that cannot be read by its error): what a read depends on,
+    apart from the pins in git history (jax_pin, itself memoised)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path in _read_files(results_dir):
+        digest.update(str(path.relative_to(results_dir)).encode() + b"\0")
+        try:
+            st = path.stat()
+            if path.is_file() and st.st_size <= _DIGEST_LIMIT:
+                digest.update(path.read_bytes())
+            else:
+                digest.update(f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ino}".encode())
+        except OSError as exc:
+            digest.update(repr(exc).encode())
+    return digest.hexdigest()
 
 
 def _read_results(results_dir: Path) -> ResultSet:

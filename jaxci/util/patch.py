@@ -43,15 +43,41 @@ def _lines(text: str) -> list[str]:
     return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
 
 
-def file_diff(path: str, old: str | None, new: str) -> str:
+def file_diff(path: str, old: str | None, new: str, windows: list | None = None) -> str:
     """The `git apply`-able diff of one file from `old` (None: a new file) to `new` ('' if they are equal);
-    a last line without a newline gets git's marker, so the file is reproduced exactly."""
+    a last line without a newline gets git's marker, so the file is reproduced exactly. `windows`, when the
+    caller knows where the changes are: [(first old line, 0-based; old text there; new text there; the hunk's
+    lines or None)], apart from each other by more than two contexts; each is written as its hunk, or diffed on
+    its own (difflib's matching is quadratic in the lines
+    between far-apart changes: a workflow of thousands of edited jobs would take minutes whole)."""
     path = diff_path(path)
     if old == new:
         return ""
-    body = []
-    for line in difflib.unified_diff(_lines(old or ""), _lines(new), "/dev/null" if old is None else f"a/{path}",
-                                     f"b/{path}", n=3):
-        body.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    names = ("/dev/null" if old is None else f"a/{path}", f"b/{path}")
+    if windows is None:
+        lines = list(difflib.unified_diff(_lines(old or ""), _lines(new), *names, n=3))
+    else:
+        lines, shift = [f"--- {names[0]}\n", f"+++ {names[1]}\n"], 0
+        for start, old_w, new_w, hunk in windows:
+            if hunk and old_w != new_w:
+                olds, news = sum(x[0] != "+" for x in hunk), sum(x[0] != "-" for x in hunk)
+                lines += [f"@@ -{start + 1},{olds} +{start + 1 + shift},{news} @@\n", *hunk]
+            else:
+                lines += [_shifted(x, start, start + shift) for x in
+                          list(difflib.unified_diff(_lines(old_w), _lines(new_w), n=3))[2:]]
+            shift += len(_lines(new_w)) - len(_lines(old_w))
+    body = [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
     head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else "")
     return head + "".join(body)
+
+
+_HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _shifted(line: str, old: int, new: int) -> str:
+    """A hunk header of a window moved to where the window lies in the file (its old and new first lines)."""
+    m = _HUNK.match(line)
+    if not m:
+        return line
+    return (f"@@ -{int(m.group(1)) + old}{m.group(2) or ''} +{int(m.group(3)) + new}{m.group(4) or ''} @@"
+            + line[m.end():])

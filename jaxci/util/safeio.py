@@ -168,20 +168,6 @@ def load_json(path: str | Path, limit: int = JSON_LIMIT, *, links: bool = True, 
     return parse_json(read_text(path, limit, links=links), path, max_depth)
 
 
-def _yaml_loader(max_nodes: int, source):
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        """SafeLoader whose composed document is measured, aliases followed, before anything is constructed."""
-
-        def compose_document(self):
-            node = super().compose_document()
-            _expanded_size(node, max_nodes, source)
-            return node
-
-    return Loader
-
-
 def _expanded_size(root, max_nodes: int, source) -> int:
     """Nodes of the document with every alias expanded (memoised per node, so it costs one pass)."""
     import yaml
@@ -228,23 +214,12 @@ def _children(node, yaml) -> list:
 
 
 def parse_yaml(text: str, source: str | Path = "YAML", max_nodes: int = YAML_NODES):
-    """`text` as YAML (safe loader), at most `max_nodes` nodes with aliases expanded, no recursive alias.
-    Raises UnsafeFile for a refused document and for a YAML syntax error (with its line)."""
-    import yaml
+    """`text` as YAML (safe loader), at most `max_nodes` nodes with aliases expanded, no recursive alias, within
+    jaxci.util.safeyaml's bounds (size, depth, digits). Raises UnsafeFile for a refused document and for a YAML
+    syntax error (with its line)."""
+    from jaxci.util import safeyaml
 
-    try:
-        return yaml.load(text, Loader=_yaml_loader(max_nodes, source))  # noqa: S506 - a SafeLoader subclass
-    except UnsafeFile:
-        raise
-    except RecursionError:
-        raise UnsafeFile(source, "YAML nested deeper than Python can parse") from None
-    except ValueError as exc:
-        raise UnsafeFile(source, unconstructed(exc)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UnsafeFile(source, f"not valid YAML{where} ({problem})") from None
+    return safeyaml.parse(text, source, max_nodes)
 
 
 def unconstructed(exc: ValueError) -> str:

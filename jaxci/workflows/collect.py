@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from jaxci.catalogue import Machine
+from jaxci.util.quoting import cell
 from jaxci.util.validate import InputError, quoted
 from jaxci.workflows import status as run_status
 from jaxci.workflows.status import RunStatus, SuiteState
@@ -99,7 +100,7 @@ def collect(matrix: dict, incoming: Path, results: Path, catalogue: dict[str, Ma
 
 def outcome_markdown(rows: list[dict]) -> str:
     lines = ["| family | capacity | outcome | results merged | detail |", "|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['family']} | {'spot' if r['spot'] else 'on-demand'} | {r['outcome']} | "
-                     f"{'yes' if r['results_merged'] else 'no'} | {r['detail']} |")
+    for r in rows:  # every cell through quoting.cell: a status file's text cannot end the row or hide the rest
+        lines.append(f"| {cell(r['family'])} | {'spot' if r['spot'] else 'on-demand'} | {cell(r['outcome'])} | "
+                     f"{'yes' if r['results_merged'] else 'no'} | {cell(r['detail'])} |")
     return "\n".join(lines) + "\n"

@@ -317,6 +317,7 @@ def read_concurrency(results_dir: str, machine: str) -> dict[tuple, float]:
     except ImportError:
         raise AdviceError("reading --results needs asv (pip install 'jax-ci-bench[bench]'); "
                           "or give --peak-mib") from None
+    from jaxci.analysis.concurrency import workers  # a count of kernels, as the grid reads it
     from jaxci.results.records import ResultsError, load_results, loader_reason
 
     if not os.path.isdir(os.path.join(results_dir, machine)):
@@ -332,7 +333,7 @@ def read_concurrency(results_dir: str, machine: str) -> dict[tuple, float]:
     if by_file:
         newest = max(by_file, key=lambda f: (by_file[f][0].date, f))
         values = {(rec.method, *rec.params.values()): rec.value for rec in by_file[newest]
-                  if rec.ok and math.isfinite(rec.value)}
+                  if rec.ok and math.isfinite(rec.value) and workers(rec.params.get("n_workers")) is not None}
         if values:
             return values
     folder = os.path.join(results_dir, machine)

@@ -24,6 +24,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+from jaxci.util import quoting
 from jaxci.util.jsonschema_import import skip_iri_syntax_checkers
 from jaxci.util.quoting import glob_literal
 from jaxci.util.safeio import UnsafeFile, check, check_name, load_json, read_text
@@ -126,7 +127,8 @@ def record_mystmd(site, project=".", keep: dict | None = None) -> dict:
     error output, by its location in the project."""
     project, content = Path(project), Path(site) / "content"
     if not content.is_dir():
-        raise FailuresError(f"{site}: not a mystmd site folder (no content/; run `myst build --execute` first)")
+        raise FailuresError(f"{quoting.line(site)}: not a mystmd site folder (no content/; run `myst build "
+                            "--execute` first)")
     failures = {}
     for page in sorted(content.glob("*.json")):
         try:
@@ -135,7 +137,7 @@ def record_mystmd(site, project=".", keep: dict | None = None) -> dict:
             raise FailuresError(f"{page}: cannot read a built page: {exc}") from None
         location = data.get("location") if isinstance(data, dict) else None
         error = _error_output(data.get("mdast") if isinstance(data, dict) else None)
-        if isinstance(location, str) and error is not None:
+        if isinstance(location, str) and error is not None and not _unusable(location):
             rel = location.lstrip("/")
             path = project / rel
             if not inside(path, project):
@@ -144,11 +146,10 @@ def record_mystmd(site, project=".", keep: dict | None = None) -> dict:
     return {"format": FORMAT, "failures": {**_kept(keep, project), **failures}}
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
 def _last_line(traceback: str) -> str:
-    lines = [line for line in _ANSI.sub("", traceback or "").strip().splitlines() if line.strip()]
+    """The last non-blank line of a traceback, as quoting.line writes it (escape sequences dropped, every other
+    control character escaped): a record holds one plain line whatever the kernel sent."""
+    lines = [x for x in (quoting.line(raw).strip() for raw in str(traceback or "").splitlines()) if x]
     return lines[-1][:300] if lines else ""
 
 
@@ -161,7 +162,7 @@ def _error_output(node, depth: int = 0) -> str | None:
         if isinstance(data, dict) and data.get("output_type") == "error":
             tb = data.get("traceback")
             text = tb if isinstance(tb, str) else "\n".join(t for t in tb or [] if isinstance(t, str))
-            return _last_line(text) or f"{data.get('ename', 'error')}: {data.get('evalue', '')}"
+            return _last_line(text) or quoting.line(f"{data.get('ename', 'error')}: {data.get('evalue', '')}", 300)
         children = node.get("children")
         return _error_output(children, depth + 1) if children is not None else None
     if isinstance(node, list):
@@ -204,16 +205,32 @@ def content_hash(path) -> str | None:
 
 def unchanged(known: dict, project=".") -> list[str]:
     """The recorded failures (paths relative to `project`, or absolute inside it) whose notebook still has the
-    recorded hash: the ones a build skips."""
+    recorded hash: the ones a build skips. A name that cannot be a file name (a control character: `_unusable`)
+    matches no notebook: it is left out (it runs), as `passed_over` says."""
     project = Path(project)
     out = []
     for name, entry in sorted(known.items()):
+        if _unusable(name):
+            continue
         path = _path(name, project)
         if not inside(path, project):
             raise FailuresError(f"known failure {quoted(name, 80)} is outside the project {project.resolve()}")
         if entry.get("hash") and path.is_file() and content_hash(path) == entry["hash"]:
             out.append(name)
     return out
+
+
+def _unusable(name: str) -> str:
+    """Why a recorded name cannot be skipped by name ('' when it can): a control character (a NUL is no file
+    name; a newline or tab cannot be one line of a glob list or of the log)."""
+    bad = quoting._CONTROL.search(name)
+    return f"its name holds the control character {bad.group()!r}" if bad else ""
+
+
+def passed_over(known: dict) -> list[str]:
+    """A note for each recorded failure that cannot be skipped by its name: it runs as it would without a record."""
+    return [f"not skipping {quoting.line(name, 200)}: {why}; it runs as usual" for name in sorted(known)
+            if (why := _unusable(name))]
 
 
 def _path(name: str, project) -> Path:
@@ -226,10 +243,10 @@ def exclude_in_config(config, names: list[str]) -> list[str]:
     (the build's checkout); the patterns added."""
     import yaml
 
-    from jaxci.util.safeio import parse_yaml
+    from jaxci.util import safeyaml
 
-    try:  # safeio's YAML: nodes counted, nesting and unbuildable values (5,000 digits) one line
-        data = parse_yaml(read_text(config), config) or {}
+    try:
+        data = safeyaml.parse(read_text(config, safeyaml.LIMIT), config) or {}
     except (OSError, UnsafeFile) as exc:
         raise FailuresError(f"{config}: cannot read the book config: {getattr(exc, 'reason', None) or exc}") from None
     if not isinstance(data, dict) or not isinstance(data.setdefault("execute", {}), dict):
@@ -248,51 +265,76 @@ def exclude_in_config(config, names: list[str]) -> list[str]:
     return patterns
 
 
-_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)---[ \t]*(?:\r?\n|\Z)", re.S)
-_BOM = "\ufeff"
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)---[ \t]*\r?\n", re.S)
 
 
-def with_front(text: str, name: str, change) -> str:
-    """The page `text` with its front matter changed by `change(front: dict)`: the page's own block found after a
-    UTF-8 byte-order mark and with CRLF line ends as well as LF, and written back with both kept, so a page is
-    never given a second block ahead of its own (which would turn its title and kernelspec into body text)."""
-    from jaxci.util.safeio import parse_yaml
+def plan_pages(project, names: list[str]) -> tuple[dict, list[str]]:
+    """({name: (page path, its new text, front matter with `execute: {skip: true}`)}, notes): every page planned before
+    any is written. A page that cannot be edited this way (an .ipynb, front matter that is not a mapping, a page
+    that cannot be read) is passed over with a note: it runs as it would without a record. A BOM and CRLF line
+    ends are kept (the new front matter is the page's own, not a second block before it)."""
+    from jaxci.util import safeyaml
 
-    bom = _BOM if text.startswith(_BOM) else ""
-    text = text[len(bom):]
-    m = _FRONT.match(text)
-    newline = "\r\n" if (m.group(0) if m else text.partition("\n")[0] + "\n").endswith("\r\n") else "\n"
-    try:
-        front = parse_yaml(m.group(1).replace("\r\n", "\n"), name) if m else {}
-    except UnsafeFile as exc:
-        raise FailuresError(f"{name}: its front matter: {exc.reason}") from None
-    if front is None:
-        front = {}
-    if not isinstance(front, dict):
-        raise FailuresError(f"{name}: its front matter is not a mapping")
-    try:
-        change(front)
-    except FailuresError as exc:
-        raise FailuresError(f"{name}: {exc}") from None
+    edits, notes = {}, []
+    for name in names:
+        path = _path(name, project)
+        why = "" if path.suffix == ".md" else "only MyST Markdown pages can be skipped this way (front matter)"
+        try:
+            text = "" if why else read_text(path)
+        except UnsafeFile as exc:
+            why = f"cannot read it ({exc.reason})"
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        text = text[len(bom):]
+        m = _FRONT.match(text)
+        try:
+            front = (safeyaml.parse(m.group(1), name) if m else {}) if not why else {}
+        except UnsafeFile as exc:
+            why = f"its front matter cannot be read ({exc.reason})"
+            front = {}
+        front = {} if front is None else front
+        if not why and not isinstance(front, dict):
+            why = "its front matter is not a mapping"
+        elif not why and not isinstance(front.setdefault("execute", {}), dict):
+            why = "its front matter's `execute` is not a mapping"
+        if why:
+            notes.append(f"not skipping {quoting.line(name, 200)}: {why}; it runs as usual")
+            continue
+        front["execute"]["skip"] = True
+        nl = "\r\n" if (m.group(0) if m else text.partition("\n")[0] + "\n").endswith("\r\n") else "\n"
+        head = "---\n" + yaml_dump(front) + "---\n"
+        edits[name] = (path, bom + head.replace("\n", nl) + (text[m.end():] if m else text))
+    return edits, notes
+
+
+def yaml_dump(data) -> str:
     import yaml
 
-    block = "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n"
-    return bom + block.replace("\n", newline) + (text[m.end():] if m else text)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
-def skip_pages(project, names: list[str]) -> list[str]:
-    """Set `execute: {skip: true}` in the front matter of each mystmd page (MyST Markdown), in place (the build's
-    checkout); an .ipynb page is refused, since its front matter is not a block of its own."""
+def write_all(edits: dict) -> None:
+    """Write every planned page or none: a failed write puts back the pages already written, and the error
+    says so (a build then runs every page, as without a record)."""
     from jaxci.util import safewrite
 
     done = []
-    for name in names:
-        path = _path(name, project)
-        if path.suffix != ".md":
-            raise FailuresError(f"{name}: only MyST Markdown pages can be skipped this way (front matter)")
-        safewrite.write_text(path, with_front(read_text(path), name, _skip_execution))
-        done.append(name)
-    return done
+    try:
+        for path, text in edits.values():
+            before = read_text(path)
+            safewrite.write_text(path, text)
+            done.append((path, before))
+    except (OSError, UnsafeFile, safewrite.UnsafeWrite) as exc:
+        for path, before in reversed(done):
+            safewrite.write_text(path, before)
+        raise FailuresError(f"{quoting.line(exc)}; no page was changed (every page runs)") from None
+
+
+def skip_pages(project, names: list[str]) -> tuple[list[str], list[str]]:
+    """Set `execute: {skip: true}` in the front matter of each mystmd page (MyST Markdown), in place (the build's
+    checkout), all or none of them: (the names skipped, notes on those passed over)."""
+    edits, notes = plan_pages(project, names)
+    write_all(edits)
+    return [n for n in names if n in edits], notes
 
 
 def _skip_execution(front: dict) -> None:

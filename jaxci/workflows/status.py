@@ -110,6 +110,9 @@ class RunStatus:
                 and all(data.get(k) is None or isinstance(data[k], str) for k in ("running", "interrupted"))
                 and all(isinstance(data.get(k, False), bool) for k in ("spot", "finished"))):
             raise ValueError("not a run status (family, suites, running)")
+        for key in ("running", "interrupted"):  # a suite's name or nothing: it is written into the job summary
+            if data.get(key) is not None and not is_suite_name(data[key]):
+                raise ValueError(f"{key} {quoted(data[key], 40)} is not a suite name (a plain lower-case identifier)")
         suites = {}
         for suite, text in data["suites"].items():
             if not is_suite_name(suite):

@@ -55,6 +55,16 @@ def job_commands(job: workflows.Job) -> list[tuple[str, str]]:
     return out
 
 
+def _split_where(engine, job: workflows.Job) -> tuple[str, str]:
+    """(file:line, the command as shown) of an engine read from one of the job's commands (engine.where is the
+    two joined by a space; a file name may hold spaces, so the file:line is matched, not split on)."""
+    loc = next((w for w, _ in job_commands(job) if engine.where.startswith(w + " ")), None)
+    if loc is None:
+        loc, _, rest = engine.where.partition(" ")
+        return loc, rest
+    return loc, engine.where[len(loc) + 1:]
+
+
 def _family(job: workflows.Job) -> str:
     """The runner family the job's label names ('' without a label), without its '+' variants."""
     return (job.label.family or "").split("+")[0] if job.label else ""
@@ -345,7 +355,7 @@ class _Audit:
         n = engine.now if engine else None
         if not n or n < 2 or self.moving(job):
             return
-        where, command = engine.where.split(" ", 1)
+        where, command = _split_where(engine, job)
         if any(k in job.env for k in workflows.MEMORY_VARS) or job.uses_action("jax-env"):
             return
         family = _family(job)
@@ -374,7 +384,7 @@ class _Audit:
             family = _family(job)
             vcpu = self.catalogue[family].value("vcpu") if family in self.catalogue else None
             vcpu = vcpu if isinstance(vcpu, int) else None
-            engine = engine_of(job_commands(job), self.root, vcpu)
+            engine = engine_of(job_commands(job), self.root, vcpu, every=len(self.run) or None)
             has_gpu = tier.is_gpu(job.label, self.catalogue) and not self.moving(job)
             answer = concurrency.decide(self.survived, engine or concurrency.Engine(concurrency.NBCLIENT),
                                         has_gpu=has_gpu, family=family or "the family", vcpu=vcpu)
@@ -444,7 +454,7 @@ class _Audit:
         template = timeouts.FAIL_ONCE.get(engine.name)
         fix = (f"copy `{template}` from jax-ci-bench: {timeouts.engine_hygiene(engine.name)}" if template else
                timeouts.engine_hygiene(engine.name))
-        self.add(Finding(FAIL_ONCE, engine.where.split(" ", 1)[0], f"job `{job.id}` builds with "
+        self.add(Finding(FAIL_ONCE, _split_where(engine, job)[0], f"job `{job.id}` builds with "
                          f"{ENGINE_NAMES[engine.name]} and records no failures",
                          "a failing notebook is executed again on every build until it fails (neither engine "
                          "caches a failure): its minutes, every build, up to the cell or job timeout", "policy", fix,

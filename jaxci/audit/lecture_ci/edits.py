@@ -148,8 +148,72 @@ def unified_diff(root: Path, edits: list[Edit]) -> str:
     path that cannot be written into a diff header, before any file is read)."""
     files = sorted({diff_path(e.file) for e in edits})
     texts = {file: (Path(root) / file).read_text(encoding="utf-8") for file in files}
-    new = apply(texts, edits)
-    return "".join(file_diff(file, texts[file], new[file]) for file in files)
+    return "".join(file_diff(file, texts[file], apply(texts, [e for e in edits if e.file == file])[file],
+                             windows(texts[file], [e for e in edits if e.file == file])) for file in files)
+
+
+#: untouched lines between two edits that keep them in one window (difflib merges hunks closer than 2 x 3 lines)
+_APART = 7
+
+
+def windows(text: str, edits: list[Edit]) -> list[tuple[int, str, str, list | None]]:
+    """[(first old line, 0-based; the old text of the window; its new text; its hunk's lines or None)]: the file
+    cut between edits more than _APART lines apart, with 3 lines of context. Each window's hunk is written from
+    its edits directly (an edit inserts lines or replaces one in place: no matching needed), checked against
+    `apply`; where they disagree, jaxci.util.patch diffs the window with difflib. Linear in the file, however many
+    jobs a pull request's workflow has (difflib's matching over the whole file is quadratic)."""
+    lines = text.splitlines(keepends=True)
+    clusters: list[list[Edit]] = []
+    for e in sorted(edits, key=lambda e: (e.line, e.op == "replace")):
+        if clusters and e.line - 1 - _end(clusters[-1][-1]) < _APART:
+            clusters[-1].append(e)
+        else:
+            clusters.append([e])
+    out = []
+    for cluster in clusters:
+        a = max(0, cluster[0].line - 1 - 3)
+        b = min(len(lines), max(_end(e) for e in cluster) + 3)
+        old = "".join(lines[a:b])
+        moved = [Edit(e.file, e.line - a, e.op, e.new, e.old) for e in cluster]
+        new = apply({cluster[0].file: old}, moved)[cluster[0].file]
+        hunk = _hunk(lines[a:b], moved)
+        ok = hunk is not None and "".join(x[1:] for x in hunk if x[0] != "+") == old and \
+            "".join(x[1:] for x in hunk if x[0] != "-") == new
+        out.append((a, old, new, hunk if ok else None))
+    return out
+
+
+def _hunk(lines: list[str], edits: list[Edit]) -> list[str] | None:
+    """The lines of one hunk (' ' context, '-' old, '+' new) for `edits` on `lines` (their line numbers relative
+    to them), in the order `apply` leaves them; None where an insert lies past the last line."""
+    inserts: dict[int, list[str]] = {}
+    replaced: dict[int, str] = {}
+    for e in dict.fromkeys(edits):
+        i = e.line - 1
+        if e.op == "insert":
+            if not 0 <= i < len(lines):
+                return None
+            inserts.setdefault(i, []).extend(e.new.splitlines(keepends=True))
+    for e in sorted(dict.fromkeys(e for e in edits if e.op == "replace"), key=lambda e: e.line, reverse=True):
+        i = e.line - 1
+        line = replaced.get(i, lines[i] if 0 <= i < len(lines) else "")
+        if 0 <= i < len(lines) and e.old in line:
+            replaced[i] = line.replace(e.old, e.new, 1)
+    out, run = [], []  # a run of changed lines is written as difflib writes it: its old lines, then its new
+    for i, line in enumerate(lines):
+        run += ["+" + x for x in inserts.get(i, [])]
+        if i in replaced:
+            run += ["-" + line, "+" + replaced[i]]
+            continue
+        out += [x for x in run if x[0] == "-"] + [x for x in run if x[0] == "+"] + [" " + line]
+        run = []
+    return out + [x for x in run if x[0] == "-"] + [x for x in run if x[0] == "+"]
+
+
+def _end(e: Edit) -> int:
+    """The old line (0-based) just after what an edit touches: its line for a replace, the line it goes before
+    for an insert."""
+    return e.line if e.op == "replace" else e.line - 1
 
 
 #: the sharded executed audit, offered beside the patch (a new workflow is the maintainer's choice, not an edit)

@@ -8,6 +8,11 @@ engine's setting (jaxci.policy.concurrency.decide).
   `jcache project execute --executor local-parallel` runs first (one worker per CPU) or a Sphinx build runs
   with `-j N`.
 - `pytest --nbmake -n N` or `xargs -P N`: a pool of N kernels (nbclient under the hood).
+
+A pull request controls these lines, so they are read in linear time: each line is split into words once and
+the words are scanned left to right (no regular expression that backtracks over a line). A count is read by
+`count`: ASCII digits only; `xargs -P 0` ("as many at once as possible") and a count larger than AT_MOST (a
+5,000-digit number included) both mean every notebook of the build at once.
 """
 
 from __future__ import annotations
@@ -16,50 +21,122 @@ import re
 from pathlib import Path
 
 from jaxci.policy.concurrency import JB1, MYSTMD, NBCLIENT, Engine
+from jaxci.util.quoting import code
 
-_MYST = re.compile(r"\bmyst\s+build\b[^\n]*")
-_BOOK = re.compile(r"\b(?:jb|jupyter-book)\s+build\b[^\n]*")
-_EXECUTE_PARALLEL = re.compile(r"--execute-parallel(?:\s+|=)(\d+)\b")
-_JCACHE_PARALLEL = re.compile(r"\bjcache\b[^\n]*--executor\s+local-parallel\b")
-_SPHINX_JOBS = re.compile(r"\bsphinx-build\b[^\n]*?\s-j\s*(\d+|auto)\b")
-_POOLS = (re.compile(r"\bpytest\b[^\n]*--nbmake[^\n]*\s-n\s*(\d+|auto)\b|\bpytest\b[^\n]*\s-n\s*(\d+|auto)\b[^\n]*"
-                     r"--nbmake"), re.compile(r"\bxargs\b[^\n]*\s-P\s*(\d+)\b"))
-
-
-#: the most kernels a count in a command line is read as (a 5,000-digit `-n` is "very many", not a ValueError)
-MAX_COUNT = 1_000_000
+#: what splits a shell line into words here: blanks and the shell's operators (one character class: linear)
+_SEPARATORS = re.compile(r"[\s;&|()<>]+")
+#: the most notebooks at once a written count is read as; above it (or `xargs -P 0`) means all of them at once
+AT_MOST = 4096
+#: a count written with more digits than this is above AT_MOST whatever it is (read without int() of it)
+_DIGITS = len(str(AT_MOST))
 
 
-def _count(value: str, vcpu: int | None) -> int | None:
-    """A count written in a command line (ASCII digits, read without int()'s 4,300-digit limit: only its length
-    decides past MAX_COUNT); `auto` or anything else is one per CPU."""
-    if not (value.isascii() and value.isdigit()):
+def words(line: str) -> list[str]:
+    """The words of one shell line (split once on blanks and operators)."""
+    return [w for w in _SEPARATORS.split(line) if w]
+
+
+def _is(word: str, name: str) -> bool:
+    """`word` runs the program `name` (written bare or as a path)."""
+    return word == name or word.endswith("/" + name)
+
+
+def count(text: str | None, vcpu: int | None, every: int | None, *, zero_is_all: bool = False) -> int | None:
+    """A written number of notebooks at once: `auto` is one per CPU (vcpu); ASCII digits are that number, except
+    that 0 with `zero_is_all` (xargs) and anything above AT_MOST mean every notebook of the build (`every`, or
+    AT_MOST when not known); anything else is not a count (None: the engine's default)."""
+    if text == "auto":
         return vcpu
-    return MAX_COUNT if len(value) > len(str(MAX_COUNT)) else min(int(value), MAX_COUNT)
+    if not text or not (text.isascii() and text.isdigit()):
+        return None
+    digits = text.lstrip("0")
+    if len(digits) > _DIGITS or (digits and int(digits) > AT_MOST) or (not digits and zero_is_all):
+        return min(every, AT_MOST) if every else AT_MOST
+    return int(digits or "0")
 
 
-def engine_of(commands: list[tuple[str, str]], root: Path, vcpu: int | None) -> Engine | None:
-    """The engine of a job from its (where, run text) commands; None when it runs no notebook build we know."""
+def _countlike(text: str) -> bool:
+    return text == "auto" or (text.isascii() and text.isdigit())
+
+
+def _option(ws: list[str], start: int, short: str, long: str = "") -> tuple[int, str] | None:
+    """(index, value) of the first `-j N` / `-jN` (short) or `--long N` / `--long=N` after ws[start] whose value
+    is a count (ASCII digits or auto)."""
+    for i in range(start + 1, len(ws)):
+        w, value = ws[i], None
+        if w in (short, long) and i + 1 < len(ws):
+            i, value = i + 1, ws[i + 1]
+        elif long and w.startswith(long + "="):
+            value = w[len(long) + 1:]
+        elif short and w.startswith(short) and len(w) > len(short) and not w.startswith("--"):
+            value = w[len(short):]
+        if value is not None and _countlike(value):
+            return i, value
+    return None
+
+
+def _first(ws: list[str], name: str) -> int | None:
+    return next((i for i, w in enumerate(ws) if _is(w, name)), None)
+
+
+def _build(ws: list[str], names: tuple[str, ...]) -> int | None:
+    """Index of `NAME build` (consecutive words) for the first of `names` found."""
+    return next((i for i in range(len(ws) - 1) if ws[i + 1] == "build" and any(_is(ws[i], n) for n in names)),
+                None)
+
+
+def _shown(where: str, ws: list[str], start: int, end: int) -> str:
+    """`where` and the command as read (its words start..end), as a code span whatever the words hold."""
+    return f"{where} {code(' '.join(ws[start:end + 1]))}"
+
+
+def _line_engine(where: str, line: str, has_myst_yml: bool, vcpu: int | None, every: int | None):
+    ws = words(line)
+    at = _build(ws, ("myst",))
+    if at is None and has_myst_yml:
+        at = _build(ws, ("jb", "jupyter-book"))
+    if at is not None:
+        hit = _option(ws, -1, "", "--execute-parallel")
+        now = count(hit[1], None, every) if hit else None
+        if now is None:
+            now = max(1, vcpu - 1) if vcpu else None
+        return Engine(MYSTMD, now, f"{where} {code(line.strip())}")
+    at = _first(ws, "jcache")
+    if at is not None and ("--executor=local-parallel" in ws[at:] or any(
+            ws[i] == "--executor" and ws[i + 1] == "local-parallel" for i in range(at, len(ws) - 1))):
+        return Engine(JB1, vcpu, f"{where} {code(line.strip())}", per_cpu=True)
+    at = _first(ws, "sphinx-build")
+    hit = _option(ws, at, "-j") if at is not None else None
+    if hit:
+        return Engine(JB1, count(hit[1], vcpu, every), _shown(where, ws, at, hit[0]), option="sphinx-build -j")
+    at = _first(ws, "pytest")
+    if at is not None:
+        nbmake = next((i for i in range(at + 1, len(ws)) if ws[i].startswith("--nbmake")), None)
+        hit = _option(ws, at, "-n") if nbmake is not None else None
+        if hit:
+            n = count(hit[1], vcpu, every)
+            return Engine(NBCLIENT, 1 if n == 0 else n, _shown(where, ws, at, max(nbmake, hit[0])))
+    at = _first(ws, "xargs")
+    hit = _option(ws, at, "-P", "--max-procs") if at is not None else None
+    if hit and hit[1] != "auto":
+        return Engine(NBCLIENT, count(hit[1], vcpu, every, zero_is_all=True), _shown(where, ws, at, hit[0]))
+    return None
+
+
+def engine_of(commands: list[tuple[str, str]], root: Path, vcpu: int | None,
+              every: int | None = None) -> Engine | None:
+    """The engine of a job from its (where, run text) commands; None when it runs no notebook build we know.
+    `every`: how many notebooks the build has (what "as many at once as possible" comes to)."""
     has_myst_yml = (Path(root) / "myst.yml").is_file()
     for where, run in commands:
         for line in run.splitlines():
-            if _MYST.search(line) or (_BOOK.search(line) and has_myst_yml):
-                m = _EXECUTE_PARALLEL.search(line)
-                now = _count(m.group(1), vcpu) if m else (max(1, vcpu - 1) if vcpu else None)
-                return Engine(MYSTMD, now, f"{where} `{line.strip()}`")
-            if _JCACHE_PARALLEL.search(line):
-                return Engine(JB1, vcpu, f"{where} `{line.strip()}`", per_cpu=True)
-            m = _SPHINX_JOBS.search(line)
-            if m:
-                return Engine(JB1, _count(m.group(1), vcpu), f"{where} `{m.group(0).strip()}`",
-                              option="sphinx-build -j")
-            for pool in _POOLS:
-                m = pool.search(line)
-                if m:
-                    value = next(g for g in m.groups() if g)
-                    return Engine(NBCLIENT, _count(value, vcpu), f"{where} `{m.group(0).strip()}`")
+            engine = _line_engine(where, line, has_myst_yml, vcpu, every)
+            if engine is not None:
+                return engine
     for where, run in commands:
-        m = _BOOK.search(run)
-        if m:
-            return Engine(JB1, 1, f"{where} `{m.group(0).strip()}`")
+        for line in run.splitlines():
+            ws = words(line)
+            at = _build(ws, ("jb", "jupyter-book"))
+            if at is not None:
+                return Engine(JB1, 1, _shown(where, ws, at, len(ws) - 1))
     return None

@@ -21,8 +21,11 @@ WATCHED = ("jax", "jaxlib", "numpyro")
 INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b|\b(?:conda|mamba|micromamba)\s+"
                      r"(?:install|create)\b")
 REQUIREMENT_FLAG = re.compile(r"(?:^|\s)(?:-r|--requirement)[ =]?\s*(['\"]?)([^\s'\"]+)\1")
-ENV_FILE = re.compile(r"\benvironment-file:\s*(['\"]?)([^\s'\"#]+)\1|\b(?:conda|mamba|micromamba)\s+env\s+"
-                      r"(?:create|update)\b[^\n]*?\s(?:-f|--file)[ =]?\s*(['\"]?)([^\s'\"]+)\3")
+ENV_FILE = re.compile(r"\benvironment-file:\s*(['\"]?)([^\s'\"#]+)\1")
+#: `conda env create ... -f FILE`: the command, then its first -f after it (two searches, so a line repeating the
+#: command without -f is read in linear time, not retried from every start)
+CONDA_ENV = re.compile(r"\b(?:conda|mamba|micromamba)\s+env\s+(?:create|update)\b")
+FILE_FLAG = re.compile(r"\s(?:-f|--file)[ =]?\s*(['\"]?)([^\s'\"]+)\1")
 _TOKEN = re.compile(r"^(?:[A-Za-z0-9_-]+::)?(?P<name>[A-Za-z0-9_.-]+)(?P<extras>\[[^\]]*\])?(?P<spec>[^#;]*)$")
 
 
@@ -71,8 +74,11 @@ def _workflow_lines(text: str, rel: str) -> tuple[list[InstallLine], set[str]]:
         line = raw.strip()
         if line.startswith("#"):
             continue
-        for m in ENV_FILE.finditer(line):
-            files.add(m.group(2) or m.group(4))
+        files.update(m.group(2) for m in ENV_FILE.finditer(line))
+        conda_env = CONDA_ENV.search(line)
+        flag = conda_env and FILE_FLAG.search(line, conda_env.end())
+        if flag:
+            files.add(flag.group(2))
         hit = INSTALL.search(line)
         if hit or going:
             manager = going or ("conda" if "conda" in hit.group(0) or "mamba" in hit.group(0) else "pip")

@@ -1,5 +1,10 @@
 """The CI audit as Markdown for a pull-request description, JSON for tools, and a short block for
 $GITHUB_STEP_SUMMARY. Rendering is last and pure: a CIReport in, text out.
+
+Every text a pull request can shape (a workflow's file name, a job id, a `run:` line, a label, what a message
+quotes of them) reaches Markdown through jaxci.util.quoting only: places and commands as code spans (`code`),
+messages as prose (`prose`: no HTML comment, tag or @-mention outside a code span, one line), table cells with
+their `|` escaped, the patch in a fence longer than any backtick run it holds.
 """
 
 from __future__ import annotations
@@ -8,10 +13,16 @@ import json
 from collections import Counter
 
 from jaxci.audit.lecture_ci.report import CIReport
+from jaxci.util.quoting import code, fenced, prose
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return prose(text).replace("|", "\\|")
+
+
+def _at(where) -> str:
+    """A place (file:line) or a job key in a table cell: one code span."""
+    return code(where, table=True)
 
 
 def _num(value, spec, missing="not measured") -> str:
@@ -30,30 +41,30 @@ def to_markdown(report: CIReport, patch: str | None = None) -> str:
     jax = sum(f.uses_jax for f in report.lectures)
     lines = [f"## CI audit: {len(fixes)} finding(s)", "",
              f"Read {len(report.workflows)} workflow(s), book config "
-             f"`{report.book.file if report.book and report.book.file else 'none'}`, environment "
-             f"{', '.join(f'`{f}`' for f in report.env.files) if report.env and report.env.files else 'none'}; "
+             f"{code(report.book.file) if report.book and report.book.file else '`none`'}, environment "
+             f"{', '.join(code(f) for f in report.env.files) if report.env and report.env.files else 'none'}; "
              f"{len(report.lectures)} lectures, {jax} use JAX or numpyro.", ""]
     if fixes:
         lines += ["| kind | where | finding | why | basis | patched |", "|---|---|---|---|---|---|"]
         for f in fixes:
             patched = "yes" if (f.edits or f.label_edit) else "no"
-            lines.append(f"| {f.kind} | `{f.where}` | {_cell(f.message)} | {_cell(f.reason)} | {f.label} "
+            lines.append(f"| {f.kind} | {_at(f.where)} | {_cell(f.message)} | {_cell(f.reason)} | {_cell(f.label)} "
                          f"| {patched} |")
         lines += ["", "### Fixes", ""]
         for f in fixes:
             head, _, body = f.fix.partition("\n")
-            lines.append(f"- **{f.kind}** `{f.where}`: {head}")
+            lines.append(f"- **{f.kind}** {code(f.where)}: {prose(head)}")
             if body:
-                lines += ["", "  ```yaml"] + ["  " + x for x in body.splitlines()] + ["  ```", ""]
+                lines += [""] + ["  " + x for x in fenced(body, "yaml")] + [""]
     else:
         lines.append("No findings.")
     for t in report.tiers:
-        lines += ["", f"### Runner tier: `{t.job}` on {t.family} ({'GPU' if t.gpu else 'CPU'}): **{t.recommendation}**",
-                  "", f"{t.reason} ({t.label}).", ""]
+        lines += ["", f"### Runner tier: {code(t.job)} on {prose(t.family)} ({'GPU' if t.gpu else 'CPU'}): "
+                  f"**{prose(t.recommendation)}**", "", f"{prose(t.reason)} ({prose(t.label)}).", ""]
         if t.rows:
             lines += ["| family | GPU | $/h | build min | $ per build | basis |", "|---|---|---|---|---|---|"]
             for r in t.rows:
-                lines.append(f"| {r.family} | {'yes' if r.gpu else 'no'} | {_num(r.price_per_hour, 'g', '-')} | "
+                lines.append(f"| {_cell(r.family)} | {'yes' if r.gpu else 'no'} | {_num(r.price_per_hour, 'g', '-')} | "
                              f"{_num(r.build_s and r.build_s / 60, '.1f')} | {_num(r.dollars, '.3f', '-')} | "
                              f"{_cell(r.label + ': ' + r.basis)} |")
             lines += ["", "Dollars: on-demand EC2 price, RunsOn licence not included."]
@@ -63,7 +74,7 @@ def to_markdown(report: CIReport, patch: str | None = None) -> str:
     if report.notes:
         lines += [""] + [f"- {_cell(n)}" for n in report.notes]
     if patch:
-        lines += ["", "### Patch (`git apply`)", "", "```diff", patch.rstrip("\n"), "```"]
+        lines += ["", "### Patch (`git apply`)", ""] + fenced(patch.rstrip("\n"), "diff")
     return "\n".join(lines) + "\n"
 
 
@@ -74,7 +85,7 @@ def _installs(report: CIReport) -> list[str]:
     out = ["", f"### Install lines ({len(report.installs)}: jax, jaxlib, numpyro in workflows and the files they "
            "install)", "", "| where | package | as written | pinned |", "|---|---|---|---|"]
     for x in report.installs:
-        out.append(f"| `{x.where}` | {x.name} | `{_cell(x.text)}` | {x.version or 'no'} |")
+        out.append(f"| {_at(x.where)} | {x.name} | {code(x.text, table=True)} | {_cell(x.version or 'no')} |")
     return out
 
 
@@ -90,7 +101,7 @@ def _decision(d) -> list[str]:
     """The tier decision: predicted build time and dollars per option, the choice, GPU-hours a year."""
     if d is None:
         return []
-    out = ["", f"### Tier decision for `{d.job}` ({d.family}): predicted", ""]
+    out = ["", f"### Tier decision for {code(d.job)} ({prose(d.family)}): predicted", ""]
     if d.chosen is not None:
         out.append(f"**Recommended: {d.chosen.name}**: build {_dur(d.chosen.build_s)}, {_money(d.chosen.dollars)} "
                    f"per build. Rule: {d.rule}.")
@@ -102,20 +113,20 @@ def _decision(d) -> list[str]:
                    f"{after:,.1f} with the recommendation (predicted).")
     elif d.builds_per_year is None:
         out.append("\nGPU-hours a year: give --builds-per-year N (count them from the workflow's runs).")
-    out += ["", f"GPU-winning lectures on {d.family}: {', '.join(d.gpu_winning) or 'none'}."
-            + (f" Left on the GPU (narrative): {', '.join(d.narrative)}." if d.narrative else ""), "",
+    out += ["", f"GPU-winning lectures on {prose(d.family)}: {', '.join(map(code, d.gpu_winning)) or 'none'}."
+            + (f" Left on the GPU (narrative): {', '.join(map(code, d.narrative))}." if d.narrative else ""), "",
             "| option | build (band high) | $ per build | GPU-hours per build | lectures on a GPU "
             "| keeps GPU winners |",
             "|---|---|---|---|---|---|"]
     for o in d.shown():
-        out.append(f"| {o.name} | {_dur(o.build_s)} ({_dur(o.build_high_s)}) | {_money(o.dollars)} | "
+        out.append(f"| {_cell(o.name)} | {_dur(o.build_s)} ({_dur(o.build_high_s)}) | {_money(o.dollars)} | "
                    f"{o.gpu_hours:.3f} | {len(o.on_gpu)} | {'yes' if o.keeps_fast else 'no'} |")
     out += ["", "Predicted: each executed lecture's measured seconds outside jitted calls (on the machine that ran "
             "--execute, not scaled) plus the runner model's predicted seconds of its JAX work on the family. Dollars: "
             "(job overhead + build) billed per the catalogue, on-demand price, RunsOn licence not included; lab "
             f"machines have no price. {len(d.shown())} of {len(d.options)} options shown (all in --format json)."]
     if d.missing:
-        out.append("Not predicted: " + "; ".join(d.missing[:8]) + (" ..." if len(d.missing) > 8 else ""))
+        out.append("Not predicted: " + "; ".join(map(prose, d.missing[:8])) + (" ..." if len(d.missing) > 8 else ""))
     return out
 
 
@@ -124,7 +135,8 @@ def summary(report: CIReport) -> str:
     counts = Counter(f.kind for f in report.findings)
     lines = [f"## jaxci audit: CI ({len(report.findings)} finding(s))", ""]
     lines += [f"- **{k}**: {n}" for k, n in counts.items()] or ["- no findings"]
-    lines += [f"- runner tier `{t.job}` ({t.family}): {t.recommendation} ({t.label})" for t in report.tiers]
+    lines += [f"- runner tier {code(t.job)} ({prose(t.family)}): {prose(t.recommendation)} ({prose(t.label)})"
+              for t in report.tiers]
     if report.errors:
         lines.append(f"- could not read: {len(report.errors)} file(s)")
     return "\n".join(lines) + "\n"

@@ -9,11 +9,13 @@ its runner is not knowable from the file.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.audit.reading.yamlread import Doc, load
+from jaxci.util.quoting import code
 
 GITHUB_PREFIXES = ("ubuntu-", "windows-", "macos-")
 #: variables that change what JAX/XLA does in a job
@@ -21,8 +23,8 @@ JAX_ENV = re.compile(r"^(JAX_|XLA_|TF_CPP_|CUDA_VISIBLE_DEVICES$|NVIDIA_)")
 MEMORY_VARS = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION",
                "XLA_PYTHON_CLIENT_ALLOCATOR")
 #: commands that execute lectures as part of a book build
-BUILD_COMMANDS = re.compile(r"\b(jb|jupyter-book)\s+build\b|\bmyst\s+build\b|\bsphinx-build\b|\bjcache\b"
-                            r"|--nbmake\b|\bnbconvert\b[^\n]*--execute|\bpapermill\b")
+BUILD_COMMANDS = (re.compile(r"\b(jb|jupyter-book)\s+build\b|\bmyst\s+build\b|\bsphinx-build\b|\bjcache\b"
+                             r"|--nbmake\b|\bpapermill\b"), (re.compile(r"\bnbconvert\b"), re.compile(r"--execute")))
 #: build commands that do not execute notebooks: link checks and translation builds (a job timeout sized from
 #: notebook execution would mean nothing there)
 NON_EXECUTING = re.compile(r"\blinkcheck\b|\blink-check\b|\blychee\b|(?:-b|--builder)[ =]?gettext\b"
@@ -31,8 +33,28 @@ NON_EXECUTING = re.compile(r"\blinkcheck\b|\blink-check\b|\blychee\b|(?:-b|--bui
 PUBLISH_ACTIONS = ("actions/deploy-pages", "actions/upload-pages-artifact", "peaceiris/actions-gh-pages",
                    "jamesives/github-pages-deploy-action", "softprops/action-gh-release",
                    "ncipollo/release-action")
-PUBLISH_COMMANDS = re.compile(r"\bgit\s+push\b|\bgh\s+release\s+(create|upload)\b|\bghp-import\b[^\n]*(-p\b|--push)"
-                              r"|\bnetlify\s+deploy\b[^\n]*--prod|\btwine\s+upload\b|\baws\s+s3\s+sync\b")
+PUBLISH_COMMANDS = (re.compile(r"\bgit\s+push\b|\bgh\s+release\s+(create|upload)\b|\btwine\s+upload\b"
+                               r"|\baws\s+s3\s+sync\b"),
+                    (re.compile(r"\bghp-import\b"), re.compile(r"-p\b|--push")),
+                    (re.compile(r"\bnetlify\s+deploy\b"), re.compile(r"--prod")))
+
+
+def commands_in(patterns, run: str) -> list[str]:
+    """What `patterns` find in run: text, line by line, in linear time: a pattern is one regular expression
+    without a line-long wildcard, or a pair (first, then) found as `first` and then `then` after its first hit
+    on the same line (what `first[^\n]*then` says, without retrying `first` at every later start: a pull
+    request's line repeating `first` cannot make the search quadratic)."""
+    out = []
+    for line in run.splitlines():
+        for pattern in patterns:
+            if isinstance(pattern, tuple):
+                first = pattern[0].search(line)
+                then = first and pattern[1].search(line, first.end())
+                if then:
+                    out.append(line[first.start():then.end()].strip())
+            else:
+                out += [m.group(0).strip() for m in pattern.finditer(line)]
+    return out
 
 
 @dataclass
@@ -125,6 +147,17 @@ class Workflow:
     error: str | None = None
 
 
+def _minutes(doc: Doc, path, value):
+    """timeout-minutes as written: a finite number stays one; anything else (`.nan`, `.inf`, an expression,
+    text) is kept as the text of the file, so every output that carries it (JSON included) holds what was
+    written and never a non-finite number."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    node = doc.node(*path)
+    return str(node.value) if node is not None and hasattr(node, "value") and isinstance(node.value, str) \
+        else str(value)
+
+
 def _env_vars(doc: Doc, mapping, path, out: dict) -> None:
     if not isinstance(mapping, dict):
         return
@@ -152,7 +185,7 @@ def builds_in(where: str, run: str) -> list[str]:
     for line in run.splitlines():
         if NON_EXECUTING.search(line):
             continue
-        out += [f"{where} runs `{m.group(0).strip()}`" for m in BUILD_COMMANDS.finditer(line)]
+        out += [f"{where} runs {code(c)}" for c in commands_in(BUILD_COMMANDS, line)]
     return out
 
 
@@ -182,7 +215,7 @@ def read_workflow(path: Path, rel: str) -> Workflow:
             job.label = parse_label(body["runs-on"])
             job.runs_on_line = doc.line("jobs", job_id, "runs-on")
         if "timeout-minutes" in body:
-            job.timeout_minutes = body["timeout-minutes"]
+            job.timeout_minutes = _minutes(doc, ("jobs", job_id, "timeout-minutes"), body["timeout-minutes"])
             job.timeout_line = doc.line("jobs", job_id, "timeout-minutes")
         job.container = container_image(body.get("container"))
         env_name = body.get("environment")
@@ -202,8 +235,8 @@ def read_workflow(path: Path, rel: str) -> Workflow:
             _env_vars(doc, s.env, spath + ("env",), job.env)
             if isinstance(s.run, str):
                 _inline_env(doc, spath, s.run, job.env)
-                for m in PUBLISH_COMMANDS.finditer(s.run):
-                    job.publishes.append(f"{doc.where(*spath, 'run')} runs `{m.group(0).strip()}`")
+                for c in commands_in(PUBLISH_COMMANDS, s.run):
+                    job.publishes.append(f"{doc.where(*spath, 'run')} runs {code(c)}")
                 job.builds += builds_in(doc.where(*spath, "run"), s.run)
             if isinstance(s.uses, str) and s.uses.lower().split("@")[0] in PUBLISH_ACTIONS:
                 job.publishes.append(f"{doc.where(*spath, 'uses')} uses {s.uses.split('@')[0]}")

@@ -65,17 +65,19 @@ def _build(node, path, nodes, constructor):
 
 
 def parse(text: str, rel: str, path: Path | None = None) -> Doc:
+    """`text` composed within jaxci.util.safeyaml's bounds (size before parsing; nodes, depth and digits while it
+    is read; aliases expanded), then built; anything refused becomes doc.error, one line naming file and line."""
+    from jaxci.util import safeyaml
+
     doc = Doc(path=path or Path(rel), rel=rel, text=text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        safeio.check_yaml_node(root, rel)   # an alias bomb or a recursive alias, before it is walked
-        constructor = yaml.constructor.SafeConstructor()
+        root, constructor = safeyaml.compose(text, rel)
         doc.nodes[()] = (None, root)
-        doc.data = _build(root, (), doc.nodes, constructor) if root is not None else None
+        doc.data = _build(root, (), doc.nodes, constructor()) if root is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{rel}:{mark.line + 1}" if mark is not None else rel
-        doc.error = f"{where}: not valid YAML: {getattr(exc, 'problem', None) or type(exc).__name__}"
+        doc.error = f"{where}: not valid YAML: {_one_line(getattr(exc, 'problem', None) or type(exc).__name__)}"
         doc.data, doc.nodes = None, {}
     except safeio.UnsafeFile as exc:
         doc.error, doc.data, doc.nodes = str(exc), None, {}
@@ -86,11 +88,17 @@ def parse(text: str, rel: str, path: Path | None = None) -> Doc:
     return doc
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def load(path: Path, rel: str) -> Doc:
-    """Read (a regular file, within safeio's size limit) and parse one file; a read or parse failure, an alias
-    bomb or a recursive alias becomes doc.error (naming file and line)."""
+    """Read (a regular file, within safeyaml's size limit, checked before parsing) and parse one file; a read or
+    parse failure, an alias bomb or a recursive alias becomes doc.error (naming file and line)."""
+    from jaxci.util import safeyaml
+
     try:
-        text = safeio.read_text(path)
+        text = safeio.read_text(path, safeyaml.LIMIT)
     except safeio.UnsafeFile as exc:
         return Doc(path=Path(path), rel=rel, error=f"{rel}: cannot read: {exc.reason}")
     return parse(text, rel, Path(path))
