@@ -248,8 +248,10 @@ def _main(argv: list[str] | None = None) -> int:
     except (InputError, FamilyError) as exc:
         return refuse("jaxci audit", exc)
     args.runner_use = use  # the JSON's `runner` block and --emit-config read it
-    for line in filter(None, said):
-        print(f"jaxci audit: {line}", file=sys.stderr)
+    for line in filter(None, said):  # job ids and labels come from the repository: one safe log line each
+        from jaxci.util.quoting import log
+
+        print(f"jaxci audit: {log(line)}", file=sys.stderr)
     missing = model.missing if model is not None else ""
     if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
         print(f"jaxci audit: {missing}", file=sys.stderr)

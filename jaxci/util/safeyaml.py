@@ -126,6 +126,8 @@ def parse(text: str, source="YAML", max_nodes: int = NODES):
         raise UnsafeFile(source, "YAML nested deeper than Python can parse") from None
     except yaml.YAMLError as exc:
         raise UnsafeFile(source, syntax_error(exc)) from None
+    except ValueError as exc:  # a value the constructor cannot build (a date of month 13)
+        raise UnsafeFile(source, safeio.unconstructed(exc)) from None
 
 
 def syntax_error(exc) -> str:
