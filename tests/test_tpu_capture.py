@@ -117,3 +117,19 @@ def test_the_report_names_a_tpu_as_a_tpu(tmp_path):
     text = findings_md(build(results))
     assert "lab-tpu-v5e tpu: median float64/float32 time ratio 20.83" in text   # 67.7 ms / 3.25 ms
     assert "lab-tpu-v5e gpu" not in text
+
+
+def test_the_device_script_names_steps_the_plan_has():
+    """scripts/tpu_capture.sh's two calls ask for steps by name: every name is a step of the TPU's plan, each step
+    in one call only, and the model's primitives come in call 1."""
+    import re
+    import subprocess
+
+    text = (REPO_ROOT / "scripts" / "tpu_capture.sh").read_text()
+    calls = dict(re.findall(r"^\s+([12])\) ONLY='\^\(([^)]*)\)\$' ;;", text, re.M))
+    names = {call: set(group.split("|")) for call, group in calls.items()}
+    tpu_steps = {s.name for s in capture_plan.for_device(capture_plan.plan(), "tpu")}
+    assert set(names) == {"1", "2"} and names["1"] | names["2"] <= tpu_steps and not names["1"] & names["2"]
+    assert {"sanity", "gemm-precision", "bandwidth", "nuts-step", "loops-f32"} <= names["1"]
+    assert subprocess.run(["bash", str(REPO_ROOT / "scripts" / "tpu_capture.sh"), "3"], capture_output=True,
+                          text=True).returncode == 2
