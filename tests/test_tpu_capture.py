@@ -6,6 +6,7 @@ refused where no TPU started. The recorded TPU v5e (tests/fixtures/tpu/device.js
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -135,7 +136,7 @@ def test_the_device_script_names_steps_the_plan_has():
                           text=True).returncode == 2
 
 
-def _tpu_capture(tmp_path, accelerator: dict | None, tpu_value: float) -> "Path":
+def _tpu_capture(tmp_path, accelerator: dict | None, tpu_value: float) -> Path:
     """A synthetic TPU capture (the issue's TinyOp figures: fixtures) as the capture packs it."""
     import tarfile
 
