@@ -99,3 +99,23 @@ def test_a_kernel_that_cannot_be_helped_fails_with_one_line(monkeypatch):
     line = str(exc.value)
     assert "\n" not in line and line.startswith("this machine refuses the interface list (getifaddrs: Address")
     assert "does not start ipykernel_launcher" in line
+
+
+AUDIT_PROCESS = """
+import sys
+import nbformat
+from jaxci.audit.runner import run_notebook
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+nbformat.write(nb, sys.argv[1])
+r = run_notebook(sys.argv[1], timeout=120, startup_timeout=120)
+print("STATUS", r.status, r.error)
+"""
+
+
+def test_the_whole_audit_process_runs_without_inet_sockets(shim, tmp_path):
+    """As on the TPU machine: the audit process itself and its kernel both lack inet sockets."""
+    proc = subprocess.run([sys.executable, "-c", AUDIT_PROCESS, str(tmp_path / "lecture.ipynb")], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "LD_PRELOAD": shim, "PYTHONPATH": str(REPO_ROOT)})
+    assert "STATUS ok None" in proc.stdout, proc.stdout + proc.stderr
+    assert "the kernel starts without ipykernel's TCP IOPub pipe" in proc.stderr

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from jaxci.accel import accelerator_platform
 from jaxci.nvml import gpu_present
 from tests.asvutil import failed_benchmarks, result_values
 
@@ -29,14 +30,14 @@ def test_results_saved_for_every_suite(ci_results):
     assert {"dense", "elementwise", "loops", "dispatch"} <= suites
 
 
-@pytest.mark.skipif(gpu_present(), reason="this machine has a GPU")
+@pytest.mark.skipif(gpu_present() or accelerator_platform() is not None, reason="this machine has an accelerator")
 def test_gpu_combinations_are_skipped_not_failed(ci_results):
-    """asv stores a skipped combination as NaN and a failed one as None."""
+    """asv stores a skipped combination as NaN and a failed one as None: gpu and tpu alike on a CPU machine."""
     results = ci_results[0]
     checked = 0
     for key in results.get_all_result_keys():
         for combo, value in result_values(results, key).items():
-            if "'gpu'" in combo:
+            if "'gpu'" in combo or "'tpu'" in combo:
                 checked += 1
                 assert value is not None and math.isnan(value), f"{key}{combo}: {value!r} (expected skipped)"
     assert checked > 0

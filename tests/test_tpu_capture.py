@@ -6,6 +6,7 @@ refused where no TPU started. The recorded TPU v5e (tests/fixtures/tpu/device.js
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -117,3 +118,57 @@ def test_the_report_names_a_tpu_as_a_tpu(tmp_path):
     text = findings_md(build(results))
     assert "lab-tpu-v5e tpu: median float64/float32 time ratio 20.83" in text   # 67.7 ms / 3.25 ms
     assert "lab-tpu-v5e gpu" not in text
+
+
+def test_the_device_script_names_steps_the_plan_has():
+    """scripts/tpu_capture.sh's two calls ask for steps by name: every name is a step of the TPU's plan, each step
+    in one call only, and the model's primitives come in call 1."""
+    import re
+    import subprocess
+
+    text = (REPO_ROOT / "scripts" / "tpu_capture.sh").read_text()
+    calls = dict(re.findall(r"^\s+([12])\) ONLY='\^\(([^)]*)\)\$' ;;", text, re.M))
+    names = {call: set(group.split("|")) for call, group in calls.items()}
+    tpu_steps = {s.name for s in capture_plan.for_device(capture_plan.plan(), "tpu")}
+    assert set(names) == {"1", "2"} and names["1"] | names["2"] <= tpu_steps and not names["1"] & names["2"]
+    assert {"sanity", "gemm-precision", "bandwidth", "nuts-step", "loops-f32"} <= names["1"]
+    assert subprocess.run(["bash", str(REPO_ROOT / "scripts" / "tpu_capture.sh"), "3"], capture_output=True,
+                          text=True).returncode == 2
+
+
+def _tpu_capture(tmp_path, accelerator: dict | None, tpu_value: float) -> Path:
+    """A synthetic TPU capture (the issue's TinyOp figures: fixtures) as the capture packs it."""
+    import tarfile
+
+    from tests.synth import SynthResults
+
+    synth = SynthResults(tmp_path / "src").machine("lab-tpu-v5e", gpu="no GPU", kind="lab", backend="tpu")
+    synth.machines["lab-tpu-v5e"].update(accelerator or {})
+    tiny = json.loads((REPO_ROOT / "tests" / "fixtures" / "tpu" / "figures.json").read_text())
+    cpu = tiny["dispatch.TinyOp.time_warm"]["float32"]["cpu"]
+    synth.add("lab-tpu-v5e", "dispatch.TinyOp.time_warm", ["dtype", "device"], [["float32"], ["cpu", "gpu", "tpu"]],
+              lambda dtype, device: {"cpu": cpu, "tpu": tpu_value}.get(device, float("nan")))
+    results = synth.save()
+    out = tmp_path / "out"
+    out.mkdir()
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        tar.add(results, arcname="results")
+    (out / "capture.json").write_text(json.dumps({"format": 1, "machine": "lab-tpu-v5e", "rehearsal": False,
+                                                  "started": "2026-12-06T00:00:00Z", "facts": {"commit": "abc"},
+                                                  "steps": [{"step": "sanity", "status": "ok"}]}))
+    (out / "summary.md").write_text("# TPU capture on lab-tpu-v5e\n")
+    return out
+
+
+def test_a_tpu_capture_imports_under_the_tpu_lab_name_and_only_with_a_tpu(tmp_path, capsys):
+    from jaxci.commands.import_capture import main as import_main
+
+    tpu = json.loads((REPO_ROOT / "tests" / "fixtures" / "tpu" / "figures.json").read_text())
+    value = tpu["dispatch.TinyOp.time_warm"]["float32"]["tpu"]
+    recorded = {"accelerator": "1 x TPU v5 lite", "accelerator_platform": "tpu"}
+    good = _tpu_capture(tmp_path / "good", recorded, value)
+    assert import_main([str(good), "--results", str(tmp_path / "results")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "results" / "lab-tpu-v5e" / "machine.json").is_file()
+    unnamed = _tpu_capture(tmp_path / "bad", None, value)
+    assert import_main([str(unnamed), "--results", str(tmp_path / "other")]) == 2
+    assert "is the TPU v5e lab machine but machine.json records no TPU" in capsys.readouterr().err

@@ -319,6 +319,8 @@ def check_machine(cap: UnpackedCapture, info: dict, catalogue: dict) -> None:
             raise ImportRefused(f"{cap.machine} has no GPU in the catalogue but machine.json records {gpu!r}")
         if entry.is_lab and entry.label and entry.has_gpu and entry.label.lower() not in gpu.lower():
             raise ImportRefused(f"{cap.machine} is the {entry.label} lab machine but machine.json records {gpu!r}")
+        if entry.backend == "tpu" and info.get("accelerator_platform") != "tpu":
+            raise ImportRefused(f"{cap.machine} is the {entry.label} lab machine but machine.json records no TPU")
         if entry.has_gpu and not _names_model(gpu, str(entry.value("gpu_model"))):
             raise ImportRefused(f"{cap.machine} has a {entry.value('gpu_model')} in the catalogue but machine.json "
                                 f"records {gpu!r}: a capture lands only under the name of the hardware it ran on")
@@ -329,11 +331,11 @@ def check_machine(cap: UnpackedCapture, info: dict, catalogue: dict) -> None:
         cap.warnings.append(f"machine.json records {gpu} without a driver version")
 
 
-def gpu_values(cap: UnpackedCapture) -> list[str]:
-    """Combinations with device 'gpu' that hold a number (not failed, not n/a)."""
+def gpu_values(cap: UnpackedCapture, device: str = "gpu") -> list[str]:
+    """Combinations with device `device` ('gpu', 'tpu') that hold a number (not failed, not n/a)."""
     return [f"{key}({', '.join(combo)})" for path in cap.result_files
             for key, combo, value in combinations(load_file(path, cap.machine))
-            if "'gpu'" in combo and is_number(value)]
+            if repr(device) in combo and is_number(value)]
 
 
 # ------------------------------------------------------------------------------------------ the target
@@ -485,12 +487,13 @@ def import_capture(source: Path, target: Path, catalogue: dict | None = None) ->
         check_target(target, cap.machine)
         info = check_schema(cap)
         check_machine(cap, info, catalogue)
-        has_gpu = str(info["gpu"]) not in ("no GPU", "", "unknown")
-        if not has_gpu:
-            values = gpu_values(cap)
+        lacks = {"gpu": str(info["gpu"]) in ("no GPU", "", "unknown"), "tpu": info.get("accelerator_platform") != "tpu"}
+        for device, values in ((d, gpu_values(cap, d)) for d in lacks if lacks[d]):   # a value needs its device
             if values:
-                raise ImportRefused(f"{cap.machine} has no GPU (machine.json: {info['gpu']!r}) but the capture holds "
-                                    f"{len(values)} gpu value(s), e.g. {values[0]}: a gpu value needs a GPU")
+                recorded = info.get("accelerator", info["gpu"])
+                raise ImportRefused(f"{cap.machine} has no {device.upper()} (machine.json: {recorded!r}) but the "
+                                    f"capture holds {len(values)} {device} value(s), e.g. {values[0]}: a {device} "
+                                    f"value needs a {device.upper()}")
         check_duplicates(cap, info, target)
         written = merge(cap, target)
     return cap, written
