@@ -204,14 +204,20 @@ def merge(verdict: Verdict) -> None:
         verdict.proposed_timeout = timeouts.cell_timeout(target.slowest.wall_s)
 
 
+def measured_on_both(verdict: Verdict) -> bool:
+    """The lecture ran here on the CPU and on an accelerator (cuda, rocm or tpu), both completed: a measured
+    ratio, which outranks every prediction."""
+    accelerator = accelerator_run(verdict.runs)[1]
+    return bool("cpu" in verdict.runs and verdict.runs["cpu"].ok and accelerator and accelerator.ok)
+
+
 def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     """The executed lecture's predicted seconds on the family's CPU and GPU decide (a measured GPU/CPU ratio from
     this run still outranks them); without predictions a measured slow cell outranks a static "trivial"."""
     from jaxci.audit.judging import colab, predicted
 
     run = next((r for p, r in sorted(verdict.runs.items()) if r.ok and r.cells), None)
-    accelerator = accelerator_run(verdict.runs)[1]
-    measured_both = bool("cpu" in verdict.runs and verdict.runs["cpu"].ok and accelerator and accelerator.ok)
+    measured_both = measured_on_both(verdict)
     judged = model is not None and model.runner is not None and bool(model.crossover)  # a family with a GPU side
     pred = (predicted.gpu_family(run, model.runner, classify.lecture_dtype(verdict.scan) == "float64",
                                  verdict.scan.loops, verdict.scan.pins) if judged and run is not None else None)
@@ -240,8 +246,7 @@ def decide_on_record(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     gets, jaxci.audit.judging.every_family), so the verdict, the pin list, the patch and the report all read one
     prediction; only a verdict that a prediction decided (not a measured ratio, not a slow cell to measure)."""
     pred = verdict.predicted.get(model.family) if model is not None and model.family else None
-    measured_both = all(p in verdict.runs and verdict.runs[p].ok for p in ("cpu", "cuda"))
-    if not isinstance(pred, dict) or measured_both or verdict.basis not in ("predicted", "published"):
+    if not isinstance(pred, dict) or measured_on_both(verdict) or verdict.basis not in ("predicted", "published"):
         return
     published = published_side(verdict, model)
     rec, why = classify.verdict_from(pred, model.family, published)
