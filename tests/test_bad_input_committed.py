@@ -233,12 +233,12 @@ def test_skipping_a_crlf_or_bom_page_edits_its_own_front_matter(tmp_path, text):
 
 def test_a_yaml_value_that_cannot_be_built_is_one_line_in_every_reader():
     from jaxci.audit.reading import yamlread
-    from jaxci.util import safeio
+    from jaxci.util import safeio, safeyaml
 
     doc = yamlread.parse(f"jobs:\n  b:\n    timeout-minutes: {'9' * 5000}\n", "w.yml")
     assert doc.error == "w.yml: line 3: an integer of 5,000 digits (at most 100)"
     with pytest.raises(safeio.UnsafeFile, match="a YAML value cannot be read"):
-        safeio.parse_yaml("d: 2001-13-45\n", "c.yml")
+        safeyaml.parse("d: 2001-13-45\n", "c.yml")
 
 
 @pytest.mark.parametrize("line", ["myst build --execute --execute-parallel {n} --html",

@@ -28,7 +28,9 @@ def suite(ci_results):
 
 def test_every_combination_has_a_value(suite):
     values, _ = suite
-    assert len(values) == 3 * 4 * 4 * 2
+    from benchmarks.common import DEVICES
+
+    assert len(values) == 3 * 4 * 4 * len(DEVICES)  # metrics x N x policies x devices (cpu, gpu, tpu)
 
 
 def test_cpu_default_measured(suite):

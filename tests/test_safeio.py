@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from jaxci.util import safeio
+from jaxci.util import safeio, safeyaml
 from tests.test_bad_input import LAUGHS
 
 
@@ -33,7 +33,7 @@ def test_fifo_device_and_folder_are_refused_without_blocking(tmp_path):
     (tmp_path / "zero.json").symlink_to("/dev/zero")
     for path, what in ((tmp_path / "f.json", "FIFO"), (tmp_path / "zero.json", "character device"),
                        (tmp_path, "folder")):
-        for reader in (safeio.read_bytes, safeio.load_json, safeio.load_yaml, safeio.check):
+        for reader in (safeio.read_bytes, safeio.load_json, safeyaml.load, safeio.check):
             exc = _finishes(lambda reader=reader, path=path: reader(path))
             assert isinstance(exc, safeio.UnsafeFile) and what in str(exc) and str(path) in str(exc)
 
@@ -62,10 +62,10 @@ def test_json_depth():
 
 
 def test_yaml_bomb_and_recursion_refused_plain_yaml_read():
-    assert safeio.parse_yaml("a: [1, {b: 2}]\nc: &x 1\nd: *x\n") == {"a": [1, {"b": 2}], "c": 1, "d": 1}
-    exc = _finishes(lambda: safeio.parse_yaml(LAUGHS, "b.yml"))
+    assert safeyaml.parse("a: [1, {b: 2}]\nc: &x 1\nd: *x\n") == {"a": [1, {"b": 2}], "c": 1, "d": 1}
+    exc = _finishes(lambda: safeyaml.parse(LAUGHS, "b.yml"))
     assert isinstance(exc, safeio.UnsafeFile) and "more than 100,000 nodes" in str(exc)
     with pytest.raises(safeio.UnsafeFile, match="recursive alias"):
-        safeio.parse_yaml("a: &a [*a]\n", "r.yml")
+        safeyaml.parse("a: &a [*a]\n", "r.yml")
     with pytest.raises(safeio.UnsafeFile, match="not valid YAML at line 2"):
-        safeio.parse_yaml("a: [\n", "s.yml")
+        safeyaml.parse("a: [\n", "s.yml")

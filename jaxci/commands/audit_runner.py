@@ -27,12 +27,13 @@ def runner_use(args):
 
 
 def judged_family(args, use) -> str | None:
-    """Set --machine from the build's runner when not given; the line that says which, or why it is a what-if."""
+    """Set --machine from the build's runner when not given (said in the JSON's `runner` block); the line that says
+    a --machine naming another family is a what-if."""
     if use is None or use.family is None:
         return None
     if not args.machine:
         args.machine = use.family
-        return f"judged for {use.family}, the runner the build jobs use ({'; '.join(use.jobs[:3])})"
+        return None
     if use.what_if(args.machine):
         return (f"what-if: judged for {args.machine}, but the build jobs run on {use.family} "
                 f"({'; '.join(use.jobs[:3])}): nothing is pinned in jobs that run elsewhere")

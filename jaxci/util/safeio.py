@@ -213,21 +213,7 @@ def _children(node, yaml) -> list:
     return []
 
 
-def parse_yaml(text: str, source: str | Path = "YAML", max_nodes: int = YAML_NODES):
-    """`text` as YAML (safe loader), at most `max_nodes` nodes with aliases expanded, no recursive alias, within
-    jaxci.util.safeyaml's bounds (size, depth, digits). Raises UnsafeFile for a refused document and for a YAML
-    syntax error (with its line)."""
-    from jaxci.util import safeyaml
-
-    return safeyaml.parse(text, source, max_nodes)
-
-
 def unconstructed(exc: ValueError) -> str:
     """Why a YAML value could not be built (an integer of 5,000 digits past Python's 4,300, a date of month 13):
     one line, for every YAML reader."""
     return f"a YAML value cannot be read ({str(exc).split(';')[0][:200]})"
-
-
-def load_yaml(path: str | Path, limit: int = TEXT_LIMIT, *, links: bool = True, max_nodes: int = YAML_NODES):
-    """A regular YAML file of at most `limit` bytes (see parse_yaml)."""
-    return parse_yaml(read_text(path, limit, links=links), path, max_nodes)

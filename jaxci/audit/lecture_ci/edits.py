@@ -253,11 +253,11 @@ def update_bot(root: Path, packages: list[str]) -> list[str]:
     names, never a workflow's `run:` lines."""
     if not packages:
         return []
-    from jaxci.util import safeio
+    from jaxci.util import safeyaml
 
     path = Path(root) / ".github" / "dependabot.yml"
     try:
-        doc = safeio.load_yaml(path, 256 * 1024) if path.is_file() else None
+        doc = safeyaml.load(path) if path.is_file() else None
     except (OSError, ValueError):
         doc = None
     updates = doc.get("updates") if isinstance(doc, dict) else None

@@ -19,7 +19,8 @@ from jaxci.util.validate import one_line, quoted
 #: what differs between two runs of the same lecture apart from what it computes: measured seconds (every
 #: field named *_s, and eager work's `s`), the processes it ran as, the memory it happened to hold, and the
 #: host probe's ratio and whether the calibration applied on it (measured by each process)
-_VOLATILE = {"s", "kernel_pid", "leftover_pids", "memory", "peak_memory", "host_factor", "calibration"}
+_VOLATILE = {"s", "kernel_pid", "leftover_pids", "memory", "peak_memory", "host_factor", "calibration", "host_probe",
+             "build"}
 
 
 class MergeError(ValueError):
@@ -108,6 +109,11 @@ def check(docs: list[dict], names: list[str]) -> list[dict]:
     return blocks
 
 
+#: what each shard says of itself alone: its block, the probe it measured (each run keeps its own), and its whole
+#: build over its own lectures (the report and `jaxci audit --published` compute the merged one from the records)
+PER_SHARD = ("shard", "host_probe", "build")
+
+
 def merge(docs: list[dict], names: list[str] | None = None) -> dict:
     """The one audit from its shards' documents (MergeError when they do not make one)."""
     names = names or [f"shard file {i + 1}" for i in range(len(docs))]
@@ -120,7 +126,7 @@ def merge(docs: list[dict], names: list[str] | None = None) -> dict:
     position = {lec["path"]: i for i, lec in enumerate(docs[0]["lectures"])}
     out = {}
     for key, value in docs[0].items():
-        if key == "shard":
+        if key in PER_SHARD:
             continue
         if key == "lectures":
             value = [record[lec["path"]] for lec in value]
