@@ -218,3 +218,29 @@ def test_a_rejudge_divides_by_the_probe_of_the_host_that_ran_the_runs():
     assert repo.judging_probe(ran, given, Here).seconds == 0.2
     assert repo.judging_probe([SimpleNamespace(runs={})], given, Here) is None
     assert host_probe.from_dict({"seconds": "0.1", "low": 1, "high": 1, "n": 1}) is None
+
+
+def test_each_run_is_moved_by_the_probe_of_the_host_when_it_ran():
+    """Runs executed at different times (and loads) keep their own probe: a run executed now gets the probe
+    measured now, a reused run the probe it carries, else the baseline's."""
+    from types import SimpleNamespace
+
+    from jaxci.audit import repo
+    from jaxci.audit.runner import host_probe
+    from jaxci.audit.runner.outcome import NotebookRun
+
+    class Here:
+        as_dict, from_dict = staticmethod(host_probe.as_dict), staticmethod(host_probe.from_dict)
+
+        @staticmethod
+        def probe():
+            return host_probe.given(0.9)
+
+    old = NotebookRun("a.md", host_probe=host_probe.as_dict(host_probe.given(0.15)))
+    reused, fresh = NotebookRun("b.md"), NotebookRun("c.md")
+    verdicts = [SimpleNamespace(path=p, runs={"cpu": r}) for p, r in (("a.md", old), ("b.md", reused),
+                                                                         ("c.md", fresh))]
+    runs = repo.Runs(("cpu",), reuse=SimpleNamespace(executed=["c.md [cpu]"]), baseline_probe=host_probe.given(0.2))
+    repo.stamp_probes(verdicts, runs, host_probe.given(0.9), Here)
+    assert [v.runs["cpu"].host_probe["seconds"] for v in verdicts] == [0.15, 0.2, 0.9]
+    assert NotebookRun.from_dict(old.as_dict()).host_probe["seconds"] == 0.15

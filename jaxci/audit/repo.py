@@ -72,6 +72,7 @@ def execute(verdicts: list[Verdict], runs: Runs, *, model: fam.FamilyModel | Non
         from jaxci.audit.runner import host_probe
 
         preflight.probe = judging_probe(verdicts, runs, host_probe)
+        stamp_probes(verdicts, runs, preflight.probe, host_probe)
         every_family.predict_all(verdicts, families, preflight.probe)
         for verdict in verdicts:  # one prediction per lecture and family: the verdict reads the final record
             if verdict.runs and verdict.recommendation:
@@ -80,9 +81,9 @@ def execute(verdicts: list[Verdict], runs: Runs, *, model: fam.FamilyModel | Non
 
 
 def judging_probe(verdicts: list[Verdict], runs: Runs, host_probe):
-    """The host probe h divides by: the one given (--host-probe); the baseline's when every run was reused (a
-    re-judge must use the speed of the host that ran them, not this one's now); else this host's, measured now;
-    None when nothing ran."""
+    """The host probe h divides by for runs that carry none of their own: the one given (--host-probe); the
+    baseline's when every run was reused (a re-judge must use the speed of the host that ran them, not this
+    one's now); else this host's, measured now; None when nothing ran."""
     if not any(v.runs for v in verdicts):
         return None
     if runs.probe is not None:
@@ -91,3 +92,21 @@ def judging_probe(verdicts: list[Verdict], runs: Runs, host_probe):
     if runs.baseline_probe is not None and reuse is not None and not reuse.executed:
         return runs.baseline_probe
     return host_probe.probe()
+
+
+def stamp_probes(verdicts: list[Verdict], runs: Runs, probe, host_probe) -> None:
+    """Each run keeps the probe of the host when it ran: a run executed now gets this audit's probe (measured
+    now when --host-probe names another's), a reused run its own, else the baseline's or the one given; so runs
+    executed at different times (and loads) are each moved by their own host factor."""
+    reuse = runs.reuse
+    now = set(reuse.executed) if reuse is not None else None
+    measured = None
+    for verdict in verdicts:
+        for platform, run in verdict.runs.items():
+            if run.host_probe is not None:
+                continue
+            executed = now is None or f"{verdict.path} [{platform}]" in now
+            if executed and runs.probe is not None:
+                measured = measured or host_probe.probe()
+            chosen = (measured or probe) if executed else (runs.probe or runs.baseline_probe or probe)
+            run.host_probe = host_probe.as_dict(chosen) if chosen is not None and chosen.seconds else None

@@ -73,6 +73,7 @@ class NotebookRun:
     leftover_pids: list[int] = field(default_factory=list)  # processes that had to be killed after shutdown
     kernel_pid: int | None = None
     notes: list[str] = field(default_factory=list)  # what the scratch copy left out (links leading out)
+    host_probe: dict | None = None  # this host's probe when the run ran (jaxci.audit.runner.host_probe.as_dict)
 
     @property
     def ok(self) -> bool:
@@ -143,4 +144,5 @@ class NotebookRun:
                 "kernel_start_s": self.kernel_start_s, "wall_s": self.wall_s, "cells_s": self.cells_s,
                 "compile_s": self.compile_s, "run_s": self.run_s, "compilations": self.compilations,
                 "leftover_pids": self.leftover_pids, "kernel_pid": self.kernel_pid,
-                "peak_memory": self.peak_memory, "notes": self.notes, "cells": [c.as_dict() for c in self.cells]}
+                "peak_memory": self.peak_memory, "notes": self.notes, "cells": [c.as_dict() for c in self.cells],
+                "host_probe": self.host_probe}
