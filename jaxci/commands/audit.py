@@ -39,8 +39,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-config", metavar="FILE", type=Path, default=None,
                    help="write the CI change to apply (a patch: CPU-pinned kernels, per-lecture timeouts, "
                         "the jax-env step) to FILE")
+    from jaxci.commands import audit_failures
     from jaxci.commands.audit_ci import add_arguments  # the CI audit's options
 
+    audit_failures.add_arguments(p)
     add_arguments(p)
     from jaxci.commands.audit_shard import add_arguments as shard_arguments  # --shard, --cache, --baseline
 
@@ -219,6 +221,7 @@ def _main(argv: list[str] | None = None) -> int:
     from jaxci.audit import repo
     from jaxci.audit.judging.family import FamilyError
     from jaxci.audit.writing import render
+    from jaxci.commands import audit_failures
     from jaxci.commands.audit_ci import attach, wanted
     from jaxci.util.validate import InputError
 
@@ -231,6 +234,10 @@ def _main(argv: list[str] | None = None) -> int:
     if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
         print(f"jaxci audit: {missing}", file=sys.stderr)
     verdicts = repo.audit_static(args.path, model)
+    try:
+        built = audit_failures.built(args, verdicts)  # read before anything runs
+    except InputError as exc:
+        return refuse("jaxci audit", exc)
     if not wanted(args):  # else the CI audit says the book config's errors (one line each)
         for error in dict.fromkeys(v.config.error for v in verdicts if v.config and v.config.error):
             print(f"jaxci audit: {error}", file=sys.stderr)
@@ -250,6 +257,7 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
         for line in plan.reuse.refused:  # a cached run refused by the checks, or one that could not be stored
             print(f"jaxci audit: --cache/--baseline: {line}", file=sys.stderr)
+    audit_failures.label(verdicts, built)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
     text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows

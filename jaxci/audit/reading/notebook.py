@@ -13,6 +13,8 @@ from pathlib import Path
 from jaxci.util import safeio
 from jaxci.util.jsonschema_import import skip_iri_syntax_checkers
 
+#: what a `load:` file outside the lecture's folder is said with (the audit refuses it; MyST-NB would read it)
+LOAD_OUTSIDE = "lies outside the lecture's folder; not read by the audit"
 #: the largest notebook read (discovery.LECTURE_LIMIT is this bound)
 NOTEBOOK_LIMIT = 64 * 1024 * 1024
 
@@ -68,8 +70,7 @@ def _load_file(path: Path, index: int, name) -> str:
     folder = os.path.realpath(path.parent)
     file = os.path.realpath(path.parent / name.strip())
     if not file.startswith(folder.rstrip(os.sep) + os.sep):
-        raise NotebookReadError(f"{path}: cell {index}: load: {name.strip()} lies outside the lecture's folder; "
-                                "not read")
+        raise NotebookReadError(f"{path}: cell {index}: load: {name.strip()} {LOAD_OUTSIDE}")
     try:
         return safeio.read_text(file, NOTEBOOK_LIMIT)
     except safeio.UnsafeFile as exc:
