@@ -109,3 +109,44 @@ def test_a_refused_load_file_is_the_harnesss_and_a_passing_lecture_has_no_record
     assert fl.failure(refused) == {"by": "harness", "cause": "load-file"}
     assert fl.failure(verdict(errors=["x.md: malformed notebook"])) == {"by": "lecture", "cause": "unreadable"}
     assert fl.failure(verdict("ok")) is None
+
+
+ENV = {"name": "x", "dependencies": ["python=3.13", "anaconda=2026.07", "numpy=2.1", "scipy==1.14.1", "pip",
+                                     {"pip": ["jupyter-book>=1.0,<2.0", "plotpkg", "toolpkg==0.4"]}]}
+
+
+def test_the_environment_files_entries_as_pip_equivalents():
+    from jaxci.audit.runner import build_env
+
+    listed = {e["name"]: e for e in build_env.entries(ENV)}
+    assert listed["numpy"]["pip"] == "numpy==2.1.*" and listed["scipy"]["pip"] == "scipy==1.14.1"
+    assert listed["anaconda"]["pip"] is None and listed["anaconda"]["status"] == "not-reproducible"
+    assert listed["pip"]["status"] == "installer" and listed["plotpkg"]["pip"] == "plotpkg"
+    assert build_env.entries(["not", "a", "mapping"]) == [] and build_env.entries({"dependencies": 3}) == []
+
+
+def test_the_kernel_against_the_environment_file():
+    from jaxci.audit.runner import build_env
+
+    kernel = {"numpy": "2.5.5", "scipy": "1.14.1", "plotpkg": "7.1.0", "toolpkg": "0.3"}
+    block = build_env.record(ENV, kernel, "3.12.1", "environment.yml")
+    status = {e["name"]: e["status"] for e in block["entries"]}
+    assert status == {"anaconda": "not-reproducible", "numpy": "differs", "scipy": "same", "pip": "installer",
+                      "jupyter-book": "absent", "plotpkg": "unpinned", "toolpkg": "differs"}
+    assert block["python"] == {"named": "3.13", "kernel": "3.12.1", "status": "differs"}
+    assert block["differences"] == ["python", "anaconda", "numpy", "toolpkg"]
+    assert build_env.record(ENV, kernel, "3.13.0", "e.yml")["python"]["status"] == "same"
+
+
+def test_a_kernel_built_from_the_environment_file_takes_its_versions():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("env_kernel", Path(__file__).parent.parent / "measure" /
+                                                  "env_kernel.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    python, lines = module.requirements(ENV, "# stack\nnumpy\nplotpkg==0.2.1  # pinned for a reason\nextra[x]>=1\n")
+    assert python == "3.13"
+    assert [line for line in lines if not line.startswith("#")] == [
+        "numpy==2.1.*", "scipy==1.14.1", "jupyter-book>=1.0,<2.0", "plotpkg", "toolpkg==0.4", "extra[x]>=1"]

@@ -262,6 +262,7 @@ def _main(argv: list[str] | None = None) -> int:
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
     text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows
     text = audit_shard.finish(args, plan, text) if plan else text  # run keys, reused runs, the shard
+    text = audit_failures.attach_environment(args, text)  # the kernel against the environment file
     if missing and args.format == "md":
         text = f"**{missing}**\n\n" + text
     _write_outputs(args, verdicts, text)

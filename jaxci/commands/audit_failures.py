@@ -1,10 +1,12 @@
-"""`jaxci audit ... --build-status FILE`: whose each failure is, the lecture's or the audit harness's
-(jaxci.audit.judging.failure), with the repository's published Execution Statistics page as the evidence that
-the build executes a lecture that fails here."""
+"""What an executed audit says about its own harness: whose each failure is, the lecture's or the harness's
+(jaxci.audit.judging.failure; `--build-status FILE`, the repository's published Execution Statistics page, is the
+evidence that the build executes a lecture that fails here), and the kernel against the repository's environment
+file (jaxci.audit.runner.build_env)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 
@@ -39,3 +41,18 @@ def label(verdicts, executed: set[str] | None) -> None:
 
     for v in verdicts:
         v.failure = failure(v, executed)
+
+
+def attach_environment(args, text: str) -> str:
+    """The executed audit's JSON with its `kernel_environment` block (the kernel against the repository's
+    environment file); other formats, static audits and repositories without the file are returned as they are."""
+    if not args.execute or args.format != "json" or not Path(args.path).is_dir():
+        return text
+    from jaxci.audit.runner import build_env
+
+    block = build_env.for_kernel(Path(args.path), args.kernel or "python3")
+    if block is None:
+        return text
+    doc = json.loads(text)
+    doc["kernel_environment"] = block
+    return json.dumps(doc, indent=2, default=str)
