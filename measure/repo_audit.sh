@@ -7,7 +7,9 @@
 # measure/lecture_kernel.sh (default lec38). OUTDIR receives the raw audit JSON, the CI patch, the kernel's
 # package list and run.txt (the commit, the host, the load and the wall time before and after). ONLY_FILE, when
 # given, lists the lectures to execute (the others keep their static verdicts, each said as not selected).
-# `jaxci audit publish OUTDIR audits/NAME@COMMIT` then keeps the names and numbers only.
+# `jaxci audit publish OUTDIR audits/NAME@COMMIT` then keeps the names and numbers only. AUDIT_ARGS adds options
+# (word-split), e.g. AUDIT_ARGS="--baseline PREVIOUS.json --cache DIR --build-status status.ipynb": an incremental
+# audit reuses the unchanged runs, and a lecture the published build executed that fails here is the harness's.
 set -euo pipefail
 checkout="$1"; family="$2"; out="$3"; only="${4:-}"; kernel="${5:-lec38}"
 cd "$(dirname "$0")/.."
@@ -28,6 +30,9 @@ python="$(.venv/bin/jupyter kernelspec list --json 2>/dev/null | .venv/bin/pytho
 args=("$checkout" --execute --kernel "$kernel" --machine "$family" --format json --output "$out/audit.json"
       --cell-timeout 900 --no-progress --emit-config "$out/ci.patch")
 [ -n "$only" ] && args+=(--only "@$only")
+# shellcheck disable=SC2206 # word-split on purpose: AUDIT_ARGS is a list of options
+[ -n "${AUDIT_ARGS:-}" ] && args+=(${AUDIT_ARGS})
+echo "options: ${args[*]:1}" >> "$out/run.txt"
 start=$(date +%s)
 set +e
 .venv/bin/jaxci audit "${args[@]}" 2> "$out/stderr.txt"
