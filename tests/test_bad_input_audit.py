@@ -70,6 +70,12 @@ CASES = [
     Case(("audit", "{tmp}/lect", "--execute", "--shard-times", "{tmp}/times.md", "--platforms", "cpu",
                    "--format", "json", "--output", "{tmp}/out.json", "--no-progress"), 2,
          "no Execution Statistics row names a lecture here"),  # deep JSON read as text; 1e999 and -50 no times
+    Case(("audit", "{tmp}/lect", "--build-status", "{tmp}/times.md"), 2,
+         "times.md: no Execution Statistics row names a lecture here"),
+    Case(("audit", "{tmp}/lect", "--build-status", "/dev/zero"), 2, "--build-status /dev/zero: "),
+    Case(("audit", "{tmp}/lect", "--build-status", "{tmp}/nowhere.md"), 2, "nowhere.md: "),
+    Case(("audit", "{tmp}/lect", "--build-status", "{tmp}/times.md", "--output", "{tmp}/times.md"), 2,
+         "an input of the audit"),
 ]
 
 

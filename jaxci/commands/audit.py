@@ -183,12 +183,12 @@ def _check_options(args) -> list[str] | None:
 
 def _not_an_input(option: str, target: Path, args) -> None:
     """An output may not replace what the audit reads: a lecture under the audited folder (a notebook, or a
-    Markdown file that is a MyST notebook), --baseline or --shard-times."""
+    Markdown file that is a MyST notebook), --baseline, --shard-times or --build-status."""
     from jaxci.audit.reading.static import is_lecture
     from jaxci.util.validate import InputError, inside, not_an_input
 
-    not_an_input(option, target, (getattr(args, "baseline", None), getattr(args, "shard_times", None)),
-                 "an input of the audit")
+    not_an_input(option, target, (getattr(args, "baseline", None), getattr(args, "shard_times", None),
+                                  getattr(args, "build_status", None)), "an input of the audit")
     target = Path(target)
     if target.is_file() and inside(target.resolve(), args.path.resolve(), or_above=False) \
             and (target.suffix == ".ipynb" or (target.suffix == ".md" and is_lecture(target))):
