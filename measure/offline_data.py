@@ -28,6 +28,11 @@ ENV = "JAXCI_OFFLINE_DATA"
 MODULE = "pandas_datareader.data"
 
 
+class OfflineCopyMissing(FileNotFoundError):
+    """A download this kernel has no local copy of: the lecture needs the network (its name is what the audit's
+    failure record reads as `no-network`, jaxci.audit.judging.failure)."""
+
+
 def data_dir() -> Path | None:
     value = os.environ.get(ENV)
     return Path(value) if value else None
@@ -56,7 +61,7 @@ def fred_frame(folder: Path, names, start=None, end=None):
     for name in names:
         path = folder / "fred" / f"{name}.csv"
         if not path.is_file():
-            raise FileNotFoundError(f"offline data: no local copy of FRED series {name!r}: expected {path} ({ENV})")
+            raise OfflineCopyMissing(f"offline data: no local copy of FRED series {name!r}: expected {path} ({ENV})")
         frame = pd.read_csv(path, index_col=0)
         frame.index = pd.to_datetime(frame.index, format="%Y-%m-%d")
         columns.append(pd.to_numeric(frame.iloc[:, 0], errors="coerce").rename(name))

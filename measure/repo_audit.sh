@@ -13,6 +13,9 @@
 # reuses its runs of unchanged lectures, so a re-judge with new rules executes nothing that did not change;
 # REUSE_FAILURES=1 keeps its failed runs too, and EXTRA="--host-probe S" judges with the probe of the host that
 # ran them when the baseline recorded none.
+# `jaxci audit publish OUTDIR audits/NAME@COMMIT` then keeps the names and numbers only. AUDIT_ARGS adds options
+# (word-split), e.g. AUDIT_ARGS="--baseline PREVIOUS.json --cache DIR --build-status status.ipynb": an incremental
+# audit reuses the unchanged runs, and a lecture the published build executed that fails here is the harness's.
 set -euo pipefail
 checkout="$1"; family="$2"; out="$3"; only="${4:-}"; kernel="${5:-lec38}"
 machine=(); [ "$family" != "-" ] && machine=(--machine "$family")   # "-": the family the build jobs run on
@@ -39,6 +42,9 @@ args=("$checkout" --execute --kernel "$kernel" --format json --output "$out/audi
 # shellcheck disable=SC2206  # EXTRA is a list of options, split on purpose (e.g. "--host-probe 0.148")
 [ -n "${EXTRA:-}" ] && args+=($EXTRA)
 if [ -n "${PUBLISHED:-}" ]; then args+=(--published "$PUBLISHED"); cp "$PUBLISHED" "$out/published.json"; fi
+# shellcheck disable=SC2206 # word-split on purpose: AUDIT_ARGS is a list of options
+[ -n "${AUDIT_ARGS:-}" ] && args+=(${AUDIT_ARGS})
+echo "options: ${args[*]:1}" >> "$out/run.txt"
 start=$(date +%s)
 set +e
 .venv/bin/jaxci audit "${args[@]}" 2> "$out/stderr.txt"

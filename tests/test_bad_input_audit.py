@@ -89,6 +89,12 @@ CASES = [
           "{tmp}/p.json"), 2, "git --git-dir="),
     Case(("audit", "published", "{tmp}", "--commit", "HEAD", "--family", "tpu-pod", "--output", "{tmp}/p.json"), 2,
          "--family 'tpu-pod': not a catalogue family"),
+    Case(("audit", "{tmp}/lect", "--build-status", "{tmp}/times.md"), 2,
+         "times.md: no Execution Statistics row names a lecture here"),
+    Case(("audit", "{tmp}/lect", "--build-status", "/dev/zero"), 2, "--build-status /dev/zero: "),
+    Case(("audit", "{tmp}/lect", "--build-status", "{tmp}/nowhere.md"), 2, "nowhere.md: "),
+    Case(("audit", "{tmp}/lect", "--build-status", "{tmp}/times.md", "--output", "{tmp}/times.md"), 2,
+         "an input of the audit"),
 ]
 
 

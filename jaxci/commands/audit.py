@@ -47,8 +47,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--published", metavar="FILE", type=Path, default=None,
                    help="the site's published build (`jaxci audit published`): its run times on the judged "
                         "family's hardware outrank the GPU side's prediction in the pin rule")
+    from jaxci.commands import audit_failures
     from jaxci.commands.audit_ci import add_arguments  # the CI audit's options
 
+    audit_failures.add_arguments(p)
     add_arguments(p)
     from jaxci.commands.audit_shard import add_arguments as shard_arguments  # --shard, --cache, --baseline
 
@@ -197,12 +199,12 @@ def _check_options(args) -> list[str] | None:
 
 def _not_an_input(option: str, target: Path, args) -> None:
     """An output may not replace what the audit reads: a lecture under the audited folder (a notebook, or a
-    Markdown file that is a MyST notebook), --baseline or --shard-times."""
+    Markdown file that is a MyST notebook), --baseline, --shard-times or --build-status."""
     from jaxci.audit.reading.static import is_lecture
     from jaxci.util.validate import InputError, inside, not_an_input
 
-    not_an_input(option, target, (getattr(args, "baseline", None), getattr(args, "shard_times", None)),
-                 "an input of the audit")
+    not_an_input(option, target, (getattr(args, "baseline", None), getattr(args, "shard_times", None),
+                                  getattr(args, "build_status", None)), "an input of the audit")
     target = Path(target)
     if target.is_file() and inside(target.resolve(), args.path.resolve(), or_above=False) \
             and (target.suffix == ".ipynb" or (target.suffix == ".md" and is_lecture(target))):
@@ -235,6 +237,7 @@ def _main(argv: list[str] | None = None) -> int:
     from jaxci.audit import repo
     from jaxci.audit.judging.family import FamilyError
     from jaxci.audit.writing import render
+    from jaxci.commands import audit_failures
     from jaxci.commands.audit_ci import attach, wanted
     from jaxci.commands.audit_runner import attach_published, judged_family, runner_use, with_runner
     from jaxci.util.validate import InputError
@@ -256,6 +259,10 @@ def _main(argv: list[str] | None = None) -> int:
     if missing:  # never a silent fallback: said first, on stderr and atop a Markdown table
         print(f"jaxci audit: {missing}", file=sys.stderr)
     verdicts = repo.audit_static(args.path, model)
+    try:
+        built = audit_failures.built(args, verdicts)  # read before anything runs
+    except InputError as exc:
+        return refuse("jaxci audit", exc)
     if not wanted(args):  # else the CI audit says the book config's errors (one line each)
         for error in dict.fromkeys(v.config.error for v in verdicts if v.config and v.config.error):
             print(f"jaxci audit: {error}", file=sys.stderr)
@@ -280,11 +287,13 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"jaxci audit: {preflight.message()}", file=sys.stderr)
         for line in plan.reuse.refused:  # a cached run refused by the checks, or one that could not be stored
             print(f"jaxci audit: --cache/--baseline: {line}", file=sys.stderr)
+    audit_failures.label(verdicts, built)
     text = {"md": lambda: render.to_markdown(verdicts, args.execute), "csv": lambda: render.to_csv(verdicts),
             "json": lambda: render.to_json(verdicts, args.execute)}[args.format]()
     text = attach(args, verdicts, text)  # the repository's CI, when it has .github/workflows
     text = with_runner(args, text)
     text = audit_shard.finish(args, plan, text) if plan else text  # run keys, reused runs, the shard
+    text = audit_failures.attach_environment(args, text)  # the kernel against the environment file
     if missing and args.format == "md":
         text = f"**{missing}**\n\n" + text
     _write_outputs(args, verdicts, text)

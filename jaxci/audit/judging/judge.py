@@ -43,6 +43,7 @@ class Verdict:
     excluded: bool = False  # excluded from execution by the book's exclude_patterns
     not_executed: str = ""  # why --execute did not run it (excluded, missing modules, NOT_SELECTED ...)
     predicted: dict = field(default_factory=dict)  # family -> predicted cpu_s / gpu_s / band / basis (executed)
+    failure: dict | None = None  # whose failure, the lecture's or the harness's, and why (judging.failure)
 
     @property
     def status(self) -> str:
@@ -90,7 +91,8 @@ class Verdict:
                 "over_timeout": self.over_timeout,
                 "notes": self.notes + [f"{e} (execute.allow_errors: not a failure)" for e in self.allowed_errors()],
                 "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted,
-                "shows_gpu": bool(narrative_of(self.scan.gpu_narrative, self.regime))}
+                "shows_gpu": bool(narrative_of(self.scan.gpu_narrative, self.regime)),
+                "failure": self.failure}
 
     def _timeout_origin(self) -> str | None:
         if self.scan.timeout_origin:

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from pathlib import Path
 
 from jaxci.util import safeio
 from jaxci.util.jsonschema_import import skip_iri_syntax_checkers
 
+#: what a `load:` file outside the lecture's folder is said with (the audit refuses it; MyST-NB would read it)
+LOAD_OUTSIDE = "lies outside the lecture's folder; not read by the audit"
 #: the largest notebook read (discovery.LECTURE_LIMIT is this bound)
 NOTEBOOK_LIMIT = 64 * 1024 * 1024
 
@@ -40,10 +43,38 @@ def read_notebook(path):
 
             with _whole_notebook_validation(), _fast_yaml():
                 nb = jupytext.reads(text, fmt=text_format(path, text))
+            load_cell_files(nb, path)
         nbformat.validate(nb)
+    except NotebookReadError:
+        raise
     except Exception as exc:  # JSON errors, nbformat ValidationError, jupytext format errors
         raise NotebookReadError(f"{path}: malformed notebook: {type(exc).__name__}{read_problem(exc)}") from None
     return nb
+
+
+def load_cell_files(nb, path: Path) -> None:
+    """MyST-NB's `load:` code-cell option, as its reader applies it before execution: the cell's code is the named
+    file's text (relative to the notebook's folder), whatever the cell itself holds; the option stays in the cell's
+    metadata. A file that cannot be read fails the notebook, as it fails MyST-NB's build."""
+    for index, cell in enumerate(nb.cells):
+        name = cell.get("metadata", {}).get("load") if cell.cell_type == "code" else None
+        if name is not None:
+            cell.source = _load_file(path, index, name)
+
+
+def _load_file(path: Path, index: int, name) -> str:
+    """The text of one `load:` file. Only a file inside the lecture's folder (the folder the runner copies for
+    the run) is read: a lecture never brings the host's other files into the audit."""
+    if not isinstance(name, str) or not name.strip():
+        raise NotebookReadError(f"{path}: cell {index}: load: names no file")
+    folder = os.path.realpath(path.parent)
+    file = os.path.realpath(path.parent / name.strip())
+    if not file.startswith(folder.rstrip(os.sep) + os.sep):
+        raise NotebookReadError(f"{path}: cell {index}: load: {name.strip()} {LOAD_OUTSIDE}")
+    try:
+        return safeio.read_text(file, NOTEBOOK_LIMIT)
+    except safeio.UnsafeFile as exc:
+        raise NotebookReadError(f"{path}: cell {index}: load: {name.strip()} {exc.reason}") from None
 
 
 def read_problem(exc: BaseException) -> str:

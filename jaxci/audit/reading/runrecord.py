@@ -30,7 +30,7 @@ MAX_SHARDS = 256
 CELL_SECONDS = ("wall_s", "client_s", "compile_s", "trace_s", "lower_s", "backend_s", "startup_s", "settle_s",
                 "import_s", "trip_probe_s", "busy_s")
 CELL_COUNTS = ("index", "compilations", "cache_hits", "cache_misses")
-CELL_TEXT = ("status", "error", "expected_error")
+CELL_TEXT = ("status", "error", "expected_error", "error_name")
 CALL_SECONDS = ("wall_s", "first_s", "compile_s", "warm_s")
 CALL_COUNTS = ("calls", "elements", "largest", "flops", "bytes", "transcendentals", "fusions")
 RUN_SECONDS = ("wall_s", "kernel_start_s")
@@ -63,7 +63,8 @@ def cell(where: str, value) -> dict:
         (CELL_SECONDS, lambda w, v: seconds(w, v, CELL_S)), (CELL_COUNTS, count),
         (CELL_TEXT, lambda w, v: text(w, v, 4000)), (("first_line",), lambda w, v: text(w, v, 4000, lines=True)),
         (("calls",), _items(call)), (("samplers",), _items(sampler)), (("loops",), _items(loop)),
-        (("jitted", "memory"), _named_counts), (("eager",), eager)))
+        (("jitted", "memory"), _named_counts), (("eager",), eager),
+        (("error_packages",), _items(lambda w, v: text(w, v, 200)))))
 
 
 def call(where: str, value) -> dict:

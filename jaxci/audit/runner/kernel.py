@@ -33,7 +33,7 @@ from pathlib import Path
 from jaxci.audit.reading.cell_records import EagerWork, JitCall, SamplerRun, TracedLoop
 from jaxci.audit.reading.notebook import NotebookReadError, read_notebook
 from jaxci.audit.reading.static import cell_tags
-from jaxci.audit.runner import jit_calls
+from jaxci.audit.runner import errorinfo, jit_calls
 from jaxci.audit.runner.ending import (
     _LIVE,
     STOP,
@@ -232,6 +232,8 @@ async def _run_cell(client, cell, index: int, timing: CellTiming, tags: set, lau
         timing.expected_error = error
     elif error:
         timing.status, timing.error = ERROR, f"cell {index}: {error}"
+        output = errorinfo.error_output(cell) or {}
+        timing.error_name, timing.error_packages = errorinfo.error_name(output), errorinfo.traceback_packages(output)
     if launch.instrument:
         records = _records(replies.pop(index, None))
         records = records if records is not None else await _take(client, launch.timeout)

@@ -37,6 +37,8 @@ class CellTiming:
     cache_misses: int | None = None
     error: str | None = None
     expected_error: str | None = None  # the error of a cell tagged raises-exception (not a failure)
+    error_name: str | None = None  # the exception's class name, of `error` (runner.errorinfo)
+    error_packages: list[str] | None = None  # installed packages its traceback passes through, outermost first
     loops: list[TracedLoop] | None = None  # traced lax loops
     jitted: dict | None = None  # jitted function traced in this cell -> its largest argument, in elements
     calls: list[JitCall] | None = None  # per jitted function and signature called here: calls, times, XLA cost
