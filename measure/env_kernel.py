@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jaxci.audit.runner import build_env  # noqa: E402
-from jaxci.util import safeio  # noqa: E402
+from jaxci.util import safeyaml  # noqa: E402
 
 STACK = Path(__file__).with_name("lecture-kernel.txt")
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", type=Path)
     args = p.parse_args(argv)
     try:
-        doc = safeio.load_yaml(args.env_file)
+        doc = safeyaml.load(args.env_file)
     except (OSError, ValueError) as exc:
         print(f"env_kernel: {args.env_file}: {exc}", file=sys.stderr)
         return 2

@@ -134,13 +134,13 @@ def for_kernel(root: Path, kernel: str) -> dict | None:
     """The block for the repository at `root` and the named kernel; None without an environment file; a block
     naming the problem when either side cannot be read."""
     from jaxci.audit.runner.envcheck import kernel_python
-    from jaxci.util import safeio
+    from jaxci.util import safeyaml
 
     path = find(root)
     if path is None:
         return None
     try:
-        doc = safeio.load_yaml(path)
+        doc = safeyaml.load(path)
     except (OSError, ValueError) as exc:
         return {"file": path.name, "problem": f"not read: {type(exc).__name__}"}
     python, why = kernel_python(kernel)
