@@ -73,7 +73,7 @@ def execute(verdicts: list[Verdict], runs: Runs, *, model: fam.FamilyModel | Non
 
         preflight.probe = judging_probe(verdicts, runs, host_probe)
         stamp_probes(verdicts, runs, preflight.probe, host_probe)
-        every_family.predict_all(verdicts, families, preflight.probe)
+        every_family.predict_all(verdicts, families, preflight.probe, run_probes(verdicts, host_probe))
         for verdict in verdicts:  # one prediction per lecture and family: the verdict reads the final record
             if verdict.runs and verdict.recommendation:
                 judge.decide_on_record(verdict, model)
@@ -92,6 +92,18 @@ def judging_probe(verdicts: list[Verdict], runs: Runs, host_probe):
     if runs.baseline_probe is not None and reuse is not None and not reuse.executed:
         return runs.baseline_probe
     return host_probe.probe()
+
+
+def run_probes(verdicts: list[Verdict], host_probe) -> dict:
+    """lecture path -> the probe its first run carries (the run every family's prediction reads), read once here so
+    judging reads plain values."""
+    out = {}
+    for verdict in verdicts:
+        run = next((r for _, r in sorted(verdict.runs.items()) if r.host_probe), None)
+        probe = host_probe.from_dict(run.host_probe) if run is not None else None
+        if probe is not None:
+            out[verdict.path] = probe
+    return out
 
 
 def stamp_probes(verdicts: list[Verdict], runs: Runs, probe, host_probe) -> None:

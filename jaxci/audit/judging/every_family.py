@@ -124,21 +124,17 @@ def predict_lecture(verdict, families: Families) -> dict:
     return out
 
 
-def predict_all(verdicts: list, families: Families, here) -> None:
+def predict_all(verdicts: list, families: Families, here, probes: dict | None = None) -> None:
     """Every executed lecture's prediction on every family, into its `predicted` (Colab's record, when the judged
-    family made one, is left as it is). Each lecture is moved by the host factor of the probe its run carries
-    (the host's speed when it ran: jaxci.audit.runner.host_probe), else by `here`, this audit's probe."""
-    from jaxci.audit.runner import host_probe
-
+    family made one, is left as it is). Each lecture is moved by the host factor of its own run's probe (`probes`:
+    lecture path -> the probe of the host when it ran, jaxci.audit.repo), else by `here`, this audit's probe."""
     if not any(v.runs for v in verdicts) or not families.views:
         return
     calibrated, measured = dict(families.residual), {}
     for verdict in verdicts:
         if not verdict.runs:
             continue
-        run = next((r for _, r in sorted(verdict.runs.items()) if r.host_probe), None)
-        probe = host_probe.from_dict(run.host_probe) if run is not None else None
-        probe = probe or here
+        probe = (probes or {}).get(verdict.path) or here
         key = (probe.seconds, probe.n) if probe is not None else None
         if key not in measured:
             families.residual = dict(calibrated)  # a refusal on one host never clears another's calibration
