@@ -2,10 +2,11 @@
 # The TPU capture (issue 71), one device call each: run on the lent TPU machine from the repository root, with
 # .device carried (prepared here by: DEVICE_PYTHON=3.11 DEVICE_NO_DEPS="numpyro==0.22.0 multipledispatch"
 # bash scripts/prepare-device.sh .venv/bin/python; commit first). Two calls of at most 9 minutes:
-#   bash scripts/tpu_capture.sh 1    the runner model's primitives: dispatch floor (TinyOp), GEMM per precision and
-#                                    dtype, bandwidth, NUTS leapfrog step, loop step; process start (the probes)
-#   bash scripts/tpu_capture.sh 2    compile stages (cold first calls, jit series, cache), kernel time vs gaps
-#                                    (profile), the crossover and the FP64 penalty (float32 and float64 kernels)
+#   bash scripts/tpu_capture.sh 1    what the runner model predicts a lecture from: dispatch floor (TinyOp), GEMM
+#                                    per precision and dtype, bandwidth, loop step, compile stages (cold first
+#                                    calls, jit series, cache); process start (the probes)
+#   bash scripts/tpu_capture.sh 2    NUTS leapfrog step, kernel time vs gaps (profile), the crossover and the FP64
+#                                    penalty (float32 and float64 kernels)
 # Each call packs capture.json, summary.md, results.tar.gz, logs.tar.gz into $OUT (console.log beside them);
 # `jaxci import` merges them into results/lab-tpu-v5e/ on the build machine (docs/gpu-capture.md, On a TPU).
 # Steps are asked for by name (--only), in the plan's order; a step that does not fit the time left is listed
@@ -14,8 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
-    1) ONLY='^(sanity|gemm-precision|bandwidth|nuts-step|loops-f32)$' ;;
-    2) ONLY='^(profile|crossover-f32|crossover-f64|compile|loops-f64)$' ;;
+    1) ONLY='^(sanity|gemm-precision|bandwidth|loops-f32|compile)$' ;;
+    2) ONLY='^(nuts-step|profile|crossover-f32|crossover-f64|loops-f64)$' ;;
     *) echo "usage: bash scripts/tpu_capture.sh 1|2" >&2; exit 2 ;;
 esac
 : "${OUT:?OUT must name the folder the packed files go to}"
