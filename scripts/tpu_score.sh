@@ -15,6 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${OUT:?OUT must name the folder the results go to}"
 BUDGET="${SCORE_BUDGET:-400}"
+DEADLINE="${SCORE_DEADLINE:-$((BUDGET + 90))}"   # a lecture still running then is stopped (and lost, alone)
 CELL="${SCORE_CELL_TIMEOUT:-120}"
 T0=$SECONDS
 PIPQ=(env PIP_CONFIG_FILE=/dev/null python3 -m pip install --isolated -q --no-cache-dir --no-compile)
@@ -38,7 +39,7 @@ side() {  # side PLATFORM: execute each lecture on PLATFORM in its own audit, un
     for name in "${LECTURES[@]}"; do
         if (( SECONDS - T0 > BUDGET )); then echo "$name not reached" >> "$OUT/$platform/not-reached.txt"; continue; fi
         start=$SECONDS
-        python3 -m jaxci audit .tpu-lec --execute --platforms "$platform" --only "$name" --no-ci --no-progress \
+        timeout -k 5 $((DEADLINE - (SECONDS - T0))) python3 -m jaxci audit .tpu-lec --execute --platforms "$platform" --only "$name" --no-ci --no-progress \
             --cell-timeout "$CELL" --cache "$CACHE" --format json --output "$OUT/$platform/$name.json" \
             > "$OUT/$platform/$name.log" 2>&1
         echo "$name $platform exit=$? wall=$((SECONDS - start))s" | tee -a "$OUT/$platform/walls.txt"
@@ -53,3 +54,5 @@ python3 -m jaxci audit .tpu-lec --execute --platforms cpu,tpu --no-ci --no-progr
     --only "$(comm -12 <(grep exit=0 "$OUT/cpu/walls.txt" | cut -d' ' -f1 | sort) \
                        <(grep exit=0 "$OUT/tpu/walls.txt" | cut -d' ' -f1 | sort) | paste -sd,)" > "$OUT/judge.log" 2>&1
 echo "tpu_score: judged (exit $?) in $((SECONDS - T0)) s in all"
+# one file back instead of hundreds (the device returns a bounded number of files)
+tar -czf "$OUT/runs.tar.gz" -C "$OUT" cpu tpu cache && rm -rf "$OUT/cpu" "$OUT/tpu" "$CACHE"
