@@ -16,6 +16,7 @@ from jaxci.analysis import devsets_audit as A
 from jaxci.analysis import devsets_score as S
 from jaxci.audit.writing.record import read
 from jaxci.commands import devsets as cmd
+from jaxci.commands.devsets_repredict import repredicted
 from jaxci.results import published_build
 
 RECORD = REPO_ROOT / "docs" / "reference" / "dev-sets-all.json"
@@ -52,7 +53,7 @@ def test_a_changed_figure_fails_the_check():
 
 def test_the_runs_are_predicted_again_as_the_audit_recorded_them():
     audit = read(AUDITS["ubuntu-latest"])
-    again = A.repredicted(audit, "ubuntu-latest")
+    again = repredicted(audit, "ubuntu-latest")
     n = 0
     for old, new in zip(audit["lectures"], again["lectures"]):
         before, after = old["predicted"].get("ubuntu-latest"), new["predicted"].get("ubuntu-latest")
@@ -117,3 +118,17 @@ def test_mismatched_inputs_are_refused(tmp_path):
     bad = tmp_path / "r.json"
     bad.write_text(json.dumps({"version": 2, "sets": {"f": {"build_s": 0}}}))
     assert cmd.main(["--table", str(bad)]) == 2
+
+
+def test_the_page_shows_the_commands_output(capsys):
+    """docs/dev-sets.md holds what the commands it names print: its tables are never edited by hand."""
+    page = (REPO_ROOT / "docs" / "dev-sets.md").read_text()
+    published = [str(published_build.beside(p)) for p in AUDITS.values()]
+    for argv in (["--table", str(RECORD), "--lectures"],
+                 ["--table", str(FILTERED), "--lectures", *[x for p in published for x in ("--published", p)]]):
+        assert cmd.main(argv) == 0
+        out = capsys.readouterr().out
+        board, rest = out.split("\n\n", 1)
+        goals, lectures = rest.split("\n\n", 1)
+        for part in (board, goals, lectures.split("\n## ", 1)[1].split("\n", 1)[1]):
+            assert part.strip() in page

@@ -3,12 +3,14 @@ lecture as the executed audit predicted it, with the calibration fitted on the s
 (leave-one-lecture-out) and with the one fitted on the other set (cross-set), the scoreboard of each, and the
 calibration written as data (docs/reference/notebook-calibration.json) with the host it was fitted on.
 
-Two inputs, one scoring:
+Three inputs, one scoring:
 - the sets' runs as `measure/published_builds.py --format json` writes them (`--set FAMILY=FILE`): every
   calibration is fitted again (jaxci.analysis.residual) and every lecture re-scored;
 - the committed record of those runs (`--table docs/reference/dev-sets.json`): per lecture its published seconds
   and its prediction under each scoring as the last fit left them, re-scored but never refitted (a refit needs each
-  lecture's measured-here share, which the record does not hold); `--check` fails on a changed figure.
+  lecture's measured-here share, which the record does not hold); `--check` fails on a changed figure;
+- since issue 70, every published lecture from the committed executed audits (jaxci.analysis.devsets_audit, scored
+  by jaxci.analysis.devsets_score), and its record (`docs/reference/dev-sets-all.json`, version ALL_VERSION).
 
     jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form both] [--lectures]
         [--format md|json] [--calibrate docs/reference/notebook-calibration.json [--accepts LOW,HIGH]]

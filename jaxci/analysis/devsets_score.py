@@ -88,7 +88,7 @@ def weighted_median(pairs: list[tuple[float, float]]) -> float | None:
     return sorted(pairs)[-1][0]
 
 
-def figures(scored: list[tuple[float, float]], lost_s: list[float]) -> dict:
+def row_figures(scored: list[tuple[float, float]], lost_s: list[float]) -> dict:
     """One row's figures (module docstring) from `scored` = [(published s, ratio)] and the lost lectures' seconds."""
     pub = sum(p for p, _ in scored)
     inside = [(p, r) for p, r in scored if within_2x(r)]
@@ -116,7 +116,7 @@ def board(sets: list[SetScore]) -> list[dict]:
             for of, keep in (("all", lambda s: True), (f"{LONG_S:g} s+", lambda s: s >= LONG_S)):
                 scored = [(x.published_s, x.ratios[scoring]) for x in have if keep(x.published_s)]
                 lost = [x.published_s for x in one.lost if keep(x.published_s)]
-                rows.append({"set": one.family, "scoring": scoring, "of": of, **figures(scored, lost)})
+                rows.append({"set": one.family, "scoring": scoring, "of": of, **row_figures(scored, lost)})
     return rows
 
 

@@ -28,6 +28,7 @@ from jaxci.analysis import devsets_audit as A
 from jaxci.analysis import devsets_score as S
 from jaxci.analysis import residual as R
 from jaxci.audit.judging.rescaled import MODELLED
+from jaxci.commands.devsets_repredict import repredicted
 from jaxci.results import published_build
 from jaxci.util import safeio, safewrite
 
@@ -95,7 +96,7 @@ def audit_sets(audits: list[Path], published: list[Path] | None, form: str) -> l
             audit = read(path)
         except AuditError as exc:
             raise D.DevSetError(f"{path}: {exc}") from None
-        recs, lost = A.records(A.repredicted(audit, build.family), build)
+        recs, lost = A.records(repredicted(audit, build.family), build)
         source = f"runs: {path}; published: {build.repository}@{build.commit[:8]} ({build.executed})"
         sets[build.family] = (recs, lost, build.total_s, source)
         probes[build.family] = family_probe(build.family)
