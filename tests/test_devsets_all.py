@@ -118,6 +118,9 @@ def test_mismatched_inputs_are_refused(tmp_path):
     bad = tmp_path / "r.json"
     bad.write_text(json.dumps({"version": 2, "sets": {"f": {"build_s": 0}}}))
     assert cmd.main(["--table", str(bad)]) == 2
+    with pytest.raises(SystemExit):   # a record is written only from what --from-audit scored
+        cmd.main(["--table", str(RECORD), "--record", str(tmp_path / "x.json")])
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_the_page_shows_the_commands_output(capsys):

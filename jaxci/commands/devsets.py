@@ -112,51 +112,57 @@ def _print_scored(sets: list[S.SetScore], args) -> None:
     print(text + (S.render_lectures(sets) if args.lectures else ""), end="")
 
 
-def whole(args) -> int:
-    """--from-audit, a version-2 --table, or a version-1 --table with --published: every published lecture."""
+def whole(args, raw) -> int:
+    """--from-audit, a version-2 --table (`raw`: its parsed JSON), or a version-1 one with --published: every
+    published lecture of each set, scored or lost."""
+    data = filtered = None
     if args.from_audit:
-        sets = audit_sets(args.from_audit, args.published, args.form)
-        data = D.to_record(sets, args.form, f"jaxci devsets --from-audit (form {args.form})")
+        data = D.to_record(audit_sets(args.from_audit, args.published, args.form), args.form,
+                           f"jaxci devsets --from-audit (form {args.form})")
+        sets = D.from_record(data)
+    elif raw.get("version") == D.ALL_VERSION:
+        data = D.parse_record(raw, str(args.table))
         sets = D.from_record(data)
     else:
-        raw = _json(args.table)
-        if isinstance(raw, dict) and raw.get("version") == D.ALL_VERSION:
-            data = D.parse_record(raw, str(args.table))
-            sets = D.from_record(data)
-        else:
-            builds = {b.family: b for b in (_build(p) for p in args.published or [])}
-            filtered = D.parse_table(raw, str(args.table))
-            sets = A.from_filtered(*D.from_table(filtered), builds)
-            data = None
+        filtered = D.parse_table(raw, str(args.table))
+        sets = A.from_filtered(*D.from_table(filtered), {b.family: b for b in map(_build, args.published)})
     _print_scored(sets, args)
-    if args.record and args.from_audit:
+    if args.record:
         safewrite.write_text(args.record, json.dumps(data, indent=1) + "\n")
         print(f"written: {args.record}", file=sys.stderr)
-    if args.check and not args.from_audit:
-        wrong = D.check_record(data) if data is not None else D.check(filtered)
+        return 0
+    if args.check:
+        wrong = D.check_record(data) if filtered is None else D.check(filtered)
         for line in wrong:
             print(f"devsets: {line}", file=sys.stderr)
         return 1 if wrong else 0
     return 0
 
 
-def _is_whole(args) -> bool:
-    if args.from_audit or args.published:
-        return True
-    if not args.table:
-        return False
-    raw = _json(args.table)
-    return isinstance(raw, dict) and raw.get("version") == D.ALL_VERSION
+def _refused(args) -> str:
+    """An option given where it means nothing ('' when none)."""
+    if args.record and not args.from_audit:
+        return "--record writes what --from-audit scored: give --from-audit"
+    if args.published and args.set:
+        return "--published goes with --from-audit or a version-1 --table, not --set"
+    if args.calibrate and not args.set:
+        return "--calibrate fits the calibration on --set runs"
+    if args.check and args.from_audit:
+        return "--check re-scores a committed record: give --table"
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if _refused(args):
+        parser().error(_refused(args))
     runs = {}
     try:
-        if _is_whole(args):
-            return whole(args)
+        raw = _json(args.table) if args.table else None
+        if args.from_audit or args.published or (isinstance(raw, dict) and raw.get("version") == D.ALL_VERSION):
+            return whole(args, raw)
         if args.table:
-            data = D.parse_table(_json(args.table), str(args.table))
+            data = D.parse_table(raw, str(args.table))
             names, published, preds, dominant = D.from_table(data)
         else:
             for item in args.set:
