@@ -3,12 +3,14 @@ lecture as the executed audit predicted it, with the calibration fitted on the s
 (leave-one-lecture-out) and with the one fitted on the other set (cross-set), the scoreboard of each, and the
 calibration written as data (docs/reference/notebook-calibration.json) with the host it was fitted on.
 
-Two inputs, one scoring:
+Three inputs, one scoring:
 - the sets' runs as `measure/published_builds.py --format json` writes them (`--set FAMILY=FILE`): every
   calibration is fitted again (jaxci.analysis.residual) and every lecture re-scored;
 - the committed record of those runs (`--table docs/reference/dev-sets.json`): per lecture its published seconds
   and its prediction under each scoring as the last fit left them, re-scored but never refitted (a refit needs each
-  lecture's measured-here share, which the record does not hold); `--check` fails on a changed figure.
+  lecture's measured-here share, which the record does not hold); `--check` fails on a changed figure;
+- since issue 70, every published lecture from the committed executed audits (jaxci.analysis.devsets_audit, scored
+  by jaxci.analysis.devsets_score), and its record (`docs/reference/dev-sets-all.json`, version ALL_VERSION).
 
     jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form both] [--lectures]
         [--format md|json] [--calibrate docs/reference/notebook-calibration.json [--accepts LOW,HIGH]]
@@ -180,4 +182,86 @@ def check(data: dict) -> list[str]:
         have = got.get((want["set"], want["scoring"]))
         if have != want:
             out.append(f"{want['set']} {want['scoring']}: recorded {want}, re-scored {have}")
+    return out
+
+
+# ---- the committed record of every lecture: docs/reference/dev-sets-all.json -------------------------------------
+
+#: the record of every published lecture of each set (scored or lost), jaxci.analysis.devsets_score's figures
+ALL_VERSION = 2
+
+
+def to_record(sets: list, form: str, made: str) -> dict:
+    """The record (version ALL_VERSION) of scored sets (jaxci.analysis.devsets_score.SetScore), rounded as kept, with
+    the board re-scored from the rounded figures, so that `check_record` holds on what is written."""
+    from jaxci.analysis import devsets_score as S
+
+    data = {"version": ALL_VERSION, "form": form, "made": made, "sets": {}}
+    for one in sets:
+        data["sets"][one.family] = {
+            "source": one.source, "build_s": round(one.build_s, 2),
+            "lectures": [{"lecture": x.lecture, "published_s": round(x.published_s, 2),
+                          "predicted_s": round(x.predicted_s, 3),
+                          "low_s": None if x.low_s is None else round(x.low_s, 3),
+                          "high_s": None if x.high_s is None else round(x.high_s, 3),
+                          **{key: round(x.ratios[s], 4) for s, key in RATIOS.items() if s in x.ratios},
+                          "weight": round(one.weight(x.published_s), 5), "dominant": x.dominant,
+                          "calibrates": x.calibrates} for x in one.lectures],
+            "lost": [{"lecture": x.lecture, "published_s": round(x.published_s, 2), "cause": x.cause}
+                     for x in one.lost]}
+    data["board"] = S.board(from_record(data))
+    return data
+
+
+def parse_record(data, source: str = "the record") -> dict:
+    """The committed record of every lecture (ALL_VERSION, parsed JSON), every figure a finite number."""
+    if not isinstance(data, dict) or data.get("version") != ALL_VERSION or not isinstance(data.get("sets"), dict):
+        raise DevSetError(f"{source}: not a version {ALL_VERSION} development-set record")
+    for family, one in data["sets"].items():
+        if not _positive(one.get("build_s")):
+            raise DevSetError(f"{source}: {family}: build_s is missing or not positive")
+        for row in one.get("lectures") or []:
+            if not all(_positive(row.get(k)) for k in ("published_s", "predicted_s", *RATIOS.values())):
+                raise DevSetError(f"{source}: {family} {row.get('lecture')!r}: a figure is missing or not positive")
+        for row in one.get("lost") or []:
+            if not _positive(row.get("published_s")) or not isinstance(row.get("cause"), str):
+                raise DevSetError(f"{source}: {family} lost {row.get('lecture')!r}: no seconds or no cause")
+    return data
+
+
+def _positive(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def from_record(data: dict) -> list:
+    """The sets (jaxci.analysis.devsets_score.SetScore) of a version ALL_VERSION record."""
+    from jaxci.analysis import devsets_score as S
+
+    out = []
+    for family, one in data["sets"].items():
+        lectures = [S.Lecture(r["lecture"], float(r["published_s"]), float(r["predicted_s"]), r.get("low_s"),
+                              r.get("high_s"), {s: float(r[k]) for s, k in RATIOS.items() if k in r},
+                              r.get("dominant", ""), bool(r.get("calibrates", True))) for r in one["lectures"]]
+        lost = [S.Lost(r["lecture"], float(r["published_s"]), r["cause"]) for r in one.get("lost") or []]
+        out.append(S.SetScore(family, one.get("source", ""), float(one["build_s"]), lectures, lost))
+    return out
+
+
+def check_record(data: dict) -> list[str]:
+    """Where the record's board differs from its lectures re-scored, or its lectures and lost ones do not add up to
+    its build's seconds (empty: it holds)."""
+    from jaxci.analysis import devsets_score as S
+
+    sets = from_record(data)
+    got = {(r["set"], r["scoring"], r["of"]): r for r in S.board(sets)}
+    out = []
+    for want in data.get("board") or []:
+        have = got.pop((want.get("set"), want.get("scoring"), want.get("of")), None)
+        if have != want:
+            out.append(f"{want.get('set')} {want.get('scoring')} ({want.get('of')}): recorded {want}, re-scored {have}")
+    out += [f"{k[0]} {k[1]} ({k[2]}): re-scored {v}, not recorded" for k, v in got.items()]
+    for one in sets:
+        held = sum(x.published_s for x in one.lectures) + sum(x.published_s for x in one.lost)
+        if abs(held - one.build_s) > 0.01 * max(1, len(one.lectures) + len(one.lost)):
+            out.append(f"{one.family}: lectures and lost hold {held:.2f} s, the build {one.build_s:.2f} s")
     return out

@@ -2,11 +2,18 @@
 
     jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form both] [--lectures]
         [--format md|json] [--calibrate docs/reference/notebook-calibration.json [--accepts LOW,HIGH]]
-    jaxci devsets --table docs/reference/dev-sets.json [--check] [--lectures]
+    jaxci devsets --table docs/reference/dev-sets.json [--check] [--lectures] [--published PUBLISHED.json ...]
+    jaxci devsets --from-audit AUDIT.json [--published PUBLISHED.json] --from-audit ... [--lectures]
+        [--record docs/reference/dev-sets-all.json]
+    jaxci devsets --table docs/reference/dev-sets-all.json [--check] [--lectures]
 
 `--set`: the sets' runs (measure/published_builds.py --format json), every calibration fitted again; `--table`: the
-committed record re-scored (`--check`: exit 1 when its scoreboard does not hold). Exit 2 on a file that is not
-what it claims to be.
+committed record re-scored (`--check`: exit 1 when its scoreboard does not hold); `--from-audit`: every lecture the
+published build timed, from a committed executed audit (jaxci.analysis.devsets_audit; its published build: the
+`--published` given in the same order, else the published.json beside it), scored or counted as coverage lost,
+with the weighted figures and the lectures of 60 s or more as their own row (jaxci.analysis.devsets_score);
+`--published` with a version-1 `--table`: the filtered record's figures against the whole builds. Exit 2 on a
+file that is not what it claims to be.
 """
 
 from __future__ import annotations
@@ -17,8 +24,12 @@ import sys
 from pathlib import Path
 
 from jaxci.analysis import devsets as D
+from jaxci.analysis import devsets_audit as A
+from jaxci.analysis import devsets_score as S
 from jaxci.analysis import residual as R
 from jaxci.audit.judging.rescaled import MODELLED
+from jaxci.commands.devsets_repredict import repredicted
+from jaxci.results import published_build
 from jaxci.util import safeio, safewrite
 
 
@@ -45,7 +56,16 @@ def parser() -> argparse.ArgumentParser:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--set", action="append", metavar="FAMILY=FILE",
                      help="a family and its published_builds --format json output (twice: the two sets)")
-    src.add_argument("--table", type=Path, help="the committed record (docs/reference/dev-sets.json): re-score it")
+    src.add_argument("--table", type=Path, help="the committed record (docs/reference/dev-sets.json, version 1; "
+                                                "dev-sets-all.json, version 2): re-score it")
+    src.add_argument("--from-audit", action="append", type=Path, metavar="AUDIT",
+                     help="a committed executed audit's JSON (twice: the two sets); every lecture its published "
+                          "build timed is scored or lost")
+    p.add_argument("--published", action="append", type=Path, metavar="PUBLISHED",
+                   help="the published build (jaxci-published-build JSON) of each --from-audit, in order (default: "
+                        "published.json beside it), or of each set of a version-1 --table")
+    p.add_argument("--record", type=Path, metavar="FILE",
+                   help="with --from-audit: write the scored lectures as data (version 2) to FILE")
     p.add_argument("--check", action="store_true", help="with --table: exit 1 if its scoreboard does not hold")
     p.add_argument("--lectures", action="store_true", help="each lecture's row too")
     p.add_argument("--form", choices=R.FORMS, default="both", help="the calibration's form (the model's: both)")
@@ -56,12 +76,93 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _build(path: Path):
+    try:
+        return published_build.read(path)
+    except published_build.PublishedError as exc:
+        raise D.DevSetError(str(exc)) from None
+
+
+def audit_sets(audits: list[Path], published: list[Path] | None, form: str) -> list[S.SetScore]:
+    """Each audit's set scored against its published build (the family: the build's)."""
+    from jaxci.audit.writing.record import AuditError, read
+
+    if published and len(published) != len(audits):
+        raise D.DevSetError(f"{len(audits)} --from-audit but {len(published)} --published: give one each, in order")
+    sets, probes = {}, {}
+    for i, path in enumerate(audits):
+        build = _build(published[i] if published else published_build.beside(path))
+        try:
+            audit = read(path)
+        except AuditError as exc:
+            raise D.DevSetError(f"{path}: {exc}") from None
+        recs, lost = A.records(repredicted(audit, build.family), build)
+        source = f"runs: {path}; published: {build.repository}@{build.commit[:8]} ({build.executed})"
+        sets[build.family] = (recs, lost, build.total_s, source)
+        probes[build.family] = family_probe(build.family)
+    return A.score(sets, probes, MODELLED, form)
+
+
+def _print_scored(sets: list[S.SetScore], args) -> None:
+    rows = S.board(sets)
+    if args.format == "json":
+        print(json.dumps({"board": rows, "goals": S.goals(rows)}, indent=1))
+        return
+    text = S.render_board(rows) + "\n" + S.render_goals(S.goals(rows))
+    print(text + (S.render_lectures(sets) if args.lectures else ""), end="")
+
+
+def whole(args, raw) -> int:
+    """--from-audit, a version-2 --table (`raw`: its parsed JSON), or a version-1 one with --published: every
+    published lecture of each set, scored or lost."""
+    data = filtered = None
+    if args.from_audit:
+        data = D.to_record(audit_sets(args.from_audit, args.published, args.form), args.form,
+                           f"jaxci devsets --from-audit (form {args.form})")
+        sets = D.from_record(data)
+    elif raw.get("version") == D.ALL_VERSION:
+        data = D.parse_record(raw, str(args.table))
+        sets = D.from_record(data)
+    else:
+        filtered = D.parse_table(raw, str(args.table))
+        sets = A.from_filtered(*D.from_table(filtered), {b.family: b for b in map(_build, args.published)})
+    _print_scored(sets, args)
+    if args.record:
+        safewrite.write_text(args.record, json.dumps(data, indent=1) + "\n")
+        print(f"written: {args.record}", file=sys.stderr)
+        return 0
+    if args.check:
+        wrong = D.check_record(data) if filtered is None else D.check(filtered)
+        for line in wrong:
+            print(f"devsets: {line}", file=sys.stderr)
+        return 1 if wrong else 0
+    return 0
+
+
+def _refused(args) -> str:
+    """An option given where it means nothing ('' when none)."""
+    if args.record and not args.from_audit:
+        return "--record writes what --from-audit scored: give --from-audit"
+    if args.published and args.set:
+        return "--published goes with --from-audit or a version-1 --table, not --set"
+    if args.calibrate and not args.set:
+        return "--calibrate fits the calibration on --set runs"
+    if args.check and args.from_audit:
+        return "--check re-scores a committed record: give --table"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if _refused(args):
+        parser().error(_refused(args))
     runs = {}
     try:
+        raw = _json(args.table) if args.table else None
+        if args.from_audit or args.published or (isinstance(raw, dict) and raw.get("version") == D.ALL_VERSION):
+            return whole(args, raw)
         if args.table:
-            data = D.parse_table(_json(args.table), str(args.table))
+            data = D.parse_table(raw, str(args.table))
             names, published, preds, dominant = D.from_table(data)
         else:
             for item in args.set:
