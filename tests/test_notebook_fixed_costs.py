@@ -12,7 +12,7 @@ from jaxci.analysis.fixed_costs import FixedCosts, notebook_start
 from jaxci.analysis.primitives import Band
 from jaxci.audit.judging import rescaled
 from jaxci.audit.judging.every_family import residuals
-from jaxci.report.published_inputs import reference
+from jaxci.evidence.inputs import reference
 from jaxci.results import fixed_costs
 from tests.modelutil import runner_model
 
