@@ -66,15 +66,15 @@ class ProcessStart:
         return max(self.gpu_s - self.cpu_s, 0.0)
 
 
-def starts(value, where: str) -> dict:
+def starts(value, where: str, error: type[ValueError] = ValueError) -> dict:
     """A capture's probed process starts checked: a mapping of device to a positive, finite number of seconds
-    (None or {}: the probes did not run); ValueError naming `where` otherwise."""
+    (None or {}: the probes did not run); `error` naming `where` otherwise."""
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(
             d in DEVICES and isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) and s > 0
             for d, s in value.items()):
-        raise ValueError(f"{where}: process starts {str(value)[:80]!r} are not device -> positive seconds")
+        raise error(f"{where}: process starts {str(value)[:80]!r} are not device -> positive seconds")
     return {d: float(s) for d, s in value.items()}
 
 
@@ -85,6 +85,14 @@ def text(record: CaptureRecord) -> str:
     lines = [f"{k} = {json.dumps(v) if isinstance(v, str) else v}" for k, v in fields.items()]
     lines += ["", "[process_start_s]"] + [f"{d} = {s!r}" for d, s in sorted(record.process_start_s.items())]
     return "\n".join(lines) + "\n"
+
+
+def files(machine: str, commit: str, started: str, start_s: dict, summary: bytes | None) -> dict[str, bytes]:
+    """What `jaxci import` commits of one capture in its machine's folder: the summary for a person (when the
+    capture has one) and, always, its record (the data, from capture.json)."""
+    stem = CaptureRecord(machine, commit, started, "").stem
+    record = CaptureRecord(machine, commit, started, f"{stem}.md" if summary is not None else "", start_s)
+    return ({record.summary: summary} if summary is not None else {}) | {f"{stem}.toml": text(record).encode()}
 
 
 def read(path: Path) -> CaptureRecord:
