@@ -94,3 +94,24 @@ def test_a_bad_figure_is_one_line_naming_the_file(tmp_path, change, why):
     with pytest.raises(published.FiguresError) as err:
         published.read(path)
     assert str(path) in str(err.value) and why in str(err.value) and "\n" not in str(err.value)
+
+
+def test_no_module_opens_a_reference_page():
+    """The pages tell the story; jaxci reads the data. No module joins a reference page's name into a path or
+    hands it to Path() or open() (a citation inside a label is no path), so no sentence can silently stop being
+    an input."""
+    import ast
+
+    pages = {p.name for p in REF.glob("*.md")} - {"README.md"}
+
+    def named(node) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and Path(node.value).name in pages
+
+    found = []
+    for path in sorted((REPO / "jaxci").rglob("*.py")):
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and (named(n.left) or named(n.right)):
+                found.append((path.name, n.lineno))
+            elif isinstance(n, ast.Call) and any(named(a) for a in n.args):
+                found.append((path.name, n.lineno))
+    assert not found

@@ -39,7 +39,7 @@ def perturbed(tmp_path_factory):
 
 def test_perturbation_moves_every_figure(perturbed):
     """The perturbed copy really multiplies the figures (else the next test proves nothing)."""
-    a, b = from_rates(read().rates), from_rates(read(perturbed).rates)
+    a, b = (from_rates(read(p).rates, "m.md") for p in (FIGURES, perturbed))
     assert len(a) == len(b) and all(y.value.mid == pytest.approx(3 * x.value.mid) and
                                     y.value.low == pytest.approx(3 * x.value.low) for x, y in zip(a, b))
     a = {(f.case, f.family, f.device): f.published_s for f in read().incidents}
@@ -74,7 +74,7 @@ def test_no_published_figure_is_a_literal_of_the_model():
 
 
 def test_measurements_table_is_read_with_ranges_paths_and_sources():
-    ev = from_rates(read().rates)
+    ev = from_rates(read().rates, "published-measurements.md")
     t4 = [e for e in ev if e.where == "Tesla T4" and e.term == "gemm_rate"]
     assert len(t4) == 1 and (t4[0].value.low, t4[0].value.high) == (4.17e12, 4.43e12) and t4[0].key == "fp32"
     assert {e.key for e in ev if e.where == "NVIDIA L4"} == {"fp32", "tf32"}

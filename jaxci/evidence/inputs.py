@@ -97,7 +97,7 @@ def from_figures(figs) -> list[Evidence]:
     return out
 
 
-def from_rates(rates, document: str = "published-measurements.md") -> list[Evidence]:
+def from_rates(rates, document: str) -> list[Evidence]:
     """Achieved GEMM and copy rates (jaxci.evidence.published.Rate): a range's band spans it, its middle the
     geometric mean."""
     out: list[Evidence] = []

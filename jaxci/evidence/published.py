@@ -77,7 +77,7 @@ class PublishedFigures:
     incidents: tuple[PublishedFigure, ...] = ()
     rates: tuple[Rate, ...] = ()
     sources: dict = field(default_factory=dict)   # key -> Source
-    rates_document: str = "published-measurements.md"
+    rates_document: str = ""   # the page that tells the rates' story (each rate's source is its citation)
 
 
 def default_path() -> Path:
