@@ -14,7 +14,7 @@ that both say "none" agree; "none" against a size is a changed decision (printed
 break-even compares the smallest size with it: the move of the decision over the measured sizes, a lower bound
 on the move of the crossing itself (which lies below the measured range there).
 
-`--published` gives the model the published inputs (docs/reference/incidents.md and published-measurements.md),
+`--published` gives the model the published inputs (docs/reference/published-figures.json),
 as the report takes them; without it the crossovers are transfer-only.
 
 `--held-out` checks the CPU op-mix rule below a machine's smallest size instead: each CPU machine's smallest
@@ -50,7 +50,7 @@ def subsets(results: Path) -> dict[str, list[str]]:
 
 def crossovers(results: Path, machines: list[str], families, published=()) -> dict:
     """Each family's predicted crossovers on one results set; `published`: the model's published inputs
-    (jaxci.report.published_inputs.load), none by default (transfer-only)."""
+    (jaxci.evidence.inputs.load), none by default (transfer-only)."""
     from jaxci.analysis.model import RunnerModel
     from jaxci.analysis.predict import Predictor, predictions
     from jaxci.catalogue import load_catalogue
@@ -154,10 +154,9 @@ def main(argv=None) -> int:
         return held_out(results)
     published = []
     if args.published:
-        from jaxci.report.published_inputs import load
+        from jaxci.evidence.inputs import load
 
-        ref = ROOT / "docs" / "reference"
-        published = load(ref / "incidents.md", ref / "published-measurements.md")
+        published = load(ROOT / "docs" / "reference" / "published-figures.json")
     sets = subsets(results)
     got = {name: crossovers(results, ms, families, published) for name, ms in sets.items()}
     keys = sorted({k for g in got.values() for k in g})

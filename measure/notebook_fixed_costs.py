@@ -17,8 +17,8 @@ once (every later notebook of the build). Each figure is the median of its runs,
 This host's pure-Python probe (the project's `int_sum` at 10M, the one the incidents publish for the CPU and T4
 runners) is taken before and after: the figures move to a family's host by the published probe over it, which
 `jaxci predict --kernel notebook_start` does. `--write FILE` puts the summary under FILE's "## Measured here"
-heading (docs/reference/notebook-fixed-costs.md, the rest of the file kept), whose `- notebook fixed costs:` line
-the runner model reads (jaxci.results.fixed_costs).
+heading (docs/reference/notebook-fixed-costs.md, the rest of the file kept), and the data the runner model reads
+(jaxci.results.fixed_costs) in the .json file beside it.
 """
 
 from __future__ import annotations
@@ -176,10 +176,20 @@ def render(found: dict) -> str:
              "| term | cold s (median, range, n) | warm s (median, range, n) |", "|---|---|---|"]
     for key in found["warm"]:
         lines.append(f"| {key} | {_cell(found['cold'].get(key))} | {_cell(found['warm'][key])} |")
-    compact = {side: {k: v["s"] for k, v in found[side].items() if isinstance(v, dict)} for side in ("cold", "warm")}
-    line = {**compact, "probe_s": found["probe_s"], "when": found["when"], "host": found["cpu"]}
-    lines += ["", f"- notebook fixed costs: {json.dumps(line)}"]
+    lines += ["", "- the seconds above are data: `notebook-fixed-costs.json` beside this file (format "
+              "`jaxci-notebook-fixed-costs`, version 1), written with this section by the same command and read by "
+              "`jaxci.results.fixed_costs`; this page is never read."]
     return "\n".join(lines) + "\n"
+
+
+def data(found: dict, command: str) -> dict:
+    """The record the runner model reads (jaxci.results.fixed_costs): each term's median, cold and warm, and the
+    probes taken beside them."""
+    from jaxci.results.fixed_costs import record
+
+    compact = {side: {k: v["s"] for k, v in found[side].items() if isinstance(v, dict)} for side in ("cold", "warm")}
+    return record({**compact, "probe_s": found["probe_s"], "when": found["when"], "host": found["cpu"],
+                   "measured_by": command})
 
 
 def _cell(v) -> str:
@@ -196,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--packages", default=",".join(PACKAGES), help="imported in this order")
     p.add_argument("--warm", type=int, default=5, help="warm runs (median)")
     p.add_argument("--cold", type=int, default=3, help="cold runs, each after an eviction (median)")
-    p.add_argument("--write", type=Path, metavar="FILE", help="put the summary under FILE's '## Measured here'")
+    p.add_argument("--write", type=Path, metavar="FILE.md",
+                   help="put the summary under FILE.md's '## Measured here' and the data in FILE.json beside it")
     p.add_argument("--format", choices=("md", "json"), default="md")
     args = p.parse_args(argv)
     found = measure(args.kernel, tuple(args.packages.split(",")), args.warm, args.cold)
@@ -207,7 +218,10 @@ def main(argv: list[str] | None = None) -> int:
 
         old = args.write.read_text(encoding="utf-8") if args.write.is_file() else ""
         args.write.write_text(with_section(old, "## Measured here", text), encoding="utf-8")
-        print(f"written: {args.write}", file=sys.stderr)
+        command = f"measure/notebook_fixed_costs.py --kernel {args.kernel} --write {args.write}"
+        beside = args.write.with_suffix(".json")
+        beside.write_text(json.dumps(data(found, command), indent=1) + "\n", encoding="utf-8")
+        print(f"written: {args.write}, {beside}", file=sys.stderr)
     return 0
 
 

@@ -1,13 +1,13 @@
 """Score the runner model against every published figure: transfer-only and leave-one-out, side by side.
 
-    .venv/bin/python measure/predict_vs_published.py [RESULTS_DIR] [--incidents FILE] [--measurements FILE]
+    .venv/bin/python measure/predict_vs_published.py [RESULTS_DIR] [--figures FILE]
                                                      [--format text|json]
 
-For every figure of docs/reference/incidents.md:
+For every incident figure of docs/reference/published-figures.json (jaxci.evidence.published):
 
 - transfer-only: predicted with no published input at all (our results and the sourced catalogue only);
-- leave-one-out: the model given every published input (jaxci.report.published_inputs: the incidents table and
-  docs/reference/published-measurements.md) except those derived from the figure scored.
+- leave-one-out: the model given every published input (jaxci.evidence.inputs: the incidents' figures and
+  the achieved rates) except those derived from the figure scored.
 
 A point figure is scored by its ratio to the printed value's rounding interval; a bound (the T4 cell's
 "> 2,400 s", the 892 s whole lecture that bounds its cell from above) by inside or outside, never a ratio. The
@@ -95,18 +95,20 @@ def klass(f) -> str:
     return f"{f.family} {f.device}: {kind}"
 
 
-def rows(results_dir: Path, incidents: Path, measurements: Path | None = None, sets=()) -> list[dict]:
+def rows(results_dir: Path, figures_file: Path, sets=()) -> list[dict]:
     from jaxci.analysis.evidence import without
     from jaxci.analysis.model import RunnerModel
     from jaxci.catalogue import load_catalogue
-    from jaxci.report.published import check, figures
-    from jaxci.report.published_inputs import figure_id, load
+    from jaxci.evidence.inputs import figure_id, of
+    from jaxci.evidence.published import read
+    from jaxci.report.published import check
     from jaxci.results.records import load_results
 
     rs = load_results(results_dir)
     records, cat = rs.latest(), overridden(load_catalogue(include_lab=True), list(sets))
     transfer = RunnerModel.from_results(records, rs.machines, cat)     # no published input at all
-    evidence = load(incidents, measurements)
+    published = read(figures_file)
+    evidence = of(published)
 
     def leave_out(f, *others) -> dict:
         """f checked against the model given every published input except those derived from f and others."""
@@ -115,7 +117,7 @@ def rows(results_dir: Path, incidents: Path, measurements: Path | None = None, s
             ev = without(ev, figure_id(g))
         return check([f], RunnerModel.from_results(records, rs.machines, cat, ev))[0]
 
-    out, figs = [], figures(incidents.read_text())
+    out, figs = [], list(published.incidents)
     for f in figs:
         t, o = check([f], transfer)[0], leave_out(f)
         out.append({"case": f.case, "family": f.family, "device": f.device, "published_s": t["published_s"],
@@ -237,18 +239,17 @@ def _cell(r: dict, col: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results_dir", nargs="?", default=str(ROOT / "results"))
-    ap.add_argument("--incidents", default=str(REF / "incidents.md"))
-    ap.add_argument("--measurements", default=str(REF / "published-measurements.md"))
+    ap.add_argument("--figures", default=str(REF / "published-figures.json"))
     ap.add_argument("--format", choices=("text", "json"), default="text")
     ap.add_argument("--set", action="append", default=[], metavar="FAMILY.KEY=VALUE",
                     help="replace one catalogue figure for a sensitivity run (repeatable)")
     args = ap.parse_args(argv)
-    for p in (args.results_dir, args.incidents):
+    for p in (args.results_dir, args.figures):
         if not Path(p).exists():
             print(f"predict_vs_published: {p}: no such file or directory", file=sys.stderr)
             return 2
     try:
-        out = rows(Path(args.results_dir), Path(args.incidents), Path(args.measurements), args.set)
+        out = rows(Path(args.results_dir), Path(args.figures), args.set)
     except ValueError as exc:
         print(f"predict_vs_published: {exc}", file=sys.stderr)
         return 2

@@ -211,7 +211,7 @@ def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = Fals
     from jaxci.audit.judging import every_family
     from jaxci.audit.judging import family as fam
     from jaxci.audit.runner import CellTiming, NotebookRun
-    from jaxci.report.published_inputs import reference
+    from jaxci.evidence.inputs import reference
 
     published = [] if transfer_only else reference()
     model = fam.from_results(REPO_ROOT / "results", family, published=published)
@@ -245,7 +245,7 @@ def published_host(family: str):
     """The family's pure-Python probe (seconds, source): published in the reference tables, or predicted from them
     (jaxci.analysis.host_speed); None without either."""
     from jaxci.audit.judging.host import published_probe
-    from jaxci.report.published_inputs import reference
+    from jaxci.evidence.inputs import reference
 
     found = published_probe(reference(), family)
     return (found.value.mid, found.source) if found else None

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from jaxci.commands import report as cli
+from jaxci.evidence.published import read as read_figures
 from jaxci.report import answers, decisions, published, svg
 from jaxci.report.build import INCIDENTS, build
 from jaxci.report.findings import findings_md, guidance_md
@@ -160,7 +161,7 @@ def test_figures_mark_single_points_and_never_rotate_labels():
 
 
 def test_published_incidents_are_parsed_and_drawn_as_references(gpu_report):
-    pts = published.points(published.figures(INCIDENTS.read_text()))
+    pts = published.points(read_figures(INCIDENTS).incidents)
     scan = {p.column: p.seconds for p in pts if p.benchmark == "loops.Scan.time_warm" and p.n == 10_000_000}
     assert scan["T4 runner"] / scan["CPU runner"] == pytest.approx(1360, rel=0.01)  # the "about 1,340x" incident
     page = render(gpu_report, findings_md(gpu_report), guidance_md(gpu_report))

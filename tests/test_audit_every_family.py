@@ -22,9 +22,9 @@ from jaxci.audit.runner import CellTiming, NotebookRun, host_probe, run_notebook
 from jaxci.audit.writing import render
 from jaxci.catalogue import load_catalogue, same_hardware
 from jaxci.commands.audit import every_family as families_for
+from jaxci.evidence.inputs import reference
 from jaxci.nvml import gpu_present
 from jaxci.report.memory_advice import lecture_peaks
-from jaxci.report.published_inputs import reference
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 pytestmark = pytest.mark.slow

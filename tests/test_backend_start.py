@@ -16,41 +16,90 @@ from jaxci.analysis import provenance as pv
 from jaxci.audit.judging import compile_time, predicted, rescaled
 from jaxci.audit.reading.pins import Pin
 from jaxci.audit.runner import CellTiming, NotebookRun
-from jaxci.results.captures import ProcessStart, process_starts
+from jaxci.results import captures
+from jaxci.results.captures import CaptureRecord, ProcessStart, process_starts
 from jaxci.results.records import load_results
 from tests.frozen import RESULTS
 from tests.modelutil import notebook, runner_model, t4_family
 
-LINE = "- process start (import JAX + one op): {}\n"
 
-
-def _summary(folder: Path, name: str, starts: str) -> Path:
-    path = folder / f"capture-{name}.md"
-    path.write_text(f"# GPU capture on lab-x\n\n- started t, budget 1 s, wall 1 s\n{LINE.format(starts)}\n")
+def _record(folder: Path, name: str, starts: dict) -> Path:
+    """A capture's record (the data) and its summary for a person beside it."""
+    (folder / f"capture-{name}.md").write_text("# GPU capture on lab-x\n")
+    rec = CaptureRecord("lab-x", "abc", "2026-11-30T00:00:00Z", f"capture-{name}.md", starts)
+    path = folder / f"capture-{name}.toml"
+    path.write_text(captures.text(rec))
     return path
 
 
-def test_a_captures_process_starts_are_read_and_a_bad_line_names_its_file(tmp_path):
-    _summary(tmp_path, "a", "{'cpu': 1.5, 'gpu': 4.0}")
-    _summary(tmp_path, "b", "{'cpu': 1.2}")            # a rehearsal: no GPU start, nothing to take
-    _summary(tmp_path, "c", "None")                    # the probes did not run
-    _summary(tmp_path, "d", "{'cpu': 'fast', 'gpu': 2}")
-    _summary(tmp_path, "e", "__import__('os').system('true')")   # never evaluated: not a literal
+def test_a_captures_process_starts_are_read_and_a_bad_record_names_its_file(tmp_path):
+    _record(tmp_path, "a", {"cpu": 1.5, "gpu": 4.0})
+    _record(tmp_path, "b", {"cpu": 1.2})               # a rehearsal: no GPU start, nothing to take
+    _record(tmp_path, "c", {})                         # the probes did not run
+    bad = _record(tmp_path, "d", {"cpu": 1.0})
+    bad.write_text(bad.read_text().replace("cpu = 1.0", 'cpu = "fast"'))
+    other = _record(tmp_path, "e", {"cpu": 1.0, "gpu": 2.0})
+    other.write_text(other.read_text().replace("version = 1", "version = 9"))
+    (tmp_path / "capture-f.md").write_text("- process start (import JAX + one op): {'cpu': 1, 'gpu': 2}\n")
     errors: list[str] = []
     starts = process_starts(tmp_path, errors)
     assert starts == (ProcessStart(1.5, 4.0, "capture-a.md"),)
     assert starts[0].backend_s == pytest.approx(2.5)
-    assert len(errors) == 2 and all("unreadable" in e for e in errors)
-    assert "capture-d.md" in errors[0] and "capture-e.md" in errors[1]
+    assert len(errors) == 3 and all(e.count("\n") == 0 for e in errors)
+    assert "capture-f.md" in errors[0] and captures.UPGRADE in errors[0]   # a summary's prose is never read
+    assert "capture-d.toml" in errors[1] and "not device -> positive seconds" in errors[1]
+    assert "capture-e.toml" in errors[2] and "version 9" in errors[2]
 
 
-def test_a_broken_capture_summary_keeps_every_result(tmp_path):
+def test_a_record_reads_back_equal():
+    rec = CaptureRecord("lab-x", "a" * 40, "2026-11-30T00:00:00Z", "capture-aaaaaaaa-2026-11-30T000000Z.md",
+                        {"cpu": 1.31, "gpu": 3.54})
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"{rec.stem}.toml"
+        path.write_text(captures.text(rec))
+        assert captures.read(path) == rec and rec.stem + ".md" == rec.summary
+
+
+def test_the_old_summaries_are_upgraded_once_by_the_one_legacy_reader(tmp_path):
+    """A summary committed before its record existed is read by jaxci.results.legacy_captures only, through
+    `jaxci import --upgrade-summaries`; a line that is no literal is never evaluated."""
+    from jaxci.commands.import_capture import main as import_main
+    from jaxci.results import legacy_captures
+
+    folder = tmp_path / "lab-x"
+    folder.mkdir()
+    head = ("# GPU capture on lab-x\n\n- started 2026-11-30T23:56:32Z, budget 540 s, wall 454 s\n"
+            "- commit 024bc0aa2fc8 (git)\n")
+    (folder / "capture-024bc0aa-2026-11-30T235632Z.md").write_text(
+        head + "- process start (import JAX + one op): {'cpu': 3.04, 'gpu': 3.79}\n")
+    assert import_main(["--upgrade-summaries", "--results", str(tmp_path)]) == 0
+    record = captures.read(folder / "capture-024bc0aa-2026-11-30T235632Z.toml")
+    assert record.process_start_s == {"cpu": 3.04, "gpu": 3.79} and record.commit == "024bc0aa2fc8"
+    assert legacy_captures.upgrade(tmp_path) == []   # once
+    (folder / "capture-e.md").write_text(head + "- process start (import JAX + one op): __import__('os').getpid()\n")
+    with pytest.raises(legacy_captures.LegacyError, match="unreadable"):
+        legacy_captures.upgrade(tmp_path)
+    assert not (folder / "capture-e.toml").exists()
+
+
+def test_the_committed_summaries_all_have_their_records():
+    """Committed data is all in the current form: every capture summary in results/ has its record."""
+    root = Path(__file__).resolve().parent.parent
+    for results in (root / "results", RESULTS):
+        for summary in results.glob("*/capture-*.md"):
+            assert captures.read(summary.with_suffix(".toml")).summary == summary.name
+
+
+def test_a_broken_capture_record_keeps_every_result(tmp_path):
     shutil.copytree(RESULTS / "lab-h200", tmp_path / "lab-h200")
-    _summary(tmp_path / "lab-h200", "zz-broken", "{'cpu': 1, 'gpu': -3}")
+    broken = _record(tmp_path / "lab-h200", "zz-broken", {"cpu": 1.0, "gpu": 3.0})
+    broken.write_text(broken.read_text().replace("gpu = 3.0", "gpu = -3.0"))
     rs = load_results(tmp_path)
     facts = rs.machines["lab-h200"]
-    assert len(facts.process_starts) == len(list((RESULTS / "lab-h200").glob("capture-*.md")))
-    assert any("capture-zz-broken.md" in e for e in rs.errors)
+    assert len(facts.process_starts) == len(list((RESULTS / "lab-h200").glob("capture-*.toml")))
+    assert any("capture-zz-broken.toml" in e for e in rs.errors)
     assert rs.records, "the machine's asv results are still loaded"
 
 

@@ -223,3 +223,32 @@ def test_a_closed_stdout_pipe_ends_quietly_with_141(args, rc):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == rc and err == "", err
+
+
+def test_an_audit_of_another_version_is_refused_with_the_command_that_writes_it(tmp_path):
+    """audit.json is versioned: another format or version is one line naming the rerun; one written before the
+    version (neither field) is version 1's shape, read as it is and stamped."""
+    from jaxci.audit.writing import record
+
+    doc = json.loads((REPO / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
+    for change in ({"version": 2}, {"format": "other"}):
+        with pytest.raises(record.AuditError) as err:
+            record.validated({**doc, **change})
+        assert record.RERUN in str(err.value) and "\n" not in str(err.value)
+    legacy = {k: v for k, v in doc.items() if k not in ("format", "version")}
+    assert record.validated(legacy) == doc and list(record.validated(legacy))[:2] == ["format", "version"]
+    for path in sorted((REPO / "audits").glob("*/audit.json")):   # the committed audits carry it
+        assert json.loads(path.read_text())["version"] == record.VERSION
+
+
+def test_the_audit_is_written_strict_never_through_str():
+    """A value of no JSON type is a TypeError at the writer, not its str(); a NaN is a ValueError."""
+    from pathlib import PurePath
+
+    from jaxci.audit.writing import record
+
+    with pytest.raises(TypeError):
+        record.dumps({"lectures": [], "where": PurePath("x")})
+    with pytest.raises(ValueError):
+        record.dumps({"lectures": [], "s": float("nan")})
+    assert json.loads(record.dumps({"lectures": []})) == {"format": "jaxci-audit", "version": 1, "lectures": []}

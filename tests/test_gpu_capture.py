@@ -28,7 +28,7 @@ from jaxci.machines.asvconf import write_redirected_conf
 from jaxci.machines.register import register
 from jaxci.nvml import gpu_present
 from jaxci.report.build import build
-from jaxci.results import importer
+from jaxci.results import captures, importer
 from tests.asvutil import REPO
 from tests.synth import SynthResults
 
@@ -290,10 +290,30 @@ def test_import_merges_and_refuses_a_duplicate(tmp_path, capsys):
     assert import_main([str(src), "--results", str(target)]) == 0
     files = sorted(p.name for p in (target / "local-x").iterdir())
     assert "machine.json" in files and any(f.startswith("capture-") and f.endswith(".md") for f in files)
+    record = next(target.glob("local-x/capture-*.toml"))   # the data beside the summary: from capture.json
+    assert captures.read(record).summary == record.with_suffix(".md").name
     before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
     assert import_main([str(src), "--results", str(target)]) == 2
     assert "imported before" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before  # nothing touched
+
+
+def test_import_writes_the_captures_record_from_its_manifest_and_refuses_a_bad_one(tmp_path, capsys):
+    """The probed process starts go from capture.json (the data) into the committed record, never through the
+    summary's prose; a start that is not device -> positive seconds is refused before anything is written."""
+    src = _capture(tmp_path)
+    manifest = json.loads((src / "capture.json").read_text())
+    manifest["facts"]["start_s"] = {"cpu": 1.31, "gpu": "3.5"}
+    (src / "capture.json").write_text(json.dumps(manifest))
+    target = tmp_path / "results"
+    assert import_main([str(src), "--results", str(target)]) == 2
+    assert "facts.start_s" in capsys.readouterr().err and not target.exists()
+    manifest["facts"]["start_s"] = {"cpu": 1.31, "gpu": 3.54}
+    (src / "capture.json").write_text(json.dumps(manifest))
+    assert import_main([str(src), "--results", str(target)]) == 0
+    record = captures.read(next(target.glob("local-x/capture-*.toml")))
+    assert record.process_start_s == {"cpu": 1.31, "gpu": 3.54} and record.machine == "local-x"
+    assert captures.process_starts(target / "local-x", []) == (captures.ProcessStart(1.31, 3.54, record.summary),)
 
 
 LAB = dict(machine="lab-h200", gpu="1 x NVIDIA H200", kind="lab")

@@ -9,7 +9,7 @@ from jaxci.analysis import host_speed
 from jaxci.analysis.evidence import HOST_PYTHON, Evidence, without
 from jaxci.analysis.primitives import Band
 from jaxci.catalogue import Figure, Machine, load_catalogue, same_hardware
-from jaxci.report.published_inputs import reference
+from jaxci.evidence.inputs import reference
 
 
 def _machine(name, cpu, gpu="none", **scores):

@@ -190,7 +190,7 @@ def test_one_function_per_rule():
 
     rules = {r"^def gpu_wins\(": "jaxci.policy.margins", r"^def cell_timeout\(": "jaxci.policy.timeouts",
              r"^def job_timeout\(": "jaxci.workflows.jobcost", r"^def curve_crossover\(": "jaxci.analysis.predict",
-             r"^def figures\(": "jaxci.report.published"}
+             r'^FORMAT = "jaxci-published-figures"': "jaxci.evidence.published"}
     for pattern, home in rules.items():
         where = [module_name(p) for p in sorted(JAXCI.rglob("*.py")) if re.search(pattern, p.read_text(), re.M)]
         assert where == [home], (pattern, where)

@@ -12,7 +12,7 @@ from jaxci.analysis.fixed_costs import FixedCosts, notebook_start
 from jaxci.analysis.primitives import Band
 from jaxci.audit.judging import rescaled
 from jaxci.audit.judging.every_family import residuals
-from jaxci.report.published_inputs import reference
+from jaxci.evidence.inputs import reference
 from jaxci.results import fixed_costs
 from tests.modelutil import runner_model
 
@@ -25,9 +25,8 @@ RESIDUAL = {"version": 1, "probe_units": 2.0, "low": 1.0, "high": 3.0, "scale": 
 
 
 def _file(tmp_path, residual=True, **calibration):
-    text = "# fixed costs\n\n## Measured here\n\n- notebook fixed costs: " + json.dumps(COSTS) + "\n"
-    path = tmp_path / "costs.md"
-    path.write_text(text)
+    path = tmp_path / "costs.json"
+    path.write_text(json.dumps(fixed_costs.record(COSTS)))
     beside = tmp_path / fixed_costs.CALIBRATION_NAME
     if residual:
         beside.write_text(json.dumps({**RESIDUAL, **calibration}))
@@ -43,18 +42,20 @@ def test_the_file_reads_as_terms_probes_and_a_residual_band(tmp_path):
     assert (fixed.residual.mid, fixed.residual.low, fixed.residual.high) == (2.0, 1.0, 3.0)
     assert fixed.residual_source == "two fixture sets"
     assert fixed_costs.load(_file(tmp_path, residual=False)).residual is None
-    assert fixed_costs.load(tmp_path / "absent.md") is None
+    assert fixed_costs.load(tmp_path / "absent.json") is None
+    assert "costs.json" in fixed_costs.load(_file(tmp_path)).source
 
 
-@pytest.mark.parametrize("line, why", [("- notebook fixed costs: {not json", "not JSON"),
-                                       ("- notebook fixed costs: " + json.dumps({**COSTS, "probe_s": []}),
-                                        "no probe"),
-                                       ("- notebook fixed costs: " + json.dumps({**COSTS, "warm": {"x": -1}}),
-                                        "unreadable"),
-                                       ("nothing here", "no '- notebook fixed costs:' line")])
-def test_a_bad_file_is_an_error_naming_it(tmp_path, line, why):
-    path = tmp_path / "bad.md"
-    path.write_text(line + "\n")
+@pytest.mark.parametrize("text, why", [("{not json", "not readable JSON"),
+                                       (json.dumps(fixed_costs.record({**COSTS, "probe_s": []})), "no probe"),
+                                       (json.dumps(fixed_costs.record({**COSTS, "warm": {"x": -1}})), "unreadable"),
+                                       (json.dumps(COSTS), "not a jaxci-notebook-fixed-costs file"),
+                                       (json.dumps({**fixed_costs.record(COSTS), "version": 2}),
+                                        "version 2, this jaxci reads 1: measure and write it again with "
+                                        "`measure/notebook_fixed_costs.py")])
+def test_a_bad_file_is_an_error_naming_it(tmp_path, text, why):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
     with pytest.raises(fixed_costs.FixedCostsError, match=why) as err:
         fixed_costs.load(path)
     assert str(path) in str(err.value)

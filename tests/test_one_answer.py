@@ -30,10 +30,10 @@ from jaxci.audit.lecture_ci.lectures import LectureFacts
 from jaxci.audit.lecture_ci.workflows import read_workflows
 from jaxci.catalogue import load_catalogue
 from jaxci.commands import audit, env, predict
+from jaxci.evidence.inputs import reference
 from jaxci.policy import builds, concurrency, timeouts
-from jaxci.report import decisions, memory_advice, page, published
+from jaxci.report import decisions, memory_advice, page
 from jaxci.report.build import build
-from jaxci.report.published_inputs import reference
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 RESULTS = FROZEN_RESULTS
@@ -300,18 +300,25 @@ def test_a_disagreement_is_reported():
 def test_the_published_figures_are_read_once_from_the_path_given(tmp_path, monkeypatch):
     """One parser, one read: the page's reference points come from the file build() was given, and the two tables
     come from the same parse."""
-    mine = tmp_path / "incidents.md"
-    mine.write_text("| 2000x2000 matmul, compiled | 0.123 s | 0.004 s |\n")
+    from jaxci.report import build as build_module
+
+    fig = {"case": "2000x2000 matmul, compiled", "kernel": "matmul", "n": 2000, "resolution_s": 0.0005, "source": "t"}
+    mine = tmp_path / "figures.json"
+    mine.write_text(json.dumps({
+        "format": "jaxci-published-figures", "version": 1, "rates_document": "m.md", "rates": [],
+        "sources": {"t": {"document": "incidents.md", "section": "s", "cited": "c"}},
+        "incidents": [{**fig, "family": "ubuntu-latest", "device": "cpu", "published_s": 0.123},
+                      {**fig, "family": "g4dn.2xlarge", "device": "gpu", "published_s": 0.004}]}))
     reads = []
-    original = published.figures
-    monkeypatch.setattr(published, "figures", lambda text: reads.append(text) or original(text))
-    report = build(RESULTS, incidents=mine, families=["g4dn.2xlarge"])
-    assert len(reads) == 1
+    original = build_module.read_figures
+    monkeypatch.setattr(build_module, "read_figures", lambda path: reads.append(path) or original(path))
+    report = build(RESULTS, incidents=mine, measurements=mine, families=["g4dn.2xlarge"])
+    assert reads == [mine]
     pts = page._published_points(report)
     assert {(p.column, p.n, p.seconds) for p in pts} == {("CPU runner", 2000, 0.123), ("T4 runner", 2000, 0.004)}
     assert {r["incident_s"] for r in report.incidents} == {0.123, 0.004}
     assert {r["published_s"] for r in report.model_checks} == {0.123, 0.004}
-    assert page._published_points(build(RESULTS, incidents=tmp_path / "absent.md", families=["g4dn.2xlarge"])) == []
+    assert page._published_points(build(RESULTS, incidents=tmp_path / "absent.json", families=["g4dn.2xlarge"])) == []
 
 
 def main(argv=None) -> int:

@@ -2,7 +2,7 @@
 band of our own around it; a leave-one-out model (the figure left out) predicts it instead."""
 
 from jaxci.analysis.evidence import without
-from jaxci.report.published_inputs import reference
+from jaxci.evidence.inputs import reference
 from tests.modelutil import runner_model
 
 

@@ -11,7 +11,7 @@ from jaxci.analysis import provenance as pv
 from jaxci.audit.judging import classify, family, predicted
 from jaxci.audit.reading.cell_records import EagerSize, EagerWork
 from jaxci.audit.runner import CellTiming
-from jaxci.report.published_inputs import reference
+from jaxci.evidence.inputs import reference
 from tests.frozen import RESULTS as FROZEN_RESULTS
 from tests.modelutil import notebook, runner_model
 

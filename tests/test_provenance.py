@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from jaxci import REPO_ROOT
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import measure_command
@@ -15,8 +14,8 @@ from jaxci.analysis.evidence import without
 from jaxci.analysis.kernels import KERNEL
 from jaxci.analysis.model import RunnerModel
 from jaxci.catalogue import load_catalogue
-from jaxci.report.published import figures
-from jaxci.report.published_inputs import figure_id, reference
+from jaxci.evidence.inputs import figure_id, reference
+from jaxci.evidence.published import read
 from jaxci.results.records import load_results
 from tests.frozen import RESULTS
 from tests.modelutil import runner_model
@@ -76,7 +75,7 @@ def test_leave_one_out_never_rests_on_the_figure_it_scores_and_the_full_model_do
     ev = reference()
     used = {fig for e in ev for fig in e.figures}
     scored = 0
-    for f in figures((REPO_ROOT / "docs" / "reference" / "incidents.md").read_text()):
+    for f in read().incidents:
         if f.kernel is None or f.per_step:
             continue
         ask = dict(family=f.family, kernel=f.kernel, n=f.n, dtype=f.dtype, device=f.device, first_call=f.first_call,

@@ -127,14 +127,14 @@ def test_findings_name_provenance_and_not_measured(gpu_report):
 
 
 def test_incident_figures_are_an_outside_check_only(gpu_report):
-    text = ("| 1000x1000 matmul, compiled | 0.011 s | 0.001 s |\n"
-            "| 50M-element elementwise, compiled | 0.381 s | 0.002 s |\n")
     from jaxci.analysis.predict import Predictor
+    from jaxci.evidence.published import read
+
+    cases = ("1000x1000 matmul, compiled", "50M-element elementwise, compiled")
+    figs = [f for f in read().incidents if f.case in cases]
 
     pred = Predictor(gpu_report.records, gpu_report.machines, gpu_report.catalogue)
-    from jaxci.report.published import figures
-
-    rows = incident_checks(figures(text), pred)
+    rows = incident_checks(figs, pred)
     t4 = [r for r in rows if r["family"] == "g4dn.2xlarge" and r["n"] == 1000]
     assert t4[0]["incident_s"] == 0.001 and t4[0]["predicted_s"] is not None
     assert t4[0]["predicted_s"] == pred.predict("g4dn.2xlarge", "dense.Dense.time_warm", (("op", "matmul"),),

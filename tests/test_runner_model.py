@@ -160,7 +160,7 @@ def test_report_takes_the_published_inputs_and_checks_against_a_model_given_none
     model that was given it (that a transfer-only prediction holds no published figure, even as a copied constant,
     is tests/test_runner_model_published.py: every figure x3 unchanged, no figure among the model's literals)."""
     with_file = build(lab_results)
-    without = build(lab_results, incidents=tmp_path / "absent.md")
+    without = build(lab_results, incidents=tmp_path / "absent.json")
     key = [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds) for p in with_file.runtimes]
     assert key != [(p.family, p.kernel, p.dtype, p.device, p.n, p.seconds) for p in without.runtimes]
     assert without.model_checks == [] and with_file.model_checks

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from jaxci.report.published import PublishedFigure
+from jaxci.evidence.published import PublishedFigure
 from tests.modelutil import script
 
 

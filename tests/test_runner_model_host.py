@@ -6,7 +6,8 @@ import math
 import pytest
 
 from jaxci.analysis import provenance as pv
-from jaxci.report.published import _interval_ratio, figures
+from jaxci.evidence.published import read
+from jaxci.report.published import _interval_ratio
 from tests.modelutil import runner_model
 from tests.synth import SynthResults
 
@@ -31,9 +32,7 @@ def test_numpy_matmul_scales_by_physical_cores(tmp_path):
 
 
 def test_published_values_carry_their_rounding_interval():
-    text = ("| benchmark | CPU runner | T4 runner |\n|---|---|---|\n"
-            "| 1000x1000 matmul, compiled | 0.011 s | 0.001 s |\n| NumPy 3000x3000 matmul | 0.642 s | 0.224 s |\n")
-    figs = figures(text)
+    figs = [f for f in read().incidents if f.case in ("1000x1000 matmul, compiled", "NumPy 3000x3000 matmul")]
     t4 = [f for f in figs if f.family == "g4dn.2xlarge" and f.kernel == "matmul"][0]
     assert t4.resolution_s == pytest.approx(0.0005)
     assert _interval_ratio(0.0008, t4) == 1.0 and _interval_ratio(0.00025, t4) == pytest.approx(0.5)

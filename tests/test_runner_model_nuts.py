@@ -9,8 +9,9 @@ import pytest
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.catalogue import load_catalogue
+from jaxci.evidence.published import PublishedFigure
 from jaxci.report import decisions, termcheck
-from jaxci.report.published import PublishedFigure, check
+from jaxci.report.published import check
 from tests.modelutil import runner_model
 from tests.synth import SynthResults
 

@@ -4,7 +4,7 @@ leave-one-out score does, and no published figure sits in the model as a copied 
 from __future__ import annotations
 
 import ast
-import re
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,49 +13,46 @@ import pytest
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.evidence import CPU_GEMM, SCAN_STEP, SERIES, without
 from jaxci.commands import predict
-from jaxci.report.published import figures
-from jaxci.report.published_inputs import figure_id, from_measurements, load
+from jaxci.evidence.inputs import figure_id, from_rates, load
+from jaxci.evidence.published import read
 from tests.frozen import RESULTS
 from tests.modelutil import runner_model, script
 
 REPO = Path(__file__).resolve().parent.parent
 REF = REPO / "docs" / "reference"
-
-
-def _times3(text: str, unit: str) -> str:
-    """Every number printed right before `unit` multiplied by 3 (thousands separators kept out)."""
-    return re.sub(rf"(\d[\d,]*(?:\.\d+)?)(?=\s*{unit})",
-                  lambda m: f"{float(m[1].replace(',', '')) * 3:.6g}", text)
+FIGURES = REF / "published-figures.json"
 
 
 @pytest.fixture(scope="module")
 def perturbed(tmp_path_factory):
-    d = tmp_path_factory.mktemp("published")
-    (d / "incidents.md").write_text(_times3(_times3((REF / "incidents.md").read_text(), r"s\b"), "microseconds"))
-    # every decimal and every number before a unit (a version number in a source moves too: harmless)
-    number = r"\d+\.\d+|\d+(?=\s*(?:GB/s|TFLOP/s))"
-    (d / "measurements.md").write_text(re.sub(number, lambda m: f"{float(m[0]) * 3:.6g}",
-                                              (REF / "published-measurements.md").read_text()))
-    return d / "incidents.md", d / "measurements.md"
+    """The figures file with every published value (each figure's seconds and resolution, each rate) tripled."""
+    doc = json.loads(FIGURES.read_text())
+    for f in doc["incidents"]:
+        if f["published_s"] is not None:
+            f["published_s"], f["resolution_s"] = 3 * f["published_s"], 3 * f["resolution_s"]
+    for r in doc["rates"]:
+        r["value"] = [3 * v for v in r["value"]]
+    path = tmp_path_factory.mktemp("published") / "figures.json"
+    path.write_text(json.dumps(doc))
+    return path
 
 
 def test_perturbation_moves_every_figure(perturbed):
-    """The perturbed copies really multiply the figures (else the next test proves nothing)."""
-    a = from_measurements((REF / "published-measurements.md").read_text())
-    b = from_measurements(perturbed[1].read_text())
+    """The perturbed copy really multiplies the figures (else the next test proves nothing)."""
+    a, b = (from_rates(read(p).rates, "m.md") for p in (FIGURES, perturbed))
     assert len(a) == len(b) and all(y.value.mid == pytest.approx(3 * x.value.mid) and
                                     y.value.low == pytest.approx(3 * x.value.low) for x, y in zip(a, b))
-    a = {(f.case, f.family, f.device): f.published_s for f in figures((REF / "incidents.md").read_text())}
-    b = {(f.case, f.family, f.device): f.published_s for f in figures(perturbed[0].read_text())}
+    a = {(f.case, f.family, f.device): f.published_s for f in read().incidents}
+    b = {(f.case, f.family, f.device): f.published_s for f in read(perturbed).incidents}
     assert a.keys() == b.keys()
     moved = [k for k in a if a[k] == a[k] and b[k] == pytest.approx(3 * a[k], rel=1e-6)]
-    assert len(moved) >= len(a) - 2   # the while loop's ratio (no seconds) and the lecture's "14 min" part
+    assert len(moved) == len(a) - 1   # the while loop's ratio: no seconds
 
 
 def test_transfer_only_is_unchanged_when_every_published_figure_is_tripled(perturbed):
     pvp = script("predict_vs_published")
-    base = pvp.rows(RESULTS, REF / "incidents.md", REF / "published-measurements.md")
-    tripled = pvp.rows(RESULTS, *perturbed)
+    base = pvp.rows(RESULTS, FIGURES)
+    tripled = pvp.rows(RESULTS, perturbed)
     key = ("predicted_s", "low_s", "high_s")
     assert [[r["transfer"][k] for k in key] for r in base] == [[r["transfer"][k] for k in key] for r in tripled]
     # the leave-one-out column does read the published inputs: tripling them moves its predictions
@@ -67,7 +64,7 @@ def test_transfer_only_is_unchanged_when_every_published_figure_is_tripled(pertu
 def test_no_published_figure_is_a_literal_of_the_model():
     """A figure copied into the model as a constant would pass the perturbation test: the literals of
     jaxci/analysis/ hold none of the published values (those with two or more significant digits)."""
-    values = {f.published_s for f in figures((REF / "incidents.md").read_text()) if f.published_s == f.published_s}
+    values = {f.published_s for f in read().incidents if f.published_s == f.published_s}
     distinct = {v for v in values if len(f"{v:g}".replace(".", "").strip("0")) >= 2}
     assert {0.079, 1.82, 0.881, 81.6} <= distinct
     for path in (REPO / "jaxci" / "analysis").glob("*.py"):
@@ -77,7 +74,7 @@ def test_no_published_figure_is_a_literal_of_the_model():
 
 
 def test_measurements_table_is_read_with_ranges_paths_and_sources():
-    ev = from_measurements((REF / "published-measurements.md").read_text())
+    ev = from_rates(read().rates, "published-measurements.md")
     t4 = [e for e in ev if e.where == "Tesla T4" and e.term == "gemm_rate"]
     assert len(t4) == 1 and (t4[0].value.low, t4[0].value.high) == (4.17e12, 4.43e12) and t4[0].key == "fp32"
     assert {e.key for e in ev if e.where == "NVIDIA L4"} == {"fp32", "tf32"}
@@ -86,13 +83,13 @@ def test_measurements_table_is_read_with_ranges_paths_and_sources():
 
 
 def test_a_prediction_labels_its_published_inputs_and_leave_one_out_drops_them():
-    ev = load(REF / "incidents.md", REF / "published-measurements.md")
+    ev = load(FIGURES)
     p = runner_model(published=ev).predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", first_call=True)
     assert p and pv.derived_from(p.sources, pv.figure_name("1000x1000 matmul, first call", "g4dn.2xlarge", "gpu"))
     from jaxci.analysis.evidence import without
-    from jaxci.report.published_inputs import figure_id
+    from jaxci.evidence.inputs import figure_id
 
-    f = next(f for f in figures((REF / "incidents.md").read_text())
+    f = next(f for f in read().incidents
              if f.case == "1000x1000 matmul, first call" and f.family == "g4dn.2xlarge")
     q = runner_model(published=without(ev, figure_id(f))).predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu",
                                                                   first_call=True)
@@ -101,7 +98,7 @@ def test_a_prediction_labels_its_published_inputs_and_leave_one_out_drops_them()
 
 def test_upper_bound_is_scored_inside_or_outside_never_a_ratio():
     pvp = script("predict_vs_published")
-    rows = pvp.rows(RESULTS, REF / "incidents.md", REF / "published-measurements.md")
+    rows = pvp.rows(RESULTS, FIGURES)
     lecture = [r for r in rows if r["case"].startswith("NUTS lecture pinned to CPU")]
     assert lecture and lecture[0]["kind"] == "upper bound"
     assert lecture[0]["transfer"]["ratio"] is None and "upper bound" in lecture[0]["transfer"]["verdict"]
@@ -136,13 +133,6 @@ def test_predict_takes_published_inputs_unless_transfer_only(capsys):
     assert "published (incidents.md: 1000x1000 matmul, first call, T4 runner gpu)" in published
 
 
-def test_a_measurements_row_without_a_unit_is_a_one_line_error():
-    bad = ("## Achieved rates\n\n| family hardware | what | value | source |\n|---|---|---|---|\n"
-           "| Tesla T4 | square float32 matmul | 4.17 | somewhere |\n")
-    with pytest.raises(ValueError, match="no unit"):
-        from_measurements(bad)
-
-
 def test_gpu_series_on_another_architecture_bands_down_to_the_host_side_parts():
     model = runner_model()
     one = model.predict("g4dn.2xlarge", "matmul", 1000, "float32", "gpu", compile_only=True)
@@ -155,8 +145,8 @@ def test_a_series_left_out_takes_the_other_runners_surplus_never_its_own():
     """Both published runners' fresh-jit series cost more than their compile parts and warm calls add up to. Scored
     leave-one-out, a series takes that surplus from the other runner's published series, labelled, never from its
     own; and it moves when the other runner's series does (the term reads it, it is no constant)."""
-    ev = load(REF / "incidents.md", REF / "published-measurements.md")
-    series = {f.family: f for f in figures((REF / "incidents.md").read_text()) if f.kernel == "series"}
+    ev = load(FIGURES)
+    series = {f.family: f for f in read().incidents if f.kernel == "series"}
     for family, device, other in (("g4dn.2xlarge", "gpu", "CPU runner"), ("ubuntu-latest", "cpu", "T4 runner")):
         left = without(ev, figure_id(series[family]))
         p = runner_model(published=left).predict(family, "series", None, "float32", device)
@@ -173,8 +163,8 @@ def test_a_series_left_out_takes_the_other_runners_surplus_never_its_own():
 def test_numpy_without_its_own_figure_takes_the_familys_published_jax_rate_and_our_ratio():
     """Nearest evidence for NumPy's matmul on a family: its own published JAX CPU matmul rate, times NumPy's rate
     over JAX's measured on one machine here; only the ratio is carried. It follows the published JAX rate."""
-    ev = load(REF / "incidents.md", REF / "published-measurements.md")
-    numpy = next(f for f in figures((REF / "incidents.md").read_text())
+    ev = load(FIGURES)
+    numpy = next(f for f in read().incidents
                  if f.kernel == "numpy_matmul" and f.family == "ubuntu-latest")
     left = without(ev, figure_id(numpy))
     p = runner_model(published=left).predict("ubuntu-latest", "numpy_matmul", 3000, "float64", "cpu")
@@ -191,7 +181,7 @@ def test_a_gpu_floor_moves_by_the_familys_published_scan_step_over_the_refs_meas
     """Nearest evidence for a GPU call's dispatch floor on a family: the ref's measured floor times the family's
     published scalar-scan step over the ref's measured step (both launch + sync latency). It follows the
     published step, and a family without one (g5, A10G) keeps the host ratio, said."""
-    ev = load(REF / "incidents.md", REF / "published-measurements.md")
+    ev = load(FIGURES)
     plain = runner_model().predict("g4dn.2xlarge", "dispatch", None)
     p = runner_model(published=ev).predict("g4dn.2xlarge", "dispatch", None)
     step = pv.figure_name("scalar scan per step", "g4dn.2xlarge", "gpu")

@@ -1,7 +1,7 @@
 """A notebook's fixed costs in a build: what a fresh kernel pays before and around the lecture's own work.
 
 Two kinds of input, each labelled:
-- measured here (measure/notebook_fixed_costs.py, committed in docs/reference/notebook-fixed-costs.md): the
+- measured here (measure/notebook_fixed_costs.py, committed in docs/reference/notebook-fixed-costs.json): the
   kernel's start, the lecture stack's imports by package, JAX's CPU client and the first figure, cold (page cache
   evicted: a build's first notebook) and warm (every later one), with this host's pure-Python probe, so that they
   move to a family's host by its published probe over this one;

@@ -237,7 +237,7 @@ class CompileTerms:
         """A fresh notebook kernel's fixed costs on the family (jaxci.analysis.fixed_costs.notebook_start); the
         build's first notebook with `cold` (the --first-call of this kernel)."""
         if self.fixed is None:
-            raise Unpredictable("no notebook fixed-cost measurement (docs/reference/notebook-fixed-costs.md) given")
+            raise Unpredictable("no notebook fixed-cost measurement (docs/reference/notebook-fixed-costs.json) given")
         pub = self._pub(family, "cpu", E.HOST_PYTHON)
         probe = (pub[0].value.mid, pv.published(pub[0], pub[0].label())) if pub else None
         backend = self._backend_start(family, "gpu") if device == "gpu" else None

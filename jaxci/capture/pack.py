@@ -1,5 +1,6 @@
-"""Packing a capture into OUT: capture.json (the manifest `jaxci import` checks), summary.md (the same for a
-person, with every value), results.tar.gz (asv's results) and logs.tar.gz (step logs, artifacts). Each file
+"""Packing a capture into OUT: capture.json (the manifest `jaxci import` checks: the data, every figure a reader
+takes, e.g. facts.start_s), summary.md (the same for a person, with every value: prose, never read back),
+results.tar.gz (asv's results) and logs.tar.gz (step logs, artifacts). Each file
 is written under a temporary name and renamed, so a kill from outside never leaves half a file.
 
 The functions take the capture's state (jaxci.capture.run.Capture) by its attributes: out, work, results,
@@ -41,7 +42,7 @@ def summary(cap) -> str:
              f"- jax {facts.get('jax')}; gpu: {facts.get('gpu')}; driver {facts.get('gpu_driver')}"
              + (f"; accelerator: {accelerator.get('device_kind')} ({accelerator.get('platform')}, "
                 f"{accelerator.get('memory_mib', '?')} MiB)" if accelerator else ""),
-             f"- process start (import JAX + one op): {facts.get('start_s')}", "",
+             f"- process start (import JAX + one op): {_starts(facts.get('start_s'))}", "",
              "| step | status | estimate s | seconds |", "|---|---|---|---|"]
     for r in cap.records:
         lines.append(f"| {r['step']} | {r.get('why') and 'not reached: ' + r['why'] or r['status']} | "
@@ -50,6 +51,13 @@ def summary(cap) -> str:
     lines += ["", "## Values", ""] + values(cap.results)
     lines += profiles(cap.work / "artifacts" / "profiles")
     return "\n".join(lines) + "\n"
+
+
+def _starts(value) -> str:
+    """The probed process starts for a person ("cpu 1.31 s, gpu 3.54 s"); the data is capture.json's."""
+    if not isinstance(value, dict) or not value:
+        return "not probed"
+    return ", ".join(f"{d} {s} s" for d, s in value.items())
 
 
 def _num(value, fmt: str) -> str:

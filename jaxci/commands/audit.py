@@ -65,7 +65,7 @@ def family_model(args):
         return None
     from jaxci import REPO_ROOT
     from jaxci.audit.judging import family
-    from jaxci.report.published_inputs import reference
+    from jaxci.evidence.inputs import reference
 
     return family.from_results(getattr(args, "results", None) or (REPO_ROOT / "results"), args.machine,
                                published=reference())  # nearest evidence: published on the family's hardware
@@ -77,7 +77,7 @@ def every_family(args, model):
     from jaxci import REPO_ROOT
     from jaxci.audit.judging import every_family as every
     from jaxci.audit.judging.family import FamilyError
-    from jaxci.report.published_inputs import reference
+    from jaxci.evidence.inputs import reference
     from jaxci.results import fixed_costs
 
     try:

@@ -50,7 +50,7 @@ def predictions(args, verdicts) -> dict:
         return {}
     from jaxci import REPO_ROOT
     from jaxci.audit.lecture_ci.lectures import predict_lab
-    from jaxci.report.published_inputs import reference
+    from jaxci.evidence.inputs import reference
 
     found, why = predict_lab(verdicts, args.results or (REPO_ROOT / "results"), reference())
     if why:

@@ -9,7 +9,6 @@ said in one line, nothing written.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -28,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from jaxci.audit.writing import merge
-    from jaxci.audit.writing.record import AuditError, read
+    from jaxci.audit.writing.record import AuditError, dumps, read
     from jaxci.util import safewrite
     from jaxci.util.safewrite import UnsafeWrite
     from jaxci.util.validate import InputError
@@ -47,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(f"{path}: {exc}") from None
         merged = merge.merge(docs, [str(p) for p in args.shards])
         try:
-            text = json.dumps(merged, indent=2, default=str, allow_nan=False) if args.format == "json" \
+            text = dumps(merged) if args.format == "json" \
                 else merge.to_markdown(merged)
         except ValueError as exc:  # a number no JSON reader takes (NaN, Infinity): never written
             raise InputError(f"the merged audit holds a number that is not finite ({exc})") from None

@@ -11,7 +11,6 @@ writable; everything is read and checked before the first file is written, so a 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -76,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         return refuse("jaxci audit publish", f"{args.raw / 'run.txt'}: no {', '.join(missing)} line")
     facts.update(kernel_versions(copied.get("kernel-packages.txt", "")))
-    files = {"audit.json": json.dumps(publish.publish(audit, facts), indent=1) + "\n", **copied}
+    from jaxci.audit.writing.record import dumps
+
+    files = {"audit.json": dumps(publish.publish(audit, facts), indent=1) + "\n", **copied}
     try:
         validate.not_an_input("DEST_DIR", args.dest, [args.raw], "RAW_DIR, the raw audit")
         safewrite.write_files(validate.folder_to_fill("DEST_DIR", args.dest), files, option="DEST_DIR")

@@ -84,7 +84,9 @@ def with_runner(args, text: str) -> str:
     build = build_block(args, data, use)
     if build is not None:
         data["build"] = build
-    return json.dumps(data, indent=2, default=str)
+    from jaxci.audit.writing.record import dumps
+
+    return dumps(data)
 
 
 def runner_dict(args, use) -> dict | None:

@@ -200,4 +200,6 @@ def finish(args, plan: ShardPlan | None, text: str) -> str:
     doc["execution"] = plan.reuse.as_dict()
     if plan.spec is not None:
         doc["shard"] = plan.shard_block
-    return json.dumps(doc, indent=2, default=str)
+    from jaxci.audit.writing.record import dumps
+
+    return dumps(doc)

@@ -36,7 +36,7 @@ from jaxci.util import safeio, safewrite
 def family_probe(family: str) -> float:
     """The family's pure-Python probe (seconds at the published n, published or predicted): a residual's unit."""
     from jaxci.audit.judging.host import published_probe
-    from jaxci.report.published_inputs import reference
+    from jaxci.evidence.inputs import reference
 
     found = published_probe(reference(), family)
     if found is None:

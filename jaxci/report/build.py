@@ -7,7 +7,6 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci import REPO_ROOT
 from jaxci.analysis import (
     coldstart,
     concurrency,
@@ -20,12 +19,17 @@ from jaxci.analysis import (
     sampler,
 )
 from jaxci.catalogue import catalogue_defaults, load_catalogue, upgrade_factor
+from jaxci.evidence import inputs as published_inputs
+from jaxci.evidence.published import PublishedFigures
+from jaxci.evidence.published import default_path as figures_path
+from jaxci.evidence.published import read as read_figures
 from jaxci.policy import cost
 from jaxci.report import published
 from jaxci.results.records import load_results
 
-INCIDENTS = REPO_ROOT / "docs" / "reference" / "incidents.md"
-MEASUREMENTS = REPO_ROOT / "docs" / "reference" / "published-measurements.md"
+#: the published figures (data: jaxci.evidence.published): `incidents` takes its incidents' figures from this file,
+#: `measurements` its achieved rates; either None takes none of them
+INCIDENTS = MEASUREMENTS = figures_path()
 
 
 @dataclass
@@ -49,7 +53,7 @@ class Report:
     runtimes: list
     predicted_crossovers: list
     incidents: list = field(default_factory=list)
-    published: list = field(default_factory=list)         # incidents.md's figures, parsed once (report.published)
+    published: list = field(default_factory=list)         # the incidents' figures, read once (evidence.published)
     release_steps: list = field(default_factory=list)     # analysis.releases.ReleaseStep, all history
     releases_measured: dict = field(default_factory=dict)  # machine -> JAX releases with results
     upgrade_factor: float = 1.3
@@ -79,10 +83,11 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     cells = concurrency.grid(records)
     # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms
     with_lab = load_catalogue(catalogue_dir, include_lab=True)
-    figs = _figures(incidents)  # the one parse of the one read
-    # the runner model, built once, with the nearest evidence: published on a family's hardware (incidents' figures
-    # and published-measurements.md), as the audit and `jaxci predict` take it
-    predictor = predict.Predictor(records, rs.machines, with_lab, _evidence(figs, measurements))
+    given = _figures(incidents, measurements)  # the one read of each file given
+    figs = list(given[0].incidents) if given[0] else []
+    # the runner model, built once, with the nearest evidence: published on a family's hardware (the incidents'
+    # figures and the achieved rates), as the audit and `jaxci predict` take it
+    predictor = predict.Predictor(records, rs.machines, with_lab, _evidence(*given))
     runtimes, pcx = predict.predictions(records, rs.machines, with_lab, cx, predictor=predictor)
     report = Report(
         results_dir=str(results_dir),
@@ -100,7 +105,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     report.upgrade_factor = upgrade_factor(catalogue_dir)
     report.release_steps = _judged_steps(rs, results_dir, report.upgrade_factor)
     report.releases_measured = releases.releases_measured(rs.records)
-    if incidents is not None and Path(incidents).is_file():
+    if given[0] is not None:
         report.published = figs
         outside = predict.Predictor(records, rs.machines, with_lab)  # transfer-only: no figure held against itself
         report.incidents = incident_checks(figs, outside)
@@ -108,21 +113,23 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     return report
 
 
-def _figures(incidents) -> list:
-    """incidents.md's figures (jaxci.report.published.figures), [] without the file."""
-    if incidents is None or not Path(incidents).is_file():
-        return []
-    return published.figures(Path(incidents).read_text())
+def _figures(incidents, measurements) -> tuple[PublishedFigures | None, PublishedFigures | None]:
+    """The figures files given for the incidents' figures and for the rates (None: not given, or no such file),
+    each read once (the same file once for both)."""
+    def one(path):
+        return read_figures(path) if path is not None and Path(path).is_file() else None
+
+    first = one(incidents)
+    same = incidents is not None and measurements is not None and Path(incidents) == Path(measurements)
+    return first, (first if same else one(measurements))
 
 
-def _evidence(figs, measurements) -> list:
-    """The runner model's published inputs: the incidents figures given and the achieved rates of
-    published-measurements.md (jaxci.report.published_inputs); None or a missing file: none of them."""
-    from jaxci.report import published_inputs
-
-    given = measurements is not None and Path(measurements).is_file()
-    extra = published_inputs.from_measurements(Path(measurements).read_text()) if given else []
-    return published_inputs.with_host_probes(published_inputs.from_figures(figs) + extra)   # as reference() gives
+def _evidence(incidents: PublishedFigures | None, measurements: PublishedFigures | None) -> list:
+    """The runner model's published inputs: the incidents' figures of one file and the achieved rates of the other
+    (jaxci.evidence.inputs), with the host probes derived from them, as `reference()` gives them."""
+    found = (published_inputs.of(incidents, rates=False) if incidents else []) + (
+        published_inputs.of(measurements, incidents=False) if measurements else [])
+    return published_inputs.with_host_probes(found)
 
 
 def _judged_steps(rs, results_dir, factor: float) -> list:

@@ -1,56 +1,77 @@
-"""docs/reference/notebook-fixed-costs.md and its calibration read as the runner model's notebook fixed costs
+"""docs/reference/notebook-fixed-costs.json and its calibration read as the runner model's notebook fixed costs
 (jaxci.analysis.fixed_costs).
 
-The Markdown file is written by `measure/notebook_fixed_costs.py --write` (its `- notebook fixed costs:` line, JSON:
-seconds per term cold and warm, and the probes). The calibration is data beside it, `notebook-calibration.json`
-(CALIBRATION_VERSION), written by `jaxci devsets --calibrate`: the residual in probe units with
-its band, the scale, where it was fitted, and the host it was fitted on (its probes, and the probe range in which
-another host cannot be told from it). A missing file gives None (or no calibration: the model then says "not
-measured"); a file that cannot be read, or holds no number where one is due, is an error naming the file.
+Both are data. The fixed costs (FORMAT, VERSION: seconds per term cold and warm, the probes taken beside them, when
+and on which host) are written by `measure/notebook_fixed_costs.py --write` (RESTORE), with the section of
+notebook-fixed-costs.md a person reads; that page is never read here. The calibration beside them,
+`notebook-calibration.json` (CALIBRATION_VERSION), is written by `jaxci devsets --calibrate`: the residual in probe
+units with its band, the scale, where it was fitted, and the host it was fitted on (its probes, and the probe
+range in which another host cannot be told from it). A missing file gives None (or no calibration: the model then
+says "not measured"); a file that cannot be read, of another format or version, or that holds no number where one
+is due, is an error naming the file.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from jaxci.analysis.fixed_costs import FittedHost, FixedCosts
 from jaxci.analysis.primitives import Band
 
-COSTS_LINE = re.compile(r"^- notebook fixed costs: (.*)$", re.M)
+FORMAT, VERSION = "jaxci-notebook-fixed-costs", 1
+#: measures the terms again and writes the file this jaxci reads (and the page's section beside it)
+RESTORE = "measure/notebook_fixed_costs.py --kernel K --write docs/reference/notebook-fixed-costs.md"
 CALIBRATION_NAME, CALIBRATION_VERSION = "notebook-calibration.json", 1
+LIMIT = 1024 * 1024
 
 
 class FixedCostsError(ValueError):
-    """The file exists but a line cannot be read: said with the file's name."""
+    """The file exists but cannot be read: said with the file's name."""
 
 
 def default_path() -> Path:
     from jaxci import REPO_ROOT
 
-    return REPO_ROOT / "docs" / "reference" / "notebook-fixed-costs.md"
+    return REPO_ROOT / "docs" / "reference" / "notebook-fixed-costs.json"
 
 
 def load(path: Path | None = None) -> FixedCosts | None:
     path = Path(path) if path else default_path()
     if not path.is_file():
         return None
-    text = path.read_text(encoding="utf-8")
-    costs = COSTS_LINE.search(text)
-    if costs is None:
-        raise FixedCostsError(f"{path}: no '- notebook fixed costs:' line")
-    found = _json(costs.group(1), path)
+    found = _record(path)
     try:
         warm, cold = _seconds(found["warm"]), _seconds(found["cold"])
         probes = tuple(float(p) for p in found["probe_s"] if float(p) > 0)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise FixedCostsError(f"{path}: notebook fixed costs line unreadable ({exc})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise FixedCostsError(f"{path}: notebook fixed costs unreadable ({exc})") from None
     if not probes or not warm:
-        raise FixedCostsError(f"{path}: notebook fixed costs line has no probe or no warm term")
+        raise FixedCostsError(f"{path}: notebook fixed costs have no probe or no warm term")
     residual, source, scale, host = calibration(path.with_name(CALIBRATION_NAME))
     return FixedCosts(warm, cold, probes, f"measured here ({path.name}: {found.get('when', 'date not given')}, "
                                          f"{found.get('host', 'host not given')})", residual, source, scale, host)
+
+
+def _record(path: Path) -> dict:
+    """The fixed-costs record at `path`, of this format's current version."""
+    from jaxci.util import safeio
+
+    try:
+        found = safeio.load_json(path, LIMIT)
+    except (OSError, ValueError) as exc:
+        raise FixedCostsError(f"{path}: not readable JSON ({' '.join(str(exc).split())})") from None
+    if not isinstance(found, dict) or found.get("format") != FORMAT:
+        raise FixedCostsError(f"{path}: not a {FORMAT} file")
+    if found.get("version") != VERSION:
+        raise FixedCostsError(f"{path}: {FORMAT} version {found.get('version')!r}, this jaxci reads {VERSION}: "
+                              f"measure and write it again with `{RESTORE}`")
+    return found
+
+
+def record(found: dict) -> dict:
+    """The file's form of measured terms (what `load` reads): the measuring script's writer."""
+    return {"format": FORMAT, "version": VERSION, **found}
 
 
 def calibration(path: Path) -> tuple[Band | None, str, float, FittedHost | None]:
@@ -78,16 +99,6 @@ def calibration(path: Path) -> tuple[Band | None, str, float, FittedHost | None]
         return band, str(found["source"]), scale, fitted
     except (KeyError, TypeError, ValueError) as exc:
         raise FixedCostsError(f"{path}: calibration unreadable ({exc})") from None
-
-
-def _json(text: str, path: Path) -> dict:
-    try:
-        found = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FixedCostsError(f"{path}: a line is not JSON ({exc})") from None
-    if not isinstance(found, dict):
-        raise FixedCostsError(f"{path}: a line is not a JSON object")
-    return found
 
 
 def _seconds(terms: dict) -> dict:

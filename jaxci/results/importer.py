@@ -13,7 +13,7 @@ tar.gz of that folder. The import is a transaction:
    machine name keeps one kind of hardware); and the target's own files it would merge with.
 2. **Then written** as one transaction (jaxci.results.transaction): a refused, failed or interrupted import
    leaves the target byte for byte as it was (a SIGKILL mid-move can leave the staging folder, which readers
-   ignore: it holds no machine.json).
+   ignore: it holds no machine.json). Beside the capture's summary goes its record (jaxci.results.captures.files).
 
 benchmarks.json is merged, never replaced: entries the target lacks are added; an entry whose version
 differs is taken only when no results file in the target uses the target's version (else the import is
@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxci.results import asvfiles, transaction
+from jaxci.results import asvfiles, captures, transaction
 from jaxci.results.asvfiles import FormatError, combinations, is_number, load_benchmarks_json, load_file
 from jaxci.results.records import NON_NEGATIVE
 from jaxci.results.transaction import STAGING_PREFIX, STATE
@@ -78,6 +78,7 @@ class UnpackedCapture:
     summary: bytes | None = None
     commit: str = "unknown"
     started: str = "unknown"
+    starts: dict = field(default_factory=dict)   # facts.start_s checked (jaxci.results.captures.starts)
 
 
 def _mib(n: int) -> str:
@@ -206,6 +207,7 @@ def read_capture(root: Path) -> UnpackedCapture:
                for s in steps):
         raise ImportRefused("capture.json: steps must be a list of {\"step\": name, \"status\": text}")
     _manifest_field(manifest, "rehearsal", bool, False)
+    start_s = captures.starts(facts.get("start_s"), "capture.json: facts.start_s", ImportRefused)
     results = root / "results"
     mdir = results / machine
     if not mdir.is_dir():
@@ -225,7 +227,7 @@ def read_capture(root: Path) -> UnpackedCapture:
         files.append(path)
     if not files:
         raise ImportRefused(f"results/{machine}/: no asv results file (nothing was measured)")
-    return UnpackedCapture(root, manifest, machine, mdir, files, commit=commit, started=started)
+    return UnpackedCapture(root, manifest, machine, mdir, files, commit=commit, started=started, starts=start_s)
 
 
 def _check_values(cap: UnpackedCapture, path: Path, res) -> None:
@@ -446,9 +448,8 @@ def _staged(cap: UnpackedCapture, target: Path, bench: dict | None) -> dict[str,
         out[f"{cap.machine}/machine.json"] = (cap.machine_dir / "machine.json").read_bytes()
     if bench is not None:
         out["benchmarks.json"] = (json.dumps({**bench, "version": 2}, indent=4, sort_keys=True)).encode()
-    if cap.summary is not None:
-        out[f"{cap.machine}/capture-{cap.commit[:8]}-{cap.started.replace(':', '')}.md"] = cap.summary
-    return out
+    found = captures.files(cap.machine, cap.commit, cap.started, cap.starts, cap.summary)
+    return out | {f"{cap.machine}/{name}": data for name, data in found.items()}
 
 
 def merge(cap: UnpackedCapture, target: Path) -> list[str]:

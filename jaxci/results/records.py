@@ -263,8 +263,8 @@ _DIGEST_LIMIT = 64 * 1024 * 1024
 
 
 def _read_files(results_dir: Path) -> list[Path]:
-    """The files a read of `results_dir` opens (benchmarks.json, each folder's machine.json, result files and
-    capture summaries), an unlistable folder skipped: what the read depends on, nothing else (a stray archive
+    """The files a read of `results_dir` opens (benchmarks.json, each folder's machine.json, result files, capture
+    summaries and records), an unlistable folder skipped: what the read depends on, nothing else (a stray archive
     of any size is never read)."""
     out = [results_dir / "benchmarks.json"]
     try:
@@ -277,7 +277,7 @@ def _read_files(results_dir: Path) -> list[Path]:
         except OSError:
             continue
         out += [Path(folder, n) for n in names if n.endswith(".json") or (n.startswith("capture-") and
-                                                                        n.endswith(".md"))]
+                                                                        n.endswith((".md", ".toml")))]
     return out
 
 

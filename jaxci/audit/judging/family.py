@@ -164,7 +164,7 @@ def results_and_catalogue(results_dir, catalogue: dict | None = None):
 def from_results(results_dir, family: str, catalogue: dict | None = None, published=()) -> FamilyModel:
     """The model for `family` from an asv results directory (measured first, then predicted). `published`: the
     published inputs on the families' hardware (jaxci.analysis.evidence.Evidence, from the caller: the commands pass
-    jaxci.report.published_inputs.reference(), the nearest evidence after the family's own results)."""
+    jaxci.evidence.inputs.reference(), the nearest evidence after the family's own results)."""
     from jaxci.analysis import crossover as cx
 
     rs, catalogue = results_and_catalogue(results_dir, catalogue)

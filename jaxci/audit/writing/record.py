@@ -5,9 +5,16 @@ and bounded (a string lecture would be an AttributeError, a cpu_s of -1e6 would 
 
 The record keeps the shape `jaxci audit --format json` writes (jaxci.audit.writing.render.to_json); the fields that
 nothing reads back pass through as they are. Pure Python apart from the one read through safeio.
+
+The format is versioned: every writer writes through `dumps` ("format": FORMAT, "version": VERSION, strict JSON,
+every value of a JSON type: nothing turned into text by `default=str`), and `validated` refuses another format or
+version with the command that writes the current one. An audit with neither field was written before the version
+existed (issue 72) in version 1's shape, and is read as version 1 (the committed audits carry the field).
 """
 
 from __future__ import annotations
+
+import json
 
 from jaxci.audit.reading import runrecord
 from jaxci.util import safeio
@@ -16,6 +23,9 @@ from jaxci.util.validate import InputError, one_line
 #: the largest audit read (an executed audit of a few hundred lectures is well under 10 MiB)
 LIMIT = 64 * 1024 * 1024
 MAX_LECTURES = 100_000
+FORMAT, VERSION = "jaxci-audit", 1
+#: writes an audit of the current version
+RERUN = "jaxci audit REPO --execute --format json"
 PREDICTED_SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s")
 
 
@@ -33,6 +43,25 @@ def read(path) -> dict:
     return validated(data)
 
 
+def stamped(doc: dict) -> dict:
+    """`doc` with its format and version first (the rest in its own order)."""
+    return {"format": FORMAT, "version": VERSION, **{k: v for k, v in doc.items() if k not in ("format", "version")}}
+
+
+def dumps(doc: dict, indent: int = 2) -> str:
+    """The audit JSON as every writer writes it: stamped, strict JSON (a NaN or infinity is a ValueError), and a
+    value that is no JSON type (a path, a set) a TypeError here, never its str() written silently."""
+    return json.dumps(stamped(doc), indent=indent, allow_nan=False)
+
+
+def _version(data: dict) -> None:
+    """Refuse an audit of another format or version (neither field: before versioning, version 1's shape)."""
+    found = (data.get("format"), data.get("version"))
+    if found != (None, None) and found != (FORMAT, VERSION):
+        raise AuditError(f"format {found[0]!r} version {found[1]!r}: this jaxci reads {FORMAT} version {VERSION}: "
+                         f"run the audit again with `{RERUN}`")
+
+
 def validated(data) -> dict:
     """The audit document with every field a consumer reads checked: types, one-line strings, finite
     non-negative bounded numbers (None where the audit did not measure one)."""
@@ -46,12 +75,13 @@ def _validated(data) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("lectures"), list):
         raise AuditError("not an audit JSON (`jaxci audit --execute --format json`): expected an object "
                          "with a list of lectures")
+    _version(data)
     if len(data["lectures"]) > MAX_LECTURES:
         raise AuditError(f"lectures: {len(data['lectures']):,} records, at most {MAX_LECTURES:,}")
     out = {**data, "lectures": [_lecture(f"lectures[{i}]", lec) for i, lec in enumerate(data["lectures"])]}
     if "families" in data:
         out["families"] = _texts("families", data["families"])
-    return {**out, **_checked_top(data)}
+    return stamped({**out, **_checked_top(data)})
 
 
 def _checked_top(data: dict) -> dict:

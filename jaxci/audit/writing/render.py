@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
 
 from jaxci.accel import accelerator_run
@@ -92,11 +91,12 @@ def _peak(v: Verdict) -> str:
 
 def to_json(verdicts: list[Verdict], executed: bool) -> str:
     per_family = {"per_family": build_totals(verdicts)} if executed else {}
-    return json.dumps({"executed": executed, "lectures": [v.as_dict() for v in verdicts], **per_family,
-                       "pin_to_cpu": pin_list(verdicts),
-                       "failed": [v.path for v in verdicts if v.failed],
-                       "timeout_model": f"slowest measured cell x {MARGIN:g}, rounded up to a minute, >= 60 s"},
-                      indent=2, default=str)
+    from jaxci.audit.writing.record import dumps
+
+    return dumps({"executed": executed, "lectures": [v.as_dict() for v in verdicts], **per_family,
+                  "pin_to_cpu": pin_list(verdicts),
+                  "failed": [v.path for v in verdicts if v.failed],
+                  "timeout_model": f"slowest measured cell x {MARGIN:g}, rounded up to a minute, >= 60 s"})
 
 
 def accelerator_columns(verdicts: list[Verdict]) -> dict:

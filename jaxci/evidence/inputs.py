@@ -1,14 +1,14 @@
-"""Published measurements read as runner-model inputs (jaxci.analysis.evidence), each with its source.
+"""Published figures as runner-model inputs (jaxci.analysis.evidence), each with its source.
 
-Two files: docs/reference/incidents.md (the T4 runner's own table, read through jaxci.report.published.figures,
-the one parser of that file) and docs/reference/published-measurements.md (achieved GEMM and copy rates of the
-T4, L4 and A10G). Every input names the published figures it came from (`figures`), so a leave-one-out score
-can drop them. A value's band is the printed value's rounding interval (or the published range).
+One file, docs/reference/published-figures.json, read through its one loader (jaxci.evidence.published.read): the
+incidents' figures (the T4 runner's own table, incidents.md) and the achieved GEMM and copy rates of the T4, L4,
+A10G and A10 (published-measurements.md). Every input names the published figures it came from (`figures`), so
+a leave-one-out score can drop them. A value's band is the printed value's rounding interval (or the published
+range).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from jaxci.analysis.evidence import (
@@ -28,6 +28,7 @@ from jaxci.analysis.evidence import (
 from jaxci.analysis.primitives import Band
 from jaxci.analysis.provenance import figure_name
 from jaxci.analysis.work import dense_flops, elementwise_bytes
+from jaxci.evidence.published import UNITS, PublishedFigures, read
 
 GPU_OF = {"g4dn.2xlarge": "Tesla T4"}   # the incidents file's T4 runner: its GPU's device terms match by model
 THROUGHPUT_N = 2048                     # a published GPU matmul below this order is launch-bound: never a rate
@@ -54,7 +55,8 @@ def _ev(f, where, term, value, *, key="", dtype="float32", n=None, figs=None) ->
 
 
 def from_figures(figs) -> list[Evidence]:
-    """Model inputs from the incidents figures (jaxci.report.published.figures); bounds and ratios give none."""
+    """Model inputs from the incidents' figures (jaxci.evidence.published.PublishedFigure); bounds and ratios give
+    none."""
     out: list[Evidence] = []
     warm = {(f.case.split(",")[0], f.family, f.device): f for f in figs
             if f.kernel in ("matmul", "elementwise") and not f.first_call}
@@ -95,70 +97,39 @@ def from_figures(figs) -> list[Evidence]:
     return out
 
 
-_UNIT = {"TFLOP/s": 1e12, "GB/s": 1e9}
-_NUM = re.compile(r"([\d.]+)(?:\s*/\s*([\d.]+))?\s*(TFLOP/s|GB/s)?\s*([A-Za-z0-9 ]*)")
-
-
-def _values(cell: str, default_path: str) -> list[tuple[Band, str, float]]:
-    """(band, path, unit) of each value in a published-measurements cell: "4.17 / 4.43 TFLOP/s" is one range;
-    "12.53 TFLOP/s true FP32, 24.00 TF32" two paths; a unit carries forward to a value that omits it."""
-    out, unit = [], None
-    for part in cell.split(","):
-        m = _NUM.search(part)
-        if not m:
-            continue
-        unit = _UNIT.get(m[3], unit)
-        if unit is None:
-            raise ValueError(f"published-measurements.md: no unit in {cell!r}")
-        a, b = float(m[1]), float(m[2] or m[1])
-        path = "tf32" if "TF32" in m[4] else ("fp32" if "FP32" in m[4] else default_path)
-        out.append((Band((a * b) ** 0.5 * unit, min(a, b) * unit, max(a, b) * unit), path, unit))
-    return out
-
-
-def from_measurements(text: str) -> list[Evidence]:
-    """Achieved GEMM and copy rates of the "Achieved rates" table of published-measurements.md."""
+def from_rates(rates, document: str) -> list[Evidence]:
+    """Achieved GEMM and copy rates (jaxci.evidence.published.Rate): a range's band spans it, its middle the
+    geometric mean."""
     out: list[Evidence] = []
-    section = text.split("## Achieved rates", 1)[-1].split("\n## ", 1)[0] if "## Achieved rates" in text else ""
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 4 or cells[0] in ("family hardware", "") or set(cells[0]) <= {"-"}:
-            continue
-        hw = [h.split("(")[0].strip() for h in cells[0].split(";")]
-        parts = cells[2].split(";") if len(hw) > 1 else [cells[2]]
-        copy = "copy" in cells[1]
-        for where, part in zip(hw, parts):
-            for band, path, unit in _values(part, "fp32"):
-                term = BANDWIDTH if unit == 1e9 else GEMM_RATE
-                if term == GEMM_RATE and copy:
-                    continue
-                src = cells[3].replace(";", ",")   # one input, one sentence: "; " separates inputs when shown
-                out.append(Evidence(where, "gpu", term, band, f"published-measurements.md: {src}",
-                                    key="" if term == BANDWIDTH else path))
+    for r in rates:
+        a, b = r.value[0], r.value[-1]
+        unit = UNITS[r.unit]
+        band = Band((a * b) ** 0.5 * unit, min(a, b) * unit, max(a, b) * unit)
+        out.append(Evidence(r.where, "gpu", r.term, band, f"{document}: {r.source}", key=r.key))
     return out
 
 
-def load(incidents: Path | None, measurements: Path | None) -> list[Evidence]:
-    """Every published input of the two files (a missing file gives none)."""
-    from jaxci.report.published import figures
+def of(figures: PublishedFigures, incidents: bool = True, rates: bool = True) -> list[Evidence]:
+    """The model's inputs of a figures record: its incidents' figures, its rates, or both."""
+    return ((from_figures(figures.incidents) if incidents else [])
+            + (from_rates(figures.rates, figures.rates_document) if rates else []))
 
-    out: list[Evidence] = []
-    if incidents is not None and Path(incidents).is_file():
-        out += from_figures(figures(Path(incidents).read_text()))
-    if measurements is not None and Path(measurements).is_file():
-        out += from_measurements(Path(measurements).read_text())
-    return out
+
+def load(path: Path | None) -> list[Evidence]:
+    """Every published input of the figures file at `path` (None or a missing file gives none)."""
+    if path is None or not Path(path).is_file():
+        return []
+    return of(read(path))
 
 
 def reference() -> list[Evidence]:
-    """The published inputs of this checkout's two reference files: the nearest evidence every command gives the
-    runner model by default (the audit, `jaxci predict`, the report), so they give one answer. With them, every
-    runner family's host probe where it publishes none (jaxci.analysis.host_speed: carried within a CPU model, else
-    predicted through the catalogue's sourced single-thread scores)."""
-    from jaxci import REPO_ROOT
+    """The published inputs of this checkout's figures file (docs/reference/published-figures.json): the nearest
+    evidence every command gives the runner model by default (the audit, `jaxci predict`, the report), so they give
+    one answer. With them, every runner family's host probe where it publishes none (jaxci.analysis.host_speed:
+    carried within a CPU model, else predicted through the catalogue's sourced single-thread scores)."""
+    from jaxci.evidence.published import default_path
 
-    ref = REPO_ROOT / "docs" / "reference"
-    return with_host_probes(load(ref / "incidents.md", ref / "published-measurements.md"))
+    return with_host_probes(load(default_path()))
 
 
 def with_host_probes(published: list[Evidence], catalogue: dict | None = None) -> list[Evidence]:
