@@ -45,7 +45,7 @@ def repredicted(audit: dict, family: str) -> dict:
     from jaxci.audit import repo
     from jaxci.audit.judging import every_family
     from jaxci.audit.runner import host_probe
-    from jaxci.report.published_inputs import reference
+    from jaxci.evidence.inputs import reference
 
     try:
         verdicts = [verdict_of(lec) for lec in audit.get("lectures", [])]
