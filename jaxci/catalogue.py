@@ -66,6 +66,15 @@ class Machine:
     def has_gpu(self) -> bool:
         return self.value("gpu_model") not in (None, "none")
 
+    @property
+    def accelerator(self) -> str | None:
+        """The JAX platform of the machine's accelerator: "gpu" (CUDA or ROCm), "tpu", or None (CPU only). The
+        runner model's accelerator side reads a TPU's own results where a GPU's would be read (its figures keep
+        the catalogue's `gpu_*` key names: the model's names for "the accelerator"), never a GPU's."""
+        if self.has_gpu:
+            return "gpu"
+        return "tpu" if self.backend == "tpu" else None
+
     def runs_on_label(self, run_id: str = "${{ github.run_id }}", spot: bool = False) -> str:
         """The `runs-on` value a workflow uses for this family."""
         if self.runner == "github":

@@ -29,7 +29,7 @@ its output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
@@ -90,13 +90,26 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
     audit, `jaxci predict` and measure/predict_vs_published.py all ask this one object."""
 
     def __init__(self, records, machines: dict, catalogue: dict, published=(), fixed=None):
-        self.records = [r for r in records if r.ok]
+        self.records = accelerator_side([r for r in records if r.ok], catalogue)
         self.fixed = fixed                 # jaxci.analysis.fixed_costs.FixedCosts: a notebook's, or None
         self.published = list(published)   # jaxci.analysis.evidence.Evidence: published on a family's hardware
         self.machines = machines
         self.catalogue = catalogue
-        self.gpu_refs = sorted(m for m, f in machines.items() if f.has_gpu and P.floor(self.records, m, "gpu")[0])
+        #: the accelerator side's reference machines, by accelerator kind: a GPU family is predicted from GPUs
+        #: only, a TPU from TPUs only (never across kinds)
+        self.accel_refs = {kind: sorted(m for m, f in machines.items()
+                                        if self._kind(m, f) == kind and P.floor(self.records, m, "gpu")[0])
+                           for kind in ("gpu", "tpu")}
+        self.gpu_refs = self.accel_refs["gpu"]
         self.cpu_refs = sorted(m for m in machines if P.floor(self.records, m, "cpu")[0])
+
+    def _kind(self, name: str, facts=None) -> str | None:
+        """The accelerator kind of a machine: its catalogue entry's (jaxci.catalogue.Machine.accelerator), else
+        the registered facts' (a GPU seen by NVML)."""
+        entry = self.catalogue.get(name)
+        if entry is not None:
+            return entry.accelerator
+        return "gpu" if facts is not None and facts.has_gpu else None
 
     @classmethod
     def from_results(cls, records, machines: dict, catalogue: dict, published=(), fixed=None) -> RunnerModel:
@@ -133,8 +146,8 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             raise Unpredictable(f"kernel {kernel!r}: the model knows {', '.join(KERNELS)}")
         if dtype not in ITEMSIZE:
             raise Unpredictable(f"dtype {dtype!r}: float32 or float64")
-        if device == "gpu" and not entry.has_gpu:
-            raise Unpredictable(f"{family} has no GPU")
+        if device == "gpu" and entry.accelerator is None:
+            raise Unpredictable(f"{family} has no GPU (no accelerator)")
         if k.answer is not None and not k.host:  # answered whole, its size (if any) checked by its method
             return k.answer(self, family, n, dtype, device, first_call)
         if k.size is not None and k.size.required and not (isinstance(n, int) and n > 0):
@@ -173,7 +186,8 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
     # ---- references ----
 
     def _refs(self, family, device) -> tuple[list[str], str]:
-        return others_first(family, self.gpu_refs if device == "gpu" else self.cpu_refs,
+        kind = self._kind(family) or "gpu"
+        return others_first(family, self.accel_refs[kind] if device == "gpu" else self.cpu_refs,
                             Unpredictable(f"no measured {device} machine in these results to calibrate from", P.TINY))
 
     def _floor(self, refs, device, dtype) -> Estimate:
@@ -234,3 +248,12 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
         if reg:
             return Band.of(v), pv.registered(machine, f"{machine} {v:g} cores (registration)")
         return Band.of(v), pv.catalogue(machine, f"{machine} {v:g} cores (catalogue cpu_cores)")
+
+
+def accelerator_side(records, catalogue: dict) -> list:
+    """The records as the model reads them: device "gpu" is the accelerator side. A TPU machine's `tpu` results
+    are read there (the model's terms are the same for any accelerator: floor, efficiency of a sourced peak, bytes
+    over bandwidth, per-step latency, compile); what the model prints is labelled by the family's own name."""
+    tpu = {name for name, entry in catalogue.items() if entry.accelerator == "tpu"}
+    return [replace(r, params={**r.params, "device": "gpu"})
+            if r.machine in tpu and r.params.get("device") == "tpu" else r for r in records]

@@ -132,7 +132,9 @@ def process_starts(machine_dir: Path, errors: list[str]) -> tuple[ProcessStart, 
         except CaptureRecordError as exc:
             errors.append(str(exc))
             continue
-        cpu, gpu = record.process_start_s.get("cpu"), record.process_start_s.get("gpu")
+        # the accelerator's start: a GPU's, else a TPU's (a machine has one kind; the model's accelerator side)
+        cpu = record.process_start_s.get("cpu")
+        gpu = record.process_start_s.get("gpu", record.process_start_s.get("tpu"))
         if cpu is not None and gpu is not None:   # one device only (a rehearsal, no GPU start): no difference
             out.append(ProcessStart(cpu, gpu, record.summary or path.name))
     return tuple(out)

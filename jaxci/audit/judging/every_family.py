@@ -27,7 +27,8 @@ class Families:
     """The catalogue's runner families with the runner model asked for each, and what h needs."""
 
     views: dict = field(default_factory=dict)   # family -> RunnerView
-    has_gpu: dict = field(default_factory=dict)  # family -> bool
+    has_gpu: dict = field(default_factory=dict)  # family -> bool: it has an accelerator side (a GPU or a TPU)
+    kind: dict = field(default_factory=dict)  # family -> its accelerator's platform (gpu, tpu) or "cpu"
     published: list = field(default_factory=list)  # jaxci.analysis.evidence.Evidence (the host probes among them)
     notes: list = field(default_factory=list)  # families left out, and why
     factors: dict = field(default_factory=dict)  # family -> HostFactor, once measured (`predict_all`)
@@ -61,7 +62,8 @@ def build(results_dir, catalogue: dict | None = None, published=(), judged=None,
     mine = getattr(judged, "runner", None)
     for name in runner_families(catalogue) if names is None else names:
         out.views[name] = mine if mine is not None and mine.family == name else RunnerView(model, name, records)
-        out.has_gpu[name] = catalogue[name].has_gpu
+        out.has_gpu[name] = catalogue[name].accelerator is not None
+        out.kind[name] = catalogue[name].accelerator or "cpu"
         out.residual.update(residuals(name, out.published, fixed))
     return out
 
@@ -116,7 +118,7 @@ def predict_lecture(verdict, families: Families) -> dict:
         rec = rescaled.host_scaled(rec, h.value, h.source, h.low, h.high)
         if name in families.residual:
             rec = rescaled.with_residual(rec, *families.residual[name])
-        rec["family_kind"] = "gpu" if families.has_gpu[name] else "cpu"
+        rec["family_kind"] = families.kind.get(name) or ("gpu" if families.has_gpu[name] else "cpu")
         rec["host_factor"] = h.as_dict()
         if families.calibration:  # applied on this host, or refused (with the command that refits it)
             rec["calibration"] = families.calibration

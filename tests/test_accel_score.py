@@ -1,0 +1,49 @@
+"""jaxci.analysis.accel_score: the runner model against lectures measured on a CPU and an accelerator."""
+
+from jaxci.analysis import accel_score as A
+
+
+def _run(cells, start=2.0, status="ok", error=None):
+    return {"status": status, "cells_s": cells, "kernel_start_s": start, "error": error}
+
+
+def _lec(name, cpu, tpu, pred_cpu, pred_tpu):
+    runs = {"cpu": cpu} | ({"tpu": tpu} if tpu is not None else {})
+    return {"path": f"lectures/{name}.md", "runs": runs,
+            "predicted": {"lab": {"cpu_s": pred_cpu, "gpu_s": pred_tpu, "gpu_low_s": pred_tpu / 2,
+                                  "gpu_high_s": pred_tpu * 2}}}
+
+
+def test_measured_seconds_are_kernel_start_plus_cells_of_a_completed_run():
+    assert A.measured_s(_run(10.0, 2.5)) == 12.5
+    assert A.measured_s(_run(10.0, status="error")) is None
+    assert A.measured_s(None) is None
+
+
+def test_rows_score_both_sides_and_say_why_a_lecture_is_not_scored():
+    audit = {"lectures": [_lec("a", _run(8.0), _run(18.0), 10.0, 25.0),
+                          _lec("b", _run(8.0), _run(1.0, status="error", error="UNIMPLEMENTED: f64 LU"), 10.0, 5.0),
+                          _lec("c", _run(8.0), None, 10.0, 5.0)]}
+    rows = {r.lecture: r for r in A.rows(audit, "lab", "tpu")}
+    a = rows["a"]
+    assert a.scored and a.error == 25.0 / 20.0 and a.measured_ratio == 2.0 and a.predicted_ratio == 2.5
+    assert not rows["b"].scored and "UNIMPLEMENTED" in rows["b"].status
+    assert rows["c"].status == "not run on tpu" and rows["c"].error is None
+
+
+def test_summary_counts_the_goals_and_the_margin_the_ratio_error_implies():
+    audit = {"lectures": [_lec("a", _run(8.0), _run(18.0), 10.0, 25.0),     # ratio error 1.25
+                          _lec("b", _run(8.0), _run(8.0), 10.0, 30.0),      # measured 1.0, predicted 3.0: error 3
+                          _lec("c", _run(18.0), _run(8.0), 20.0, 9.0)]}     # both below 1: error 0.9
+    s = A.summary(A.rows(audit, "lab", "tpu"))
+    assert s["scored"] == 3 and s["within_2x"] == 2 and s["ratio_within_1_5x"] == 2
+    assert s["same_side"] == 2          # b: measured exactly 1 is not above 1, predicted 3 is
+    assert abs(s["margin_80"] - 3.0) < 1e-9   # 80% of three lectures is all three: the worst error
+
+
+def test_a_lecture_split_over_two_audits_is_one_row():
+    into: dict = {}
+    A.merge_lecture(into, _lec("a", _run(8.0), None, 10.0, 25.0))
+    A.merge_lecture(into, {"path": "lectures/a.md", "runs": {"tpu": _run(18.0)}, "predicted": {}})
+    (row,) = A.rows({"lectures": list(into.values())}, "lab", "tpu")
+    assert row.scored and row.accel_s == 20.0 and row.predicted_accel_s == 25.0
