@@ -77,8 +77,8 @@ def every_family(args, model):
     from jaxci import REPO_ROOT
     from jaxci.audit.judging import every_family as every
     from jaxci.audit.judging.family import FamilyError
+    from jaxci.modeldata import fixed_costs
     from jaxci.report.published_inputs import reference
-    from jaxci.results import fixed_costs
 
     try:
         return every.build(getattr(args, "results", None) or (REPO_ROOT / "results"), published=reference(),

@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     if not rs.records:  # an empty or wrong folder calibrates nothing: say so, as jaxci report does
         return refuse("jaxci predict", f"--results {args.results}: no asv result values in it (expected "
                       "<machine>/*.json from asv run)")
+    from jaxci.modeldata import fixed_costs
     from jaxci.report.published_inputs import reference
-    from jaxci.results import fixed_costs
 
     try:
         published = [] if args.transfer_only else reference()

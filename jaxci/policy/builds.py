@@ -3,7 +3,7 @@
 
 A build is the sum of the runner model's predicted whole-lecture seconds from the executed audit (each lecture on
 the device it is placed on, `placement`: the GPU where jaxci.policy.margins.gpu_wins, else the CPU), priced by
-jaxci.workflows.jobcost.build_job. There is no second cross-machine predictor: the runner model is the only one.
+jaxci.policy.jobcost.build_job. There is no second cross-machine predictor: the runner model is the only one.
 
 Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`), whose lecture records may carry
 `"predicted": {"<family>": {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}}` (the runner model asked
@@ -160,10 +160,10 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
 
 
 def job_dollars(execution_s: float, entry) -> float:
-    """One build job's dollars on a catalogue entry (jaxci.workflows.jobcost.build_job: the CI audit's tier decision
+    """One build job's dollars on a catalogue entry (jaxci.policy.jobcost.build_job: the CI audit's tier decision
     prices its options with the same function); 0 where there is no price."""
     from jaxci.catalogue import catalogue_defaults
-    from jaxci.workflows.jobcost import build_job
+    from jaxci.policy.jobcost import build_job
 
     return build_job(entry, execution_s, catalogue_defaults())[1] or 0.0
 

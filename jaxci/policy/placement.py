@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from jaxci.policy.margins import GPU_FASTER, GPU_SLOWER
 
 CPU, GPU, EITHER = "cpu", "gpu", "either"
+#: a lecture's recommendation as the audit records it (jaxci.audit.judging.classify's are these constants; "either"
+#: is EITHER): the whole build and the CI audit read audit records by them
+KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
 PREDICTED, PUBLISHED = "predicted", "published"
 #: the audit's regime of a lecture with little work (jaxci.audit.judging.classify.TRIVIAL is this constant)
 TRIVIAL = "trivial"

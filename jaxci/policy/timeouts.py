@@ -4,7 +4,7 @@
   MIN_CELL_S, at most MAX_CELL_S (`cell_timeout`). The slowest cell is taken at the HIGH end of its band on
   the family the build runs on (`slowest_cell_high`), so a prediction's uncertainty widens the timeout, never
   narrows it.
-- A job's `timeout-minutes` is jaxci.workflows.jobcost's rule (ceil((job overhead + build) x timeout_margin)) applied
+- A job's `timeout-minutes` is jaxci.policy.jobcost's rule (ceil((job overhead + build) x timeout_margin)) applied
   to the same predicted build, at the high end of its band (`job_timeout_minutes`).
 - No advice lowers a repository's per-cell timeout below what it has without a measurement (or prediction) of
   every lecture it would cut (`advise`): a measured lecture gets its own `execution: timeout:` in its front
@@ -58,8 +58,8 @@ def slowest_cell_high(measured_slowest_s: float | None, measured_whole_s: float 
 
 
 def job_timeout_minutes(build_high_s: float, defaults: dict) -> int:
-    """timeout-minutes of one build job: jaxci.workflows.jobcost's rule on the build at the high end of its band."""
-    from jaxci.workflows.jobcost import job_timeout
+    """timeout-minutes of one build job: jaxci.policy.jobcost's rule on the build at the high end of its band."""
+    from jaxci.policy.jobcost import job_timeout
 
     return job_timeout(build_high_s / 60, defaults)
 

@@ -20,7 +20,6 @@ from jaxci.policy import placement
 from jaxci.policy.builds import lecture_seconds, number
 
 PUBLISHED, EXECUTED, NOT_PREDICTED = "published", "executed here", "not predicted"
-PIN = "pin to CPU"
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ def placed(lec: dict, family: str, published_s: float | None, source: str, has_g
         return placement.Placement(lec.get("path", "?"), None, None, None, f"{pred['unexplained']}: measure")
     pred = pred if isinstance(pred, dict) else None
     found = placement.place(lec.get("path", "?"), pred, published_s, source, family)
-    if found.device is None and lec.get("recommendation") == PIN:
+    if found.device is None and lec.get("recommendation") == placement.PIN_CPU:
         return placement.Placement(found.path, placement.CPU, found.cpu, found.gpu, lec.get("why") or found.why)
     return found
 

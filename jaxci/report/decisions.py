@@ -384,7 +384,7 @@ def _hygiene(report, family, entry, audit) -> QuestionDecision:
                   if advice.unmeasured else "")
     basis = (f"rule: {timeouts.rule_text()}, the cell at the high end of the lecture's predicted band on {family} "
              f"(slowest: {quoting.code(worst.path)} {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: "
-             f"ceil((overhead + the predicted build's high end) x margin) (jaxci.workflows.jobcost.job_timeout)"
+             f"ceil((overhead + the predicted build's high end) x margin) (jaxci.policy.jobcost.job_timeout)"
              f"{unmeasured}")
     number = (f"job timeout-minutes {advice.job_minutes}" if advice.job_minutes is not None else
               f"slowest cell {worst.slowest_high_s:,.0f} s -> timeout {worst.seconds:,} s")

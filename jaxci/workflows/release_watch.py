@@ -30,13 +30,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from jaxci.catalogue import Figure, Machine
+from jaxci.policy.jobcost import timeout_minutes
 from jaxci.results.asvrun import asv_env, asv_exe
 from jaxci.results.upgrade import Row, parse_compare, slower
 from jaxci.util.quoting import cell, markdown, shell
 from jaxci.util.safeio import UnsafeFile, load_json, parse_json
 from jaxci.util.validate import InputError, bench_filter, inside, machine_name, number, one_line
 from jaxci.util.versions import RELEASE, release_key
-from jaxci.workflows.jobcost import timeout_minutes
 from jaxci.workflows.plan import matrix_entry
 
 FACTOR = 1.5

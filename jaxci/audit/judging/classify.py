@@ -41,7 +41,8 @@ REGIMES = {
     UNSEEN: "loop sizes not visible",
     TRIVIAL: "trivial",
 }
-KEEP_GPU, PIN_CPU, MEASURE, EITHER = "keep on GPU", "pin to CPU", "measure", "either"
+#: the recommendations: the one set of constants, jaxci.policy.placement's (the whole build reads records by them)
+KEEP_GPU, PIN_CPU, MEASURE, EITHER = placement.KEEP_GPU, placement.PIN_CPU, placement.MEASURE, placement.EITHER
 #: measured GPU/CPU wall ratio beyond which a run overrides the static recommendation (the one margin:
 #: jaxci.policy.margins)
 GPU_SLOWER, GPU_FASTER = margins.GPU_SLOWER, margins.GPU_FASTER

@@ -7,7 +7,7 @@ predicted seconds of the whole lecture on each family's CPU and GPU (`predicted[
 their bands, jaxci.audit.judging.predicted; its host code moved to the family's host by the host factor h where
 the family publishes a single-thread probe, else as measured here: jaxci.audit.judging.host).
 
-Options (a build job costs (catalogue job overhead + build), billed by jaxci.workflows.jobcost's rule, x its price):
+Options (a build job costs (catalogue job overhead + build), billed by jaxci.policy.jobcost's rule, x its price):
 - CPU alone on a CPU family C: every lecture on C's CPU;
 - GPU as is on a GPU family G: every JAX lecture on G's GPU (no pins: the build before the recommendation);
 - GPU with pins on G: the lectures that win on G's GPU stay there, the others pinned to G's CPU;
@@ -16,7 +16,7 @@ A lecture wins on a GPU when its predicted GPU seconds are below GPU_FASTER x it
 (the one margin, jaxci.policy.margins.gpu_wins: the report's question 6 uses it too).
 An option keeps every GPU-winning lecture fast when each lecture
 that wins on the build job's GPU family runs on a GPU in it. The cheapest such option is recommended (lab
-machines have no price: shown, never chosen). Jobs are priced by jaxci.workflows.jobcost.build_job, as the report's
+machines have no price: shown, never chosen). Jobs are priced by jaxci.policy.jobcost.build_job, as the report's
 question 6 prices them. GPU-hours count the GPU family's whole job (overhead included).
 """
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from jaxci.policy import builds
+from jaxci.policy.jobcost import build_job
 from jaxci.policy.margins import GPU_FASTER, gpu_wins
-from jaxci.workflows.jobcost import build_job
 
 CPU_ALONE, GPU_AS_IS, GPU_PINS, SPLIT = "CPU alone", "GPU as is", "GPU with pins", "split"
 PREDICTED = "predicted"

@@ -8,7 +8,7 @@ The rule (a stated policy over the lecture audit's own verdicts, not a measureme
 The cheapest catalogue CPU family (RunsOn, no GPU) with at least the job's vCPU count is the CPU choice.
 Build time and dollars per catalogue family come from the one build model, jaxci.policy.builds: the runner
 model's predicted seconds of every executed lecture on the family (each on the device the one margin places it
-on), priced by jaxci.workflows.jobcost.build_job; a family without a prediction for every executed lecture shows its
+on), priced by jaxci.policy.jobcost.build_job; a family without a prediction for every executed lecture shows its
 catalogue price only and the build time reads "not measured".
 """
 
@@ -99,7 +99,7 @@ def estimates(lectures, catalogue: dict, defaults: dict) -> list[TierRow]:
     """Rows per catalogue family: the predicted build (jaxci.policy.builds) where every executed lecture has a
     prediction for it, else the price only."""
     from jaxci.policy import builds
-    from jaxci.workflows.jobcost import build_job
+    from jaxci.policy.jobcost import build_job
 
     run = [f for f in lectures if not f.excluded and f.executed]
     rows = []
@@ -111,7 +111,7 @@ def estimates(lectures, catalogue: dict, defaults: dict) -> list[TierRow]:
             on_gpu = sum(builds.placement(p, m.has_gpu) == "gpu" for p in preds)
             rows.append(TierRow(m.name, m.has_gpu, m.value("price_per_hour"), build_s, dollars, "predicted",
                                 f"{len(run)} executed lectures' predicted seconds on {m.name} ({on_gpu} on its GPU, "
-                                "jaxci.policy.builds), priced by jaxci.workflows.jobcost.build_job"))
+                                "jaxci.policy.builds), priced by jaxci.policy.jobcost.build_job"))
             continue
         why = ("lectures not executed (run with --execute)" if not run else
                f"not every executed lecture has a prediction for {m.name} (--execute with --results)")
