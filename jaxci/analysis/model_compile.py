@@ -12,11 +12,12 @@ from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo
 from jaxci.analysis.fixed_costs import notebook_start
 from jaxci.analysis.kernels import COLD_KERNEL
+from jaxci.analysis.model_reads import ModelReads
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops, elementwise_bytes
 
 
-class CompileTerms:
+class CompileTerms(ModelReads):
     # ---- first calls, compile, the fresh-jit series, NUTS ----
 
     def _ref_warm(self, m, kernel, n, dtype, device) -> Band:

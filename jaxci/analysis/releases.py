@@ -88,7 +88,7 @@ def per_release(records) -> dict:
 
 def release_steps(records, factor: float) -> list[ReleaseStep]:
     """Every step beyond `factor` between consecutive measured releases, in machine/benchmark order."""
-    steps = []
+    steps: list = []
     for (machine, bench, params), series in sorted(per_release(records).items(), key=lambda kv: str(kv[0])):
         last, t_last = series[-1][0], series[-1][1].value
         for i in range(1, len(series)):
