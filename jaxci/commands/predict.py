@@ -37,7 +37,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out the published measurements on the family's hardware (docs/reference/"
                              "incidents.md, published-measurements.md): our results and the sourced catalogue only; "
                              "by default they are inputs (nearest evidence), as in the audit and the report")
-    parser.error = lambda message: parser.exit(2, f"jaxci predict: error: {one_line(message)}\n")
     args = parser.parse_args(argv)
 
     from jaxci.analysis.model import RunnerModel

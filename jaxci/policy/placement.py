@@ -46,7 +46,8 @@ class Side:
 
     def less(self, shared: float) -> Side:
         """The side without seconds both devices pay."""
-        return Side(*(max(x - shared, 0.0) for x in (self.seconds, self.low, self.high)), self.basis, self.source)
+        seconds, low, high = (max(x - shared, 0.0) for x in (self.seconds, self.low, self.high))
+        return Side(seconds, low, high, self.basis, self.source)
 
     def text(self) -> str:
         if self.basis == PUBLISHED:

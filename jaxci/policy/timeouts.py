@@ -148,13 +148,13 @@ def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = 
         pred = builds.prediction(lec, family)
         device = builds.placement(pred, has_gpu) if pred else ("gpu" if has_gpu else "cpu")
         slowest, whole = _measured(lec, "cuda" if device == "gpu" else "cpu")
-        high = builds.lecture_seconds(pred, device)[2] if pred else None
+        seconds = builds.lecture_seconds(pred, device) if pred else None
+        high = seconds[2] if seconds is not None else None
         lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), builds.number(lec.get("timeout")))
     current, origin = book_value(audit)
     build = builds.family_build(audit, family, has_gpu)
-    whole_build = build is not None and not build.missing
-    out = advise(current, lectures, book_origin=origin, build_high_s=build.high if whole_build else None,
-                 defaults=defaults)
+    high = build.high if build is not None and not build.missing else None  # only a build every lecture is in
+    out = advise(current, lectures, book_origin=origin, build_high_s=high, defaults=defaults)
     out.job_missing = build.missing if build is not None else sorted(lectures)
     return out
 

@@ -296,8 +296,8 @@ def report_record(data, source: str = "report") -> WatchReport:
     missing = [n for n in ("release", "previous", "machine", "factor", "status", "table") if n not in data]
     if unknown or missing:
         raise InputError(f"{source}: not a release-watch report ("
-                         + "; ".join(filter(None, [unknown and f"{len(unknown)} unexpected field(s)",
-                                                   missing and "missing " + ", ".join(missing)])) + ")")
+                         + "; ".join(filter(None, [f"{len(unknown)} unexpected field(s)" if unknown else "",
+                                                   "missing " + ", ".join(missing) if missing else ""])) + ")")
     at = lambda name: f"{source}: {name}"  # noqa: E731
     factor = data["factor"]
     if isinstance(factor, bool) or not isinstance(factor, (int, float)):

@@ -282,7 +282,7 @@ class _Audit:
         alt = tier.cpu_family(family, self.catalogue)
         by = {r.family: r for r in rows}
         label = "static verdicts"
-        here, there = by.get(family), by.get(alt)
+        here, there = by.get(family), by.get(alt) if alt is not None else None
         cost = ""
         if here and there and here.build_s and there.build_s:
             label = "predicted" if "predicted" in (here.label, there.label) else "measured"

@@ -106,7 +106,7 @@ def estimates(lectures, catalogue: dict, defaults: dict) -> list[TierRow]:
     for m in catalogue.values():
         preds = [f.predicted.get(m.name) for f in run]
         if run and all(p and builds.lecture_seconds(p, "cpu") for p in preds):
-            build_s = sum(builds.lecture_seconds(p, builds.placement(p, m.has_gpu))[0] for p in preds)
+            build_s = sum(builds.seconds_on(p, builds.placement(p, m.has_gpu))[0] for p in preds if p)
             dollars = build_job(m, build_s, defaults)[1]
             on_gpu = sum(builds.placement(p, m.has_gpu) == "gpu" for p in preds)
             rows.append(TierRow(m.name, m.has_gpu, m.value("price_per_hour"), build_s, dollars, "predicted",
