@@ -264,15 +264,10 @@ class AsvRuns:
     env: dict
     results_dir: Path
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    log: Path | None = None
-
-    def __post_init__(self):
-        if self.log is None:
-            self.log = self.state.with_suffix(".log")
+    log: Path | None = None  # the log every run appends to; None: beside the machine's state file (log_path)
 
     @property
     def log_path(self) -> Path:
-        """The log every run appends to (`log`, else beside the machine's state file)."""
         return self.log if self.log is not None else self.state.with_suffix(".log")
 
     @property
@@ -440,12 +435,12 @@ def backfill(runs: AsvRuns, todo: list[str], chain: Chain, bench: list[str], for
     runs.log_path.parent.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
     start = time.monotonic()
-    spent: list = []
     for k, version in enumerate(todo, 1):
         commit = chain.commits[version]
         wanted = selected_benchmarks(results_dir, bench)
         have = measured_keys(results_dir, machine, commit)
         elapsed = time.monotonic() - start
+        spent = [o.seconds for o in outcomes if o.status in ("measured", "failed")]  # the releases run so far
         eta = (sum(spent) / len(spent) * (len(todo) - k + 1)) if spent else None
         print(f"jaxci history: release {k} of {len(todo)}: jax {version} ({commit[:8]}); "
               f"elapsed {elapsed:.0f} s" + (f", about {eta:.0f} s left" if eta is not None else ""),
@@ -468,7 +463,6 @@ def backfill(runs: AsvRuns, todo: list[str], chain: Chain, bench: list[str], for
             text = runs.log_path.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
             ok, reason = False, f"every benchmark failed: {_last_error(text)}"
         seconds = time.monotonic() - t0
-        spent.append(seconds)
         outcomes.append(Outcome(version, commit, "measured" if ok else "failed", seconds, reason))
         print(f"jaxci history:   {'measured' if ok else 'FAILED'} in {seconds:.0f} s"
               + (f": {reason}" if reason else ""), file=out, flush=True)
