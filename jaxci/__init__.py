@@ -14,6 +14,7 @@ Where a change belongs:
   plan, run status, collect, job cost, env advice, fail once, the release watch. Not the audit of another
   repository's CI, which is `audit/lecture_ci/`.
 - `analysis/`: what we compute from results: pure functions over records (no JAX, no I/O).
+- `modeldata/`: the runner model's inputs read from this repository's files (fixed costs, calibration).
 - `policy/`: what we advise: one function per rule (GPU-wins margin, timeouts, build time and cost per
   family) that every command calls.
 - `report/`: the findings and decision sheets rendered from analysis and policy (no JAX).
@@ -21,7 +22,8 @@ Where a change belongs:
 - `traces/`: jax.profiler traces run in this process outside asv (`jaxci profile`); not the `measure/` scripts.
 - `util/`: shared checks and helpers with no project knowledge: input validation, git, pins, process trees.
 
-Library modules never import `jaxci.commands` and hold no argparse; tests/test_layout.py enforces the rules.
+Library modules never import `jaxci.commands` and hold no argparse. The layers and each package's import rules are
+contracts in pyproject.toml ([tool.importlinter], `lint-imports`); tests/test_layout.py enforces the rest.
 """
 
 from pathlib import Path

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any  # a run: whatever record its reader holds (a NotebookRun, a run read back)
 
 ACCELERATORS = ("cuda", "rocm", "tpu")
 #: the benchmarks' device param for each accelerator platform, and back (gpu: the platform the machine has)
@@ -90,7 +91,7 @@ def missing_reason(device: str) -> str | None:
     return f"{seen}: {device} combination skipped"
 
 
-def accelerator_run(runs: dict) -> tuple[str | None, object]:
+def accelerator_run(runs: dict) -> tuple[str | None, Any]:
     """(platform, run) of the accelerator run among an audit's runs keyed by platform (cuda, rocm, tpu; "gpu" in
     old records), or (None, None): the judging reads the accelerator the lecture ran on, whichever it was."""
     for platform in (*ACCELERATORS, "gpu"):

@@ -31,7 +31,7 @@ class CatalogueError(ValueError):
 
 @dataclass(frozen=True)
 class Figure:
-    value: object | None
+    value: float | str | None  # a number (int or float) or a name, as the catalogue TOML gives it
     source: str | None = None
     reason: str | None = None
 

@@ -22,8 +22,12 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jaxci.util.proc import kill_tree
+
+if TYPE_CHECKING:
+    import resource
 
 #: Causes a worker can end with.
 CAUSES = ("ok", "python-exception", "error-exit", "abort-signal", "crash-signal", "killed", "timeout")
@@ -133,7 +137,7 @@ class _Worker:
                 start_new_session=True,  # its own process group: killpg reaches its children too
             )
         self.status: int | None = None
-        self.rusage = None
+        self.rusage: resource.struct_rusage | None = None  # os.wait4's, once reaped
         self.timed_out = False
         self.wall_s = 0.0
 
@@ -164,6 +168,8 @@ class _Worker:
             self.poll(float("inf"))
 
     def record(self, tail_chars: int, nvml_peaks: dict[int, float]) -> WorkerRecord:
+        if self.status is None:
+            raise RuntimeError(f"worker {self.index}: recorded before it was reaped (poll it to the end first)")
         code = os.waitstatus_to_exitcode(self.status)
         exit_code, sig = (code, None) if code >= 0 else (None, _signal_name(-code))
         traceback, tail = _stderr_facts(self.stderr_path, tail_chars)

@@ -37,10 +37,10 @@ class CompileClock:
     def snapshot(self) -> dict:
         return {**self.seconds, "compile": self.total, "compilations": self.compilations, **self.events}
 
-    def on_duration(self, event: str, duration: float, **kwargs) -> None:
+    def on_duration(self, event: str, duration_secs: float, **kwargs) -> None:
         stage = STAGES.get(event)
         if stage is not None:
-            self.seconds[stage] += duration
+            self.seconds[stage] += duration_secs
             if stage == "backend":
                 self.compilations += 1
 

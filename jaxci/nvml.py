@@ -10,6 +10,10 @@ from __future__ import annotations
 import functools
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import threading
 
 #: jax[cuda13] needs at least this driver major version (JAX installation docs).
 MIN_DRIVER_CUDA13 = 580
@@ -109,8 +113,8 @@ class MemorySampler:
         self.interval_s = interval_s
         self.samples: list[dict] = []
         self.available = False
-        self._stop = None
-        self._thread = None
+        self._stop: threading.Event | None = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> MemorySampler:
         import threading
@@ -126,13 +130,15 @@ class MemorySampler:
             _shutdown(nvml)
             return self
         self.available = True
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(nvml, handles), name="nvml-sampler", daemon=True)
+        self._stop = stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(nvml, handles, stop), name="nvml-sampler",
+                                        daemon=True)
         self._thread.start()
         return self
 
     def _sample(self, nvml, handles, t: float) -> dict:
-        used, processes = [], {}
+        used: list = []
+        processes: dict = {}
         for handle in handles:
             used.append(round(nvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20, 1))
             try:
@@ -143,26 +149,26 @@ class MemorySampler:
                 pass
         return {"t": round(t, 3), "used_mib": used, "processes": processes}
 
-    def _run(self, nvml, handles) -> None:
+    def _run(self, nvml, handles, stop: threading.Event) -> None:
         import time
 
         t0 = time.perf_counter()
         try:
             while True:
-                last = self._stop.is_set()
+                last = stop.is_set()
                 try:
                     self.samples.append(self._sample(nvml, handles, time.perf_counter() - t0))
                 except Exception:  # a failed read leaves a gap in the timeline, not a dead thread
                     pass
                 if last:
                     return
-                self._stop.wait(self.interval_s)
+                stop.wait(self.interval_s)
         finally:
             _shutdown(nvml)
 
     def stop(self) -> list[dict]:
         """Stop sampling (one last sample is taken) and return the timeline."""
-        if self._thread is not None:
+        if self._thread is not None and self._stop is not None:
             self._stop.set()
             self._thread.join()
             self._thread = None

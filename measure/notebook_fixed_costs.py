@@ -18,7 +18,7 @@ This host's pure-Python probe (the project's `int_sum` at 10M, the one the incid
 runners) is taken before and after: the figures move to a family's host by the published probe over it, which
 `jaxci predict --kernel notebook_start` does. `--write FILE` puts the summary under FILE's "## Measured here"
 heading (docs/reference/notebook-fixed-costs.md, the rest of the file kept), and the data the runner model reads
-(jaxci.results.fixed_costs) in the .json file beside it.
+(jaxci.modeldata.fixed_costs) in the .json file beside it.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render(found)
     print(json.dumps(found, indent=1) if args.format == "json" else text)
     if args.write:
-        from jaxci.results.fixed_costs import with_section
+        from jaxci.modeldata.fixed_costs import with_section
 
         old = args.write.read_text(encoding="utf-8") if args.write.is_file() else ""
         args.write.write_text(with_section(old, "## Measured here", text), encoding="utf-8")

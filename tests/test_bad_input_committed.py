@@ -144,7 +144,7 @@ def test_publish_keeps_no_message_of_any_exception_whatever_its_name(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_a_committed_audit_with_a_field_of_the_wrong_type_is_one_line_naming_it(name, tmp_path):
-    from jaxci.results import audits
+    from jaxci.report import committed_audits as audits
 
     folder = tmp_path / "A" / "x@1234567"
     folder.mkdir(parents=True)
@@ -156,7 +156,7 @@ def test_a_committed_audit_with_a_field_of_the_wrong_type_is_one_line_naming_it(
 
 def test_audit_values_never_reach_the_maintainers_markdown_raw():
     from jaxci.report import maintainers
-    from jaxci.results.audits import CommittedAudit
+    from jaxci.report.committed_audits import CommittedAudit
 
     doc = json.loads((AUDIT / "audit.json").read_text())
     doc["published"]["repository"] = "evil<!-- hidden"

@@ -14,7 +14,7 @@ from jaxci.analysis import devsets as D
 from jaxci.analysis import residual as R
 from jaxci.audit.judging.rescaled import MODELLED
 from jaxci.commands import devsets as cmd
-from jaxci.results import fixed_costs
+from jaxci.modeldata import fixed_costs
 
 FIX = REPO_ROOT / "tests" / "fixtures" / "devsets"
 RECORD = REPO_ROOT / "docs" / "reference" / "dev-sets.json"

@@ -258,7 +258,7 @@ def test_a_release_whose_every_benchmark_failed_is_recorded_failed(repo, monkeyp
     commit = chain.commits["0.11.0"]
 
     def crashed(runs, commit_, bench, again=False):
-        runs.log.write_text("==== asv run\nasv: benchmark failed (exit status -11)\n")
+        runs.log_path.write_text("==== asv run\nasv: benchmark failed (exit status -11)\n")
         SynthResults(runs.repo, commit=commit_).machine(runs.machine, kind="local") \
             .add(runs.machine, "loops.F.time_warm", ["n"], [[1, 2]], lambda n: None if n == 1 else math.nan).save()
         return True, "some benchmarks failed (asv exit 2; see the log)"

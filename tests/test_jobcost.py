@@ -6,7 +6,7 @@ import math
 import pytest
 
 from jaxci.catalogue import CatalogueError, Figure, Machine, catalogue_defaults, load_catalogue
-from jaxci.workflows.jobcost import job_cost, planned_suite_minutes, timeout_minutes
+from jaxci.policy.jobcost import job_cost, planned_suite_minutes, timeout_minutes
 from tests.suiteutil import python
 
 DEFAULTS = {

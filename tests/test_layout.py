@@ -145,9 +145,10 @@ def test_commands_and_user_path_writers_write_only_through_safewrite():
 
 
 #: what jaxci.analysis may import from jaxci ("what we compute from results"): itself and pure helpers
-ANALYSIS_IMPORTS = ("jaxci.analysis", "jaxci.util.versions")
-#: what jaxci.policy may import from jaxci ("what we advise"): the computations, the catalogue, the billing rule
-POLICY_IMPORTS = ("jaxci.analysis", "jaxci.policy", "jaxci.catalogue", "jaxci.workflows.jobcost")
+ANALYSIS_IMPORTS = ("jaxci.analysis", "jaxci.util.versions", "jaxci.util.scales")
+#: what jaxci.policy may import from jaxci ("what we advise"): the computations, the catalogue, itself (the billing
+#: rule is policy.jobcost)
+POLICY_IMPORTS = ("jaxci.analysis", "jaxci.policy", "jaxci.catalogue")
 #: what reads or writes outside the process: none of it in jaxci.analysis or jaxci.policy
 IO_CALLS = ("open(", ".read_text(", ".read_bytes(", ".write_text(", ".write_bytes(", "os.environ", "subprocess",
             "tomllib.load", "json.load(")
@@ -162,8 +163,8 @@ def _outside(path: Path, allowed: tuple) -> list[str]:
 
 @pytest.mark.parametrize("package, allowed", [("analysis", ANALYSIS_IMPORTS), ("policy", POLICY_IMPORTS)])
 def test_analysis_computes_and_policy_advises(package, allowed):
-    """analysis/ imports only itself (no workflows.jobcost, no results reader); policy/ only analysis, the catalogue
-    and the billing rule; neither does I/O (docs/layout.md)."""
+    """analysis/ imports only itself (no policy.jobcost, no results reader); policy/ only analysis, the catalogue
+    and itself; neither does I/O (docs/layout.md)."""
     bad = {}
     for path in sorted((JAXCI / package).glob("*.py")):
         name = module_name(path)
@@ -178,9 +179,9 @@ def test_analysis_computes_and_policy_advises(package, allowed):
 
 def test_the_rules_above_can_fail(tmp_path):
     sample = tmp_path / "x.py"
-    sample.write_text("from jaxci.workflows.jobcost import billed_seconds\nfrom jaxci.results.records import Record\n")
-    assert _outside(sample, ANALYSIS_IMPORTS) == ["jaxci.results.records", "jaxci.results.records.Record",
-                                                  "jaxci.workflows.jobcost", "jaxci.workflows.jobcost.billed_seconds"]
+    sample.write_text("from jaxci.policy.jobcost import billed_seconds\nfrom jaxci.results.records import Record\n")
+    assert _outside(sample, ANALYSIS_IMPORTS) == ["jaxci.policy.jobcost", "jaxci.policy.jobcost.billed_seconds",
+                                                  "jaxci.results.records", "jaxci.results.records.Record"]
     assert _outside(sample, POLICY_IMPORTS) == ["jaxci.results.records", "jaxci.results.records.Record"]
 
 
@@ -189,7 +190,7 @@ def test_one_function_per_rule():
     import re
 
     rules = {r"^def gpu_wins\(": "jaxci.policy.margins", r"^def cell_timeout\(": "jaxci.policy.timeouts",
-             r"^def job_timeout\(": "jaxci.workflows.jobcost", r"^def curve_crossover\(": "jaxci.analysis.predict",
+             r"^def job_timeout\(": "jaxci.policy.jobcost", r"^def curve_crossover\(": "jaxci.analysis.predict",
              r'^FORMAT = "jaxci-published-figures"': "jaxci.evidence.published"}
     for pattern, home in rules.items():
         where = [module_name(p) for p in sorted(JAXCI.rglob("*.py")) if re.search(pattern, p.read_text(), re.M)]

@@ -15,11 +15,11 @@ from jaxci.audit import repo
 from jaxci.audit.writing import publish
 from jaxci.commands import audit_shard
 from jaxci.policy import wholebuild as wb
+from jaxci.report import committed_audits as audits
 from jaxci.report import decisions, maintainers, page
 from jaxci.report import repo_builds as rb
 from jaxci.report.build import build
 from jaxci.report.repo_builds import repo_builds
-from jaxci.results import audits
 from jaxci.results.published_build import PublishedBuild
 from jaxci.util import quoting
 from jaxci.util.validate import InputError

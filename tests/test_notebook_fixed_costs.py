@@ -13,7 +13,7 @@ from jaxci.analysis.primitives import Band
 from jaxci.audit.judging import rescaled
 from jaxci.audit.judging.every_family import residuals
 from jaxci.evidence.inputs import reference
-from jaxci.results import fixed_costs
+from jaxci.modeldata import fixed_costs
 from tests.modelutil import runner_model
 
 COSTS = {"cold": {"kernel start": 0.8, "jax": 0.6}, "warm": {"kernel start": 0.5, "jax": 0.3},

@@ -12,10 +12,10 @@ import tomllib
 import pytest
 
 from jaxci.catalogue import catalogue_defaults, load_catalogue
+from jaxci.policy.jobcost import timeout_minutes
 from jaxci.workflows import status as run_status
 from jaxci.workflows.collect import collect, family_outcome
 from jaxci.workflows.inputs import InputError, validate_commits, validate_families, validate_filter
-from jaxci.workflows.jobcost import timeout_minutes
 from jaxci.workflows.plan import bench_requirements, check_suite_filters, plan, suite_regex, upgrade_plan
 from jaxci.workflows.status import RunStatus, SuiteOutcome, SuiteState
 from jaxci.workflows.suites import suites

@@ -1,6 +1,7 @@
 """What we compute from results: pure functions over `jaxci.results.records.Record` lists: crossover, FP64
 penalty, cold-start compile share, sampler and concurrency tables, achieved fraction of peak, predictions. No JAX,
-no I/O, and nothing from jaxci but this package (advice, prices and timeouts are jaxci.policy)."""
+no I/O, and nothing from jaxci but this package and the pure jaxci.util.versions and jaxci.util.scales (advice,
+prices and timeouts are jaxci.policy)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,9 @@ import math
 import statistics
 from collections import defaultdict
 
+from jaxci.util.scales import SCALE_RANK, scale_label  # noqa: F401 (the recorded scales: analysis' users read them here)
+
 AXES = ("n", "dtype", "device")
-#: the scales a run records (benchmarks/common.py's track_scale), least to most trustworthy for a figure
-SCALE_RANK = {"ci": 0, "unknown": 1, "full": 2}
-
-
-def scale_label(scales) -> str:
-    """One label for a set of recorded scales: "full", "ci", "mixed: ci, full" or "unrecorded"."""
-    scales = set(scales)
-    if not scales or scales == {"unknown"}:
-        return "unrecorded"
-    if len(scales) == 1:
-        return next(iter(scales))
-    return "mixed: " + ", ".join(sorted(s if s != "unknown" else "unrecorded" for s in scales))
 
 
 def case_of(rec, drop=AXES) -> tuple:

@@ -49,7 +49,7 @@ class ColdShare:
 
 def compile_shares(records) -> list[ColdShare]:
     ok = [r for r in records if r.ok]
-    stages = {}
+    stages: dict = {}
     for r in ok:
         for stage in STAGES:
             if r.method == f"track_{stage}_s":

@@ -159,7 +159,8 @@ def find_crossover(points) -> CrossoverResult:
             else:
                 x = math.log(a.n) + (math.log(b.n) - math.log(a.n)) * da / (da - db)
             crossings.append((math.exp(x), "gpu becomes faster" if b.side == GPU_FASTER else "cpu becomes faster"))
-    bands, lo = [], (None if sided[0].side == GPU_FASTER else "closed")
+    bands: list[tuple] = []
+    lo: float | str | None = None if sided[0].side == GPU_FASTER else "closed"
     for x, what in crossings:
         if what == "gpu becomes faster":
             lo = x

@@ -105,7 +105,8 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
                               + ", ".join(f"{p:.3g}" for p in fixed.probes_s) + " s", family_probe[1]))
     else:
         h = Band.of(1.0)
-        inputs.append(f"{family}: no published pure-Python probe: the terms carried unscaled (not measured there)")
+        inputs.append(pv.Input(f"{family}: no published pure-Python probe: the terms carried unscaled (not measured "
+                               "there)"))
     scale = fixed.scale if family_probe else 1.0   # it corrects the host ratio: none without the family's probe
     band = h.scale(here * scale)
     basis = "kernel start + imports + JAX CPU client + first figure, measured here x host ratio"
@@ -114,13 +115,13 @@ def notebook_start(fixed: FixedCosts, family: str, family_probe, backend, cold: 
                               pv.Source(pv.CALIBRATED, fixed.residual_source)))
         basis += " x calibrated scale"
     if why and fixed.residual is None:
-        inputs.append(why)
+        inputs.append(pv.Input(why) if isinstance(why, str) else why)
     if backend is not None:
         band = band + backend.band
         inputs += backend.inputs
         basis += " + the CUDA client's start"
-    if fixed.residual is not None and family_probe:
-        r = fixed.residual_s(family_probe[0])
+    r = fixed.residual_s(family_probe[0]) if family_probe else None
+    if fixed.residual is not None and r is not None and family_probe:
         band = band + r
         inputs.append(pv.cite(f"per-notebook residual {fixed.residual.mid:.3g} probe units ({fixed.residual.low:.3g}"
                               f"..{fixed.residual.high:.3g}) x {family_probe[0]:.3g} s = {r.mid:.3g} s: calibrated "

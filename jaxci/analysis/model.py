@@ -229,6 +229,8 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             reg = self.machines.get(machine)
             vcpu = entry.value("vcpu") or (reg.get("cpu_cores") if reg else None)
             try:
+                if vcpu is None:
+                    raise TypeError("no vCPU count")
                 v = float(vcpu)
             except (TypeError, ValueError):
                 raise Unpredictable(f"{machine}: physical cores unknown ({fig.reason})") from None
@@ -242,7 +244,10 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
             return Band.of(float(cores)), pv.catalogue(machine, f"{machine} {cores} cores (catalogue cpu_cores)")
         reg = self.machines.get(machine)
         try:
-            v = float(reg.get("cpu_cores")) if reg else float(entry.value("cpu_cores"))
+            raw = reg.get("cpu_cores") if reg else entry.value("cpu_cores") if entry is not None else None
+            if raw is None:
+                raise TypeError("no core count")
+            v = float(raw)
         except (TypeError, ValueError, AttributeError):
             raise Unpredictable(f"{machine}: core count not recorded") from None
         if reg:

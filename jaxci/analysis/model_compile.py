@@ -12,11 +12,12 @@ from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo
 from jaxci.analysis.fixed_costs import notebook_start
 from jaxci.analysis.kernels import COLD_KERNEL
+from jaxci.analysis.model_reads import ModelReads
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops, elementwise_bytes
 
 
-class CompileTerms:
+class CompileTerms(ModelReads):
     # ---- first calls, compile, the fresh-jit series, NUTS ----
 
     def _ref_warm(self, m, kernel, n, dtype, device) -> Band:
@@ -354,7 +355,10 @@ class CompileTerms:
     def _series_parts(self, family, dtype, device) -> tuple[Band, list]:
         """The family's published compile part at each size of the series (nearest published size, grown) plus
         its predicted warm matmuls: what the series would cost if it paid nothing else."""
-        parts = [self._published_compile(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
+        found = [self._published_compile(family, "matmul", n, dtype, device) for n in P.SERIES_SIZES]
+        parts = [part for part in found if part is not None]
+        if len(parts) < len(found):  # asked only where the family published a matmul compile part
+            raise Unpredictable(f"{family}: no published matmul compile part to grow to the series' sizes")
         warm = self._warm_sum(family, dtype, device)
         total = sum((part.band for part in parts), warm.band)
         return total, [t for part in parts for t in part.inputs] + [pv.cite("plus the predicted warm matmuls",

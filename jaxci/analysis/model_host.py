@@ -9,11 +9,12 @@ from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, others_first
+from jaxci.analysis.model_reads import ModelReads
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops
 
 
-class HostTerms:
+class HostTerms(ModelReads):
     def _nuts(self, family, iterations, dtype, device) -> Estimate:
         """iterations x leapfrog steps per iteration (any machine: the sampler's count) x seconds per step on the
         family's device (NutsLeapfrogStep on a ref of that device, else the Kalman gradient as proxy) + compile."""
@@ -76,7 +77,7 @@ class HostTerms:
             f"no nuts.NutsLeapfrogStep and no sequential Kalman gradient ({dtype}) on {device} in these "
             "results", P.NUTS_STEP)
 
-    def _step_vs_grad(self, dtype) -> list[str]:
+    def _step_vs_grad(self, dtype) -> list[pv.Input]:
         """Where one machine measured both, how a leapfrog step compares with a Kalman gradient (a check of the
         proxy, not applied: the ratio on a CPU need not hold on a GPU)."""
         out = []

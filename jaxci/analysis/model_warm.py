@@ -9,12 +9,13 @@ from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, geo
 from jaxci.analysis.kernels import LOOP_KINDS
+from jaxci.analysis.model_reads import ModelReads
 from jaxci.analysis.peak import gemm_path
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops, elementwise_bytes, elementwise_ops, while_iterations
 
 
-class WarmTerms:
+class WarmTerms(ModelReads):
     # ---- warm calls ----
 
     def _warm(self, family, kernel, n, dtype, device, precision="default") -> Estimate:

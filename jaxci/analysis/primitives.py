@@ -262,6 +262,8 @@ def loop_slope(records, machine, device, kind, dtype) -> tuple[tuple[Band, Band]
             continue
         lo = fit_line([(r.params["n"], _quartiles(r)[0]) for r in recs])
         hi = fit_line([(r.params["n"], _quartiles(r)[1]) for r in recs])
+        if lo is None or hi is None:  # the same sizes as the middle's fit: never, unless a quartile is missing
+            continue
         fits[dt] = (mid, lo, hi, max(r.params["n"] for r in recs))
     if not fits:
         return None, f"{machine} {device}: {kind} loop measured at fewer than two sizes"

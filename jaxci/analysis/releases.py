@@ -60,7 +60,7 @@ class ReleaseStep:
         if self.undone_in:
             return f"yes, in {self.undone_in}"
         today = self.today_ratio
-        if today is None:
+        if today is None or self.t_last is None:
             return f"no (still at {self.last})"
         if self.t_last * factor < self.t_after:
             return f"partly: x{today:.3g} at {self.last} (x{self.ratio:.3g} at {self.after})"
@@ -88,7 +88,7 @@ def per_release(records) -> dict:
 
 def release_steps(records, factor: float) -> list[ReleaseStep]:
     """Every step beyond `factor` between consecutive measured releases, in machine/benchmark order."""
-    steps = []
+    steps: list = []
     for (machine, bench, params), series in sorted(per_release(records).items(), key=lambda kv: str(kv[0])):
         last, t_last = series[-1][0], series[-1][1].value
         for i in range(1, len(series)):
@@ -263,7 +263,7 @@ def pin_advice(steps: list[ReleaseStep], measured: dict[str, list[str]], pin: st
     standing = [s for s in confirmed if s.kind == "regression" and not s.undone_in
                 and (s.today_ratio is None or s.today_ratio > factor)]
     target = standing[0].before if standing else releases[-1]
-    if start and release_key(target) < start:
+    if pin and start and release_key(target) < start:
         target = pin
     between = tuple(s for s in confirmed if release_key(s.after) <= release_key(target))
     held = tuple(s for s in standing if release_key(s.after) > release_key(target))

@@ -31,7 +31,8 @@ def nuts_table(records) -> list[SamplerRow]:
         ess = [r for r in recs if r.method.endswith("ess_per_s")]
         if not ess:
             continue
-        configs, extras = {}, {}
+        configs: dict = {}
+        extras: dict = {}
         for r in ess:
             configs[(r.params["chain_method"], r.params["num_chains"])] = r.value if r.ok else None
         for r in recs:

@@ -48,7 +48,7 @@ class CaptureStep:
     def suites(self) -> set[str]:
         return {c.split(".")[0] for c in self.combos}
 
-    def regexes(self, scale_done: set = frozenset()) -> list[str]:
+    def regexes(self, scale_done: set | frozenset = frozenset()) -> list[str]:
         """The combinations, and each suite's `track_scale` run fact unless an earlier step recorded it (a
         later step cut at its deadline would overwrite it with a failure)."""
         return ["^" + re.escape(c) + "$" for c in self.combos] + \

@@ -78,7 +78,7 @@ def every_family(args, model):
     from jaxci.audit.judging import every_family as every
     from jaxci.audit.judging.family import FamilyError
     from jaxci.evidence.inputs import reference
-    from jaxci.results import fixed_costs
+    from jaxci.modeldata import fixed_costs
 
     try:
         return every.build(getattr(args, "results", None) or (REPO_ROOT / "results"), published=reference(),

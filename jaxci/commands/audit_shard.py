@@ -13,6 +13,11 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jaxci.audit.runner.cache import Reuse
+    from jaxci.audit.runner.host_probe import Probe
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,10 +43,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @dataclass
 class ShardPlan:
-    reuse: object  # jaxci.audit.runner.cache.Reuse
+    reuse: Reuse
     weights: dict = field(default_factory=dict)
     spec: object = None  # jaxci.audit.runner.shard.Spec, or None when not sharded
-    baseline_probe: object = None  # the --baseline audit's recorded host probe (jaxci.audit.runner.host_probe)
+    baseline_probe: Probe | None = None  # the --baseline audit's recorded host probe
     owned: list = field(default_factory=list)
     shard_block: dict = field(default_factory=dict)
 

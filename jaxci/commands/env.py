@@ -85,11 +85,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="also append the github lines to FILE ($GITHUB_ENV), only once all the advice succeeded")
     p.add_argument("--github-output", metavar="FILE", help="also append the jax-env action's outputs (policy, "
                    "safe-kernels, cell-timeout, cache-dir) to FILE ($GITHUB_OUTPUT)")
-
-    def one_line_error(message: str):  # one line, as every other refusal (the usage is in --help)
-        p.exit(2, f"jaxci env: error: {message}\n")
-
-    p.error = one_line_error
     return p
 
 

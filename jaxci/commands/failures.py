@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             return refuse("jaxci failures", "--remove needs --cache (the jupyter-cache folder)")
         known = fo.load_known(args.known)
         same, notes = fo.unchanged(known, args.project), fo.passed_over(known)
-        edits = {}
+        edits: dict = {}
         if args.pages:  # every page planned before anything is changed; one that cannot be edited runs
             edits, more = fo.plan_pages(args.project, same)
             notes += more

@@ -302,7 +302,7 @@ def _confirm(repo: Path, args) -> int:
                   f"({len(t.first)} combination(s), first x{max(t.first.values()):.3g})")
         return 0
     runs = AsvRuns(repo, machine, env, repo / "results", log=state_path(machine, repo).with_suffix(".confirm.log"))
-    runs.log.parent.mkdir(parents=True, exist_ok=True)
+    runs.log_path.parent.mkdir(parents=True, exist_ok=True)
     _pin(cpus)
     try:
         made = confirm(runs, targets, commits)

@@ -1,7 +1,7 @@
 """`python -m jaxci.commands.jobcost FAMILY=SUITE_MINUTES ...`: the cost table for measured suite times.
 
 One row per family (every catalogue family when none is given): suite, overhead and job minutes, billed
-seconds, price and dollars per run, by the model of jaxci.workflows.jobcost. A family without a measured suite
+seconds, price and dollars per run, by the model of jaxci.policy.jobcost. A family without a measured suite
 time reads "not measured", never a guess. Exit 2 on an unknown family or a figure that is not a number.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue
 from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
-from jaxci.workflows.jobcost import JobCost, job_cost
+from jaxci.policy.jobcost import JobCost, job_cost
 
 
 def _measured(items: list[str], catalogue: dict) -> dict[str, float]:
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             print(_row(cost))
         print(f"\nsuite minutes: {'measured, as given' if measured else 'not measured'}; overhead: "
               f"{'measured, as given' if args.overhead_minutes is not None else cost.overhead_source}; "
-              "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/workflows/jobcost.py docstring.")
+              "prices: catalogue on-demand (RunsOn licence not included). Model: jaxci/policy/jobcost.py docstring.")
     except (CatalogueError, ValueError) as exc:
         return refuse("jaxci jobcost", exc)
     return 0

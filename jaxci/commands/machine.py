@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, entry in sorted(load_catalogue().items()):
                 print(f"{name:14s} {entry.description}")
             return 0
-        name = args.name or (default_local_name() if args.local else None)
+        name = args.name or (default_local_name() if args.local else "")
         if not name:
             parser.error("give a catalogue name, or --local")
         info = register(name, local=args.local, machine_file=args.machine_file)

@@ -37,7 +37,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out the published measurements on the family's hardware (docs/reference/"
                              "incidents.md, published-measurements.md): our results and the sourced catalogue only; "
                              "by default they are inputs (nearest evidence), as in the audit and the report")
-    parser.error = lambda message: parser.exit(2, f"jaxci predict: error: {one_line(message)}\n")
     args = parser.parse_args(argv)
 
     from jaxci.analysis.model import RunnerModel
@@ -61,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         return refuse("jaxci predict", f"--results {args.results}: no asv result values in it (expected "
                       "<machine>/*.json from asv run)")
     from jaxci.evidence.inputs import reference
-    from jaxci.results import fixed_costs
+    from jaxci.modeldata import fixed_costs
 
     try:
         published = [] if args.transfer_only else reference()

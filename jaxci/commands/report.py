@@ -142,7 +142,7 @@ def _sheet_inputs(family: list[str], audit: str | None) -> tuple[list[str], dict
 def _committed(args, results_dir: Path) -> list:
     """--audits' committed audits (default: audits/ beside the results); a folder that cannot be read is said on
     stderr and left out, the others kept; an --audits folder that does not exist is refused."""
-    from jaxci.results import audits
+    from jaxci.report import committed_audits as audits
 
     folder = Path(args.audits) if args.audits else audits.beside(results_dir)
     if args.audits and not folder.is_dir():

@@ -3,7 +3,7 @@
 
 A build is the sum of the runner model's predicted whole-lecture seconds from the executed audit (each lecture on
 the device it is placed on, `placement`: the GPU where jaxci.policy.margins.gpu_wins, else the CPU), priced by
-jaxci.workflows.jobcost.build_job. There is no second cross-machine predictor: the runner model is the only one.
+jaxci.policy.jobcost.build_job. There is no second cross-machine predictor: the runner model is the only one.
 
 Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`), whose lecture records may carry
 `"predicted": {"<family>": {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}}` (the runner model asked
@@ -108,13 +108,24 @@ def placement(pred: dict, has_gpu: bool) -> str:
 def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
     """(device, seconds, low, high) a lecture runs at on the family (`placement`)."""
     device = placement(pred, has_gpu)
-    return (device, *lecture_seconds(pred, device))
+    return (device, *seconds_on(pred, device))
+
+
+def seconds_on(pred: dict, device: str) -> tuple[float, float, float]:
+    """lecture_seconds where the prediction has them: `prediction` keeps only records with CPU seconds, and
+    `placement` puts a lecture on its GPU only where it has GPU seconds."""
+    seconds = lecture_seconds(pred, device)
+    if seconds is None:
+        raise ValueError(f"a prediction without {device} seconds: {pred!r}")
+    return seconds
 
 
 def published_seconds(lecture: dict, family: str) -> tuple[float, str] | None:
     """(seconds, source) of the family's own published run time of this lecture, when the audit carries one."""
     pub = (lecture.get("published") or {}).get(family)
-    seconds = number(pub.get("seconds")) if isinstance(pub, dict) else None
+    if not isinstance(pub, dict):
+        return None
+    seconds = number(pub.get("seconds"))
     return (seconds, str(pub.get("source", ""))) if seconds is not None and seconds > 0 else None
 
 
@@ -151,7 +162,7 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
         cpu_mid = number(on_cpu["cpu_s"])
         side = gpu if device == "gpu" and gpu_wins(cpu_mid, mid) else cpu
         if side is cpu:
-            mid, low, high = lecture_seconds(on_cpu, "cpu")
+            mid, low, high = seconds_on(on_cpu, "cpu")
         side.add(mid, low, high, side is gpu)
     if not gpu.lectures or not cpu.lectures:
         return None  # no lecture gains from the GPU (or none runs on the CPU): a split is one family
@@ -160,18 +171,21 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
 
 
 def job_dollars(execution_s: float, entry) -> float:
-    """One build job's dollars on a catalogue entry (jaxci.workflows.jobcost.build_job: the CI audit's tier decision
+    """One build job's dollars on a catalogue entry (jaxci.policy.jobcost.build_job: the CI audit's tier decision
     prices its options with the same function); 0 where there is no price."""
     from jaxci.catalogue import catalogue_defaults
-    from jaxci.workflows.jobcost import build_job
+    from jaxci.policy.jobcost import build_job
 
     return build_job(entry, execution_s, catalogue_defaults())[1] or 0.0
 
 
 def overhead_minutes() -> float:
-    from jaxci.catalogue import catalogue_defaults
+    from jaxci.catalogue import CatalogueError, catalogue_defaults
 
-    return catalogue_defaults()["job_overhead_minutes"].value
+    value = catalogue_defaults()["job_overhead_minutes"].value
+    if value is None:
+        raise CatalogueError("machines.toml [defaults] needs a sourced job_overhead_minutes")
+    return float(value)
 
 
 def partner(audit: dict | None, catalogue: dict, family: str) -> str | None:

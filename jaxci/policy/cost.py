@@ -1,5 +1,5 @@
 """Dollars per runner family: each workload (suite) and the whole benchmark job, from asv's recorded durations
-and catalogue prices, billed by jaxci.workflows.jobcost's rule (advice, beside the lecture builds' prices in
+and catalogue prices, billed by jaxci.policy.jobcost's rule (advice, beside the lecture builds' prices in
 jaxci.policy.builds).
 
 A job costs (job overhead + suite wall time), billed with the catalogue's minimum, times the hourly price.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxci.analysis import SCALE_RANK, scale_label
-from jaxci.workflows.jobcost import billed_seconds
+from jaxci.policy.jobcost import billed_seconds
 
 
 @dataclass

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from jaxci.policy.margins import GPU_FASTER, GPU_SLOWER
 
 CPU, GPU, EITHER = "cpu", "gpu", "either"
+#: a lecture's recommendation as the audit records it (jaxci.audit.judging.classify's are these constants; "either"
+#: is EITHER): the whole build and the CI audit read audit records by them
+KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
 PREDICTED, PUBLISHED = "predicted", "published"
 #: the audit's regime of a lecture with little work (jaxci.audit.judging.classify.TRIVIAL is this constant)
 TRIVIAL = "trivial"
@@ -43,7 +46,8 @@ class Side:
 
     def less(self, shared: float) -> Side:
         """The side without seconds both devices pay."""
-        return Side(*(max(x - shared, 0.0) for x in (self.seconds, self.low, self.high)), self.basis, self.source)
+        seconds, low, high = (max(x - shared, 0.0) for x in (self.seconds, self.low, self.high))
+        return Side(seconds, low, high, self.basis, self.source)
 
     def text(self) -> str:
         if self.basis == PUBLISHED:

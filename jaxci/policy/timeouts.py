@@ -4,7 +4,7 @@
   MIN_CELL_S, at most MAX_CELL_S (`cell_timeout`). The slowest cell is taken at the HIGH end of its band on
   the family the build runs on (`slowest_cell_high`), so a prediction's uncertainty widens the timeout, never
   narrows it.
-- A job's `timeout-minutes` is jaxci.workflows.jobcost's rule (ceil((job overhead + build) x timeout_margin)) applied
+- A job's `timeout-minutes` is jaxci.policy.jobcost's rule (ceil((job overhead + build) x timeout_margin)) applied
   to the same predicted build, at the high end of its band (`job_timeout_minutes`).
 - No advice lowers a repository's per-cell timeout below what it has without a measurement (or prediction) of
   every lecture it would cut (`advise`): a measured lecture gets its own `execution: timeout:` in its front
@@ -58,8 +58,8 @@ def slowest_cell_high(measured_slowest_s: float | None, measured_whole_s: float 
 
 
 def job_timeout_minutes(build_high_s: float, defaults: dict) -> int:
-    """timeout-minutes of one build job: jaxci.workflows.jobcost's rule on the build at the high end of its band."""
-    from jaxci.workflows.jobcost import job_timeout
+    """timeout-minutes of one build job: jaxci.policy.jobcost's rule on the build at the high end of its band."""
+    from jaxci.policy.jobcost import job_timeout
 
     return job_timeout(build_high_s / 60, defaults)
 
@@ -148,13 +148,13 @@ def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = 
         pred = builds.prediction(lec, family)
         device = builds.placement(pred, has_gpu) if pred else ("gpu" if has_gpu else "cpu")
         slowest, whole = _measured(lec, "cuda" if device == "gpu" else "cpu")
-        high = builds.lecture_seconds(pred, device)[2] if pred else None
+        seconds = builds.lecture_seconds(pred, device) if pred else None
+        high = seconds[2] if seconds is not None else None
         lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), builds.number(lec.get("timeout")))
     current, origin = book_value(audit)
     build = builds.family_build(audit, family, has_gpu)
-    whole_build = build is not None and not build.missing
-    out = advise(current, lectures, book_origin=origin, build_high_s=build.high if whole_build else None,
-                 defaults=defaults)
+    high = build.high if build is not None and not build.missing else None  # only a build every lecture is in
+    out = advise(current, lectures, book_origin=origin, build_high_s=high, defaults=defaults)
     out.job_missing = build.missing if build is not None else sorted(lectures)
     return out
 

@@ -15,12 +15,32 @@ Pins come from the one rule (jaxci.policy.placement) on the family's predictions
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from jaxci.policy import placement
 from jaxci.policy.builds import lecture_seconds, number
 
 PUBLISHED, EXECUTED, NOT_PREDICTED = "published", "executed here", "not predicted"
-PIN = "pin to CPU"
+
+
+class PublishedTotals(Protocol):
+    """What the whole build and its readers read of a site's published build (jaxci.results.published_build's
+    PublishedBuild: policy never imports the results reader, so it is named by what it offers)."""
+
+    @property
+    def total_s(self) -> float: ...
+    @property
+    def notebooks(self) -> int: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def executed(self) -> str: ...
+    @property
+    def family(self) -> str: ...
+    @property
+    def repository(self) -> str: ...
+    @property
+    def commit(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -40,7 +60,7 @@ class WholeBuild:
     family: str
     runs_on: str | None             # the family the repository's build jobs use
     entry: object                   # the family's catalogue entry (price, GPU)
-    published: object               # jaxci.results.published_build.PublishedBuild on this hardware, or None
+    published: PublishedTotals | None  # the site's published build on this hardware
     lectures: tuple = ()
 
     @property
@@ -53,7 +73,8 @@ class WholeBuild:
     @property
     def after_s(self) -> tuple[float, float, float]:
         """The build after the patch: (mid, low, high) seconds, lectures without a figure left out (`unpriced`)."""
-        return tuple(self._sum("after", i, self.lectures) for i in range(3))
+        mid, low, high = (self._sum("after", i, self.lectures) for i in range(3))
+        return mid, low, high
 
     @property
     def unpriced(self) -> list[str]:
@@ -103,7 +124,7 @@ def placed(lec: dict, family: str, published_s: float | None, source: str, has_g
         return placement.Placement(lec.get("path", "?"), None, None, None, f"{pred['unexplained']}: measure")
     pred = pred if isinstance(pred, dict) else None
     found = placement.place(lec.get("path", "?"), pred, published_s, source, family)
-    if found.device is None and lec.get("recommendation") == PIN:
+    if found.device is None and lec.get("recommendation") == placement.PIN_CPU:
         return placement.Placement(found.path, placement.CPU, found.cpu, found.gpu, lec.get("why") or found.why)
     return found
 

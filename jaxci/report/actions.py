@@ -137,7 +137,7 @@ def cheaper(catalogue: dict, family: str) -> str:
     rows = [(e.value("price_per_hour"), f, e) for f, e in catalogue.items()
             if f != family and not e.is_lab and e.value("price_per_hour") is not None
             and e.value("price_per_hour") < price]
-    best = {}
+    best: dict = {}
     for p, f, e in sorted(rows, key=lambda r: (r[0], r[1])):
         best.setdefault(e.has_gpu, (p, f, e))
     if not best:

@@ -61,7 +61,7 @@ class Report:
     model_checks: list = field(default_factory=list)      # every published figure against the model (outside check)
     families: list = field(default_factory=list)          # decision sheets asked for (--family); empty: the default
     audit: dict | None = None                             # an audit JSON (jaxci audit --execute --format json)
-    audits: list = field(default_factory=list)            # committed audits of real repositories (results.audits)
+    audits: list = field(default_factory=list)  # committed audits of real repositories (report.committed_audits)
 
     def suite_records(self, suite: str) -> list:
         return [r for r in self.records if r.suite == suite]

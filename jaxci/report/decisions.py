@@ -205,7 +205,8 @@ def _chain_rows(report, machine: str) -> list:
 def _chain_methods(rows) -> tuple[dict, str]:
     """(device -> the best (chain method, chains) and its ESS/s, the measured table as one line: per device and
     setting, every configuration's ESS/s, best first)."""
-    best, parts = {}, []
+    best: dict = {}
+    parts: list = []
     for r in sorted(rows, key=lambda r: str(r.setting)):
         setting = dict(r.setting)
         device = setting.get("device", "?")
@@ -309,8 +310,9 @@ def _cost(report, family, entry, audit) -> QuestionDecision:
         o_entry = report.catalogue[other]
         gpu_f, cpu_f = (family, other) if entry.has_gpu else (other, family)
         alone = buildcost.family_build(audit, other, o_entry.has_gpu)
-        alone_usd = buildcost.job_dollars(alone.seconds, o_entry)
-        text += f"; {other} alone ≈ {alone.seconds / 60:.1f} min ≈ ${alone_usd:.2f}"
+        if alone is not None:  # `partner` names a family with predictions: it has a build
+            alone_usd = buildcost.job_dollars(alone.seconds, o_entry)
+            text += f"; {other} alone ≈ {alone.seconds / 60:.1f} min ≈ ${alone_usd:.2f}"
         split = buildcost.split_build(audit, gpu_f, cpu_f, report.catalogue)
         if split:
             text += (f"; split ({split.gpu.lectures} GPU-faster lecture(s) on {gpu_f}, {split.cpu.lectures} on "
@@ -384,7 +386,7 @@ def _hygiene(report, family, entry, audit) -> QuestionDecision:
                   if advice.unmeasured else "")
     basis = (f"rule: {timeouts.rule_text()}, the cell at the high end of the lecture's predicted band on {family} "
              f"(slowest: {quoting.code(worst.path)} {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: "
-             f"ceil((overhead + the predicted build's high end) x margin) (jaxci.workflows.jobcost.job_timeout)"
+             f"ceil((overhead + the predicted build's high end) x margin) (jaxci.policy.jobcost.job_timeout)"
              f"{unmeasured}")
     number = (f"job timeout-minutes {advice.job_minutes}" if advice.job_minutes is not None else
               f"slowest cell {worst.slowest_high_s:,.0f} s -> timeout {worst.seconds:,} s")

@@ -99,7 +99,7 @@ def predicted_crossover_table(report, notes: Notes | None = None) -> str:
     """The predicted crossovers; each model input is cited by label and listed once (below the table, or where
     the caller lists `notes`)."""
     own = notes is None
-    notes = Notes() if own else notes
+    notes = notes if notes is not None else Notes()
     rows = []
     for p in report.predicted_crossovers:
         if p.kind == cx.NOT_MEASURED:

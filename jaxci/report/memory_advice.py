@@ -108,7 +108,9 @@ def measured_gpu(machine: str) -> str:
     except CatalogueError:
         entry = None
     model = entry.value("gpu_model") if entry is not None else None
-    return f"{model} ({'a lab machine' if entry.is_lab else machine})" if model else "another machine's GPU"
+    if entry is None or not model:
+        return "another machine's GPU"
+    return f"{model} ({'a lab machine' if entry.is_lab else machine})"
 
 
 def engine_text(answers_: list[concurrency.Answer]) -> str:
@@ -131,10 +133,11 @@ def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], 
     peaks = lecture_peaks(audit)
     device_peaks = [p for p in peaks if p.kind == "device"]
     published = _published(device_mib)
-    if not survived:
+    best = concurrency.best(survived)
+    if best is None:  # no GPU measured a policy keeping every worker alive
         return ("one notebook at a time until a GPU measures more: " + engine_text(found), "not measured",
                 f"{found[0].evidence}{published}")
-    best, n = concurrency.best(survived), found[0].n
+    n = found[0].n
     mine = entry.value("gpu_model") or "GPU"
     decision = (f"`{found[0].env}` (policy `{best.policy}`), at most {n} notebook(s) at once, as measured on "
                 f"{measured_gpu(best.machine)}, not on this family's {mine}: " + engine_text(found))

@@ -159,7 +159,9 @@ def _md_inline(text: str) -> str:
 def markdown_to_html(md: str) -> str:
     """Just enough markdown for what findings.py writes: headings (with GitHub's anchors), tables, bullets,
     paragraphs, code, bold, italics, in-page links and relative links (no scheme: never a script)."""
-    out, rows, items = [], [], []
+    out: list = []
+    rows: list = []
+    items: list = []
 
     def flush():
         if rows:
@@ -240,11 +242,11 @@ def render(report, findings: str, guidance: str) -> str:
         answers.is_synthetic(f) for f in report.machines.values()) else ""
     fig = lambda fid, body, caption: _figure(fid, body, tag + caption)
     size = "".join(fig(*f) for f in time_vs_size(report))
-    fp64, cost = fp64_bars(report), cost_bars(report)
-    fp64 = f'<h3>FP64 penalty</h3><section id="figures-fp64">{fig("fp64", *fp64)}</section>' if fp64 else ""
+    fp64_bar, cost_bar = fp64_bars(report), cost_bars(report)
+    fp64 = f'<h3>FP64 penalty</h3><section id="figures-fp64">{fig("fp64", *fp64_bar)}</section>' if fp64_bar else ""
     conc = "".join(fig(*f) for f in concurrency_grids(report))
     cost = (f'<h3 id="figures-suite-cost">The benchmark suite itself: one bench job per family (not a lecture '
-            f'build)</h3><section id="figures-cost">{fig("cost", *cost)}</section>' if cost else "")
+            f'build)</h3><section id="figures-cost">{fig("cost", *cost_bar)}</section>' if cost_bar else "")
     middle, evidence = _split(findings)
     regressions = regressions_html(report)
     reg_nav = ' · <a href="#regressions">regressions</a>' if regressions else ""

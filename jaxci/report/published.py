@@ -112,7 +112,7 @@ def check(figs: list[PublishedFigure], model) -> list[dict]:
 
     rows = []
     for f in figs:
-        row = {"case": f.case, "family": f.family, "device": f.device,
+        row: dict = {"case": f.case, "family": f.family, "device": f.device,
                "published_s": None if math.isnan(f.published_s) else f.published_s,
                "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "why": f.why, "inputs": "",
                "sources": [], "ratio_interval": None, "verdict": "", "bound_ends": None}

@@ -133,7 +133,7 @@ def loglog(title: str, series, markers=(), xlabel="n", ylabel="seconds", referen
         out.append(f'<g class="crossing"><line x1="{lx:.1f}" x2="{lx:.1f}" y1="{T}" y2="{H - B}" stroke="#c00" '
                    f'stroke-width="1.5"/><text x="{tx:.1f}" y="{T + 16 + 15 * k}" fill="#c00" text-anchor="{anchor}" '
                    f'font-size="{size}">{escape(label)}</text></g>')
-    legend = []
+    legend: list[tuple[str, str, bool, str | None]] = []
     for label, colour, dashed, p in series:
         p = sorted((x, y) for x, y in p if x > 0 and y > 0)
         dash = ' stroke-dasharray="5,3"' if dashed else ""

@@ -54,7 +54,9 @@ class Check:
         """The printed value's rounding interval, recovered from the two ratios (it is symmetric about the value);
         the value itself when the prediction lies inside it (its width is then not needed)."""
         pub, pred = self.published_s, self.predicted_s
-        if self.ratio in (None, 1.0) or not self.ratio_raw or abs(self.ratio - self.ratio_raw) < 1e-12:
+        if pub is None or pred is None:
+            raise ValueError(f"{self}: a check needs both the published and the predicted seconds")
+        if self.ratio is None or self.ratio == 1.0 or not self.ratio_raw or abs(self.ratio - self.ratio_raw) < 1e-12:
             return pub, pub
         end = pred / self.ratio
         return (end, 2 * pub - end) if end < pub else (2 * pub - end, end)
@@ -63,7 +65,7 @@ class Check:
     def outside_band(self) -> bool:
         """The published value (to its rounding) lies outside the predicted band: a band too narrow, even
         within 2x."""
-        if self.ratio is None or None in (self.low_s, self.high_s, self.published_s):
+        if self.ratio is None or self.low_s is None or self.high_s is None or self.published_s is None:
             return False
         lo, hi = self.interval()
         return hi < self.low_s or lo > self.high_s

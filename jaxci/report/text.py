@@ -67,7 +67,8 @@ class Notes:
     assumption) gets a label I1, I2, ...; table cells cite the labels and `md()` lists each part once."""
 
     def __init__(self, prefix: str = "I"):
-        self.prefix, self.ids = prefix, {}
+        self.prefix = prefix
+        self.ids: dict = {}
 
     def _label(self, part: str) -> str:
         if part not in self.ids:

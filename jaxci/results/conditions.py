@@ -97,9 +97,11 @@ def _release(where: str, key: str, value) -> str:
     return value
 
 
-def _ratio(where: str, key: str, value, *, optional: bool = False) -> float | None:
-    if optional and value is None:
-        return None
+def _optional_ratio(where: str, key: str, value) -> float | None:
+    return None if value is None else _ratio(where, key, value)
+
+
+def _ratio(where: str, key: str, value) -> float:
     if not is_number(value) or value <= 0:
         raise ConditionsError(f"{where}: {key} {quoted(value)} is not a positive finite number")
     return float(value)
@@ -149,7 +151,7 @@ def _confirmation(where: str, rec) -> Confirmation:
                         _text(where, "params", rec.get("params", ""), _PARAMS),
                         _release(where, "before", rec.get("before")), _release(where, "after", rec.get("after")),
                         _ratio(where, "first_ratio", rec.get("first_ratio")),
-                        _ratio(where, "rerun_ratio", rec.get("rerun_ratio"), optional=True),
+                        _optional_ratio(where, "rerun_ratio", rec.get("rerun_ratio")),
                         _loads(where, rec.get("load", [])), _text(where, "date", rec.get("date", ""), _TEXT),
                         _cpu_share(where, "cpu_own", rec.get("cpu_own")),
                         _cpu_share(where, "cpu_others", rec.get("cpu_others")))
@@ -171,7 +173,8 @@ def load(results_dir: str | Path, machine: str, errors: list[str] | None = None
     except (safeio.UnsafeFile, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         errors.append(f"{path}: not read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return [], []
-    runs, confirmations = [], []
+    runs: list = []
+    confirmations: list = []
     for key, make, out in (("run", _run, runs), ("confirmation", _confirmation, confirmations)):
         items = data.get(key, [])
         if not isinstance(items, list):

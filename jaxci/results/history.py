@@ -156,7 +156,7 @@ def move_refs(repo: Path, updates: list[tuple[str, str]]) -> None:
 
 
 def build_chain(repo: Path, base: str, releases: list[str], dates: dict[str, str],
-                jaxlib_versions: set[str], numpyro: dict[str, str] | None = None) -> Chain:
+                jaxlib_versions: set[str], numpyro: dict[str, str | None] | None = None) -> Chain:
     """One commit per release (oldest first) on BRANCH over `base`, each tagged jax-vX; deterministic.
 
     Every commit and tag object is written first; the branch and the tags that change move together at the
@@ -224,7 +224,7 @@ def restore_refs(repo: Path) -> tuple[int, bool]:
             env = _dated_env(_commit_time(commit, stamp))
             updates.append((f"refs/tags/{tag}", git(repo, "mktag", input=_tag_text(commit, tag, version, env))))
     branch = tip is not None and f"refs/heads/{BRANCH}" not in current
-    if branch:
+    if branch and tip is not None:
         updates.append((f"refs/heads/{BRANCH}", tip))
     if updates:
         move_refs(repo, updates)
@@ -264,11 +264,11 @@ class AsvRuns:
     env: dict
     results_dir: Path
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    log: Path | None = None
+    log: Path | None = None  # the log every run appends to; None: beside the machine's state file (log_path)
 
-    def __post_init__(self):
-        if self.log is None:
-            self.log = self.state.with_suffix(".log")
+    @property
+    def log_path(self) -> Path:
+        return self.log if self.log is not None else self.state.with_suffix(".log")
 
     @property
     def state(self) -> Path:
@@ -292,11 +292,11 @@ def run_release(runs: AsvRuns, commit: str, bench: list[str], again: bool = Fals
     for pattern in bench:
         args += ["--bench", pattern]
     args.append(f"{commit}^!")
-    with runs.log.open("a") as fh:
+    with runs.log_path.open("a") as fh:
         fh.write(f"\n==== {' '.join(args)}\n")
         fh.flush()
         returncode = run_tree(args, cwd=runs.repo, env=runs.env, stdout=fh)
-    text = runs.log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
+    text = runs.log_path.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
     if returncode not in (0, 2):
         return False, f"asv run exit {returncode}: {_last_error(text)}"
     if re.search(r"Error running .*env_matrix/install\.py", text):
@@ -432,14 +432,15 @@ def backfill(runs: AsvRuns, todo: list[str], chain: Chain, bench: list[str], for
     run_tree) and the state saved before the exception goes on up."""
     out, results_dir, machine = runs.out, runs.results_dir, runs.machine
     earlier = load_state(runs.state) if earlier is None else earlier
-    runs.log.parent.mkdir(parents=True, exist_ok=True)
+    runs.log_path.parent.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
-    start, spent = time.monotonic(), []
+    start = time.monotonic()
     for k, version in enumerate(todo, 1):
         commit = chain.commits[version]
         wanted = selected_benchmarks(results_dir, bench)
         have = measured_keys(results_dir, machine, commit)
         elapsed = time.monotonic() - start
+        spent = [o.seconds for o in outcomes if o.status in ("measured", "failed")]  # the releases run so far
         eta = (sum(spent) / len(spent) * (len(todo) - k + 1)) if spent else None
         print(f"jaxci history: release {k} of {len(todo)}: jax {version} ({commit[:8]}); "
               f"elapsed {elapsed:.0f} s" + (f", about {eta:.0f} s left" if eta is not None else ""),
@@ -457,12 +458,11 @@ def backfill(runs: AsvRuns, todo: list[str], chain: Chain, bench: list[str], for
             save_state(runs.state, outcomes, chain, earlier)
             raise
         if ok and not measured_keys(results_dir, machine, commit):
-            ok, reason = False, f"no result file written: {reason or _last_error(runs.log.read_text(errors='replace'))}"
+            ok, reason = False, f"no result file written: {reason or _last_error(runs.log_path.read_text(errors='replace'))}"
         elif ok and not any_value(results_dir, machine, commit):
-            text = runs.log.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
+            text = runs.log_path.read_text(errors="replace").rsplit("\n==== ", 1)[-1]
             ok, reason = False, f"every benchmark failed: {_last_error(text)}"
         seconds = time.monotonic() - t0
-        spent.append(seconds)
         outcomes.append(Outcome(version, commit, "measured" if ok else "failed", seconds, reason))
         print(f"jaxci history:   {'measured' if ok else 'FAILED'} in {seconds:.0f} s"
               + (f": {reason}" if reason else ""), file=out, flush=True)

@@ -157,6 +157,7 @@ def read(path: str | Path) -> PublishedBuild:
 def _checked(path, doc: dict) -> PublishedBuild:
     texts = {k: doc.get(k) for k in ("repository", "commit", "executed", "family")}
     bad = [k for k, v in texts.items() if not isinstance(v, str) or not v or not v.isprintable()]
+    fields = {k: v for k, v in texts.items() if isinstance(v, str)}
     seconds, refused = doc.get("seconds"), doc.get("refused")
     if bad:
         raise PublishedError(f"{path}: field {bad[0]!r} is not one printable line")
@@ -166,7 +167,7 @@ def _checked(path, doc: dict) -> PublishedBuild:
         raise PublishedError(f"{path}: 'refused' is not a mapping of lecture names to reasons")
     if not all(isinstance(k, str) and k.isprintable() for k in [*seconds, *refused]):
         raise PublishedError(f"{path}: a lecture name is not one printable line")
-    return PublishedBuild(**texts, seconds={k: float(v) for k, v in seconds.items()}, refused=dict(refused))
+    return PublishedBuild(**fields, seconds={k: float(v) for k, v in seconds.items()}, refused=dict(refused))
 
 
 def _is_seconds(value) -> bool:

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci import REPO_ROOT
-from jaxci.analysis import SCALE_RANK, scale_label  # noqa: F401 (pure: the results' users read them here)
 from jaxci.results.asvfiles import (  # noqa: F401 (ResultsError, FormatError: the results' users read them here)
     RESULT_LIMIT,
     FormatError,
@@ -42,6 +41,7 @@ from jaxci.results.asvfiles import (  # noqa: F401 (ResultsError, FormatError: t
 )
 from jaxci.results.captures import process_starts
 from jaxci.util.git import GitError, git
+from jaxci.util.scales import SCALE_RANK
 from jaxci.util.validate import one_line
 
 

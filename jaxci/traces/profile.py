@@ -57,13 +57,16 @@ def _prepare(kernel: str, n: int, dtype: str):
     if kernel == "nuts":
         from benchmarks.kernels import nuts_models
 
-        state = {}
+        class Sampler:
+            """One sampling run per call; `state` keeps the last run's counts (its leapfrog steps)."""
 
-        def run():
-            state.update(nuts_models.run("statespace", "sequential", 1, num_warmup=n, num_samples=n, dtype=dtype))
+            def __init__(self):
+                self.state: dict = {}
 
-        run.state = state
-        return run, None, "leapfrog step"
+            def __call__(self):
+                self.state = nuts_models.run("statespace", "sequential", 1, num_warmup=n, num_samples=n, dtype=dtype)
+
+        return Sampler(), None, "leapfrog step"
     raise ProfileError(f"kernel {kernel!r}: expected one of {KERNELS}")
 
 
@@ -85,8 +88,10 @@ def summarize(planes, wall_s: float, iterations: int | None) -> dict:
     `planes` is an iterable of objects with .name and .lines; lines have .name and .events; events have
     .name, .start_ns, .duration_ns and .stats (pairs). A device plane is one whose name starts '/device:'.
     """
-    device_events, host = [], Counter()
-    host_time, xla_ops, xla_op_ns = Counter(), 0, 0.0
+    device_events: list = []
+    host: Counter[str] = Counter()
+    host_time: Counter[str] = Counter()
+    xla_ops, xla_op_ns = 0, 0.0
     for plane in planes:
         if plane.name.startswith("/device:"):
             lines = [line for line in plane.lines if line.name not in DERIVED_LINES]
@@ -103,7 +108,7 @@ def summarize(planes, wall_s: float, iterations: int | None) -> dict:
                     if "hlo_op" in dict(e.stats):
                         xla_ops += 1
                         xla_op_ns += e.duration_ns
-    out = {"wall_s": wall_s, "iterations": iterations,
+    out: dict = {"wall_s": wall_s, "iterations": iterations,
            "host": {"events": sum(host.values()), "xla_cpu_ops": xla_ops, "xla_cpu_op_s": xla_op_ns * 1e-9,
                     "top": [{"name": name, "count": host[name], "seconds": ns * 1e-9}
                             for name, ns in host_time.most_common(8)],
@@ -112,7 +117,8 @@ def summarize(planes, wall_s: float, iterations: int | None) -> dict:
         out.update(device_timings=False, note=NOT_AVAILABLE)
         return out
     busy = _intervals_union((start, stop) for start, stop, _ in device_events) * 1e-9
-    per_kernel, per_kernel_ns = Counter(), Counter()
+    per_kernel: Counter[str] = Counter()
+    per_kernel_ns: Counter[str] = Counter()
     for start, stop, name in device_events:
         per_kernel[name] += 1
         per_kernel_ns[name] += stop - start

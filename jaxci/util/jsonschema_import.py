@@ -16,4 +16,4 @@ import sys
 def skip_iri_syntax_checkers() -> None:
     """Before the first jsonschema import of this process; a no-op once jsonschema is imported."""
     if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "not importable"

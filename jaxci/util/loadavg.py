@@ -132,7 +132,7 @@ class Sampler:
                  clock=time.monotonic):
         self.every, self._read = every, read
         self._busy, self._own, self._clock = busy, own, clock
-        self._start: tuple | None = None
+        self._start: tuple = (None, None, 0.0)  # (busy, own, clock) when the run began (__enter__)
         self._share: tuple[float | None, float | None] = (None, None)
         self._samples: list[float] = []
         self._stop = threading.Event()

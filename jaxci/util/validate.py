@@ -12,6 +12,7 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import overload
 
 from jaxci.catalogue import BACKENDS  # the pin sets of env_matrix/
 
@@ -94,7 +95,7 @@ def number(name: str, value: float | None, *, low: float, high: float, unit: str
     """A finite number in (low, high] (or [low, high]); nan, inf and out-of-range values are refused."""
     ok = (value is not None and math.isfinite(value) and (value >= low if low_inclusive else value > low)
           and value <= high)
-    if not ok:
+    if value is None or not ok:
         bracket = "[" if low_inclusive else "("
         raise InputError(f"{name} {value!r}: must be a finite number in {bracket}{_fmt(low)}, {_fmt(high)}]"
                          + (f" {unit}" if unit else ""))
@@ -284,6 +285,10 @@ MAX_FILTER = 200
 _FILTER_CHARS = re.compile(r"[A-Za-z0-9_.^$|()\[\]*+?,\\{}-]+")
 
 
+@overload
+def bench_filter(name: str, text: str | None) -> str: ...
+@overload
+def bench_filter(name: str, text: str | None, *, allow_empty: bool) -> str | None: ...
 def bench_filter(name: str, text: str | None, *, allow_empty: bool = False) -> str | None:
     """The one check of a benchmark filter (asv --bench) for every command and workflow that takes one:
     one line of at most MAX_FILTER safe characters (letters, digits and _ . ^ $ | ( ) [ ] { } * + ? , - \\),

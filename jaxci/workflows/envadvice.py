@@ -28,6 +28,7 @@ The command line is jaxci/commands/env.py.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -290,6 +291,8 @@ def recommend(kernels: int, *, peak_mib: float | None = None, device_mib: float 
         choice = _pinned_to_cpu()
     elif peak_mib is None:
         choice = _without_peak(kernels, budget, policies)
+    elif device_mib is None:  # never: _validate refuses an unknown device memory unless pinned to the CPU
+        raise AdviceError(f"device memory unknown: {GIVE_DEVICE}")
     elif policy == "fraction" or kernels == 1:
         choice = _with_peak(kernels, peak_mib, device_mib, budget, policies)
     else:
@@ -419,19 +422,20 @@ def advise(kernels: int, *, cache_dir: str, machine: str | None = None, results:
         device_mib, note = nvml_device_mib() or (None, None)
         notes += [note] if note else []
     peak, peak_source, values = peak_mib, "given", {}
-    if results:
+    if results and machine:
         values = read_concurrency(results, machine)
         if peak is None and not pin_cpu:
             peak = measured_peak(values)
             if peak is not None:
                 peak_source = f"measured: largest gpu track_peak_memory_mib in {results}/{machine}"
-    kwargs = dict(peak_mib=peak, device_mib=device_mib, pin_cpu=pin_cpu, budget=budget, policies=policies,
-                  cache_dir=cache_dir, slowest_cell_s=slowest_cell_s, peak_source=peak_source, policy=policy)
-    advice = recommend(kernels, **kwargs)
-    if values:
+    ask = functools.partial(recommend, kernels, peak_mib=peak, device_mib=device_mib, pin_cpu=pin_cpu, budget=budget,
+                            policies=policies, cache_dir=cache_dir, slowest_cell_s=slowest_cell_s,
+                            peak_source=peak_source, policy=policy)
+    advice = ask()
+    if values and machine:
         slowdown, note = _measured_at(advice, values, kernels, machine, pin_cpu)
         if slowdown is not None:
-            advice = recommend(kernels, slowdown=slowdown, **kwargs)
+            advice = ask(slowdown=slowdown)
         notes.append(note)
     untried = _untried_on_gpu(advice, values) if evidence is None else None
     notes += [untried] if untried else []

@@ -178,7 +178,8 @@ def _relative(uri, project: Path) -> str:
 def _kept(keep: dict | None, project: Path) -> dict:
     """The entries of the record a build skipped by that are still unchanged (they were not executed, so the
     build could not fail them again)."""
-    return {rel: keep[rel] for rel in unchanged(keep or {}, project)}
+    keep = keep or {}
+    return {rel: keep[rel] for rel in unchanged(keep, project)}
 
 
 def content_hash(path) -> str | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from jaxci import REPO_ROOT
 from jaxci.catalogue import CatalogueError, Machine, catalogue_defaults, load_catalogue
+from jaxci.policy.jobcost import timeout_minutes
 from jaxci.results.upgrade import load_config
 from jaxci.util.validate import bench_filter
 from jaxci.workflows.inputs import (
@@ -28,7 +29,6 @@ from jaxci.workflows.inputs import (
     validate_scale,
     validate_sha,
 )
-from jaxci.workflows.jobcost import timeout_minutes
 from jaxci.workflows.suites import suites
 
 SPOT_POLICIES = ("exploratory", "never")

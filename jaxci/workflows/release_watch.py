@@ -30,13 +30,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from jaxci.catalogue import Figure, Machine
+from jaxci.policy.jobcost import timeout_minutes
 from jaxci.results.asvrun import asv_env, asv_exe
 from jaxci.results.upgrade import Row, parse_compare, slower
 from jaxci.util.quoting import cell, markdown, shell
 from jaxci.util.safeio import UnsafeFile, load_json, parse_json
 from jaxci.util.validate import InputError, bench_filter, inside, machine_name, number, one_line
 from jaxci.util.versions import RELEASE, release_key
-from jaxci.workflows.jobcost import timeout_minutes
 from jaxci.workflows.plan import matrix_entry
 
 FACTOR = 1.5
@@ -296,8 +296,8 @@ def report_record(data, source: str = "report") -> WatchReport:
     missing = [n for n in ("release", "previous", "machine", "factor", "status", "table") if n not in data]
     if unknown or missing:
         raise InputError(f"{source}: not a release-watch report ("
-                         + "; ".join(filter(None, [unknown and f"{len(unknown)} unexpected field(s)",
-                                                   missing and "missing " + ", ".join(missing)])) + ")")
+                         + "; ".join(filter(None, [f"{len(unknown)} unexpected field(s)" if unknown else "",
+                                                   "missing " + ", ".join(missing) if missing else ""])) + ")")
     at = lambda name: f"{source}: {name}"  # noqa: E731
     factor = data["factor"]
     if isinstance(factor, bool) or not isinstance(factor, (int, float)):

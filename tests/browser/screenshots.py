@@ -59,9 +59,9 @@ def main(argv=None) -> int:
 def report_shot(results: Path, out: Path) -> int:
     from playwright.sync_api import sync_playwright
 
+    from jaxci.report import committed_audits as audits
     from jaxci.report import maintainers
     from jaxci.report.build import build
-    from jaxci.results import audits
 
     committed, problems = audits.load(audits.beside(results))
     for line in problems:

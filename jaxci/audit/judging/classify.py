@@ -41,7 +41,8 @@ REGIMES = {
     UNSEEN: "loop sizes not visible",
     TRIVIAL: "trivial",
 }
-KEEP_GPU, PIN_CPU, MEASURE, EITHER = "keep on GPU", "pin to CPU", "measure", "either"
+#: the recommendations: the one set of constants, jaxci.policy.placement's (the whole build reads records by them)
+KEEP_GPU, PIN_CPU, MEASURE, EITHER = placement.KEEP_GPU, placement.PIN_CPU, placement.MEASURE, placement.EITHER
 #: measured GPU/CPU wall ratio beyond which a run overrides the static recommendation (the one margin:
 #: jaxci.policy.margins)
 GPU_SLOWER, GPU_FASTER = margins.GPU_SLOWER, margins.GPU_FASTER
@@ -90,12 +91,12 @@ def _decide(scan: LectureScan, model: fam.FamilyModel) -> Classification:
                               fam.NOT_KNOWN, [])
     dtype = lecture_dtype(scan)
     cross = model.crossover_for(dtype)
-    c = cross.value
+    c = model.crossover_elements(dtype)
     where = model.family or "a GPU runner"
     basis = cross.label
     loops = scan.loops
     for loop in loops:  # each loop against the crossover of the dtype it runs in (x64 may come on late)
-        loop.cls = classify_loop(loop, model.crossover_for(loop.dtype if scan.float64 else "float32").value)
+        loop.cls = classify_loop(loop, model.crossover_elements(loop.dtype if scan.float64 else "float32"))
     reasons = _evidence(scan, cross, dtype)
     latency = [lp for lp in loops if lp.cls == LATENCY]
     bulk = [lp for lp in loops if lp.cls == BULK]
@@ -122,11 +123,12 @@ def _decide(scan: LectureScan, model: fam.FamilyModel) -> Classification:
     if latency and not unsure:
         return _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons)
     if bulk:  # bulk evidence outranks a loop the scan cannot size
-        top = max(bulk, key=lambda lp: lp.carry)
+        top = max(bulk, key=lambda lp: lp.carry or 0)
+        carry = top.carry or 0  # a bulk loop's carry is known: classify_loop calls an unknown one unknown
         return Classification(
-            BULK_LOOPS, gpu_wins(top.carry), f"bulk {_loop_text(top)}: {speed(top.carry)} ({cross_text})",
-            basis if model.speedup(top.carry, dtype) is None else _curve_basis(model), reasons)
-    if big:  # so do arrays past the crossover
+            BULK_LOOPS, gpu_wins(carry), f"bulk {_loop_text(top)}: {speed(carry)} ({cross_text})",
+            basis if model.speedup(carry, dtype) is None else _curve_basis(model), reasons)
+    if big and size is not None:  # so do arrays past the crossover
         return Classification(
             LARGE, gpu_wins(size), f"arrays of {_n(size)} elements, no loop: {speed(size)} ({cross_text})"
             + (f"; {len(unsure)} loop(s) not sized statically" if unsure else ""),
@@ -261,7 +263,7 @@ def _evidence(scan: LectureScan, cross, dtype) -> list[str]:
         reasons.append(f"sequential: {scan.sequential[0]}" + (f" (+{len(scan.sequential) - 1} more)"
                                                               if len(scan.sequential) > 1 else ""))
     reasons.append(f"threshold ({dtype}): {cross.short(' elements')} [{cross.source}]")
-    if scan.pinned_cpu:
+    if scan.cpu_pin is not None:
         reasons.append("already pins the CPU (" + scan.cpu_pin.text() + ")")
     if scan.gpu_narrative:
         reasons.append("prints GPU narrative: the text needs review if pinned to CPU")
@@ -291,7 +293,7 @@ def verdict_from(pred: dict, family: str, published=None) -> tuple[str, str]:
 
     found = placement.place("", pred, published.seconds if published else None,
                             published.source if published else "", family)
-    rec = {placement.CPU: PIN_CPU, placement.GPU: KEEP_GPU}.get(found.device, EITHER)
+    rec = {placement.CPU: PIN_CPU, placement.GPU: KEEP_GPU}.get(found.device or "", EITHER)
     if pred.get("unexplained"):
         return MEASURE, f"{pred['unexplained']}: measure on the GPU ({found.why})"
     return rec, found.why

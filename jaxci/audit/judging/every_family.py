@@ -17,9 +17,13 @@ One runner model per audit (one results load, the published inputs given once), 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from jaxci.audit.judging import host as hostf
 from jaxci.audit.judging import predicted, rescaled
+
+if TYPE_CHECKING:
+    from jaxci.analysis.fixed_costs import FixedCosts
 
 
 @dataclass
@@ -33,7 +37,7 @@ class Families:
     notes: list = field(default_factory=list)  # families left out, and why
     factors: dict = field(default_factory=dict)  # family -> HostFactor, once measured (`predict_all`)
     residual: dict = field(default_factory=dict)  # family -> (Band of s per notebook, source, scale): calibrated
-    fixed: object = None   # jaxci.analysis.fixed_costs.FixedCosts the residuals came from (its fitted host checked)
+    fixed: FixedCosts | None = None  # the fixed costs the residuals came from (its fitted host checked)
     calibration: str = ""  # why the calibration applies on this executing host, or why it was refused
 
 

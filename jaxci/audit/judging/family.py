@@ -78,6 +78,11 @@ class FamilyModel:
     def name(self) -> str:
         return self.family or "any family (built-in thresholds)"
 
+    def crossover_elements(self, dtype: str) -> float:
+        """crossover_for's number: every crossover holds one (measured, predicted or built in)."""
+        value = self.crossover_for(dtype).value
+        return BUILTIN_CROSSOVER if value is None else value
+
     def crossover_for(self, dtype: str) -> Threshold:
         return self.crossover.get(dtype) or Threshold(
             BUILTIN_CROSSOVER, NOT_KNOWN,
@@ -204,7 +209,7 @@ def _predicted(model: FamilyModel, records, machines, catalogue, published=()) -
     """Fill what the family's own results lack from the runner model (one interface: RunnerView)."""
     from jaxci.analysis.model import RunnerModel
 
-    if model.family not in catalogue:
+    if model.family is None or model.family not in catalogue:
         model.notes.append(f"{model.family} is not in the catalogue: nothing to predict from")
         return
     try:

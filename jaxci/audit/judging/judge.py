@@ -114,7 +114,9 @@ def published_side(verdict: Verdict, model: fam.FamilyModel | None):
     from jaxci.policy import placement
 
     build = getattr(model, "published", None)
-    seconds = build.lecture(verdict.path) if build is not None else None
+    if build is None:
+        return None
+    seconds = build.lecture(verdict.path)
     return placement.published_side(seconds, build.source) if seconds is not None else None
 
 
@@ -125,9 +127,9 @@ def published_outranks(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     from jaxci.policy import placement
 
     gpu = published_side(verdict, model)
-    if gpu is None or verdict.recommendation != classify.PIN_CPU or model.family in verdict.predicted:
+    if gpu is None or model is None or verdict.recommendation != classify.PIN_CPU or model.family in verdict.predicted:
         return
-    found = placement.place(verdict.path, None, gpu.seconds, gpu.source, model.family)
+    found = placement.place(verdict.path, None, gpu.seconds, gpu.source, model.family or "")
     verdict.recommendation, verdict.why, verdict.basis = classify.EITHER, found.why, placement.PUBLISHED
     verdict.reasons.insert(0, found.why)
 
@@ -162,7 +164,7 @@ def merge_traced(verdict: Verdict) -> None:
     for cell in run.cells:
         for name, largest in (cell.jitted or {}).items():
             match = next((lp for lp in pending if lp.kind.startswith("Python") and lp.carry is None
-                          and _AROUND.search(lp.what) and _AROUND.search(lp.what)[1] == name), None)
+                          and (around := _AROUND.search(lp.what)) is not None and around[1] == name), None)
             if match is not None:
                 _fill(match, None, largest)
                 match.carry_why = f"traced at execution: largest argument of `{name}`"
@@ -222,20 +224,21 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     measured_both = measured_on_both(verdict)
     judged = model is not None and model.runner is not None and bool(model.crossover)  # a family with a GPU side
     pred = (predicted.gpu_family(run, model.runner, classify.lecture_dtype(verdict.scan) == "float64",
-                                 verdict.scan.loops, verdict.scan.pins) if judged and run is not None else None)
-    if pred is not None:
+                                 verdict.scan.loops, verdict.scan.pins)
+            if judged and model is not None and run is not None else None)
+    if pred is not None and model is not None:
         verdict.predicted[model.family] = pred
         verdict.predicted.update(colab.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
                                                  judged=pred, pins=verdict.scan.pins))
         if not measured_both:
             published = published_side(verdict, model)
-            rec, why = classify.verdict_from(pred, model.family, published)
+            rec, why = classify.verdict_from(pred, model.family or "", published)
             verdict.recommendation, verdict.why = rec, why
             verdict.basis = published.basis if published else "predicted"
             verdict.reasons.insert(0, why)
             return
     slow = predicted.slow_cell(run)
-    if slow and verdict.regime == classify.TRIVIAL and verdict.recommendation == classify.PIN_CPU \
+    if slow and run is not None and verdict.regime == classify.TRIVIAL and verdict.recommendation == classify.PIN_CPU \
             and not measured_both and (verdict.scan.uses_jax or verdict.scan.uses_numpyro):
         why = (f"cell {slow[0]} measured {slow[1]:.1f} s on {run.platform or 'cpu'}: not trivial, whatever the static "
                "class says; measure on the GPU (no runner model prediction)")
@@ -248,10 +251,11 @@ def decide_on_record(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     gets, jaxci.audit.judging.every_family), so the verdict, the pin list, the patch and the report all read one
     prediction; only a verdict that a prediction decided (not a measured ratio, not a slow cell to measure)."""
     pred = verdict.predicted.get(model.family) if model is not None and model.family else None
-    if not isinstance(pred, dict) or measured_on_both(verdict) or verdict.basis not in ("predicted", "published"):
+    if model is None or not isinstance(pred, dict) or measured_on_both(verdict) \
+            or verdict.basis not in ("predicted", "published"):
         return
     published = published_side(verdict, model)
-    rec, why = classify.verdict_from(pred, model.family, published)
+    rec, why = classify.verdict_from(pred, model.family or "", published)
     if verdict.reasons and verdict.reasons[0] == verdict.why:
         verdict.reasons[0] = why
     verdict.recommendation, verdict.why = rec, why

@@ -39,11 +39,16 @@ WARMUP = (0.75, 1.3)
 def serial_steps(run: SamplerRun) -> tuple[float, float, float] | None:
     """(mid, low, high) leapfrog steps the device runs one after another for one `MCMC.run` record; None without
     the hooks' count (for vectorized chains, their lockstep count)."""
-    steps, collected = run.leapfrog, run.leapfrog_iterations
-    if not steps or not collected or (run.vectorized and not run.leapfrog_lockstep):
+    steps, collected, lockstep = run.leapfrog, run.leapfrog_iterations, run.leapfrog_lockstep
+    if not steps or not collected:
         return None
     chains = max(int(run.chains or 1), 1)
-    per_iteration = run.leapfrog_lockstep / (collected / chains) if run.vectorized else steps / collected
+    if run.vectorized:
+        if not lockstep:
+            return None
+        per_iteration = lockstep / (collected / chains)
+    else:
+        per_iteration = steps / collected
     sequences = 1 if run.vectorized else chains
     sampled = per_iteration * int(run.samples or 0) * sequences
     warm = per_iteration * int(run.warmup or 0) * sequences
@@ -54,8 +59,9 @@ def price(view, runs: list[SamplerRun], dtype: str, device: str) -> tuple[float,
     """(mid, low, high, inputs) GPU seconds of the runs' leapfrog steps; None where a run has no count or the
     model has no while-loop turn for the device."""
     per = view.step_band("while", dtype, device)  # one while-loop turn on the family's device
-    counted = [(r, serial_steps(r)) for r in runs]
-    if per is None or not counted or any(steps is None for _, steps in counted):
+    each = [(r, serial_steps(r)) for r in runs]
+    counted = [(r, steps) for r, steps in each if steps is not None]
+    if per is None or not counted or len(counted) < len(each):
         return None
     mid = low = high = serial = 0.0
     for run, (s_mid, s_low, s_high) in counted:

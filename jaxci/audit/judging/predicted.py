@@ -38,11 +38,15 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from jaxci.audit.judging.call_seconds import call_seconds, filled_seconds, known_calls
 from jaxci.audit.judging.compile_time import compile_time, overhead_s, placed_on_cpu
 from jaxci.audit.judging.moved_work import dtype_of, eager_time, sampler_time
 from jaxci.audit.reading.cell_records import JitCall, TracedLoop
+
+if TYPE_CHECKING:
+    from jaxci.audit.judging.family import RunnerView
 
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
@@ -131,7 +135,7 @@ class Side:
     runner model's view of the family, the dtype the lecture computes in, the dispatch floor on this device and on
     the CPU, this run's own seconds and the static scan's per-step work)."""
 
-    view: object
+    view: RunnerView
     device: str
     base: str
     floor: object

@@ -52,16 +52,17 @@ def book_timeout(audit) -> None:
         audit.add(Finding(CELL_TIMEOUT, where, "no per-cell timeout: a hung cell runs until the job stops",
                          "one stuck cell holds the runner for the whole job timeout", label, fix, inputs, edits))
     elif book.timeout_state == "absent" and slowest is not None and book.file.endswith("_config.yml") \
-            and need > current and (changed or own):
+            and need is not None and current is not None and need > current and (changed or own):
         audit.add(Finding(CELL_TIMEOUT, book.where(book.mode_line), f"no execute.timeout: Jupyter Book's default "
                          f"of 30 s is below the slowest measured cell ({slowest:.1f} s)",
                          "the build fails on a cell that is merely slow", "measured", fix, inputs, edits))
     elif book.timeout_state == "set" and slowest is not None:
-        if need > book.timeout and (changed or own):
+        if need is not None and book.timeout is not None and need > book.timeout and (changed or own):
             audit.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is below what the "
                              f"slowest measured cell ({slowest:.1f} s) needs by the rule", "that lecture fails "
                              "the build although it would finish", "measured", fix, inputs, edits))
-        elif changed and book.timeout > FAR_ABOVE * advice.book_s:
+        elif changed and advice.book_s is not None and book.timeout is not None \
+                and book.timeout > FAR_ABOVE * advice.book_s:
             audit.add(Finding(CELL_TIMEOUT, where, f"per-cell timeout {book.timeout:g} s is far above need "
                              f"(more than {FAR_ABOVE:g} x the proposed {advice.book_s} s, every lecture "
                              "measured)", "a cell that hangs (a GPU launch-bound loop, a dead kernel) holds the "

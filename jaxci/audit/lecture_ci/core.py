@@ -227,7 +227,7 @@ class _Audit:
 
     def job_timeout(self, job) -> None:
         """timeout-minutes for a notebook-executing job that sets none, by the one rule (jaxci.policy.timeouts,
-        through jaxci.workflows.jobcost.job_timeout) on the same predicted (else measured) build. Without a measured or
+        through jaxci.policy.jobcost.job_timeout) on the same predicted (else measured) build. Without a measured or
         predicted build nothing is lowered: the job keeps GitHub's own limit until the build is measured."""
         from jaxci.catalogue import CatalogueError
         from jaxci.policy.timeouts import GITHUB_DEFAULT_JOB_MIN, job_timeout_minutes
@@ -282,7 +282,7 @@ class _Audit:
         alt = tier.cpu_family(family, self.catalogue)
         by = {r.family: r for r in rows}
         label = "static verdicts"
-        here, there = by.get(family), by.get(alt)
+        here, there = by.get(family), by.get(alt) if alt is not None else None
         cost = ""
         if here and there and here.build_s and there.build_s:
             label = "predicted" if "predicted" in (here.label, there.label) else "measured"

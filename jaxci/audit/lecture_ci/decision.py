@@ -7,7 +7,7 @@ predicted seconds of the whole lecture on each family's CPU and GPU (`predicted[
 their bands, jaxci.audit.judging.predicted; its host code moved to the family's host by the host factor h where
 the family publishes a single-thread probe, else as measured here: jaxci.audit.judging.host).
 
-Options (a build job costs (catalogue job overhead + build), billed by jaxci.workflows.jobcost's rule, x its price):
+Options (a build job costs (catalogue job overhead + build), billed by jaxci.policy.jobcost's rule, x its price):
 - CPU alone on a CPU family C: every lecture on C's CPU;
 - GPU as is on a GPU family G: every JAX lecture on G's GPU (no pins: the build before the recommendation);
 - GPU with pins on G: the lectures that win on G's GPU stay there, the others pinned to G's CPU;
@@ -16,7 +16,7 @@ A lecture wins on a GPU when its predicted GPU seconds are below GPU_FASTER x it
 (the one margin, jaxci.policy.margins.gpu_wins: the report's question 6 uses it too).
 An option keeps every GPU-winning lecture fast when each lecture
 that wins on the build job's GPU family runs on a GPU in it. The cheapest such option is recommended (lab
-machines have no price: shown, never chosen). Jobs are priced by jaxci.workflows.jobcost.build_job, as the report's
+machines have no price: shown, never chosen). Jobs are priced by jaxci.policy.jobcost.build_job, as the report's
 question 6 prices them. GPU-hours count the GPU family's whole job (overhead included).
 """
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from jaxci.policy import builds
+from jaxci.policy.jobcost import build_job
 from jaxci.policy.margins import GPU_FASTER, gpu_wins
-from jaxci.workflows.jobcost import build_job
 
 CPU_ALONE, GPU_AS_IS, GPU_PINS, SPLIT = "CPU alone", "GPU as is", "GPU with pins", "split"
 PREDICTED = "predicted"
@@ -71,7 +71,7 @@ class JobDecision:
     def shown(self) -> list:
         """The options worth a table row: the choice, the job as written, every option on the job's family, the
         cheapest of each kind, and the lab GPUs with pins (an in-house box); as_dict keeps them all."""
-        cheapest = {}
+        cheapest: dict = {}
         for o in self.options:
             if o.dollars is not None and (o.kind not in cheapest or o.dollars < cheapest[o.kind].dollars):
                 cheapest[o.kind] = o
@@ -100,6 +100,16 @@ def _times(f, family: str) -> tuple[float, float, float | None, float | None] | 
     return cpu[0], cpu[2], (gpu[0] if gpu else None), (gpu[2] if gpu else None)
 
 
+def _on(f, family: str, device: str) -> tuple[float, float]:
+    """(seconds, high) of one lecture on `family`'s `device`: an option places a lecture only where it is
+    predicted (its family covered, its GPU side known for a GPU)."""
+    t = _times(f, family)
+    mid, high = (None, None) if t is None else (t[2], t[3]) if device == "gpu" else (t[0], t[1])
+    if mid is None or high is None:
+        raise ValueError(f"{f.path}: not predicted on {family}'s {device}")
+    return mid, high
+
+
 def wins_on_gpu(f, family: str) -> bool:
     t = _times(f, family)
     return bool(f.uses_jax and t and gpu_wins(t[0], t[2]))
@@ -107,13 +117,14 @@ def wins_on_gpu(f, family: str) -> bool:
 
 def _option(kind, placement: dict, catalogue, defaults, winning: set) -> Option:
     """placement: family -> [(lecture, device)] with device 'cpu' or 'gpu'."""
-    builds, highs, jobs, dollars, gpu_hours, on_gpu = {}, {}, {}, 0.0, 0.0, []
+    builds, highs, jobs, gpu_hours, on_gpu = {}, {}, {}, 0.0, []
+    dollars: float | None = 0.0
     for fam, items in placement.items():
         mid = high = 0.0
         for f, device in items:
-            cpu, cpu_high, gpu, gpu_high = _times(f, fam)
-            mid += gpu if device == "gpu" else cpu
-            high += gpu_high if device == "gpu" else cpu_high
+            seconds, seconds_high = _on(f, fam, device)
+            mid += seconds
+            high += seconds_high
             if device == "gpu" and f.uses_jax:
                 on_gpu.append(f.path)
         builds[fam], highs[fam] = mid, high
@@ -137,7 +148,8 @@ def decide(lectures, job: str, family: str | None, catalogue: dict, defaults: di
     covered = [n for n in catalogue if all(_times(f, n) is not None for f in run)]
     d.missing = [f.path for f in run if not f.predicted] + [f"{n}: not predicted for every lecture"
                                                            for n in catalogue if n not in covered]
-    gpus = [n for n in covered if catalogue[n].has_gpu and all(_times(f, n)[2] is not None for f in run)]
+    gpus = [n for n in covered if catalogue[n].has_gpu
+            and all((t := _times(f, n)) is not None and t[2] is not None for f in run)]
     cpus = [n for n in covered if not catalogue[n].has_gpu and not catalogue[n].is_lab]  # lab CPUs: build VMs
     judge = family if family in gpus else None
     winning = {f.path for f in run if judge and wins_on_gpu(f, judge)}

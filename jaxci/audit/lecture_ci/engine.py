@@ -107,18 +107,18 @@ def _line_engine(where: str, line: str, has_myst_yml: bool, vcpu: int | None, ev
         return Engine(JB1, vcpu, f"{where} {code(line.strip())}", per_cpu=True)
     at = _first(ws, "sphinx-build")
     hit = _option(ws, at, "-j") if at is not None else None
-    if hit:
+    if hit and at is not None:
         return Engine(JB1, count(hit[1], vcpu, every), _shown(where, ws, at, hit[0]), option="sphinx-build -j")
     at = _first(ws, "pytest")
     if at is not None:
         nbmake = next((i for i in range(at + 1, len(ws)) if ws[i].startswith("--nbmake")), None)
         hit = _option(ws, at, "-n") if nbmake is not None else None
-        if hit:
+        if hit and nbmake is not None:
             n = count(hit[1], vcpu, every)
             return Engine(NBCLIENT, 1 if n == 0 else n, _shown(where, ws, at, max(nbmake, hit[0])))
     at = _first(ws, "xargs")
     hit = _option(ws, at, "-P", "--max-procs") if at is not None else None
-    if hit and hit[1] != "auto":
+    if hit and at is not None and hit[1] != "auto":
         return Engine(NBCLIENT, count(hit[1], vcpu, every, zero_is_all=True), _shown(where, ws, at, hit[0]))
     return None
 

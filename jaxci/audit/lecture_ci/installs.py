@@ -69,7 +69,9 @@ def entry(token: str, file: str, line: int, manager: str, via: str) -> InstallLi
 
 def _workflow_lines(text: str, rel: str) -> tuple[list[InstallLine], set[str]]:
     """Watched install entries of one workflow file, line by line, and the files it installs from."""
-    out, files, going = [], set(), None
+    out: list[InstallLine] = []
+    files: set[str] = set()
+    going = None
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line.startswith("#"):
@@ -81,7 +83,7 @@ def _workflow_lines(text: str, rel: str) -> tuple[list[InstallLine], set[str]]:
             files.add(flag.group(2))
         hit = INSTALL.search(line)
         if hit or going:
-            manager = going or ("conda" if "conda" in hit.group(0) or "mamba" in hit.group(0) else "pip")
+            manager = going or ("conda" if hit and ("conda" in hit.group(0) or "mamba" in hit.group(0)) else "pip")
             rest = line[hit.end():] if hit else line
             files.update(m.group(2) for m in REQUIREMENT_FLAG.finditer(rest))
             for token in re.split(r"\s+", rest.split(" #", 1)[0].rstrip("\\")):
@@ -139,7 +141,9 @@ def collect(root, workflows) -> tuple[list[InstallLine], list[str]]:
     """Every watched install line, in workflow files first, then the files they install, then the
     repository's top-level requirements*.txt and environment files; and what could not be read."""
     root = Path(root)
-    out, files, errors = [], [], []
+    out: list = []
+    files: list = []
+    errors: list = []
     for wf in workflows:
         if wf.doc is None or not wf.doc.text:
             continue

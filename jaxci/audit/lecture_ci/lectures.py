@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
+from jaxci.policy.placement import KEEP_GPU, MEASURE, PIN_CPU
 
 
 @dataclass
@@ -35,15 +35,6 @@ class LectureFacts:
         return self.cpu_s is not None or self.gpu_s is not None
 
 
-def _constants():
-    try:
-        from jaxci.audit.judging import classify
-        return (getattr(classify, "KEEP_GPU", KEEP_GPU), getattr(classify, "PIN_CPU", PIN_CPU),
-                getattr(classify, "MEASURE", MEASURE))
-    except ImportError:  # pragma: no cover - the lecture audit always ships classify today
-        return KEEP_GPU, PIN_CPU, MEASURE
-
-
 def _run_facts(run):
     if run is None or not getattr(run, "ok", False) or not getattr(run, "cells", None):
         return None, None, None
@@ -60,9 +51,9 @@ def narrative(v) -> str:
 
 
 def from_verdict(v, predictions: dict | None = None) -> LectureFacts:
-    keep, pin, measure = _constants()
     scan = v.scan
-    rec = {keep: KEEP_GPU, pin: PIN_CPU, measure: MEASURE}.get(getattr(v, "recommendation", ""), "")
+    rec = getattr(v, "recommendation", "")
+    rec = rec if rec in (KEEP_GPU, PIN_CPU, MEASURE) else ""
     runs = getattr(v, "runs", {}) or {}
     cpu_s, cpu_c, cpu_slow = _run_facts(runs.get("cpu"))
     gpu_s, gpu_c, gpu_slow = _run_facts(runs.get("cuda") or runs.get("rocm"))   # a GPU's run: a TPU's is not one

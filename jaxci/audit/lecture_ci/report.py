@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jaxci.audit.lecture_ci import edits as ed
 from jaxci.audit.lecture_ci import settings, workflows
+
+if TYPE_CHECKING:
+    from jaxci.audit.lecture_ci.decision import JobDecision
 
 RUNNER_TIER, SPOT, JOB_TIMEOUT, CELL_TIMEOUT = "runner-tier", "spot", "job-timeout", "cell-timeout"
 MEMORY, VERSIONS, CACHE, FAIL_ONCE = "memory-policy", "versions", "compile-cache", "fail-once"
@@ -49,7 +53,7 @@ class CIReport:
     notes: list = field(default_factory=list)
     edits: list = field(default_factory=list)
     installs: list = field(default_factory=list)   # every jax / jaxlib / numpyro install line (installs.InstallLine)
-    decision: object = None                        # decision.JobDecision: build time and dollars per fleet (executed)
+    decision: JobDecision | None = None  # build time and dollars per fleet (executed)
 
     def patch(self) -> str:
         return ed.unified_diff(Path(self.root), self.edits) if self.edits else ""

@@ -34,7 +34,7 @@ def job_family(family: str | None, raw: str | None, catalogue: dict) -> str | No
     return name if name in catalogue and not catalogue[name].is_lab else None
 
 
-def _choose(found: list[tuple[str, str]]) -> RunnerUse:
+def _choose(found: list[tuple[str | None, str]]) -> RunnerUse:
     """The most common family among (family, where) build jobs (ties: the first in file order)."""
     named = [f for f, _ in found if f]
     if not named:
@@ -45,7 +45,7 @@ def _choose(found: list[tuple[str, str]]) -> RunnerUse:
 
 def from_workflows(workflows, catalogue: dict) -> RunnerUse:
     """From jaxci.audit.lecture_ci.workflows.Workflow objects (before judging: sets the audit's family)."""
-    found = []
+    found: list[tuple[str | None, str]] = []
     for job in (j for w in workflows for j in w.jobs if j.builds and not j.container):
         label = job.label
         family = job_family(label.family if label else None, label.raw if label else None, catalogue)
@@ -55,12 +55,13 @@ def from_workflows(workflows, catalogue: dict) -> RunnerUse:
 
 def from_ci(ci: dict | None, catalogue: dict) -> RunnerUse:
     """From an audit JSON's `ci` block (the report reads committed audits)."""
-    found = []
+    found: list[tuple[str | None, str]] = []
     for wf in (ci or {}).get("workflows") or []:
         for job in wf.get("jobs") or [] if isinstance(wf, dict) else []:
             if not isinstance(job, dict) or not job.get("builds") or job.get("container"):
                 continue
-            runs_on = job.get("runs_on") if isinstance(job.get("runs_on"), dict) else {}
+            runs_on = job.get("runs_on")
+            runs_on = runs_on if isinstance(runs_on, dict) else {}
             family = job_family(runs_on.get("family"), runs_on.get("raw"), catalogue)
             found.append((family, f"{job.get('where', '?')} (job `{job.get('id', '?')}`) on "
                                   f"{family or runs_on.get('raw') or '?'}"))

@@ -8,7 +8,7 @@ The rule (a stated policy over the lecture audit's own verdicts, not a measureme
 The cheapest catalogue CPU family (RunsOn, no GPU) with at least the job's vCPU count is the CPU choice.
 Build time and dollars per catalogue family come from the one build model, jaxci.policy.builds: the runner
 model's predicted seconds of every executed lecture on the family (each on the device the one margin places it
-on), priced by jaxci.workflows.jobcost.build_job; a family without a prediction for every executed lecture shows its
+on), priced by jaxci.policy.jobcost.build_job; a family without a prediction for every executed lecture shows its
 catalogue price only and the build time reads "not measured".
 """
 
@@ -99,19 +99,19 @@ def estimates(lectures, catalogue: dict, defaults: dict) -> list[TierRow]:
     """Rows per catalogue family: the predicted build (jaxci.policy.builds) where every executed lecture has a
     prediction for it, else the price only."""
     from jaxci.policy import builds
-    from jaxci.workflows.jobcost import build_job
+    from jaxci.policy.jobcost import build_job
 
     run = [f for f in lectures if not f.excluded and f.executed]
     rows = []
     for m in catalogue.values():
         preds = [f.predicted.get(m.name) for f in run]
         if run and all(p and builds.lecture_seconds(p, "cpu") for p in preds):
-            build_s = sum(builds.lecture_seconds(p, builds.placement(p, m.has_gpu))[0] for p in preds)
+            build_s = sum(builds.seconds_on(p, builds.placement(p, m.has_gpu))[0] for p in preds if p)
             dollars = build_job(m, build_s, defaults)[1]
             on_gpu = sum(builds.placement(p, m.has_gpu) == "gpu" for p in preds)
             rows.append(TierRow(m.name, m.has_gpu, m.value("price_per_hour"), build_s, dollars, "predicted",
                                 f"{len(run)} executed lectures' predicted seconds on {m.name} ({on_gpu} on its GPU, "
-                                "jaxci.policy.builds), priced by jaxci.workflows.jobcost.build_job"))
+                                "jaxci.policy.builds), priced by jaxci.policy.jobcost.build_job"))
             continue
         why = ("lectures not executed (run with --execute)" if not run else
                f"not every executed lecture has a prediction for {m.name} (--execute with --results)")

@@ -230,7 +230,7 @@ def read_workflow(path: Path, rel: str) -> Workflow:
                 continue
             spath = ("jobs", job_id, "steps", i)
             s = WorkflowStep(i, doc.line(*spath) or 0, str(step.get("name", "")), step.get("uses"), step.get("run"),
-                             step.get("env") if isinstance(step.get("env"), dict) else {})
+                             env if isinstance(env := step.get("env"), dict) else {})
             job.steps.append(s)
             _env_vars(doc, s.env, spath + ("env",), job.env)
             if isinstance(s.run, str):

@@ -21,6 +21,10 @@ import fnmatch
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jaxci.audit.reading.yamlread import Doc
 
 JUPYTER_BOOK_DEFAULT_TIMEOUT = 30.0
 SET, NONE, ABSENT, INVALID = "set", "none", "absent", "invalid"
@@ -79,7 +83,7 @@ class BookConfig:
     allow_errors: bool = False  # execute.allow_errors: a cell's error is kept in its output, the build goes on
     notes: list[str] = field(default_factory=list)
     error: str | None = None  # every refused setting, "; "-joined
-    doc: object = field(default=None, repr=False, compare=False)  # the parsed YAML with line marks
+    doc: Doc | None = field(default=None, repr=False, compare=False)  # the parsed YAML with line marks
 
     def excluded(self, lecture: Path) -> bool:
         rel = lecture.resolve().relative_to(Path(self.root).resolve()).as_posix()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections.abc import Callable
+from typing import Any
 
 from jaxci.audit.reading import constructors
 from jaxci.audit.reading.sizes import Known, join
@@ -55,7 +57,7 @@ class Evaluator:
         self.arrays: dict[str, Known] = {}  # name -> shape of the array it holds
         self.defaults: dict[str, list] = {}  # function -> [(param, Known | None)] in order
         self.scopes: list[dict] = []  # the enclosing functions' parameters -> default (None: not known)
-        self.fields: dict[str, dict[str, Known]] = {}  # NamedTuple / dataclass -> field -> default
+        self.fields: dict[str, dict[str, Known | None]] = {}  # NamedTuple / dataclass -> field -> default
         self.instances: dict[str, dict[str, Known]] = {}  # name -> attribute -> value (factory or constructor)
         self.vmapped: dict[str, int] = {}  # name -> vmap depth
         self.funcdefs: dict[str, ast.AST] = {}  # function name -> its def (closed-over arrays of a loop body)
@@ -136,7 +138,7 @@ class Evaluator:
         if not ({"typing.NamedTuple", "NamedTuple"} & bases or any(d.endswith("dataclass") for d in decorators)
                 or any("struct" in d for d in decorators)):
             return
-        fields = {}
+        fields: dict[str, Known | None] = {}
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 value = self._eval_k(stmt.value) if stmt.value is not None else None
@@ -227,8 +229,8 @@ class Evaluator:
         return None
 
     def _value_sequence(self, node) -> Known | None:
-        values = [self._eval_k(e) for e in node.elts]
-        if values and all(v is not None and isinstance(v.value, int) for v in values):
+        values = [v for e in node.elts if (v := self._eval_k(e)) is not None and isinstance(v.value, int)]
+        if values and len(values) == len(node.elts):
             return Known(tuple(v.value for v in values), join(*values))
         return None
 
@@ -284,7 +286,7 @@ class Evaluator:
             found = self.instances[node.value.id].get(node.attr)
             if found is not None:
                 return found
-        owners = [f[node.attr] for f in self.fields.values() if f.get(node.attr) is not None]
+        owners = [o for f in self.fields.values() if (o := f.get(node.attr)) is not None]
         if len({o.value for o in owners}) == 1:
             return owners[0]
         return None
@@ -334,8 +336,8 @@ class Evaluator:
     def _elements_k(self, node) -> Known | None:
         """Elements a value holds: scalars are 1, arrays their size, tuples the sum of their parts."""
         if isinstance(node, (ast.Tuple, ast.List)):
-            parts = [self._elements_k(e) for e in node.elts]
-            if parts and all(p is not None for p in parts):
+            parts = [p for e in node.elts if (p := self._elements_k(e)) is not None]
+            if parts and len(parts) == len(node.elts):
                 return Known(sum(p.value for p in parts), join(*parts))
             return None
         shape = self._shape_k(node)
@@ -343,9 +345,9 @@ class Evaluator:
             return Known(shape.elements, shape.why)
         if isinstance(node, ast.Call) and self._name(node.func).split(".")[-1] in ("array", "asarray", "float32",
                                                                                  "float64", "int32") \
-                and node.args and self._eval_k(node.args[0]) is not None \
-                and not isinstance(self._eval_k(node.args[0]).value, tuple):
-            return Known(1, self._eval_k(node.args[0]).why)
+                and node.args and (first := self._eval_k(node.args[0])) is not None \
+                and not isinstance(first.value, tuple):
+            return Known(1, first.why)
         value = self._eval_k(node)
         if value is not None and isinstance(value.value, (int, float)):
             return Known(1, value.why)
@@ -356,8 +358,8 @@ class Evaluator:
         if isinstance(it, (ast.List, ast.Tuple)):
             return Known(len(it.elts))
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-            args = [self._eval_k(a) for a in it.args]
-            if args and all(a is not None and isinstance(a.value, int) for a in args):
+            args = [a for arg in it.args if (a := self._eval_k(arg)) is not None and isinstance(a.value, int)]
+            if args and len(args) == len(it.args):
                 vals = [a.value for a in args][:3]
                 step = vals[2] if len(vals) > 2 else 1
                 return Known(len(range(*vals)), join(*args)) if step else None
@@ -420,7 +422,8 @@ def _text(node) -> str:
 _ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
           ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 #: how each kind of expression is evaluated (anything else: not provable)
-_VALUE_RULES = {ast.Constant: Evaluator._value_constant, ast.Name: Evaluator._value_name,
-                ast.Attribute: Evaluator._attribute, ast.Subscript: Evaluator._value_subscript,
-                ast.Tuple: Evaluator._value_sequence, ast.List: Evaluator._value_sequence,
-                ast.UnaryOp: Evaluator._value_negative, ast.BinOp: Evaluator._arith, ast.Call: Evaluator._value_call}
+_VALUE_RULES: dict[type, Callable[[Evaluator, Any], Known | None]] = {
+    ast.Constant: Evaluator._value_constant, ast.Name: Evaluator._value_name,
+    ast.Attribute: Evaluator._attribute, ast.Subscript: Evaluator._value_subscript,
+    ast.Tuple: Evaluator._value_sequence, ast.List: Evaluator._value_sequence,
+    ast.UnaryOp: Evaluator._value_negative, ast.BinOp: Evaluator._arith, ast.Call: Evaluator._value_call}

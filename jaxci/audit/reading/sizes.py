@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 LATENCY, BULK, NEAR, UNKNOWN = "latency-bound", "bulk", "near crossover", "unknown"
 
@@ -19,7 +20,7 @@ LATENCY, BULK, NEAR, UNKNOWN = "latency-bound", "bulk", "near crossover", "unkno
 class Known:
     """A proven integer, shape, or scalar marker, with how it was proven (oldest step first)."""
 
-    value: object  # int | tuple[int, ...] | float (a scalar, 1 element)
+    value: Any  # int | tuple[int, ...] | float (a scalar, 1 element): each reader tells which it holds
     why: tuple = ()
 
     @property
@@ -33,13 +34,13 @@ class Known:
     def chain(self) -> str:
         return " <- ".join(map(str, reversed(self.why))) if self.why else "literal"
 
-    def plus(self, step: str) -> Known:
+    def plus(self, step: object) -> Known:  # a step: a string, or the scan's lazily rendered step
         return Known(self.value, self.why + (step,))
 
 
 def join(*parts: Known | None) -> tuple:
     """The evidence of several operands, without repeats, in order."""
-    out: list[str] = []
+    out: list[object] = []
     for p in parts:
         if p is not None:
             out += [w for w in p.why if w not in out]

@@ -165,10 +165,10 @@ class CodeScan(Evaluator):
     def _loop(self, node) -> None:
         """A Python for / while loop around JAX calls: a short series, or a sequential loop with its carry."""
         self._bind_loop_body(node)
-        called, touched, unknown_args = self._jax_calls_in(node)
-        if not called:
+        hits, touched, unknown_args = self._jax_calls_in(node)
+        if not hits:
             return
-        called = [text for _, text in sorted(called, key=lambda hit: hit[0])]   # the most telling call first
+        called = [text for _, text in sorted(hits, key=lambda hit: hit[0])]   # the most telling call first
         kind = "while" if isinstance(node, ast.While) else "for"
         trips = self._trips_k(node) if kind == "for" else None
         what = f"Python {kind}-loop around {called[0]}" + (f" ({trips.value} iterations)" if trips else "")
@@ -196,10 +196,12 @@ class CodeScan(Evaluator):
     def _jax_calls_in(self, node) -> tuple[list[tuple[int, str]], list[Known], bool]:
         """The JAX calls inside a loop (rank, as shown: _jax_call), the sizes each step touches (arguments, arrays
         the called function closes over), and whether some argument's size is not known."""
-        called, touched, unknown_args = [], [], False
+        called: list[tuple[int, str]] = []
+        touched: list[Known] = []
+        unknown_args = False
         for n in ast.walk(node):
             hit = self._jax_call(n) if isinstance(n, ast.Call) else None
-            if hit is None:
+            if hit is None or not isinstance(n, ast.Call):
                 continue
             called.append(hit)
             if isinstance(n.func, ast.Name):
@@ -218,13 +220,14 @@ class CodeScan(Evaluator):
         """A call into JAX: how telling it is of the loop (0 a jitted function of the notebook, 1 a function of its
         that uses JAX, 2 any other) and how it reads ("jitted `f`", "`f` (uses JAX)", "jax.jit(...)(...)",
         "jnp.sum"); None for any other call."""
-        defined = self._in_force(n.func.id) if isinstance(n.func, ast.Name) else None
+        called = n.func.id if isinstance(n.func, ast.Name) else None
+        defined = self._in_force(called) if called is not None else None
         if defined is not None and defined[1]:
-            return 0, f"jitted `{n.func.id}`"
+            return 0, f"jitted `{called}`"
         if isinstance(n.func, ast.Call) and self._is_jit(n.func.func):
             return 2, "jax.jit(...)(...)"
         if defined is not None and defined[0] in self.jax_defs:
-            return 1, f"`{n.func.id}` (uses JAX)"
+            return 1, f"`{called}` (uses JAX)"
         name = self._name(n.func)
         return (2, name.replace("jax.numpy.", "jnp.")) if name.startswith(("jax.", "numpyro.")) else None
 
@@ -303,7 +306,7 @@ class CodeScan(Evaluator):
 
     # call handlers (see CALL_RULES): each gets the call, its resolved dotted name and its keywords ------
     def _config_update(self, node: ast.Call, name: str, kw: dict) -> None:
-        key = node.args[0].value
+        key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
         value = node.args[1] if len(node.args) > 1 else None
         if key == "jax_enable_x64" and not (isinstance(value, ast.Constant) and not value.value):
             self.scan.float64.append(f"{self._where()}: jax.config.update('jax_enable_x64', ...)")
@@ -365,7 +368,7 @@ class CodeScan(Evaluator):
                              Known((total,), join(*shapes[:depth])))
             self.scan.grid = True
         else:
-            top = max(shapes, key=lambda s: s.elements)
+            top = max(shapes, key=lambda s: s.elements or 0)
             self._size_found(f"vmap over {list(top.value)}", Known(top.value, top.why))
             self._vmap_loops(node.func, top)
 
@@ -397,9 +400,10 @@ class CodeScan(Evaluator):
         self._size_found(f"{label}{list(shape.value)}", shape)
 
     def _line_magic(self, node: ast.Call) -> None:
-        if len(node.args) < 2 or not all(isinstance(a, ast.Constant) for a in node.args[:2]):
+        if len(node.args) < 2 or not (isinstance(first := node.args[0], ast.Constant)
+                                      and isinstance(second := node.args[1], ast.Constant)):
             return
-        magic, line = node.args[0].value, str(node.args[1].value)
+        magic, line = first.value, str(second.value)
         if magic == "env":
             m = re.match(r"\s*(\w+)\s*[= ]\s*(\S+)", line)
             if m:
@@ -447,9 +451,9 @@ class CodeScan(Evaluator):
             for k, v in zip(node.args[0].keys, node.args[0].values):
                 if isinstance(k, ast.Constant):
                     self._env_setting(str(k.value), _text(v), v)
-        for k in node.keywords:
-            if k.arg:
-                self._env_setting(k.arg, _text(k.value), k.value)
+        for keyword in node.keywords:
+            if keyword.arg:
+                self._env_setting(keyword.arg, _text(keyword.value), keyword.value)
 
 
 def _nested_vmap(node: ast.Call, scan: CodeScan) -> bool:

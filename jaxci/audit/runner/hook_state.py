@@ -14,7 +14,7 @@ _LIB = ("site-packages", "dist-packages")
 #: at most this many loops / jitted functions / call signatures / eager size classes kept per cell
 LIMIT = 50
 
-STATE = {"t0": None, "busy0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {},
+STATE: dict = {"t0": None, "busy0": None, "before": None, "records": [], "installed": False, "loops": {}, "shapes": {},
          "calls": {}, "clock": None, "trace": True, "cell": 0, "active": [], "tracing": [], "fn_loops": {}, "eager": {},
          "eager_ops": 0, "eager_s": 0.0, "eager_last": None, "startup_s": 0.0, "ns": None, "called": set(),
          "depth": 0, "fn_compile": {}, "import_s": 0.0, "samplers": [], "own_loops": {}, "traces": {}, "batch": [],

@@ -103,8 +103,8 @@ def sampler_hooks(module) -> None:
                         ("chains", "num_chains"), ("warmup", "num_warmup"), ("samples", "num_samples"),
                         ("chain_method", "chain_method"))}, **_leapfrog_steps(self, added)))
 
-    run._jaxci = True
-    mcmc.run = run
+    setattr(run, "_jaxci", True)  # noqa: B010 (marks the wrapper: hooked once per class)
+    setattr(mcmc, "run", run)  # noqa: B010 (numpyro's class, patched in the kernel)
 
 
 def _ask_leapfrog_steps(mcmc, kwargs) -> bool:
@@ -236,7 +236,7 @@ def memory() -> dict:
     `live_buffers_bytes` (JAX's live arrays now: what the CPU backend has instead) and `host_rss_peak_bytes` (the
     kernel process's peak resident set). Cheap: one getrusage, one call per device, one pass over live arrays;
     the backends are never started here (a notebook that has not used JAX yet reports host RSS only)."""
-    out = {}
+    out: dict = {}
     try:
         import resource
 
@@ -251,7 +251,7 @@ def memory() -> dict:
         started = jax is not None and xb.backends_are_initialized()
     except Exception:
         started = False
-    if not started:
+    if jax is None or not started:
         return out
     try:
         stats = [(d.platform, (d.memory_stats() or {}).get("peak_bytes_in_use")) for d in jax.local_devices()]

@@ -36,6 +36,8 @@ def probe(n: int = PROBE_N, repeat: int = PROBE_REPEAT, kernels: Path = KERNELS)
     """This host's int_sum(n) seconds, the median of `repeat` runs in this process (with the load average)."""
     try:
         spec = importlib.util.spec_from_file_location("_jaxci_host_kernels", kernels)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{kernels}: not a Python module")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         int_sum = module.int_sum
@@ -76,7 +78,8 @@ def from_dict(record) -> Probe | None:
             or not isinstance(n, int) or isinstance(n, bool) or n <= 0:
         return None
     text = record.get("text") if isinstance(record.get("text"), str) else ""
-    return Probe(*map(float, values), n, f"recorded with the reused runs: {text}"[:300])
+    seconds, low, high = (float(v) for v in values if v is not None)  # every one a number, checked above
+    return Probe(seconds, low, high, n, f"recorded with the reused runs: {text}"[:300])
 
 
 def given(seconds: float, n: int = PROBE_N) -> Probe:

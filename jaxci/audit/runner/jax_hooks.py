@@ -73,7 +73,7 @@ def eager_hooks(jax) -> None:
         return counted(lambda: process0(self, primitive, args, params), primitive.name, params.get("name"), args,
                        lambda out: out)
 
-    cls.process_primitive = process_primitive
+    setattr(cls, "process_primitive", process_primitive)  # noqa: B010 (jax's class, patched in the kernel)
     try:
         from jax._src import pjit
     except Exception:

@@ -276,7 +276,7 @@ class Called:
             if not loops[i].counted:
                 loops[i].count = why
 
-    def _entry(self, sig) -> dict:
+    def _entry(self, sig) -> JitCall:
         self.flush()
         if self.cell != STATE["cell"]:
             self.cell, self.entries = STATE["cell"], {}
@@ -367,7 +367,8 @@ def trace_hooks(jax) -> None:
                 pass
         return while0(cond_fun, body_fun, init_val)
 
-    wrapped = weakref.WeakKeyDictionary()  # one wrapper per function, so jit's own cache still hits
+    # one wrapper per function, so jit's own cache still hits
+    wrapped: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def jit(fun=None, *args, **kwargs):
         if not callable(fun) or not user_call():

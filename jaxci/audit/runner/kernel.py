@@ -288,7 +288,8 @@ async def _execute(nb, result: NotebookRun, launch: Launch):
     finally:
         procs = procs or proc_tree.snapshot(_kernel_pid(client))
         result.leftover_pids = end_kernel(result.kernel_pid or _kernel_pid(client), procs)
-        _LIVE.pop(result.kernel_pid, None)
+        if result.kernel_pid is not None:
+            _LIVE.pop(result.kernel_pid, None)
         atexit.unregister(client._cleanup_kernel)  # nbclient leaves it registered when start-up fails
         shutil.rmtree(sockets, ignore_errors=True)
 
@@ -374,7 +375,7 @@ def _merge_counts(timing: CellTiming, counts: dict) -> None:
                     loop.count = "not counted: the count did not answer"
     for k, loops in counts.get("calls") or []:
         if isinstance(k, int) and 0 <= k < len(calls):
-            calls[k].loops = typed_records(TracedLoop, loops)
+            calls[k].loops = typed_records(TracedLoop, loops) or []
     if counts:
         timing.trip_probe_s = counts.get("s")
 

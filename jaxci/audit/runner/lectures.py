@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from jaxci.audit.runner import envcheck
+    from jaxci.audit.runner.cache import Reuse
+    from jaxci.audit.runner.host_probe import Probe
 
 
 @dataclass(frozen=True)
@@ -21,11 +23,11 @@ class Runs:
     cell_timeout: float = 600
     kernel_name: str | None = None
     env: dict | None = None
-    reuse: object = None
+    reuse: Reuse | None = None
     progress: bool = True
     weights: dict | None = None
-    probe: object = None           # host_probe.Probe to judge with, given (--host-probe): never measured again
-    baseline_probe: object = None  # the baseline's recorded probe: used when every run is reused
+    probe: Probe | None = None           # the probe to judge with, given (--host-probe): never measured again
+    baseline_probe: Probe | None = None  # the baseline's recorded probe: used when every run is reused
 
 
 def platforms_here() -> list[str]:

@@ -52,7 +52,9 @@ def _scratch_plan(top: Path):
     """What scratch_copy copies, in order: (path relative to top, "dir" | "file" | "dirlink", source) where a
     file's source is the real file to copy and a dirlink's its folder relative to top; and the notes of what
     is left out. None for the plan when the files come to more than SCRATCH_LIMIT."""
-    plan, notes, total = [], [], 0
+    plan: list[tuple[Path, str, Path | None]] = []
+    notes: list[str] = []
+    total = 0
     for dirpath, dirnames, filenames in os.walk(top):
         here = Path(dirpath)
         keep = []

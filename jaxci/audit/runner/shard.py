@@ -65,13 +65,13 @@ def static_weight(verdict) -> float:
 def measured_weights(audit: dict) -> dict[str, float]:
     """Per lecture, the seconds a previous audit JSON measured (its runs' wall time, kernel start to shutdown,
     summed over platforms); lectures without a measured run are left out (they take their static weight)."""
-    out = {}
+    out: dict[str, float] = {}
     for lecture in audit.get("lectures", []) if isinstance(audit, dict) else []:
         if not isinstance(lecture, dict) or not isinstance(lecture.get("path"), str):
             continue
-        runs = lecture.get("runs") if isinstance(lecture.get("runs"), dict) else {}
-        seconds = [r.get("wall_s") for r in runs.values() if isinstance(r, dict)]
-        seconds = [float(s) for s in seconds if isinstance(s, (int, float)) and s >= 0]
+        runs = lecture.get("runs")
+        walls = [r.get("wall_s") for r in runs.values() if isinstance(r, dict)] if isinstance(runs, dict) else []
+        seconds = [float(s) for s in walls if isinstance(s, (int, float)) and s >= 0]
         if seconds:
             out[lecture["path"]] = sum(seconds)
     return out
@@ -123,7 +123,8 @@ def execution_statistics(text: str) -> dict[str, float]:
     except (ValueError, RecursionError):  # Markdown (or JSON nested past Python's parser): read as text
         nb = None
     if isinstance(nb, dict):
-        cells = nb.get("cells") if isinstance(nb.get("cells"), list) else []
+        cells = nb.get("cells")
+        cells = cells if isinstance(cells, list) else []
         text = "\n".join(_source(c) for c in cells if isinstance(c, dict))
     out: dict[str, float] = {}
     columns = None

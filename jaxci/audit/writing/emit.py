@@ -179,8 +179,8 @@ def build(verdicts: list[Verdict], family: str | None = None, runner: dict | Non
         if new is None:
             out.notes.append(f"{v.path}: no metadata block to edit: set kernelspec.name to {KERNEL} by hand")
             continue
-        replaced = []
-        if kernel and not v.path.endswith(".ipynb"):
+        replaced: list = []
+        if kernel and not v.path.endswith(".ipynb") and v.path_abs is not None:
             new, replaced = pages.without_gpu_notes(new, Path(v.path_abs).parent)
         out.pages += [f"{v.path}: the included {t} (a note that the lecture was built with a GPU) replaced by a note "
                       "that it is built on the CPU" for t in replaced]
@@ -208,6 +208,9 @@ def build(verdicts: list[Verdict], family: str | None = None, runner: dict | Non
 
 def _read(v: Verdict, out: EmittedConfig) -> str | None:
     """The lecture's text, or None with a note saying why it cannot be edited."""
+    if v.path_abs is None:
+        out.notes.append(f"{v.path}: not edited: no file to read")
+        return None
     try:
         return Path(v.path_abs).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

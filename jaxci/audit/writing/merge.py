@@ -10,6 +10,8 @@ line, before anything is written.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from jaxci.accel import accelerator_run
 from jaxci.audit.reading.runrecord import MAX_SHARDS, is_line
 from jaxci.audit.writing.emit import PIN_HEADING
@@ -67,7 +69,7 @@ def _shard(doc, where: str) -> dict:
     return block
 
 
-def _whole(value) -> bool:
+def _whole(value) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -80,7 +82,7 @@ def check(docs: list[dict], names: list[str]) -> list[dict]:
     if len(counts) > 1:
         specs = ", ".join(f"{one_line(n)} is {b.get('spec')}" for n, b in zip(names, blocks))
         raise MergeError(f"shards of different N: {specs}")
-    count = counts[0]
+    count: int = blocks[0]["count"]  # every block's (one N), a whole number checked by _shard
     sources = {b.get("source") for b in blocks}
     paths = {tuple(lec.get("path") for lec in d.get("lectures", [])) for d in docs}
     if len(sources) > 1 or len(paths) > 1:
@@ -170,7 +172,8 @@ def _seconds(run) -> str:
 def to_markdown(doc: dict) -> str:
     """A short table of a merged audit, from its records (the full table, `jaxci audit --format md`, is drawn
     from the verdicts themselves: this one has the columns a record carries as they are)."""
-    ran = {accelerator_run(lec.get("runs") or {})[0] for lec in doc.get("lectures", [])} - {None, "cuda", "rocm", "gpu"}
+    ran = {p for lec in doc.get("lectures", []) if (p := accelerator_run(lec.get("runs") or {})[0]) is not None} \
+        - {"cuda", "rocm", "gpu"}
     accelerator_s = f"{'_'.join(sorted(ran))}_s" if ran else "gpu_s"   # a TPU's seconds never headed gpu_s
     columns = ["lecture", "status", "regime", "recommendation", "basis", "cpu_s", accelerator_s, "proposed_timeout_s",
                "why", "not_executed"]

@@ -88,7 +88,7 @@ def _checked_top(data: dict) -> dict:
     """The audit-wide fields the reports read (a committed audit's `published` facts, its pin list, the CI audit's
     install lines), each the type its reader expects (a list `published` would be an AttributeError deep in the
     maintainers' report)."""
-    out = {}
+    out: dict = {}
     if data.get("published") is not None:
         published = runrecord.mapping("published", data["published"])
         out["published"] = {runrecord.text("published key", k): runrecord.text(f"published.{k}", v)

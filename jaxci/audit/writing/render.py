@@ -102,7 +102,7 @@ def to_json(verdicts: list[Verdict], executed: bool) -> str:
 def accelerator_columns(verdicts: list[Verdict]) -> dict:
     """{column: heading}: the measured accelerator columns are headed by what ran them, so a TPU's seconds are
     never shown as a GPU's (gpu_s -> tpu_s); a GPU audit keeps its columns."""
-    ran = {accelerator_run(v.runs)[0] for v in verdicts} - {None, "cuda", "rocm", "gpu"}
+    ran = {p for v in verdicts if (p := accelerator_run(v.runs)[0]) is not None} - {"cuda", "rocm", "gpu"}
     if not ran:
         return {}
     name = "_".join(sorted(ran))

@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxci.results.published_build import PublishedBuild
+
 
 @dataclass(frozen=True)
 class CommittedAudit:
     name: str           # the folder's name: repository@commit
     audit: dict         # the published audit JSON (its `published` block says where and how it ran)
-    published: object = None  # jaxci.results.published_build.PublishedBuild beside it (published.json), or None
+    published: PublishedBuild | None = None  # the published build beside it (published.json)
 
     @property
     def facts(self) -> dict:
@@ -43,7 +45,8 @@ def load(folder: Path) -> tuple[list[CommittedAudit], list[str]]:
     """Every audits/*/audit.json under `folder`, by name, and one line per folder that could not be read."""
     from jaxci.audit.writing import record
 
-    found, problems = [], []
+    found: list[CommittedAudit] = []
+    problems: list[str] = []
     if not folder.is_dir():
         return found, problems
     for sub in sorted(p for p in folder.iterdir() if p.is_dir()):

@@ -24,7 +24,7 @@ from jaxci.catalogue import CatalogueError, Figure, Machine
 
 def _default(defaults: dict[str, Figure], key: str) -> float:
     figure = defaults.get(key)
-    if not figure:
+    if figure is None or figure.value is None:
         raise CatalogueError(f"machines.toml [defaults] needs a sourced {key} = {{value, source}}")
     return float(figure.value)
 
@@ -32,7 +32,7 @@ def _default(defaults: dict[str, Figure], key: str) -> float:
 def planned_suite_minutes(machine: Machine, defaults: dict[str, Figure]) -> tuple[float, str]:
     """The suite time a timeout is planned with: the family's own figure, else the [defaults] ceiling."""
     own = machine.figure("suite_minutes")
-    if own:
+    if own.value is not None:
         return float(own.value), f"catalogue suite_minutes ({own.source})"
     return _default(defaults, "suite_minutes_unmeasured"), (
         f"[defaults] suite_minutes_unmeasured ({defaults['suite_minutes_unmeasured'].source}); "
@@ -85,6 +85,8 @@ def build_job(machine: Machine, build_s: float, defaults: dict[str, Figure]) -> 
     overhead + the build, billed by the runner's rule at the catalogue price; None where there is no price (a
     lab machine). The CI audit's tier decision and the report's question 6 both price builds with it."""
     cost = job_cost(machine, defaults, build_s / 60)
+    if cost.job_minutes is None:  # never: a given build time always gives the job's minutes
+        raise ValueError(f"{machine.name}: no job minutes for a {build_s:g} s build")
     return cost.job_minutes * 60, None if machine.is_lab else cost.dollars
 
 
@@ -96,13 +98,14 @@ def job_cost(machine: Machine, defaults: dict[str, Figure], suite_minutes: float
         overhead_minutes = _default(defaults, "job_overhead_minutes")
         overhead_source = f"catalogue planning figure ({defaults['job_overhead_minutes'].source})"
     price = machine.figure("price_per_hour")
+    per_hour = None if price.value is None else float(price.value)
     note = "on-demand price; RunsOn licence not included" if machine.runner == "runs-on" else \
         "GitHub-hosted standard runner"
     if suite_minutes is None:
         return JobCost(machine.name, machine.runner, None, "not measured", overhead_minutes, overhead_source,
-                       None, None, "", price.value, None, note + "; suite time not measured")
+                       None, None, "", per_hour, None, note + "; suite time not measured")
     job = overhead_minutes + suite_minutes * runs
     billed, rule = billed_seconds(machine.runner, job * 60, defaults)
-    dollars = None if price.value is None else billed / 3600 * float(price.value)
+    dollars = None if per_hour is None else billed / 3600 * per_hour
     return JobCost(machine.name, machine.runner, suite_minutes, suite_source, overhead_minutes, overhead_source,
-                   job, billed, rule, price.value, dollars, note)
+                   job, billed, rule, per_hour, dollars, note)
