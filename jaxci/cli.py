@@ -26,7 +26,7 @@ COMMANDS = {
     "upgrade-check": ("jaxci.commands.upgrade_check", "asv continuous between two JAX pins, locally"),
     "history": ("jaxci.commands.history", "backfill the asv history over JAX releases on this machine"),
     "predict": ("jaxci.commands.predict", "one case through the runner model: predicted seconds, band, inputs"),
-    "accel-score": ("jaxci.commands.accel_score", "score the runner model where lectures ran on a CPU and an accelerator"),
+    "accel-score": ("jaxci.commands.accel_score", "score the runner model where lectures ran on both sides"),
     "devsets": ("jaxci.commands.devsets", "score the runner model on its two development sets; write its calibration"),
     "capture": ("jaxci.commands.capture", "run the GPU capture on a lent machine (what scripts/gpu_capture.py runs)"),
     "failures": ("jaxci.commands.failures", "fail once: record failures, skip them until they change"),

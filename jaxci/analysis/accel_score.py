@@ -33,25 +33,29 @@ class Row:
 
     @property
     def scored(self) -> bool:
-        return self.status == "both" and self.accel_s and self.predicted_accel_s and self.cpu_s \
-            and self.predicted_cpu_s and True or False
+        return self.status == "both" and None not in (self.cpu_s, self.accel_s, self.predicted_cpu_s,
+                                                      self.predicted_accel_s)
 
     @property
     def error(self) -> float | None:
         """Predicted over measured accelerator seconds."""
-        return self.predicted_accel_s / self.accel_s if self.scored else None
+        return _ratio(self.predicted_accel_s, self.accel_s) if self.scored else None
 
     @property
     def measured_ratio(self) -> float | None:
-        return self.accel_s / self.cpu_s if self.scored else None
+        return _ratio(self.accel_s, self.cpu_s) if self.scored else None
 
     @property
     def predicted_ratio(self) -> float | None:
-        return self.predicted_accel_s / self.predicted_cpu_s if self.scored else None
+        return _ratio(self.predicted_accel_s, self.predicted_cpu_s) if self.scored else None
 
     @property
     def ratio_error(self) -> float | None:
-        return self.predicted_ratio / self.measured_ratio if self.scored else None
+        return _ratio(self.predicted_ratio, self.measured_ratio)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
 
 
 def measured_s(run: dict | None) -> float | None:
@@ -100,12 +104,17 @@ def rows(audit: dict, family: str, platform: str) -> list[Row]:
 
 
 def _share(values, limit: float) -> int:
-    return sum(1 for v in values if max(v, 1 / v) <= limit)
+    return sum(1 for v in values if v and max(v, 1 / v) <= limit)
+
+
+def _fold(v: float) -> float:
+    """An error factor either way: 0.5 and 2 are both x2."""
+    return max(v, 1 / v)
 
 
 def implied_margin(rows_: list[Row], share: float = SHARE) -> float | None:
     """The factor within which the predicted ratio met the measured one on `share` of the scored lectures."""
-    errs = sorted(max(r.ratio_error, 1 / r.ratio_error) for r in rows_ if r.scored)
+    errs = sorted(_fold(e) for e in (r.ratio_error for r in rows_) if e)
     if not errs:
         return None
     return errs[min(len(errs) - 1, math.ceil(share * len(errs)) - 1)]
@@ -117,9 +126,9 @@ def summary(rows_: list[Row]) -> dict:
     n = len(scored)
     if not n:
         return {"scored": 0}
-    same_side = sum(1 for r in scored if (r.measured_ratio > 1) == (r.predicted_ratio > 1))
+    same_side = sum(1 for r in scored if ((r.measured_ratio or 0) > 1) == ((r.predicted_ratio or 0) > 1))
     return {"scored": n, "within_2x": _share([r.error for r in scored], WITHIN),
-            "summed": sum(r.predicted_accel_s for r in scored) / sum(r.accel_s for r in scored),
+            "summed": sum(r.predicted_accel_s or 0 for r in scored) / sum(r.accel_s or 0 for r in scored),
             "same_side": same_side, "ratio_within_1_5x": _share([r.ratio_error for r in scored], RATIO_WITHIN),
             "margin_80": implied_margin(scored), "not_scored": len(rows_) - n}
 

@@ -196,7 +196,7 @@ def to_record(sets: list, form: str, made: str) -> dict:
     the board re-scored from the rounded figures, so that `check_record` holds on what is written."""
     from jaxci.analysis import devsets_score as S
 
-    data = {"version": ALL_VERSION, "form": form, "made": made, "sets": {}}
+    data: dict = {"version": ALL_VERSION, "form": form, "made": made, "sets": {}}
     for one in sets:
         data["sets"][one.family] = {
             "source": one.source, "build_s": round(one.build_s, 2),

@@ -72,7 +72,7 @@ def records(audit: dict, build, family: str | None = None) -> tuple[list[dict], 
         parts = (base.get("parts") or {}).get(side) or {}
         out.append({"lecture": name, "published_s": seconds, "predicted_s": base[f"{side}_s"],
                     "low_s": base.get(f"{side}_low_s"), "high_s": base.get(f"{side}_high_s"), "side": side,
-                    "parts": parts, "ratio": base[f"{side}_s"] / seconds, "raised": raised(lec),
+                    "parts": parts, "ratio": base[f"{side}_s"] / seconds, "raised": raised(lec or {}),
                     "dominant": dominant(parts)})
     return out, lost
 

@@ -132,7 +132,7 @@ def whole(args, raw) -> int:
         print(f"written: {args.record}", file=sys.stderr)
         return 0
     if args.check:
-        wrong = D.check_record(data) if filtered is None else D.check(filtered)
+        wrong = D.check_record(data or {}) if filtered is None else D.check(filtered)
         for line in wrong:
             print(f"devsets: {line}", file=sys.stderr)
         return 1 if wrong else 0

@@ -111,7 +111,7 @@ def read(path: Path) -> CaptureRecord:
     if bad:
         raise CaptureRecordError(f"{path}: field {bad[0]!r} is not one printable line")
     try:
-        return CaptureRecord(**texts, process_start_s=starts(doc.get("process_start_s", {}), str(path)))
+        return CaptureRecord(**{k: str(v) for k, v in texts.items()}, process_start_s=starts(doc.get("process_start_s", {}), str(path)))
     except ValueError as exc:
         raise CaptureRecordError(str(exc)) from None
 
