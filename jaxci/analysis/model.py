@@ -101,7 +101,10 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
                                         if self._kind(m, f) == kind and P.floor(self.records, m, "gpu")[0])
                            for kind in ("gpu", "tpu")}
         self.gpu_refs = self.accel_refs["gpu"]
-        self.cpu_refs = sorted(m for m in machines if P.floor(self.records, m, "cpu")[0])
+        # a TPU machine's host is no CPU reference: adding a lent sandbox's CPU to every family's references would
+        # change their predictions outside the protocol (docs/runner-model.md); its own CPU side, like any family's,
+        # is predicted from the other machines (others first)
+        self.cpu_refs = sorted(m for m in machines if P.floor(self.records, m, "cpu")[0] and self._kind(m) != "tpu")
 
     def _kind(self, name: str, facts=None) -> str | None:
         """The accelerator kind of a machine: its catalogue entry's (jaxci.catalogue.Machine.accelerator), else
