@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import median, slowest_cells
-from jaxci.report import answers
+from jaxci.report import questions
 from jaxci.report.text import seconds
 
 PIN_HOW = ("- How to pin what is measured above as slower on the GPU: "
@@ -145,12 +145,12 @@ def _compile_lines(report, fallback: bool = True) -> list[str]:
         if r.ok and r.method == "track_compile_saved_s" and r.params.get("dtype") == "float32":
             compiles.append(f"- {r.machine} ({r.params.get('device')}): the persistent cache saved {seconds(r.value)} "
                             "on a lecture-like series of fresh jits (measured).")
-    return compiles or ([f"- not measured: {answers.HOW[5]}."] if fallback else [])
+    return compiles or ([f"- not measured: {questions.ENVIRONMENT.how}."] if fallback else [])
 
 
 def _safe_lines(report) -> list[str]:
-    return measured_safe(report) or [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
-                                     PREALLOCATE_PUBLISHED]
+    unmeasured = f"- GPU: not measured: {questions.CONCURRENCY.how}; CPU results never answer this."
+    return measured_safe(report) or [unmeasured, PREALLOCATE_PUBLISHED]
 
 
 def _whole_lines(report) -> list[str]:
@@ -189,7 +189,7 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
     GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
     note_versions(report)
     gpu_machines = [m for m, f in report.machines.items() if f.has_gpu]
-    no_gpu = f"- GPU: not measured (no GPU in these results): {answers.HOW[2]}." if not gpu_machines else None
+    no_gpu = f"- GPU: not measured (no GPU in these results): {questions.CROSSOVER.how}." if not gpu_machines else None
     out, seen, pinned = [], set(), False
     for title, lines in [("Large-array lectures (matmul, solves, elementwise maps over big arrays)",
                           _large_lines(report, no_gpu)),

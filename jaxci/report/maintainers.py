@@ -14,15 +14,12 @@ from __future__ import annotations
 
 from jaxci.analysis.provenance import describe
 from jaxci.audit.judging.judge import NOT_SELECTED
-from jaxci.report import answers
+from jaxci.report import answers, questions
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
 from jaxci.report.repo_builds import repo_builds
 from jaxci.report.text import table
 from jaxci.util import quoting
 
-#: the committed document that explains each question's evidence, relative to docs/report/
-EVIDENCE_DOC = {1: "../runner-model.md", 2: "../runner-model.md", 3: "../concurrency.md", 4: "../runner-model.md",
-                5: "../workflows.md", 6: "../../audits/", 7: "../fail-once.md"}
 #: the longest plain-words answer kept (the sheet has the whole decision)
 ANSWER_CHARS = 200
 #: the page title: a constant, since a quote inside a nested f-string expression is Python 3.12 syntax (the TPU
@@ -44,22 +41,22 @@ def headline(decision: str) -> str:
     return first if len(first) <= ANSWER_CHARS else first[:ANSWER_CHARS].rsplit(" ", 1)[0] + " …"
 
 
-def evidence(q: int, status: str, family: str, site: bool, sources=frozenset()) -> str:
+def evidence(d, family: str, site: bool) -> str:
     """The row's evidence kind, linked: the family's results when measured there, the question's section of the
-    findings page on the site, else the committed document that explains the model or the rule; a prediction
-    says what it rests on (jaxci.analysis.provenance.describe, brief)."""
-    if status == NOT_MEASURED:
+    findings page on the site, else the committed document that explains the model or the rule (the question's
+    own, jaxci.report.questions); a prediction says what it rests on (jaxci.analysis.provenance.describe, brief)."""
+    if d.status == NOT_MEASURED:
         return "not measured"
-    rests = f": {describe(sources, brief=True)}" if status == PREDICTED and sources else ""
+    rests = f": {describe(d.sources, brief=True)}" if d.status == PREDICTED and d.sources else ""
     if site:
-        return f"[{status}](index.html#{answers.slug(answers.QUESTIONS[q][1])}){rests}"
-    target = f"../../results/{family}/" if status == MEASURED and q != 6 else EVIDENCE_DOC[q]
-    return f"[{status}]({target}){rests}"
+        return f"[{d.status}](index.html#{answers.slug(questions.heading(d.asks))}){rests}"
+    own = d.status == MEASURED and d.asks.results_are_evidence
+    target = f"../../results/{family}/" if own else d.asks.evidence_doc
+    return f"[{d.status}]({target}){rests}"
 
 
 def answers_md(rows, family: str, site: bool) -> str:
-    body = [[d.q, d.question, headline(d.decision), d.number or "—", evidence(d.q, d.status, family, site, d.sources)]
-            for d in rows]
+    body = [[d.q, d.question, headline(d.decision), d.number or "—", evidence(d, family, site)] for d in rows]
     return table(["#", "question", "answer", "deciding number", "evidence"], body)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from jaxci.analysis import case_label, case_of, group, is_timing
 from jaxci.analysis import crossover as cx
 from jaxci.report import answers, published, svg
+from jaxci.report.question import Status
 from jaxci.util import safeio, safewrite
 
 LINK_ID = "jaxci-findings-link"
@@ -194,10 +195,12 @@ def _figure(fid: str, body: str, caption: str) -> str:
     return f'<figure class="jaxci-figure" id="{fid}">{body}<figcaption>{escape(caption)}</figcaption></figure>'
 
 
-def _status(status: str) -> str:
-    cls = ("st-measured" if status.startswith("measured")
-           else "st-predicted" if status.startswith("predicted") else "st-nm")
-    return f'<span class="{cls}">{_md_inline(status)}</span>'
+#: the CSS class of each row status (a row's status is a Status, never read from its words)
+_STATUS_CLASS = {Status.MEASURED: "st-measured", Status.PREDICTED: "st-predicted", Status.NOT_MEASURED: "st-nm"}
+
+
+def _status(status: Status) -> str:
+    return f'<span class="{_STATUS_CLASS[status]}">{_md_inline(status)}</span>'
 
 
 def decisions_html(report) -> str:
