@@ -33,14 +33,16 @@ def machine_title(name: str, facts) -> str:
 
 
 def _lab_label(name: str, gpu: str) -> str:
-    """The catalogue's "lab: H200" where the lab machine is catalogued, else "lab: <recorded GPU>"."""
-    from jaxci.catalogue import CatalogueError, machine_label
+    """The catalogue's "lab: H200" where the lab machine is catalogued, else "lab: <recorded GPU>" (whether it is
+    catalogued as a lab machine is the catalogue entry's kind, not the label's words)."""
+    from jaxci.catalogue import CatalogueError, load_catalogue, machine_label
 
     try:
-        label = machine_label(name)
+        catalogue = load_catalogue(include_lab=True)
     except CatalogueError:  # an unreadable catalogue must not hide the results: fall back to the recorded GPU
-        label = name
-    return label if label.startswith("lab:") else f"lab: {gpu}"
+        catalogue = {}
+    entry = catalogue.get(name)
+    return machine_label(name, catalogue) if entry is not None and entry.is_lab else f"lab: {gpu}"
 
 
 def is_synthetic(facts) -> bool:

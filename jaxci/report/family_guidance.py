@@ -13,7 +13,7 @@ import dataclasses
 from jaxci.analysis import crossover as cx
 from jaxci.report import guidance_lines as gl
 from jaxci.report import questions
-from jaxci.report.guidance_lines import BIG, PIN_CODE, SEQ
+from jaxci.report.guidance_lines import BIG, PIN_CODE, SEQ, PinLine
 
 
 def scoped(report, machines: set):
@@ -50,8 +50,8 @@ def _predicted(report, family, prefixes) -> list[str]:
             lines.append(f"- **{p.kernel}** ({p.dtype}): the GPU wins at every size asked, from n = "
                          f"{p.points[0][0]:,} ({where}).")
         elif p.kind == cx.NONE_IN_RANGE and p.points:
-            lines.append(f"- **{p.kernel}** ({p.dtype}): the CPU wins at every size asked, up to n = "
-                         f"{p.points[-1][0]:,} ({where}): {PIN_CODE}")
+            lines.append(PinLine(f"- **{p.kernel}** ({p.dtype}): the CPU wins at every size asked, up to n = "
+                                 f"{p.points[-1][0]:,} ({where}): {PIN_CODE}"))
         else:
             missing.append(f"{p.kernel} {p.dtype}")
     if missing:

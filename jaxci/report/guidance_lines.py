@@ -18,8 +18,13 @@ PIN_CODE, RUN_ON_CPU = "pin this code to the CPU.", "run it on the CPU."
 _VERSIONS: dict = {}
 
 
+class PinLine(str):
+    """A guidance line that moves code to the CPU: the pin how-to follows the first one. The kind is the line's
+    type, set where it is written, never read back from its words."""
+
+
 def says_pin(line: str) -> bool:
-    return line.endswith((PIN_CODE, RUN_ON_CPU))
+    return isinstance(line, PinLine)
 
 
 def _where(c) -> str:
@@ -51,14 +56,14 @@ def _cpu_advice(report, prefixes=("",), ratios=True) -> list[str]:
     for c in report.crossovers:
         if c.kind == cx.NONE_IN_RANGE and c.points and c.benchmark.startswith(prefixes):
             worst = max(g / cpu for _, cpu, g in c.points)
-            lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size "
-                         f"up to n = {c.points[-1][0]:,} "
-                         f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): {PIN_CODE}")
+            lines.append(PinLine(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size "
+                                 f"up to n = {c.points[-1][0]:,} "
+                                 f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): {PIN_CODE}"))
     for d in report.device_ratios if ratios else ():
         if d.verdict == cx.CPU_FASTER and d.benchmark.startswith(prefixes):
             what = " ".join(f"{k}={v}" for k, v in d.params)
-            lines.append(f"- **{d.benchmark} {what}**: {d.ratio:.1f}x slower on the GPU than on the CPU "
-                         f"(on {d.machine}; measured): {RUN_ON_CPU}")
+            lines.append(PinLine(f"- **{d.benchmark} {what}**: {d.ratio:.1f}x slower on the GPU than on the CPU "
+                                 f"(on {d.machine}; measured): {RUN_ON_CPU}"))
     return lines
 
 

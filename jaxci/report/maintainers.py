@@ -109,14 +109,15 @@ def cost_md(report, family: str, entry) -> str:
         f"{rb.after_line(b)}\n- {rb.what_if_line(report, b) if b.what_if else rb.check_line(b)}" for b in builds)
 
 
-def repo_pin(audit: dict) -> tuple[str | None, str]:
-    """The repository's JAX pin and where it is said: the CI audit's install lines (`==` pins only)."""
+def repo_pin(audit: dict) -> tuple[str | None, str, bool]:
+    """The repository's JAX pin and where it is said, and whether any workflow installs JAX: the CI audit's install
+    lines (`==` pins only)."""
     lines = [x for x in (audit.get("ci") or {}).get("installs") or [] if x.get("name") == "jax"]
     pinned = [x for x in lines if x.get("version")]
     if pinned:
-        return pinned[0]["version"], pinned[0].get("where", "")
+        return pinned[0]["version"], pinned[0].get("where", ""), True
     where = ", ".join(x.get("where", "") for x in lines)
-    return None, f"unpinned ({where})" if where else "no JAX install line in the workflows"
+    return None, f"unpinned ({where})" if where else "no JAX install line in the workflows", bool(lines)
 
 
 def pin_md(report) -> str:
@@ -124,7 +125,7 @@ def pin_md(report) -> str:
 
     lines = []
     for committed in report.audits:
-        pin, where = repo_pin(committed.audit)
+        pin, where, installed = repo_pin(committed.audit)
         start = pin or committed.facts.get("jax")
         advice = pin_advice(report.release_steps, report.releases_measured, start, report.upgrade_factor)
         if advice.target is None:
@@ -137,7 +138,7 @@ def pin_md(report) -> str:
         more = f" and {len(advice.between) - 4} more" if len(advice.between) > 4 else ""
         held = (f"; not newer: {len(advice.held_back_by)} confirmed regression(s) still standing after it"
                 if advice.held_back_by else "")
-        where_pin = ("Pin" if where.startswith(("unpinned", "pinned")) or pin else
+        where_pin = ("Pin" if installed else
                      "No workflow installs JAX (its lectures install it themselves where they need it: its ci.patch "
                      "lists each line): pin it there and in the environment file as")
         lines.append(f"- **{label_md(committed)}**: {now}. {where_pin} `jax=={advice.target}`; confirmed steps "

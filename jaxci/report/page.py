@@ -119,14 +119,14 @@ def concurrency_grids(report) -> list[tuple[str, str, str]]:
     legend = [("every worker finished (slowdown beside)", "#b7e4b0"), ("workers died", "#f4b0a8"),
               ("skipped / not measured", "#eee")]
     drawn = [(k, cells) for k, cells in sorted(group(report.concurrency, lambda c: (c.machine, c.device)).items())
-             if any(c.status == "ok" or c.status.endswith("died") or c.status == "failed" for c in cells)]
+             if any(c.status == "ok" or c.workers_died or c.status == "failed" for c in cells)]
     for i, ((machine, device), cells) in enumerate(drawn):
         rows = sorted({c.policy for c in cells})
         cols = sorted({c.n_workers for c in cells})
         table = {}
         for c in cells:
             colour = ("#b7e4b0" if c.status == "ok"
-                      else "#f4b0a8" if c.status.endswith("died") or c.status == "failed" else "#eee")
+                      else "#f4b0a8" if c.workers_died or c.status == "failed" else "#eee")
             slow = c.values.get("slowdown")
             table[(c.policy, c.n_workers)] = (c.status + (f" x{slow:.2g}" if slow is not None else ""), colour)
         out.append((f"concurrency-{i}",

@@ -56,13 +56,9 @@ def job_commands(job: workflows.Job) -> list[tuple[str, str]]:
 
 
 def _split_where(engine, job: workflows.Job) -> tuple[str, str]:
-    """(file:line, the command as shown) of an engine read from one of the job's commands (engine.where is the
-    two joined by a space; a file name may hold spaces, so the file:line is matched, not split on)."""
-    loc = next((w for w, _ in job_commands(job) if engine.where.startswith(w + " ")), None)
-    if loc is None:
-        loc, _, rest = engine.where.partition(" ")
-        return loc, rest
-    return loc, engine.where[len(loc) + 1:]
+    """(file:line, the command as shown) of an engine read from one of the job's commands: the engine keeps both
+    (a file name may hold spaces, so its `where` is never split)."""
+    return engine.at, engine.shown
 
 
 def _family(job: workflows.Job) -> str:
@@ -139,7 +135,7 @@ class _Audit:
             r.edits += made
             for f in r.findings:
                 if f.job == key and f.by_label and made:
-                    f.label_edit = True
+                    f.label_edit, f.label_file = True, self.jobs_by_key[key].file
         for f in r.findings:
             r.edits += [e for e in f.edits if e is not None]
         order = {k: i for i, k in enumerate(KINDS)}
