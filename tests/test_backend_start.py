@@ -190,8 +190,9 @@ def test_the_host_factor_never_moves_the_modelled_backend_start(g4dn):
 def test_a_cpu_only_platform_list_before_the_first_backend_creates_no_cuda_client():
     run = _run(_cell(0, 0, None), _cell(1, 0, None), _cell(2, 3, 0.2))
     assert predicted.starts_cuda(run) and not predicted.starts_cuda(_run(_cell(0, 0, None)))
-    assert not predicted.starts_cuda(run, [Pin(1, 1, ("cpu",), "JAX_PLATFORMS=cpu")])
-    assert not predicted.starts_cuda(run, [Pin(2, 1, ("cpu",), "config jax_platforms=cpu")])
-    assert predicted.starts_cuda(run, [Pin(3, 1, ("cpu",), "JAX_PLATFORMS=cpu")])           # too late: it started
-    assert predicted.starts_cuda(run, [Pin(1, 1, ("cpu",), "config jax_platform_name=cpu")])  # a default only
-    assert predicted.starts_cuda(run, [Pin(1, 1, ("cuda", "cpu"), "JAX_PLATFORMS=cuda,cpu")])
+    env, name = "JAX_PLATFORMS", "jax_platform_name"  # what chose each pin (Pin.setting)
+    assert not predicted.starts_cuda(run, [Pin(1, 1, ("cpu",), "JAX_PLATFORMS=cpu", env)])
+    assert not predicted.starts_cuda(run, [Pin(2, 1, ("cpu",), "config jax_platforms=cpu", "jax_platforms")])
+    assert predicted.starts_cuda(run, [Pin(3, 1, ("cpu",), "JAX_PLATFORMS=cpu", env)])           # too late: it started
+    assert predicted.starts_cuda(run, [Pin(1, 1, ("cpu",), "config jax_platform_name=cpu", name)])  # a default only
+    assert predicted.starts_cuda(run, [Pin(1, 1, ("cuda", "cpu"), "JAX_PLATFORMS=cuda,cpu", env)])

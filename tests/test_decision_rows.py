@@ -13,7 +13,7 @@ from jaxci.commands import env as env_cmd
 from jaxci.commands import predict
 from jaxci.commands import report as report_cmd
 from jaxci.policy.builds import cpu_twins
-from jaxci.report import actions, decisions, memory_advice, termcheck
+from jaxci.report import actions, decisions, memory_advice, questions, termcheck
 from jaxci.report.build import build
 from jaxci.report.findings import findings_md, guidance_md
 
@@ -143,7 +143,7 @@ def test_a_rows_published_checks_are_shown_and_judge_only_the_number_it_shows(re
 def test_rows_without_a_published_check_are_left_as_they_are(report):
     for row in decisions.sheet(report, "c7i.2xlarge").rows:
         assert "published check" not in row.basis
-    measured = decisions.QuestionDecision(5, "x", decisions.MEASURED, "on it")
+    measured = decisions.QuestionDecision(questions.ENVIRONMENT, 5, "x", decisions.MEASURED, "on it")
     assert termcheck.annotate(report, "g4dn.2xlarge", measured) is measured
 
 
@@ -231,9 +231,10 @@ def test_a_check_of_a_prediction_built_from_published_figures_is_not_counted():
     circular = termcheck.Check("t", "c", "gpu", 0.079, 1.0, 12.0, "", 0.9, 1.1, 12.0, on_published=True)
     assert not circular.refutes and circular.label().startswith("not independent")
     rows = [{"family": "f", "device": "gpu", "case": "1000x1000 matmul, first call", "predicted_s": 1.0,
+             "kernel": "matmul", "n": 1000, "first_call": True,
              "published_s": 0.079, "ratio": 12.0, "sources": [{"kind": kind, "origin": "x"}]}
             for kind in ("published", "measured")]
-    found = [termcheck.checks(SimpleNamespace(model_checks=[r]), "f", 5)[0] for r in rows]
+    found = [termcheck.checks(SimpleNamespace(model_checks=[r]), "f", questions.ENVIRONMENT.terms)[0] for r in rows]
     assert [c.independent for c in found] == [False, True]
 
 

@@ -6,18 +6,20 @@ from types import SimpleNamespace
 
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.sampler import SamplerRow
-from jaxci.report import decisions, termcheck
+from jaxci.report import decisions, questions, rows, termcheck
 from jaxci.report.decisions import QuestionDecision
 
 CASE = "1000x1000 matmul, first call"
-ROW = {"family": "g4dn.2xlarge", "device": "gpu", "case": CASE, "published_s": 0.079, "predicted_s": 0.952,
+ROW = {"family": "g4dn.2xlarge", "device": "gpu", "case": CASE, "kernel": "matmul", "n": 1000, "first_call": True,
+       "published_s": 0.079, "predicted_s": 0.952,
        "ratio": 12.0, "low_s": 0.03, "high_s": 0.99, "sources": [{"kind": pv.MEASURED, "origin": "lab-h200"}]}
 
 
 def _annotated(*sources: pv.Source) -> QuestionDecision:
     report = SimpleNamespace(model_checks=[ROW])
     row = QuestionDecision(
-        5, "the jax-env action", "predicted", "predicted compile 78 ms per fresh jit", sources=frozenset(sources))
+        questions.ENVIRONMENT, 5, "the jax-env action", decisions.PREDICTED, "predicted compile 78 ms per fresh jit",
+        sources=frozenset(sources))
     return termcheck.annotate(report, "g4dn.2xlarge", row)
 
 
@@ -43,7 +45,7 @@ def test_question_4_shows_the_measured_chain_methods_per_device():
         return SamplerRow("lab", (("device", device), ("draws", 200), ("dtype", "float64"), ("model", "m")),
                           {("vectorized", 4): ess[0], ("sequential", 4): ess[1], ("parallel", 4): None}, {}, "")
 
-    best, table = decisions._chain_methods([row("cpu", (106.0, 85.0)), row("gpu", (54.9, 33.5))])
+    best, table = rows._chain_methods([row("cpu", (106.0, 85.0)), row("gpu", (54.9, 33.5))])
     assert best == {"cpu": (("vectorized", 4), 106.0), "gpu": (("vectorized", 4), 54.9)}
     assert table == ("CPU (m, float64, 200 draws): vectorized x4 106, sequential x4 85 ESS/s; "
                      "GPU (m, float64, 200 draws): vectorized x4 54.9, sequential x4 33.5 ESS/s")

@@ -19,6 +19,11 @@ class Cell:
     status: str = "not measured"                 # ok | "k died" | failed | skipped | not measured
     provenance: str = ""
 
+    @property
+    def workers_died(self) -> bool:
+        """Some of its workers died: the measured count, never the status's words."""
+        return bool(self.values.get("died"))
+
 
 #: the most kernels at once a result is read for (the suite runs up to a few dozen)
 MOST_WORKERS = 4096

@@ -46,7 +46,9 @@ class Engine:
 
     name: str                 # JB1 | MYSTMD | NBCLIENT
     now: int | None = None    # notebooks at once as the repository is set up (None: the engine's default)
-    where: str = ""           # the file and setting it was read from ("" when named, not read)
+    where: str = ""           # the file and setting it was read from ("" when named, not read): `at` `shown`
+    at: str = ""              # the file:line alone
+    shown: str = ""           # the command as read, a code span
     per_cpu: bool = False     # jcache's local-parallel executor: one worker per CPU, no setting
     option: str = ""          # a parallel option the build command has ("sphinx-build -j"): its number is the setting
 

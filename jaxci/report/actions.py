@@ -9,8 +9,6 @@ margin (jaxci.policy.builds.placement); without an audit, the command that gives
 
 from __future__ import annotations
 
-import dataclasses
-
 from jaxci.audit.writing.emit import KERNEL  # the kernel --emit-config writes and pins lectures to
 from jaxci.policy import builds
 from jaxci.util import quoting
@@ -146,16 +144,3 @@ def cheaper(catalogue: dict, family: str) -> str:
              for p, f, e in sorted(best.values(), key=lambda r: r[0])]
     return f"cheaper per hour: {', '.join(shown)} (catalogue)"
 
-
-def annotate(report, family: str, entry, audit, rows: list) -> list:
-    """Rows 2 and 6 with the actions they lack: the lectures to pin (row 2, GPU families) and the cheaper
-    families' prices beside the chosen one (row 6, when it names none)."""
-    out = list(rows)
-    pins = pins_text(audit, family, entry.has_gpu)
-    if pins and len(out) > 1:
-        out[1] = dataclasses.replace(out[1], decision=f"{out[1].decision}; {pins}")
-    if len(out) > 5:
-        more = cheaper(report.catalogue, family)
-        if more and " alone " not in out[5].decision:
-            out[5] = dataclasses.replace(out[5], decision=f"{out[5].decision}; {more}")
-    return out

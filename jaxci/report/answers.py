@@ -1,35 +1,14 @@
-"""The seven questions, their names and what run would measure each, and how machines are named to a reader.
+"""How machines are named to a reader, and the headline that says what the results can answer.
 
-The questions are answered in one place, jaxci.report.decisions: a family's sheet and every measured machine's
-evidence table come from the same row functions. This module holds what both show around them: the question
-titles and evidence anchors, the command that would measure a missing answer (HOW), a machine's title (a lab
-machine by its GPU, never as a runner family) and the headline that says what the results can answer.
+The questions are registered in one place, jaxci.report.questions (their titles, evidence anchors and the command
+that would measure a missing answer), and answered by jaxci.report.decisions: a family's sheet and every measured
+machine's evidence table come from the same rules. This module holds what both show around them: the anchor a
+heading gets, a machine's title (a lab machine by its GPU, never as a runner family) and the headline.
 """
 
 from __future__ import annotations
 
 import re
-
-QUESTIONS = {
-    1: ("FP64 penalty", "1. FP64 penalty on the real workload shapes"),
-    2: ("GPU break-even size", "2. Size where the GPU breaks even"),
-    3: ("Safe concurrency on one GPU", "3. Safe concurrency and memory policy"),
-    4: ("Sampler configuration", "4. Sampler configuration"),
-    5: ("Standard CI environment", "5. Standard CI environment"),
-    6: ("Instance fit (cost)", "6. Instance fit"),
-    7: ("Failure hygiene", "7. Failure hygiene"),
-}
-# what run would measure a missing answer (said once per question and machine)
-HOW = {
-    1: "run any suite (every suite has float32 and float64 params)",
-    2: "run the dense, elementwise and loops suites on a GPU runner family "
-       "(`JAXCI_MACHINE=g4dn.2xlarge bash scripts/bench.sh` there) or `scripts/gpu_smoke.py` on a lent GPU",
-    3: "run the concurrency suite on a GPU (`asv run --bench '^concurrency\\.'` on a GPU runner family)",
-    4: "run the nuts suite (`asv run --bench '^nuts\\.'`)",
-    5: "run the compile suite (`asv run --bench '^compile\\.'`)",
-    6: "add the machine to env_matrix/machines.toml with a sourced price, or run on a catalogue family",
-    7: "run the notebooks suite (`asv run --bench '^notebooks\\.'`)",
-}
 
 
 def slug(heading: str) -> str:
@@ -54,14 +33,16 @@ def machine_title(name: str, facts) -> str:
 
 
 def _lab_label(name: str, gpu: str) -> str:
-    """The catalogue's "lab: H200" where the lab machine is catalogued, else "lab: <recorded GPU>"."""
-    from jaxci.catalogue import CatalogueError, machine_label
+    """The catalogue's "lab: H200" where the lab machine is catalogued, else "lab: <recorded GPU>" (whether it is
+    catalogued as a lab machine is the catalogue entry's kind, not the label's words)."""
+    from jaxci.catalogue import CatalogueError, load_catalogue, machine_label
 
     try:
-        label = machine_label(name)
+        catalogue = load_catalogue(include_lab=True)
     except CatalogueError:  # an unreadable catalogue must not hide the results: fall back to the recorded GPU
-        label = name
-    return label if label.startswith("lab:") else f"lab: {gpu}"
+        catalogue = {}
+    entry = catalogue.get(name)
+    return machine_label(name, catalogue) if entry is not None and entry.is_lab else f"lab: {gpu}"
 
 
 def is_synthetic(facts) -> bool:

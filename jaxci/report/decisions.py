@@ -1,40 +1,24 @@
-"""The decision sheet per catalogue family: the seven questions as seven decisions a maintainer can apply.
+"""The decision sheet per catalogue family: every registered question (jaxci.report.questions) as a decision a
+maintainer can apply.
 
 One sheet per runner family (`jaxci report --family NAME`, repeatable; by default the catalogue families the
 results or the audit name, else g4dn.2xlarge and c7i.2xlarge). Every row is one decision, with where it comes
 from: *measured* on that family; *predicted* by the runner model (jaxci.analysis.model, with its band and inputs);
 or *not measured*, with the command that would measure it. Lab and local machines are evidence (below the sheets),
-never a sheet's headline: a row that uses another machine's measurement names it, with its JAX version.
+never a sheet's headline: a row that uses another machine's measurement names it, with its JAX version. The rules
+are jaxci.report.rows; a row is found by its question (FamilySheet.row), never by its place.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxci.analysis import crossover as cx
-from jaxci.analysis import median
-from jaxci.report import actions, answers
-from jaxci.report import memory_advice as ma
-from jaxci.report.text import seconds
-from jaxci.util import quoting
+from jaxci.report import questions, termcheck
+from jaxci.report.question import Context, Question, QuestionDecision, Status
+from jaxci.report.rows import DENSE_N, NUTS_ITERATIONS  # noqa: F401  (the rules' constants, where tests read them)
 
 DEFAULT_FAMILIES = ("g4dn.2xlarge", "c7i.2xlarge")
-MEASURED, PREDICTED, NOT_MEASURED = "measured", "predicted", "not measured"
-DENSE_N = 4096                 # the dense suite's largest size: the FP64 ratio is read there
-
-
-@dataclass
-class QuestionDecision:
-    q: int
-    decision: str              # what to do (markdown inline)
-    status: str                # measured | predicted | not measured
-    basis: str                 # band and inputs, the machine measured on, or the command that would measure it
-    sources: frozenset = frozenset()  # what the row's number rests on (a published check of one proves nothing)
-    number: str = ""           # the one number that decides the row ("" where nothing was measured or predicted)
-
-    @property
-    def question(self) -> str:
-        return answers.QUESTIONS[self.q][0]
+MEASURED, PREDICTED, NOT_MEASURED = Status.MEASURED, Status.PREDICTED, Status.NOT_MEASURED
 
 
 @dataclass
@@ -44,6 +28,14 @@ class FamilySheet:
     price: float | None
     has_gpu: bool
     rows: list = field(default_factory=list)
+
+    def row(self, question: Question) -> QuestionDecision:
+        """The row that answers `question`."""
+        return next(d for d in self.rows if d.asks is question)
+
+
+def _measured_here(report, family) -> bool:
+    return any(r.machine == family for r in report.records)
 
 
 def families(report, chosen=None, audit=None) -> list[str]:
@@ -60,341 +52,8 @@ def families(report, chosen=None, audit=None) -> list[str]:
     return named or list(DEFAULT_FAMILIES)
 
 
-def _band(p, fmt=seconds) -> str:
-    if p.low is None or p.high is None:
-        return ""
-    return f"band {fmt(p.low)} .. {fmt(p.high)}"
-
-
-def _short_inputs(text: str, limit: int = 260) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
-
-
-def _jax(report, machine) -> str:
-    versions = sorted({r.jax_version for r in report.records if r.machine == machine})
-    return f"JAX {', '.join(versions)}" if versions else "JAX version unknown"
-
-
-def _measured_here(report, family) -> bool:
-    return any(r.machine == family for r in report.records)
-
-
-# ---- the seven rows ----------------------------------------------------------------------------------------
-
-def _fp64(report, family, entry) -> QuestionDecision:
-    dev = "gpu" if entry.has_gpu else "cpu"
-    rows = [s for s in report.fp64_summary if s.machine == family and s.device == dev]
-    if rows:
-        r = median([s.ratio for s in rows])
-        return QuestionDecision(1, f"{dev} float64 costs {r:.1f}x float32 (median of {len(rows)} kernels)",
-                                MEASURED, f"on {family}, {_jax(report, family)}", number=f"float64 {r:.1f}x float32")
-    p64 = report.model.predict(family, "matmul", DENSE_N, "float64", dev)
-    p32 = report.model.predict(family, "matmul", DENSE_N, "float32", dev)
-    if not (p64 and p32):
-        return QuestionDecision(1, "—", NOT_MEASURED, f"{p64.reason or p32.reason}; measure: "
-                                f"`JAXCI_MACHINE={family} bash scripts/bench.sh` on {family}")
-    ratio = p64.seconds / p32.seconds
-    lo, hi = p64.low / p32.high, p64.high / p32.low
-    what = f"float64 matmul at n = {DENSE_N:,} ≈ {ratio:.0f}x float32 ({lo:.0f}-{hi:.0f}x)"
-    if dev == "gpu":
-        fp32, fp64 = entry.value("gpu_fp32_tflops"), entry.value("gpu_fp64_tflops")
-        peak = f", FP64:FP32 peak 1:{fp32 / fp64:.0f} (catalogue)" if fp32 and fp64 else ""
-        cpu64 = report.model.predict(family, "matmul", DENSE_N, "float64", "cpu")
-        overlap = cpu64 and None not in (cpu64.low, cpu64.high, p64.low, p64.high) and \
-            cpu64.low <= p64.high and p64.low <= cpu64.high
-        cpu_s = cpu64.seconds if cpu64 else None
-        figures = (f" (float64 matmul at n = {DENSE_N:,}: {seconds(cpu_s)} on its CPU vs {seconds(p64.seconds)} on "
-                   "its GPU)" if cpu_s is not None else "")
-        answer = actions.float64_default(cpu_s, p64.seconds, bool(overlap), figures)
-        text = f"{answer}; keep GPU lectures float32 (`jax_enable_x64` off): {what}{peak}"
-    else:
-        text = (f"{actions.float64_default(None, None, False)}: float64 is affordable on this CPU, keep "
-                f"`jax_enable_x64` where a lecture needs it ({what})")
-    return QuestionDecision(1, text, PREDICTED, f"{_band(p64)} (float64); inputs: {_short_inputs(p64.inputs)}",
-                            sources=p64.sources | p32.sources,
-                            number=f"float64 {ratio:.0f}x float32 (matmul n = {DENSE_N:,})")
-
-
-def _crossover(report, family, entry) -> QuestionDecision:
-    if not entry.has_gpu:
-        gpu = next((p for p in report.predicted_crossovers if p.family == "g4dn.2xlarge" and p.kind == cx.CROSSING
-                    and p.benchmark.startswith("dense.") and p.dtype == "float32"), None)
-        extra = (f"; a GPU family pays for dense work from about n ≈ {gpu.n:,.0f} (predicted for g4dn.2xlarge, "
-                 "its own CPU vs its GPU)") if gpu else ""
-        return QuestionDecision(2, f"no GPU: every lecture runs on the CPU (`JAX_PLATFORMS=cpu`){extra}",
-                                PREDICTED if gpu else MEASURED, "catalogue: no GPU on this family"
-                                + (f"; inputs: {_short_inputs(gpu.inputs, 160)}" if gpu else ""))
-    own = [c for c in report.crossovers if c.cpu_machine == c.gpu_machine == family and c.kind == cx.CROSSING]
-    if own:
-        c = min(own, key=lambda c: c.n)
-        return QuestionDecision(
-            2, f"GPU for {answers._short(c.kernel)} {c.dtype} from n ≈ {c.n:,.0f}; smaller arrays and "
-            "scalar loops on the CPU", MEASURED, f"on {family}, {_jax(report, family)}", number=f"n ≈ {c.n:,.0f}")
-    pred = [p for p in report.predicted_crossovers if p.family == family and p.kind == cx.CROSSING]
-    if not pred:
-        return QuestionDecision(2, "—", NOT_MEASURED, f"no GPU line to predict from: `JAXCI_MACHINE={family} bash "
-                                "scripts/bench.sh` on the family")
-    dense = [p for p in pred if p.benchmark.startswith("dense.") and p.dtype == "float32"] or pred
-    p = min(dense, key=lambda p: p.n)
-    band = (f"band n ≈ {p.low:,.0f} .. {p.high:,.0f}" if p.low and p.high else
-            f"band from n ≈ {p.low:,.0f}, no latest crossing in range" if p.low else "")
-    ew = next((q for q in pred if q.benchmark.startswith("elementwise.") and q.dtype == "float32"), None)
-    more = f"; elementwise maps from n ≈ {ew.n:,.0f} elements" if ew else ""
-    basis = "; ".join(x for x in (band, f"inputs: {_short_inputs(p.inputs)}") if x)
-    return QuestionDecision(2, f"GPU for {answers._short(p.kernel)} {p.dtype} from n ≈ {p.n:,.0f}{more}; below that "
-                            "and for scalar loops, pin to the CPU", PREDICTED, basis, sources=p.sources,
-                            number=f"n ≈ {p.n:,.0f}")
-
-
-def _concurrency(report, family, entry, audit=None) -> QuestionDecision:
-    """Question 3 through the one rule (jaxci.policy.concurrency.decide), in each engine's terms: the family's own
-    measurement when it has one, else the policy a GPU measured surviving, sized by the lectures' own measured need
-    (memory_advice): never from the suite's synthetic worker peak."""
-    found = ma.answers(report, family, entry, audit)
-    if not entry.has_gpu:
-        return QuestionDecision(3, "no GPU: no device-memory policy; parallel notebooks are bounded by the "
-                                f"{entry.value('vcpu') or '?'} vCPUs and RAM: " + ma.engine_text(found), NOT_MEASURED,
-                                f"measure: `asv run --bench '^concurrency\\.' --machine {family}` on the family")
-    if any(s.machine == family for s in ma.measured_on_gpu(report)):  # the family measured its own
-        a = found[0]
-        return QuestionDecision(
-            3, f"policy `{a.policy}`: up to {a.n} notebooks at once: " + ma.engine_text(found), MEASURED,
-            f"on {family}, {_jax(report, family)}; `jaxci env --machine {family} --kernels {a.n} "
-            f"--results {report.results_dir}`", number=f"{a.n} notebooks at once")
-    text, status, basis = ma.unmeasured_gpu(report, family, entry, found, audit, jax=lambda m: _jax(report, m))
-    number = f"{found[0].n} notebooks at once" if found else ""
-    return QuestionDecision(3, text, status, basis, number=number)
-
-
-def _sampler(report, family, entry) -> QuestionDecision:
-    cmd = f"`asv run --bench '^nuts\\.' --machine {family}` (full scale) on the family"
-    own = _chain_rows(report, family)
-    if own:
-        best, table = _chain_methods(own)
-        where = "; ".join(f"on the {d.upper()} `chain_method='{m}'` with {c} chains ({e:.3g} ESS/s)"
-                          for d, ((m, c), e) in best.items())
-        number = "; ".join(f"{d.upper()} {e:.3g} ESS/s" for d, (_, e) in best.items())
-        return QuestionDecision(4, where, MEASURED, f"on {family}: {table}", number=number)
-    machines = sorted({r.machine for r in report.nuts if r.machine != family and _chain_rows(report, r.machine)})
-    seen = "; chain method not decided: no machine measured one"
-    if machines:
-        best, table = _chain_methods(_chain_rows(report, machines[0]))
-        methods = {mc for mc, _ in best.values()}
-        decided = (f"chain method `{next(iter(methods))[0]}` with {next(iter(methods))[1]} chains: the best on every "
-                   f"device measured" if len(methods) == 1 else "chain method: the best differs by device")
-        seen = (f"; measured on {machines[0]} ({_jax(report, machines[0])}, the small model, not the lecture's): "
-                f"{table}; {decided}")
-    predicted = _nuts_device(report, family, entry)
-    if predicted:
-        text = predicted[0] + (f"; {decided}" if machines else "")
-        return QuestionDecision(4, text, PREDICTED, f"{predicted[1]}{seen}; measure {cmd}", sources=predicted[3],
-                                number=predicted[2])
-    p = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu" if entry.has_gpu else "cpu")
-    why = p.reason.split(";")[0] if not p else ""
-    return QuestionDecision(
-        4, "not decided for this family: keep the lecture's own setting until measured", NOT_MEASURED,
-        f"measure: {cmd}{seen}" + (f"; model: {why}" if why else ""))
-
-
-def _chain_rows(report, machine: str) -> list:
-    """The machine's measured NUTS rows (at least 100 draws: a stable ESS/s)."""
-    return [r for r in report.nuts if r.machine == machine and r.best and dict(r.setting).get("draws", 0) >= 100]
-
-
-def _chain_methods(rows) -> tuple[dict, str]:
-    """(device -> the best (chain method, chains) and its ESS/s, the measured table as one line: per device and
-    setting, every configuration's ESS/s, best first)."""
-    best: dict = {}
-    parts: list = []
-    for r in sorted(rows, key=lambda r: str(r.setting)):
-        setting = dict(r.setting)
-        device = setting.get("device", "?")
-        if device not in best or r.best[1] > best[device][1]:
-            best[device] = r.best
-        cells = sorted(((v, m, c) for (m, c), v in r.configs.items() if v is not None), reverse=True)
-        parts.append(f"{device.upper()} ({setting.get('model')}, {setting.get('dtype')}, {setting.get('draws')} "
-                     f"draws): " + ", ".join(f"{m} x{c} {v:.3g}" for v, m, c in cells) + " ESS/s")
-    return best, "; ".join(parts)
-
-
-#: the incident's NUTS run (docs/reference/incidents.md, incident 2): 4 chains x (400 warm-up + 400 samples)
-NUTS_ITERATIONS = 4 * 800
-
-
-def _nuts_device(report, family, entry) -> tuple[str, str, str, frozenset] | None:
-    """Which device the incident-shaped NUTS run belongs on, from the runner model's predictions on the
-    family's CPU and GPU (float64): (decision, basis, number, sources); None when the model cannot predict the CPU
-    side."""
-    cpu = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "cpu")
-    if not cpu:
-        return None
-    gpu = report.model.predict(family, "nuts", NUTS_ITERATIONS, "float64", "gpu") if entry.has_gpu else None
-    shape = "the incident's model (k = 11, 96 quarters, 4 chains x 800 iterations, float64)"
-    basis = f"{shape}: CPU {seconds(cpu.seconds)} ({_band(cpu)})"
-    number = f"CPU {seconds(cpu.seconds)}" + (f" vs GPU {seconds(gpu.seconds)}" if gpu else "")
-    if not gpu:
-        return (f"NUTS on the CPU: predicted {seconds(cpu.seconds)} for {shape}",
-                basis + f"; inputs: {_short_inputs(cpu.inputs, 200)}", number, cpu.sources)
-    sources = cpu.sources | gpu.sources
-    basis += f", GPU {seconds(gpu.seconds)} ({_band(gpu)}); inputs: {_short_inputs(gpu.inputs, 200)}"
-    if cpu.high is not None and gpu.low is not None and cpu.high < gpu.low:
-        return (f"pin NUTS lectures shaped like the incident's to the CPU, {actions.pin_short()}: predicted "
-                f"{seconds(cpu.seconds)} on its CPU against {seconds(gpu.seconds)} on its GPU; a lecture whose own "
-                "published GPU seconds beat its predicted CPU seconds stays (the one pin rule, row 2)", basis, number,
-                sources)
-    if gpu.high is not None and cpu.low is not None and gpu.high < cpu.low:
-        return (f"NUTS on the GPU: predicted {seconds(gpu.seconds)} against {seconds(cpu.seconds)} on its CPU", basis,
-                number, sources)
-    return (f"either device: the predicted bands overlap (CPU {seconds(cpu.seconds)}, GPU {seconds(gpu.seconds)})",
-            basis, number, sources)
-
-
-def _environment(report, family, entry, kernels: int = 1, engine: str = "") -> QuestionDecision:
-    """The jax-env action with the inputs row 3 advises for the engine the repositories build with, and every
-    variable it then sets (jaxci env's own)."""
-    from jaxci.policy.concurrency import ENGINE_NAMES
-
-    dev = "gpu" if entry.has_gpu else "cpu"
-    env = actions.env_text(family, entry.has_gpu, kernels, entry.value("gpu_memory_mib"))
-    if engine and entry.has_gpu:
-        env += f" (`concurrency` as row 3 gives it for {ENGINE_NAMES[engine]}, the audited repositories' engine)"
-    saved = [r for r in report.suite_records("compile") if r.ok and r.method == "track_compile_saved_s"
-             and r.params.get("dtype") == "float32"]
-    here = [r for r in saved if r.machine == family]
-    if here:
-        r = max(here, key=lambda r: r.value)
-        return QuestionDecision(
-            5, env, MEASURED, f"the cache saved {seconds(r.value)} on a fresh-jit series on {family}",
-            number=f"cache saves {seconds(r.value)}")
-    p = report.model.predict(family, "matmul", 1000, "float32", dev, compile_only=True)
-    basis = []
-    if p:
-        basis.append(f"predicted compile {seconds(p.seconds)} per fresh jit ({_band(p)}); inputs: "
-                     f"{_short_inputs(p.inputs, 160)}")
-    if saved:
-        r = max(saved, key=lambda r: r.value)
-        basis.append(f"cache saving measured on {r.machine} ({r.params.get('device')}, {_jax(report, r.machine)}, "
-                     f"another machine): {seconds(r.value)}")
-    if not basis:
-        return QuestionDecision(5, env, NOT_MEASURED, f"measure: `asv run --bench '^compile\\.' --machine {family}`")
-    return QuestionDecision(5, env, PREDICTED, "; ".join(basis), sources=p.sources if p else frozenset(),
-                            number=f"compile {seconds(p.seconds)} per fresh jit" if p else "")
-
-
-def _cost(report, family, entry, audit) -> QuestionDecision:
-    from jaxci.policy import builds as buildcost
-
-    price = entry.value("price_per_hour")
-    if audit is None and report.audits:  # the committed audits of real repositories (audits/)
-        from jaxci.report.repo_builds import cost_row
-
-        committed = cost_row(report, family, entry)
-        if committed is not None:
-            text, basis, number = committed
-            return QuestionDecision(6, text, PREDICTED, basis, number=number)
-    build = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
-    if build is None or price is None:
-        return _cost_without_audit(report, family, entry, price)
-    own = buildcost.job_dollars(build.seconds, entry)
-    gpu_part = f", {build.on_gpu} on its GPU" if entry.has_gpu else ""
-    text = (f"one build of {build.lectures} lectures{gpu_part} ≈ {build.seconds / 60:.1f} min "
-            f"({build.low / 60:.1f}-{build.high / 60:.1f}) ≈ ${own:.2f}")
-    if build.published:
-        pub = build.published
-        text += (f"; published on {family}: {pub.seconds / 60:.1f} min for {pub.lectures} of these lectures "
-                 f"(predicted {pub.predicted / 60:.1f} min for the same, x{pub.predicted / pub.seconds:.2f}; "
-                 f"{', '.join(pub.sources) or 'source not named'})")
-    other = buildcost.partner(audit, report.catalogue, family)
-    if other:
-        o_entry = report.catalogue[other]
-        gpu_f, cpu_f = (family, other) if entry.has_gpu else (other, family)
-        alone = buildcost.family_build(audit, other, o_entry.has_gpu)
-        if alone is not None:  # `partner` names a family with predictions: it has a build
-            alone_usd = buildcost.job_dollars(alone.seconds, o_entry)
-            text += f"; {other} alone ≈ {alone.seconds / 60:.1f} min ≈ ${alone_usd:.2f}"
-        split = buildcost.split_build(audit, gpu_f, cpu_f, report.catalogue)
-        if split:
-            text += (f"; split ({split.gpu.lectures} GPU-faster lecture(s) on {gpu_f}, {split.cpu.lectures} on "
-                     f"{cpu_f}, two jobs) ≈ {split.wall_s / 60:.1f} min wall ≈ ${split.dollars:.2f}")
-    missing = f"; {len(build.missing)} lecture(s) without a prediction left out" if build.missing else ""
-    basis = (f"the audit's per-lecture predictions for {family} (runner model, from its executed run; each "
-             f"lecture on its faster device); band = sum of the lecture bands; ${price:.3f}/h catalogue + "
-             f"{buildcost.overhead_minutes():g} min job overhead per job (catalogue planning figure){missing}")
-    return QuestionDecision(6, text, PREDICTED, basis, number=f"{build.seconds / 60:.1f} min ≈ ${own:.2f}")
-
-
-def _cost_without_audit(report, family, entry, price) -> QuestionDecision:
-    """Row 6 before any audit: the build published on the family's own hardware (a labelled published measurement,
-    priced), and which families' CPUs the runner model cannot tell apart."""
-    from jaxci.policy import builds as buildcost
-
-    command = buildcost.AUDIT_FOR.format(family=family)
-    hourly = f"${price:.3f}/h" if price is not None else "no catalogue price"
-    twins = buildcost.cpu_twins(report.model, report.catalogue, family)
-    alike = (f"; the runner model cannot tell this family's CPU from {', '.join(twins)} (the same CPU inputs: "
-             f"physical cores, no sourced clock or vector width to separate them), so CPU lecture minutes would be "
-             "predicted alike" if twins else "")
-    pub = buildcost.published_build(entry)
-    measure = (f"for your repository: `{command}`, then `jaxci report RESULTS --audit audit.json`; the benchmark "
-               "suite's own job cost is [a separate section](#the-benchmark-suite-itself)")
-    if pub is None:
-        return QuestionDecision(6, f"{hourly}: lecture build minutes not measured on this family{alike}", NOT_MEASURED,
-                                f"not measured: no build published on {family}; {measure}")
-    dollars = buildcost.job_dollars(pub.seconds, entry) if price is not None else None
-    count = f"{pub.notebooks} notebooks" if pub.notebooks else "a lecture site"
-    text = (f"{hourly}: a published build of {count} executed in {pub.seconds / 60:.0f} min on this family"
-            + (f" ≈ ${dollars:.2f} with the job overhead" if dollars is not None else "")
-            + f" (notebook execution only, one at a time){alike}")
-    return QuestionDecision(6, text, MEASURED, number=f"{pub.seconds / 60:.0f} min (published)",
-                            basis=f"published, not measured here: {pub.source}; job overhead "
-                            f"{buildcost.overhead_minutes():g} min (catalogue planning figure); {measure}")
-
-
-def _hygiene(report, family, entry, audit) -> QuestionDecision:
-    """Row 7 by the one timeout rule (jaxci.policy.timeouts.from_audit): per-lecture `execution: timeout:` for the
-    timed lectures that need more than they have, the book's own value kept unless every lecture is timed, the
-    job's timeout-minutes from the same predicted build; nothing lowered without a measurement."""
-    from jaxci.catalogue import catalogue_defaults
-    from jaxci.policy import builds, timeouts
-
-    gate = "by engine: " + "; ".join(timeouts.engine_hygiene(e) for e in timeouts.FAIL_ONCE)
-    advice = timeouts.from_audit(audit or {}, family, entry.has_gpu, catalogue_defaults())
-    own = (f"own `{advice.book_current_s:g}` s ({quoting.cell(advice.book_origin)})" if advice.book_current_s
-           else "own value")
-    measure = f"`{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json`"
-    if not advice.lectures:
-        return QuestionDecision(
-            7, f"per-cell: keep the repository's {own}; job: keep its own `timeout-minutes`; {gate}",
-            NOT_MEASURED, f"no lecture timed, and no advice lowers a timeout without a measurement of "
-            f"the lecture it would cut: {measure} (rule: {timeouts.rule_text()}, at the high end of "
-            "the lecture's predicted band on the family); fixture notebooks never size a timeout")
-    predicted = any((lec.get("predicted") or {}).get(family) for lec in (audit or {}).get("lectures") or [])
-    if advice.book_s is not None and advice.book_s != advice.book_current_s:
-        book = f"book-wide `timeout: {advice.book_s}` s (every lecture timed; the repository has its {own})"
-        per = []
-    else:
-        book = f"book-wide: keep the repository's {own}"
-        per = advice.raised if advice.book_current_s is not None else advice.lectures
-    lectures = "; ".join(f"{quoting.code(t.path)}: `execution: timeout: {t.seconds}` in its front matter" for t in per)
-    job = (f"job `timeout-minutes: {advice.job_minutes}`" if advice.job_minutes is not None else
-           f"job: keep its own `timeout-minutes` ({len(advice.job_missing)} lecture(s) without a prediction for "
-           f"{family}: the build is not predicted whole)")
-    text = "; ".join(x for x in (lectures, book, job, gate) if x)
-    worst = max(advice.lectures, key=lambda t: t.slowest_high_s)
-    unmeasured = (f"; not timed, so never cut: {', '.join(quoting.code(p) for p in advice.unmeasured)}"
-                  if advice.unmeasured else "")
-    basis = (f"rule: {timeouts.rule_text()}, the cell at the high end of the lecture's predicted band on {family} "
-             f"(slowest: {quoting.code(worst.path)} {worst.slowest_high_s:,.0f} s -> {worst.seconds:,} s); job: "
-             f"ceil((overhead + the predicted build's high end) x margin) (jaxci.policy.jobcost.job_timeout)"
-             f"{unmeasured}")
-    number = (f"job timeout-minutes {advice.job_minutes}" if advice.job_minutes is not None else
-              f"slowest cell {worst.slowest_high_s:,.0f} s -> timeout {worst.seconds:,} s")
-    return QuestionDecision(7, text, PREDICTED if predicted else MEASURED, basis, number=number)
-
-
 def sheet(report, family, audit=None, entry=None) -> FamilySheet:
-    """The seven rows for `family` (its catalogue entry, unless `entry` gives the machine's facts)."""
+    """The registered questions' rows for `family` (its catalogue entry, unless `entry` gives the machine's facts)."""
     if entry is None:
         entry = report.catalogue.get(family)
     if entry is None:
@@ -406,13 +65,8 @@ def sheet(report, family, audit=None, entry=None) -> FamilySheet:
     measured = "measured here" if _measured_here(report, family) else "not measured here: predicted and defaults"
     title = (f"{family} ({hw}, {entry.value('vcpu') or '?'} vCPU, "
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")
-    rows = [_fp64(report, family, entry), _crossover(report, family, entry), _concurrency(report, family, entry, audit),
-            _sampler(report, family, entry),
-            _environment(report, family, entry, *ma.kernels(report, family, entry, audit)),
-            _cost(report, family, entry, audit), _hygiene(report, family, entry, audit)]
-    from jaxci.report import termcheck
-
-    rows = actions.annotate(report, family, entry, audit, rows)
+    context = Context(report, family, entry, audit)
+    rows = [QuestionDecision.of(q, n, q.rule(context)) for n, q in enumerate(questions.REGISTRY, 1)]
     rows = [termcheck.annotate(report, family, d, entry.has_gpu) for d in rows]
     return FamilySheet(family, title, price, entry.has_gpu, rows)
 

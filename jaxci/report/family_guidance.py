@@ -12,7 +12,8 @@ import dataclasses
 
 from jaxci.analysis import crossover as cx
 from jaxci.report import guidance_lines as gl
-from jaxci.report.guidance_lines import BIG, PIN_CODE, SEQ
+from jaxci.report import questions
+from jaxci.report.guidance_lines import BIG, PIN_CODE, SEQ, PinLine
 
 
 def scoped(report, machines: set):
@@ -49,8 +50,8 @@ def _predicted(report, family, prefixes) -> list[str]:
             lines.append(f"- **{p.kernel}** ({p.dtype}): the GPU wins at every size asked, from n = "
                          f"{p.points[0][0]:,} ({where}).")
         elif p.kind == cx.NONE_IN_RANGE and p.points:
-            lines.append(f"- **{p.kernel}** ({p.dtype}): the CPU wins at every size asked, up to n = "
-                         f"{p.points[-1][0]:,} ({where}): {PIN_CODE}")
+            lines.append(PinLine(f"- **{p.kernel}** ({p.dtype}): the CPU wins at every size asked, up to n = "
+                                 f"{p.points[-1][0]:,} ({where}): {PIN_CODE}"))
         else:
             missing.append(f"{p.kernel} {p.dtype}")
     if missing:
@@ -60,9 +61,10 @@ def _predicted(report, family, prefixes) -> list[str]:
     return lines
 
 
-def _row(sheet, q: int, basis: bool = False) -> str:
-    d = sheet.rows[q - 1]
-    return f"- {d.decision} ({d.status}; decision sheet row {q}" + (f": {d.basis})." if basis else ").")
+def _row(sheet, question, basis: bool = False) -> str:
+    """The sheet's row for `question` (found by its question, never by its place), as a guidance line."""
+    d = sheet.row(question)
+    return f"- {d.decision} ({d.status}; decision sheet row {d.q}" + (f": {d.basis})." if basis else ").")
 
 
 def sections(report, family: str, sheet) -> list[tuple[str, list[str]]]:
@@ -72,20 +74,21 @@ def sections(report, family: str, sheet) -> list[tuple[str, list[str]]]:
     gpu = bool(entry and entry.has_gpu)
     scope = scoped(report, {family})
     gl.note_versions(report)
-    no_gpu = [f"- no GPU on {family} (catalogue, not measured): every lecture runs on its CPU (decision sheet row 2)."]
+    no_gpu = [f"- no GPU on {family} (catalogue, not measured): every lecture runs on its CPU (decision sheet row "
+              f"{questions.number(questions.CROSSOVER)})."]
 
     large = gl.measured_large(scope) or (_predicted(report, family, BIG) if gpu else no_gpu)
     small = gl.measured_small(scope)
     if not small:
-        small = (_predicted(report, family, SEQ) if gpu else []) + [_row(sheet, 1)]
+        small = (_predicted(report, family, SEQ) if gpu else []) + [_row(sheet, questions.FP64)]
         if gpu:
             small.append(gl.SCAN_PUBLISHED)
-    nuts = gl.measured_nuts(scope) or [_row(sheet, 4)]
-    compiles = gl._compile_lines(scope, fallback=False) or [_row(sheet, 5)]
-    several = gl.measured_safe(scope) or [_row(sheet, 3)]
+    nuts = gl.measured_nuts(scope) or [_row(sheet, questions.SAMPLER)]
+    compiles = gl._compile_lines(scope, fallback=False) or [_row(sheet, questions.ENVIRONMENT)]
+    several = gl.measured_safe(scope) or [_row(sheet, questions.CONCURRENCY)]
     if gpu and not gl.measured_safe(scope):
         several.append(gl.PREALLOCATE_PUBLISHED)
-    whole = gl._cpu_advice(scope, ("notebooks.",)) + [_row(sheet, 7, basis=True)]
+    whole = gl._cpu_advice(scope, ("notebooks.",)) + [_row(sheet, questions.HYGIENE, basis=True)]
     return [("Large-array lectures (matmul, solves, elementwise maps over big arrays)", large),
             ("Small float64 sequential lectures (scalar loops, Kalman filters, iterations to convergence)", small),
             ("NUTS lectures (numpyro)", nuts),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import group, median
-from jaxci.report import answers
+from jaxci.report import answers, questions
 from jaxci.report.guidance_lines import _pin_once, guidance_sections
 from jaxci.report.model_check import model_section
 from jaxci.report.text import Notes, dollars, num, pct, seconds, table
@@ -305,7 +305,7 @@ def machine_evidence(report) -> str:
 
     parts = []
     for s in decisions.evidence_sheets(report):
-        rows = [[d.q, f"[{d.question}](#{answers.slug(answers.QUESTIONS[d.q][1])})", d.decision, d.status]
+        rows = [[d.q, f"[{d.question}](#{answers.slug(questions.heading(d.asks))})", d.decision, d.status]
                 for d in s.rows]
         title = answers.machine_title(s.family, report.machines[s.family])
         parts.append(f"### {title}\n\n" + table(["#", "question", "answer", "status"], rows))
@@ -313,89 +313,77 @@ def machine_evidence(report) -> str:
 
 
 def _evidence(report) -> str:
-    """The machines and runs, then the measured (and predicted) figures behind each of the seven answers."""
+    """The machines and runs, then the measured (and predicted) figures behind each registered question's answer,
+    one numbered section per question (jaxci.report.questions), then the suite's own cost."""
     errors = "\n".join(f"- {e}" for e in report.errors)
     errors = (f"\nProblems reading the results (those files or cells are left out, the rest is used):\n\n{errors}\n"
               if errors else "")
-    notes = Notes()  # §2's model inputs, said once for the predicted crossovers
-    predicted, incidents = predicted_crossover_table(report, notes), _incidents(report)
+    sections = "".join(f"## {questions.heading(q)}\n\n{EVIDENCE.get(q, _answers_only)(report, q)}\n\n"
+                       for q in questions.REGISTRY)
     return f"""## Evidence: machines and runs
 
 Only measured and predicted cells are listed below; skipped and n/a cells are counted.
 
 {_machines(report)}
 {errors}
-## 1. FP64 penalty on the real workload shapes
-
-{_fp64_answer(report)}
-
-{fp64_table(report)}
-
-## 2. Size where the GPU breaks even
-
-Measured: where the gpu median becomes faster than the cpu median, interpolated on a log scale between measured sizes.
-
-{crossover_table(report)}
-
-Predicted for runner families (labelled, with inputs; a measured crossover stands beside it when one exists):
-
-{predicted}
-
-{incidents}
-
-{notes.md("Model inputs cited in this section (each once)")}
-
-""" + _evidence_rest(report)
-
-
-def _evidence_rest(report) -> str:
-    """Questions 3 to 7 and the suite's own cost (no model inputs: those are all cited in question 2's section)."""
-    loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
-    return f"""## 3. Safe concurrency and memory policy
-
-{_concurrency(report)}
-
-## 4. Sampler configuration
-
-{_nuts(report)}
-
-## 5. Standard CI environment
-
-Compile share of a cold first call (compile seconds from jax.monitoring in one fresh process, first call in another):
-
-{_cold(report)}
-
-{_generic(report, "compile", "Compile suite (persistent compilation cache):")}
-
-## 6. Instance fit
-
-A lecture build's minutes and dollars per family are the decision sheets' row 6 (from an executed audit:
-`jaxci report RESULTS --audit audit.json`). What the benchmark suite itself costs is [its own
-section](#the-benchmark-suite-itself).
-
-Achieved fraction of catalogue peak:
-
-{_achieved(report)}
-
-## 7. Failure hygiene
-
-{_generic(report, "notebooks", "Per-cell times from the notebook suite:")}
-
-GPU vs CPU time of whole notebooks and unsized kernels on the same machine (above 1: the GPU is slower):
-
-{_device_ratios(report)}
-
-Latency-bound loops, where a GPU pays a launch per iteration:
-
-{crossover_table(report, loops)}
-
-## The benchmark suite itself
+{sections}## The benchmark suite itself
 
 What one bench job of this suite costs per runner family (job = catalogue overhead + asv suite wall time, billed
-with the catalogue minimum). This is the benchmark's own cost, not a lecture build (the decision sheets' row 6):
+with the catalogue minimum). This is the benchmark's own cost, not a lecture build (the decision sheets' row \
+{questions.number(questions.COST)}):
 
 {_costs(report)}
 """
+
+
+def _fp64_evidence(report, q) -> str:
+    return f"{_fp64_answer(report)}\n\n{fp64_table(report)}"
+
+
+def _crossover_evidence(report, q) -> str:
+    """Measured and predicted crossovers; every model input of the section cited once, at its end."""
+    notes = Notes()
+    predicted, incidents = predicted_crossover_table(report, notes), _incidents(report)
+    return ("Measured: where the gpu median becomes faster than the cpu median, interpolated on a log scale between "
+            f"measured sizes.\n\n{crossover_table(report)}\n\nPredicted for runner families (labelled, with inputs; "
+            f"a measured crossover stands beside it when one exists):\n\n{predicted}\n\n{incidents}\n\n"
+            + notes.md("Model inputs cited in this section (each once)"))
+
+
+def _environment_evidence(report, q) -> str:
+    return ("Compile share of a cold first call (compile seconds from jax.monitoring in one fresh process, first "
+            f"call in another):\n\n{_cold(report)}\n\n"
+            + _generic(report, "compile", "Compile suite (persistent compilation cache):"))
+
+
+def _cost_evidence(report, q) -> str:
+    return (f"A lecture build's minutes and dollars per family are the decision sheets' row {questions.number(q)} "
+            "(from an executed audit:\n`jaxci report RESULTS --audit audit.json`). What the benchmark suite itself "
+            "costs is [its own\nsection](#the-benchmark-suite-itself).\n\nAchieved fraction of catalogue peak:\n\n"
+            + _achieved(report))
+
+
+def _hygiene_evidence(report, q) -> str:
+    loops = [c for c in report.crossovers if c.benchmark.startswith("loops.")]
+    return (_generic(report, "notebooks", "Per-cell times from the notebook suite:")
+            + "\n\nGPU vs CPU time of whole notebooks and unsized kernels on the same machine (above 1: the GPU is "
+            f"slower):\n\n{_device_ratios(report)}\n\nLatency-bound loops, where a GPU pays a launch per "
+            f"iteration:\n\n{crossover_table(report, loops)}")
+
+
+def _answers_only(report, q) -> str:
+    """A question without a section of its own: each measured machine's answer to it (its evidence rows)."""
+    from jaxci.report import decisions
+
+    rows = [[s.family, s.row(q).decision, s.row(q).status] for s in decisions.evidence_sheets(report)]
+    return table(["machine", "answer", "status"], rows) if rows else f"Not measured: {q.how}."
+
+
+#: the evidence section of each question that has one of its own (any other shows each machine's answer)
+EVIDENCE = {questions.FP64: _fp64_evidence, questions.CROSSOVER: _crossover_evidence,
+            questions.CONCURRENCY: lambda report, q: _concurrency(report),
+            questions.SAMPLER: lambda report, q: _nuts(report), questions.ENVIRONMENT: _environment_evidence,
+            questions.COST: _cost_evidence, questions.HYGIENE: _hygiene_evidence}
 
 
 def _family_pin_how(family: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import median, slowest_cells
-from jaxci.report import answers
+from jaxci.report import questions
 from jaxci.report.text import seconds
 
 PIN_HOW = ("- How to pin what is measured above as slower on the GPU: "
@@ -18,8 +18,13 @@ PIN_CODE, RUN_ON_CPU = "pin this code to the CPU.", "run it on the CPU."
 _VERSIONS: dict = {}
 
 
+class PinLine(str):
+    """A guidance line that moves code to the CPU: the pin how-to follows the first one. The kind is the line's
+    type, set where it is written, never read back from its words."""
+
+
 def says_pin(line: str) -> bool:
-    return line.endswith((PIN_CODE, RUN_ON_CPU))
+    return isinstance(line, PinLine)
 
 
 def _where(c) -> str:
@@ -47,18 +52,18 @@ def _gpu_advice(report, prefixes=("",)) -> list[str]:
 
 
 def _cpu_advice(report, prefixes=("",), ratios=True) -> list[str]:
-    lines = []
+    lines: list = []
     for c in report.crossovers:
         if c.kind == cx.NONE_IN_RANGE and c.points and c.benchmark.startswith(prefixes):
             worst = max(g / cpu for _, cpu, g in c.points)
-            lines.append(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size "
-                         f"up to n = {c.points[-1][0]:,} "
-                         f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): {PIN_CODE}")
+            lines.append(PinLine(f"- **{c.kernel}** ({c.dtype}): the CPU is faster at every measured size "
+                                 f"up to n = {c.points[-1][0]:,} "
+                                 f"(GPU up to {worst:.1f}x slower, {_where(c)}; measured): {PIN_CODE}"))
     for d in report.device_ratios if ratios else ():
         if d.verdict == cx.CPU_FASTER and d.benchmark.startswith(prefixes):
             what = " ".join(f"{k}={v}" for k, v in d.params)
-            lines.append(f"- **{d.benchmark} {what}**: {d.ratio:.1f}x slower on the GPU than on the CPU "
-                         f"(on {d.machine}; measured): {RUN_ON_CPU}")
+            lines.append(PinLine(f"- **{d.benchmark} {what}**: {d.ratio:.1f}x slower on the GPU than on the CPU "
+                                 f"(on {d.machine}; measured): {RUN_ON_CPU}"))
     return lines
 
 
@@ -145,12 +150,12 @@ def _compile_lines(report, fallback: bool = True) -> list[str]:
         if r.ok and r.method == "track_compile_saved_s" and r.params.get("dtype") == "float32":
             compiles.append(f"- {r.machine} ({r.params.get('device')}): the persistent cache saved {seconds(r.value)} "
                             "on a lecture-like series of fresh jits (measured).")
-    return compiles or ([f"- not measured: {answers.HOW[5]}."] if fallback else [])
+    return compiles or ([f"- not measured: {questions.ENVIRONMENT.how}."] if fallback else [])
 
 
 def _safe_lines(report) -> list[str]:
-    return measured_safe(report) or [f"- GPU: not measured: {answers.HOW[3]}; CPU results never answer this.",
-                                     PREALLOCATE_PUBLISHED]
+    unmeasured = f"- GPU: not measured: {questions.CONCURRENCY.how}; CPU results never answer this."
+    return measured_safe(report) or [unmeasured, PREALLOCATE_PUBLISHED]
 
 
 def _whole_lines(report) -> list[str]:
@@ -189,7 +194,7 @@ def guidance_sections(report) -> list[tuple[str, list[str]]]:
     GPU lines come only from gpu measurements (or the labelled model); CPU data never answers a GPU question."""
     note_versions(report)
     gpu_machines = [m for m, f in report.machines.items() if f.has_gpu]
-    no_gpu = f"- GPU: not measured (no GPU in these results): {answers.HOW[2]}." if not gpu_machines else None
+    no_gpu = f"- GPU: not measured (no GPU in these results): {questions.CROSSOVER.how}." if not gpu_machines else None
     out, seen, pinned = [], set(), False
     for title, lines in [("Large-array lectures (matmul, solves, elementwise maps over big arrays)",
                           _large_lines(report, no_gpu)),

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 from jaxci.analysis.provenance import describe
 from jaxci.audit.judging.judge import NOT_SELECTED
-from jaxci.report import answers
+from jaxci.report import answers, questions
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
 from jaxci.report.repo_builds import repo_builds
 from jaxci.report.text import table
 from jaxci.util import quoting
 
-#: the committed document that explains each question's evidence, relative to docs/report/
-EVIDENCE_DOC = {1: "../runner-model.md", 2: "../runner-model.md", 3: "../concurrency.md", 4: "../runner-model.md",
-                5: "../workflows.md", 6: "../../audits/", 7: "../fail-once.md"}
 #: the longest plain-words answer kept (the sheet has the whole decision)
 ANSWER_CHARS = 200
 #: the page title: a constant, since a quote inside a nested f-string expression is Python 3.12 syntax (the TPU
@@ -44,22 +41,22 @@ def headline(decision: str) -> str:
     return first if len(first) <= ANSWER_CHARS else first[:ANSWER_CHARS].rsplit(" ", 1)[0] + " …"
 
 
-def evidence(q: int, status: str, family: str, site: bool, sources=frozenset()) -> str:
+def evidence(d, family: str, site: bool) -> str:
     """The row's evidence kind, linked: the family's results when measured there, the question's section of the
-    findings page on the site, else the committed document that explains the model or the rule; a prediction
-    says what it rests on (jaxci.analysis.provenance.describe, brief)."""
-    if status == NOT_MEASURED:
+    findings page on the site, else the committed document that explains the model or the rule (the question's
+    own, jaxci.report.questions); a prediction says what it rests on (jaxci.analysis.provenance.describe, brief)."""
+    if d.status == NOT_MEASURED:
         return "not measured"
-    rests = f": {describe(sources, brief=True)}" if status == PREDICTED and sources else ""
+    rests = f": {describe(d.sources, brief=True)}" if d.status == PREDICTED and d.sources else ""
     if site:
-        return f"[{status}](index.html#{answers.slug(answers.QUESTIONS[q][1])}){rests}"
-    target = f"../../results/{family}/" if status == MEASURED and q != 6 else EVIDENCE_DOC[q]
-    return f"[{status}]({target}){rests}"
+        return f"[{d.status}](index.html#{answers.slug(questions.heading(d.asks))}){rests}"
+    own = d.status == MEASURED and d.asks.results_are_evidence
+    target = f"../../results/{family}/" if own else d.asks.evidence_doc
+    return f"[{d.status}]({target}){rests}"
 
 
 def answers_md(rows, family: str, site: bool) -> str:
-    body = [[d.q, d.question, headline(d.decision), d.number or "—", evidence(d.q, d.status, family, site, d.sources)]
-            for d in rows]
+    body = [[d.q, d.question, headline(d.decision), d.number or "—", evidence(d, family, site)] for d in rows]
     return table(["#", "question", "answer", "deciding number", "evidence"], body)
 
 
@@ -112,14 +109,15 @@ def cost_md(report, family: str, entry) -> str:
         f"{rb.after_line(b)}\n- {rb.what_if_line(report, b) if b.what_if else rb.check_line(b)}" for b in builds)
 
 
-def repo_pin(audit: dict) -> tuple[str | None, str]:
-    """The repository's JAX pin and where it is said: the CI audit's install lines (`==` pins only)."""
+def repo_pin(audit: dict) -> tuple[str | None, str, bool]:
+    """The repository's JAX pin and where it is said, and whether any workflow installs JAX: the CI audit's install
+    lines (`==` pins only)."""
     lines = [x for x in (audit.get("ci") or {}).get("installs") or [] if x.get("name") == "jax"]
     pinned = [x for x in lines if x.get("version")]
     if pinned:
-        return pinned[0]["version"], pinned[0].get("where", "")
+        return pinned[0]["version"], pinned[0].get("where", ""), True
     where = ", ".join(x.get("where", "") for x in lines)
-    return None, f"unpinned ({where})" if where else "no JAX install line in the workflows"
+    return None, f"unpinned ({where})" if where else "no JAX install line in the workflows", bool(lines)
 
 
 def pin_md(report) -> str:
@@ -127,7 +125,7 @@ def pin_md(report) -> str:
 
     lines = []
     for committed in report.audits:
-        pin, where = repo_pin(committed.audit)
+        pin, where, installed = repo_pin(committed.audit)
         start = pin or committed.facts.get("jax")
         advice = pin_advice(report.release_steps, report.releases_measured, start, report.upgrade_factor)
         if advice.target is None:
@@ -140,7 +138,7 @@ def pin_md(report) -> str:
         more = f" and {len(advice.between) - 4} more" if len(advice.between) > 4 else ""
         held = (f"; not newer: {len(advice.held_back_by)} confirmed regression(s) still standing after it"
                 if advice.held_back_by else "")
-        where_pin = ("Pin" if where.startswith(("unpinned", "pinned")) or pin else
+        where_pin = ("Pin" if installed else
                      "No workflow installs JAX (its lectures install it themselves where they need it: its ci.patch "
                      "lists each line): pin it there and in the environment file as")
         lines.append(f"- **{label_md(committed)}**: {now}. {where_pin} `jax=={advice.target}`; confirmed steps "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from jaxci.analysis.concurrency import Survived, never_on_gpu, survived_on_gpu
 from jaxci.policy import concurrency
+from jaxci.report.question import Status
 from jaxci.util import quoting
 
 #: Published practice (../shared/reference/published-measurements.md), for comparison only: never an input.
@@ -135,7 +136,7 @@ def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], 
     published = _published(device_mib)
     best = concurrency.best(survived)
     if best is None:  # no GPU measured a policy keeping every worker alive
-        return ("one notebook at a time until a GPU measures more: " + engine_text(found), "not measured",
+        return ("one notebook at a time until a GPU measures more: " + engine_text(found), Status.NOT_MEASURED,
                 f"{found[0].evidence}{published}")
     n = found[0].n
     mine = entry.value("gpu_model") or "GPU"
@@ -158,16 +159,16 @@ def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], 
                 f"the audit's {top.platform} run; largest of {len(device_peaks)})")
         if fit is not None:
             need += f"; {fit} such kernel(s) fit {budget:.2f} of {device_mib:,.0f} MiB (catalogue)"
-        status = "predicted"
+        status = Status.PREDICTED
     elif peaks:
         top = peaks[0]
         need = (f"lectures' own need: not measured on a GPU; on the CPU the largest is {top.mib:,.0f} MiB of "
                 f"{top.kind} ({quoting.code(top.path)}), which is not a GPU's need (no CUDA context or XLA workspace "
                 f"in it): `{audit_cmd}` on a GPU runner")
-        status = "not measured"
+        status = Status.NOT_MEASURED
     else:
         need = f"lectures' own need: not measured: `{audit_cmd}`, then `jaxci report RESULTS --audit audit.json`"
-        status = "not measured"
+        status = Status.NOT_MEASURED
     return decision, status, "; ".join((measured, need, unmeasured)) + published
 
 

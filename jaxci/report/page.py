@@ -15,6 +15,7 @@ from pathlib import Path
 from jaxci.analysis import case_label, case_of, group, is_timing
 from jaxci.analysis import crossover as cx
 from jaxci.report import answers, published, svg
+from jaxci.report.question import Status
 from jaxci.util import safeio, safewrite
 
 LINK_ID = "jaxci-findings-link"
@@ -118,14 +119,14 @@ def concurrency_grids(report) -> list[tuple[str, str, str]]:
     legend = [("every worker finished (slowdown beside)", "#b7e4b0"), ("workers died", "#f4b0a8"),
               ("skipped / not measured", "#eee")]
     drawn = [(k, cells) for k, cells in sorted(group(report.concurrency, lambda c: (c.machine, c.device)).items())
-             if any(c.status == "ok" or c.status.endswith("died") or c.status == "failed" for c in cells)]
+             if any(c.status == "ok" or c.workers_died or c.status == "failed" for c in cells)]
     for i, ((machine, device), cells) in enumerate(drawn):
         rows = sorted({c.policy for c in cells})
         cols = sorted({c.n_workers for c in cells})
         table = {}
         for c in cells:
             colour = ("#b7e4b0" if c.status == "ok"
-                      else "#f4b0a8" if c.status.endswith("died") or c.status == "failed" else "#eee")
+                      else "#f4b0a8" if c.workers_died or c.status == "failed" else "#eee")
             slow = c.values.get("slowdown")
             table[(c.policy, c.n_workers)] = (c.status + (f" x{slow:.2g}" if slow is not None else ""), colour)
         out.append((f"concurrency-{i}",
@@ -196,10 +197,12 @@ def _figure(fid: str, body: str, caption: str) -> str:
     return f'<figure class="jaxci-figure" id="{fid}">{body}<figcaption>{escape(caption)}</figcaption></figure>'
 
 
-def _status(status: str) -> str:
-    cls = ("st-measured" if status.startswith("measured")
-           else "st-predicted" if status.startswith("predicted") else "st-nm")
-    return f'<span class="{cls}">{_md_inline(status)}</span>'
+#: the CSS class of each row status (a row's status is a Status, never read from its words)
+_STATUS_CLASS = {Status.MEASURED: "st-measured", Status.PREDICTED: "st-predicted", Status.NOT_MEASURED: "st-nm"}
+
+
+def _status(status: Status) -> str:
+    return f'<span class="{_STATUS_CLASS[status]}">{_md_inline(status)}</span>'
 
 
 def decisions_html(report) -> str:

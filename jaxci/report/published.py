@@ -105,14 +105,16 @@ def bound_verdict(f: PublishedFigure, low: float, high: float) -> str:
 
 
 def check(figs: list[PublishedFigure], model) -> list[dict]:
-    """One row per figure: case, family, device, published_s, predicted_s, low_s, high_s, ratio, why, inputs,
-    sources (what the inputs rest on: jaxci.analysis.provenance.as_json), ratio_interval (to the published value's
-    rounding interval) and, for a published bound, `verdict` and `bound_ends` (bound_ends)."""
+    """One row per figure: case, family, device, the model question it asks (kernel, n, first_call, compile_only:
+    how a decision row finds its checks, jaxci.report.question.Term), published_s, predicted_s, low_s, high_s,
+    ratio, why, inputs, sources (what the inputs rest on: jaxci.analysis.provenance.as_json), ratio_interval (to the
+    published value's rounding interval) and, for a published bound, `verdict` and `bound_ends` (bound_ends)."""
     import math
 
     rows = []
     for f in figs:
-        row: dict = {"case": f.case, "family": f.family, "device": f.device,
+        row: dict = {"case": f.case, "family": f.family, "device": f.device, "kernel": f.kernel, "n": f.n,
+               "first_call": f.first_call, "compile_only": f.compile_only,  # the check's identity, as data
                "published_s": None if math.isnan(f.published_s) else f.published_s,
                "predicted_s": None, "low_s": None, "high_s": None, "ratio": None, "why": f.why, "inputs": "",
                "sources": [], "ratio_interval": None, "verdict": "", "bound_ends": None}

@@ -10,22 +10,12 @@ which rows to trust. The checks never feed a number: they only label it.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from jaxci.analysis import provenance as pv
+from jaxci.report.question import Status, Term
 
 SOURCE = "docs/reference/incidents.md"
 AGREE = (0.5, 2.0)  # within 2x of the published value (to its rounding interval): the section's own yardstick
-
-#: sheet row -> the published cases whose model term the row's prediction rests on: (device, case pattern, term)
-TERMS = {
-    2: (("gpu", r"^\d+x\d+ matmul, compiled$", "the GPU's warm matmul"),),
-    4: (("cpu", r"^NUTS lecture pinned to CPU", "NUTS on the CPU"),
-        ("gpu", r"^NUTS state-space cell", "NUTS on the GPU")),
-    5: (("gpu", r"^1000x1000 matmul, first call$", "the compile of a fresh jit"),
-        ("cpu", r"^1000x1000 matmul, first call$", "the compile of a fresh jit")),
-}
-
 
 @dataclasses.dataclass(frozen=True)
 class Check:
@@ -96,19 +86,19 @@ class Check:
                 else "agrees")
 
 
-def checks(report, family: str, q: int, has_gpu: bool = True) -> list[Check]:
-    """The published checks of the terms row q leans on, on this family's devices (none: no check exists)."""
+def checks(report, family: str, terms: tuple[Term, ...], has_gpu: bool = True) -> list[Check]:
+    """The published checks of `terms` (a question's, jaxci.report.questions) on this family's devices (none: no
+    check exists). A check is found by the model question it asks (kernel, size, first call: its own fields), never
+    by its caption."""
     out = []
-    for device, pattern, term in TERMS.get(q, ()):
-        if device == "gpu" and not has_gpu:
+    for t in terms:
+        if t.device == "gpu" and not has_gpu:
             continue
         for row in getattr(report, "model_checks", None) or []:
-            if row.get("family") != family or row.get("device") != device or not re.search(pattern, row["case"]):
-                continue
-            if row.get("predicted_s") is None:
+            if row.get("family") != family or not t.checks(row) or row.get("predicted_s") is None:
                 continue
             ratio = row.get("ratio_interval") if row.get("ratio_interval") is not None else row.get("ratio")
-            out.append(Check(term, row["case"], device, row.get("published_s"), row["predicted_s"], ratio,
+            out.append(Check(t.name, row["case"], t.device, row.get("published_s"), row["predicted_s"], ratio,
                              row.get("verdict") or "", row.get("low_s"), row.get("high_s"), row.get("ratio"),
                              any(s.get("kind") == pv.PUBLISHED for s in row.get("sources") or ()),
                              bound_refuted=row.get("bound_ends") == 0))
@@ -118,11 +108,11 @@ def checks(report, family: str, q: int, has_gpu: bool = True) -> list[Check]:
 def annotate(report, family: str, decision, has_gpu: bool = True):
     """The row with its published checks beside its band, and a warning in its decision for each term a check
     refutes; a measured or unmeasured row is returned as it is."""
-    if decision.status != "predicted":
+    if decision.status != Status.PREDICTED:
         return decision
     found = [dataclasses.replace(c, row_rests_on_it=pv.derived_from(decision.sources,
                                                                     pv.figure_name(c.case, family, c.device)))
-             for c in checks(report, family, decision.q, has_gpu)]
+             for c in checks(report, family, decision.asks.terms, has_gpu)]
     if not found:
         return decision
     text = decision.decision

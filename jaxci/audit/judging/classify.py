@@ -243,7 +243,7 @@ def _evidence(scan: LectureScan, cross, dtype) -> list[str]:
     elif scan.max_elements is None:
         reasons.append("no array sizes visible")
     for f in scan.size_findings:
-        if f is not top and f.what.startswith(("vmap", "meshgrid")):
+        if f is not top and f.mapped:
             reasons.append("mapped: " + f.text())
     for loop in scan.loops[:4]:
         ev = loop.evidence()

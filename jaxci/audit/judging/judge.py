@@ -4,7 +4,6 @@ measured, then from its predicted seconds on the judged family.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,9 +133,6 @@ def published_outranks(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     verdict.reasons.insert(0, found.why)
 
 
-_AROUND = re.compile(r"jitted `([^`]+)`")
-
-
 def merge_traced(verdict: Verdict) -> None:
     """Trip counts and carry sizes the tracing hooks saw (first run with traces, CPU first) fill what the
     static scan left unknown; traced lax loops it did not see are added, labelled executed. A Python loop
@@ -163,8 +159,7 @@ def merge_traced(verdict: Verdict) -> None:
         pending.remove(match)
     for cell in run.cells:
         for name, largest in (cell.jitted or {}).items():
-            match = next((lp for lp in pending if lp.kind.startswith("Python") and lp.carry is None
-                          and (around := _AROUND.search(lp.what)) is not None and around[1] == name), None)
+            match = next((lp for lp in pending if lp.in_python and lp.carry is None and lp.jitted == name), None)
             if match is not None:
                 _fill(match, None, largest)
                 match.carry_why = f"traced at execution: largest argument of `{name}`"

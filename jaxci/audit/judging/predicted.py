@@ -167,6 +167,14 @@ class Side:
         return replace(self, device="cpu", floor=self.cpu_floor)
 
 
+#: the pins that act on the code of their own cell (a device for its arrays), not on the whole process
+LOCAL_PINS = ("jax.default_device", "jax.devices", "jax.local_devices")
+#: the settings whose CPU-only list keeps JAX from starting CUDA (`jax_platform_name` only picks the default device)
+CPU_ONLY_SETTINGS = ("JAX_PLATFORMS", "jax_platforms")
+#: the runner model's kernel for each traced loop kind (jaxci.audit.runner.jit_calls names them); any other: scan
+_LOOP_KERNEL = {"lax.fori_loop": "fori", "lax.while_loop": "while"}
+
+
 def _loop(side: Side, total: Sum, part: str, loop: TracedLoop, times: float, extra: int = 0) -> None:
     """A lax loop's turns on the side's device, at its kind's per-step cost (a while loop's at the `while` kernel's:
     on a GPU each turn reads its predicate back to the host), plus its carry's elementwise work per turn."""
@@ -176,7 +184,7 @@ def _loop(side: Side, total: Sum, part: str, loop: TracedLoop, times: float, ext
         total.missing.append(f"{kind} with a trip count not known")
         return
     trips = max(int(round(trips)), 1)  # a counted while loop's trips are its mean turns per run
-    kernel = "fori" if "fori" in kind else "while" if "while" in kind else "scan"
+    kernel = _LOOP_KERNEL.get(kind, "scan")
     total.add(part, view.call(kernel, trips, dtype, device), times)
     carry = max(carry or 0, extra)  # closed-over arrays the trace cannot see
     if carry:
@@ -192,7 +200,7 @@ def cpu_cells(pins, cells) -> frozenset:
     for pin in pins or ():
         if not pin.pinned_cpu:
             continue
-        local = pin.what.startswith(("jax.default_device", "jax.devices", "jax.local_devices"))
+        local = pin.setting in LOCAL_PINS
         out |= {pin.cell} if local else {i for i in indices if i >= pin.cell}
     return frozenset(out)
 
@@ -205,7 +213,7 @@ def starts_cuda(run, pins=()) -> bool:
     first = next((c.index for c in run.cells if (c.compilations or 0) or (c.startup_s or 0.0)), None)
     if first is None:
         return False
-    return not any(p.platforms == ("cpu",) and "platforms" in p.what.lower() and p.cell <= first for p in pins or ())
+    return not any(p.platforms == ("cpu",) and p.setting in CPU_ONLY_SETTINGS and p.cell <= first for p in pins or ())
 
 
 def device_time(view, run, device: str, float64: bool, static: dict, on_cpu: frozenset = frozenset(),

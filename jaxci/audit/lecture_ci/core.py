@@ -56,13 +56,9 @@ def job_commands(job: workflows.Job) -> list[tuple[str, str]]:
 
 
 def _split_where(engine, job: workflows.Job) -> tuple[str, str]:
-    """(file:line, the command as shown) of an engine read from one of the job's commands (engine.where is the
-    two joined by a space; a file name may hold spaces, so the file:line is matched, not split on)."""
-    loc = next((w for w, _ in job_commands(job) if engine.where.startswith(w + " ")), None)
-    if loc is None:
-        loc, _, rest = engine.where.partition(" ")
-        return loc, rest
-    return loc, engine.where[len(loc) + 1:]
+    """(file:line, the command as shown) of an engine read from one of the job's commands: the engine keeps both
+    (a file name may hold spaces, so its `where` is never split)."""
+    return engine.at, engine.shown
 
 
 def _family(job: workflows.Job) -> str:
@@ -138,8 +134,8 @@ class _Audit:
             made = ed.label_edits(self.jobs_by_key[key], changes)
             r.edits += made
             for f in r.findings:
-                if f.job == key and f.kind in (SPOT, RUNNER_TIER) and made:
-                    f.label_edit = f.kind == SPOT or f.fix.startswith("run the build on")
+                if f.job == key and f.by_label and made:
+                    f.label_edit, f.label_file = True, self.jobs_by_key[key].file
         for f in r.findings:
             r.edits += [e for e in f.edits if e is not None]
         order = {k: i for i, k in enumerate(KINDS)}
@@ -185,7 +181,7 @@ class _Audit:
         self.add(Finding(SPOT, f"{job.file}:{job.runs_on_line}", f"job `{job.id}` publishes on spot capacity "
                          f"({written})", "an interrupted spot runner loses the publish mid-way; the job that "
                          "ships the site must run on-demand: " + "; ".join(job.publishes[:3]), "static",
-                         "set spot=false in its RunsOn label", job=job.where, edits=[]))
+                         "set spot=false in its RunsOn label", job=job.where, edits=[], by_label=True))
 
     # jobs without timeout-minutes
     def _build_minutes(self, job) -> tuple[float, str, str]:
@@ -298,14 +294,15 @@ class _Audit:
         if rec == tier.STAY:
             return
         where = f"{job.file}:{job.runs_on_line}"
-        if rec == tier.MOVE and alt:
+        moves = rec == tier.MOVE and bool(alt)
+        if moves:
             self.set_label(job, family=alt, image=self.catalogue[alt].image)
             fix = f"run the build on {alt} (image {self.catalogue[alt].image})"
         else:
             fix = (f"build on {alt or 'a CPU family'} with JAX_PLATFORMS=cpu, and run the lectures the audit keeps "
                    f"on GPU in a job on {family} (not patched: the split is a design choice)")
         self.add(Finding(RUNNER_TIER, where, f"job `{job.id}` builds on GPU family {family}: {rec}", reason + cost,
-                         label, fix, inputs, [], job.where))
+                         label, fix, inputs, [], job.where, by_label=moves))
 
     def _tier_from_decision(self, job, family: str, d, inputs: dict, rows) -> None:
         """The predicted decision sets the tier: move (CPU alone, or a cheaper GPU family), split, or stay."""
@@ -340,7 +337,7 @@ class _Audit:
         else:
             fix = f"runs-on: {target} (not patched: the label is not a RunsOn label this audit can edit)"
         self.add(Finding(RUNNER_TIER, f"{job.file}:{job.runs_on_line}", f"job `{job.id}` builds on {family}: {rec}",
-                         reason, dc.PREDICTED, fix, inputs, [], job.where))
+                         reason, dc.PREDICTED, fix, inputs, [], job.where, by_label=patchable))
 
     def moving(self, job) -> bool:
         """The tier rule moves this job to a CPU family (its GPU-only findings are then moot)."""

@@ -298,7 +298,7 @@ def join_emitted(report, config) -> None:
                                 "apply --ci-patch after this patch")
             continue
         kinds = sorted({f.kind for f in report.findings if any(e.file == path for e in f.edits)
-                        or (f.label_edit and f.where.startswith(path + ":"))}
+                        or (f.label_edit and f.label_file == path)}
                        | ({"kernelspec install"} if any(e.file == path for e in extra) else set()))
         config.changes.append(FileChange(path, old, new, "CI audit: " + ", ".join(kinds)))
     unpatched = [f for f in report.findings if not (f.edits or f.label_edit)]

@@ -85,9 +85,14 @@ def _build(ws: list[str], names: tuple[str, ...]) -> int | None:
                 None)
 
 
-def _shown(where: str, ws: list[str], start: int, end: int) -> str:
-    """`where` and the command as read (its words start..end), as a code span whatever the words hold."""
-    return f"{where} {code(' '.join(ws[start:end + 1]))}"
+def _shown(ws: list[str], start: int, end: int) -> str:
+    """The command as read (its words start..end), as a code span whatever the words hold."""
+    return code(" ".join(ws[start:end + 1]))
+
+
+def _engine(name: str, now: int | None, where: str, shown: str, **kw) -> Engine:
+    """An engine read at `where` (file:line) from the command `shown`: both kept apart, and joined for the reader."""
+    return Engine(name, now, f"{where} {shown}", at=where, shown=shown, **kw)
 
 
 def _line_engine(where: str, line: str, has_myst_yml: bool, vcpu: int | None, every: int | None):
@@ -100,26 +105,26 @@ def _line_engine(where: str, line: str, has_myst_yml: bool, vcpu: int | None, ev
         now = count(hit[1], None, every) if hit else None
         if now is None:
             now = max(1, vcpu - 1) if vcpu else None
-        return Engine(MYSTMD, now, f"{where} {code(line.strip())}")
+        return _engine(MYSTMD, now, where, code(line.strip()))
     at = _first(ws, "jcache")
     if at is not None and ("--executor=local-parallel" in ws[at:] or any(
             ws[i] == "--executor" and ws[i + 1] == "local-parallel" for i in range(at, len(ws) - 1))):
-        return Engine(JB1, vcpu, f"{where} {code(line.strip())}", per_cpu=True)
+        return _engine(JB1, vcpu, where, code(line.strip()), per_cpu=True)
     at = _first(ws, "sphinx-build")
     hit = _option(ws, at, "-j") if at is not None else None
     if hit and at is not None:
-        return Engine(JB1, count(hit[1], vcpu, every), _shown(where, ws, at, hit[0]), option="sphinx-build -j")
+        return _engine(JB1, count(hit[1], vcpu, every), where, _shown(ws, at, hit[0]), option="sphinx-build -j")
     at = _first(ws, "pytest")
     if at is not None:
         nbmake = next((i for i in range(at + 1, len(ws)) if ws[i].startswith("--nbmake")), None)
         hit = _option(ws, at, "-n") if nbmake is not None else None
         if hit and nbmake is not None:
             n = count(hit[1], vcpu, every)
-            return Engine(NBCLIENT, 1 if n == 0 else n, _shown(where, ws, at, max(nbmake, hit[0])))
+            return _engine(NBCLIENT, 1 if n == 0 else n, where, _shown(ws, at, max(nbmake, hit[0])))
     at = _first(ws, "xargs")
     hit = _option(ws, at, "-P", "--max-procs") if at is not None else None
     if hit and at is not None and hit[1] != "auto":
-        return Engine(NBCLIENT, count(hit[1], vcpu, every, zero_is_all=True), _shown(where, ws, at, hit[0]))
+        return _engine(NBCLIENT, count(hit[1], vcpu, every, zero_is_all=True), where, _shown(ws, at, hit[0]))
     return None
 
 
@@ -138,5 +143,5 @@ def engine_of(commands: list[tuple[str, str]], root: Path, vcpu: int | None,
             ws = words(line)
             at = _build(ws, ("jb", "jupyter-book"))
             if at is not None:
-                return Engine(JB1, 1, _shown(where, ws, at, len(ws) - 1))
+                return _engine(JB1, 1, where, _shown(ws, at, len(ws) - 1))
     return None

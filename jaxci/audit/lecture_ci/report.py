@@ -30,13 +30,17 @@ class Finding:
     inputs: dict = field(default_factory=dict)
     edits: list = field(default_factory=list)
     job: str | None = None     # file:line of the job it concerns
+    by_label: bool = False     # its fix is a change to the job's RunsOn label (set where the finding is made)
     label_edit: bool = False   # fixed through the job's RunsOn label edit (made once per job)
+    label_file: str = ""       # the workflow file that label edit changes
 
     def as_dict(self) -> dict:
         d = asdict(self)
         d["patched"] = bool(self.edits) or self.label_edit
         d.pop("edits")
         d.pop("label_edit")
+        d.pop("by_label")
+        d.pop("label_file")
         return d
 
 

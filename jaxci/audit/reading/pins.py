@@ -36,6 +36,7 @@ class Pin:
     line: int
     platforms: tuple[str, ...]  # () when the value is not a literal the scan can read
     what: str  # as shown: "JAX_PLATFORMS=cpu", "config jax_platforms=cuda,cpu", "jax.devices(cpu)"
+    setting: str = ""  # what chose it, as data: the call ("jax.devices") or the config or environment key
 
     @property
     def pinned_cpu(self) -> bool:
@@ -87,7 +88,7 @@ def kernelspec_pin(metadata, root: Path | None = None) -> Pin | None:
     env = _kernel_env(name, root)
     for key in KERNEL_ENV:
         if isinstance(env.get(key), str):
-            return Pin(0, 0, env_platforms(key, env[key]), f"kernelspec {name}: {key}={env[key]}")
+            return Pin(0, 0, env_platforms(key, env[key]), f"kernelspec {name}: {key}={env[key]}", key)
     return None
 
 

@@ -47,6 +47,10 @@ def join(*parts: Known | None) -> tuple:
     return tuple(out)
 
 
+#: the kinds of a Python loop around JAX calls (the static scan's; the others are lax constructs)
+PYTHON_LOOPS = ("Python for loop", "Python while loop")
+
+
 @dataclass
 class Loop:
     """One sequential construct: `kind` is lax.scan / lax.fori_loop / lax.while_loop / Python for / while."""
@@ -64,6 +68,11 @@ class Loop:
     dtype: str = "float32"  # float64 when jax_enable_x64 was already on in the cell that runs it
     func: str = ""  # the function whose body holds the loop (a vmap of it multiplies the carry)
     vmapped: bool = False  # its carry already multiplied by a vmap's axis (once: a second vmap call is not nested)
+    jitted: str = ""  # the notebook's own jitted function a Python loop calls first (its carry is that call's argument)
+
+    @property
+    def in_python(self) -> bool:
+        return self.kind in PYTHON_LOOPS
 
     def describe(self) -> str:
         trips = f"{self.trips:,} steps" if self.trips is not None else "steps not known"
@@ -104,6 +113,7 @@ class SizeFinding:
     what: str
     elements: int
     why: str = ""
+    mapped: bool = False  # a vmap's or meshgrid's size (the verdict lists it as mapped work), set where it is found
 
     def text(self) -> str:
         return f"cell {self.cell} line {self.line}: {self.what} = {self.elements:,} elements" + \

@@ -19,13 +19,15 @@ from jaxci.audit.reading.constructors import KEY_MAKERS
 from jaxci.audit.reading.notebook import to_python
 from jaxci.audit.reading.pins import PLATFORM_LISTS, Pin, env_platforms, node_platforms
 from jaxci.audit.reading.shapes import Evaluator, _literal, _ordered, _text
-from jaxci.audit.reading.sizes import Known, Loop, SizeFinding, join
+from jaxci.audit.reading.sizes import PYTHON_LOOPS, Known, Loop, SizeFinding, join
 
 if TYPE_CHECKING:
     from jaxci.audit.reading.scanrecord import LectureScan
 
 SEQUENTIAL = {"jax.lax.scan": "lax.scan", "jax.lax.fori_loop": "lax.fori_loop",
               "jax.lax.while_loop": "lax.while_loop", "numpyro.contrib.control_flow.scan": "numpyro scan"}
+#: the loop kinds that are JAX's own lax constructs (a vmap of the function holding one multiplies its carry)
+LAX_LOOPS = ("lax.scan", "lax.fori_loop", "lax.while_loop")
 DEVICE_QUERIES = {"jax.devices", "jax.local_devices", "jax.default_backend", "jax.device_count"}
 TIMING_MAGICS = {"time", "timeit", "capture", "prun"}
 PLATFORM_ENV = {"JAX_PLATFORMS", "JAX_PLATFORM_NAME", "CUDA_VISIBLE_DEVICES"}
@@ -168,7 +170,9 @@ class CodeScan(Evaluator):
         hits, touched, unknown_args = self._jax_calls_in(node)
         if not hits:
             return
-        called = [text for _, text in sorted(hits, key=lambda hit: hit[0])]   # the most telling call first
+        ranked = sorted(hits, key=lambda hit: hit[0])   # the most telling call first
+        jitted = ranked[0][2] if ranked[0][0] == 0 else ""  # the notebook's own jitted function, by name
+        called = [text for _, text, _ in ranked]
         kind = "while" if isinstance(node, ast.While) else "for"
         trips = self._trips_k(node) if kind == "for" else None
         what = f"Python {kind}-loop around {called[0]}" + (f" ({trips.value} iterations)" if trips else "")
@@ -178,8 +182,8 @@ class CodeScan(Evaluator):
         self._sequential(what, trips.value if trips else None)
         biggest = max(touched, key=lambda k: k.value, default=None)
         carry = biggest if biggest is not None and (not unknown_args or biggest.value >= 10_000) else None
-        self._record_loop(f"Python {kind} loop", node, trips, carry, f"around {called[0]}",
-                          "largest array passed to JAX in the body")
+        self._record_loop(PYTHON_LOOPS[kind == "while"], node, trips, carry, f"around {called[0]}",
+                          "largest array passed to JAX in the body", jitted=jitted)
 
     def _bind_loop_body(self, node) -> None:
         """Names bound in the body are in force from the second step on; `x = step(x)` (a result of unknown
@@ -193,17 +197,18 @@ class CodeScan(Evaluator):
                 if name not in self.consts and name not in self.arrays:
                     new[name] = known
 
-    def _jax_calls_in(self, node) -> tuple[list[tuple[int, str]], list[Known], bool]:
-        """The JAX calls inside a loop (rank, as shown: _jax_call), the sizes each step touches (arguments, arrays
-        the called function closes over), and whether some argument's size is not known."""
-        called: list[tuple[int, str]] = []
+    def _jax_calls_in(self, node) -> tuple[list[tuple[int, str, str]], list[Known], bool]:
+        """The JAX calls inside a loop (rank, as shown: _jax_call; and at rank 0 the jitted function's name), the
+        sizes each step touches (arguments, arrays the called function closes over), and whether some argument's
+        size is not known."""
+        called: list[tuple[int, str, str]] = []
         touched: list[Known] = []
         unknown_args = False
         for n in ast.walk(node):
             hit = self._jax_call(n) if isinstance(n, ast.Call) else None
             if hit is None or not isinstance(n, ast.Call):
                 continue
-            called.append(hit)
+            called.append((*hit, n.func.id if hit[0] == 0 and isinstance(n.func, ast.Name) else ""))
             if isinstance(n.func, ast.Name):
                 inner = self._closed_over(ast.Name(self.wrapped.get(n.func.id, n.func.id), ast.Load()))
                 if inner is not None:
@@ -231,8 +236,9 @@ class CodeScan(Evaluator):
         name = self._name(n.func)
         return (2, name.replace("jax.numpy.", "jnp.")) if name.startswith(("jax.", "numpyro.")) else None
 
-    def _record_loop(self, kind, node, trips: Known | None, carry: Known | None, what="", carry_note="") -> None:
-        loop = Loop(kind, self.cell, getattr(node, "lineno", self.line), what=what,
+    def _record_loop(self, kind, node, trips: Known | None, carry: Known | None, what="", carry_note="",
+                     jitted="") -> None:
+        loop = Loop(kind, self.cell, getattr(node, "lineno", self.line), what=what, jitted=jitted,
                     dtype="float64" if self.scan.x64_cell is not None and self.cell >= self.scan.x64_cell
                     else "float32", func=self.func_stack[-1] if self.func_stack else "")
         if trips is not None:
@@ -298,7 +304,7 @@ class CodeScan(Evaluator):
         if name.endswith("meshgrid"):
             grid = constructors.meshgrid(self, node)
             if grid is not None:
-                self._size_found(f"meshgrid{list(grid.value)}", grid)
+                self._size_found(f"meshgrid{list(grid.value)}", grid, mapped=True)
         depth = self._vmap_depth(node.func)
         if depth:
             self._vmapped_call(node, depth)
@@ -312,7 +318,7 @@ class CodeScan(Evaluator):
             self.scan.float64.append(f"{self._where()}: jax.config.update('jax_enable_x64', ...)")
             self._x64_on()
         elif key in PLATFORM_CONFIG:
-            self._pin(node_platforms(value), f"config {key}={_text(value)}")
+            self._pin(node_platforms(value), f"config {key}={_text(value)}", key)
 
     def _x64_call(self, node: ast.Call, name: str, kw: dict) -> None:
         if not (node.args and isinstance(node.args[0], ast.Constant) and not node.args[0].value):
@@ -322,7 +328,7 @@ class CodeScan(Evaluator):
     def _pin_call(self, node: ast.Call, name: str, kw: dict) -> None:
         """jax.default_device(...), numpyro.set_platform(...), jax.devices("cpu"), local_devices(backend=...)."""
         arg = node.args[0] if node.args else kw.get("platform", kw.get("backend"))
-        self._pin(node_platforms(arg), f"{name}({_text(arg)})")
+        self._pin(node_platforms(arg), f"{name}({_text(arg)})", name)
 
     def _print_call(self, node: ast.Call, name: str, kw: dict) -> None:
         for n in ast.walk(node):
@@ -353,8 +359,8 @@ class CodeScan(Evaluator):
     def _grid_call(self, node: ast.Call, name: str, kw: dict) -> None:
         self.scan.grid = True
 
-    def _pin(self, platforms: tuple, what: str) -> None:
-        self.scan.pins.append(Pin(self.cell, self.line, platforms, what))
+    def _pin(self, platforms: tuple, what: str, setting: str) -> None:
+        self.scan.pins.append(Pin(self.cell, self.line, platforms, what, setting))
 
     def _vmapped_call(self, node: ast.Call, depth: int) -> None:
         """vmap over known axes: one vmap maps the leading axis of its largest argument; nested vmaps over
@@ -365,11 +371,11 @@ class CodeScan(Evaluator):
         if depth >= 2 and len(shapes) >= 2 and all(len(s.value) == 1 for s in shapes[:depth]):
             total = math.prod(s.value[0] for s in shapes[:depth])
             self._size_found(f"vmap x{depth} over {' x '.join(str(s.value[0]) for s in shapes[:depth])}",
-                             Known((total,), join(*shapes[:depth])))
+                             Known((total,), join(*shapes[:depth])), mapped=True)
             self.scan.grid = True
         else:
             top = max(shapes, key=lambda s: s.elements or 0)
-            self._size_found(f"vmap over {list(top.value)}", Known(top.value, top.why))
+            self._size_found(f"vmap over {list(top.value)}", Known(top.value, top.why), mapped=True)
             self._vmap_loops(node.func, top)
 
     def _vmap_loops(self, func, axis: Known) -> None:
@@ -378,18 +384,18 @@ class CodeScan(Evaluator):
         if not base or not axis.value:
             return
         for loop in self.scan.loops:
-            if loop.func == base and loop.kind.startswith("lax.") and not loop.vmapped:
+            if loop.func == base and loop.kind in LAX_LOOPS and not loop.vmapped:
                 loop.carry, loop.vmapped = (loop.carry or 1) * axis.value[0], True
                 loop.carry_why = (f"vmap over {axis.value[0]:,} ({axis.chain()}) x "
                                   + (loop.carry_why or "one element per mapped call"))
                 self.scan.max_elements = max(self.scan.max_elements or 0, loop.carry)
 
-    def _size_found(self, what: str, known: Known) -> None:
+    def _size_found(self, what: str, known: Known, mapped: bool = False) -> None:
         elements = known.elements
         if elements is None:
             return
         self.scan.size_findings.append(SizeFinding(self.cell, self.line, what, elements, known.chain()
-                                                   if known.why else ""))
+                                                   if known.why else "", mapped))
         self.scan.max_elements = max(self.scan.max_elements or 0, elements)
 
     def _sizes(self, node: ast.Call) -> None:
@@ -435,7 +441,7 @@ class CodeScan(Evaluator):
             literal = node is None or (isinstance(node, ast.Constant) and isinstance(node.value, str))
             platforms = env_platforms(key, value) if literal else \
                 node_platforms(node) if key in PLATFORM_LISTS else ()
-            self._pin(platforms, f"{key}={value}")
+            self._pin(platforms, f"{key}={value}", key)
 
     def _environ_assign(self, node: ast.Assign) -> None:
         for target in node.targets:
