@@ -70,6 +70,10 @@ def test_findings_repository(static):
     assert "not pinned" in versions["environment.yml:10"].message
     cache, = by_kind(r, "compile-cache")
     assert cache.label == "not measured" and "pin-cpu: true" in cache.fix and "c7i.2xlarge" in cache.fix
+    # a conda build (setup-miniconda): the action is told the build's interpreter, named in the build's login shell
+    step, use = cache.fix.split("- uses: ", 1)
+    assert "shell: bash -l {0}" in step and "JAXCI_PYTHON=$(command -v python)" in step
+    assert 'python: "${{ env.JAXCI_PYTHON }}"' in use
     assert not by_kind(r, "memory-policy")  # the job moves to a CPU family: a GPU memory policy is moot
     # drafts/heavy.md would keep a GPU busy, but exclude_patterns keeps it out of the build
     assert r.tiers[0].inputs["lectures_in_build"] == 4 and r.tiers[0].inputs["executed"] == 0

@@ -45,6 +45,11 @@ def _catalogue():
         pins = {}
     return catalogue, defaults, pins, None
 
+#: in a conda build the jax-env action reads JAX through the build's own interpreter: a step in the build's login
+#: shell (where setup-miniconda activates the environment) names it first (the action's `python` input)
+CONDA_PYTHON_STEP = ("- name: the build's Python (its conda environment) for jax-env\n  shell: bash -l {0}\n"
+                     "  run: echo \"JAXCI_PYTHON=$(command -v python)\" >> \"$GITHUB_ENV\"\n")
+
 
 def job_commands(job: workflows.Job) -> list[tuple[str, str]]:
     """(where, run text) of each run step: where as file:line of its `run:`."""
@@ -429,9 +434,11 @@ class _Audit:
         n = answer.concurrency if gpu else 1
         if self.moving(job):
             family = self.label_changes[job.where]["family"]
-        use = ("- uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<full commit sha>\n  with: {"
-               + ", ".join(x for x in (f"concurrency: {n or 1}", f"machine: {family}" if family else "",
-                                       "pin-cpu: true" if not gpu else "") if x) + "}")
+        use = (CONDA_PYTHON_STEP if job.conda else "") + (
+            "- uses: jax-ci-bench/jax-ci-bench/.github/actions/jax-env@<full commit sha>\n  with: {"
+            + ", ".join(x for x in (f"concurrency: {n or 1}", f"machine: {family}" if family else "",
+                                    "pin-cpu: true" if not gpu else "",
+                                    'python: "${{ env.JAXCI_PYTHON }}"' if job.conda else "") if x) + "}")
         self.add(Finding(CACHE, job.where, f"job `{job.id}` builds {len(self.jax)} JAX lectures with no persistent "
                          "compilation cache", f"every build recompiles every jitted function; saving {saving}",
                          label, "add the jax-env step after JAX is installed (restores and saves the cache, "

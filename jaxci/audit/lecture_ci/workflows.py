@@ -136,6 +136,12 @@ class Job:
     def uses_action(self, fragment: str) -> WorkflowStep | None:
         return next((s for s in self.steps if s.uses and fragment in s.uses.lower()), None)
 
+    @property
+    def conda(self) -> bool:
+        """The job builds in a conda environment (setup-miniconda): its Python is that environment's, active only
+        in its steps' login shells, never the runner's `python3` a composite action's bash finds."""
+        return self.uses_action("setup-miniconda") is not None
+
 
 @dataclass
 class Workflow:
