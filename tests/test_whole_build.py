@@ -244,3 +244,20 @@ def test_each_run_is_moved_by_the_probe_of_the_host_when_it_ran():
     repo.stamp_probes(verdicts, runs, host_probe.given(0.9), Here)
     assert [v.runs["cpu"].host_probe["seconds"] for v in verdicts] == [0.15, 0.2, 0.9]
     assert NotebookRun.from_dict(old.as_dict()).host_probe["seconds"] == 0.15
+
+
+def test_published_is_read_once_for_the_verdicts_and_the_build_block(monkeypatch, tmp_path):
+    """--published is read once per command: attach_published (the verdicts) and build_block (audit.json's build)
+    share the record, so they can never judge from two different reads of the file."""
+    from argparse import Namespace
+
+    from jaxci.commands import audit_runner
+    from jaxci.results import published_build
+
+    record, calls = object(), []
+    monkeypatch.setattr(published_build, "read", lambda path: calls.append(path) or record)
+    args = Namespace(published=tmp_path / "published.json")
+    assert audit_runner.published_record(args) is record
+    assert audit_runner.attach_published(args, None) is None
+    assert audit_runner.published_record(args) is record and len(calls) == 1
+    assert audit_runner.published_record(Namespace(published=None)) is None

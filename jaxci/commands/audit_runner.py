@@ -40,20 +40,31 @@ def judged_family(args, use) -> str | None:
     return None
 
 
+def published_record(args):
+    """--published's record, read once per command: the verdicts (attach_published) and the build block share it.
+    Raises InputError for an unreadable record."""
+    if args.published is None:
+        return None
+    if getattr(args, "published_record", None) is None:
+        from jaxci.results import published_build
+        from jaxci.util.validate import InputError
+
+        try:
+            args.published_record = published_build.read(args.published)
+        except published_build.PublishedError as exc:
+            raise InputError(f"--published {exc}") from None
+    return args.published_record
+
+
 def attach_published(args, model) -> str | None:
     """--published's record onto the judged family's model when it ran on the same hardware; a line saying
     why not otherwise. Raises InputError for an unreadable record."""
-    if args.published is None or model is None:
+    record = published_record(args)
+    if record is None or model is None:
         return None
     from jaxci.catalogue import load_catalogue
     from jaxci.policy.placement import published_for
-    from jaxci.results import published_build
-    from jaxci.util.validate import InputError
 
-    try:
-        record = published_build.read(args.published)
-    except published_build.PublishedError as exc:
-        raise InputError(f"--published {exc}") from None
     model.published = published_for(record, model.family, load_catalogue())
     if model.published is None:
         return (f"--published: the build ran on {record.family}, not {model.family}'s hardware: its run times are "
@@ -111,7 +122,7 @@ def build_block(args, data: dict, use) -> dict | None:
     the sheet's row 6 use), or None without a catalogue family to judge."""
     from jaxci.catalogue import CatalogueError, load_catalogue
     from jaxci.policy import wholebuild
-    from jaxci.results import published_build
+    from jaxci.util.validate import InputError
 
     try:
         catalogue = load_catalogue()
@@ -120,8 +131,8 @@ def build_block(args, data: dict, use) -> dict | None:
     if args.machine not in catalogue:
         return None
     try:
-        published = published_build.read(args.published) if args.published else None
-    except published_build.PublishedError:
+        published = published_record(args)   # read once: attach_published's
+    except InputError:
         published = None  # said once already by attach_published (or no family judged)
     found = wholebuild.whole_build(data, Path(args.path).resolve().name, args.machine, catalogue[args.machine],
                                    published, catalogue, use.family if use else None)
