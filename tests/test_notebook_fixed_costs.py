@@ -46,7 +46,7 @@ def test_the_file_reads_as_terms_probes_and_a_residual_band(tmp_path):
     assert "costs.json" in fixed_costs.load(_file(tmp_path)).source
 
 
-@pytest.mark.parametrize("text, why", [("{not json", "not readable JSON"),
+@pytest.mark.parametrize("text, why", [("{not json", "not valid JSON"),
                                        (json.dumps(fixed_costs.record({**COSTS, "probe_s": []})), "no probe"),
                                        (json.dumps(fixed_costs.record({**COSTS, "warm": {"x": -1}})), "unreadable"),
                                        (json.dumps(COSTS), "not a jaxci-notebook-fixed-costs file"),

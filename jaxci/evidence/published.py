@@ -89,18 +89,11 @@ def default_path() -> Path:
 def read(path: str | Path | None = None) -> PublishedFigures:
     """The record at `path` (the checkout's file by default); FiguresError (one line) for anything but this format's
     current version, or a figure whose fields are not what they must be."""
-    from jaxci.util import safeio
+    from jaxci.util import versioned
 
     path = Path(path) if path is not None else default_path()
-    try:
-        doc = safeio.load_json(path, LIMIT)
-    except (OSError, ValueError) as exc:
-        raise FiguresError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise FiguresError(f"{path}: not a {FORMAT} file")
-    if doc.get("version") != VERSION:
-        raise FiguresError(f"{path}: {FORMAT} version {doc.get('version')!r}, this jaxci reads {VERSION}: "
-                           f"restore the file this jaxci reads with `{RESTORE}`")
+    doc = versioned.load(path, FORMAT, VERSION, LIMIT, FiguresError,
+                         f"restore the file this jaxci reads with `{RESTORE}`")
     try:
         sources = {str(k): Source(**_texts(v, ("document", "section", "cited"))) for k, v in doc["sources"].items()}
         incidents = tuple(_figure(f, sources) for f in doc["incidents"])

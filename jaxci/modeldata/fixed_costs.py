@@ -55,18 +55,10 @@ def load(path: Path | None = None) -> FixedCosts | None:
 
 def _record(path: Path) -> dict:
     """The fixed-costs record at `path`, of this format's current version."""
-    from jaxci.util import safeio
+    from jaxci.util import versioned
 
-    try:
-        found = safeio.load_json(path, LIMIT)
-    except (OSError, ValueError) as exc:
-        raise FixedCostsError(f"{path}: not readable JSON ({' '.join(str(exc).split())})") from None
-    if not isinstance(found, dict) or found.get("format") != FORMAT:
-        raise FixedCostsError(f"{path}: not a {FORMAT} file")
-    if found.get("version") != VERSION:
-        raise FixedCostsError(f"{path}: {FORMAT} version {found.get('version')!r}, this jaxci reads {VERSION}: "
-                              f"measure and write it again with `{RESTORE}`")
-    return found
+    return versioned.load(path, FORMAT, VERSION, LIMIT, FixedCostsError,
+                          f"measure and write it again with `{RESTORE}`")
 
 
 def record(found: dict) -> dict:

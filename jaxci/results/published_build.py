@@ -140,17 +140,9 @@ def from_rows(rows: list[Row], repository: str, commit: str, family: str) -> Pub
 
 def read(path: str | Path) -> PublishedBuild:
     """The record at `path`; PublishedError (one line) for anything but this format's current version."""
-    from jaxci.util import safeio
+    from jaxci.util import versioned
 
-    try:
-        doc = safeio.load_json(path, LIMIT)
-    except (OSError, ValueError) as exc:
-        raise PublishedError(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise PublishedError(f"{path}: not a {FORMAT} record")
-    if doc.get("version") != VERSION:
-        raise PublishedError(f"{path}: {FORMAT} version {doc.get('version')!r}, this jaxci reads {VERSION}: "
-                             f"write it again with `{REWRITE}`")
+    doc = versioned.load(path, FORMAT, VERSION, LIMIT, PublishedError, f"write it again with `{REWRITE}`", "record")
     return _checked(path, doc)
 
 
