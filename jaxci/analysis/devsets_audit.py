@@ -68,7 +68,7 @@ def records(audit: dict, build, family: str | None = None) -> tuple[list[dict], 
             lost.append(S.Lost(name, seconds, cause(lec)))
             continue
         base = uncalibrated(pred)
-        side = "gpu" if pred.get("family_kind") == "gpu" else "cpu"
+        side = "cpu" if pred.get("family_kind", "cpu") == "cpu" else "gpu"   # an accelerator (gpu or tpu): its side
         parts = (base.get("parts") or {}).get(side) or {}
         out.append({"lecture": name, "published_s": seconds, "predicted_s": base[f"{side}_s"],
                     "low_s": base.get(f"{side}_low_s"), "high_s": base.get(f"{side}_high_s"), "side": side,
