@@ -9,6 +9,7 @@ import math
 import pytest
 
 from jaxci.evidence.published import PublishedFigure
+from jaxci.report import figure_score
 from tests.modelutil import script
 
 
@@ -19,7 +20,7 @@ def _row(pvp, f, pred, low, high):
 
 
 def test_residual_band_is_leave_two_out_both_ways_and_falls_back_to_the_class():
-    pvp = script("predict_vs_published")
+    pvp = figure_score
     small = PublishedFigure("1000 matmul, compiled", "ubuntu-latest", "cpu", 0.011, "matmul", 1000, resolution_s=5e-4)
     big = PublishedFigure("3000 matmul, compiled", "ubuntu-latest", "cpu", 0.276, "matmul", 3000, resolution_s=5e-4)
     numpy = PublishedFigure("NumPy 3000 matmul", "ubuntu-latest", "cpu", 0.642, "numpy_matmul", 3000, resolution_s=5e-4)
