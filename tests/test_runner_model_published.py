@@ -15,8 +15,8 @@ from jaxci.analysis.evidence import CPU_GEMM, SCAN_STEP, SERIES, without
 from jaxci.commands import predict
 from jaxci.evidence.inputs import figure_id, from_rates, load
 from jaxci.evidence.published import read
-from tests.frozen import RESULTS
 from jaxci.report import figure_score
+from tests.frozen import RESULTS
 from tests.modelutil import runner_model
 
 REPO = Path(__file__).resolve().parent.parent
