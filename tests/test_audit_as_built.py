@@ -150,25 +150,3 @@ def test_a_kernel_built_from_the_environment_file_takes_its_versions():
     assert python == "3.13"
     assert [line for line in lines if not line.startswith("#")] == [
         "numpy==2.1.*", "scipy==1.14.1", "jupyter-book>=1.0,<2.0", "plotpkg", "toolpkg==0.4", "extra[x]>=1"]
-
-
-def test_coverage_counts_each_published_lecture_once():
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("audit_coverage", Path(__file__).parent.parent / "measure" /
-                                                  "audit_coverage.py")
-    cov = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cov)
-    ok, bad = {"cpu": {"status": "ok"}}, {"cpu": {"status": "error"}}
-    audit = {"lectures": [
-        {"path": "lectures/a.md", "runs": ok, "not_executed": ""},
-        {"path": "lectures/b.md", "runs": bad, "failure": {"by": "harness", "cause": "no-network", "cell": 3,
-                                                           "error": "URLError"}},
-        {"path": "lectures/c.md", "runs": bad, "errors": ["cpu: cell 2: ValueError"], "failure": {"by": "lecture"}},
-        {"path": "lectures/d.md", "runs": {}, "not_executed": "not selected for execution (--only)"}]}
-    rows = cov.coverage(audit, {"a": 60.0, "b": 30.0, "c": 6.0, "d": 3.0, "e": 1.0})
-    assert [(r[0], r[2]) for r in rows] == [("a", "executed"), ("b", "stopped by the harness"), ("c", "failed"),
-                                            ("d", "not executed"), ("e", "not executed")]
-    assert rows[1][3] == "no-network (cell 3: URLError)" and rows[4][3] == "not in the audit"
-    assert "executed: 1 lectures, 60 s = 60.0%" in cov.summary(rows)

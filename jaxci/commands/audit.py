@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     """The audit, with SIGINT and SIGTERM ending it cleanly: every kernel process ended, one line
     "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge);
     `jaxci audit publish ...` makes an executed audit fit to commit (audit_publish); `jaxci audit published ...`
-    records a site's published build (audit_published)."""
+    records a site's published build (audit_published); `jaxci audit coverage ...` how much of it an executed
+    audit covers (audit_coverage)."""
     if argv and argv[0] == "merge":
         from jaxci.commands import audit_merge
 
@@ -136,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         from jaxci.commands import audit_published
 
         return audit_published.main(argv[1:])
+    if argv and argv[0] == "coverage":
+        from jaxci.commands import audit_coverage
+
+        return audit_coverage.main(argv[1:])
     import signal
 
     previous = {}
