@@ -28,6 +28,8 @@ COMMANDS = {
     "predict": ("jaxci.commands.predict", "one case through the runner model: predicted seconds, band, inputs"),
     "accel-score": ("jaxci.commands.accel_score", "score the runner model where lectures ran on both sides"),
     "published-score": ("jaxci.commands.published_score", "score the runner model against every published figure"),
+    "crossover-stability": ("jaxci.commands.crossover_stability",
+                            "how far the predicted crossovers move when the CPU machines change"),
     "devsets": ("jaxci.commands.devsets", "score the runner model on its two development sets; write its calibration"),
     "capture": ("jaxci.commands.capture", "run the GPU capture on a lent machine (what scripts/gpu_capture.py runs)"),
     "failures": ("jaxci.commands.failures", "fail once: record failures, skip them until they change"),
