@@ -7,9 +7,9 @@ patterns the lecture audit classifies: float64 scan, Python loop over a jitted s
 NumPy only, sizes bound through a factory and NamedTuple fields, a vmap over a shape tuple; a Jupyter Book
 _config.yml on top; once measure/audit_static.py, which timed the static scan alone: the split below reports it);
 the CI part is the findings fixture of tests/fixtures/ci_repos/findings_gpu (its workflow and environment.yml), so
-every CI rule runs. Reports the wall time of the whole command in a fresh interpreter (as CI runs it), the in-process split between the
-lecture scan and the CI part, the number of CI findings, and whether the emitted patch passes
-`git apply --check`.
+every CI rule runs. Reports the wall time of the whole command in a fresh interpreter (as CI runs it), the
+in-process split between the lecture scan and the CI part, the number of CI findings, and whether the emitted
+patch passes `git apply --check`.
 """
 
 from __future__ import annotations
