@@ -5,6 +5,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from jaxci.audit import runner
 from jaxci.audit.judging import failure as fl
@@ -138,15 +139,21 @@ def test_the_kernel_against_the_environment_file():
     assert build_env.record(ENV, kernel, "3.13.0", "e.yml")["python"]["status"] == "same"
 
 
-def test_a_kernel_built_from_the_environment_file_takes_its_versions():
-    import importlib.util
-    from pathlib import Path
+def test_a_kernel_built_from_the_environment_file_takes_its_versions(tmp_path, capsys):
+    from jaxci.audit.runner import build_env
+    from jaxci.commands import audit
 
-    spec = importlib.util.spec_from_file_location("env_kernel", Path(__file__).parent.parent / "measure" /
-                                                  "env_kernel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    python, lines = module.requirements(ENV, "# stack\nnumpy\nplotpkg==0.2.1  # pinned for a reason\nextra[x]>=1\n")
+    stack = "# stack\nnumpy\nplotpkg==0.2.1  # pinned for a reason\nextra[x]>=1\n"
+    python, lines = build_env.requirements(ENV, stack)
     assert python == "3.13"
     assert [line for line in lines if not line.startswith("#")] == [
         "numpy==2.1.*", "scipy==1.14.1", "jupyter-book>=1.0,<2.0", "plotpkg", "toolpkg==0.4", "extra[x]>=1"]
+    # the command measure/lecture_kernel.sh runs: the same lines written, the Python named printed
+    (tmp_path / "environment.yml").write_text(yaml.safe_dump(ENV))
+    (tmp_path / "stack.txt").write_text(stack)
+    args = [str(tmp_path / "environment.yml"), str(tmp_path / "req.txt"), "--stack", str(tmp_path / "stack.txt")]
+    assert audit.main(["kernel-requirements", *args]) == 0
+    assert capsys.readouterr().out == "3.13\n" and (tmp_path / "req.txt").read_text() == "\n".join(lines) + "\n"
+    assert audit.main(["kernel-requirements", str(tmp_path / "missing.yml"), str(tmp_path / "r.txt")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("jaxci audit kernel-requirements: ") and err.count("\n") == 1

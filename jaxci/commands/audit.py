@@ -124,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge);
     `jaxci audit publish ...` makes an executed audit fit to commit (audit_publish); `jaxci audit published ...`
     records a site's published build (audit_published); `jaxci audit coverage ...` how much of it an executed
-    audit covers (audit_coverage); `jaxci audit shard-plan ...` it split over N shards (audit_shard_plan)."""
+    audit covers (audit_coverage); `jaxci audit shard-plan ...` it split over N shards (audit_shard_plan);
+    `jaxci audit kernel-requirements ...` a kernel's requirements from an environment file."""
     if argv and argv[0] == "merge":
         from jaxci.commands import audit_merge
 
@@ -141,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         from jaxci.commands import audit_coverage
 
         return audit_coverage.main(argv[1:])
+    if argv and argv[0] == "kernel-requirements":
+        from jaxci.commands import audit_kernel_requirements
+
+        return audit_kernel_requirements.main(argv[1:])
     if argv and argv[0] == "shard-plan":
         from jaxci.commands import audit_shard_plan
 
