@@ -4,9 +4,9 @@ audit's own assignment (jaxci.audit.runner.shard.assign, greedy longest-first), 
 
 The model, labelled in the output: a shard's wall time = setup_s (checkout, environment, jax-env: not measured
 here, given) + overhead x the summed published seconds of its notebooks (each a fresh-kernel run, the same unit
-the audit's runs are; overhead: the audit's instrumentation, docs/audit.md "Measured overhead"). One execution per
-notebook, i.e. the audit run with one platform on the runner the times come from; a run on every platform adds
-each platform's own time, which a GPU runner's table does not publish.
+the audit's runs are; overhead: the audit's instrumentation, docs/decisions/2026-12-01-runner-overhead.md). One
+execution per notebook, i.e. the audit run with one platform on the runner the times come from; a run on every
+platform adds each platform's own time, which a GPU runner's table does not publish.
 """
 
 from __future__ import annotations
