@@ -8,7 +8,7 @@
 #   JUPYTER_PATH=/tmp/lecjup/share/jupyter .venv/bin/python measure/published_builds.py ... --kernel lec38
 #
 # ENV_FILE=path/environment.yml: the kernel is built from the repository's own environment file instead
-# (measure/env_kernel.py: the Python it names, its entries' pip equivalents at the versions it names, then the
+# (`jaxci audit kernel-requirements`: the Python it names, its entries' pip equivalents at the versions it names, then the
 # lecture stack for what its conda distribution provides); the audit lists what could not be reproduced.
 #
 # DATA_DIR: the kernel serves the lectures' downloads from local copies there (measure/offline_data.py: FRED
@@ -24,7 +24,7 @@ requirements=measure/lecture-kernel.txt
 if [ -n "${ENV_FILE:-}" ]; then
   mkdir -p "$prefix"
   requirements="$prefix/env-requirements.txt"
-  named="$(.venv/bin/python measure/env_kernel.py "$ENV_FILE" "$requirements")"
+  named="$(.venv/bin/python -m jaxci audit kernel-requirements "$ENV_FILE" "$requirements")"
   if [ -n "$named" ]; then  # pyenv's newest install of that version, else pythonX.Y on PATH
     v="$(pyenv versions --bare 2>/dev/null | grep -E "^${named//./\\.}(\\.|$)" | sort -V | tail -1 || true)"
     if [ -n "$v" ]; then export PYTHON="$(pyenv prefix "$v")/bin/python3"; else export PYTHON="python$named"; fi

@@ -5,6 +5,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from jaxci.audit import runner
 from jaxci.audit.judging import failure as fl
@@ -138,37 +139,21 @@ def test_the_kernel_against_the_environment_file():
     assert build_env.record(ENV, kernel, "3.13.0", "e.yml")["python"]["status"] == "same"
 
 
-def test_a_kernel_built_from_the_environment_file_takes_its_versions():
-    import importlib.util
-    from pathlib import Path
+def test_a_kernel_built_from_the_environment_file_takes_its_versions(tmp_path, capsys):
+    from jaxci.audit.runner import build_env
+    from jaxci.commands import audit
 
-    spec = importlib.util.spec_from_file_location("env_kernel", Path(__file__).parent.parent / "measure" /
-                                                  "env_kernel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    python, lines = module.requirements(ENV, "# stack\nnumpy\nplotpkg==0.2.1  # pinned for a reason\nextra[x]>=1\n")
+    stack = "# stack\nnumpy\nplotpkg==0.2.1  # pinned for a reason\nextra[x]>=1\n"
+    python, lines = build_env.requirements(ENV, stack)
     assert python == "3.13"
     assert [line for line in lines if not line.startswith("#")] == [
         "numpy==2.1.*", "scipy==1.14.1", "jupyter-book>=1.0,<2.0", "plotpkg", "toolpkg==0.4", "extra[x]>=1"]
-
-
-def test_coverage_counts_each_published_lecture_once():
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("audit_coverage", Path(__file__).parent.parent / "measure" /
-                                                  "audit_coverage.py")
-    cov = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cov)
-    ok, bad = {"cpu": {"status": "ok"}}, {"cpu": {"status": "error"}}
-    audit = {"lectures": [
-        {"path": "lectures/a.md", "runs": ok, "not_executed": ""},
-        {"path": "lectures/b.md", "runs": bad, "failure": {"by": "harness", "cause": "no-network", "cell": 3,
-                                                           "error": "URLError"}},
-        {"path": "lectures/c.md", "runs": bad, "errors": ["cpu: cell 2: ValueError"], "failure": {"by": "lecture"}},
-        {"path": "lectures/d.md", "runs": {}, "not_executed": "not selected for execution (--only)"}]}
-    rows = cov.coverage(audit, {"a": 60.0, "b": 30.0, "c": 6.0, "d": 3.0, "e": 1.0})
-    assert [(r[0], r[2]) for r in rows] == [("a", "executed"), ("b", "stopped by the harness"), ("c", "failed"),
-                                            ("d", "not executed"), ("e", "not executed")]
-    assert rows[1][3] == "no-network (cell 3: URLError)" and rows[4][3] == "not in the audit"
-    assert "executed: 1 lectures, 60 s = 60.0%" in cov.summary(rows)
+    # the command measure/lecture_kernel.sh runs: the same lines written, the Python named printed
+    (tmp_path / "environment.yml").write_text(yaml.safe_dump(ENV))
+    (tmp_path / "stack.txt").write_text(stack)
+    args = [str(tmp_path / "environment.yml"), str(tmp_path / "req.txt"), "--stack", str(tmp_path / "stack.txt")]
+    assert audit.main(["kernel-requirements", *args]) == 0
+    assert capsys.readouterr().out == "3.13\n" and (tmp_path / "req.txt").read_text() == "\n".join(lines) + "\n"
+    assert audit.main(["kernel-requirements", str(tmp_path / "missing.yml"), str(tmp_path / "r.txt")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("jaxci audit kernel-requirements: ") and err.count("\n") == 1

@@ -68,7 +68,7 @@ def test_a_sentence_is_shown_once_and_carries_the_sources_of_what_it_cites():
 
 
 def test_leave_one_out_never_rests_on_the_figure_it_scores_and_the_full_model_does():
-    """measure/predict_vs_published.py scores each published figure by a model given every other one: no input of
+    """`jaxci published-score` scores each published figure by a model given every other one: no input of
     that prediction may come from the scored figure, read from its sources rather than trusted to `without`."""
     rs = load_results(RESULTS)
     cat = load_catalogue(include_lab=True)

@@ -175,7 +175,7 @@ def test_predicted_crossover_has_a_band(lab_results):
     assert pc and pc[0].n is not None and pc[0].low <= pc[0].n <= pc[0].high
 
 
-def test_predict_command_and_published_script(lab_results):
+def test_predict_command_and_published_score(lab_results):
     run = [sys.executable, "-m", "jaxci", "predict", "--family", "g4dn.2xlarge", "--kernel", "matmul", "--n", "2000",
            "--dtype", "float32", "--results", str(lab_results)]
     out = subprocess.run(run + ["--format", "json"], capture_output=True, text=True, cwd=REPO, check=True).stdout
@@ -191,7 +191,7 @@ def test_predict_command_and_published_script(lab_results):
     assert bad.returncode == 2 and "cannot predict" in bad.stderr and not bad.stdout  # a refusal: one line, exit 2
     measure = "; measure it: asv run --bench '^dense\\.Dense\\.' --machine g4dn.2xlarge\n"
     assert bad.stderr.count("\n") == 1 and bad.stderr.endswith(measure)   # what would let it predict
-    js = subprocess.run([sys.executable, str(REPO / "measure" / "predict_vs_published.py"), str(lab_results),
+    js = subprocess.run([sys.executable, "-m", "jaxci", "published-score", str(lab_results),
                          "--format", "json"], capture_output=True, text=True, cwd=REPO, check=True).stdout
     got = json.loads(js)
     rows = got["figures"]

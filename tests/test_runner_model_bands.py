@@ -9,7 +9,7 @@ import math
 import pytest
 
 from jaxci.evidence.published import PublishedFigure
-from tests.modelutil import script
+from jaxci.report import crossover_stability, figure_score
 
 
 def _row(pvp, f, pred, low, high):
@@ -19,7 +19,7 @@ def _row(pvp, f, pred, low, high):
 
 
 def test_residual_band_is_leave_two_out_both_ways_and_falls_back_to_the_class():
-    pvp = script("predict_vs_published")
+    pvp = figure_score
     small = PublishedFigure("1000 matmul, compiled", "ubuntu-latest", "cpu", 0.011, "matmul", 1000, resolution_s=5e-4)
     big = PublishedFigure("3000 matmul, compiled", "ubuntu-latest", "cpu", 0.276, "matmul", 3000, resolution_s=5e-4)
     numpy = PublishedFigure("NumPy 3000 matmul", "ubuntu-latest", "cpu", 0.642, "numpy_matmul", 3000, resolution_s=5e-4)
@@ -45,7 +45,7 @@ def test_residual_band_is_leave_two_out_both_ways_and_falls_back_to_the_class():
 
 
 def test_crossover_stability_compares_decision_sizes():
-    cs = script("crossover_stability")
+    cs = crossover_stability
     assert cs.spread([1000.0, 1000.0, 1245.0]) == pytest.approx(1.245)
     assert cs.spread([math.inf, math.inf]) is None            # "none" everywhere: the sets agree
     assert cs.spread([math.inf, 1000.0]) == math.inf          # "none" against a size: the decision changed

@@ -15,8 +15,9 @@ from jaxci.analysis.evidence import CPU_GEMM, SCAN_STEP, SERIES, without
 from jaxci.commands import predict
 from jaxci.evidence.inputs import figure_id, from_rates, load
 from jaxci.evidence.published import read
+from jaxci.report import figure_score
 from tests.frozen import RESULTS
-from tests.modelutil import runner_model, script
+from tests.modelutil import runner_model
 
 REPO = Path(__file__).resolve().parent.parent
 REF = REPO / "docs" / "reference"
@@ -50,7 +51,7 @@ def test_perturbation_moves_every_figure(perturbed):
 
 
 def test_transfer_only_is_unchanged_when_every_published_figure_is_tripled(perturbed):
-    pvp = script("predict_vs_published")
+    pvp = figure_score
     base = pvp.rows(RESULTS, FIGURES)
     tripled = pvp.rows(RESULTS, perturbed)
     key = ("predicted_s", "low_s", "high_s")
@@ -97,7 +98,7 @@ def test_a_prediction_labels_its_published_inputs_and_leave_one_out_drops_them()
 
 
 def test_upper_bound_is_scored_inside_or_outside_never_a_ratio():
-    pvp = script("predict_vs_published")
+    pvp = figure_score
     rows = pvp.rows(RESULTS, FIGURES)
     lecture = [r for r in rows if r["case"].startswith("NUTS lecture pinned to CPU")]
     assert lecture and lecture[0]["kind"] == "upper bound"

@@ -8,7 +8,7 @@ copy rates in published-measurements.md). Each one carries its source, and the m
 published on its hardware, else carried from another machine.
 
 `figures` names the published figures an input was derived from, so a leave-one-out score can drop every input
-that used the figure it scores (measure/predict_vs_published.py). Nothing here reads a file.
+that used the figure it scores (`jaxci published-score`). Nothing here reads a file.
 """
 
 from __future__ import annotations

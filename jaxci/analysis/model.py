@@ -87,7 +87,7 @@ class Prediction:
 
 class RunnerModel(WarmTerms, CompileTerms, HostTerms):
     """predict(family, kernel, n, dtype, device, first_call=False) for every catalogue family; the report, the
-    audit, `jaxci predict` and measure/predict_vs_published.py all ask this one object."""
+    audit, `jaxci predict` and `jaxci published-score` all ask this one object."""
 
     def __init__(self, records, machines: dict, catalogue: dict, published=(), fixed=None):
         self.records = accelerator_side([r for r in records if r.ok], catalogue)

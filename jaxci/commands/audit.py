@@ -123,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     """The audit, with SIGINT and SIGTERM ending it cleanly: every kernel process ended, one line
     "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge);
     `jaxci audit publish ...` makes an executed audit fit to commit (audit_publish); `jaxci audit published ...`
-    records a site's published build (audit_published)."""
+    records a site's published build (audit_published); `jaxci audit coverage ...` how much of it an executed
+    audit covers (audit_coverage); `jaxci audit shard-plan ...` it split over N shards (audit_shard_plan);
+    `jaxci audit kernel-requirements ...` a kernel's requirements from an environment file."""
     if argv and argv[0] == "merge":
         from jaxci.commands import audit_merge
 
@@ -136,6 +138,18 @@ def main(argv: list[str] | None = None) -> int:
         from jaxci.commands import audit_published
 
         return audit_published.main(argv[1:])
+    if argv and argv[0] == "coverage":
+        from jaxci.commands import audit_coverage
+
+        return audit_coverage.main(argv[1:])
+    if argv and argv[0] == "kernel-requirements":
+        from jaxci.commands import audit_kernel_requirements
+
+        return audit_kernel_requirements.main(argv[1:])
+    if argv and argv[0] == "shard-plan":
+        from jaxci.commands import audit_shard_plan
+
+        return audit_shard_plan.main(argv[1:])
     import signal
 
     previous = {}

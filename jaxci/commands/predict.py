@@ -3,7 +3,7 @@
 seconds, band and inputs, or why it cannot. The model takes the nearest evidence, as the audit and the report do:
 the family's own results, else published measurements on its hardware (docs/reference/incidents.md,
 published-measurements.md, labelled "published (source)"), else carried from another machine; `--transfer-only`
-leaves the published ones out (what measure/predict_vs_published.py scores). The kernels, what --n means for each
+leaves the published ones out (what `jaxci published-score` scores). The kernels, what --n means for each
 and which are host work are the one table in jaxci/analysis/kernels.py (`--kernel` lists them; `notebook_start` is
 a fresh notebook kernel's fixed costs, --first-call for the build's first notebook)."""
 

@@ -14,7 +14,8 @@ file, its pip equivalent at the version the file names (where one exists), and w
 Statuses: `same` (the kernel's version satisfies what the file names), `differs`, `unpinned` (the file names no
 version: the build takes the newest at build time), `absent` (not in the kernel: a build tool such as
 jupyter-book, which runs outside it), `not-reproducible` (no pip equivalent), `installer` (conda's `pip`).
-`measure/env_kernel.py` writes the pip requirements a kernel is built from (measure/lecture_kernel.sh, ENV_FILE).
+`requirements` gives the pip requirements a kernel is built from (`jaxci audit kernel-requirements`, which
+measure/lecture_kernel.sh runs with ENV_FILE).
 """
 
 from __future__ import annotations
@@ -151,3 +152,27 @@ def for_kernel(root: Path, kernel: str) -> dict | None:
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return {"file": path.name, "problem": f"kernel not probed: {type(exc).__name__}"}
     return {"kernel": kernel, **record(doc, installed, version, path.name)}
+
+
+def stack_lines(text: str) -> list[tuple[str, str]]:
+    """(normalised name, requirement) of each requirement line of a stack file (measure/lecture-kernel.txt)."""
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append((re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower().replace("_", "-"), line))
+    return out
+
+
+def requirements(doc, stack: str) -> tuple[str | None, list[str]]:
+    """(the Python version the environment file names, the requirement lines of a kernel built from it): every
+    entry with a pip equivalent at the version the file names (`pip:` entries as written, conda `name=1.2` as
+    `name==1.2.*`), then the lecture stack for what the file leaves to its conda distribution (`anaconda=2026.07`
+    names no versions: pip's newest stands in), each package the file names taken at its version instead."""
+    listed = entries(doc)
+    python = next((e["named"] for e in listed if e["name"] == "python"), None)
+    named = {e["name"].replace("_", "-"): e["pip"] for e in listed if e.get("pip")}
+    lines = [f"# from the environment file: {len(named)} entr{'y' if len(named) == 1 else 'ies'}", *named.values(),
+             "# the lecture stack (measure/lecture-kernel.txt), less what the file names"]
+    lines += [req for name, req in stack_lines(stack) if name not in named]
+    return python, lines

@@ -1,7 +1,5 @@
-"""Score the runner model against every published figure: transfer-only and leave-one-out, side by side.
-
-    .venv/bin/python measure/predict_vs_published.py [RESULTS_DIR] [--figures FILE]
-                                                     [--format text|json]
+"""Every published figure scored against the runner model: transfer-only and leave-one-out, side by side
+(`jaxci published-score`, docs/runner-model.md "Scored against the published figures").
 
 For every incident figure of docs/reference/published-figures.json (jaxci.evidence.published):
 
@@ -17,20 +15,12 @@ of them are. Band coverage: how often the published interval meets the predictio
 width (high / low) beside it, since a wide band covers without saying much. Two bands: the spread of the
 prediction's inputs, and (leave-one-out only) that band widened by the residuals of the other figures of its
 term, else of its class (family, device, kind of term), each predicted leave-two-out (`_residual_band`).
-`--format json` prints {"figures": [...], "summary": {...}}.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-REF = ROOT / "docs" / "reference"
 COLS = ("predicted_s", "low_s", "high_s", "ratio", "ratio_interval", "verdict", "bound_ends", "in_band", "inputs",
         "why")
 
@@ -96,6 +86,7 @@ def klass(f) -> str:
 
 
 def rows(results_dir: Path, figures_file: Path, sets=()) -> list[dict]:
+    """One row per published figure: its case, kind, term and goal, and both models' scored answers."""
     from jaxci.analysis.evidence import without
     from jaxci.analysis.model import RunnerModel
     from jaxci.catalogue import load_catalogue
@@ -236,45 +227,19 @@ def _cell(r: dict, col: str) -> str:
     return f"{band} x{_s(c['ratio_interval'])}{mark}"
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results_dir", nargs="?", default=str(ROOT / "results"))
-    ap.add_argument("--figures", default=str(REF / "published-figures.json"))
-    ap.add_argument("--format", choices=("text", "json"), default="text")
-    ap.add_argument("--set", action="append", default=[], metavar="FAMILY.KEY=VALUE",
-                    help="replace one catalogue figure for a sensitivity run (repeatable)")
-    args = ap.parse_args(argv)
-    for p in (args.results_dir, args.figures):
-        if not Path(p).exists():
-            print(f"predict_vs_published: {p}: no such file or directory", file=sys.stderr)
-            return 2
-    try:
-        out = rows(Path(args.results_dir), Path(args.figures), args.set)
-    except ValueError as exc:
-        print(f"predict_vs_published: {exc}", file=sys.stderr)
-        return 2
-    sums = {"transfer": summary(out, "transfer"), "loo": summary(out, "loo")}
-    if args.format == "json":
-        print(json.dumps({"figures": out, "summary": sums}, indent=1))
-        return 0
-    print("| case | family | device | published_s | kind | goal | transfer-only: predicted [band] x ratio | "
-          "leave-one-out: predicted [band] x ratio | why not |")
-    print("|---|---|---|---|---|---|---|---|---|")
+def render(out: list[dict], sums: dict, results_dir: Path) -> str:
+    """The Markdown table of every figure, then the two models' scores (docs/runner-model.md quotes it)."""
+    lines = ["| case | family | device | published_s | kind | goal | transfer-only: predicted [band] x ratio | "
+             "leave-one-out: predicted [band] x ratio | why not |", "|---|---|---|---|---|---|---|---|---|"]
     for r in out:
         why = r["transfer"]["why"] if r["transfer"]["predicted_s"] is None else ""
         if r["loo"]["predicted_s"] is None and r["loo"]["why"] != why:
             why += (" / " if why else "") + "loo: " + r["loo"]["why"]
-        print(f"| {r['case']} | {r['family']} | {r['device']} | {_s(r['published_s'])} | {r['kind']} | "
-              f"{r['goal']:g}x | {_cell(r, 'transfer')} | {_cell(r, 'loo')} | {why} |")
-    print("\n| score | predicted | warm within 1.5x | first/compile within 2x | all within 2x | independent terms "
-          "within goal | bounds inside | band coverage (inputs) | band coverage (inputs + residuals of its term, "
-          "leave-two-out) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    print(_line("transfer-only", sums["transfer"]))
-    print(_line("leave-one-out", sums["loo"]))
-    print(f"\n(ratios to the published value's rounding interval; results: {args.results_dir})")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        lines.append(f"| {r['case']} | {r['family']} | {r['device']} | {_s(r['published_s'])} | {r['kind']} | "
+                     f"{r['goal']:g}x | {_cell(r, 'transfer')} | {_cell(r, 'loo')} | {why} |")
+    lines += ["", "| score | predicted | warm within 1.5x | first/compile within 2x | all within 2x | independent "
+              "terms within goal | bounds inside | band coverage (inputs) | band coverage (inputs + residuals of "
+              "its term, leave-two-out) |", "|---|---|---|---|---|---|---|---|---|",
+              _line("transfer-only", sums["transfer"]), _line("leave-one-out", sums["loo"]),
+              "", f"(ratios to the published value's rounding interval; results: {results_dir})"]
+    return "\n".join(lines)

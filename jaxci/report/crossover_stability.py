@@ -1,11 +1,9 @@
-"""How far the predicted CPU/GPU crossovers move when the CPU machines in the results change (issue 26 goal).
+"""How far the predicted CPU/GPU crossovers move when the CPU machines in the results change (issue 26 goal;
+`jaxci crossover-stability`, docs/runner-model.md).
 
-    .venv/bin/python measure/crossover_stability.py [RESULTS_DIR] [--families g4dn.2xlarge,g5.2xlarge,g6.2xlarge]
-                                                    [--published] [--held-out]
-
-Builds results sets from RESULTS_DIR (default results/): every machine as committed, then each GPU machine with
+Builds results sets from a results directory: every machine as committed, then each GPU machine with
 one CPU-only machine at a time (e.g. lab-h200 + ref-epyc-2c-ci, lab-h200 + lab-epyc-2c), copied into a temp
-directory, and prints each family's predicted crossover per kernel and dtype on each set, with the largest
+directory, and renders each family's predicted crossover per kernel and dtype on each set, with the largest
 over smallest. The GPU machine's own host CPU is in every set: it calibrates CPU terms too.
 
 A crossover is compared as the size the audit decides with (jaxci.analysis.predict.threshold): the break-even,
@@ -24,14 +22,10 @@ beside the rate held, against what it measured there.
 
 from __future__ import annotations
 
-import argparse
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 FAMILIES = ("g4dn.2xlarge", "g5.2xlarge", "g6.2xlarge")
 
 
@@ -116,15 +110,15 @@ def _ends(cs) -> str:
     return ", ".join(out)
 
 
-def held_out(results: Path) -> int:
+def held_out(results: Path) -> str:
     """Each CPU machine's smallest op-mix size, predicted from its next two sizes: the line through them (the
     rule) and the rate held (the rule before), against the measured median."""
     from jaxci.analysis import primitives as P
     from jaxci.results.records import load_results
 
     recs = load_results(results).latest()
-    print("| machine | dtype | n | measured µs | line through the next two µs (x) | rate held µs (x) |")
-    print("|---|---|---|---|---|---|")
+    lines = ["| machine | dtype | n | measured µs | line through the next two µs (x) | rate held µs (x) |",
+             "|---|---|---|---|---|---|"]
     for m in sorted({r.machine for r in recs if r.benchmark == P.ELEMENTWISE}):
         for dtype in ("float32", "float64"):
             f, _ = P.floor(recs, m, "cpu", dtype)
@@ -134,35 +128,24 @@ def held_out(results: Path) -> int:
             n = pts[0].params["n"]
             rest = [r for r in recs if r not in pts[:1]]
             line, _ = P.element_rate_at(rest, m, "cpu", dtype, n, f.mid)
+            if line is None:  # no rate from the next two sizes: nothing to hold against the measurement
+                continue
             held = f.mid + (pts[1].value - f.mid) * n / pts[1].params["n"]
             t = f.mid + n / line.rate.mid
-            print(f"| {m} | {dtype} | {n:,} | {pts[0].value * 1e6:.1f} | {t * 1e6:.1f} (x{t / pts[0].value:.2f}) | "
-                  f"{held * 1e6:.1f} (x{held / pts[0].value:.2f}) |")
-    return 0
+            lines.append(f"| {m} | {dtype} | {n:,} | {pts[0].value * 1e6:.1f} | {t * 1e6:.1f} "
+                         f"(x{t / pts[0].value:.2f}) | {held * 1e6:.1f} (x{held / pts[0].value:.2f}) |")
+    return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results_dir", nargs="?", default=str(ROOT / "results"))
-    ap.add_argument("--families", default=",".join(FAMILIES))
-    ap.add_argument("--held-out", action="store_true", help="check the op-mix rule below the smallest size")
-    ap.add_argument("--published", action="store_true",
-                    help="give the model the published inputs (docs/reference), as the report takes them")
-    args = ap.parse_args(argv)
-    results, families = Path(args.results_dir), args.families.split(",")
-    if args.held_out:
-        return held_out(results)
-    published = []
-    if args.published:
-        from jaxci.evidence.inputs import load
-
-        published = load(ROOT / "docs" / "reference" / "published-figures.json")
+def compared(results: Path, families, published=()) -> str:
+    """The table of every family's crossovers on each results set, with the largest move and the count within
+    1.5x; `published`: the model's published inputs (none: transfer-only)."""
     sets = subsets(results)
     got = {name: crossovers(results, ms, families, published) for name, ms in sets.items()}
     keys = sorted({k for g in got.values() for k in g})
     names = list(sets)
-    print("| family | kernel | dtype | " + " | ".join(names) + " | max / min | cpu / gpu at the largest n |")
-    print("|---|---|---|" + "---|" * len(names) + "---|---|")
+    lines = ["| family | kernel | dtype | " + " | ".join(names) + " | max / min | cpu / gpu at the largest n |",
+             "|---|---|---|" + "---|" * len(names) + "---|---|"]
     worst = []
     for k in keys:
         cs = [got[name].get(k) for name in names]
@@ -170,15 +153,11 @@ def main(argv=None) -> int:
         if s:
             worst.append((s, k, any(c is not None and c.n is not None for c in cs)))
         tail = (f" | {s:.2f} |" if s else " | — |") + f" {_ends(cs)} |"
-        print(f"| {k[0]} | {k[1]} | {k[2]} | " + " | ".join(_n(c) for c in cs) + tail)
+        lines.append(f"| {k[0]} | {k[1]} | {k[2]} | " + " | ".join(_n(c) for c in cs) + tail)
     if worst:
         s, k, _ = max(worst)
         crossing = [w for w, _, has in worst if has]
-        print(f"\nlargest move: {s:.2f}x ({k[0]} {k[1]} {k[2]}); {sum(w <= 1.5 for w, *_ in worst)} of {len(worst)} "
-              f"compared within 1.5x; with a break-even in some set: {sum(w <= 1.5 for w in crossing)} of "
-              f"{len(crossing)}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        lines.append(f"\nlargest move: {s:.2f}x ({k[0]} {k[1]} {k[2]}); {sum(w <= 1.5 for w, *_ in worst)} of "
+                     f"{len(worst)} compared within 1.5x; with a break-even in some set: "
+                     f"{sum(w <= 1.5 for w in crossing)} of {len(crossing)}")
+    return "\n".join(lines)
