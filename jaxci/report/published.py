@@ -57,7 +57,7 @@ def for_kernel(pts, benchmark: str, case: tuple) -> list[PublishedPoint]:
     return [p for p in pts if p.benchmark == benchmark and all(have.get(k) == v for k, v in p.case)]
 
 
-# ---- every published figure, held against the runner model (measure/predict_vs_published.py, findings) ----
+# ---- every published figure, held against the runner model (jaxci published-score, findings) ----
 
 def _interval_ratio(pred: float, f: PublishedFigure) -> float:
     """Predicted over the published value's rounding interval (value +- resolution): 1 inside it, else the ratio
