@@ -307,6 +307,7 @@ def test_the_published_figures_are_read_once_from_the_path_given(tmp_path, monke
     mine.write_text(json.dumps({
         "format": "jaxci-published-figures", "version": 1, "rates_document": "m.md", "rates": [],
         "sources": {"t": {"document": "incidents.md", "section": "s", "cited": "c"}},
+        "runners": {"about": "x", "ubuntu-latest": "CPU runner", "g4dn.2xlarge": "T4 runner"},
         "incidents": [{**fig, "family": "ubuntu-latest", "device": "cpu", "published_s": 0.123},
                       {**fig, "family": "g4dn.2xlarge", "device": "gpu", "published_s": 0.004}]}))
     reads = []
@@ -319,6 +320,24 @@ def test_the_published_figures_are_read_once_from_the_path_given(tmp_path, monke
     assert {r["incident_s"] for r in report.incidents} == {0.123, 0.004}
     assert {r["published_s"] for r in report.model_checks} == {0.123, 0.004}
     assert page._published_points(build(RESULTS, incidents=tmp_path / "absent.json", families=["g4dn.2xlarge"])) == []
+
+
+def test_a_family_with_published_figures_is_added_in_the_data_file_alone(tmp_path):
+    """The registry of published evidence per family is the data file: a family's figures and its runner's name
+    there are enough for its points, its column and its check against the model (no code names a family)."""
+    fig = {"case": "2000x2000 matmul, compiled", "kernel": "matmul", "n": 2000, "resolution_s": 0.0005, "source": "t"}
+    mine = tmp_path / "figures.json"
+    mine.write_text(json.dumps({
+        "format": "jaxci-published-figures", "version": 1, "rates_document": "m.md", "rates": [],
+        "sources": {"t": {"document": "incidents.md", "section": "s", "cited": "c"}},
+        "runners": {"g5.2xlarge": "A10G runner"},
+        "incidents": [{**fig, "family": "g5.2xlarge", "device": "gpu", "published_s": 0.002},
+                      {**fig, "family": "c7i.2xlarge", "device": "cpu", "published_s": 0.05}]}))
+    report = build(RESULTS, incidents=mine, measurements=mine, families=["g4dn.2xlarge"])
+    pts = page._published_points(report)
+    assert {(p.column, p.family, p.device) for p in pts} == {("A10G runner", "g5.2xlarge", "gpu"),
+                                                             ("c7i.2xlarge", "c7i.2xlarge", "cpu")}  # unnamed: itself
+    assert {(r["family"], r["device"]) for r in report.incidents} == {("g5.2xlarge", "gpu"), ("c7i.2xlarge", "cpu")}
 
 
 def main(argv=None) -> int:

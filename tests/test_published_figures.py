@@ -26,7 +26,7 @@ def _evidence(e) -> dict:
 
 
 def _figure(f) -> dict:
-    d = {k: v for k, v in asdict(f).items() if k != "source"}
+    d = {k: v for k, v in asdict(f).items() if k not in ("source", "runner")}   # runner: added since (a label)
     return {**d, "published_s": None if math.isnan(f.published_s) else f.published_s}
 
 

@@ -30,7 +30,6 @@ from jaxci.analysis.provenance import figure_name
 from jaxci.analysis.work import dense_flops, elementwise_bytes
 from jaxci.evidence.published import UNITS, PublishedFigures, read
 
-GPU_OF = {"g4dn.2xlarge": "Tesla T4"}   # the incidents file's T4 runner: its GPU's device terms match by model
 THROUGHPUT_N = 2048                     # a published GPU matmul below this order is launch-bound: never a rate
 
 
@@ -49,7 +48,7 @@ def _rate(work: float, t: Band) -> Band:
 
 
 def _ev(f, where, term, value, *, key="", dtype="float32", n=None, figs=None) -> Evidence:
-    src = f"incidents.md: {f.case}, {'T4 runner' if f.family == 'g4dn.2xlarge' else 'CPU runner'} {f.device}"
+    src = f"incidents.md: {f.case}, {f.runner or f.family} {f.device}"
     return Evidence(where, f.device, term, value, src, key=key, dtype=dtype, n=n,
                     figures=frozenset(figs or {figure_id(f)}))
 
@@ -58,6 +57,7 @@ def from_figures(figs) -> list[Evidence]:
     """Model inputs from the incidents' figures (jaxci.evidence.published.PublishedFigure); bounds and ratios give
     none."""
     out: list[Evidence] = []
+    models = _gpu_models()
     warm = {(f.case.split(",")[0], f.family, f.device): f for f in figs
             if f.kernel in ("matmul", "elementwise") and not f.first_call}
     for f in figs:
@@ -65,7 +65,7 @@ def from_figures(figs) -> list[Evidence]:
             continue
         t = _band(f)
         gpu = f.device == "gpu"
-        where = GPU_OF.get(f.family, f.family) if gpu else f.family
+        where = models.get(f.family, f.family) if gpu else f.family
         if f.kernel in ("matmul", "elementwise"):  # the case itself, as published: no spread of its own
             out.append(_ev(f, f.family, CASE_FIRST if f.first_call else CASE_WARM, Band.of(f.published_s),
                            key=f.kernel, n=f.n, dtype=f.dtype))
@@ -138,3 +138,15 @@ def with_host_probes(published: list[Evidence], catalogue: dict | None = None) -
     from jaxci.catalogue import load_catalogue
 
     return published + derive(published, load_catalogue() if catalogue is None else catalogue)
+
+
+def _gpu_models() -> dict[str, str]:
+    """family -> its GPU model (the catalogue's gpu_model): a GPU figure is filed under its GPU model, so that the
+    device terms hold on every family with that GPU ({} without a readable catalogue: filed under the family)."""
+    from jaxci.catalogue import CatalogueError, load_catalogue
+
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError:
+        return {}
+    return {name: str(e.value("gpu_model")) for name, e in catalogue.items() if e.has_gpu}

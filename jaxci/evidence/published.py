@@ -12,7 +12,7 @@ restores the version this jaxci reads. Two kinds of figure:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 FORMAT = "jaxci-published-figures"
@@ -55,6 +55,7 @@ class PublishedFigure:
     resolution_s: float = 0.0  # half a unit of the last printed digit: the published value is +- this
     bound: str = ""            # "lower" (> value) / "upper" (the whole lecture bounds its cell): inside or outside
     source: str = ""           # its key in PublishedFigures.sources
+    runner: str = ""           # the name its family's runner has in the sources (the file's `runners`; else the family)
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,9 @@ def read(path: str | Path | None = None) -> PublishedFigures:
                          f"restore the file this jaxci reads with `{RESTORE}`")
     try:
         sources = {str(k): Source(**_texts(v, ("document", "section", "cited"))) for k, v in doc["sources"].items()}
-        incidents = tuple(_figure(f, sources) for f in doc["incidents"])
+        runners = _runners(doc.get("runners", {}))
+        incidents = tuple(replace(f, runner=runners.get(f.family, f.family))
+                          for f in (_figure(f, sources) for f in doc["incidents"]))
         rates = tuple(_rate(r) for r in doc["rates"])
         document = _text(doc["rates_document"], "rates_document")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -129,7 +132,15 @@ def _number(value, what: str, *, nan: bool = False) -> float:
     return float(value)
 
 
-_FIGURE_FIELDS = {f.name for f in fields(PublishedFigure)}
+_FIGURE_FIELDS = {f.name for f in fields(PublishedFigure)} - {"runner"}   # `runner` comes from the file's `runners`
+
+
+def _runners(doc) -> dict[str, str]:
+    """family -> the name its runner has in the sources' tables (the registry a family with published figures adds
+    itself to; `about` says what the map is)."""
+    if not isinstance(doc, dict):
+        raise ValueError("runners is not an object of family -> name")
+    return {str(k): _text(v, f"runners.{k}") for k, v in doc.items() if k != "about"}
 
 
 def _figure(doc: dict, sources: dict) -> PublishedFigure:

@@ -150,8 +150,6 @@ def _judged_steps(rs, results_dir, factor: float) -> list:
 
 # The published incident table held against the transfer-only model (the report's predictions take the figures as
 # inputs, nearest evidence; this check is given none of them).
-# incidents.md: the "CPU runner" column is the GitHub-hosted runner, the "T4 runner" a g4dn.2xlarge (float32)
-_COLUMNS = (("ubuntu-latest", "cpu"), ("g4dn.2xlarge", "gpu"))
 
 
 def incident_checks(figs: list, predictor) -> list[dict]:
@@ -160,7 +158,7 @@ def incident_checks(figs: list, predictor) -> list[dict]:
     for pt in published.points(figs):
         if pt.dtype != "float32":
             continue  # the table's warm rows (float32, its heading says); the scalar loops' dtype is unstated
-        family, device = dict(zip(("CPU runner", "T4 runner"), _COLUMNS))[pt.column]
+        family, device = pt.family, pt.device   # the figure's own family and device (the file's data)
         seconds, inputs, low, high = predictor.predict_band(family, pt.benchmark, pt.case, "float32", device, pt.n)
         out.append({"what": pt.what, "family": family, "device": device, "n": pt.n, "incident_s": pt.seconds,
                     "predicted_s": seconds, "inputs": inputs, "low_s": low, "high_s": high})

@@ -21,7 +21,8 @@ from jaxci.util import safeio, safewrite
 LINK_ID = "jaxci-findings-link"
 COLOURS = {"cpu": "#1f77b4", "gpu": "#ff7f0e"}
 PALETTE = {"cpu": ["#1f77b4", "#17becf", "#9467bd", "#2ca02c"], "gpu": ["#ff7f0e", "#8c564b", "#e377c2", "#bcbd22"]}
-PUBLISHED = {"CPU runner": "#08306b", "T4 runner": "#7f2704"}
+#: a published point's colour, by the device it was measured on
+PUBLISHED = {"cpu": "#08306b", "gpu": "#7f2704"}
 CSS = """body{font-family:sans-serif;margin:0 auto;max-width:1240px;padding:0 1em;color:#222;font-size:15px}
 nav{font-size:.9em;margin:.6em 0}h1{font-size:1.5em;margin:.3em 0}h2{margin-top:1.4em}
 .headline{font-weight:bold;margin:.3em 0 .6em}
@@ -78,12 +79,12 @@ def time_vs_size(report) -> list[tuple[str, str, str]]:
             series.append((label, colour, dtype == "float64", [(r.params["n"], r.value) for r in line]))
         refs = []
         mine = published.for_kernel(pub, bench, case)
-        for column in published.COLUMNS:
+        for column, device in published.columns(mine):
             pts = [(p.n, p.seconds) for p in mine if p.column == column]
             if pts:
                 dtype = {p.dtype for p in mine}.pop()
                 refs.append((f"published: {column}" + (f", {dtype}" if dtype != "unstated" else ""),
-                             PUBLISHED[column], pts))
+                             PUBLISHED.get(device, "#7f7f7f"), pts))
         items = [c for c in report.crossovers if c.benchmark == bench and c.case == case]
         marks = [(c.n, f"{c.dtype}{'' if c.cpu_machine == c.gpu_machine else ' ' + c.cpu_machine + ' cpu'} "
                        f"n≈{c.n:,.0f}")

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from jaxci.analysis.provenance import as_json
 from jaxci.evidence.published import PublishedFigure
 
-# incidents.md: the "CPU runner" is GitHub-hosted (AMD EPYC, 4 cores), the "T4 runner" a g4dn.2xlarge
-COLUMNS = ("CPU runner", "T4 runner")
 SCAN = ("loops.Scan.time_warm", (("unroll", 1),))
 
 
@@ -24,16 +22,17 @@ class PublishedPoint:
     benchmark: str
     case: tuple
     dtype: str          # "float32", or "unstated" where the incident does not say
-    column: str         # "CPU runner" | "T4 runner"
+    column: str         # the runner's name in the source's table ("CPU runner", "T4 runner": the figure's `runner`)
     n: int
     seconds: float
     what: str
+    family: str = ""    # the runner family and device the figure was measured on
+    device: str = ""
 
 
 #: the suite benchmark (and case) each model kernel of a published figure is drawn on
 _DRAWN = {"matmul": ("dense.Dense.time_warm", (("op", "matmul"),)),
           "elementwise": ("elementwise.Elementwise.time_warm", ()), "scan": SCAN}
-_COLUMN = {"ubuntu-latest": COLUMNS[0], "g4dn.2xlarge": COLUMNS[1]}
 
 
 def points(figs: list) -> list[PublishedPoint]:
@@ -41,14 +40,19 @@ def points(figs: list) -> list[PublishedPoint]:
     scalar loops' dtype is unstated in the incident."""
     out = []
     for f in figs:
-        if f.kernel not in _DRAWN or f.first_call or f.compile_only or f.per_step or f.n is None \
-                or f.family not in _COLUMN:
+        if f.kernel not in _DRAWN or f.first_call or f.compile_only or f.per_step or f.n is None:
             continue
         bench, case = _DRAWN[f.kernel]
         scan = f.kernel == "scan"
-        out.append(PublishedPoint(bench, case, "unstated" if scan else f.dtype, _COLUMN[f.family], f.n, f.published_s,
-                                  "incident 1: scalar lax.scan" if scan else f.case.replace(", compiled", "")))
+        what = "incident 1: scalar lax.scan" if scan else f.case.replace(", compiled", "")
+        out.append(PublishedPoint(bench, case, "unstated" if scan else f.dtype, f.runner or f.family, f.n,
+                                  f.published_s, what, f.family, f.device))
     return out
+
+
+def columns(pts) -> list[tuple[str, str]]:
+    """(column, device) of the points, each once: the CPU's first, then by name (a graph's legend order)."""
+    return sorted({(p.column, p.device) for p in pts}, key=lambda c: (c[1] != "cpu", c[0]))
 
 
 def for_kernel(pts, benchmark: str, case: tuple) -> list[PublishedPoint]:
