@@ -47,13 +47,16 @@ elapsed=$(( $(date +%s) - start ))
 # the committed release history (results/ref-epyc-2c-ci) names the pin commits main carries: their jax-v*
 # tags label and place them on asv's graphs, and a clone of main alone has none
 jaxci history --restore-refs || exit 1
+# asv publish writes asv's site and the findings page, html/findings/ with the Findings link in asv's navbar (its
+# publisher plugin, asv.conf.json "plugins": jaxci/commands/asv_findings.py); what stops the page it says on stderr
 asv publish >/dev/null || { echo "asv publish failed"; exit 1; }
+[ -f html/findings/index.html ] || { echo "asv publish wrote no findings page (the reason is above)"; status=1; }
 offline=()
 if [ "${JAXCI_OFFLINE_ASSETS:-0}" = 1 ]; then
   cache=$(bash scripts/fetch-asv-assets.sh) || { echo "fetching asv's CDN libraries from npm failed"; exit 1; }
-  offline=(--offline-assets "$cache")
+  offline=(--html html --offline-assets "$cache")
 fi
-summary=$(jaxci report results --html html --format summary "${offline[@]}") || status=1
+summary=$(jaxci report results --format summary "${offline[@]}") || status=1
 echo
 echo "== jax-ci-bench: summary =="
 sampling="asv's own sampling"

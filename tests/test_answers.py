@@ -9,9 +9,10 @@ import pytest
 from jaxci.commands import report as cli
 from jaxci.evidence.published import read as read_figures
 from jaxci.report import answers, decisions, published, svg
+from jaxci.report.asvindex import link_from_asv_index
 from jaxci.report.build import INCIDENTS, build
 from jaxci.report.findings import findings_md, guidance_md
-from jaxci.report.page import link_from_asv_index, render
+from jaxci.report.page import render
 from jaxci.report.summary import summary_lines
 from tests import synth
 

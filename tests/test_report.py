@@ -14,9 +14,9 @@ from jaxci.analysis.host_speed import score_ratio
 from jaxci.catalogue import load_catalogue, read_pins
 from jaxci.commands import report as cli
 from jaxci.policy.cost import suite_seconds
+from jaxci.report.asvindex import LINK_ID, link_from_asv_index
 from jaxci.report.build import build, incident_checks
 from jaxci.report.findings import findings_md, guidance_md
-from jaxci.report.page import LINK_ID, link_from_asv_index
 from jaxci.report.text import seconds
 from jaxci.results.records import load_results
 from tests import synth

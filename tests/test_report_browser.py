@@ -20,8 +20,9 @@ from urllib.parse import unquote
 import pytest
 
 from jaxci.commands import report as cli
+from jaxci.report.asvindex import LINK_ID
 from jaxci.report.build import build
-from jaxci.report.page import LINK_ID, concurrency_grids, time_vs_size
+from jaxci.report.page import concurrency_grids, time_vs_size
 from tests import synth
 from tests.asvutil import REPO
 

@@ -2,8 +2,8 @@
 
 Prints the crossover table and FP64 ratios (md), the whole report (json), or a short summary (summary: the
 decision sheets of the chosen families, then one evidence line; what scripts/bench.sh ends with); --out writes
-findings.md, guidance.md and report.json; --html writes HTML_DIR/findings/ (run after `asv publish`) and links it
-from asv's index.html;
+findings.md, guidance.md and report.json; --html writes HTML_DIR/findings/ and links it from asv's index.html (run
+after `asv publish`, which writes the same page itself through its publisher plugin, commands/asv_findings.py);
 --offline-assets CACHE (the npm packages scripts/fetch-asv-assets.sh unpacks) vendors the libraries asv's pages load
 from public CDNs into HTML_DIR/vendor/ and points the pages at them (jaxci/report/offline.py).
 Both destinations are checked before the results are read (a folder, outside RESULTS_DIR, the files it will
@@ -228,16 +228,37 @@ def _write(args, report, findings: str, guidance: str, data: dict) -> None:
         print(f"jaxci report: wrote {len(written)} pages of the maintainers' report to {args.maintainers}",
               file=sys.stderr)
     if args.html:
-        from jaxci.report import maintainers
-        from jaxci.report.page import write_page
-
-        page, link = write_page(report, Path(args.html), findings, guidance, data,
-                                maintainers.site_html(report, maintainers.families(report)))
-        print(f"jaxci report: wrote {page} ({link})", file=sys.stderr)
+        print(f"jaxci report: {_write_html(report, Path(args.html), findings, guidance, data)}", file=sys.stderr)
         if args.offline_assets:
             from jaxci.report import offline
 
             print(f"jaxci report: {offline.vendor(Path(args.html), Path(args.offline_assets))}", file=sys.stderr)
+
+
+def _write_html(report, html_dir: Path, findings: str, guidance: str, data: dict) -> str:
+    """The findings page into html_dir/findings/, linked from asv's index.html; what was done, in one line."""
+    from jaxci.report import maintainers
+    from jaxci.report.page import write_page
+
+    page, link = write_page(report, html_dir, findings, guidance, data,
+                            maintainers.site_html(report, maintainers.families(report)))
+    return f"wrote {page} ({link})"
+
+
+def write_site(results_dir: Path, html_dir: Path) -> str:
+    """`jaxci report RESULTS_DIR --html HTML_DIR` without printing a report: the same checks, the same defaults
+    (families, committed audits), the same page; what `asv publish` runs through its publisher plugin
+    (jaxci/commands/asv_findings.py). Returns what was written; raises Refused, safeio.UnsafeFile or OSError."""
+    from jaxci.report.build import to_json
+    from jaxci.report.findings import findings_md, guidance_md
+
+    args = _parser().parse_args([str(results_dir), "--html", str(html_dir)])
+    check_html(html_dir, results_dir)
+    report = _build(args, results_dir)
+    check_release_refs(report, results_dir)
+    line = _write_html(report, html_dir, findings_md(report), guidance_md(report), to_json(report))
+    warned = f"; {len(report.errors)} warning(s): `jaxci report {results_dir}` lists them" if report.errors else ""
+    return line + warned
 
 
 def check_release_refs(report, results_dir: Path) -> None:

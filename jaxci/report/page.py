@@ -1,8 +1,9 @@
 """The findings page, html/findings/index.html: the answer sheet first, then guidance, figures and evidence.
 
-Written after `asv publish` (which rewrites html/): the page goes into html/findings/ and a link to it is
-added to asv's index.html once (re-running adds nothing), with a notice that shows when asv's CDN scripts
-cannot load. The page itself loads nothing from the network.
+Written by `asv publish` itself (its publisher plugin, jaxci/commands/asv_findings.py) or by `jaxci report --html`
+after it: the page goes into html/findings/ and asvindex links it from asv's index.html once (re-running adds
+nothing), with a notice in error.html for a browser whose CDN scripts cannot load. The page itself loads nothing
+from the network.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from pathlib import Path
 from jaxci.analysis import case_label, case_of, group, is_timing
 from jaxci.analysis import crossover as cx
 from jaxci.report import answers, published, svg
+from jaxci.report.asvindex import link_from_asv_index
 from jaxci.report.question import Status
-from jaxci.util import safeio, safewrite
+from jaxci.util import safewrite
 
-LINK_ID = "jaxci-findings-link"
 COLOURS = {"cpu": "#1f77b4", "gpu": "#ff7f0e"}
 PALETTE = {"cpu": ["#1f77b4", "#17becf", "#9467bd", "#2ca02c"], "gpu": ["#ff7f0e", "#8c564b", "#e377c2", "#bcbd22"]}
 #: a published point's colour, by the device it was measured on
@@ -292,75 +293,11 @@ measured).</p>
 """
 
 
-NOTICE_ID = "jaxci-offline-note"
-#: the largest asv page read to add the link (asv's index.html is about 10 KB)
-PAGE_LIMIT = 64 * 1024 * 1024
-GRID_NOTE_ID = "jaxci-grid-note"
-
-
-def _commits(report) -> int:
-    return len({r.commit for r in report.records})
-
-
-def link_from_asv_index(html_dir: Path, report=None) -> str:
-    """Add a link to findings/ into asv's index.html (once), a note on the summary grid when the results hold one
-    commit, and a link plus an explanation in asv's error.html (where index.html sends a browser whose CDN scripts
-    cannot load). Returns what happened (asv publish rewrites these files)."""
-    index = html_dir / "index.html"
-    if not index.is_file():
-        return f"{index} not found: run `asv publish` first, then `jaxci report` again to link the page"
-    text = safeio.read_text(safeio.within(index, html_dir), PAGE_LIMIT, links=False)
-    done = []
-    if f'id="{LINK_ID}"' not in text:
-        link = (f'<li><p class="navbar-text"><a id="{LINK_ID}" class="navbar-link" href="findings/index.html">'
-                f'Findings</a></p></li>')
-        anchor = '<ul class="nav navbar-nav navbar-left">'
-        if anchor in text:
-            text = text.replace(anchor, anchor + link, 1)
-        else:
-            fallback = f'<p><a id="{LINK_ID}" href="findings/index.html">Findings</a></p>'
-            text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + fallback, text, count=1)
-        if report is not None and _commits(report) == 1:  # a corner note: the navbar keeps its one line
-            note = (f'<div id="{GRID_NOTE_ID}" style="position:fixed;right:10px;bottom:10px;max-width:380px;'
-                    'z-index:2000;'
-                    'background:#fffbe6;border:1px solid #d9c77a;padding:6px 24px 6px 8px;font:13px sans-serif">'
-                    "One commit in these results: each grid thumbnail holds one point per line, so it looks empty "
-                    "(asv draws history across "
-                    "commits). Open a benchmark and pick a param such as <b>n</b> as the x-axis, or read the "
-                    '<a href="findings/index.html">Findings</a>.'
-                    '<a href="#" title="close" style="position:absolute;right:6px;top:2px" '
-                    "onclick=\"this.parentNode.style.display='none';return false\">×</a></div>")
-            text = re.sub(r"(</body>)", lambda m: note + m[1], text, count=1)
-        safewrite.write_text(safeio.within(index, html_dir), text, within=html_dir)
-        done.append("link added")
-    else:
-        done.append("link already present")
-    error = html_dir / "error.html"
-    if error.is_file():
-        etext = safeio.read_text(safeio.within(error, html_dir), PAGE_LIMIT, links=False)
-        if f'id="{NOTICE_ID}"' not in etext:
-            note = (f'<div id="{NOTICE_ID}" '
-                    'style="border:2px solid #c60;padding:.8em;margin:1em 0;font-family:sans-serif">'
-                    "<p><b>Why this page:</b> asv's pages load jQuery, flot, bootstrap and three small libraries "
-                    "from public CDNs "
-                    "(code.jquery.com, cdnjs.cloudflare.com, cdn.jsdelivr.net). This browser could not load them: "
-                    "it is offline, "
-                    "or third-party scripts are blocked. The published GitHub Pages site "
-                    "and <code>asv preview</code> work wherever the browser reaches those CDNs.</p>"
-                    '<p><b>No network needed:</b> '
-                    '<a id="jaxci-error-findings" href="findings/index.html">the findings page</a> '
-                    "(answers, figures, evidence) and <a href=\"findings/findings.md\">findings.md</a>.</p></div>")
-            etext = re.sub(r"(<body[^>]*>)", lambda m: m[1] + note, etext, count=1)
-            safewrite.write_text(safeio.within(error, html_dir), etext, within=html_dir)
-            done.append("error page explained")
-    return "; ".join(done)
-
-
 def write_page(report, html_dir: Path, findings: str, guidance: str, data: dict,
                maintainers: str = "") -> tuple[Path, str]:
     """html_dir/findings/ (its five files; report.html the maintainers' report) and the link from asv's
-    index.html; every write through safewrite, inside html_dir (a link there that leads elsewhere is refused,
-    never written through)."""
+    index.html (asvindex); every write through safewrite, inside html_dir (a link there that leads elsewhere is
+    refused, never written through)."""
     html_dir = Path(html_dir)
     html_dir.mkdir(parents=True, exist_ok=True)
     out = safewrite.make_folder(html_dir / "findings", within=html_dir)
