@@ -77,12 +77,14 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     records = rs.latest()
     catalogue = load_catalogue(catalogue_dir)
     defaults = catalogue_defaults(catalogue_dir)
-    cpu_only = [m for m, f in rs.machines.items() if not f.has_gpu]
+    # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms
+    with_lab = load_catalogue(catalogue_dir, include_lab=True)
+    # a machine with a TPU is no CPU-only machine: its CPU line is never paired with another machine's GPU
+    cpu_only = [m for m, f in rs.machines.items()
+                if not f.has_gpu and (m not in with_lab or with_lab[m].accelerator is None)]
     cx = crossover.crossovers(records, cpu_only_machines=cpu_only)
     ratios = penalty.fp64_ratios(records)
     cells = concurrency.grid(records)
-    # one catalogue with the lab machines for every model input: their sourced peaks calibrate the GPU terms
-    with_lab = load_catalogue(catalogue_dir, include_lab=True)
     given = _figures(incidents, measurements)  # the one read of each file given
     figs = list(given[0].incidents) if given[0] else []
     # the runner model, built once, with the nearest evidence: published on a family's hardware (the incidents'

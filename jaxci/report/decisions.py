@@ -103,10 +103,18 @@ def evidence_entry(report, name: str):
                    figures, "lab")
 
 
+def _tpu(catalogue: dict, name: str) -> bool:
+    entry = catalogue.get(name)
+    return entry is not None and entry.accelerator == "tpu"
+
+
 def evidence_sheets(report) -> list[FamilySheet]:
     """Every machine with results, through the same seven row functions as a family's sheet (one answer per
-    question): GPU machines first, then by name. Evidence for the families' sheets, never a family's answer."""
-    names = sorted((n for n in report.machines if _measured_here(report, n)),
+    question): GPU machines first, then by name. Evidence for the families' sheets, never a family's answer. A TPU
+    machine has none: the seven rows answer for GPU and CPU runners, and read as a CPU-only machine a TPU's sheet
+    would say "no GPU: pin to the CPU" (its answers: docs/tpu.md; its results still fill the evidence tables)."""
+    cat = getattr(report.model, "catalogue", None) or {}   # the lab-inclusive catalogue the model was given
+    names = sorted((n for n in report.machines if _measured_here(report, n) and not _tpu(cat, n)),
                    key=lambda n: (not report.machines[n].has_gpu, n))
     return [sheet(report, n, entry=evidence_entry(report, n)) for n in names]
 

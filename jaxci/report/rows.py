@@ -259,7 +259,7 @@ def _environment(report, family, entry, kernels: int = 1, engine: str = "") -> A
     if engine and entry.has_gpu:
         env += f" (`concurrency` as row 3 gives it for {ENGINE_NAMES[engine]}, the audited repositories' engine)"
     saved = [r for r in report.suite_records("compile") if r.ok and r.method == "track_compile_saved_s"
-             and r.params.get("dtype") == "float32"]
+             and r.params.get("dtype") == "float32" and r.params.get("device") == dev]   # never a TPU's for a GPU
     here = [r for r in saved if r.machine == family]
     if here:
         r = max(here, key=lambda r: r.value)
