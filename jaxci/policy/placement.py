@@ -26,11 +26,12 @@ PREDICTED, PUBLISHED = "predicted", "published"
 TRIVIAL = "trivial"
 
 
-def narrative_of(gpu_narrative, regime: str) -> str:
+def narrative_of(gpu_shown, regime: str) -> str:
     """Why a lecture's purpose is to show the GPU backend, or '': it prints jax.devices() / default_backend() /
-    the platform or runs nvidia-smi (the scan's gpu_narrative, prose about GPU speed aside) and has little work
-    (the trivial regime). Pinning such a lecture makes it print the CPU and teach the wrong thing: never pinned."""
-    hits = [n for n in (gpu_narrative or []) if isinstance(n, str) and "text about GPU speed" not in n]
+    the platform or runs nvidia-smi (the scan's gpu_shown: its narrative that shows the backend, never prose about
+    GPU speed) and has little work (the trivial regime). Pinning such a lecture makes it print the CPU and teach the
+    wrong thing: never pinned."""
+    hits = [n for n in (gpu_shown or []) if isinstance(n, str)]
     return "; ".join(hits[:2]) if hits and regime == TRIVIAL else ""
 
 

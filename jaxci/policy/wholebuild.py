@@ -130,11 +130,9 @@ def placed(lec: dict, family: str, published_s: float | None, source: str, has_g
 
 
 def shows_the_gpu(lec: dict) -> bool:
-    """A lecture whose purpose is to show the GPU backend is never pinned (jaxci.policy.placement.narrative_of; a
-    published audit keeps the verdict's flag, `shows_gpu`, without the quoted evidence)."""
-    if "shows_gpu" in lec:
-        return bool(lec["shows_gpu"])
-    return bool(placement.narrative_of((lec.get("scan") or {}).get("gpu_narrative"), lec.get("regime") or ""))
+    """A lecture whose purpose is to show the GPU backend is never pinned: the verdict's flag, `shows_gpu`, as the
+    audit wrote it (jaxci.policy.placement.narrative_of of the scan's gpu_shown; the committed audits carry it)."""
+    return bool(lec.get("shows_gpu"))
 
 
 def lecture_time(lec: dict, family: str, has_gpu: bool, published) -> LectureTime:

@@ -41,6 +41,7 @@ class Verdict:
     family: str | None = None  # the runner family judged for (None: built-in thresholds)
     excluded: bool = False  # excluded from execution by the book's exclude_patterns
     not_executed: str = ""  # why --execute did not run it (excluded, missing modules, NOT_SELECTED ...)
+    selected: bool = True  # chosen to execute (False: left out by --only; its static verdict stands)
     predicted: dict = field(default_factory=dict)  # family -> predicted cpu_s / gpu_s / band / basis (executed)
     failure: dict | None = None  # whose failure, the lecture's or the harness's, and why (judging.failure)
 
@@ -85,13 +86,21 @@ class Verdict:
         return {"path": self.path, "status": self.status, "errors": self.errors, "regime": self.regime,
                 "regime_text": classify.REGIMES.get(self.regime), "recommendation": self.recommendation,
                 "why": self.why, "basis": self.basis, "family": self.family, "not_executed": self.not_executed,
+                "selected": self.selected,
                 "reasons": self.reasons, "scan": self.scan.as_dict(), "timeout": self.timeout,
-                "timeout_origin": self._timeout_origin(), "proposed_timeout": self.proposed_timeout,
+                "timeout_origin": self._timeout_origin(),
+                "timeout_kind": self._timeout_kind(), "proposed_timeout": self.proposed_timeout,
                 "over_timeout": self.over_timeout,
                 "notes": self.notes + [f"{e} (execute.allow_errors: not a failure)" for e in self.allowed_errors()],
                 "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted,
-                "shows_gpu": bool(narrative_of(self.scan.gpu_narrative, self.regime)),
+                "shows_gpu": bool(narrative_of(self.scan.gpu_shown, self.regime)),
                 "failure": self.failure}
+
+    def _timeout_kind(self) -> str | None:
+        """Whose timeout applies (jaxci.policy.timeouts: the notebook's or the book's), None without one."""
+        if self.scan.timeout_origin:
+            return timeouts.NOTEBOOK_TIMEOUT
+        return timeouts.BOOK_TIMEOUT if self.config and self.config.timeout_origin else None
 
     def _timeout_origin(self) -> str | None:
         if self.scan.timeout_origin:
@@ -268,4 +277,4 @@ def pin_list(verdicts: list[Verdict]) -> list[str]:
     """The lectures --emit-config switches to the CPU kernel (the audit's `pin_to_cpu`, the report's pins): placed on
     the CPU, not already pinned in their own code, and not a lecture whose purpose is to show the GPU."""
     return [v.path for v in placed_on_cpu(verdicts)
-            if not v.scan.pinned_cpu and not narrative_of(v.scan.gpu_narrative, v.regime)]
+            if not v.scan.pinned_cpu and not narrative_of(v.scan.gpu_shown, v.regime)]
