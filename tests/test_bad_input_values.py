@@ -254,4 +254,5 @@ def test_the_audit_is_written_strict_never_through_str():
         record.dumps({"lectures": [], "where": PurePath("x")})
     with pytest.raises(ValueError):
         record.dumps({"lectures": [], "s": float("nan")})
-    assert json.loads(record.dumps({"lectures": []})) == {"format": "jaxci-audit", "version": record.VERSION, "lectures": []}
+    assert json.loads(record.dumps({"lectures": []})) == {"format": "jaxci-audit", "version": record.VERSION,
+                                                          "lectures": []}
