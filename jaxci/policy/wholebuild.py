@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from jaxci.analysis.prediction import of_lecture
 from jaxci.policy import placement
-from jaxci.policy.builds import lecture_seconds, number
+from jaxci.policy.builds import lecture_seconds, prediction
 
 PUBLISHED, EXECUTED, NOT_PREDICTED = "published", "executed here", "not predicted"
 
@@ -119,10 +120,9 @@ def placed(lec: dict, family: str, published_s: float | None, source: str, has_g
     uses = bool(scan.get("uses_jax") or scan.get("uses_numpyro"))
     if not has_gpu or not uses:
         return placement.Placement(lec.get("path", "?"), placement.CPU, None, None, "no GPU work to place")
-    pred = (lec.get("predicted") or {}).get(family)
-    if isinstance(pred, dict) and pred.get("unexplained"):  # a slow cell the model does not explain: measure
-        return placement.Placement(lec.get("path", "?"), None, None, None, f"{pred['unexplained']}: measure")
-    pred = pred if isinstance(pred, dict) else None
+    pred = of_lecture(lec, family)
+    if pred is not None and pred.unexplained:  # a slow cell the model does not explain: measure
+        return placement.Placement(lec.get("path", "?"), None, None, None, f"{pred.unexplained}: measure")
     found = placement.place(lec.get("path", "?"), pred, published_s, source, family)
     if found.device is None and lec.get("recommendation") == placement.PIN_CPU:
         return placement.Placement(found.path, placement.CPU, found.cpu, found.gpu, lec.get("why") or found.why)
@@ -139,8 +139,7 @@ def lecture_time(lec: dict, family: str, has_gpu: bool, published) -> LectureTim
     """One lecture's seconds today and after the patch, with the basis of the figure after."""
     path = lec.get("path", "?")
     pub = published.lecture(path) if published is not None else None
-    pred = (lec.get("predicted") or {}).get(family)
-    pred = pred if isinstance(pred, dict) and number(pred.get("cpu_s")) is not None else None
+    pred = prediction(lec, family)
     device = today_device(lec, has_gpu)
     found = placed(lec, family, pub, published.source if published else "", has_gpu)
     pinned = has_gpu and device == "gpu" and found.device == placement.CPU and not shows_the_gpu(lec)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.accel import accelerator_run
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.audit.judging import classify
 from jaxci.audit.judging import family as fam
 from jaxci.audit.reading import book
@@ -42,7 +43,7 @@ class Verdict:
     excluded: bool = False  # excluded from execution by the book's exclude_patterns
     not_executed: str = ""  # why --execute did not run it (excluded, missing modules, NOT_SELECTED ...)
     selected: bool = True  # chosen to execute (False: left out by --only; its static verdict stands)
-    predicted: dict = field(default_factory=dict)  # family -> predicted cpu_s / gpu_s / band / basis (executed)
+    predicted: dict[str, LecturePrediction] = field(default_factory=dict)  # family -> prediction (executed)
     failure: dict | None = None  # whose failure, the lecture's or the harness's, and why (judging.failure)
 
     @property
@@ -92,7 +93,8 @@ class Verdict:
                 "timeout_kind": self._timeout_kind(), "proposed_timeout": self.proposed_timeout,
                 "over_timeout": self.over_timeout,
                 "notes": self.notes + [f"{e} (execute.allow_errors: not a failure)" for e in self.allowed_errors()],
-                "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted,
+                "runs": {p: r.as_dict() for p, r in self.runs.items()},
+                "predicted": {f: p.as_dict() for f, p in self.predicted.items()},
                 "shows_gpu": bool(narrative_of(self.scan.gpu_shown, self.regime)),
                 "failure": self.failure}
 
@@ -230,9 +232,9 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     pred = (predicted.gpu_family(run, model.runner, classify.lecture_dtype(verdict.scan) == "float64",
                                  verdict.scan.loops, verdict.scan.pins)
             if judged and model is not None and run is not None else None)
-    if pred is not None and model is not None:
+    if pred is not None and model is not None and model.family:
         verdict.predicted[model.family] = pred
-        verdict.predicted.update(colab.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
+        verdict.predicted.update(colab.colab(run, model, float64=bool(pred.float64), loops=verdict.scan.loops,
                                                  judged=pred, pins=verdict.scan.pins))
         if not measured_both:
             published = published_side(verdict, model)

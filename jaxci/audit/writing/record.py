@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 
+from jaxci.analysis.prediction import SECONDS as PREDICTED_SECONDS
 from jaxci.audit.reading import runrecord
 from jaxci.policy.timeouts import BOOK_TIMEOUT, NOTEBOOK_TIMEOUT
 from jaxci.util import safeio
@@ -34,7 +35,6 @@ FORMAT, VERSION = "jaxci-audit", 2
 READ = (1, 2)
 #: writes an audit of the current version
 RERUN = "jaxci audit REPO --execute --format json"
-PREDICTED_SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s")
 
 
 class AuditError(InputError):
@@ -211,6 +211,8 @@ def _published(where: str, value) -> dict:
 
 
 def _prediction(where: str, pred) -> dict:
+    """A lecture's prediction on one family (jaxci.analysis.prediction.LecturePrediction's JSON form): its seconds
+    and band ends finite and bounded, its basis and label one-line text; read by the policy through the record."""
     pred = runrecord.mapping(where, pred)
     out = {**pred, **{k: runrecord.seconds(f"{where}.{k}", pred[k], runrecord.LECTURE_S, "seconds")
                       for k in PREDICTED_SECONDS if k in pred}}

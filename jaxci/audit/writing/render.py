@@ -68,9 +68,11 @@ def row(v: Verdict) -> dict:
 def _predicted(v: Verdict, device: str) -> str:
     """'predicted 1.23 (0.9..2.1)' on the judged family: never in a measured column."""
     p = v.predicted.get(v.family or "")
-    if not p or p.get(device + "_s") is None:  # a CPU-only family has no GPU side
+    side = p.side(device) if p is not None else None
+    if side is None:  # a CPU-only family has no GPU side
         return "-"
-    return f"predicted {p[device + '_s']:.3g} ({p[device + '_low_s']:.3g}..{p[device + '_high_s']:.3g})"
+    mid, low, high = side.band()
+    return f"predicted {mid:.3g} ({low:.3g}..{high:.3g})"
 
 
 #: a run's peak memory figures (jaxci.audit.runner NotebookRun.peak_memory), in the order shown
@@ -161,8 +163,8 @@ def per_family_markdown(verdicts: list[Verdict]) -> str:
     sources = dict.fromkeys(t["host_factor"]["source"] for t in totals.values()
                             if t["host_factor"]["label"] in SCALED)
     lines += [""] + [f"- h: {_cell(s)}" for s in sources]
-    calibration = dict.fromkeys(rec["calibration"] for v in verdicts for rec in (v.predicted or {}).values()
-                                if isinstance(rec, dict) and rec.get("calibration"))
+    calibration = dict.fromkeys(rec.calibration for v in verdicts for rec in (v.predicted or {}).values()
+                                if rec.calibration)
     lines += [f"- calibration: {_cell(s)}" for s in calibration]
     top = max(((max(_peak_values(v)), v.path) for v in verdicts if _peak_values(v)), default=None)
     if top:
