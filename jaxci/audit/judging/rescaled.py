@@ -50,7 +50,8 @@ def with_residual(pred: LecturePrediction, band, source: str, scale: float = 1.0
     before it."""
     base = pred.restored(pred.uncalibrated, basis=False)
     cpu, gpu = (_calibrated(base.side(name), name, band, scale) for name in SIDES)
-    return replace(base, cpu=cpu, gpu=gpu, uncalibrated=base.snapshot(basis=False), inputs=(*(base.inputs or ()), source))
+    return replace(base, cpu=cpu, gpu=gpu, uncalibrated=base.snapshot(basis=False),
+                   inputs=(*(base.inputs or ()), source))
 
 
 def _calibrated(side: PredictedSide | None, name: str, band, scale: float) -> PredictedSide | None:
