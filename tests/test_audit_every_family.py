@@ -64,7 +64,7 @@ def test_every_family_present_with_a_source_labelled_basis(audited):
             rec = v.predicted[name]
             assert rec.label == "predicted" and f"runner model for {name}" in rec.basis
             h = rec.host_factor
-            assert h.label in host.SCALED and h["source"]   # never this host's seconds unscaled (issue 70)
+            assert h["label"] in host.SCALED and h["source"]   # never this host's seconds unscaled (issue 70)
             assert h["low"] <= h["value"] <= h["high"]
             assert rec.cpu.low <= rec.cpu.seconds <= rec.cpu.high
             assert rec.unscaled.cpu.seconds is not None  # this host's seconds, before h
@@ -80,7 +80,7 @@ def test_cpu_only_families_get_seconds(audited):
             rec = v.predicted[name]
             assert rec.family_kind == "cpu" and rec.cpu.seconds > 0 and rec.gpu is None
     h = audited["verdicts"][JAX].predicted["ubuntu-latest"].host_factor
-    assert h.label == host.MEASURED and "incidents.md" in h["source"]  # the CPU runner's published probe
+    assert h["label"] == host.MEASURED and "incidents.md" in h["source"]  # the CPU runner's published probe
 
 
 def test_gpu_families_have_both_sides(audited):

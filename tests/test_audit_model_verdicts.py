@@ -114,7 +114,7 @@ def test_predicted_lecture_time_and_verdict(verdicts, model):
     found = placement.place(v.path, p, None, "", "g4dn.2xlarge")  # the one pin rule on the bands
     assert v.recommendation == {placement.CPU: C.PIN_CPU, placement.GPU: C.KEEP_GPU}.get(found.device, C.EITHER)
     assert v.why == found.why
-    assert v.as_dict()["predicted"]["g4dn.2xlarge"] is p
+    assert v.as_dict()["predicted"]["g4dn.2xlarge"] == p.as_dict()
 
 
 def test_measured_slow_cell_outranks_trivial(verdicts):

@@ -257,7 +257,7 @@ def decide_on_record(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     gets, jaxci.audit.judging.every_family), so the verdict, the pin list, the patch and the report all read one
     prediction; only a verdict that a prediction decided (not a measured ratio, not a slow cell to measure)."""
     pred = verdict.predicted.get(model.family) if model is not None and model.family else None
-    if model is None or not isinstance(pred, dict) or measured_on_both(verdict) \
+    if model is None or pred is None or measured_on_both(verdict) \
             or verdict.basis not in ("predicted", "published"):
         return
     published = published_side(verdict, model)

@@ -10,6 +10,7 @@ import io
 from collections import Counter
 
 from jaxci.accel import accelerator_run
+from jaxci.analysis.prediction import side_keys
 from jaxci.audit.judging import classify
 from jaxci.audit.judging.every_family import build_totals
 from jaxci.audit.judging.host import MEASURED, SCALED
@@ -137,9 +138,11 @@ def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
 
 
 def _band(t: dict, side: str) -> str:
-    if t.get(f"{side}_s") is None:
+    """A family's summed side (jaxci.audit.judging.every_family.build_totals: the prediction's keys, summed)."""
+    mid, low, high = (t.get(key) for key in side_keys(side))
+    if mid is None:
         return "-"
-    return f"{t[side + '_s']:.3g} ({t[side + '_low_s']:.3g}..{t[side + '_high_s']:.3g})"
+    return f"{mid:.3g} ({low:.3g}..{high:.3g})"
 
 
 def per_family_markdown(verdicts: list[Verdict]) -> str:
