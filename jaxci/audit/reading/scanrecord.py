@@ -40,6 +40,11 @@ class LectureScan:
     imports: list[str] = field(default_factory=list)  # top-level modules imported
     notes: list[str] = field(default_factory=list)  # tolerated: raises-exception / skip-execution cells
 
+    def add_gpu_display(self, entry: str) -> None:
+        """Code that shows the GPU backend to the reader: narrative to review, and what keeps the lecture on it."""
+        self.gpu_narrative.append(entry)
+        self.gpu_shown.append(entry)
+
     @property
     def pinned_cpu(self) -> bool:
         return self.cpu_pin is not None
