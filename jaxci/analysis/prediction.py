@@ -41,6 +41,8 @@ _CPU_ORDER = (*side_keys(CPU), _PARTS, _MISSING, _OVERHEAD, _LABEL, _BASIS, _UNS
               _HOST, _CALIBRATION)
 #: ... and of the figures kept before a move (`unscaled`, `uncalibrated`)
 _SNAPSHOT_ORDER = (*SECONDS, _PARTS, _BASIS, _INPUTS)
+#: the one-line texts of a record's JSON form (the audit's reader checks them: jaxci.audit.writing.record)
+TEXTS = (_BASIS, _LABEL)
 LABEL = "predicted"
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 
 from jaxci.analysis.prediction import SECONDS as PREDICTED_SECONDS
+from jaxci.analysis.prediction import TEXTS as PREDICTED_TEXTS
 from jaxci.audit.reading import runrecord
 from jaxci.policy.timeouts import BOOK_TIMEOUT, NOTEBOOK_TIMEOUT
 from jaxci.util import safeio
@@ -216,7 +217,7 @@ def _prediction(where: str, pred) -> dict:
     pred = runrecord.mapping(where, pred)
     out = {**pred, **{k: runrecord.seconds(f"{where}.{k}", pred[k], runrecord.LECTURE_S, "seconds")
                       for k in PREDICTED_SECONDS if k in pred}}
-    for key in ("basis", "label"):
+    for key in PREDICTED_TEXTS:
         if key in pred:
             out[key] = runrecord.text(f"{where}.{key}", pred[key], limit=4000)
     return out
