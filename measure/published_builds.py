@@ -229,7 +229,7 @@ def repredict(saved: dict, folder: Path, family: str, transfer_only: bool = Fals
         # as the audit predicts every family (a code-free notebook is its kernel's start; a CPU-only family's
         # CPU side is its build time), without the per-notebook residual (jaxci.analysis.devsets scores that)
         one = every_family.predict_lecture(v, families).get(family)
-        lec["predicted"] = {family: one} if one else {}
+        lec["predicted"] = {family: one.as_dict()} if one else {}
     return saved
 
 
@@ -257,6 +257,7 @@ def scale_host(audit: dict, family: str, probe_s: float, probes: tuple = ()) -> 
     every probe taken around the run (before and after it): the factor's band spans them, since a VM's single
     thread drifts (0.55 s to 0.96 s within half an hour on 2026-12-04, the later ones quiet), and a lecture ran at
     a speed somewhere between."""
+    from jaxci.analysis.prediction import of_lecture
     from jaxci.audit.judging import rescaled
 
     found = published_host(family)
@@ -267,9 +268,10 @@ def scale_host(audit: dict, family: str, probe_s: float, probes: tuple = ()) -> 
     taken = ", ".join(f"{t:.3g}" for t in seen)
     source = f"published {found[0]:.3g} s on {family} ({found[1]}) / {probe_s:.3g} s here (probes {taken} s)"
     for lec in audit.get("lectures", []):
-        pred = (lec.get("predicted") or {}).get(family)
-        if pred:
-            lec["predicted"][family] = rescaled.host_scaled(pred, factor, source, min(low, factor), max(high, factor))
+        pred = of_lecture(lec, family)
+        if pred is not None:
+            lec["predicted"][family] = rescaled.host_scaled(pred, factor, source, min(low, factor),
+                                                            max(high, factor)).as_dict()
     return f"x {factor:.3g} (band {min(low, factor):.3g}..{max(high, factor):.3g}): {source}"
 
 

@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+from jaxci.analysis.prediction import LecturePrediction, PredictedSide
 from jaxci.audit.lecture_ci import audit_ci, lectures, render
 from jaxci.audit.lecture_ci.lectures import KEEP_GPU, PIN_CPU
 from jaxci.audit.lecture_ci.workflows import parse_label
@@ -179,8 +180,9 @@ def test_measured_build_sets_job_timeout_and_cache_saving():
 
 def _predicted(root, cpu=150.0, gpu=200.0, c7i=80.0):
     """Executed lectures with the runner model's predictions: the T4's GPU slower than its CPU, c7i faster."""
-    return [dataclasses.replace(f, executed=True, predicted={"g4dn.2xlarge": {"cpu_s": cpu, "gpu_s": gpu},
-                                                             "c7i.2xlarge": {"cpu_s": c7i}})
+    predicted = {"g4dn.2xlarge": LecturePrediction(PredictedSide(cpu), PredictedSide(gpu)),
+                 "c7i.2xlarge": LecturePrediction(PredictedSide(c7i))}
+    return [dataclasses.replace(f, executed=True, predicted=predicted)
             for f in _measured(root, slowest=5.0, cpu_s=100.0)]
 
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from jaxci.analysis import peak
+from jaxci.analysis.prediction import LecturePrediction, PredictedSide
 from jaxci.audit import repo as lecture_repo
 from jaxci.audit.lecture_ci import audit_ci, decision, lectures, render
 from jaxci.audit.lecture_ci.edits import join_emitted
@@ -162,8 +163,8 @@ def test_tier_counts_say_executed_only_when_lectures_ran():
 # ---- the tier decision with numbers ----
 
 def _pred(cpu, gpu=None):
-    return {"cpu_s": cpu, "cpu_low_s": cpu, "cpu_high_s": 1.5 * cpu, "gpu_s": gpu, "gpu_low_s": gpu,
-            "gpu_high_s": None if gpu is None else 1.5 * gpu, "basis": "test", "missing": []}
+    return LecturePrediction(PredictedSide(cpu, cpu, 1.5 * cpu),
+                             None if gpu is None else PredictedSide(gpu, gpu, 1.5 * gpu), "test")
 
 
 def _facts():
@@ -216,8 +217,9 @@ def test_decision_sets_the_tier_and_sizes_the_job_timeout():
     md = render.to_markdown(r)
     assert "### Tier decision for `.github/workflows/publish.yml:8` (g4dn.2xlarge): predicted" in md
     assert json.loads(render.to_json(r))["decision"]["chosen"] == "GPU with pins: g4dn.2xlarge"
-    slow = [dataclasses.replace(f, predicted={**f.predicted, "g4dn.2xlarge": _pred(f.predicted["g4dn.2xlarge"]["cpu_s"],
-                                                                                   900.0)}) for f in _facts()]
+    slow = [dataclasses.replace(f, predicted={**f.predicted,
+                                              "g4dn.2xlarge": _pred(f.predicted["g4dn.2xlarge"].cpu.seconds, 900.0)})
+            for f in _facts()]
     moved = audit_ci(root, slow)  # nothing wins on the T4 any more: the cheapest CPU family takes the build
     tier, = [f for f in moved.findings if f.kind == "runner-tier"]
     assert tier.label == "predicted" and moved.decision.chosen.name == "CPU alone: c7i.2xlarge"

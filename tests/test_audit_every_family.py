@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from jaxci.analysis.evidence import HOST_PYTHON, Evidence
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.analysis.primitives import Band
 from jaxci.audit import repo
 from jaxci.audit.judging import every_family, family, host, rescaled
@@ -61,38 +62,38 @@ def test_every_family_present_with_a_source_labelled_basis(audited):
         assert set(names) <= set(v.predicted), v.path
         for name in names:
             rec = v.predicted[name]
-            assert rec["label"] == "predicted" and f"runner model for {name}" in rec["basis"]
-            h = rec["host_factor"]
+            assert rec.label == "predicted" and f"runner model for {name}" in rec.basis
+            h = rec.host_factor
             assert h["label"] in host.SCALED and h["source"]   # never this host's seconds unscaled (issue 70)
             assert h["low"] <= h["value"] <= h["high"]
-            assert rec["cpu_low_s"] <= rec["cpu_s"] <= rec["cpu_high_s"]
-            assert rec["unscaled"]["cpu_s"] is not None  # this host's seconds, before h
+            assert rec.cpu.low <= rec.cpu.seconds <= rec.cpu.high
+            assert rec.unscaled.cpu.seconds is not None  # this host's seconds, before h
         same = [(a, b) for a in names for b in names if a < b and same_hardware(a, b)]
         assert ("g4dn.2xlarge", "g4dn.xlarge") in same
         for a, b in same:  # the same CPU and GPU models: the same host factor
-            assert v.predicted[a]["host_factor"]["value"] == v.predicted[b]["host_factor"]["value"], (a, b)
+            assert v.predicted[a].host_factor["value"] == v.predicted[b].host_factor["value"], (a, b)
 
 
 def test_cpu_only_families_get_seconds(audited):
     for v in audited["verdicts"].values():
         for name in ("ubuntu-latest", "c7i.2xlarge"):
             rec = v.predicted[name]
-            assert rec["family_kind"] == "cpu" and rec["cpu_s"] > 0 and "gpu_s" not in rec
-    h = audited["verdicts"][JAX].predicted["ubuntu-latest"]["host_factor"]
+            assert rec.family_kind == "cpu" and rec.cpu.seconds > 0 and rec.gpu is None
+    h = audited["verdicts"][JAX].predicted["ubuntu-latest"].host_factor
     assert h["label"] == host.MEASURED and "incidents.md" in h["source"]  # the CPU runner's published probe
 
 
 def test_gpu_families_have_both_sides(audited):
     rec = audited["verdicts"][JAX].predicted["g4dn.2xlarge"]
-    assert rec["family_kind"] == "gpu" and rec["gpu_low_s"] <= rec["gpu_s"] <= rec["gpu_high_s"]
-    assert rec["host_factor"]["label"] == host.MEASURED  # the T4 runner's published probe
+    assert rec.family_kind == "gpu" and rec.gpu.low <= rec.gpu.seconds <= rec.gpu.high
+    assert rec.host_factor["label"] == host.MEASURED  # the T4 runner's published probe
 
 
 def test_a_lecture_without_jax_is_host_time_on_every_family(audited):
     v = audited["verdicts"][PLAIN]
     assert not v.scan.uses_jax
     for rec in (v.predicted[n] for n in _runner_families()):
-        parts = rec["parts"]["cpu"]
+        parts = rec.cpu.parts
         assert parts["host"] > 0 and parts["calls"] == parts["loops"] == parts["eager"] == parts["compile"] == 0
 
 
@@ -100,7 +101,7 @@ def test_a_notebook_without_code_is_its_kernel_start(audited):
     v = audited["verdicts"][PROSE]
     assert not v.runs["cpu"].cells and v.runs["cpu"].kernel_start_s
     for rec in (v.predicted[n] for n in _runner_families()):   # and, where calibrated, the per-notebook residual
-        parts = rec["parts"]["cpu"]
+        parts = rec.cpu.parts
         assert parts["start-up"] > 0 and sum(parts.values()) == pytest.approx(parts["start-up"]
                                                                               + parts.get("residual", 0.0))
 
@@ -161,7 +162,7 @@ def test_judged_ubuntu_latest_predicts_seconds_from_the_same_runs(audited):
     before = {v.path: v.recommendation for v in verdicts}
     every_family.predict_all(verdicts, families, probe)
     assert {v.path: v.recommendation for v in verdicts} == before  # predictions never move a verdict
-    assert all(v.predicted["ubuntu-latest"]["cpu_s"] > 0 for v in verdicts)
+    assert all(v.predicted["ubuntu-latest"].cpu.seconds > 0 for v in verdicts)
     for v in verdicts:
         v.family = "ubuntu-latest"  # as --machine ubuntu-latest sets it: the table shows its CPU side only
         row = render.row(v)
@@ -172,11 +173,11 @@ def test_host_scaling_is_applied_once():
     pred = {"cpu_s": 2.0, "cpu_low_s": 1.0, "cpu_high_s": 3.0, "gpu_s": 4.0, "gpu_low_s": 3.0, "gpu_high_s": 5.0,
             "basis": "b", "parts": {"cpu": {"host": 2.0, "calls": 0.0},
                                     "gpu": {"host": 2.0, "calls": 2.0}}}
-    once = rescaled.host_scaled(pred, 0.5, "s", 0.4, 0.6)
+    once = rescaled.host_scaled(LecturePrediction.from_dict(pred), 0.5, "s", 0.4, 0.6)
     twice = rescaled.host_scaled(once, 0.5, "s", 0.4, 0.6)
-    assert once == twice and once["unscaled"]["cpu_s"] == 2.0
-    assert once["cpu_s"] == 1.0 and once["gpu_s"] == 3.0  # the GPU's modelled calls do not move with the host
-    assert once["cpu_low_s"] < once["cpu_s"] < once["cpu_high_s"]
+    assert once == twice and once.unscaled.cpu.seconds == 2.0
+    assert once.cpu.seconds == 1.0 and once.gpu.seconds == 3.0  # the GPU's modelled calls do not move with the host
+    assert once.cpu.low < once.cpu.seconds < once.cpu.high
 
 
 def test_host_factor_from_a_published_probe_and_without_one():
@@ -216,7 +217,7 @@ def test_the_tier_decision_shows_lab_machines_predicted_from_the_same_runs(audit
     lab = {name for name, entry in load_catalogue(include_lab=True).items() if entry.is_lab}
     assert why == "" and set(found) == {v.path for v in verdicts if v.runs}
     assert all(set(per) == lab for per in found.values()), found
-    assert all(rec["host_factor"]["label"] == host.NOT_MEASURED for per in found.values() for rec in per.values())
+    assert all(rec.host_factor["label"] == host.NOT_MEASURED for per in found.values() for rec in per.values())
     for facts in lectures.from_verdicts(verdicts, found):
         assert set(facts.predicted) == lab | set(_runner_families())
 

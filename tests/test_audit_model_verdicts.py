@@ -108,13 +108,13 @@ def test_predicted_lecture_time_and_verdict(verdicts, model):
     judge.merge(v)
     judge.decide_predicted(v, model)
     p = v.predicted["g4dn.2xlarge"]
-    assert p["label"] == "predicted" and p["gpu_low_s"] <= p["gpu_s"] <= p["gpu_high_s"]
-    assert set(p) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
+    assert p.label == "predicted" and p.gpu.low <= p.gpu.seconds <= p.gpu.high
+    assert set(p.as_dict()) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}  # audit.json's keys
     assert v.basis == "predicted" and "GPU/CPU" in v.why and "margin" in v.why
     found = placement.place(v.path, p, None, "", "g4dn.2xlarge")  # the one pin rule on the bands
     assert v.recommendation == {placement.CPU: C.PIN_CPU, placement.GPU: C.KEEP_GPU}.get(found.device, C.EITHER)
     assert v.why == found.why
-    assert v.as_dict()["predicted"]["g4dn.2xlarge"] is p
+    assert v.as_dict()["predicted"]["g4dn.2xlarge"] == p.as_dict()
 
 
 def test_measured_slow_cell_outranks_trivial(verdicts):
@@ -314,10 +314,10 @@ def test_start_up_is_charged_once_and_compile_per_compilation(model):
     p1, p9 = predicted.gpu_family(one, model.runner), predicted.gpu_family(many, model.runner)
     first = model.runner.call("elementwise", 1, "float32", "gpu", compile_only=True).seconds
     backend = model.runner.call("backend_start", None, "float32", "gpu").seconds  # the CUDA client, once
-    assert p1["parts"]["gpu"]["start-up"] == pytest.approx(first) == pytest.approx(p9["parts"]["gpu"]["start-up"])
-    assert p1["parts"]["gpu"]["backend"] == pytest.approx(backend) == pytest.approx(p9["parts"]["gpu"]["backend"])
-    assert p1["parts"]["gpu"]["compile"] == 0 and p9["parts"]["gpu"]["compile"] > 0
-    assert p9["parts"]["cpu"]["compile"] == pytest.approx(9 * 0.05)  # this run's own seconds per compilation
+    assert p1.gpu.parts["start-up"] == pytest.approx(first) == pytest.approx(p9.gpu.parts["start-up"])
+    assert p1.gpu.parts["backend"] == pytest.approx(backend) == pytest.approx(p9.gpu.parts["backend"])
+    assert p1.gpu.parts["compile"] == 0 and p9.gpu.parts["compile"] > 0
+    assert p9.cpu.parts["compile"] == pytest.approx(9 * 0.05)  # this run's own seconds per compilation
 
 
 #: ten calls of one jitted function over 1e6 float32 elements, each warm call 0.02 s
@@ -329,16 +329,16 @@ def test_cpu_side_uses_the_waited_call_time_and_colab_is_labelled(model):
     run = _run((0.6, 1, None, [CALL]))  # the cell: the compile and ten calls at the warm call's time
     run.cells[0].compile_s = 0.4
     p = predicted.gpu_family(run, model.runner)
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(10 * 0.02)
-    assert 0 < p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]
+    assert p.cpu.parts["calls"] == pytest.approx(10 * 0.02)
+    assert 0 < p.gpu.parts["calls"] < p.cpu.parts["calls"]
     (name, free), = colab.colab(run, model).items()
-    assert name == colab.COLAB and "Tesla T4" in free["basis"] and "not in the catalogue" in free["basis"]
-    assert set(free) >= {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}
+    assert name == colab.COLAB and "Tesla T4" in free.basis and "not in the catalogue" in free.basis
+    assert free.cpu is not None and free.gpu is not None and free.basis
     # judged on a g4dn: the family's own record is reused, with Colab's basis, and equals the computed one
     (_, reused), = colab.colab(run, model, judged=p).items()
-    assert {k: reused[k] for k in ("cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s")} == \
-        pytest.approx({k: free[k] for k in ("cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s")})
-    assert reused["basis"] == free["basis"] and "unexplained" not in reused
+    assert (reused.cpu.seconds, *reused.gpu.band()) == \
+        pytest.approx((free.cpu.seconds, *free.gpu.band()))
+    assert reused.basis == free.basis and reused.unexplained is None
 
 
 def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
@@ -346,8 +346,8 @@ def test_eager_bulk_cell_is_not_trivial_on_the_gpu_side(model):
     run.cells[0].compile_s = 0.5
     run.cells[0].eager = EagerWork(4, 2.0, [EagerSize(4_000_000, 4, "float32")])
     p = predicted.gpu_family(run, model.runner)
-    assert p["parts"]["cpu"]["eager"] == pytest.approx(2.5)
-    assert p["gpu_low_s"] < p["cpu_s"] and p["parts"]["gpu"]["eager"] < p["parts"]["cpu"]["eager"]
+    assert p.cpu.parts["eager"] == pytest.approx(2.5)
+    assert p.gpu.low < p.cpu.seconds and p.gpu.parts["eager"] < p.cpu.parts["eager"]
 
 
 def test_unexplained_slow_cell_outranks_the_prediction(model):
@@ -365,10 +365,10 @@ def test_predicted_seconds_are_the_whole_lecture_host_code_included(model):
     alone.cells[0].import_s = 0.3
     p, q = predicted.gpu_family(with_host, model.runner), predicted.gpu_family(alone, model.runner)
     for side in ("cpu", "gpu"):
-        assert p["parts"][side]["host"] - q["parts"][side]["host"] == pytest.approx(2.5)
-        assert q["parts"][side]["host"] >= 0.3   # import jax, and what no other part of the call cell accounts for
-        assert p[f"{side}_s"] - q[f"{side}_s"] == pytest.approx(2.5)
-        assert p[f"{side}_low_s"] <= p[f"{side}_s"] <= p[f"{side}_high_s"]
+        assert p.side(side).parts["host"] - q.side(side).parts["host"] == pytest.approx(2.5)
+        assert q.side(side).parts["host"] >= 0.3   # import jax, and what no other part of the call cell accounts for
+        assert p.side(side).seconds - q.side(side).seconds == pytest.approx(2.5)
+        assert p.side(side).low <= p.side(side).seconds <= p.side(side).high
     slow = _run((predicted.SLOW_CELL_S + 20, 0, None, None))
     rec = predicted.gpu_family(slow, model.runner)
-    assert rec["parts"]["cpu"]["host"] == pytest.approx(predicted.SLOW_CELL_S + 20) and rec["unexplained"]
+    assert rec.cpu.parts["host"] == pytest.approx(predicted.SLOW_CELL_S + 20) and rec.unexplained

@@ -35,7 +35,7 @@ def test_every_jax_lecture_that_ran_has_a_predicted_gpu_time(executed):
     for v in executed.values():
         assert v.status == "ok", v.errors
         p = v.predicted["g4dn.2xlarge"]
-        assert p["label"] == "predicted" and p["gpu_low_s"] <= p["gpu_s"] <= p["gpu_high_s"]
+        assert p.label == "predicted" and p.gpu.low <= p.gpu.seconds <= p.gpu.high
         assert colab.COLAB in v.predicted and v.basis == "predicted" and "margin" in v.why
 
 
@@ -46,7 +46,7 @@ def test_bulk_work_large_enough_keeps_the_gpu(executed):
                  "model_verdicts_scaled/closed_matrix_long.md"):
         assert executed[name].recommendation in (C.KEEP_GPU, C.EITHER), (name, executed[name].why)
         pred = executed[name].predicted["g4dn.2xlarge"]
-        assert pred["gpu_s"] < pred["cpu_s"], (name, executed[name].why)
+        assert pred.gpu.seconds < pred.cpu.seconds, (name, executed[name].why)
 
 
 def test_small_work_is_decided_by_compile_and_start_up(executed):

@@ -153,18 +153,18 @@ def test_a_lecture_that_starts_a_backend_pays_the_cuda_start_once_on_the_gpu_sid
     jax_run = _run(_cell(0, 0, 0.2), _cell(1, 3, None), _cell(2, 2, None))
     p = predicted.gpu_family(jax_run, g4dn.runner)
     shared = compile_time.overhead_s(jax_run)
-    assert p["parts"]["gpu"]["start-up"] == pytest.approx(shared + first.seconds)
-    assert p["parts"]["gpu"]["backend"] == pytest.approx(backend.seconds) and p["parts"]["cpu"]["backend"] == 0
-    assert p["parts"]["cpu"]["start-up"] == pytest.approx(shared + g4dn.runner.call(
+    assert p.gpu.parts["start-up"] == pytest.approx(shared + first.seconds)
+    assert p.gpu.parts["backend"] == pytest.approx(backend.seconds) and p.cpu.parts["backend"] == 0
+    assert p.cpu.parts["start-up"] == pytest.approx(shared + g4dn.runner.call(
         "elementwise", 1, "float32", "cpu", compile_only=True).seconds)
-    assert not any("not counted" in m and "CUDA" in m for m in p["missing"])
+    assert not any("not counted" in m and "CUDA" in m for m in p.missing)
 
 
 def test_a_lecture_that_never_starts_a_backend_pays_no_cuda_start(g4dn):
     host_only = _run(_cell(0, 0, None), _cell(1, 0, None))
     p = predicted.gpu_family(host_only, g4dn.runner)
-    assert p["parts"]["gpu"]["start-up"] == pytest.approx(compile_time.overhead_s(host_only))
-    assert p["parts"]["gpu"]["backend"] == 0
+    assert p.gpu.parts["start-up"] == pytest.approx(compile_time.overhead_s(host_only))
+    assert p.gpu.parts["backend"] == 0
 
 
 def test_a_familys_own_capture_is_the_nearest_evidence(results):
@@ -182,9 +182,9 @@ def test_the_host_factor_never_moves_the_modelled_backend_start(g4dn):
     measured time: moving the record to the family's host leaves it as it was."""
     p = predicted.gpu_family(_run(_cell(0, 0, 0.2), _cell(1, 3, None)), g4dn.runner)
     moved = rescaled.host_scaled(p, 2.0, "a probe")
-    assert p["parts"]["gpu"]["backend"] > 0
-    assert moved["parts"]["gpu"]["backend"] == pytest.approx(p["parts"]["gpu"]["backend"])
-    assert moved["parts"]["gpu"]["start-up"] == pytest.approx(2 * p["parts"]["gpu"]["start-up"])
+    assert p.gpu.parts["backend"] > 0
+    assert moved.gpu.parts["backend"] == pytest.approx(p.gpu.parts["backend"])
+    assert moved.gpu.parts["start-up"] == pytest.approx(2 * p.gpu.parts["start-up"])
 
 
 def test_a_cpu_only_platform_list_before_the_first_backend_creates_no_cuda_client():

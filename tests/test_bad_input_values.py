@@ -231,14 +231,17 @@ def test_an_audit_of_another_version_is_refused_with_the_command_that_writes_it(
     from jaxci.audit.writing import record
 
     doc = json.loads((REPO / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
-    for change in ({"version": 2}, {"format": "other"}):
+    for change in ({"version": record.VERSION + 1}, {"version": True}, {"format": "other"}):
         with pytest.raises(record.AuditError) as err:
             record.validated({**doc, **change})
         assert record.RERUN in str(err.value) and "\n" not in str(err.value)
     legacy = {k: v for k, v in doc.items() if k not in ("format", "version")}
-    assert record.validated(legacy) == doc and list(record.validated(legacy))[:2] == ["format", "version"]
+    assert record.validated(legacy) == record.validated({**doc, "version": 1})  # neither field: version 1
+    assert all("selected" in lec for lec in record.validated(legacy)["lectures"])
+    assert list(record.validated(legacy))[:2] == ["format", "version"]
+    assert record.validated(legacy)["version"] == record.VERSION  # upgraded on reading (record._upgraded_v1)
     for path in sorted((REPO / "audits").glob("*/audit.json")):   # the committed audits carry it
-        assert json.loads(path.read_text())["version"] == record.VERSION
+        assert json.loads(path.read_text())["version"] in record.READ
 
 
 def test_the_audit_is_written_strict_never_through_str():
@@ -251,4 +254,5 @@ def test_the_audit_is_written_strict_never_through_str():
         record.dumps({"lectures": [], "where": PurePath("x")})
     with pytest.raises(ValueError):
         record.dumps({"lectures": [], "s": float("nan")})
-    assert json.loads(record.dumps({"lectures": []})) == {"format": "jaxci-audit", "version": 1, "lectures": []}
+    assert json.loads(record.dumps({"lectures": []})) == {"format": "jaxci-audit", "version": record.VERSION,
+                                                          "lectures": []}

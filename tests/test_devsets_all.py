@@ -14,6 +14,7 @@ from jaxci import REPO_ROOT
 from jaxci.analysis import devsets as D
 from jaxci.analysis import devsets_audit as A
 from jaxci.analysis import devsets_score as S
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.audit.writing.record import read
 from jaxci.commands import devsets as cmd
 from jaxci.commands.devsets_repredict import repredicted
@@ -60,7 +61,9 @@ def test_the_runs_are_predicted_again_as_the_audit_recorded_them():
         assert bool(before) == bool(after), old["path"]
         if before:
             n += 1
-            assert after["cpu_s"] == pytest.approx(A.uncalibrated(before)["cpu_s"], rel=1e-9), old["path"]
+            before = A.uncalibrated(LecturePrediction.from_dict(before))
+            assert LecturePrediction.from_dict(after).cpu.seconds == pytest.approx(before.cpu.seconds, rel=1e-9), \
+                old["path"]
     assert n == 58
 
 

@@ -19,14 +19,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "jaxci"
 PROSE = {"decision", "basis", "fix", "message", "reason", "why", "what", "case", "verdict", "where", "label_text",
          "narrative", "status_text", "carry_why", "trips_why", "inputs", "caption", "headline", "title",
          "not_executed", "timeout_origin", "gpu_narrative"}
-#: reads still standing, each of a sentence persisted in audit.json: their typed field comes with the file's next
-#: format version (issue 72's audit.json versioning), and the committed audits are upgraded with it. One more the
-#: guard cannot see (a loop variable): jaxci.policy.placement.narrative_of drops the scan's "text about GPU speed"
-#: entries by their words (the scan's own kind for each gpu_narrative entry comes with the same version).
-STANDING = {
-    "jaxci/report/maintainers.py": ["not_executed.startswith"],          # NOT_SELECTED: a `selected` flag
-    "jaxci/policy/timeouts.py": ["'metadata' in timeout_origin"],         # the origin's kind: book config / metadata
-}
+#: reads still standing: none. The last three became fields audit.json version 2 writes (a lecture's `selected`,
+#: its `timeout_kind`, the scan's `gpu_shown`); a version-1 audit gets them once, in its one reader's upgrade step
+#: (jaxci.audit.writing.record), by comparing whole sentences its writer wrote, never by searching one
+STANDING: dict = {}
 TESTS = {"startswith", "endswith"}
 REGEX = {"search", "match", "fullmatch", "findall", "finditer", "sub", "split"}
 COMPILED = {"search", "match", "fullmatch", "findall", "finditer"}  # a compiled pattern's methods: the text first
@@ -109,6 +105,34 @@ def test_the_jax_pin_line_follows_whether_a_workflow_installs_jax():
     assert maintainers.repo_pin({"ci": {"installs": []}})[2] is False
     assert maintainers.repo_pin({"ci": {"installs": [{"name": "jax", "version": "0.4.35", "where": "x:1"}]}}) == \
         ("0.4.35", "x:1", True)
+
+
+def test_the_audit_records_selection_timeout_kind_and_what_shows_the_gpu():
+    """--only's choice, whose timeout applies and the scan's GPU display are fields; a version-1 audit is upgraded
+    to them in its reader, whatever the words of today's sentences."""
+    from jaxci.audit.writing import record
+    from jaxci.policy import timeouts, wholebuild
+
+    v1 = {"format": "jaxci-audit", "version": 1, "lectures": [
+        {"path": "a.md", "not_executed": record.V1_NOT_SELECTED, "timeout_origin": "_config.yml execute.timeout"},
+        {"path": "b.md", "not_executed": "executed by shard 2/2", "timeout_origin": record.V1_NOTEBOOK_ORIGIN},
+        {"path": "c.md", "not_executed": ""}]}
+    lectures = record.validated(v1)["lectures"]
+    assert [lec["selected"] for lec in lectures] == [False, True, True]
+    assert [lec["timeout_kind"] for lec in lectures] == [timeouts.BOOK_TIMEOUT, timeouts.NOTEBOOK_TIMEOUT, None]
+    not_run = maintainers.not_run({"lectures": lectures})
+    assert not_run == [("b.md", "executed by shard 2/2")]
+    reworded = {"lectures": [{"path": "a.md", "not_executed": "left out (reworded)", "selected": False}]}
+    assert maintainers.not_run(reworded) == []
+    shown = {"path": "d.md", "timeout": 60, "timeout_origin": "its metadata (reworded)",
+             "timeout_kind": timeouts.NOTEBOOK_TIMEOUT}
+    assert timeouts.book_value({"lectures": [shown]}) == (None, "")
+    md = "# A\n\nOn a GPU this runs much faster than on a CPU.\n"
+    code = "import jax\nprint(jax.devices())\n"
+    speed = scan_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)]), "s.ipynb")
+    shows = scan_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), "p.ipynb")
+    assert speed.gpu_narrative and not speed.gpu_shown and shows.gpu_shown == shows.gpu_narrative
+    assert not wholebuild.shows_the_gpu({"scan": {"gpu_narrative": ["cell 1: prints jax.devices()"]}})
 
 
 def test_workers_died_is_the_count_not_the_status_words():

@@ -9,6 +9,7 @@ import pytest
 from jaxci.analysis import provenance as pv
 from jaxci.analysis import residual as R
 from jaxci.analysis.fixed_costs import FixedCosts, notebook_start
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.analysis.primitives import Band
 from jaxci.audit.judging import rescaled
 from jaxci.audit.judging.every_family import residuals
@@ -129,25 +130,27 @@ def test_the_scoreboard_counts_within_2x_summed_and_median():
 def test_the_residual_is_added_once_to_each_side_after_host_scaling():
     rec = {"cpu_s": 10.0, "cpu_low_s": 9.0, "cpu_high_s": 11.0, "gpu_s": 4.0, "gpu_low_s": 3.0, "gpu_high_s": 5.0,
            "parts": {"cpu": {"host": 10.0}, "gpu": {"host": 4.0}}, "inputs": []}
+    rec = LecturePrediction.from_dict(rec)
     scaled = rescaled.host_scaled(rec, 2.0, "probe")
     once = rescaled.with_residual(scaled, Band(1.0, 0.5, 2.0), "the residual, 1 s: fit")
     twice = rescaled.with_residual(once, Band(1.0, 0.5, 2.0), "the residual, 1 s: fit")
-    assert (twice["cpu_s"], twice["cpu_low_s"], twice["cpu_high_s"]) == (21.0, 18.5, 24.0)
-    assert (twice["gpu_s"], twice["parts"]["gpu"]["residual"]) == (9.0, 1.0)
-    assert twice["inputs"] == ["the residual, 1 s: fit"]
+    assert twice.cpu.band() == (21.0, 18.5, 24.0)
+    assert (twice.gpu.seconds, twice.gpu.parts["residual"]) == (9.0, 1.0)
+    assert twice.inputs == ("the residual, 1 s: fit",)
     again = rescaled.host_scaled(twice, 2.0, "probe")
-    assert again["cpu_s"] == 20.0 and "uncalibrated" not in again   # rescaled from the unscaled figures
+    assert again.cpu.seconds == 20.0 and again.uncalibrated is None   # rescaled from the unscaled figures
     anew = rescaled.with_residual(again, Band(1.0, 0.5, 2.0), "residual, worded otherwise")
-    assert anew["cpu_s"] == 21.0 and anew["inputs"] == ["residual, worded otherwise"]   # replaced, whatever its words
+    assert anew.cpu.seconds == 21.0 and anew.inputs == ("residual, worded otherwise",)   # replaced, whatever its words
 
 
 def test_a_calibrated_scale_moves_the_measured_parts_and_never_the_modelled_ones():
     rec = {"cpu_s": 10.0, "cpu_low_s": 10.0, "cpu_high_s": 10.0, "gpu_s": 6.0, "gpu_low_s": 6.0, "gpu_high_s": 6.0,
            "parts": {"cpu": {"host": 10.0}, "gpu": {"host": 4.0, "calls": 2.0}}, "inputs": []}
-    out = rescaled.with_residual(rec, Band.of(0.0), "per-notebook residual 0 s: fit", scale=1.5)
-    assert (out["cpu_s"], out["gpu_s"]) == (15.0, 8.0)            # the GPU's modelled calls stay 2 s
-    assert out["parts"]["gpu"] == {"host": 6.0, "calls": 2.0, "residual": 0.0}
-    assert rescaled.with_residual(out, Band.of(0.0), "x", scale=1.5)["cpu_s"] == 15.0   # never twice
+    out = rescaled.with_residual(LecturePrediction.from_dict(rec), Band.of(0.0), "per-notebook residual 0 s: fit",
+                                 scale=1.5)
+    assert (out.cpu.seconds, out.gpu.seconds) == (15.0, 8.0)            # the GPU's modelled calls stay 2 s
+    assert out.gpu.parts == {"host": 6.0, "calls": 2.0, "residual": 0.0}
+    assert rescaled.with_residual(out, Band.of(0.0), "x", scale=1.5).cpu.seconds == 15.0   # never twice
 
 
 def test_the_runner_model_answers_notebook_start_per_family_from_the_file(tmp_path):

@@ -22,6 +22,7 @@ from jaxci import REPO_ROOT
 from jaxci.analysis import crossover as cx
 from jaxci.analysis.kernels import CROSSOVER_BENCHMARK
 from jaxci.analysis.predict import threshold
+from jaxci.analysis.prediction import LecturePrediction, PredictedSide
 from jaxci.audit.judging import family as fam
 from jaxci.audit.lecture_ci import decision
 from jaxci.audit.lecture_ci.core import job_commands
@@ -163,7 +164,7 @@ def margin_checks() -> list[Check]:
     """The GPU-wins margin: question 6's build and the CI audit's tier decision place one lecture alike."""
     out = []
     for cpu, gpu in ((100.0, 90.0), (100.0, 70.0), (100.0, 120.0)):
-        pred = {"cpu_s": cpu, "gpu_s": gpu}
+        pred = LecturePrediction(PredictedSide(cpu), PredictedSide(gpu))
         report_side = builds.placement(pred, True)
         facts = LectureFacts(path="x.md", uses_jax=True, predicted={"g4dn.2xlarge": pred})
         audit_side = "gpu" if decision.wins_on_gpu(facts, "g4dn.2xlarge") else "cpu"

@@ -26,9 +26,9 @@ def _run():
 def test_a_process_wide_pin_takes_the_cpu_side_from_its_cell_on(model):
     free = predicted.gpu_family(_run(), model.runner)
     pinned = predicted.gpu_family(_run(), model.runner, pins=[NAME_PIN])
-    per_cell = free["parts"]["cpu"]["calls"] / 3
-    assert pinned["parts"]["gpu"]["calls"] == pytest.approx(free["parts"]["gpu"]["calls"] / 3 + 2 * per_cell)
-    assert "cells 3, 5 placed on the CPU by the lecture" in pinned["basis"]
+    per_cell = free.cpu.parts["calls"] / 3
+    assert pinned.gpu.parts["calls"] == pytest.approx(free.gpu.parts["calls"] / 3 + 2 * per_cell)
+    assert "cells 3, 5 placed on the CPU by the lecture" in pinned.basis
     assert predicted.cpu_cells([NAME_PIN], _run().cells) == {3, 5}
 
 
@@ -41,7 +41,7 @@ def test_a_local_pin_is_its_cell_only_and_a_gpu_pin_nothing():
 def test_pinned_compiles_stay_at_this_runs_cpu_seconds(model):
     pins = [Pin(1, 1, ("cpu",), "JAX_PLATFORMS=cpu", "JAX_PLATFORMS")]
     pinned = predicted.gpu_family(_run(), model.runner, pins=pins)
-    assert pinned["parts"]["gpu"]["compile"] == pytest.approx(3 * 0.2)
-    assert pinned["gpu_s"] == pytest.approx(pinned["cpu_s"] - pinned["parts"]["cpu"]["start-up"]
-                                            + pinned["parts"]["gpu"]["start-up"] - pinned["parts"]["cpu"]["compile"]
+    assert pinned.gpu.parts["compile"] == pytest.approx(3 * 0.2)
+    assert pinned.gpu.seconds == pytest.approx(pinned.cpu.seconds - pinned.cpu.parts["start-up"]
+                                            + pinned.gpu.parts["start-up"] - pinned.cpu.parts["compile"]
                                             + 3 * 0.2)

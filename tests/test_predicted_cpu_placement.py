@@ -32,7 +32,7 @@ def audited():
 
 
 def _calls(prediction, device):
-    return prediction["parts"][device].get("calls", 0.0)
+    return prediction.side(device).parts.get("calls", 0.0)
 
 
 def test_the_unplaced_control_is_priced_on_the_gpu(audited):

@@ -28,19 +28,19 @@ def test_fast_path_calls_take_the_functions_measured_seconds(model):
     p = predicted.gpu_family(_run(6.0), model.runner)
     # cell 1: one call of 0.5 s (first less compile); cell 2: ten fast-path calls, its only JAX work, so they fill
     # its 6 s (a function's seconds vary with its arguments: the 0.5 s measured elsewhere would leave 1 s as host)
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 6.0)
-    assert p["parts"]["cpu"]["host"] == pytest.approx(0.1)  # cell 1: 1 s less 0.4 compile, 0.5 call
-    assert p["parts"]["gpu"]["host"] == pytest.approx(0.1)  # not the fast calls' seconds carried unchanged
-    assert p["parts"]["gpu"]["calls"] < p["parts"]["cpu"]["calls"]
+    assert p.cpu.parts["calls"] == pytest.approx(0.5 + 6.0)
+    assert p.cpu.parts["host"] == pytest.approx(0.1)  # cell 1: 1 s less 0.4 compile, 0.5 call
+    assert p.gpu.parts["host"] == pytest.approx(0.1)  # not the fast calls' seconds carried unchanged
+    assert p.gpu.parts["calls"] < p.cpu.parts["calls"]
     plain = predicted.gpu_family(_run(5.0), model.runner)   # the same run with nothing left to fill
-    assert p["gpu_high_s"] - plain["gpu_high_s"] == pytest.approx(1.0)  # the filled second may be host after all
+    assert p.gpu.high - plain.gpu.high == pytest.approx(1.0)  # the filled second may be host after all
 
 
 def test_a_cell_with_eager_work_keeps_its_rest_beside_the_fast_path_calls(model):
     run = _run(6.0)
     run.cells[1].eager = EagerWork(3, 0.01, [EagerSize(100_000, 3, "float32")])
     p = predicted.gpu_family(run, model.runner)
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)  # the rest is the eager work's, measured
+    assert p.cpu.parts["calls"] == pytest.approx(0.5 + 10 * 0.5)  # the rest is the eager work's, measured
 
 
 def test_eager_ops_on_tiny_operands_do_not_hold_the_rest(model):
@@ -49,10 +49,10 @@ def test_eager_ops_on_tiny_operands_do_not_hold_the_rest(model):
     run = _run(6.0)
     run.cells[1].eager = EagerWork(11, 0.2, [EagerSize(5, 4, "key<fry>"), EagerSize(1, 7, "int64")])
     p = predicted.gpu_family(run, model.runner)
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 6.0 - 0.2)  # the ops' own counted seconds stay theirs
+    assert p.cpu.parts["calls"] == pytest.approx(0.5 + 6.0 - 0.2)  # the ops' own counted seconds stay theirs
     # an op the hooks did not size (past their per-cell limit) might be a large one: the rest stays put
     run.cells[1].eager = EagerWork(3000, 0.2, [EagerSize(5, 2000, "float32")])
-    assert predicted.gpu_family(run, model.runner)["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 10 * 0.5)
+    assert predicted.gpu_family(run, model.runner).cpu.parts["calls"] == pytest.approx(0.5 + 10 * 0.5)
 
 
 def _varying(first_s, warm_s):
@@ -64,16 +64,16 @@ def _varying(first_s, warm_s):
 
 def test_a_timed_entrys_own_fast_path_calls_fill_the_cell_when_its_calls_vary(model):
     p = predicted.gpu_family(_varying(1.4, 2.5), model.runner)  # 1.0 s and 2.5 s timed: it varies with T
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(20.0)  # all of the cell past its compile
-    assert p["parts"]["cpu"]["host"] == pytest.approx(0.0)
+    assert p.cpu.parts["calls"] == pytest.approx(20.0)  # all of the cell past its compile
+    assert p.cpu.parts["host"] == pytest.approx(0.0)
     same = predicted.gpu_family(_varying(1.4, 1.1), model.runner)  # 1.0 s and 1.1 s: no sign the others differ
-    assert same["parts"]["cpu"]["calls"] == pytest.approx(4 * 1.1)
-    assert same["parts"]["cpu"]["host"] == pytest.approx(20.0 - 4 * 1.1)
+    assert same.cpu.parts["calls"] == pytest.approx(4 * 1.1)
+    assert same.cpu.parts["host"] == pytest.approx(20.0 - 4 * 1.1)
 
 
 def test_borrowed_seconds_never_exceed_the_cells_own_time(model):
     p = predicted.gpu_family(_run(2.0), model.runner)  # ten calls at 0.5 s cannot fit in 2 s: scaled to the cell
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(0.5 + 2.0)
-    assert p["parts"]["gpu"]["host"] == pytest.approx(0.1)
+    assert p.cpu.parts["calls"] == pytest.approx(0.5 + 2.0)
+    assert p.gpu.parts["host"] == pytest.approx(0.1)
     none_left = predicted.gpu_family(_run(0.0), model.runner)  # a cell with no time at all: its calls take none
-    assert none_left["parts"]["cpu"]["calls"] == pytest.approx(0.5)
+    assert none_left.cpu.parts["calls"] == pytest.approx(0.5)

@@ -23,7 +23,7 @@ def _run(busy_s):
 
 def test_the_main_threads_seconds_beyond_the_jax_parts_stay_host_time_on_the_gpu(model):
     p = predicted.gpu_family(_run(busy_s=18.0), model.runner)
-    gpu, cpu = p["parts"]["gpu"], p["parts"]["cpu"]
+    gpu, cpu = p.gpu.parts, p.cpu.parts
     assert gpu["host"] == pytest.approx(18.0 - 1.0)   # busy beyond the 1 s of compiles: SciPy's host code
     assert gpu["eager"] < 19.0 - 17.0                   # only the 2 s the main thread waited moves as eager work
     assert cpu["eager"] == pytest.approx(19.0)          # the CPU side as measured: nothing moves there
@@ -33,11 +33,11 @@ def test_a_waiting_main_thread_leaves_the_bulk_eager_work_to_move(model):
     """XLA computes eager work on its own threads (a 4e6-element jnp loop: 0.04 s of the main thread in 1.7 s), so
     an idle main thread moves the cell as before."""
     idle, unknown = predicted.gpu_family(_run(0.5), model.runner), predicted.gpu_family(_run(None), model.runner)
-    assert idle["parts"]["gpu"]["host"] == 0.0 == unknown["parts"]["gpu"]["host"]
-    assert idle["parts"]["gpu"]["eager"] == pytest.approx(unknown["parts"]["gpu"]["eager"])
-    assert predicted.gpu_family(_run(18.0), model.runner)["gpu_s"] > idle["gpu_s"]
+    assert idle.gpu.parts["host"] == 0.0 == unknown.gpu.parts["host"]
+    assert idle.gpu.parts["eager"] == pytest.approx(unknown.gpu.parts["eager"])
+    assert predicted.gpu_family(_run(18.0), model.runner).gpu.seconds > idle.gpu.seconds
 
 
 def test_the_host_share_never_exceeds_what_is_beside_the_jax_parts(model):
     p = predicted.gpu_family(_run(busy_s=40.0), model.runner)  # a busier main thread than the cell's wall: capped
-    assert p["parts"]["gpu"]["host"] == pytest.approx(19.0) and p["parts"]["gpu"]["eager"] == 0.0
+    assert p.gpu.parts["host"] == pytest.approx(19.0) and p.gpu.parts["eager"] == 0.0

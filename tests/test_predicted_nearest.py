@@ -71,16 +71,16 @@ def test_further_gpu_compilations_take_the_published_pairs_and_say_so(nearest):
     p = predicted.gpu_family(_compiling_run(), nearest.runner)
     ratio = nearest.runner.model.compile_ratio(T4)[0]
     per = 14 * 3.0 / 15   # 15 compilations in 3 s: the first is start-up, the other 14 at this run's seconds
-    assert p["parts"]["gpu"]["compile"] == pytest.approx(per * ratio.mid)
-    assert p["parts"]["cpu"]["compile"] == pytest.approx(per)
-    assert any("further compilations on the GPU" in i and "published (" in i for i in p["inputs"])
+    assert p.gpu.parts["compile"] == pytest.approx(per * ratio.mid)
+    assert p.cpu.parts["compile"] == pytest.approx(per)
+    assert any("further compilations on the GPU" in i and "published (" in i for i in p.inputs)
     transfer = predicted.gpu_family(_compiling_run(), family.from_results(FROZEN_RESULTS, T4).runner)
-    assert not transfer["inputs"]   # no published pair: the first-compile ratio, as before
+    assert not transfer.inputs   # no published pair: the first-compile ratio, as before
     # a float64 lecture: the pairs stand, so no first-compile fallback is noted as missing (it is not used)
     f64 = predicted.gpu_family(_compiling_run(), nearest.runner, float64=True)
-    assert not any("first-compile ratio" in m for m in f64["missing"]), f64["missing"]
+    assert not any("first-compile ratio" in m for m in f64.missing), f64.missing
     assert any("first-compile ratio" in m for m in predicted.gpu_family(
-        _compiling_run(), family.from_results(FROZEN_RESULTS, T4).runner, float64=True)["missing"])
+        _compiling_run(), family.from_results(FROZEN_RESULTS, T4).runner, float64=True).missing)
 
 
 def _uncalled_loop_run(carry):
@@ -93,9 +93,9 @@ def _uncalled_loop_run(carry):
 def test_a_loop_no_call_timed_moves_by_the_speed_up_at_its_carry(nearest):
     bulk = predicted.gpu_family(_uncalled_loop_run(400_000), nearest.runner)
     tiny = predicted.gpu_family(_uncalled_loop_run(None), nearest.runner)
-    assert bulk["parts"]["cpu"]["eager"] == pytest.approx(tiny["parts"]["cpu"]["eager"])   # measured, unchanged
-    assert bulk["gpu_s"] < 0.5 * tiny["gpu_s"]
-    assert bulk["gpu_high_s"] == pytest.approx(tiny["gpu_high_s"])   # none of it moving stays the high end
+    assert bulk.cpu.parts["eager"] == pytest.approx(tiny.cpu.parts["eager"])   # measured, unchanged
+    assert bulk.gpu.seconds < 0.5 * tiny.gpu.seconds
+    assert bulk.gpu.high == pytest.approx(tiny.gpu.high)   # none of it moving stays the high end
 
 
 def _calls_run(fusions=14, warm_s=2e-4, largest=200, flops=2e3, nbytes=8e3, wall_s=1.0):
@@ -110,9 +110,9 @@ def test_a_small_executable_costs_a_launch_per_fusion_on_the_gpu(nearest):
     step = nearest.runner.step("scan", "float32", "gpu").value
     floor = nearest.runner.call("dispatch", None, "float32", "gpu").seconds
     per = 14 * step / predicted.SCAN_STEP_KERNELS ** 0.5   # between 14 steps' kernels and 14 whole steps
-    assert many["parts"]["gpu"]["calls"] == pytest.approx(1000 * (floor + per))
-    assert one["parts"]["gpu"]["calls"] < many["parts"]["gpu"]["calls"]
-    assert many["parts"]["cpu"]["calls"] == pytest.approx(one["parts"]["cpu"]["calls"])   # measured here, as it was
+    assert many.gpu.parts["calls"] == pytest.approx(1000 * (floor + per))
+    assert one.gpu.parts["calls"] < many.gpu.parts["calls"]
+    assert many.cpu.parts["calls"] == pytest.approx(one.cpu.parts["calls"])   # measured here, as it was
 
 
 def _tiny_calls_run(warm_s, **work):
@@ -124,11 +124,11 @@ def test_a_tiny_calls_host_side_handling_is_paid_on_the_gpu_too(nearest):
     here than its work: that host-side handling stays on the GPU side, beside its launches."""
     slow, quick = (predicted.gpu_family(_tiny_calls_run(w), nearest.runner) for w in (2.5e-4, 1e-6))
     cpu = predicted._call_time(nearest.runner, _tiny_calls_run(0).cells[0].calls[0], "cpu").seconds
-    assert slow["parts"]["gpu"]["host"] - quick["parts"]["gpu"]["host"] == pytest.approx(1000 * (2.5e-4 - cpu),
+    assert slow.gpu.parts["host"] - quick.gpu.parts["host"] == pytest.approx(1000 * (2.5e-4 - cpu),
                                                                                          abs=1e-3)
-    assert slow["parts"]["gpu"]["calls"] == pytest.approx(quick["parts"]["gpu"]["calls"])   # launches unchanged
+    assert slow.gpu.parts["calls"] == pytest.approx(quick.gpu.parts["calls"])   # launches unchanged
     big = predicted.gpu_family(_tiny_calls_run(2.5e-4, flops=2e9, nbytes=8e8), nearest.runner)  # real work
-    assert big["parts"]["gpu"]["host"] == pytest.approx(0.1, abs=1e-6)   # nothing added beside real work
+    assert big.gpu.parts["host"] == pytest.approx(0.1, abs=1e-6)   # nothing added beside real work
 
 
 def test_the_curves_basis_is_a_field_not_the_first_word_of_its_label():

@@ -23,19 +23,19 @@ def _run(kernel_start=None, startup=None):
 
 def test_kernel_start_and_cpu_client_start_up_land_on_both_sides(model):
     bare, fresh = predicted.gpu_family(_run(), model.runner), predicted.gpu_family(_run(1.5), model.runner)
-    assert fresh["cpu_s"] - bare["cpu_s"] == pytest.approx(1.5) == fresh["gpu_s"] - bare["gpu_s"]
+    assert fresh.cpu.seconds - bare.cpu.seconds == pytest.approx(1.5) == fresh.gpu.seconds - bare.gpu.seconds
     # the CPU client's start-up inside the cell's 2 s: moved to start-up on both sides, never dropped from the GPU's
     started = predicted.gpu_family(_run(1.5, 0.25), model.runner)
     for side in ("cpu", "gpu"):
-        assert started[f"{side}_s"] == pytest.approx(fresh[f"{side}_s"])
-        assert started["parts"][side]["start-up"] - fresh["parts"][side]["start-up"] == pytest.approx(0.25)
-    assert started["overhead_s"] == pytest.approx(1.75)
+        assert started.side(side).seconds == pytest.approx(fresh.side(side).seconds)
+        assert started.side(side).parts["start-up"] - fresh.side(side).parts["start-up"] == pytest.approx(0.25)
+    assert started.overhead_s == pytest.approx(1.75)
 
 
 def test_the_verdict_ratio_leaves_the_shared_overhead_out(model):
     fresh = predicted.gpu_family(_run(30.0, 0.0), model.runner)
     _, why = C.verdict_from(fresh, "g4dn.2xlarge")
-    cpu, gpu = fresh["cpu_s"] - 30.0, fresh["gpu_s"] - 30.0
+    cpu, gpu = fresh.cpu.seconds - 30.0, fresh.gpu.seconds - 30.0
     assert f"GPU/CPU {gpu / cpu:.2f}" in why and "without the fresh kernel's 30 s both pay" in why
 
 
@@ -53,8 +53,8 @@ def test_a_cpu_only_family_gets_its_cpu_side():
     cpu_only = family.from_results(FROZEN_RESULTS, "ubuntu-latest")
     assert not cpu_only.crossover  # no GPU side: judge.decide_predicted makes no verdict record
     rec = predicted.cpu_family(_run(1.0), cpu_only.runner)
-    assert rec["label"] == "predicted" and "CPU only" in rec["basis"] and "gpu_s" not in rec
-    assert rec["cpu_s"] >= 1.0 + 2.0 - 0.1 and rec["overhead_s"] == 1.0
+    assert rec.label == "predicted" and "CPU only" in rec.basis and rec.gpu is None
+    assert rec.cpu.seconds >= 1.0 + 2.0 - 0.1 and rec.overhead_s == 1.0
 
 
 def test_a_float64_lecture_still_counts_its_gpu_compiles(model):
@@ -63,5 +63,5 @@ def test_a_float64_lecture_still_counts_its_gpu_compiles(model):
     run = _run()
     run.cells = [CellTiming(i, "", 1.0, 1.0, compilations=5, compile_s=0.5) for i in range(4)]
     p = predicted.gpu_family(run, model.runner, float64=True)
-    assert p["parts"]["gpu"]["compile"] >= p["parts"]["cpu"]["compile"] > 0
-    assert any("at the float32 ratio" in m for m in p["missing"])
+    assert p.gpu.parts["compile"] >= p.cpu.parts["compile"] > 0
+    assert any("at the float32 ratio" in m for m in p.missing)

@@ -25,26 +25,26 @@ def test_a_sampler_run_moves_by_the_latency_bound_gpu_cpu_ratio(model):
     mid, low, high, _ = moved_work._latency_ratio(model.runner, "float32", "gpu")
     assert low <= mid <= high
     # a 12 s cell: 10 s of run, of which the cell's 2 s of compile; 8 s of sampling, measured on the CPU side
-    assert p["parts"]["cpu"]["sampler"] == pytest.approx(8.0)
-    assert p["parts"]["cpu"]["host"] == pytest.approx(2.0)  # the cell's 2 s outside the run
-    assert p["parts"]["gpu"]["sampler"] == pytest.approx(8.0 * mid)
-    assert p["parts"]["gpu"]["host"] == pytest.approx(2.0)  # only that carried to the GPU as host time
-    assert any("library sampler" in text for text in p["inputs"])
+    assert p.cpu.parts["sampler"] == pytest.approx(8.0)
+    assert p.cpu.parts["host"] == pytest.approx(2.0)  # the cell's 2 s outside the run
+    assert p.gpu.parts["sampler"] == pytest.approx(8.0 * mid)
+    assert p.gpu.parts["host"] == pytest.approx(2.0)  # only that carried to the GPU as host time
+    assert any("library sampler" in text for text in p.inputs)
     # measured here, so it moves with the host (the GPU's modelled calls and loops do not)
     scaled = rescaled.host_scaled(p, 0.5, "probe")
-    assert scaled["parts"]["gpu"]["sampler"] == pytest.approx(4.0 * mid)
+    assert scaled.gpu.parts["sampler"] == pytest.approx(4.0 * mid)
 
 
 def test_without_a_sampler_record_the_cell_stays_host_time(model):
     p = predicted.gpu_family(_run(None), model.runner)
-    assert p["parts"]["gpu"]["sampler"] == pytest.approx(0.0)
-    assert p["parts"]["gpu"]["host"] == pytest.approx(10.0)
+    assert p.gpu.parts["sampler"] == pytest.approx(0.0)
+    assert p.gpu.parts["host"] == pytest.approx(10.0)
 
 
 def test_a_sampler_never_takes_more_than_the_cells_own_time(model):
     run = _run([{"what": "numpyro.MCMC.run", "s": 50.0}], wall=5.0, compile_s=1.0)
     p = predicted.gpu_family(run, model.runner)
-    assert p["parts"]["cpu"]["sampler"] == pytest.approx(4.0)
+    assert p.cpu.parts["sampler"] == pytest.approx(4.0)
 
 
 def _counted(**kw):
@@ -58,21 +58,21 @@ def test_a_counted_run_takes_the_leapfrog_part_in_place_of_its_cpu_seconds(model
     p = predicted.gpu_family(_run([_counted(s=10.0)]), model.runner)
     expected = leapfrog.price(model.runner, [_counted(s=10.0)], "float32", "gpu")
     assert expected is not None
-    assert p["parts"]["gpu"]["leapfrog"] == pytest.approx(expected[0])
-    assert p["parts"]["gpu"]["sampler"] == pytest.approx(0.0)
-    assert p["parts"]["cpu"]["sampler"] == pytest.approx(8.0)  # the CPU side keeps what it measured
-    assert any("serial leapfrog steps" in text for text in p["inputs"])
+    assert p.gpu.parts["leapfrog"] == pytest.approx(expected[0])
+    assert p.gpu.parts["sampler"] == pytest.approx(0.0)
+    assert p.cpu.parts["sampler"] == pytest.approx(8.0)  # the CPU side keeps what it measured
+    assert any("serial leapfrog steps" in text for text in p.inputs)
     # modelled, not this host's seconds: the host factor leaves it
     scaled = rescaled.host_scaled(p, 0.5, "probe")
-    assert scaled["parts"]["gpu"]["leapfrog"] == pytest.approx(expected[0])
+    assert scaled.gpu.parts["leapfrog"] == pytest.approx(expected[0])
 
 
 def test_an_uncounted_run_beside_a_counted_one_keeps_the_ratio_for_its_share(model):
     uncounted = {"what": "numpyro.MCMC.run", "s": 2.5}
     p = predicted.gpu_family(_run([_counted(s=7.5), uncounted]), model.runner)
     mid = moved_work._latency_ratio(model.runner, "float32", "gpu")[0]
-    assert p["parts"]["gpu"]["sampler"] == pytest.approx(8.0 * 0.25 * mid)
-    assert p["parts"]["gpu"]["leapfrog"] > 0
+    assert p.gpu.parts["sampler"] == pytest.approx(8.0 * 0.25 * mid)
+    assert p.gpu.parts["leapfrog"] > 0
 
 
 @pytest.mark.slow

@@ -27,20 +27,20 @@ def test_unknown_trips_take_the_passes_the_measured_cpu_call_allows(g4dn):
     passes = 2.0 / once.seconds
     gpu_once = g4dn.runner.call("elementwise", int(8e6 / 16), "float64", "gpu")
     assert passes > 10                                  # the made-up call ran its work many times
-    assert p["parts"]["gpu"]["calls"] >= passes * gpu_once.seconds * 0.99
-    assert not any("trip count not known" in m for m in p["missing"])
-    assert any("trip count no trace knows" in i for i in p.get("inputs", []) + [p.get("basis", "")])
+    assert p.gpu.parts["calls"] >= passes * gpu_once.seconds * 0.99
+    assert not any("trip count not known" in m for m in p.missing)
+    assert any("trip count no trace knows" in i for i in [*(p.inputs or []), p.basis])
     # the CPU side is this run's measured call, whatever the inference says
-    assert p["parts"]["cpu"]["calls"] == pytest.approx(2.0)
+    assert p.cpu.parts["calls"] == pytest.approx(2.0)
 
 
 def test_known_trips_and_unmeasured_calls_are_predicted_as_before(g4dn):
     known = predicted.gpu_family(_lecture(50), g4dn.runner, float64=True)
-    assert not any("trip count" in i for i in known.get("inputs", []))
+    assert not any("trip count" in i for i in known.inputs or [])
     unknown = predicted.gpu_family(_lecture(None), g4dn.runner, float64=True)
-    assert unknown["parts"]["gpu"]["calls"] > known["parts"]["gpu"]["calls"]   # 50 trips vs the inferred passes
+    assert unknown.gpu.parts["calls"] > known.gpu.parts["calls"]   # 50 trips vs the inferred passes
     doubled = predicted.gpu_family(_lecture(None, warm_s=4.0), g4dn.runner, float64=True)
-    assert doubled["parts"]["gpu"]["calls"] > 1.5 * unknown["parts"]["gpu"]["calls"]  # it reads the measured call
+    assert doubled.gpu.parts["calls"] > 1.5 * unknown.gpu.parts["calls"]  # it reads the measured call
 
 
 def test_counted_trips_are_priced_as_while_turns_each_doing_the_bodys_work(g4dn):
@@ -49,13 +49,13 @@ def test_counted_trips_are_priced_as_while_turns_each_doing_the_bodys_work(g4dn)
     and each turn does the executable's work (XLA's cost analysis counts a while body once), not the carry's."""
     p = predicted.gpu_family(_lecture(570.0, counted=True), g4dn.runner, float64=True)
     turns = g4dn.runner.call("while", 570, "float64", "gpu")
-    assert turns and p["parts"]["gpu"]["calls"] >= turns.seconds
-    assert not any("trip count" in i for i in p.get("inputs", []))
+    assert turns and p.gpu.parts["calls"] >= turns.seconds
+    assert not any("trip count" in i for i in p.inputs or [])
     scan = g4dn.runner.call("scan", 570, "float64", "gpu")
     assert turns.seconds > scan.seconds  # a scan step reads no predicate back: the while turn is dearer
-    assert predicted.gpu_family(_lecture(569.6, counted=True), g4dn.runner, float64=True)["parts"]["gpu"]["calls"] \
-        == pytest.approx(p["parts"]["gpu"]["calls"])  # a mean of turns rounds to whole turns
+    assert predicted.gpu_family(_lecture(569.6, counted=True), g4dn.runner, float64=True).gpu.parts["calls"] \
+        == pytest.approx(p.gpu.parts["calls"])  # a mean of turns rounds to whole turns
     small = predicted.gpu_family(_lecture(570.0, counted=True, nbytes=8e3), g4dn.runner, float64=True)
-    assert p["parts"]["gpu"]["calls"] > small["parts"]["gpu"]["calls"]  # a bigger body, dearer turns
+    assert p.gpu.parts["calls"] > small.gpu.parts["calls"]  # a bigger body, dearer turns
     carry_only = predicted.gpu_family(_lecture(570, carry=10), g4dn.runner, float64=True)  # a static count: carry
-    assert p["parts"]["gpu"]["calls"] > carry_only["parts"]["gpu"]["calls"]
+    assert p.gpu.parts["calls"] > carry_only.gpu.parts["calls"]

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from jaxci.analysis.prediction import LecturePrediction, PredictedSide
 from jaxci.audit.lecture_ci import runner_use
 from jaxci.audit.lecture_ci.workflows import read_workflows
 from jaxci.audit.writing import pages
@@ -39,7 +40,7 @@ def test_a_pin_needs_the_whole_gpu_band_past_the_margin(cpu, gpu, device):
 
 
 def test_published_seconds_win_over_the_predicted_band():
-    pred = {"cpu_s": 10.0, "gpu_s": 30.0, "gpu_low_s": 5.0, "gpu_high_s": 90.0}
+    pred = LecturePrediction.from_dict({"cpu_s": 10.0, "gpu_s": 30.0, "gpu_low_s": 5.0, "gpu_high_s": 90.0})
     assert placement.place("a.md", pred, None, "", "g4dn.2xlarge").device == placement.EITHER
     found = placement.place("a.md", pred, 25.0, "site@abc", "g4dn.2xlarge")
     assert found.device == placement.CPU and found.gpu.basis == placement.PUBLISHED
@@ -52,7 +53,7 @@ def test_published_seconds_win_over_the_predicted_band():
 
 def test_what_both_devices_pay_decides_nothing():
     """A fresh kernel's 8 s on both sides: 10 vs 13 would be within the margin, 2 vs 5 is not."""
-    pred = {"cpu_s": 10.0, "gpu_s": 13.0, "overhead_s": 8.0}
+    pred = LecturePrediction(PredictedSide(10.0), PredictedSide(13.0), overhead_s=8.0)
     found = placement.place("a.md", pred, None, "", "g4dn.2xlarge")
     assert found.device == placement.CPU and found.cpu.seconds == 10.0  # whole-lecture seconds kept for the page
 
@@ -68,7 +69,7 @@ def test_a_lecture_that_shows_the_gpu_is_never_pinned():
     shown = ["cell 5: runs nvidia-smi", "cell 7: prints jax.devices()"]
     assert placement.narrative_of(shown, placement.TRIVIAL)
     assert not placement.narrative_of(shown, "bulk-loops")  # real work: the pin stands
-    assert not placement.narrative_of(["cell 2: text about GPU speed"], placement.TRIVIAL)
+    assert not placement.narrative_of([], placement.TRIVIAL)  # prose about GPU speed is never in gpu_shown
 
 
 # ---- the runner the build uses ----

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from jaxci.analysis.prediction import of_lecture
+
 #: the goals of issue 70/71 this table reports against
 WITHIN, SUM_WITHIN, RATIO_WITHIN, SHARE = 2.0, 1.25, 1.5, 0.8
 
@@ -96,10 +98,11 @@ def rows(audit: dict, family: str, platform: str) -> list[Row]:
         runs = lec.get("runs") or {}
         if "cpu" not in runs:
             continue
-        pred = (lec.get("predicted") or {}).get(family) or {}
+        pred = of_lecture(lec, family)
+        cpu, gpu = (pred.cpu, pred.gpu) if pred is not None else (None, None)
         out.append(Row(lec.get("path", "?").rsplit("/", 1)[-1].removesuffix(".md"), measured_s(runs.get("cpu")),
-                       measured_s(runs.get(platform)), pred.get("cpu_s"), pred.get("gpu_s"),
-                       pred.get("gpu_low_s"), pred.get("gpu_high_s"), accel_status(runs, platform)))
+                       measured_s(runs.get(platform)), cpu.seconds if cpu else None, gpu.seconds if gpu else None,
+                       gpu.low if gpu else None, gpu.high if gpu else None, accel_status(runs, platform)))
     return out
 
 

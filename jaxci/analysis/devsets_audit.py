@@ -16,11 +16,12 @@ from pathlib import Path
 
 from jaxci.analysis import devsets as D
 from jaxci.analysis import devsets_score as S
+from jaxci.analysis.prediction import CPU, GPU, LecturePrediction, of_lecture
 
 
-def uncalibrated(pred: dict) -> dict:
+def uncalibrated(pred: LecturePrediction) -> LecturePrediction:
     """The audit's prediction before the calibration (as jaxci.audit.judging.rescaled.with_residual keeps it)."""
-    return {**pred, **pred["uncalibrated"]} if pred.get("uncalibrated") else pred
+    return pred.restored(pred.uncalibrated, basis=False)
 
 
 def dominant(parts: dict, top: int = 2) -> str:
@@ -63,17 +64,16 @@ def records(audit: dict, build, family: str | None = None) -> tuple[list[dict], 
         if seconds <= 0:
             continue
         lec = by_name.get(name)
-        pred = ((lec or {}).get("predicted") or {}).get(family)
-        if not pred:
+        pred = of_lecture(lec, family) if lec is not None else None
+        side = CPU if pred is None or pred.family_kind in (None, CPU) else GPU   # an accelerator (gpu or tpu)
+        got = uncalibrated(pred).side(side) if pred is not None else None
+        if got is None:
             lost.append(S.Lost(name, seconds, cause(lec)))
             continue
-        base = uncalibrated(pred)
-        side = "cpu" if pred.get("family_kind", "cpu") == "cpu" else "gpu"   # an accelerator (gpu or tpu): its side
-        parts = (base.get("parts") or {}).get(side) or {}
-        out.append({"lecture": name, "published_s": seconds, "predicted_s": base[f"{side}_s"],
-                    "low_s": base.get(f"{side}_low_s"), "high_s": base.get(f"{side}_high_s"), "side": side,
-                    "parts": parts, "ratio": base[f"{side}_s"] / seconds, "raised": raised(lec or {}),
-                    "dominant": dominant(parts)})
+        parts = dict(got.parts or {})
+        out.append({"lecture": name, "published_s": seconds, "predicted_s": got.seconds, "low_s": got.low,
+                    "high_s": got.high, "side": side, "parts": parts, "ratio": got.seconds / seconds,
+                    "raised": raised(lec or {}), "dominant": dominant(parts)})
     return out, lost
 
 

@@ -173,7 +173,7 @@ def prepare(args, verdicts) -> ShardPlan:
         names = selected(args.only, verdicts)
         for v in verdicts:
             if Path(v.path).stem not in names:
-                v.not_executed = f"{NOT_SELECTED} (--only): static verdict stands"
+                v.not_executed, v.selected = f"{NOT_SELECTED} (--only): static verdict stands", False
     spec = getattr(args, "shard_spec", None)
     if spec is None:
         return plan

@@ -55,5 +55,6 @@ def repredicted(audit: dict, family: str) -> dict:
     if family not in families.views:
         raise D.DevSetError(f"no runner model for {family}: {'; '.join(families.notes) or 'not a runner family'}")
     every_family.predict_all(verdicts, families, None, repo.run_probes(verdicts, host_probe))
-    return {**audit, "lectures": [{**lec, "predicted": {family: v.predicted[family]} if family in v.predicted else {}}
+    return {**audit, "lectures": [{**lec, "predicted": {family: v.predicted[family].as_dict()}
+                                   if family in v.predicted else {}}
                                   for lec, v in zip(audit.get("lectures", []), verdicts)]}

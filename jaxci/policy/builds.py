@@ -6,7 +6,7 @@ the device it is placed on, `placement`: the GPU where jaxci.policy.margins.gpu_
 jaxci.policy.jobcost.build_job. There is no second cross-machine predictor: the runner model is the only one.
 
 Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`), whose lecture records may carry
-`"predicted": {"<family>": {"cpu_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis"}}` (the runner model asked
+a prediction per family (`predicted`, read as jaxci.analysis.prediction.LecturePrediction: the runner model asked
 with what the executed run measured per jitted call). Three ways to build:
 
 - a CPU family: every lecture on its CPU (the predicted cpu_s);
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# number, MOST_SECONDS: the one rule for a figure of an audit record (read here by builds and timeouts)
+from jaxci.analysis.prediction import CPU, GPU, MOST_SECONDS, LecturePrediction, families, number, of_lecture  # noqa: F401
 from jaxci.policy.margins import gpu_wins
 
 AUDIT_FOR = "jaxci audit LECTURE_REPO --execute --machine {family} --format json > audit.json"
@@ -71,47 +73,32 @@ class Split:
         return max(self.gpu.seconds, self.cpu.seconds)
 
 
-#: the largest figure of seconds an audit record may hold: 5 days, the longest a self-hosted runner's job may
-#: run (jaxci.audit.reading.runrecord.LECTURE_S); beyond it (1e308, inf) is not a run time
-MOST_SECONDS = 5 * 86_400
+def prediction(lecture: dict, family: str) -> LecturePrediction | None:
+    """The lecture's prediction for `family` (its audit JSON record), None where it has no predicted CPU seconds."""
+    pred = of_lecture(lecture, family)
+    return pred if pred is not None and pred.cpu is not None else None
 
 
-def number(value) -> float | None:
-    """A figure of an audit record as a float; None for anything else (a bool, text, NaN, an infinity, anything
-    beyond MOST_SECONDS either way, which no run time or timeout reaches): one rule for builds and timeouts."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and -MOST_SECONDS <= value <= MOST_SECONDS
-    return float(value) if ok else None
+def lecture_seconds(pred: LecturePrediction, device: str) -> tuple[float, float, float] | None:
+    """(mid, low, high) predicted seconds of one whole lecture on `device` ("cpu" | "gpu"); a missing band end is
+    the middle; None: not predicted."""
+    side = pred.side(device)
+    return side.band() if side is not None else None
 
 
-def prediction(lecture: dict, family: str) -> dict | None:
-    """The lecture's prediction record for `family`, None where it has no predicted CPU seconds."""
-    pred = (lecture.get("predicted") or {}).get(family)
-    return pred if isinstance(pred, dict) and number(pred.get("cpu_s")) is not None else None
-
-
-def lecture_seconds(pred: dict, device: str) -> tuple[float, float, float] | None:
-    """(mid, low, high) predicted seconds of one whole lecture on `device` ("cpu" | "gpu") from its prediction
-    record (cpu_s, cpu_low_s, cpu_high_s, gpu_s, ...); a missing band end is the middle; None: not predicted."""
-    mid = number(pred.get(f"{device}_s"))
-    if mid is None:
-        return None
-    low, high = number(pred.get(f"{device}_low_s")), number(pred.get(f"{device}_high_s"))
-    return mid, (low if low is not None else mid), (high if high is not None else mid)
-
-
-def placement(pred: dict, has_gpu: bool) -> str:
+def placement(pred: LecturePrediction, has_gpu: bool) -> str:
     """The device a lecture runs on on a family: its GPU where the one margin says the GPU wins, else its CPU."""
-    gpu = number(pred.get("gpu_s")) if has_gpu else None
-    return "gpu" if gpu_wins(number(pred.get("cpu_s")), gpu) else "cpu"
+    gpu = pred.gpu.seconds if has_gpu and pred.gpu is not None else None
+    return GPU if gpu_wins(pred.cpu.seconds if pred.cpu is not None else None, gpu) else CPU
 
 
-def _device(pred: dict, has_gpu: bool) -> tuple[str, float, float, float]:
+def _device(pred: LecturePrediction, has_gpu: bool) -> tuple[str, float, float, float]:
     """(device, seconds, low, high) a lecture runs at on the family (`placement`)."""
     device = placement(pred, has_gpu)
     return (device, *seconds_on(pred, device))
 
 
-def seconds_on(pred: dict, device: str) -> tuple[float, float, float]:
+def seconds_on(pred: LecturePrediction, device: str) -> tuple[float, float, float]:
     """lecture_seconds where the prediction has them: `prediction` keeps only records with CPU seconds, and
     `placement` puts a lecture on its GPU only where it has GPU seconds."""
     seconds = lecture_seconds(pred, device)
@@ -159,10 +146,10 @@ def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue:
         if on_gpu is None or on_cpu is None:
             continue
         device, mid, low, high = _device(on_gpu, True)
-        cpu_mid = number(on_cpu["cpu_s"])
-        side = gpu if device == "gpu" and gpu_wins(cpu_mid, mid) else cpu
+        cpu_mid = seconds_on(on_cpu, CPU)[0]
+        side = gpu if device == GPU and gpu_wins(cpu_mid, mid) else cpu
         if side is cpu:
-            mid, low, high = seconds_on(on_cpu, "cpu")
+            mid, low, high = seconds_on(on_cpu, CPU)
         side.add(mid, low, high, side is gpu)
     if not gpu.lectures or not cpu.lectures:
         return None  # no lecture gains from the GPU (or none runs on the CPU): a split is one family
@@ -191,7 +178,7 @@ def overhead_minutes() -> float:
 def partner(audit: dict | None, catalogue: dict, family: str) -> str | None:
     """The family a split pairs `family` with: the cheapest family of the other kind with predictions."""
     entry = catalogue[family]
-    named = {f for lec in (audit or {}).get("lectures") or [] for f in (lec.get("predicted") or {})}
+    named = {f for lec in (audit or {}).get("lectures") or [] for f in families(lec)}
     others = [f for f in named if f in catalogue and f != family and catalogue[f].has_gpu != entry.has_gpu
               and catalogue[f].value("price_per_hour") is not None
               and family_build(audit, f, catalogue[f].has_gpu) is not None]

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jaxci.analysis.prediction import CPU, GPU, LecturePrediction
 from jaxci.policy.margins import GPU_FASTER, GPU_SLOWER
 
-CPU, GPU, EITHER = "cpu", "gpu", "either"
+#: where a lecture is placed: CPU, GPU (jaxci.analysis.prediction's sides), or either
+EITHER = "either"
 #: a lecture's recommendation as the audit records it (jaxci.audit.judging.classify's are these constants; "either"
 #: is EITHER): the whole build and the CI audit read audit records by them
 KEEP_GPU, PIN_CPU, MEASURE = "keep on GPU", "pin to CPU", "measure"
@@ -26,11 +28,12 @@ PREDICTED, PUBLISHED = "predicted", "published"
 TRIVIAL = "trivial"
 
 
-def narrative_of(gpu_narrative, regime: str) -> str:
+def narrative_of(gpu_shown, regime: str) -> str:
     """Why a lecture's purpose is to show the GPU backend, or '': it prints jax.devices() / default_backend() /
-    the platform or runs nvidia-smi (the scan's gpu_narrative, prose about GPU speed aside) and has little work
-    (the trivial regime). Pinning such a lecture makes it print the CPU and teach the wrong thing: never pinned."""
-    hits = [n for n in (gpu_narrative or []) if isinstance(n, str) and "text about GPU speed" not in n]
+    the platform or runs nvidia-smi (the scan's gpu_shown: its narrative that shows the backend, never prose about
+    GPU speed) and has little work (the trivial regime). Pinning such a lecture makes it print the CPU and teach the
+    wrong thing: never pinned."""
+    hits = [n for n in (gpu_shown or []) if isinstance(n, str)]
     return "; ".join(hits[:2]) if hits and regime == TRIVIAL else ""
 
 
@@ -77,16 +80,14 @@ def reason(device: str, cpu: Side, gpu: Side, family: str, shared: float = 0.0) 
             f"{GPU_FASTER:g}x its bottom, either between")
 
 
-def predicted_side(pred: dict, device: str, family: str) -> Side | None:
-    """A prediction record's side (`cpu_s`, `cpu_low_s`, `cpu_high_s`; likewise gpu), None where it has none."""
-    from jaxci.policy.builds import number
-
-    mid = number(pred.get(f"{device}_s"))
-    if mid is None:
+def predicted_side(pred: LecturePrediction | None, device: str, family: str) -> Side | None:
+    """A prediction's side on `device` with its band (an end beyond the middle: the middle), None where it has
+    none."""
+    side = pred.side(device) if pred is not None else None
+    if side is None:
         return None
-    low, high = number(pred.get(f"{device}_low_s")), number(pred.get(f"{device}_high_s"))
-    return Side(mid, mid if low is None else min(low, mid), mid if high is None else max(high, mid), PREDICTED,
-                f"runner model for {family}")
+    mid, low, high = side.band()
+    return Side(mid, min(low, mid), max(high, mid), PREDICTED, f"runner model for {family}")
 
 
 def published_side(seconds: float | None, source: str) -> Side | None:
@@ -109,12 +110,11 @@ class Placement:
     why: str
 
 
-def place(path: str, pred: dict | None, published_s: float | None, source: str, family: str) -> Placement:
-    """One lecture on one GPU family from its prediction record and its published seconds (None: none)."""
-    from jaxci.policy.builds import number
-
-    cpu = predicted_side(pred or {}, "cpu", family)
-    gpu = published_side(published_s, source) or predicted_side(pred or {}, "gpu", family)
+def place(path: str, pred: LecturePrediction | None, published_s: float | None, source: str,
+          family: str) -> Placement:
+    """One lecture on one GPU family from its prediction and its published seconds (None: none)."""
+    cpu = predicted_side(pred, CPU, family)
+    gpu = published_side(published_s, source) or predicted_side(pred, GPU, family)
     if cpu is None:
         if gpu is not None and gpu.basis == PUBLISHED:  # the build ran it: no pin without a CPU predicted faster
             return Placement(path, EITHER, None, gpu, f"either on {family}: GPU {gpu.text()}; the CPU is not "
@@ -122,6 +122,6 @@ def place(path: str, pred: dict | None, published_s: float | None, source: str, 
         return Placement(path, None, None, gpu, "not predicted: the static verdict stands")
     if gpu is None:
         return Placement(path, None, cpu, None, "no GPU side: the static verdict stands")
-    shared = number((pred or {}).get("overhead_s")) or 0.0
+    shared = (pred.overhead_s if pred is not None else None) or 0.0
     device = decide(cpu.less(shared), gpu.less(shared))
     return Placement(path, device, cpu, gpu, reason(device, cpu, gpu, family, shared))

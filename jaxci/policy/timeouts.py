@@ -31,6 +31,9 @@ MIN_CELL_S = 60
 MAX_CELL_S = 5 * 86_400
 #: GitHub's own job limit when a workflow sets no timeout-minutes
 GITHUB_DEFAULT_JOB_MIN = 360
+#: where a lecture's per-cell timeout comes from, as the audit records it (`timeout_kind`): the notebook's own
+#: metadata, or the book (its config, or the builder's default)
+NOTEBOOK_TIMEOUT, BOOK_TIMEOUT = "notebook", "book"
 
 
 def cell_timeout(slowest_cell_s: float) -> int:
@@ -132,7 +135,7 @@ def book_value(audit: dict) -> tuple[float | None, str]:
     from collections import Counter
 
     seen = Counter((lec.get("timeout"), lec.get("timeout_origin")) for lec in audit.get("lectures") or []
-                   if lec.get("timeout_origin") and "metadata" not in str(lec.get("timeout_origin")))
+                   if lec.get("timeout_origin") and lec.get("timeout_kind") == BOOK_TIMEOUT)
     if not seen:
         return None, ""
     (value, origin), _ = seen.most_common(1)[0]

@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from jaxci.analysis.prediction import of_lecture
 from jaxci.policy import placement
-from jaxci.policy.builds import lecture_seconds, number
+from jaxci.policy.builds import lecture_seconds, prediction
 
 PUBLISHED, EXECUTED, NOT_PREDICTED = "published", "executed here", "not predicted"
 
@@ -119,10 +120,9 @@ def placed(lec: dict, family: str, published_s: float | None, source: str, has_g
     uses = bool(scan.get("uses_jax") or scan.get("uses_numpyro"))
     if not has_gpu or not uses:
         return placement.Placement(lec.get("path", "?"), placement.CPU, None, None, "no GPU work to place")
-    pred = (lec.get("predicted") or {}).get(family)
-    if isinstance(pred, dict) and pred.get("unexplained"):  # a slow cell the model does not explain: measure
-        return placement.Placement(lec.get("path", "?"), None, None, None, f"{pred['unexplained']}: measure")
-    pred = pred if isinstance(pred, dict) else None
+    pred = of_lecture(lec, family)
+    if pred is not None and pred.unexplained:  # a slow cell the model does not explain: measure
+        return placement.Placement(lec.get("path", "?"), None, None, None, f"{pred.unexplained}: measure")
     found = placement.place(lec.get("path", "?"), pred, published_s, source, family)
     if found.device is None and lec.get("recommendation") == placement.PIN_CPU:
         return placement.Placement(found.path, placement.CPU, found.cpu, found.gpu, lec.get("why") or found.why)
@@ -130,19 +130,16 @@ def placed(lec: dict, family: str, published_s: float | None, source: str, has_g
 
 
 def shows_the_gpu(lec: dict) -> bool:
-    """A lecture whose purpose is to show the GPU backend is never pinned (jaxci.policy.placement.narrative_of; a
-    published audit keeps the verdict's flag, `shows_gpu`, without the quoted evidence)."""
-    if "shows_gpu" in lec:
-        return bool(lec["shows_gpu"])
-    return bool(placement.narrative_of((lec.get("scan") or {}).get("gpu_narrative"), lec.get("regime") or ""))
+    """A lecture whose purpose is to show the GPU backend is never pinned: the verdict's flag, `shows_gpu`, as the
+    audit wrote it (jaxci.policy.placement.narrative_of of the scan's gpu_shown; the committed audits carry it)."""
+    return bool(lec.get("shows_gpu"))
 
 
 def lecture_time(lec: dict, family: str, has_gpu: bool, published) -> LectureTime:
     """One lecture's seconds today and after the patch, with the basis of the figure after."""
     path = lec.get("path", "?")
     pub = published.lecture(path) if published is not None else None
-    pred = (lec.get("predicted") or {}).get(family)
-    pred = pred if isinstance(pred, dict) and number(pred.get("cpu_s")) is not None else None
+    pred = prediction(lec, family)
     device = today_device(lec, has_gpu)
     found = placed(lec, family, pub, published.source if published else "", has_gpu)
     pinned = has_gpu and device == "gpu" and found.device == placement.CPU and not shows_the_gpu(lec)

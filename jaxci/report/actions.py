@@ -38,6 +38,7 @@ def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list
     (`catalogue.same_hardware`), is placed by its verdict (`pinning.placement`, the rule of the audit's own pin
     list); one judged for other hardware, by the one pin rule on its predicted seconds on this one
     (jaxci.policy.placement: a pin only where the GPU's whole band is above the CPU's by the margin)."""
+    from jaxci.analysis.prediction import of_lecture
     from jaxci.audit.judging import pinning
     from jaxci.catalogue import CatalogueError, load_catalogue, same_hardware
     from jaxci.policy import placement, wholebuild
@@ -50,12 +51,12 @@ def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list
     for lec in (audit or {}).get("lectures") or []:
         if not isinstance(lec, dict) or not uses_jax(lec):
             continue
-        pred = (lec.get("predicted") or {}).get(family)
+        pred = of_lecture(lec, family)
         path = str(lec.get("path", "?"))
         judged = str(lec.get("family") or "")
         if has_gpu and judged and same_hardware(judged, family, catalogue):
             out[pinning.placement(str(lec.get("recommendation", "")), True)].append(path)
-        elif isinstance(pred, dict) and builds.lecture_seconds(pred, "cpu") is not None:
+        elif pred is not None and pred.cpu is not None:
             found = wholebuild.placed(lec, family, None, "", has_gpu)  # the one pin rule (either stays put)
             out["cpu" if found.device == placement.CPU else "gpu" if found.device else "unknown"].append(path)
         else:

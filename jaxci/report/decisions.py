@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxci.analysis.prediction import families as predicted_families
 from jaxci.report import questions, termcheck
 from jaxci.report.question import Context, Question, QuestionDecision, Status
 from jaxci.report.rows import DENSE_N, NUTS_ITERATIONS  # noqa: F401  (the rules' constants, where tests read them)
@@ -46,7 +47,7 @@ def families(report, chosen=None, audit=None) -> list[str]:
         return list(dict.fromkeys(chosen))
     named = [m for m in report.machines if m in cat and not cat[m].is_lab]
     named += [f for f in (audit or {}).get("families", []) if f in cat]
-    named += [f for lec in (audit or {}).get("lectures", []) for f in (lec.get("predicted") or {})
+    named += [f for lec in (audit or {}).get("lectures", []) for f in predicted_families(lec)
               if f in cat and not cat[f].is_lab]
     named = sorted(dict.fromkeys(named), key=lambda f: (not cat[f].has_gpu, f != "g4dn.2xlarge", f))
     return named or list(DEFAULT_FAMILIES)

@@ -13,7 +13,6 @@ ran, and every lecture that could not run here with its cause.
 from __future__ import annotations
 
 from jaxci.analysis.provenance import describe
-from jaxci.audit.judging.judge import NOT_SELECTED
 from jaxci.report import answers, questions
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
 from jaxci.report.repo_builds import repo_builds
@@ -171,7 +170,7 @@ def not_run(audit: dict) -> list[tuple[str, str]]:
     out = []
     for lec in audit.get("lectures") or []:
         reason = lec.get("not_executed") or ""
-        if reason and not reason.startswith(NOT_SELECTED):
+        if reason and lec.get("selected", True):
             out.append((lec["path"], reason))
         elif not reason and lec.get("status") not in ("ok", None):
             out.append((lec["path"], f"{lec['status']}: {'; '.join(lec.get('errors') or [])}"))
@@ -184,7 +183,7 @@ def audit_md(committed) -> str:
     audit, facts = committed.audit, {k: quoting.cell(v) for k, v in committed.facts.items()}
     lectures = audit.get("lectures") or []
     executed = [lec for lec in lectures if lec.get("runs")]
-    selected = sum(not (lec.get("not_executed") or "").startswith(NOT_SELECTED) for lec in lectures)
+    selected = sum(bool(lec.get("selected", True)) for lec in lectures)
     failed = not_run(audit)
     head = (f"### {label_md(committed)}\n\n"
             f"- commit {quoting.code(committed.commit)}; judged for {facts.get('family', '?')}; kernel "

@@ -369,7 +369,7 @@ def _hygiene(report, family, entry, audit) -> Answer:
             NOT_MEASURED, f"no lecture timed, and no advice lowers a timeout without a measurement of "
             f"the lecture it would cut: {measure} (rule: {timeouts.rule_text()}, at the high end of "
             "the lecture's predicted band on the family); fixture notebooks never size a timeout")
-    predicted = any((lec.get("predicted") or {}).get(family) for lec in (audit or {}).get("lectures") or [])
+    predicted = any(builds.prediction(lec, family) for lec in (audit or {}).get("lectures") or [])
     if advice.book_s is not None and advice.book_s != advice.book_current_s:
         book = f"book-wide `timeout: {advice.book_s}` s (every lecture timed; the repository has its {own})"
         per = []

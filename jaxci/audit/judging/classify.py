@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.audit.judging import family as fam
 from jaxci.audit.reading.sizes import BULK, LATENCY, NEAR, UNKNOWN, classify_loop
 from jaxci.audit.reading.static import LectureScan
@@ -285,7 +286,7 @@ def with_measurements(recommendation: str, cpu_s: float | None, gpu_s: float | N
     return (PIN_CPU if recommendation == MEASURE else recommendation), text + f": no clear {accelerator} gain"
 
 
-def verdict_from(pred: dict, family: str, published=None) -> tuple[str, str]:
+def verdict_from(pred: LecturePrediction, family: str, published=None) -> tuple[str, str]:
     """(recommendation, why) from the predicted seconds on both devices, the GPU side's published run time where
     the site's build published one (`published`: jaxci.policy.placement.Side), by the one pin rule
     (jaxci.policy.placement); a measured slow cell the prediction does not explain outranks it (measure)."""
@@ -294,6 +295,6 @@ def verdict_from(pred: dict, family: str, published=None) -> tuple[str, str]:
     found = placement.place("", pred, published.seconds if published else None,
                             published.source if published else "", family)
     rec = {placement.CPU: PIN_CPU, placement.GPU: KEEP_GPU}.get(found.device or "", EITHER)
-    if pred.get("unexplained"):
-        return MEASURE, f"{pred['unexplained']}: measure on the GPU ({found.why})"
+    if pred.unexplained:
+        return MEASURE, f"{pred.unexplained}: measure on the GPU ({found.why})"
     return rec, found.why

@@ -4,13 +4,17 @@ host (2 vCPUs, not in the catalogue) taken as that family's host, so the GPU's h
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.audit.judging.predicted import cpu_cells, device_time, prediction_record, starts_cuda, static_work
 
 #: the free Colab GPU is a Tesla T4, the GPU of AWS g4dn: its GPU side is predicted as this catalogue family's
 COLAB, COLAB_T4 = "colab-free-t4", "g4dn.xlarge"
 
 
-def colab(run, model, float64: bool = False, loops=(), judged: dict | None = None, pins=()) -> dict:
+def colab(run, model, float64: bool = False, loops=(), judged: LecturePrediction | None = None,
+          pins=()) -> dict[str, LecturePrediction]:
     """{COLAB: record} for the free Colab tier: the GPU side is the T4 family's prediction; Colab's host (2 vCPUs,
     not in the catalogue) is taken as that family's host, so the GPU's host-side costs carry over. {} without a
     runner model. `judged`: gpu_family's record for the model's family, reused (not computed again) when
@@ -26,7 +30,7 @@ def colab(run, model, float64: bool = False, loops=(), judged: dict | None = Non
              f"not in the catalogue; CPU side as for {family}: this run's own times where it measured them, the model "
              "elsewhere")
     if judged is not None and family == view.family:
-        return {COLAB: {k: v for k, v in judged.items() if k not in ("unexplained", "float64")} | {"basis": basis}}
+        return {COLAB: replace(judged, unexplained=None, float64=None, basis=basis)}
     t4 = RunnerView(view.model, family)
     static = static_work(loops)
     cpu = device_time(t4, run, "cpu", float64, static)

@@ -16,9 +16,10 @@ One runner model per audit (one results load, the published inputs given once), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from jaxci.analysis.prediction import GPU, SECONDS, SIDES, LecturePrediction, side_keys
 from jaxci.audit.judging import host as hostf
 from jaxci.audit.judging import predicted, rescaled
 
@@ -99,7 +100,7 @@ def measure_host(families: Families, here) -> dict:
     return families.factors
 
 
-def predict_lecture(verdict, families: Families) -> dict:
+def predict_lecture(verdict, families: Families) -> dict[str, LecturePrediction]:
     """{family: host-scaled record} for one executed lecture (its first run that finished, CPU first, errors the
     book allows included; a notebook without code cells is its kernel's start); {} when no run finished (a failed
     run is no build time)."""
@@ -122,11 +123,10 @@ def predict_lecture(verdict, families: Families) -> dict:
         rec = rescaled.host_scaled(rec, h.value, h.source, h.low, h.high)
         if name in families.residual:
             rec = rescaled.with_residual(rec, *families.residual[name])
-        rec["family_kind"] = families.kind.get(name) or ("gpu" if families.has_gpu[name] else "cpu")
-        rec["host_factor"] = h.as_dict()
-        if families.calibration:  # applied on this host, or refused (with the command that refits it)
-            rec["calibration"] = families.calibration
-        out[name] = rec
+        out[name] = replace(rec, family_kind=families.kind.get(name) or ("gpu" if families.has_gpu[name] else "cpu"),
+                            host_factor=h.as_dict(),
+                            # applied on this host, or refused (with the command that refits it)
+                            calibration=families.calibration or None)
     return out
 
 
@@ -155,16 +155,18 @@ def build_totals(verdicts: list) -> dict:
     out: dict = {}
     for v in verdicts:
         for name, rec in (v.predicted or {}).items():
-            if "family_kind" not in rec:  # Colab's record, or an older audit's: not a catalogue family's build
+            if rec.family_kind is None:  # Colab's record, or an older audit's: not a catalogue family's build
                 continue
-            t = out.setdefault(name, {"kind": rec["family_kind"], "lectures": 0, "host_factor": rec["host_factor"],
-                                      **dict.fromkeys(rescaled.SECONDS, 0.0)})
+            t = out.setdefault(name, {"kind": rec.family_kind, "lectures": 0, "host_factor": rec.host_factor,
+                                      **dict.fromkeys(SECONDS, 0.0)})
             t["lectures"] += 1
-            for key in rescaled.SECONDS:
-                if rec.get(key) is not None and key in t:
-                    t[key] += rec[key]
+            for side in SIDES:
+                got = rec.side(side)
+                for key, value in zip(side_keys(side), (got.seconds, got.low, got.high) if got else ()):
+                    if value is not None:
+                        t[key] += value
     for t in out.values():
         if t["kind"] == "cpu":
-            for key in ("gpu_s", "gpu_low_s", "gpu_high_s"):
+            for key in side_keys(GPU):
                 t[key] = None
     return out

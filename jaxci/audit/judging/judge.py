@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.accel import accelerator_run
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.audit.judging import classify
 from jaxci.audit.judging import family as fam
 from jaxci.audit.reading import book
@@ -41,7 +42,8 @@ class Verdict:
     family: str | None = None  # the runner family judged for (None: built-in thresholds)
     excluded: bool = False  # excluded from execution by the book's exclude_patterns
     not_executed: str = ""  # why --execute did not run it (excluded, missing modules, NOT_SELECTED ...)
-    predicted: dict = field(default_factory=dict)  # family -> predicted cpu_s / gpu_s / band / basis (executed)
+    selected: bool = True  # chosen to execute (False: left out by --only; its static verdict stands)
+    predicted: dict[str, LecturePrediction] = field(default_factory=dict)  # family -> prediction (executed)
     failure: dict | None = None  # whose failure, the lecture's or the harness's, and why (judging.failure)
 
     @property
@@ -85,13 +87,22 @@ class Verdict:
         return {"path": self.path, "status": self.status, "errors": self.errors, "regime": self.regime,
                 "regime_text": classify.REGIMES.get(self.regime), "recommendation": self.recommendation,
                 "why": self.why, "basis": self.basis, "family": self.family, "not_executed": self.not_executed,
+                "selected": self.selected,
                 "reasons": self.reasons, "scan": self.scan.as_dict(), "timeout": self.timeout,
-                "timeout_origin": self._timeout_origin(), "proposed_timeout": self.proposed_timeout,
+                "timeout_origin": self._timeout_origin(),
+                "timeout_kind": self._timeout_kind(), "proposed_timeout": self.proposed_timeout,
                 "over_timeout": self.over_timeout,
                 "notes": self.notes + [f"{e} (execute.allow_errors: not a failure)" for e in self.allowed_errors()],
-                "runs": {p: r.as_dict() for p, r in self.runs.items()}, "predicted": self.predicted,
-                "shows_gpu": bool(narrative_of(self.scan.gpu_narrative, self.regime)),
+                "runs": {p: r.as_dict() for p, r in self.runs.items()},
+                "predicted": {f: p.as_dict() for f, p in self.predicted.items()},
+                "shows_gpu": bool(narrative_of(self.scan.gpu_shown, self.regime)),
                 "failure": self.failure}
+
+    def _timeout_kind(self) -> str | None:
+        """Whose timeout applies (jaxci.policy.timeouts: the notebook's or the book's), None without one."""
+        if self.scan.timeout_origin:
+            return timeouts.NOTEBOOK_TIMEOUT
+        return timeouts.BOOK_TIMEOUT if self.config and self.config.timeout_origin else None
 
     def _timeout_origin(self) -> str | None:
         if self.scan.timeout_origin:
@@ -221,9 +232,9 @@ def decide_predicted(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     pred = (predicted.gpu_family(run, model.runner, classify.lecture_dtype(verdict.scan) == "float64",
                                  verdict.scan.loops, verdict.scan.pins)
             if judged and model is not None and run is not None else None)
-    if pred is not None and model is not None:
+    if pred is not None and model is not None and model.family:
         verdict.predicted[model.family] = pred
-        verdict.predicted.update(colab.colab(run, model, float64=pred["float64"], loops=verdict.scan.loops,
+        verdict.predicted.update(colab.colab(run, model, float64=bool(pred.float64), loops=verdict.scan.loops,
                                                  judged=pred, pins=verdict.scan.pins))
         if not measured_both:
             published = published_side(verdict, model)
@@ -246,7 +257,7 @@ def decide_on_record(verdict: Verdict, model: fam.FamilyModel | None) -> None:
     gets, jaxci.audit.judging.every_family), so the verdict, the pin list, the patch and the report all read one
     prediction; only a verdict that a prediction decided (not a measured ratio, not a slow cell to measure)."""
     pred = verdict.predicted.get(model.family) if model is not None and model.family else None
-    if model is None or not isinstance(pred, dict) or measured_on_both(verdict) \
+    if model is None or pred is None or measured_on_both(verdict) \
             or verdict.basis not in ("predicted", "published"):
         return
     published = published_side(verdict, model)
@@ -268,4 +279,4 @@ def pin_list(verdicts: list[Verdict]) -> list[str]:
     """The lectures --emit-config switches to the CPU kernel (the audit's `pin_to_cpu`, the report's pins): placed on
     the CPU, not already pinned in their own code, and not a lecture whose purpose is to show the GPU."""
     return [v.path for v in placed_on_cpu(verdicts)
-            if not v.scan.pinned_cpu and not narrative_of(v.scan.gpu_narrative, v.regime)]
+            if not v.scan.pinned_cpu and not narrative_of(v.scan.gpu_shown, v.regime)]

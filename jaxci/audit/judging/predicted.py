@@ -40,6 +40,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from jaxci.analysis.prediction import LecturePrediction, PredictedSide
 from jaxci.audit.judging.call_seconds import call_seconds, filled_seconds, known_calls
 from jaxci.audit.judging.compile_time import compile_time, overhead_s, placed_on_cpu
 from jaxci.audit.judging.moved_work import dtype_of, eager_time, sampler_time
@@ -384,18 +385,20 @@ def static_work(loops) -> dict:
     return out
 
 
-def prediction_record(cpu: Sum, gpu: Sum, basis: str) -> dict:
-    return {"cpu_s": cpu.mid, "cpu_low_s": cpu.low, "cpu_high_s": cpu.high, "gpu_s": gpu.mid, "gpu_low_s": gpu.low,
-            "gpu_high_s": gpu.high, "basis": basis, "missing": sorted(set(cpu.missing + gpu.missing))[:6],
-            "parts": {"cpu": cpu.parts, "gpu": gpu.parts}, "label": "predicted",
-            "inputs": sorted(set(cpu.inputs + gpu.inputs))}
+def side_of(total: Sum) -> PredictedSide:
+    """A device's sum as the prediction's side: its seconds, band and parts."""
+    return PredictedSide(total.mid, total.low, total.high, dict(total.parts))
 
 
-def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | None:
-    """{"cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s", "basis", "missing", "parts", ...}
-    for one executed run on the family `view` asks the runner model for (a family with a GPU); None when the run
-    measured nothing. A run without code cells is its kernel's start alone: a build pays it for a code-free notebook
-    too."""
+def prediction_record(cpu: Sum, gpu: Sum, basis: str) -> LecturePrediction:
+    return LecturePrediction(side_of(cpu), side_of(gpu), basis, tuple(sorted(set(cpu.missing + gpu.missing))[:6]),
+                             tuple(sorted(set(cpu.inputs + gpu.inputs))))
+
+
+def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> LecturePrediction | None:
+    """Both sides of one executed run on the family `view` asks the runner model for (a family with a GPU), with
+    what they rest on; None when the run measured nothing. A run without code cells is its kernel's start alone: a
+    build pays it for a code-free notebook too."""
     if not _started(run):
         return None
     static, on_cpu = static_work(loops), cpu_cells(pins, run.cells)
@@ -411,10 +414,8 @@ def gpu_family(run, view, float64: bool = False, loops=(), pins=()) -> dict | No
              "run's own times where it measured them (this host as the family's CPU)"
              + (f"; cells {_spans(on_cpu)} placed on the CPU by the lecture: their CPU side on the GPU side too"
                 if on_cpu else ""))
-    pred = prediction_record(cpu, gpu, basis)
-    pred["unexplained"], pred["float64"] = _unexplained(run, cpu), bool(float64)
-    pred["overhead_s"] = overhead_s(run)
-    return pred
+    return replace(prediction_record(cpu, gpu, basis), unexplained=_unexplained(run, cpu), float64=bool(float64),
+                   overhead_s=overhead_s(run))
 
 
 def _started(run) -> bool:
@@ -422,16 +423,17 @@ def _started(run) -> bool:
     return run is not None and bool(run.cells or run.kernel_start_s)
 
 
-def cpu_family(run, view, float64: bool = False, loops=()) -> dict | None:
-    """{"cpu_s", "cpu_low_s", "cpu_high_s", "parts", "missing", "basis", "overhead_s"} for a CPU-only family `view`
-    asks the runner model for (no GPU side, so no verdict from it): a build time on its CPU."""
+def cpu_family(run, view, float64: bool = False, loops=()) -> LecturePrediction | None:
+    """The CPU side of one executed run on a CPU-only family `view` asks the runner model for (no GPU side, so no
+    verdict from it): a build time on its CPU."""
     if not _started(run):
         return None
     cpu = device_time(view, run, "cpu", float64, static_work(loops))
-    return {"cpu_s": cpu.mid, "cpu_low_s": cpu.low, "cpu_high_s": cpu.high, "parts": {"cpu": cpu.parts},
-            "missing": sorted(set(cpu.missing))[:6], "overhead_s": overhead_s(run), "label": "predicted",
-            "basis": f"predicted (runner model for {view.family}, CPU only) from the {run.platform or 'cpu'} run: "
-                     "this run's own times where it measured them (this host as the family's CPU)"}
+    return LecturePrediction(
+        side_of(cpu), None, basis=f"predicted (runner model for {view.family}, CPU only) from the "
+                                  f"{run.platform or 'cpu'} run: this run's own times where it measured them (this "
+                                  "host as the family's CPU)",
+        missing=tuple(sorted(set(cpu.missing))[:6]), inputs=None, overhead_s=overhead_s(run))
 
 
 def _spans(cells) -> str:

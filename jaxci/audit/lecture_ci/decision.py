@@ -3,9 +3,10 @@ repository's build on the catalogue families, the cheapest that keeps every GPU-
 GPU-hours a year before and after.
 
 Inputs are the executed audit's lecture facts (jaxci.audit.lecture_ci.lectures): per lecture the runner model's
-predicted seconds of the whole lecture on each family's CPU and GPU (`predicted[family]`: cpu_s, gpu_s and
-their bands, jaxci.audit.judging.predicted; its host code moved to the family's host by the host factor h where
-the family publishes a single-thread probe, else as measured here: jaxci.audit.judging.host).
+predicted seconds of the whole lecture on each family's CPU and GPU (`predicted[family]`, a
+jaxci.analysis.prediction.LecturePrediction: each side's seconds and band, jaxci.audit.judging.predicted; its
+host code moved to the family's host by the host factor h where the family publishes a single-thread probe,
+else as measured here: jaxci.audit.judging.host).
 
 Options (a build job costs (catalogue job overhead + build), billed by jaxci.policy.jobcost's rule, x its price):
 - CPU alone on a CPU family C: every lecture on C's CPU;

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxci.analysis.prediction import LecturePrediction
 from jaxci.policy.placement import KEEP_GPU, MEASURE, PIN_CPU
 
 
@@ -26,7 +27,7 @@ class LectureFacts:
     slowest_cell_s: float | None = None   # slowest measured cell on either platform
     proposed_timeout: float | None = None  # the lecture audit's proposed per-cell timeout
     excluded: bool = False          # excluded from execution by the book config
-    predicted: dict = field(default_factory=dict)  # family -> the audit's predicted record (cpu_s, gpu_s, bands)
+    predicted: dict[str, LecturePrediction] = field(default_factory=dict)  # family -> the audit's prediction
     narrative: str = ""             # why the lecture shows the GPU backend (and has little work), else ""
     executed: bool = False          # --execute ran it
 

@@ -22,8 +22,10 @@ SPEED_WORD = re.compile(r"\b(fast|faster|fastest|speed|speeds|speed-?up|accelera
 FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}(?P<arg>.*)$")
 
 
-def scan_markdown(text: str, index: int, found: list[str]) -> None:
-    """GPU narrative in one markdown cell (index: its position in the notebook), appended to `found`."""
+def scan_markdown(text: str, index: int, found: list[str], shown: list[str] | None = None) -> None:
+    """GPU narrative in one markdown cell (index: its position in the notebook), appended to `found`; the entries
+    that show the GPU (a directive or include about it, not prose about its speed) to `shown` as well."""
+    shown = [] if shown is None else shown
     lines = text.splitlines()
     inside: list[tuple[str, str, int]] = []  # open directive fences: (fence, name, start line)
     body: dict[int, list[str]] = {}
@@ -35,6 +37,7 @@ def scan_markdown(text: str, index: int, found: list[str]) -> None:
             name = match["name"].split(":")[-1].lower()
             if name == "include" and re.search(r"gpu", match["arg"], re.I):
                 found.append(f"cell {index}: includes {match['arg'].strip()}")
+                shown.append(found[-1])
             inside.append((match["fence"], name, lineno))
             body[lineno] = [match["arg"]]
             continue
@@ -43,6 +46,7 @@ def scan_markdown(text: str, index: int, found: list[str]) -> None:
             text_in = "\n".join(body.pop(start))
             if name in ADMONITIONS and GPU_WORD.search(text_in):
                 found.append(f"cell {index}: {{{name}}} directive mentioning the GPU")
+                shown.append(found[-1])
             if inside:  # nested: the outer directive sees the inner text too
                 body[inside[-1][2]].append(text_in)
             continue

@@ -26,7 +26,10 @@ class LectureScan:
     loop_length: int | None = None  # longest literal trip count seen on a sequential construct
     nuts: list[dict] = field(default_factory=list)
     pins: list[Pin] = field(default_factory=list)  # every setting that chooses JAX's platform
-    gpu_narrative: list[str] = field(default_factory=list)
+    gpu_narrative: list[str] = field(default_factory=list)  # what the text says or shows of the GPU (for review)
+    #: the gpu_narrative entries that show the backend (a device list displayed or printed, nvidia-smi, a GPU
+    #: directive or include): what keeps a trivial lecture on the GPU; prose about GPU speed is not among them
+    gpu_shown: list[str] = field(default_factory=list)
     max_elements: int | None = None
     grid: bool = False  # meshgrid / vmap over a grid seen
     x64_cell: int | None = None  # the first cell where float64 is switched on (earlier cells run float32)
@@ -36,6 +39,11 @@ class LectureScan:
     size_findings: list[SizeFinding] = field(default_factory=list)  # sizes with their evidence chain
     imports: list[str] = field(default_factory=list)  # top-level modules imported
     notes: list[str] = field(default_factory=list)  # tolerated: raises-exception / skip-execution cells
+
+    def add_gpu_display(self, entry: str) -> None:
+        """Code that shows the GPU backend to the reader: narrative to review, and what keeps the lecture on it."""
+        self.gpu_narrative.append(entry)
+        self.gpu_shown.append(entry)
 
     @property
     def pinned_cpu(self) -> bool:

@@ -43,7 +43,7 @@ def scan_notebook(nb, path: str, root: Path | None = None) -> LectureScan:
             if tree is not None:
                 code.append((index, tree))
         elif cell.cell_type == "markdown":
-            scan_markdown(cell.source, index, scan.gpu_narrative)
+            scan_markdown(cell.source, index, scan.gpu_narrative, scan.gpu_shown)
     CodeScan(scan).run(code)
     if scan.errors:
         scan.status = "error"

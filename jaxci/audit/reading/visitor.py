@@ -155,7 +155,7 @@ class CodeScan(Evaluator):
             self._environ_assign(node)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and self._name(node.value.func) in DEVICE_QUERIES:
-            self.scan.gpu_narrative.append(f"cell {self.cell}: displays {self._name(node.value.func)}()")
+            self.scan.add_gpu_display(f"cell {self.cell}: displays {self._name(node.value.func)}()")
 
     def _x64_on(self) -> None:
         if self.scan.x64_cell is None or self.cell < self.scan.x64_cell:
@@ -333,7 +333,7 @@ class CodeScan(Evaluator):
     def _print_call(self, node: ast.Call, name: str, kw: dict) -> None:
         for n in ast.walk(node):
             if isinstance(n, ast.Call) and n is not node and self._name(n.func) in DEVICE_QUERIES and not n.args:
-                self.scan.gpu_narrative.append(f"{self._where()}: prints {self._name(n.func)}()")
+                self.scan.add_gpu_display(f"{self._where()}: prints {self._name(n.func)}()")
                 break
 
     def _magic_call(self, node: ast.Call, name: str, kw: dict) -> None:
@@ -342,7 +342,7 @@ class CodeScan(Evaluator):
 
     def _shell_call(self, node: ast.Call, name: str, kw: dict) -> None:
         if node.args and isinstance(node.args[0], ast.Constant) and "nvidia-smi" in str(node.args[0].value):
-            self.scan.gpu_narrative.append(f"{self._where()}: runs nvidia-smi")
+            self.scan.add_gpu_display(f"{self._where()}: runs nvidia-smi")
 
     def _nuts_call(self, node: ast.Call, name: str, kw: dict) -> None:
         self.scan.nuts.append({"cell": self.cell, "kernel": name,

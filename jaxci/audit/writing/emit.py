@@ -134,7 +134,7 @@ def narrative(v: Verdict) -> str:
     """Why a lecture's purpose is to show the GPU backend, or '' (jaxci.audit.judging.pinning.narrative_of)."""
     from jaxci.policy.placement import narrative_of
 
-    return narrative_of(v.scan.gpu_narrative, v.regime)
+    return narrative_of(v.scan.gpu_shown, v.regime)
 
 
 def pinning_runner(runner: dict | None, catalogue: dict | None) -> str | None:

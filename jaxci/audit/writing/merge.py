@@ -152,9 +152,11 @@ def _per_family(lectures: list[dict]) -> dict:
     """The build totals per family, summed again over the merged lectures by the rule an unsharded run uses."""
     from types import SimpleNamespace
 
+    from jaxci.analysis.prediction import families, of_lecture
     from jaxci.audit.judging.every_family import build_totals
 
-    return build_totals([SimpleNamespace(predicted=lec.get("predicted") or {}) for lec in lectures])
+    return build_totals([SimpleNamespace(predicted={f: p for f in families(lec) if (p := of_lecture(lec, f))})
+                         for lec in lectures])
 
 
 def _execution(blocks: list[dict], owned: list[set]) -> dict:

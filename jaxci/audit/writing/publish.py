@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 #: keys whose value is lecture code or text, dropped whole
-QUOTED = frozenset({"first_line", "gpu_narrative"})
+QUOTED = frozenset({"first_line", "gpu_narrative", "gpu_shown"})
 #: keys whose value is a chain of code lines ("cell 17 line 28: x = ... <- cell 17 line 26: n = 100"): kept as
 #: the chain of references only
 CHAINS = frozenset({"carry_why", "trips_why"})

@@ -10,23 +10,32 @@ The format is versioned: every writer writes through `dumps` ("format": FORMAT, 
 every value of a JSON type: nothing turned into text by `default=str`), and `validated` refuses another format or
 version with the command that writes the current one. An audit with neither field was written before the version
 existed (issue 72) in version 1's shape, and is read as version 1 (the committed audits carry the field).
+
+Version 2 records as fields what version 1 left in its sentences: a lecture's `selected` (False: left out by
+`--only`) and `timeout_kind` (whose per-cell timeout applies: jaxci.policy.timeouts' NOTEBOOK_TIMEOUT or
+BOOK_TIMEOUT). A version-1 audit is upgraded here, once, on reading (`_upgraded_v1`): nothing else reads the
+version-1 sentences, and every writer writes version 2.
 """
 
 from __future__ import annotations
 
 import json
 
+from jaxci.analysis.prediction import SECONDS as PREDICTED_SECONDS
+from jaxci.analysis.prediction import TEXTS as PREDICTED_TEXTS
 from jaxci.audit.reading import runrecord
+from jaxci.policy.timeouts import BOOK_TIMEOUT, NOTEBOOK_TIMEOUT
 from jaxci.util import safeio
 from jaxci.util.validate import InputError, one_line
 
 #: the largest audit read (an executed audit of a few hundred lectures is well under 10 MiB)
 LIMIT = 64 * 1024 * 1024
 MAX_LECTURES = 100_000
-FORMAT, VERSION = "jaxci-audit", 1
+FORMAT, VERSION = "jaxci-audit", 2
+#: the versions read (an older one is upgraded to VERSION on reading)
+READ = (1, 2)
 #: writes an audit of the current version
 RERUN = "jaxci audit REPO --execute --format json"
-PREDICTED_SECONDS = ("cpu_s", "cpu_low_s", "cpu_high_s", "gpu_s", "gpu_low_s", "gpu_high_s")
 
 
 class AuditError(InputError):
@@ -54,12 +63,29 @@ def dumps(doc: dict, indent: int = 2) -> str:
     return json.dumps(stamped(doc), indent=indent, allow_nan=False)
 
 
-def _version(data: dict) -> None:
-    """Refuse an audit of another format or version (neither field: before versioning, version 1's shape)."""
+def _version(data: dict) -> int:
+    """The audit's version; refuse another format or version (neither field: before versioning, version 1)."""
     found = (data.get("format"), data.get("version"))
-    if found != (None, None) and found != (FORMAT, VERSION):
-        raise AuditError(f"format {found[0]!r} version {found[1]!r}: this jaxci reads {FORMAT} version {VERSION}: "
-                         f"run the audit again with `{RERUN}`")
+    if found == (None, None):
+        return 1
+    if found[0] != FORMAT or found[1] not in READ or isinstance(found[1], bool):
+        raise AuditError(f"format {found[0]!r} version {found[1]!r}: this jaxci reads {FORMAT} versions "
+                         f"{', '.join(map(str, READ))}: run the audit again with `{RERUN}`")
+    return found[1]
+
+
+#: what version 1 wrote in place of version 2's fields, each one whole sentence of its own writer (compared whole,
+#: never searched): the reason of a lecture `--only` left out (jaxci.commands.audit_shard), and the origin of a
+#: notebook's own timeout (jaxci.audit.judging.judge.Verdict)
+V1_NOT_SELECTED = "not selected for execution (--only): static verdict stands"
+V1_NOTEBOOK_ORIGIN = "notebook metadata"
+
+
+def _upgraded_v1(lec: dict) -> dict:
+    """A version-1 lecture record with version 2's fields: `selected` and `timeout_kind` (the upgrade step)."""
+    origin = lec.get("timeout_origin")
+    kind = None if not origin else NOTEBOOK_TIMEOUT if origin == V1_NOTEBOOK_ORIGIN else BOOK_TIMEOUT
+    return {**lec, "selected": lec.get("not_executed") != V1_NOT_SELECTED, "timeout_kind": kind}
 
 
 def validated(data) -> dict:
@@ -75,10 +101,13 @@ def _validated(data) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("lectures"), list):
         raise AuditError("not an audit JSON (`jaxci audit --execute --format json`): expected an object "
                          "with a list of lectures")
-    _version(data)
+    version = _version(data)
     if len(data["lectures"]) > MAX_LECTURES:
         raise AuditError(f"lectures: {len(data['lectures']):,} records, at most {MAX_LECTURES:,}")
-    out = {**data, "lectures": [_lecture(f"lectures[{i}]", lec) for i, lec in enumerate(data["lectures"])]}
+    lectures = data["lectures"]
+    if version == 1:
+        lectures = [_upgraded_v1(runrecord.mapping(f"lectures[{i}]", lec)) for i, lec in enumerate(lectures)]
+    out = {**data, "lectures": [_lecture(f"lectures[{i}]", lec) for i, lec in enumerate(lectures)]}
     if "families" in data:
         out["families"] = _texts("families", data["families"])
     return stamped({**out, **_checked_top(data)})
@@ -151,6 +180,11 @@ def _lecture(where: str, lec) -> dict:
     for key in ("status", "recommendation", "family"):
         if lec.get(key) is not None:
             out[key] = runrecord.text(f"{where}.{key}", lec[key])
+    if not isinstance(lec.get("selected", True), bool):
+        raise AuditError(f"{where}.selected: expected true or false, got {runrecord.kind(lec['selected'])}")
+    if lec.get("timeout_kind") not in (None, NOTEBOOK_TIMEOUT, BOOK_TIMEOUT):
+        raise AuditError(f"{where}.timeout_kind: expected {NOTEBOOK_TIMEOUT!r}, {BOOK_TIMEOUT!r} or null, got "
+                         f"{runrecord.kind(lec['timeout_kind'])}")
     if lec.get("not_executed") is not None:
         out["not_executed"] = _message(f"{where}.not_executed", lec["not_executed"])
     if lec.get("errors") is not None:
@@ -178,10 +212,12 @@ def _published(where: str, value) -> dict:
 
 
 def _prediction(where: str, pred) -> dict:
+    """A lecture's prediction on one family (jaxci.analysis.prediction.LecturePrediction's JSON form): its seconds
+    and band ends finite and bounded, its basis and label one-line text; read by the policy through the record."""
     pred = runrecord.mapping(where, pred)
     out = {**pred, **{k: runrecord.seconds(f"{where}.{k}", pred[k], runrecord.LECTURE_S, "seconds")
                       for k in PREDICTED_SECONDS if k in pred}}
-    for key in ("basis", "label"):
+    for key in PREDICTED_TEXTS:
         if key in pred:
             out[key] = runrecord.text(f"{where}.{key}", pred[key], limit=4000)
     return out

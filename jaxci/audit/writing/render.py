@@ -10,6 +10,7 @@ import io
 from collections import Counter
 
 from jaxci.accel import accelerator_run
+from jaxci.analysis.prediction import side_keys
 from jaxci.audit.judging import classify
 from jaxci.audit.judging.every_family import build_totals
 from jaxci.audit.judging.host import MEASURED, SCALED
@@ -68,9 +69,11 @@ def row(v: Verdict) -> dict:
 def _predicted(v: Verdict, device: str) -> str:
     """'predicted 1.23 (0.9..2.1)' on the judged family: never in a measured column."""
     p = v.predicted.get(v.family or "")
-    if not p or p.get(device + "_s") is None:  # a CPU-only family has no GPU side
+    side = p.side(device) if p is not None else None
+    if side is None:  # a CPU-only family has no GPU side
         return "-"
-    return f"predicted {p[device + '_s']:.3g} ({p[device + '_low_s']:.3g}..{p[device + '_high_s']:.3g})"
+    mid, low, high = side.band()
+    return f"predicted {mid:.3g} ({low:.3g}..{high:.3g})"
 
 
 #: a run's peak memory figures (jaxci.audit.runner NotebookRun.peak_memory), in the order shown
@@ -135,9 +138,11 @@ def to_markdown(verdicts: list[Verdict], executed: bool) -> str:
 
 
 def _band(t: dict, side: str) -> str:
-    if t.get(f"{side}_s") is None:
+    """A family's summed side (jaxci.audit.judging.every_family.build_totals: the prediction's keys, summed)."""
+    mid, low, high = (t.get(key) for key in side_keys(side))
+    if mid is None:
         return "-"
-    return f"{t[side + '_s']:.3g} ({t[side + '_low_s']:.3g}..{t[side + '_high_s']:.3g})"
+    return f"{mid:.3g} ({low:.3g}..{high:.3g})"
 
 
 def per_family_markdown(verdicts: list[Verdict]) -> str:
@@ -161,8 +166,8 @@ def per_family_markdown(verdicts: list[Verdict]) -> str:
     sources = dict.fromkeys(t["host_factor"]["source"] for t in totals.values()
                             if t["host_factor"]["label"] in SCALED)
     lines += [""] + [f"- h: {_cell(s)}" for s in sources]
-    calibration = dict.fromkeys(rec["calibration"] for v in verdicts for rec in (v.predicted or {}).values()
-                                if isinstance(rec, dict) and rec.get("calibration"))
+    calibration = dict.fromkeys(rec.calibration for v in verdicts for rec in (v.predicted or {}).values()
+                                if rec.calibration)
     lines += [f"- calibration: {_cell(s)}" for s in calibration]
     top = max(((max(_peak_values(v)), v.path) for v in verdicts if _peak_values(v)), default=None)
     if top:
