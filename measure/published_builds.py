@@ -429,7 +429,7 @@ def leave_one_out(records: list[dict], probe_s: float, form: str = "both") -> di
     `loo_predicted_s` and `loo_ratio`; the return is their sum as `summed` gives it, and what was calibrated."""
     from jaxci.analysis import devsets
     from jaxci.analysis import residual as R
-    from jaxci.audit.judging.rescaled import MODELLED
+    from jaxci.analysis.prediction import MODELLED
 
     both = [r for r in records if r["ratio"] is not None]
     lectures = devsets.scored(both, probe_s, MODELLED)

@@ -12,7 +12,7 @@ import pytest
 from jaxci import REPO_ROOT
 from jaxci.analysis import devsets as D
 from jaxci.analysis import residual as R
-from jaxci.audit.judging.rescaled import MODELLED
+from jaxci.analysis.prediction import MODELLED
 from jaxci.commands import devsets as cmd
 from jaxci.modeldata import fixed_costs
 

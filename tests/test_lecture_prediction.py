@@ -53,3 +53,15 @@ def test_policy_reads_the_record():
     assert builds.placement(pred, True) == placement.GPU and builds.placement(pred, False) == placement.CPU
     assert builds.lecture_seconds(pred, "gpu") == (30.0, 20.0, 40.0)
     assert placement.place("a.md", pred, None, "", "g4dn.2xlarge").device == placement.GPU
+
+
+def test_the_parts_and_what_the_model_gives_come_from_one_registry():
+    """A prediction's parts and the parts the host factor never moves (the model's) are one table: a record's parts
+    are the table's names in its order, and every modelled part is a part."""
+    from jaxci.analysis.prediction import MODELLED, PART_TABLE, PARTS
+    from jaxci.audit.judging.predicted import Sum
+
+    assert PARTS == tuple(p.name for p in PART_TABLE) and len(set(PARTS)) == len(PARTS)
+    assert tuple(Sum().parts) == PARTS
+    assert set(MODELLED) == {"cpu", "gpu"} and set(MODELLED["gpu"]) == {"calls", "loops", "backend", "leapfrog"}
+    assert MODELLED["cpu"] == () and all(p.why for p in PART_TABLE)

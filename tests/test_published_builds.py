@@ -266,7 +266,7 @@ def test_the_table_is_calibrated_leave_one_out_by_the_protocols_one_estimator():
     lecture is never calibrated on itself, and one whose cells raised is scored but never fitted on."""
     from jaxci.analysis import devsets
     from jaxci.analysis import residual as R
-    from jaxci.audit.judging.rescaled import MODELLED
+    from jaxci.analysis.prediction import MODELLED
 
     records = [_record("a", 10.0, 6.0), _record("b", 12.0, 8.0), _record("c", 9.0, 4.0),
                _record("d", 100.0, 400.0), _record("e", None, 3.0)]

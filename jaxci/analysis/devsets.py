@@ -43,7 +43,7 @@ class DevSetError(ValueError):
 
 def scored(records: list[dict], probe_s: float, modelled: dict) -> list[R.Scored]:
     """The lectures of one set that have a published time and a prediction, as jaxci.analysis.residual scores them:
-    what the host factor moved (every part but the side's `modelled` ones, jaxci.audit.judging.rescaled.MODELLED:
+    what the host factor moved (every part but the side's `modelled` ones, jaxci.analysis.prediction.MODELLED:
     the GPU's modelled calls, loops, backend, leapfrog) is what a scale corrects."""
     out = []
     for rec in records:

@@ -22,6 +22,34 @@ SIDES = (CPU, GPU)
 MOST_SECONDS = 5 * 86_400
 
 
+@dataclass(frozen=True)
+class Part:
+    """One part of a side's predicted seconds. `modelled_on`: the sides on which the runner model gives its seconds
+    (never this host's measured time), so the host factor never moves them there."""
+    name: str
+    why: str
+    modelled_on: tuple[str, ...] = ()
+
+
+#: the registry of a prediction's parts, in a record's order: adding a part is one row here
+PART_TABLE = (
+    Part("start-up", "the kernel's start and `import jax`: measured here, moved by the host factor"),
+    Part("backend", "the accelerator client's start-up, once per process: from a capture's probed process starts",
+         (GPU,)),
+    Part("compile", "tracing and XLA compilation: this run's seconds per compilation"),
+    Part("calls", "jitted calls: on the accelerator from XLA's cost analysis and the model's terms", (GPU,)),
+    Part("loops", "traced lax loops: the model's per-step cost on the accelerator", (GPU,)),
+    Part("sampler", "a library sampler's run (numpyro MCMC.run) outside its leapfrog steps"),
+    Part("leapfrog", "a sampler's leapfrog steps as loop turns: the model's rule on the accelerator", (GPU,)),
+    Part("eager", "un-jitted JAX operations"),
+    Part("host", "host code no device speeds up"),
+    Part("residual", "the calibrated per-notebook residual (jaxci.analysis.residual)"),
+)
+PARTS = tuple(p.name for p in PART_TABLE)
+#: per side, the parts the runner model gives rather than this host's measured time (derived from PART_TABLE)
+MODELLED = {side: tuple(p.name for p in PART_TABLE if side in p.modelled_on) for side in SIDES}
+
+
 def side_keys(side: str) -> tuple[str, str, str]:
     """The JSON keys of a side's middle and band ends (a family's build totals sum them under the same keys)."""
     return f"{side}_s", f"{side}_low_s", f"{side}_high_s"
@@ -57,7 +85,7 @@ def number(value) -> float | None:
 @dataclass(frozen=True)
 class PredictedSide:
     """One device's predicted seconds for the whole lecture: the middle, the band's ends (None: not given, read as
-    the middle) and the seconds per part (jaxci.audit.judging.predicted.PARTS; None: not given)."""
+    the middle) and the seconds per part (PART_TABLE; None: not given)."""
 
     seconds: float
     low: float | None = None

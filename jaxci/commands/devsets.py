@@ -27,7 +27,7 @@ from jaxci.analysis import devsets as D
 from jaxci.analysis import devsets_audit as A
 from jaxci.analysis import devsets_score as S
 from jaxci.analysis import residual as R
-from jaxci.audit.judging.rescaled import MODELLED
+from jaxci.analysis.prediction import MODELLED
 from jaxci.commands.devsets_repredict import repredicted
 from jaxci.results import published_build
 from jaxci.util import safeio, safewrite

@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from jaxci.analysis.prediction import LecturePrediction, PredictedSide
+from jaxci.analysis.prediction import PARTS, LecturePrediction, PredictedSide  # PARTS: the registry's names
 from jaxci.audit.judging.call_seconds import call_seconds, filled_seconds, known_calls
 from jaxci.audit.judging.compile_time import compile_time, overhead_s, placed_on_cpu
 from jaxci.audit.judging.moved_work import dtype_of, eager_time, sampler_time
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 ITEM = {"float32": 4, "float64": 8}
 #: a measured cell this slow (seconds) is never "trivial", whatever the static class says
 SLOW_CELL_S = 10.0
-PARTS = ("start-up", "backend", "compile", "calls", "loops", "sampler", "leapfrog", "eager", "host", "residual")
 #: kernels in one step of the scalar scan whose per-step cost stands for one launch: docs/reference/incidents.md,
 #: incident 1 (the T4 runner's 8 µs step: "three tiny kernels per iteration ... the rest launch gaps")
 SCAN_STEP_KERNELS = 3

@@ -7,12 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from jaxci.analysis.prediction import SIDES, LecturePrediction, PredictedSide
+from jaxci.analysis.prediction import MODELLED, SIDES, LecturePrediction, PredictedSide
 
-#: parts of a record that the runner model gives rather than this host's measured time: never moved by the host factor
-#: (`backend`, the CUDA client's start-up, and `leapfrog`, a sampler's steps as loop turns, are carried from a GPU
-#: capture's host by the model's own rule)
-MODELLED = {"gpu": ("calls", "loops", "backend", "leapfrog"), "cpu": ()}
 
 
 def host_scaled(pred: LecturePrediction, factor: float, source: str, low: float | None = None,
