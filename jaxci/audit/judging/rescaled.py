@@ -10,7 +10,6 @@ from dataclasses import replace
 from jaxci.analysis.prediction import MODELLED, SIDES, LecturePrediction, PredictedSide
 
 
-
 def host_scaled(pred: LecturePrediction, factor: float, source: str, low: float | None = None,
                 high: float | None = None) -> LecturePrediction:
     """The record with this host's measured seconds moved to the family's host: every part measured here (host
