@@ -101,7 +101,8 @@ def test_a_page_without_body_is_not_patched(tmp_path):
     assert (tmp_path / "index.html").read_text() == "not asv's page"
 
 
-EDITORS = ("jaxci/report/asvindex.py", "jaxci/commands/asv_findings.py", "jaxci/report/page.py")
+EDITORS = ("jaxci/report/asvindex.py", "jaxci/commands/asv_findings.py", "jaxci/report/page.py",
+           "jaxci/report/offline.py")
 
 
 @pytest.mark.parametrize("module", EDITORS)
@@ -109,7 +110,8 @@ def test_no_regex_or_string_replacement_edits_asvs_pages(module):
     """The modules that touch asv's pages read and edit them with html.parser: no `re` in the two that edit them,
     no `.replace`/`.sub` call in them, and page.py (which renders our own page) names no tag of asv's."""
     tree = ast.parse((REPO / module).read_text())
-    calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and not (isinstance(n.func.value, ast.Name) and n.func.value.id == "os")}   # os.replace moves a file
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     if module != "jaxci/report/page.py":  # page.py's regexes render our own markdown into our own page
         assert "re" not in imported and not calls & {"replace", "sub", "subn"}

@@ -18,11 +18,12 @@ file:// page would refuse); vendor/MANIFEST.json records each copied file's npm 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
-import re
 import shutil
 import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
 
 from jaxci.util import safeio, safewrite
@@ -52,7 +53,8 @@ TOTAL_LIMIT = 32 * 1024 * 1024
 MAX_FILES = 200
 #: the largest asv page read to rewrite (asv's index.html is about 10 KB)
 PAGE_LIMIT = 64 * 1024 * 1024
-_TAG = re.compile(r"<(script|link)\b[^>]*>")
+#: attributes dropped from a rewritten tag: they name the CDN's build of the file
+_CDN_ONLY = frozenset({"integrity", "crossorigin", "referrerpolicy"})
 
 
 class AssetsMissing(ValueError):
@@ -131,22 +133,52 @@ def _install(stage: Path, html_dir: Path) -> None:
         os.replace(path, dst)
 
 
-def rewrite(html: str, prefix: str = "") -> tuple[str, int]:
+class _Loads(HTMLParser):
+    """Every <script> and <link> start tag of a page: (start, end) character offsets, tag name and attributes, in
+    page order (the standard library's parser: no regular expression reads asv's markup)."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=False)
+        self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.tags: list[tuple[int, int, str, list[tuple[str, str | None]], bool]] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in ("script", "link"):
+            return
+        line, column = self.getpos()
+        start = self._line_starts[line - 1] + column
+        raw = self.get_starttag_text() or ""
+        self.tags.append((start, start + len(raw), tag, attrs, raw.endswith("/>")))
+
+    handle_startendtag = handle_starttag
+
+
+def _loaded(attrs) -> str | None:
+    """The URL a <script src> or <link href> loads."""
+    return next((v for k, v in attrs if k in ("src", "href") and v), None)
+
+
+def _tag(name: str, attrs, closed: bool) -> str:
+    parts = [name] + [k if v is None else f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs]
+    return "<" + " ".join(parts) + (" />" if closed else ">")
+
+
+def rewrite(page: str, prefix: str = "") -> tuple[str, int]:
     """Every <script src>/<link href> naming a CDN file of ASSETS points at its vendored copy (integrity and
     crossorigin dropped: they name the CDN build). Returns the page and how many tags changed."""
-    count = 0
-
-    def fix(m):
-        nonlocal count
-        tag = m[0]
-        url = next((u for u in ASSETS if f'"{u}"' in tag), None)
-        if url is None:
-            return tag
-        count += 1
-        tag = tag.replace(f'"{url}"', f'"{prefix}{local_path(url)}"')
-        return re.sub(r'\s(?:integrity|crossorigin|referrerpolicy)="[^"]*"', "", tag)
-
-    return _TAG.sub(fix, html), count
+    edits = []
+    for start, end, name, attrs, closed in _Loads(page).tags:
+        url = _loaded(attrs)
+        if url not in ASSETS:
+            continue
+        kept = [(k, f"{prefix}{local_path(url)}" if k in ("src", "href") and v == url else v) for k, v in attrs
+                if k not in _CDN_ONLY]
+        edits.append((start, end, _tag(name, kept, closed)))
+    for start, end, text in reversed(edits):
+        page = page[:start] + text + page[end:]
+    return page, len(edits)
 
 
 def check_target(html_dir: Path) -> None:
@@ -195,8 +227,8 @@ def vendor(html_dir: Path, cache: Path) -> str:
         if count:
             safewrite.write_text(real, text, within=html_dir)
             changed.append(f"{real.name} ({count} tags)")
-    outside = sorted({u for _, text, _ in pages for tag in _TAG.finditer(text)
-                      for u in re.findall(r'(?:src|href)="(https?://[^"]+)"', tag[0])})  # loads, not <a> links
+    outside = sorted({u for _, text, _ in pages for *_, attrs, _ in _Loads(text).tags
+                      if (u := _loaded(attrs)) and u.startswith(("http://", "https://"))})  # loads, not <a> links
     left = f"; still loaded from outside: {', '.join(outside)}" if outside else ""
     return (f"vendored {len(manifest)} files into {html_dir / VENDOR}; rewrote "
             + (", ".join(changed) or "nothing (already local)") + left)
