@@ -138,3 +138,18 @@ def test_the_page_shows_the_commands_output(capsys):
         goals, lectures = rest.split("\n\n", 1)
         for part in (board, goals, lectures.split("\n## ", 1)[1].split("\n", 1)[1]):
             assert part.strip() in page
+
+
+def test_the_calibration_is_fitted_from_the_committed_audits_in_the_form_asked(tmp_path):
+    """`--calibrate` with `--from-audit`: the protocol's candidate calibration from every scored lecture, with the
+    host probes its runs recorded (nothing executed; the committed calibration is not touched)."""
+    from jaxci.commands import devsets as cmd
+
+    out = tmp_path / "cal.json"
+    assert cmd.main(["--from-audit", str(AUDITS["g4dn.2xlarge"]), "--from-audit", str(AUDITS["ubuntu-latest"]),
+                     "--form", "offset",
+                     "--calibrate", str(out)]) == 0
+    cal = json.loads(out.read_text())
+    assert cal["form"] == "offset" and cal["scale"] == 1.0 and cal["low"] <= cal["probe_units"] <= cal["high"]
+    probes = cal["fitted_on"]["probes_s"]
+    assert probes == sorted(probes) and cal["fitted_on"]["accepts_s"] == [probes[0], probes[-1]]

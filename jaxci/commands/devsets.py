@@ -70,7 +70,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--lectures", action="store_true", help="each lecture's row too")
     p.add_argument("--form", choices=R.FORMS, default="both", help="the calibration's form (the model's: both)")
     p.add_argument("--format", choices=("md", "json"), default="md")
-    p.add_argument("--calibrate", type=Path, metavar="FILE", help="with --set: write the calibration (JSON) to FILE")
+    p.add_argument("--calibrate", type=Path, metavar="FILE",
+                   help="with --set or --from-audit: write the calibration (JSON) fitted on their lectures to FILE")
     p.add_argument("--accepts", metavar="LOW,HIGH", help="with --calibrate: the probe range (s at 10M) in which a "
                                                          "host cannot be told from the one the sets ran on")
     return p
@@ -83,13 +84,15 @@ def _build(path: Path):
         raise D.DevSetError(str(exc)) from None
 
 
-def audit_sets(audits: list[Path], published: list[Path] | None, form: str) -> list[S.SetScore]:
-    """Each audit's set scored against its published build (the family: the build's)."""
+def _audit_inputs(audits: list[Path], published: list[Path] | None) -> tuple[dict, dict, dict]:
+    """(sets, probes, metas) of the committed audits: each set's records and lost lectures against its published
+    build (jaxci.analysis.devsets_audit.score's `sets`), its family's probe, and where its runs ran (the probes each
+    run recorded, in seconds at 10M: what a calibration fitted on them records as its host)."""
     from jaxci.audit.writing.record import AuditError, read
 
     if published and len(published) != len(audits):
         raise D.DevSetError(f"{len(audits)} --from-audit but {len(published)} --published: give one each, in order")
-    sets, probes = {}, {}
+    sets, probes, metas = {}, {}, {}
     for i, path in enumerate(audits):
         build = _build(published[i] if published else published_build.beside(path))
         try:
@@ -100,7 +103,24 @@ def audit_sets(audits: list[Path], published: list[Path] | None, form: str) -> l
         source = f"runs: {path}; published: {build.repository}@{build.commit[:8]} ({build.executed})"
         sets[build.family] = (recs, lost, build.total_s, source)
         probes[build.family] = family_probe(build.family)
+        metas[build.family] = {"snapshot": build.repository, "commit": build.commit[:8],
+                               "host_probes_s": A.run_probes_10m(audit)}
+    return sets, probes, metas
+
+
+def audit_sets(audits: list[Path], published: list[Path] | None, form: str) -> list[S.SetScore]:
+    """Each audit's set scored against its published build (the family: the build's)."""
+    sets, probes, _ = _audit_inputs(audits, published)
     return A.score(sets, probes, MODELLED, form)
+
+
+def audit_calibration(args) -> dict:
+    """The calibration (jaxci.analysis.devsets.calibration) fitted in `--form` on every scored lecture of the
+    committed audits' sets, with the probes their runs recorded as its host."""
+    sets, probes, metas = _audit_inputs(args.from_audit, args.published)
+    scored = {f: D.scored(recs, probes[f], MODELLED) for f, (recs, *_) in sets.items()}
+    accepts = tuple(float(x) for x in args.accepts.split(",")) if args.accepts else None
+    return D.calibration(scored, metas, args.form, accepts)
 
 
 def _print_scored(sets: list[S.SetScore], args) -> None:
@@ -131,6 +151,9 @@ def whole(args, raw) -> int:
         safewrite.write_text(args.record, json.dumps(data, indent=1) + "\n")
         print(f"written: {args.record}", file=sys.stderr)
         return 0
+    if args.calibrate:
+        safewrite.write_text(args.calibrate, json.dumps(audit_calibration(args), indent=2) + "\n")
+        print(f"written: {args.calibrate}", file=sys.stderr)
     if args.check:
         wrong = D.check_record(data or {}) if filtered is None else D.check(filtered)
         for line in wrong:
@@ -145,8 +168,8 @@ def _refused(args) -> str:
         return "--record writes what --from-audit scored: give --from-audit"
     if args.published and args.set:
         return "--published goes with --from-audit or a version-1 --table, not --set"
-    if args.calibrate and not args.set:
-        return "--calibrate fits the calibration on --set runs"
+    if args.calibrate and not (args.set or args.from_audit):
+        return "--calibrate fits the calibration on --set runs or --from-audit sets"
     if args.check and args.from_audit:
         return "--check re-scores a committed record: give --table"
     return ""
