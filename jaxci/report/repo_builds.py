@@ -97,7 +97,8 @@ def check_line(build: wb.WholeBuild) -> str:
     share = build.coverage or 0.0
     return (f"the model's check (no published figure used): {minutes(predicted)} predicted from runs here for "
             f"the {n} lectures it predicts, against their published {minutes(published)} ({ratio:.2f}x); they "
-            f"are {share:.0%} of the published build's seconds")
+            f"are {share:.0%} of the published build's seconds (its calibration was fitted on the development sets, "
+            "these lectures among them where this build is one: held-out scores in docs/tuning-log.md)")
 
 
 def verdict_line(build: wb.WholeBuild, has_gpu: bool) -> str:
