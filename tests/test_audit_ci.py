@@ -333,3 +333,23 @@ def test_job_timeout_is_the_one_rule_on_the_predicted_build():
     assert timeout.label == "predicted" and "high end of each lecture's band" in timeout.fix
     assert timeout.inputs["timeout_minutes"] == job_timeout_minutes(timeout.inputs["build_min"] * 60,
                                                                     catalogue_defaults())
+
+
+def test_tier_rows_give_the_whole_builds_figure():
+    """With the audit's whole build (jaxci.policy.wholebuild, audit.json's `build`), a family's tier row is that
+    figure, published and predicted lectures together: never "build time not measured" beside it because one
+    lecture failed here."""
+    from types import SimpleNamespace
+
+    from jaxci.audit.lecture_ci import tier
+    from jaxci.catalogue import catalogue_defaults, load_catalogue
+    from jaxci.policy import wholebuild
+
+    cat = load_catalogue()
+    build = SimpleNamespace(after_s=(3600.0, 3500.0, 3700.0), unpriced=["lectures/failed.md"],
+                            counts={wholebuild.PUBLISHED: 140, wholebuild.EXECUTED: 5, wholebuild.NOT_PREDICTED: 1})
+    rows = {r.family: r for r in tier.estimates([], cat, catalogue_defaults(), {"g4dn.2xlarge": build})}
+    row = rows["g4dn.2xlarge"]
+    assert row.build_s == 3600.0 and row.label == "predicted" and row.dollars is not None
+    assert "140 lectures at their published seconds, 5 predicted" in row.basis and "1 with neither" in row.basis
+    assert rows["c7i.2xlarge"].build_s is None   # no whole build given for it: the old rule (nothing executed)

@@ -64,6 +64,29 @@ def wanted(args) -> bool:
     return Path(args.path).is_dir() and (Path(args.path) / ".github" / "workflows").is_dir()
 
 
+def whole_builds(args, verdicts) -> dict:
+    """family -> the whole build (jaxci.policy.wholebuild) of the executed audit on every catalogue family, the
+    function audit.json's `build` block and the report use, so that the tier rows give the same figure; {} without
+    --execute or a catalogue."""
+    if not getattr(args, "execute", False):
+        return {}
+    from jaxci.audit.writing import render
+    from jaxci.catalogue import CatalogueError, load_catalogue
+    from jaxci.commands.audit_runner import published_record
+    from jaxci.policy import wholebuild
+    from jaxci.util.validate import InputError
+
+    try:
+        catalogue = load_catalogue()
+        published = published_record(args)
+    except (CatalogueError, InputError):
+        return {}
+    audit = json.loads(render.to_json(verdicts, True))
+    name = Path(args.path).resolve().name
+    return {family: wholebuild.whole_build(audit, name, family, entry, published, catalogue)
+            for family, entry in catalogue.items()}
+
+
 def summary_target(args) -> tuple[Path | None, str]:
     """Where the audit's short summaries are appended (--summary, else $GITHUB_STEP_SUMMARY when set), and the
     name a refusal gives it."""
@@ -90,7 +113,7 @@ def attach(args, verdicts, text: str) -> str:
         args.results = None
     facts = lectures.from_verdicts(verdicts, predictions(args, verdicts))
     report = audit_ci(root, facts, results_dir=args.results,
-                      builds_per_year=getattr(args, "builds_per_year", None))
+                      builds_per_year=getattr(args, "builds_per_year", None), whole=whole_builds(args, verdicts))
     args.ci_report = report  # --emit-config adds its file changes (extend_emitted)
     patch = report.patch()
     if args.ci_patch:

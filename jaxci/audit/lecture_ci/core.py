@@ -74,10 +74,12 @@ def _family(job: workflows.Job) -> str:
 # ---- the rules ----
 
 class _Audit:
-    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, builds_per_year: int | None = None):
+    def __init__(self, root: Path, lectures: list[LectureFacts], results_dir=None, builds_per_year: int | None = None,
+                 whole: dict | None = None):
         self.root = Path(root)
         self.builds_per_year = builds_per_year
         self.lectures = list(lectures)
+        self.whole = whole or {}  # family -> jaxci.policy.wholebuild.WholeBuild: the tier rows' build time
         self.report = CIReport(str(self.root), lectures=self.lectures)
         self.catalogue, self.defaults, self.pins, error = _catalogue()
         if error:
@@ -261,6 +263,19 @@ class _Audit:
                          {"overhead_min": overhead, "build_min": round(build, 2), "margin": margin,
                           "timeout_minutes": minutes}, [edit] if edit else [], job.where))
 
+    def _compared(self, family: str, alt: str) -> str:
+        """The two whole builds over the lectures both price (jaxci.policy.wholebuild.compared: a lecture only one
+        family prices from a figure, such as one that failed here and was published on the other, is left out of
+        both), priced by the job's cost rule."""
+        from jaxci.policy import wholebuild
+        from jaxci.policy.jobcost import build_job
+
+        there_s, here_s, n = wholebuild.compared(self.whole[alt], self.whole[family])
+        dollars = [build_job(self.catalogue[f], s, self.defaults)[1] for f, s in ((family, here_s), (alt, there_s))]
+        return (f"; over the {n} lectures both price: build {here_s / 60:.1f} min on {family} vs {there_s / 60:.1f} "
+                f"min on {alt} (predicted; the whole build on each: jaxci.policy.wholebuild), ${dollars[0]:.3f} vs "
+                f"${dollars[1]:.3f} per build")
+
     # runner tier
     def runner_tier(self, job) -> None:
         lab = job.label
@@ -268,7 +283,7 @@ class _Audit:
             return
         family = _family(job) or lab.image
         gpu = tier.is_gpu(lab, self.catalogue)
-        rows = tier.estimates(self.lectures, self.catalogue, self.defaults) if self.catalogue else []
+        rows = tier.estimates(self.lectures, self.catalogue, self.defaults, self.whole) if self.catalogue else []
         if not gpu:
             keep = [f.path for f in self.run if f.recommendation == tier.KEEP_GPU]
             reason = (f"CPU runner; {len(keep)} lectures the audit would keep on a GPU" if keep
@@ -285,7 +300,10 @@ class _Audit:
         label = "static verdicts"
         here, there = by.get(family), by.get(alt) if alt is not None else None
         cost = ""
-        if here and there and here.build_s and there.build_s:
+        if here and there and alt is not None and family in self.whole and alt in self.whole:
+            label = "predicted"
+            cost = self._compared(family, alt)
+        elif here and there and here.build_s and there.build_s:
             label = "predicted" if "predicted" in (here.label, there.label) else "measured"
             cost = (f"; build {here.build_s / 60:.1f} min on {family} vs {there.build_s / 60:.1f} min on {alt} "
                     f"({label})")
@@ -464,8 +482,10 @@ class _Audit:
                          "caches a failure): its minutes, every build, up to the cell or job timeout", "policy", fix,
                          {"engine": engine.name}, [], job.where))
 
-def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, builds_per_year: int | None = None) -> CIReport:
+def audit_ci(root, lectures: list[LectureFacts], *, results_dir=None, builds_per_year: int | None = None,
+             whole: dict | None = None) -> CIReport:
     """Findings for the repository at `root`, given its lectures' facts (see jaxci.audit.lecture_ci.lectures).
-    Build time per family needs executed lectures with the runner model's predictions (`predicted`, from
-    --results: jaxci.policy.builds adds them up)."""
-    return _Audit(Path(root), lectures, results_dir, builds_per_year).go()
+    Build time per family: `whole` (family -> jaxci.policy.wholebuild.WholeBuild: the audit's whole build, the one
+    figure audit.json's `build` block gives), else executed lectures with the runner model's predictions
+    (`predicted`, from --results: jaxci.policy.builds adds them up)."""
+    return _Audit(Path(root), lectures, results_dir, builds_per_year, whole).go()

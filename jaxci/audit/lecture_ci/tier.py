@@ -95,15 +95,37 @@ def recommend(lectures) -> tuple[str, str, dict]:
     return STAY, f"{need} {of} keep or may need the GPU", inputs
 
 
-def estimates(lectures, catalogue: dict, defaults: dict) -> list[TierRow]:
-    """Rows per catalogue family: the predicted build (jaxci.policy.builds) where every executed lecture has a
-    prediction for it, else the price only."""
+def whole_row(m, build, defaults: dict) -> TierRow:
+    """A family's row from its whole build (jaxci.policy.wholebuild, the figure audit.json's `build` block, the
+    report and the sheet's row 6 give): every lecture at its published seconds on the family's hardware or its
+    prediction, after the patch; lectures with neither are named, not priced."""
+    from jaxci.policy import wholebuild
+    from jaxci.policy.jobcost import build_job
+
+    mid = build.after_s[0]
+    counts = build.counts
+    label = "predicted" if counts[wholebuild.EXECUTED] else "published"
+    missing = f"; {len(build.unpriced)} with neither, left out" if build.unpriced else ""
+    return TierRow(m.name, m.has_gpu, m.value("price_per_hour"), mid, build_job(m, mid, defaults)[1], label,
+                   f"the whole build on {m.name} after the patch (jaxci.policy.wholebuild): "
+                   f"{counts[wholebuild.PUBLISHED]} lectures at their published seconds, "
+                   f"{counts[wholebuild.EXECUTED]} predicted from their runs"
+                   f"{missing}; priced by jaxci.policy.jobcost.build_job")
+
+
+def estimates(lectures, catalogue: dict, defaults: dict, whole: dict | None = None) -> list[TierRow]:
+    """Rows per catalogue family: its whole build where the audit gave one (`whole`: family -> WholeBuild), else
+    the predicted build (jaxci.policy.builds) where every executed lecture has a prediction for it, else the price
+    only."""
     from jaxci.policy import builds
     from jaxci.policy.jobcost import build_job
 
     run = [f for f in lectures if not f.excluded and f.executed]
     rows = []
     for m in catalogue.values():
+        if whole and m.name in whole:
+            rows.append(whole_row(m, whole[m.name], defaults))
+            continue
         preds = [f.predicted.get(m.name) for f in run]
         if run and all(p and builds.lecture_seconds(p, "cpu") for p in preds):
             build_s = sum(builds.seconds_on(p, builds.placement(p, m.has_gpu))[0] for p in preds if p)
