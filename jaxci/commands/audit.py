@@ -119,6 +119,12 @@ def _interrupt(signum, frame):
         raise AuditStopped(signum)
 
 
+#: `jaxci audit NAME ...`: each subcommand's module (imported only when it runs)
+SUBCOMMANDS = {"merge": "audit_merge", "publish": "audit_publish", "published": "audit_published",
+               "coverage": "audit_coverage", "kernel-requirements": "audit_kernel_requirements",
+               "shard-plan": "audit_shard_plan"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """The audit, with SIGINT and SIGTERM ending it cleanly: every kernel process ended, one line
     "interrupted", exit 130 (SIGINT) or 143 (SIGTERM). `jaxci audit merge ...` combines shards (audit_merge);
@@ -126,30 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     records a site's published build (audit_published); `jaxci audit coverage ...` how much of it an executed
     audit covers (audit_coverage); `jaxci audit shard-plan ...` it split over N shards (audit_shard_plan);
     `jaxci audit kernel-requirements ...` a kernel's requirements from an environment file."""
-    if argv and argv[0] == "merge":
-        from jaxci.commands import audit_merge
+    if argv and argv[0] in SUBCOMMANDS:
+        import importlib
 
-        return audit_merge.main(argv[1:])
-    if argv and argv[0] == "publish":
-        from jaxci.commands import audit_publish
-
-        return audit_publish.main(argv[1:])
-    if argv and argv[0] == "published":
-        from jaxci.commands import audit_published
-
-        return audit_published.main(argv[1:])
-    if argv and argv[0] == "coverage":
-        from jaxci.commands import audit_coverage
-
-        return audit_coverage.main(argv[1:])
-    if argv and argv[0] == "kernel-requirements":
-        from jaxci.commands import audit_kernel_requirements
-
-        return audit_kernel_requirements.main(argv[1:])
-    if argv and argv[0] == "shard-plan":
-        from jaxci.commands import audit_shard_plan
-
-        return audit_shard_plan.main(argv[1:])
+        return importlib.import_module(f"jaxci.commands.{SUBCOMMANDS[argv[0]]}").main(argv[1:])
     import signal
 
     previous = {}
