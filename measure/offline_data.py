@@ -9,6 +9,9 @@ from DATA_DIR instead:
   then the series' values). A series without a copy raises, naming the file it wanted.
 - a URL read through urllib (pandas' read_csv / read_stata of an http(s) address), from DATA_DIR/web/HOST/PATH
   when that file exists; any other address goes to the network as before.
+- FRED's graph download (fred.stlouisfed.org/graph/fredgraph.csv?id=A,B), composed from the same DATA_DIR/fred
+  copies in the layout FRED serves today (an `observation_date` column, then one column per series, outer-joined);
+  a series without a copy raises as above.
 
 Each kernel writes the series it served to DATA_DIR/served/PID.json, so that `measure/published_builds.py` says of
 each lecture that its data came from local copies (their time span may differ from the build's download). Only
@@ -98,6 +101,29 @@ def local_copy(folder: Path, url: str) -> Path | None:
     return path if inside and path.is_file() else None
 
 
+FREDGRAPH = ("fred.stlouisfed.org", "/graph/fredgraph.csv")
+
+
+def fredgraph_ids(url: str) -> list[str] | None:
+    """The series a fredgraph.csv address asks for (its `id` query, comma-separated), or None for any other
+    address."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    if (parts.netloc, parts.path) != FREDGRAPH:
+        return None
+    ids = [i.strip() for v in parse_qs(parts.query).get("id", []) for i in v.split(",") if i.strip()]
+    return ids or None
+
+
+def fredgraph_bytes(folder: Path, ids: list[str]) -> bytes:
+    """What fredgraph.csv serves for these series, from the local copies: every observation (no date cut), an
+    empty field where a series has no value (as fredgraph writes it, so that pandas reads a missing value)."""
+    frame = fred_frame(folder, ids, "1600-01-01", "2999-12-31")
+    frame.index.name = "observation_date"
+    return frame.to_csv(date_format="%Y-%m-%d").encode("utf-8")
+
+
 def patch_urlopen(module, folder: Path) -> None:
     """urllib.request.urlopen answers from a local copy where one exists (a 200 response with its bytes)."""
     import email.message
@@ -108,13 +134,18 @@ def patch_urlopen(module, folder: Path) -> None:
 
     def urlopen(url, *args, **kwargs):
         address = url.full_url if hasattr(url, "full_url") else str(url)
-        path = local_copy(folder, address)
-        if path is None:
+        ids = fredgraph_ids(address)
+        path = None if ids else local_copy(folder, address)
+        if ids:
+            body = fredgraph_bytes(folder, ids)
+        elif path is not None:
+            record_served(folder, "URL", [address])
+            body = path.read_bytes()
+        else:
             return original(url, *args, **kwargs)
-        record_served(folder, "URL", [address])
         headers = email.message.Message()
-        headers["Content-Length"] = str(path.stat().st_size)
-        return urllib.response.addinfourl(io.BytesIO(path.read_bytes()), headers, address, 200)
+        headers["Content-Length"] = str(len(body))
+        return urllib.response.addinfourl(io.BytesIO(body), headers, address, 200)
 
     urlopen.__doc__ = original.__doc__
     module.urlopen = urlopen

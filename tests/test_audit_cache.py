@@ -125,3 +125,19 @@ def test_a_new_field_in_what_a_run_records_bumps_the_cache_format():
     # set on a failed cell only, and a failed run is never reused: no cached run can lack them
     failed_only = {"error_name", "error_packages"}
     assert {f.name for f in fields(CellTiming)} - failed_only == recorded[cache.FORMAT]
+
+
+def test_a_completed_run_in_the_cache_beats_the_baselines_failure_of_the_same_key(tmp_path, folder):
+    """A re-judge that keeps the baseline's failures (--reuse-failures) still takes the lecture's completed run
+    from the cache, e.g. one run again once its downloads had local copies."""
+    lecture = _lecture(folder)
+    failed = NotebookRun(str(lecture.path_abs), status="error", error="cell 5: OfflineCopyMissing", platform="cpu")
+    baseline = {"execution": {"keys": {"plain_00.md": {"cpu": "k1"}}},
+                "lectures": [{"path": "plain_00.md", "runs": {"cpu": failed.as_dict()}}]}
+    keeps = cache.Reuse(tmp_path / "store", baseline, failures=True)
+    assert keeps.lookup(lecture, "cpu", "k1").status == "error"  # nothing in the cache: the failure is kept
+    completed = NotebookRun(str(lecture.path_abs), status="ok", platform="cpu", wall_s=12.0)
+    (tmp_path / "store").mkdir()
+    cache.Reuse(tmp_path / "store").store(lecture, "cpu", "k1", completed)
+    assert cache.Reuse(tmp_path / "store", baseline, failures=True).lookup(lecture, "cpu", "k1").status == "ok"
+    assert cache.Reuse(None, baseline, failures=True).lookup(lecture, "cpu", "k1").status == "error"

@@ -167,3 +167,27 @@ def test_pandas_reads_a_url_from_its_local_copy(data, monkeypatch):
     monkeypatch.setenv(od.ENV, str(data))
     assert od.install() is True
     assert pd.read_csv("https://example.org/t.csv")["y"].sum() == 30
+
+
+def test_fred_graph_downloads_are_composed_from_the_series_copies(data, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    monkeypatch.setattr(urllib.request, "urlopen", urllib.request.urlopen)  # restored after the test
+    od.patch_urlopen(urllib.request, data)
+    table = pd.read_csv("https://fred.stlouisfed.org/graph/fredgraph.csv?id=AAA%2CBBB",
+                        parse_dates=["observation_date"]).set_index("observation_date")
+    assert list(table.columns) == ["AAA", "BBB"]
+    assert [d.strftime("%Y-%m-%d") for d in table.index] == ["1960-01-01", "1960-04-01", "1960-07-01",
+                                                             "1960-10-01", "1961-01-01"]
+    assert table["BBB"].isna().tolist() == [True, False, False, True, False]  # an empty field where a series has none
+    assert table["AAA"].tolist()[:3] == [1.0, 2.0, 3.0]
+    served = json.loads(od.served_path(data, os.getpid()).read_text(encoding="utf-8"))
+    assert served == ["FRED:AAA", "FRED:BBB"]
+
+
+def test_a_fred_graph_series_with_no_copy_names_the_file_it_wanted(data):
+    module = types.SimpleNamespace(urlopen=lambda url, *a, **k: "network")
+    od.patch_urlopen(module, data)
+    with pytest.raises(od.OfflineCopyMissing, match=r"FRED series 'ZZZ'"):
+        module.urlopen("https://fred.stlouisfed.org/graph/fredgraph.csv?id=AAA,ZZZ")
+    assert od.fredgraph_ids("https://fred.stlouisfed.org/series/UNRATE") is None
+    assert od.fredgraph_ids("https://example.org/graph/fredgraph.csv?id=AAA") is None

@@ -71,6 +71,10 @@ def code_digest(path: Path) -> str:
     return _hash({"cells": cells, "kernel": kernel})
 
 
+def _completed(record: dict | None) -> dict | None:
+    return record if record and record.get("status") == OK else None
+
+
 def _hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
@@ -106,14 +110,17 @@ class Reuse:
         return key
 
     def lookup(self, verdict, platform: str, key: str | None) -> NotebookRun | None:
-        """A previous run with this key: the cache folder's, else the baseline's. Only runs that completed
+        """A previous run with this key: the baseline's, else the cache folder's (whose completed run beats the
+        baseline's failure). Only runs that completed
         (status ok) are reused: a failure or timeout is run again, it may have been the machine's (unless
         `failures`: a re-judge that keeps every previous outcome)."""
         if key is None:
             return None
         record = self._baseline.get(key)
-        if record is None and self.cache_dir is not None:
-            record = _read(self.cache_dir / f"{key}.json")
+        if (record is None or record.get("status") != OK) and self.cache_dir is not None:
+            # a completed run in the cache beats the baseline's failure of the same key (a lecture that failed for
+            # want of its data, run again once the data was there, is re-judged from the completed run)
+            record = _completed(_read(self.cache_dir / f"{key}.json")) or record
         if not record or (record.get("status") != OK and not self.failures):
             return None
         try:
