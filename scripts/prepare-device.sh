@@ -8,8 +8,9 @@
 #
 # usage: bash scripts/prepare-device.sh [PYTHON]     (PYTHON: any interpreter with pip; default python3)
 #   DEVICE_PYTHON=3.11: wheels for the device's interpreter (default 3.12; the lent TPU has 3.11: docs/gpu-capture.md)
-#   DEVICE_NO_DEPS="numpyro==0.22.0 multipledispatch": also these, without their dependencies (the TPU image has
-#   JAX but no numpyro: its own wheel and its small pure-Python need, never a second JAX)
+#   DEVICE_NO_DEPS="numpyro==0.22.0 multipledispatch tqdm": also these, without their dependencies (the TPU image has
+#   JAX but no numpyro: its own wheel and its small pure-Python needs, never a second JAX; numpyro imports tqdm:
+#   without it the NUTS step failed on 2026-12-07, ModuleNotFoundError)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${1:-python3}"

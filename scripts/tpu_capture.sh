@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The TPU capture (issue 71), one device call each: run on the lent TPU machine from the repository root, with
-# .device carried (prepared here by: DEVICE_PYTHON=3.11 DEVICE_NO_DEPS="numpyro==0.22.0 multipledispatch"
+# .device carried (prepared here by: DEVICE_PYTHON=3.11 DEVICE_NO_DEPS="numpyro==0.22.0 multipledispatch tqdm"
 # bash scripts/prepare-device.sh .venv/bin/python; commit first). Calls of at most 9 minutes (on 2026-12-06 the TPU
-# took 1.3-1.9x the H200's estimates for GEMM and bandwidth: calls 1 and 2 took 358 s and 306 s; 3 not yet run):
+# took 1.3-1.9x the H200's estimates for GEMM and bandwidth: calls 1 and 2 took 358 s and 306 s; call 3 on
+# 2026-12-07 took 395 s: crossover f32 and f64 ran, the NUTS step lacked tqdm, loops-f64 was not reached):
 #   bash scripts/tpu_capture.sh 1    dispatch floor (TinyOp), GEMM per precision and dtype, bandwidth; process
 #                                    start (the probes)
 #   bash scripts/tpu_capture.sh 2    loop step, compile stages (cold first calls, jit series, cache): with 1, what
