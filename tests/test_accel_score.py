@@ -47,3 +47,12 @@ def test_a_lecture_split_over_two_audits_is_one_row():
     A.merge_lecture(into, {"path": "lectures/a.md", "runs": {"tpu": _run(18.0)}, "predicted": {}})
     (row,) = A.rows({"lectures": list(into.values())}, "lab", "tpu")
     assert row.scored and row.accel_s == 20.0 and row.predicted_accel_s == 25.0
+
+
+def test_a_side_that_failed_in_one_call_and_completed_in_another_keeps_the_completed_run():
+    into: dict = {}
+    A.merge_lecture(into, _lec("a", _run(8.0), _run(1.0, status="timeout", error="cell 3 exceeded"), 10.0, 25.0))
+    A.merge_lecture(into, _lec("a", _run(9.0), _run(18.0), 10.0, 25.0))
+    A.merge_lecture(into, _lec("a", _run(7.0), _run(30.0), 10.0, 25.0))
+    (row,) = A.rows({"lectures": list(into.values())}, "lab", "tpu")
+    assert row.scored and row.accel_s == 20.0 and row.cpu_s == 10.0   # the first completed run of each side

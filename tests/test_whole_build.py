@@ -27,15 +27,15 @@ def side(mid, low=None, high=None, basis=placement.PREDICTED):
 # ---- the one pin rule ----
 
 @pytest.mark.parametrize("cpu, gpu, device", [
-    (side(10), side(30, 12.0, 90), placement.CPU),                 # the GPU's whole band above 1.2 x the CPU's top
-    (side(10), side(30, 11.9, 90), placement.EITHER),              # its bottom inside the margin: overlap
-    (side(10), side(5, 2, 8.0), placement.GPU),                    # its whole band below 0.8 x the CPU's bottom
-    (side(10), side(5, 2, 8.1), placement.EITHER),
-    (side(10, 9, 11), side(13.2), placement.CPU),                  # the CPU's band counts too: 1.2 x 11 = 13.2
-    (side(10, 9, 11), side(13.1), placement.EITHER),
+    (side(10), side(30, 10 * GPU_SLOWER, 90), placement.CPU),      # the GPU's whole band above the margin x the CPU's top
+    (side(10), side(30, 10 * GPU_SLOWER - 0.1, 90), placement.EITHER),  # its bottom inside the margin: overlap
+    (side(10), side(5, 2, 10 * GPU_FASTER), placement.GPU),        # its whole band below the margin x the CPU's bottom
+    (side(10), side(5, 2, 10 * GPU_FASTER + 0.1), placement.EITHER),
+    (side(10, 9, 11), side(11 * GPU_SLOWER), placement.CPU),       # the CPU's band counts too: the margin x 11
+    (side(10, 9, 11), side(11 * GPU_SLOWER - 0.1), placement.EITHER),
 ])
 def test_a_pin_needs_the_whole_gpu_band_past_the_margin(cpu, gpu, device):
-    assert (GPU_SLOWER, GPU_FASTER) == (1.2, 0.8)
+    assert GPU_SLOWER > 1 > GPU_FASTER
     assert placement.decide(cpu, gpu) == device
 
 

@@ -84,12 +84,15 @@ def accel_status(runs: dict, platform: str) -> str:
 
 def merge_lecture(into: dict, lec: dict) -> None:
     """One lecture's record folded into `into` (path -> record): its runs from every audit (one side may have run
-    in an audit of its own: one lecture per process, one platform each), its prediction from the first that has one."""
+    in an audit of its own: one lecture per process, one platform each; a side that failed in one call and completed
+in another keeps the completed run), its prediction from the first that has one."""
     path = lec.get("path")
     if not isinstance(path, str):
         return
     have = into.setdefault(path, {"path": path, "runs": {}, "predicted": {}})
-    have["runs"] = {**(lec.get("runs") or {}), **have["runs"]}
+    for platform, run in (lec.get("runs") or {}).items():
+        if platform not in have["runs"] or (measured_s(run) is not None and measured_s(have["runs"][platform]) is None):
+            have["runs"][platform] = run   # the first completed run of a side, else its first record
     have["predicted"] = have["predicted"] or (lec.get("predicted") or {})
 
 
@@ -163,3 +166,22 @@ def markdown(rows_: list[Row], family: str, platform: str) -> str:
                       f"{SHARE:.0%}); the ratio's error on 80% of them: x{s['margin_80']:.2f} (the pin margin it "
                       "implies: pin at that factor above the CPU, keep at its inverse)"]
     return "\n".join(lines) + "\n"
+
+
+#: the committed record of the pin margin's evidence (docs/reference/pin-margin.json), written by
+#: `jaxci accel-score AUDIT... --family F --margin-record FILE`; jaxci.policy.margins holds its figure (a test
+#: keeps the two equal)
+MARGIN_FORMAT, MARGIN_VERSION = "jaxci-pin-margin", 1
+
+
+def margin_record(rows_: list[Row], family: str, platform: str, sources: list[str]) -> dict:
+    """The pin margin the measured ratios imply, with every lecture it rests on (its ratio error) and every one it
+    could not use (why): the figure is the factor within which the predicted accelerator/CPU ratio met the
+    measured one on SHARE of the lectures measured on both sides."""
+    scored = [r for r in rows_ if r.scored]
+    return {"format": MARGIN_FORMAT, "version": MARGIN_VERSION, "family": family, "platform": platform,
+            "share": SHARE, "margin": implied_margin(rows_),
+            "lectures": [{"lecture": r.lecture, "ratio_measured": r.measured_ratio,
+                          "ratio_predicted": r.predicted_ratio, "ratio_error": r.ratio_error} for r in scored],
+            "not_scored": [{"lecture": r.lecture, "why": r.status} for r in rows_ if not r.scored],
+            "sources": sources}

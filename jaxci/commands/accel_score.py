@@ -21,6 +21,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--family", required=True, help="the catalogue machine the accelerator runs were made on")
     p.add_argument("--platform", default="tpu", choices=("cuda", "rocm", "tpu"), help="the accelerator's platform")
     p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--margin-record", type=Path, metavar="FILE",
+                   help="also write the pin margin the ratios imply, with the lectures it rests on (JSON; "
+                        "docs/reference/pin-margin.json is the committed one)")
     return p
 
 
@@ -43,6 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     except DevSetError as exc:
         return refuse("jaxci accel-score", exc)
     rows = A.rows({"lectures": list(lectures.values())}, args.family, args.platform)
+    if args.margin_record:
+        from jaxci.util import safewrite
+
+        record = A.margin_record(rows, args.family, args.platform, sorted(p.name for p in args.audits))
+        try:
+            safewrite.write_text(args.margin_record, json.dumps(record, indent=1) + "\n", option="--margin-record")
+        except safewrite.UnsafeWrite as exc:
+            return refuse("jaxci accel-score", exc)
     if args.format == "json":
         json.dump({"family": args.family, "platform": args.platform, "summary": A.summary(rows),
                    "lectures": [vars(r) | {"error": r.error, "measured_ratio": r.measured_ratio,

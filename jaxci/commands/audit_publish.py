@@ -6,6 +6,9 @@ when present, ci.patch and kernel-packages.txt; DEST_DIR receives the scrubbed a
 block made from run.txt, and the other files as they are. Exit 2 with one line when RAW_DIR lacks a readable
 audit.json or run.txt, holds a link or a file that is not UTF-8 text, or DEST_DIR is RAW_DIR, not a folder or not
 writable; everything is read and checked before the first file is written, so a refusal writes nothing.
+
+`jaxci audit publish AUDIT.json... DEST_DIR`: audit JSONs on their own (e.g. the scoring runs a device wrote, with
+no run.txt), each scrubbed the same way into DEST_DIR under its own name, its `published` block naming the file.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ COPIED = ("run.txt", "ci.patch", "kernel-packages.txt", "published.json")
 
 def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="jaxci audit publish", description=__doc__.splitlines()[0])
-    p.add_argument("raw", type=Path, help="the folder measure/repo_audit.sh wrote")
+    p.add_argument("raw", type=Path, nargs="+",
+                   help="the folder measure/repo_audit.sh wrote, or audit JSON files to scrub on their own")
     p.add_argument("dest", type=Path, help="the folder to commit, e.g. audits/lecture-python.myst@40e15dc")
     return p
 
@@ -61,11 +65,37 @@ def read_raw(raw: Path) -> tuple[dict, dict]:
     return audit, copied
 
 
+def publish_files(paths: list[Path], dest: Path) -> int:
+    """Audit JSON files scrubbed one by one into DEST (the same names), everything read before a byte is
+    written."""
+    from jaxci.audit.writing import publish, record
+    from jaxci.util import safewrite, validate
+
+    try:
+        audits = {p.name: record.read(p) for p in paths}
+    except (OSError, ValueError) as exc:
+        return refuse("jaxci audit publish", validate.one_line(" ".join(str(exc).split())))
+    if len(audits) < len(paths):
+        return refuse("jaxci audit publish", "two audit files share a name: they would overwrite each other")
+    files = {name: record.dumps(publish.publish(audit, {"source": name}), indent=1) + "\n"
+             for name, audit in audits.items()}
+    try:
+        validate.not_an_input("DEST_DIR", dest, [p.parent for p in paths], "the folder of an input")
+        safewrite.write_files(validate.folder_to_fill("DEST_DIR", dest), files, option="DEST_DIR")
+    except (validate.InputError, safewrite.UnsafeWrite) as exc:
+        return refuse("jaxci audit publish", exc)
+    print(f"jaxci audit publish: wrote {len(files)} audit file(s) into {dest}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from jaxci.audit.writing import publish
     from jaxci.util import safewrite, validate
 
+    if len(args.raw) > 1 or args.raw[0].is_file():
+        return publish_files(args.raw, args.dest)
+    args.raw = args.raw[0]
     try:
         audit, copied = read_raw(args.raw)
     except (OSError, ValueError) as exc:
