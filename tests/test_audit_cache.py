@@ -141,3 +141,27 @@ def test_a_completed_run_in_the_cache_beats_the_baselines_failure_of_the_same_ke
     cache.Reuse(tmp_path / "store").store(lecture, "cpu", "k1", completed)
     assert cache.Reuse(tmp_path / "store", baseline, failures=True).lookup(lecture, "cpu", "k1").status == "ok"
     assert cache.Reuse(None, baseline, failures=True).lookup(lecture, "cpu", "k1").status == "error"
+
+
+def test_a_run_executed_now_is_cached_with_the_probe_of_the_host_that_ran_it(tmp_path, folder):
+    """The cache's record of an executed run carries its host probe: a later re-judge that reuses it moves it by
+    the speed of the host when it ran, not by its own baseline's probe (which was taken under another load)."""
+    from jaxci.audit import repo
+    from jaxci.audit.runner import host_probe
+    from jaxci.audit.runner.lectures import Runs
+
+    lecture = _lecture(folder)
+    (tmp_path / "store").mkdir()
+    reuse = cache.Reuse(tmp_path / "store")
+    reuse.keys = {"plain_00.md": {"cpu": "k1"}}
+    run = NotebookRun(str(lecture.path_abs), status="ok", platform="cpu", wall_s=12.0)
+    reuse.store(lecture, "cpu", "k1", run)
+    assert json.loads((tmp_path / "store" / "k1.json").read_text())["host_probe"] is None
+    now = host_probe.Probe(0.085, 0.084, 0.126, 1_000_000, "when it ran")
+    baseline = host_probe.Probe(0.172, 0.164, 0.188, 1_000_000, "the baseline's, loaded")
+    verdict = SimpleNamespace(path="plain_00.md", runs={"cpu": run})
+    repo.stamp_probes([verdict], Runs(("cpu",), reuse=reuse, baseline_probe=baseline), now, host_probe)
+    stored = json.loads((tmp_path / "store" / "k1.json").read_text())
+    assert stored["host_probe"]["seconds"] == 0.085
+    again = cache.Reuse(tmp_path / "store", {"execution": {}, "lectures": []}, failures=True)
+    assert again.lookup(lecture, "cpu", "k1").host_probe["seconds"] == 0.085

@@ -122,3 +122,5 @@ def stamp_probes(verdicts: list[Verdict], runs: Runs, probe, host_probe) -> None
                 measured = measured or host_probe.probe()
             chosen = (measured or probe) if executed else (runs.probe or runs.baseline_probe or probe)
             run.host_probe = host_probe.as_dict(chosen) if chosen is not None and chosen.seconds else None
+            if executed and reuse is not None:
+                reuse.restore(verdict, platform, run)  # the cached record carries its probe too

@@ -145,6 +145,18 @@ class Reuse:
         except safewrite.UnsafeWrite as exc:
             self.refused.append(f"{verdict.path} [{platform}]: not stored: {one_line(exc, 200)}")
 
+    def restore(self, verdict, platform: str, run: NotebookRun) -> None:
+        """A run executed by this audit stored again once judging stamped it (its host probe): the record a later
+        audit reuses must carry the speed of the host when it ran, not whatever that audit's baseline says."""
+        key = self.keys.get(verdict.path, {}).get(platform)
+        if key is None or self.cache_dir is None or run.status != OK:
+            return
+        try:
+            safewrite.write_text(self.cache_dir / f"{key}.json", json.dumps(run.as_dict(), default=str),
+                                 within=self.cache_dir, limit=LIMIT)
+        except safewrite.UnsafeWrite as exc:
+            self.refused.append(f"{verdict.path} [{platform}]: not stored: {one_line(exc, 200)}")
+
     def as_dict(self) -> dict:
         """For the audit JSON: every run's key, and which runs were reused (not timed again)."""
         return {"keys": {p: dict(sorted(k.items())) for p, k in sorted(self.keys.items())},
