@@ -43,3 +43,11 @@ def test_the_record_is_what_the_committed_scoring_runs_give_today(tmp_path):
                     "--platform", doc["platform"], "--margin-record", str(out)], check=True, capture_output=True,
                    cwd=REPO)
     assert json.loads(out.read_text()) == doc
+
+
+def test_the_tpu_page_shows_the_commands_table():
+    """docs/tpu.md's scoring table is `jaxci accel-score`'s output on the committed runs, never edited by hand."""
+    runs = sorted((REPO / "scoring").glob("lab-tpu-v5e@*/*.json"))
+    out = subprocess.run([sys.executable, "-m", "jaxci", "accel-score", *map(str, runs), "--family", "lab-tpu-v5e"],
+                         check=True, capture_output=True, text=True, cwd=REPO).stdout
+    assert out.strip() in (REPO / "docs" / "tpu.md").read_text()

@@ -241,7 +241,7 @@ def test_each_run_is_moved_by_the_probe_of_the_host_when_it_ran():
     reused, fresh = NotebookRun("b.md"), NotebookRun("c.md")
     verdicts = [SimpleNamespace(path=p, runs={"cpu": r}) for p, r in (("a.md", old), ("b.md", reused),
                                                                          ("c.md", fresh))]
-    runs = repo.Runs(("cpu",), reuse=SimpleNamespace(executed=["c.md [cpu]"]), baseline_probe=host_probe.given(0.2))
+    runs = repo.Runs(("cpu",), reuse=SimpleNamespace(executed=["c.md [cpu]"], restore=lambda *a: None), baseline_probe=host_probe.given(0.2))
     repo.stamp_probes(verdicts, runs, host_probe.given(0.9), Here)
     assert [v.runs["cpu"].host_probe["seconds"] for v in verdicts] == [0.15, 0.2, 0.9]
     assert NotebookRun.from_dict(old.as_dict()).host_probe["seconds"] == 0.15
