@@ -27,7 +27,7 @@ def side(mid, low=None, high=None, basis=placement.PREDICTED):
 # ---- the one pin rule ----
 
 @pytest.mark.parametrize("cpu, gpu, device", [
-    (side(10), side(30, 10 * GPU_SLOWER, 90), placement.CPU),      # the GPU's whole band above the margin x the CPU's top
+    (side(10), side(30, 10 * GPU_SLOWER, 90), placement.CPU),      # the GPU's whole band above margin x the CPU top
     (side(10), side(30, 10 * GPU_SLOWER - 0.1, 90), placement.EITHER),  # its bottom inside the margin: overlap
     (side(10), side(5, 2, 10 * GPU_FASTER), placement.GPU),        # its whole band below the margin x the CPU's bottom
     (side(10), side(5, 2, 10 * GPU_FASTER + 0.1), placement.EITHER),
@@ -241,7 +241,8 @@ def test_each_run_is_moved_by_the_probe_of_the_host_when_it_ran():
     reused, fresh = NotebookRun("b.md"), NotebookRun("c.md")
     verdicts = [SimpleNamespace(path=p, runs={"cpu": r}) for p, r in (("a.md", old), ("b.md", reused),
                                                                          ("c.md", fresh))]
-    runs = repo.Runs(("cpu",), reuse=SimpleNamespace(executed=["c.md [cpu]"], restore=lambda *a: None), baseline_probe=host_probe.given(0.2))
+    reuse = SimpleNamespace(executed=["c.md [cpu]"], restore=lambda *a: None)
+    runs = repo.Runs(("cpu",), reuse=reuse, baseline_probe=host_probe.given(0.2))
     repo.stamp_probes(verdicts, runs, host_probe.given(0.9), Here)
     assert [v.runs["cpu"].host_probe["seconds"] for v in verdicts] == [0.15, 0.2, 0.9]
     assert NotebookRun.from_dict(old.as_dict()).host_probe["seconds"] == 0.15
