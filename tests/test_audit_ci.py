@@ -353,3 +353,29 @@ def test_tier_rows_give_the_whole_builds_figure():
     assert row.build_s == 3600.0 and row.label == "predicted" and row.dollars is not None
     assert "140 lectures at their published seconds, 5 predicted" in row.basis and "1 with neither" in row.basis
     assert rows["c7i.2xlarge"].build_s is None   # no whole build given for it: the old rule (nothing executed)
+
+
+def test_job_timeout_rests_on_the_whole_build_when_the_audit_has_one():
+    """A job with no timeout-minutes gets the one rule on the whole build of the family it runs on after the patch
+    (every lecture priced: published or predicted), the slower of the build as published and after the patch:
+    never "build time not measured" beside the audit's own `build` block. A whole build with an unpriced lecture is
+    not used (it would be part of the build)."""
+    from types import SimpleNamespace
+
+    from jaxci.policy import wholebuild
+
+    root = FIX / "findings_gpu"   # its publishing job moves to c7i.2xlarge (the tier decision)
+    counts = {wholebuild.PUBLISHED: 0, wholebuild.EXECUTED: 145, wholebuild.NOT_PREDICTED: 0}
+    build = SimpleNamespace(lectures=("x",) * 145, unpriced=[], after_s=(3600.0, 3500.0, 3700.0), counts=counts,
+                            published=None)
+    timeout, = by_kind(audit_ci(root, _predicted(root), whole={"c7i.2xlarge": build}), "job-timeout")
+    assert timeout.label == "predicted" and "the whole build on c7i.2xlarge" in timeout.fix
+    assert timeout.inputs["build_min"] == pytest.approx(3700.0 / 60, abs=0.01)   # the band's high end
+    assert timeout.inputs["timeout_minutes"] == job_timeout_minutes(3700.0, catalogue_defaults())
+    assert "not measured" not in timeout.fix and str(root) not in timeout.fix
+    published = SimpleNamespace(**{**vars(build), "published": SimpleNamespace(total_s=6535.0, source="site@abc")})
+    timeout, = by_kind(audit_ci(root, _predicted(root), whole={"c7i.2xlarge": published}), "job-timeout")
+    assert timeout.inputs["build_min"] == pytest.approx(6535.0 / 60, abs=0.01)   # as published: the slower
+    partial = SimpleNamespace(**{**vars(build), "unpriced": ["lectures/a.md"]})
+    timeout, = by_kind(audit_ci(root, _predicted(root), whole={"c7i.2xlarge": partial}), "job-timeout")
+    assert "the whole build" not in timeout.fix   # the tier decision's predicted build, as before

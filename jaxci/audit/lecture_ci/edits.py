@@ -238,7 +238,7 @@ def container_spans(report) -> list[tuple[str, int, int, str]]:
 def outside_containers(edits: list[Edit], spans) -> tuple[list[Edit], list[str]]:
     """The edits that touch no container job, and one note per container job left alone."""
     kept = [e for e in edits if not any(e.file == f and first <= e.line <= last for f, first, last, _ in spans)]
-    return kept, [f"left alone: {what}, its own environment (no kernelspec step, no version pin)"
+    return kept, [f"left alone: {what}, its own environment (no kernelspec step, no version pin, no timeout)"
                   for *_, what in spans]
 
 
