@@ -30,6 +30,8 @@ def test_the_view_reads_a_committed_audit_whole(path):
             assert lec.runs[platform].wall_s == run.get("wall_s")
             assert lec.runs[platform].cells_s == tuple(c["wall_s"] for c in run.get("cells") or []
                                                        if c.get("wall_s") is not None)
+        assert (lec.selected, lec.not_executed, lec.errors) == \
+            (raw.get("selected", True), raw.get("not_executed"), tuple(raw.get("errors") or ()))
         scan = raw.get("scan") or {}
         assert lec.scan is None if not scan else \
             lec.scan.uses_jax == bool(scan.get("uses_jax") or scan.get("uses_numpyro"))
@@ -63,6 +65,10 @@ MALFORMED = [
                                              "got list"),
     ({"published": {"g4dn.2xlarge": {"seconds": True}}}, "lectures[1] ('b.md').published['g4dn.2xlarge'].seconds: "
                                                          "expected seconds"),
+    ({"runs": {"cpu": {"peak_memory": {"host_rss_peak_mib": "big"}}}},
+     "lectures[1] ('b.md').runs['cpu'].peak_memory.host_rss_peak_mib: expected MiB (a finite number), got str"),
+    ({"errors": "boom"}, "lectures[1] ('b.md').errors: expected a list of text, got str"),
+    ({"selected": "no"}, "lectures[1] ('b.md').selected: expected true or false, got str"),
     ({"path": 7}, "lectures[1].path: expected text, got int"),
 ]
 

@@ -121,10 +121,10 @@ def test_the_audit_records_selection_timeout_kind_and_what_shows_the_gpu():
     lectures = record.validated(v1)["lectures"]
     assert [lec["selected"] for lec in lectures] == [False, True, True]
     assert [lec["timeout_kind"] for lec in lectures] == [timeouts.BOOK_TIMEOUT, timeouts.NOTEBOOK_TIMEOUT, None]
-    not_run = maintainers.not_run({"lectures": lectures})
+    not_run = maintainers.not_run(AuditView.from_dict({"lectures": lectures}))
     assert not_run == [("b.md", "executed by shard 2/2")]
     reworded = {"lectures": [{"path": "a.md", "not_executed": "left out (reworded)", "selected": False}]}
-    assert maintainers.not_run(reworded) == []
+    assert maintainers.not_run(AuditView.from_dict(reworded)) == []
     shown = {"path": "d.md", "timeout": 60, "timeout_origin": "its metadata (reworded)",
              "timeout_kind": timeouts.NOTEBOOK_TIMEOUT}
     assert timeouts.book_value(AuditView.from_dict({"lectures": [shown]})) == (None, "")

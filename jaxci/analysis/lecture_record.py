@@ -1,6 +1,7 @@
 """An audit's lectures as the policy reads them: one frozen, typed, read-only record per lecture (`LectureRecord`),
 built once from the audit JSON by `AuditView.from_dict`, the only code that knows the keys the policy reads
-(jaxci.policy: builds, timeouts, the whole build; the reports build the view and hand it on).
+(jaxci.policy: builds, timeouts, the whole build; the reports build the view, hand it on and read it: the pins, the
+build's cost and timeouts, the lectures that could not run).
 
 Each field has one type: a figure is seconds (jaxci.analysis.prediction.number's rule) or None where the audit has
 none, a text is a str or None, a flag a bool. A lecture entry whose field has another type is refused with
@@ -12,11 +13,16 @@ the audit JSON (jaxci.audit.writing.record reads and checks the whole document).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from jaxci.analysis.prediction import LecturePrediction, number
+
+#: a run's peak memory figures in MiB (audit.json's `runs[platform].peak_memory`): a GPU's bytes in use, JAX's live
+#: arrays, the host's resident set
+PEAK_KEYS = ("device_peak_mib", "live_buffers_mib", "host_rss_peak_mib")
 
 
 class LectureRecordError(ValueError):
@@ -26,10 +32,11 @@ class LectureRecordError(ValueError):
 @dataclass(frozen=True)
 class RunSummary:
     """One executed run of a lecture (audit.json's `runs[platform]`): its whole seconds and each cell's, where
-    measured (a cell without seconds is left out)."""
+    measured (a cell without seconds is left out), and its peak memory by PEAK_KEYS (those measured)."""
 
     wall_s: float | None = None
     cells_s: tuple[float, ...] = ()
+    peak_mib: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -53,10 +60,14 @@ class ScanFacts:
 class LectureRecord:
     """One lecture of an audit, as the policy reads it. `scan` is None where the audit has no scan (or an empty
     one); `timeout` is the per-cell seconds that apply to it today (-1: none, None: not read), from
-    `timeout_origin`, of kind `timeout_kind` (jaxci.policy.timeouts' NOTEBOOK_TIMEOUT or BOOK_TIMEOUT)."""
+    `timeout_origin`, of kind `timeout_kind` (jaxci.policy.timeouts' NOTEBOOK_TIMEOUT or BOOK_TIMEOUT);
+    `selected` False: left out by `--only`; `not_executed` why it did not run, `errors` what failed where it did."""
 
     path: str
     status: str | None = None
+    selected: bool = True
+    not_executed: str | None = None
+    errors: tuple[str, ...] = ()
     recommendation: str | None = None
     why: str | None = None
     family: str | None = None          # the family the audit judged it for
@@ -86,6 +97,9 @@ class LectureRecord:
         path = "?" if path is None else path
         at = f"{where} ({path!r})"
         return cls(path=path, status=_text(at, "status", data.get("status")),
+                   selected=_flag(at, "selected", data.get("selected", True)),
+                   not_executed=_text(at, "not_executed", data.get("not_executed")),
+                   errors=_texts(at, "errors", data.get("errors")),
                    recommendation=_text(at, "recommendation", data.get("recommendation")),
                    why=_text(at, "why", data.get("why")), family=_text(at, "family", data.get("family")),
                    shows_gpu=_flag(at, "shows_gpu", data.get("shows_gpu")),
@@ -134,6 +148,17 @@ def _text(where: str, key: str, value) -> str | None:
     raise LectureRecordError(f"{where}.{key}: expected text, got {_kind(value)}")
 
 
+def _texts(where: str, key: str, value) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise LectureRecordError(f"{where}.{key}: expected a list of text, got {_kind(value)}")
+    for i, x in enumerate(value):
+        if not isinstance(x, str):
+            raise LectureRecordError(f"{where}.{key}[{i}]: expected text, got {_kind(x)}")
+    return tuple(value)
+
+
 def _flag(where: str, key: str, value) -> bool:
     if value is None or isinstance(value, bool):
         return bool(value)
@@ -179,7 +204,24 @@ def _run(where: str, value) -> RunSummary:
         raise LectureRecordError(f"{where}.cells: expected a list, got {_kind(cells)}")
     cell_s = (_seconds(f"{where}.cells[{i}]", "wall_s", _object(f"{where}.cells[{i}]", c).get("wall_s"))
               for i, c in enumerate(cells))
-    return RunSummary(_seconds(where, "wall_s", run.get("wall_s")), tuple(s for s in cell_s if s is not None))
+    return RunSummary(_seconds(where, "wall_s", run.get("wall_s")), tuple(s for s in cell_s if s is not None),
+                      _peaks(f"{where}.peak_memory", run.get("peak_memory")))
+
+
+def _peaks(where: str, value) -> Mapping[str, float]:
+    """A run's peak memory figures (MiB, each a finite number; None: not measured)."""
+    if value is None:
+        return MappingProxyType({})
+    peak = _object(where, value)
+    out = {}
+    for key in PEAK_KEYS:
+        mib = peak.get(key)
+        if mib is None:
+            continue
+        if isinstance(mib, bool) or not isinstance(mib, (int, float)) or not math.isfinite(mib):
+            raise LectureRecordError(f"{where}.{key}: expected MiB (a finite number), got {_kind(mib)}")
+        out[key] = float(mib)
+    return MappingProxyType(out)
 
 
 def _prediction(where: str, value) -> LecturePrediction:
@@ -190,7 +232,8 @@ def _prediction(where: str, value) -> LecturePrediction:
 
 def _published(where: str, value) -> PublishedTime:
     pub = _object(where, value)
-    return PublishedTime(_seconds(where, "seconds", pub.get("seconds")), _text(where, "source", pub.get("source")) or "")
+    source = _text(where, "source", pub.get("source")) or ""
+    return PublishedTime(_seconds(where, "seconds", pub.get("seconds")), source)
 
 
 def _scan(where: str, value) -> ScanFacts | None:

@@ -135,6 +135,6 @@ def build_block(args, data: dict, use) -> dict | None:
         published = published_record(args)   # read once: attach_published's
     except InputError:
         published = None  # said once already by attach_published (or no family judged)
-    found = wholebuild.whole_build(AuditView.from_dict(data), Path(args.path).resolve().name, args.machine, catalogue[args.machine],
-                                   published, catalogue, use.family if use else None)
+    found = wholebuild.whole_build(AuditView.from_dict(data), Path(args.path).resolve().name, args.machine,
+                                   catalogue[args.machine], published, catalogue, use.family if use else None)
     return wholebuild.as_dict(found)

@@ -142,9 +142,9 @@ def book_value(audit: AuditView) -> tuple[float | None, str]:
 
 
 def from_audit(audit: AuditView, family: str, has_gpu: bool, defaults: dict | None = None) -> TimeoutAdvice:
-    """`advise` for one family from an executed audit (its view, read once): each lecture's slowest cell at the high end of its
-    predicted band on the device it is placed on there (jaxci.policy.builds), else as the audit measured it;
-    the job's timeout-minutes from the same predicted build, only when every lecture is predicted."""
+    """`advise` for one family from an executed audit (its view, read once): each lecture's slowest cell at the high
+    end of its predicted band on the device it is placed on there (jaxci.policy.builds), else as the audit measured
+    it; the job's timeout-minutes from the same predicted build, only when every lecture is predicted."""
     lectures = {}
     for lec in audit.lectures:
         pred = builds.prediction(lec, family)

@@ -12,7 +12,6 @@ from functools import cached_property
 from pathlib import Path
 
 from jaxci.analysis.lecture_record import AuditView
-
 from jaxci.results.published_build import PublishedBuild
 
 

@@ -37,7 +37,7 @@ def crossover(ctx: Context) -> Answer:
 
 
 def concurrency(ctx: Context) -> Answer:
-    return _concurrency(ctx.report, ctx.family, ctx.entry, ctx.audit)
+    return _concurrency(ctx.report, ctx.family, ctx.entry, ctx.view)
 
 
 def sampler(ctx: Context) -> Answer:
@@ -45,7 +45,7 @@ def sampler(ctx: Context) -> Answer:
 
 
 def environment(ctx: Context) -> Answer:
-    return _environment(ctx.report, ctx.family, ctx.entry, *ma.kernels(ctx.report, ctx.family, ctx.entry, ctx.audit))
+    return _environment(ctx.report, ctx.family, ctx.entry, *ma.kernels(ctx.report, ctx.family, ctx.entry, ctx.view))
 
 
 def cost(ctx: Context) -> Answer:
@@ -147,7 +147,7 @@ def _crossover(report, family, entry) -> Answer:
                   number=f"n ≈ {p.n:,.0f}")
 
 
-def _concurrency(report, family, entry, audit=None) -> Answer:
+def _concurrency(report, family, entry, audit: AuditView | None = None) -> Answer:
     """Question 3 through the one rule (jaxci.policy.concurrency.decide), in each engine's terms: the family's own
     measurement when it has one, else the policy a GPU measured surviving, sized by the lectures' own measured need
     (memory_advice): never from the suite's synthetic worker peak."""
