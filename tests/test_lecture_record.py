@@ -56,6 +56,8 @@ MALFORMED = [
     ({"timeout": float("nan")}, "lectures[1] ('b.md').timeout: expected seconds (a finite number within 5 days), "
                                 "got nan"),
     ({"runs": {"cpu": {"wall_s": "3"}}}, "lectures[1] ('b.md').runs['cpu'].wall_s: expected seconds"),
+    ({"runs": {"cpu": {"wall_s": 10 ** 7}}}, "lectures[1] ('b.md').runs['cpu'].wall_s: expected seconds (a finite "
+                                             "number within 5 days), got 10000000"),
     ({"runs": {"cpu": {"cells": ["3"]}}}, "lectures[1] ('b.md').runs['cpu'].cells[0]: expected an object, got str"),
     ({"runs": [1]}, "lectures[1] ('b.md').runs: expected an object, got list"),
     ({"scan": {"uses_jax": "yes"}}, "lectures[1] ('b.md').scan.uses_jax: expected true or false, got str"),

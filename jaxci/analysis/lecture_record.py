@@ -171,7 +171,8 @@ def _seconds(where: str, key: str, value) -> float | None:
         return None
     seconds = number(value)
     if seconds is None:
-        shown = repr(value) if isinstance(value, float) else _kind(value)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        shown = repr(value)[:40] if numeric else _kind(value)  # a number out of range is shown, shortened
         raise LectureRecordError(f"{where}.{key}: expected seconds (a finite number within 5 days), got {shown}")
     return seconds
 
