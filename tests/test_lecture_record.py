@@ -27,11 +27,15 @@ def test_the_view_reads_a_committed_audit_whole(path):
         assert lec.timeout == raw.get("timeout") and lec.shows_gpu == bool(raw.get("shows_gpu"))
         assert lec.predictions == {f: LecturePrediction.from_dict(p) for f, p in (raw.get("predicted") or {}).items()}
         for platform, run in (raw.get("runs") or {}).items():
-            assert lec.runs[platform].wall_s == run.get("wall_s")
+            assert (lec.runs[platform].wall_s, lec.runs[platform].status) == (run.get("wall_s"), run.get("status"))
             assert lec.runs[platform].cells_s == tuple(c["wall_s"] for c in run.get("cells") or []
                                                        if c.get("wall_s") is not None)
         assert (lec.selected, lec.not_executed, lec.errors) == \
             (raw.get("selected", True), raw.get("not_executed"), tuple(raw.get("errors") or ()))
+        failure = raw.get("failure")
+        assert lec.failure is None if failure is None else \
+            (lec.failure.by, lec.failure.cause, lec.failure.error, lec.failure.cell) == \
+            (failure["by"], failure["cause"], failure["error"], failure["cell"])
         scan = raw.get("scan") or {}
         assert lec.scan is None if not scan else \
             lec.scan.uses_jax == bool(scan.get("uses_jax") or scan.get("uses_numpyro"))

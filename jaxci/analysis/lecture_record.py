@@ -1,7 +1,7 @@
 """An audit's lectures as the policy reads them: one frozen, typed, read-only record per lecture (`LectureRecord`),
 built once from the audit JSON by `AuditView.from_dict`, the only code that knows the keys the policy reads
 (jaxci.policy: builds, timeouts, the whole build; the reports build the view, hand it on and read it: the pins, the
-build's cost and timeouts, the lectures that could not run).
+build's cost and timeouts, the lectures that could not run, the memory advice, the audit's coverage).
 
 Each field has one type: a figure is seconds (jaxci.analysis.prediction.number's rule) or None where the audit has
 none, a text is a str or None, a flag a bool. A lecture entry whose field has another type is refused with
@@ -36,7 +36,19 @@ class RunSummary:
 
     wall_s: float | None = None
     cells_s: tuple[float, ...] = ()
+    status: str | None = None       # "ok" where it completed
     peak_mib: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why an executed lecture stopped (audit.json's `failure`): who stopped it (`by`: "harness" or the lecture),
+    the cause, the error's name and the cell (None: not given)."""
+
+    by: str | None = None
+    cause: str | None = None
+    error: str | None = None
+    cell: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,13 +73,15 @@ class LectureRecord:
     """One lecture of an audit, as the policy reads it. `scan` is None where the audit has no scan (or an empty
     one); `timeout` is the per-cell seconds that apply to it today (-1: none, None: not read), from
     `timeout_origin`, of kind `timeout_kind` (jaxci.policy.timeouts' NOTEBOOK_TIMEOUT or BOOK_TIMEOUT);
-    `selected` False: left out by `--only`; `not_executed` why it did not run, `errors` what failed where it did."""
+    `selected` False: left out by `--only`; `not_executed` why it did not run, `errors` and `failure` what failed
+    where it did."""
 
     path: str
     status: str | None = None
     selected: bool = True
     not_executed: str | None = None
     errors: tuple[str, ...] = ()
+    failure: Failure | None = None
     recommendation: str | None = None
     why: str | None = None
     family: str | None = None          # the family the audit judged it for
@@ -100,6 +114,7 @@ class LectureRecord:
                    selected=_flag(at, "selected", data.get("selected", True)),
                    not_executed=_text(at, "not_executed", data.get("not_executed")),
                    errors=_texts(at, "errors", data.get("errors")),
+                   failure=_failure(f"{at}.failure", data.get("failure")),
                    recommendation=_text(at, "recommendation", data.get("recommendation")),
                    why=_text(at, "why", data.get("why")), family=_text(at, "family", data.get("family")),
                    shows_gpu=_flag(at, "shows_gpu", data.get("shows_gpu")),
@@ -206,7 +221,18 @@ def _run(where: str, value) -> RunSummary:
     cell_s = (_seconds(f"{where}.cells[{i}]", "wall_s", _object(f"{where}.cells[{i}]", c).get("wall_s"))
               for i, c in enumerate(cells))
     return RunSummary(_seconds(where, "wall_s", run.get("wall_s")), tuple(s for s in cell_s if s is not None),
-                      _peaks(f"{where}.peak_memory", run.get("peak_memory")))
+                      _text(where, "status", run.get("status")), _peaks(f"{where}.peak_memory", run.get("peak_memory")))
+
+
+def _failure(where: str, value) -> Failure | None:
+    if value is None:
+        return None
+    failure = _object(where, value)
+    cell = failure.get("cell")
+    if cell is not None and (isinstance(cell, bool) or not isinstance(cell, int)):
+        raise LectureRecordError(f"{where}.cell: expected a cell number, got {_kind(cell)}")
+    return Failure(_text(where, "by", failure.get("by")), _text(where, "cause", failure.get("cause")),
+                   _text(where, "error", failure.get("error")), cell)
 
 
 def _peaks(where: str, value) -> Mapping[str, float]:
