@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.commands import audit
 from jaxci.report import coverage
 from jaxci.results import published_build as pb
@@ -21,7 +22,7 @@ SECONDS = {"a": 60.0, "b": 30.0, "c": 6.0, "d": 3.0, "e": 1.0}
 
 
 def test_coverage_counts_each_published_lecture_once():
-    rows = coverage.coverage(AUDIT, SECONDS)
+    rows = coverage.coverage(AuditView.from_dict(AUDIT), SECONDS)
     assert [(r.document, r.klass) for r in rows] == [("a", "executed"), ("b", "stopped by the harness"),
                                                      ("c", "failed"), ("d", "not executed"), ("e", "not executed")]
     assert rows[1].why == "no-network (cell 3: URLError)" and rows[4].why == "not in the audit"
@@ -56,3 +57,14 @@ def test_a_missing_or_foreign_record_is_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 3 and all(line.startswith("jaxci audit coverage: ") for line in err)
     assert "not a jaxci-published-build record" in err[0] and "not an audit JSON" in err[2]
+
+
+def test_a_malformed_lecture_is_one_line_naming_it_and_the_field(tmp_path, capsys):
+    path = _committed(tmp_path / "repo@c0ffee")
+    bad = json.loads(path.read_text())
+    bad["lectures"][1]["failure"]["cell"] = "3"
+    path.write_text(json.dumps(bad))
+    assert audit.main(["coverage", str(path)]) == 2
+    (err,) = capsys.readouterr().err.splitlines()
+    assert err == (f"jaxci audit coverage: {path}: lectures[1] ('lectures/b.md').failure.cell: expected a cell "
+                   "number, got str")

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from jaxci.analysis.evidence import HOST_PYTHON, Evidence
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.analysis.prediction import LecturePrediction
 from jaxci.analysis.primitives import Band
 from jaxci.audit import repo
@@ -134,7 +135,7 @@ def test_peak_memory_lands_in_the_json_and_the_table(audited):
         assert peak["host_rss_peak_mib"] > 0, path
         assert "device_peak_mib" not in peak  # the CPU backend's own stats are not a device's need
     assert by_path[JAX]["runs"]["cpu"]["peak_memory"]["live_buffers_mib"] > 0
-    peaks = {p.path: p for p in lecture_peaks(audited["json"])}
+    peaks = {p.path: p for p in lecture_peaks(AuditView.from_dict(audited["json"]))}
     assert set(peaks) == set(by_path) - {PROSE}
     assert peaks[JAX].kind == "live buffers" and peaks[PLAIN].kind == "host RSS"
     assert "peak_mib" in audited["md"].splitlines()[0] and "host RSS" in audited["md"]
@@ -205,7 +206,7 @@ def test_a_gpu_runs_device_bytes_reach_the_table_and_the_advice():
     run = NotebookRun("big.md", platform="cuda", cells=[CellTiming(1, "x", 1.0, 1.0, memory=memory)])
     v = Verdict("big.md", LectureScan("big.md"), runs={"cuda": run})
     assert render.row(v)["peak_mib"] == "cuda: device 512, live buffers 1, host RSS 300 MiB"
-    (peak,) = lecture_peaks(json.loads(render.to_json([v], True)))
+    (peak,) = lecture_peaks(AuditView.from_dict(json.loads(render.to_json([v], True))))
     assert (peak.kind, peak.mib, peak.platform) == ("device", 512.0, "cuda")
 
 

@@ -37,6 +37,7 @@ AUDITS = {
     "newline-path": {"lectures": [{"path": "a.md\n| forged | row |"}]},
     "runs-list": {"lectures": [{"path": "a.md", "runs": {"cpu": [1, 2]}}]},
     "cell-inf": {"lectures": [{"path": "a.md", "runs": {"cpu": {"wall_s": 1.0, "cells": [{"wall_s": 1e999}]}}}]},
+    "string-timeout": {"lectures": [{"path": "a.md", "timeout": "600"}]},
     "good": {"lectures": [_lecture()]},
 }
 
@@ -84,7 +85,9 @@ CASES = [
                            ("string-seconds", "cpu_s: expected a number, got str '10'"),
                            ("newline-path", "must be one line"),
                            ("runs-list", "runs['cpu']: expected an object, got list"),
-                           ("cell-inf", "cells[0].wall_s inf: must be a finite number in [0, 86,400] seconds"))],
+                           ("cell-inf", "cells[0].wall_s inf: must be a finite number in [0, 86,400] seconds"),
+                           ("string-timeout", "lectures[0] ('a.md').timeout: expected seconds (a finite number "
+                                              "within 5 days), got str"))],
     Case(("history", "--releases", "0.10.1", "--dry-run"), 2, "JAXCI_SCALE='evil': expected ci or full",
          env={"JAXCI_SCALE": "evil"}),
     Case(WATCH, 2, "JAXCI_SCALE='evil': expected ci or full", env={"JAXCI_SCALE": "evil"}),

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from jaxci.analysis import provenance as pv
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.catalogue import load_catalogue
 from jaxci.commands import env as env_cmd
 from jaxci.commands import predict
@@ -70,9 +71,9 @@ def test_concurrency_row_never_sizes_a_gpu_from_cpu_figures(report):
 
 
 def test_lecture_peaks_prefer_the_gpus_own_figure():
-    peaks = memory_advice.lecture_peaks(_audit(
+    peaks = memory_advice.lecture_peaks(AuditView.from_dict(_audit(
         ("a.md", {"cpu": {"device_peak_mib": 50.0, "live_buffers_mib": 40.0}, "cuda": {"device_peak_mib": 70.0}}),
-        ("b.md", {"cpu": {"device_peak_mib": 90.0, "host_rss_peak_mib": 300.0}})))
+        ("b.md", {"cpu": {"device_peak_mib": 90.0, "host_rss_peak_mib": 300.0}}))))
     assert [(p.path, p.mib, p.kind, p.platform) for p in peaks] == [
         ("a.md", 70.0, "device", "cuda"), ("b.md", 300.0, "host RSS", "cpu")]   # a CPU's own stats are skipped
 

@@ -207,7 +207,7 @@ AUDIT_SEAMS = {
     "judging": ("jaxci.audit.reading", "jaxci.audit.judging", "jaxci.analysis", "jaxci.policy",
                 "jaxci.catalogue", "jaxci.results.records", "jaxci.accel"),
     "writing": ("jaxci.audit.reading", "jaxci.audit.judging", "jaxci.audit.writing", "jaxci.policy", "jaxci.util",
-                "jaxci.accel", "jaxci.analysis.prediction"),
+                "jaxci.accel", "jaxci.analysis.prediction", "jaxci.analysis.lecture_record"),
 }
 
 

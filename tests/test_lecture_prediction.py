@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.analysis.lecture_record import LectureRecord
 from jaxci.analysis.prediction import SECONDS, LecturePrediction, PredictedSide, of_lecture
 from jaxci.policy import builds, placement
 
@@ -39,7 +40,8 @@ def test_a_figure_that_is_no_seconds_is_not_given():
     """Text, a bool, NaN or more than five days is no run time: the side (or the end) is read as absent."""
     pred = LecturePrediction.from_dict({"cpu_s": 5.0, "cpu_high_s": "7", "gpu_s": True, "overhead_s": 1e308})
     assert pred.cpu == PredictedSide(5.0) and pred.gpu is None and pred.overhead_s is None
-    assert builds.prediction({"predicted": {"f": {"gpu_s": 1.0}}}, "f") is None   # no CPU side: not predicted
+    no_cpu = LectureRecord.from_dict({"predicted": {"f": {"gpu_s": 1.0}}})
+    assert builds.prediction(no_cpu, "f") is None   # no CPU side: not predicted
     assert LecturePrediction.from_dict(["not", "a", "record"]) is None
 
 

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from jaxci import REPO_ROOT
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.analysis.releases import ReleaseStep, pin_advice
 from jaxci.audit import repo
 from jaxci.audit.writing import publish
@@ -88,25 +89,26 @@ def _published(seconds: dict, family="g4dn.2xlarge") -> PublishedBuild:
 
 def test_pins_follow_the_one_rule_and_published_seconds_win(report):
     audit, cat = report.audits[0].audit, report.catalogue
+    view = report.audits[0].view
     entry = cat["g4dn.2xlarge"]
     pinned = lambda b: [lec.path for lec in b.pins]  # noqa: E731
     # kalman: CPU 60 s against a GPU band of 70-120 s: the bands overlap (1.2 x 60 = 72 > 70): either, no pin
-    assert pinned(wb.whole_build(audit, "r", "g4dn.2xlarge", entry, None, cat)) == []
+    assert pinned(wb.whole_build(view, "r", "g4dn.2xlarge", entry, None, cat)) == []
     # its published 90 s on the family's hardware outranks the band: pinned, and priced on the CPU after the patch
-    build = wb.whole_build(audit, "r", "g4dn.2xlarge", entry, _published({"kalman": 90.0, "vfi": 31.0}), cat)
+    build = wb.whole_build(view, "r", "g4dn.2xlarge", entry, _published({"kalman": 90.0, "vfi": 31.0}), cat)
     assert pinned(build) == ["lectures/kalman.md"]
     kalman, vfi = (next(lec for lec in build.lectures if lec.path.endswith(n)) for n in ("kalman.md", "vfi.md"))
     assert kalman.basis == wb.EXECUTED and kalman.after[0] == 60 and vfi.basis == wb.PUBLISHED and vfi.after[0] == 31
     # the same hardware (g4dn.xlarge: the same T4 and CPU model) takes the same published seconds; other GPUs do not
-    assert wb.whole_build(audit, "r", "g4dn.xlarge", cat["g4dn.xlarge"], build.published, cat).published is not None
-    assert wb.whole_build(audit, "r", "g6.xlarge", cat["g6.xlarge"], build.published, cat).published is None
+    assert wb.whole_build(view, "r", "g4dn.xlarge", cat["g4dn.xlarge"], build.published, cat).published is not None
+    assert wb.whole_build(view, "r", "g6.xlarge", cat["g6.xlarge"], build.published, cat).published is None
     no_jax = copy.deepcopy(audit)
     for lec in no_jax["lectures"]:
         lec["scan"].update(imports=["numpy"], uses_jax=False)
-    assert pinned(wb.whole_build(no_jax, "r", "g4dn.2xlarge", entry, build.published, cat)) == []
+    assert pinned(wb.whole_build(AuditView.from_dict(no_jax), "r", "g4dn.2xlarge", entry, build.published, cat)) == []
     shows = copy.deepcopy(audit)
     next(lec for lec in shows["lectures"] if lec["path"].endswith("kalman.md"))["shows_gpu"] = True
-    assert pinned(wb.whole_build(shows, "r", "g4dn.2xlarge", entry, build.published, cat)) == []
+    assert pinned(wb.whole_build(AuditView.from_dict(shows), "r", "g4dn.2xlarge", entry, build.published, cat)) == []
 
 
 def test_a_repository_on_another_runner_is_a_what_if(report):

@@ -9,6 +9,7 @@ from pathlib import Path
 import nbformat
 
 from jaxci.analysis.concurrency import Cell
+from jaxci.analysis.lecture_record import AuditView, LectureRecord
 from jaxci.audit.reading.sizes import PYTHON_LOOPS, Loop, SizeFinding
 from jaxci.audit.reading.static import scan_notebook
 from jaxci.report import guidance_lines as gl
@@ -120,19 +121,20 @@ def test_the_audit_records_selection_timeout_kind_and_what_shows_the_gpu():
     lectures = record.validated(v1)["lectures"]
     assert [lec["selected"] for lec in lectures] == [False, True, True]
     assert [lec["timeout_kind"] for lec in lectures] == [timeouts.BOOK_TIMEOUT, timeouts.NOTEBOOK_TIMEOUT, None]
-    not_run = maintainers.not_run({"lectures": lectures})
+    not_run = maintainers.not_run(AuditView.from_dict({"lectures": lectures}))
     assert not_run == [("b.md", "executed by shard 2/2")]
     reworded = {"lectures": [{"path": "a.md", "not_executed": "left out (reworded)", "selected": False}]}
-    assert maintainers.not_run(reworded) == []
+    assert maintainers.not_run(AuditView.from_dict(reworded)) == []
     shown = {"path": "d.md", "timeout": 60, "timeout_origin": "its metadata (reworded)",
              "timeout_kind": timeouts.NOTEBOOK_TIMEOUT}
-    assert timeouts.book_value({"lectures": [shown]}) == (None, "")
+    assert timeouts.book_value(AuditView.from_dict({"lectures": [shown]})) == (None, "")
     md = "# A\n\nOn a GPU this runs much faster than on a CPU.\n"
     code = "import jax\nprint(jax.devices())\n"
     speed = scan_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)]), "s.ipynb")
     shows = scan_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), "p.ipynb")
     assert speed.gpu_narrative and not speed.gpu_shown and shows.gpu_shown == shows.gpu_narrative
-    assert not wholebuild.shows_the_gpu({"scan": {"gpu_narrative": ["cell 1: prints jax.devices()"]}})
+    narrated = {"scan": {"gpu_narrative": ["cell 1: prints jax.devices()"]}}
+    assert not wholebuild.shows_the_gpu(LectureRecord.from_dict(narrated))
 
 
 def test_workers_died_is_the_count_not_the_status_words():

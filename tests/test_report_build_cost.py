@@ -6,6 +6,7 @@ import json
 import pytest
 
 from jaxci import REPO_ROOT
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.catalogue import catalogue_defaults, load_catalogue
 from jaxci.policy import builds as buildcost
 from jaxci.report import decisions
@@ -14,6 +15,7 @@ from tests import synth
 from tests.frozen import RESULTS as FROZEN_RESULTS
 
 AUDIT = json.loads((REPO_ROOT / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
+VIEW = AuditView.from_dict(AUDIT)
 
 
 def _usd(seconds, family):
@@ -23,23 +25,23 @@ def _usd(seconds, family):
 
 
 def test_family_builds_from_the_predictions():
-    gpu = buildcost.family_build(AUDIT, "g4dn.2xlarge", True)
+    gpu = buildcost.family_build(VIEW, "g4dn.2xlarge", True)
     # each lecture on its faster device: vfi gpu 30, kalman cpu 60 (its GPU is slower), wealth gpu 20
     assert (gpu.seconds, gpu.low, gpu.high, gpu.lectures, gpu.on_gpu) == (110, 95, 130, 3, 2)
     assert gpu.missing == ["lectures/unpredicted.md"]
-    cpu = buildcost.family_build(AUDIT, "c7i.2xlarge", False)
+    cpu = buildcost.family_build(VIEW, "c7i.2xlarge", False)
     assert (cpu.seconds, cpu.low, cpu.high, cpu.on_gpu) == (150, 140, 165, 0)
-    assert buildcost.family_build(AUDIT, "g5.2xlarge", True) is None
+    assert buildcost.family_build(VIEW, "g5.2xlarge", True) is None
 
 
 def test_split_fleet_sends_only_gpu_faster_lectures_to_the_gpu():
     cat = load_catalogue()
-    split = buildcost.split_build(AUDIT, "g4dn.2xlarge", "c7i.2xlarge", cat)
+    split = buildcost.split_build(VIEW, "g4dn.2xlarge", "c7i.2xlarge", cat)
     # vfi: GPU 30 < c7i 90 -> GPU; kalman: g4dn's CPU is its faster device -> c7i 45; wealth: GPU 20 > c7i 15 -> c7i
     assert (split.gpu.seconds, split.gpu.lectures, split.cpu.seconds, split.cpu.lectures) == (30, 1, 60, 2)
     assert split.wall_s == 60
     assert split.dollars == pytest.approx(_usd(30, "g4dn.2xlarge") + _usd(60, "c7i.2xlarge"))
-    assert buildcost.partner(AUDIT, cat, "g4dn.2xlarge") == "c7i.2xlarge"
+    assert buildcost.partner(VIEW, cat, "g4dn.2xlarge") == "c7i.2xlarge"
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +72,10 @@ def test_row_6_sets_the_published_build_beside_the_predicted_one():
     audit = json.loads(json.dumps(AUDIT))
     for lec, seconds in zip(audit["lectures"][:2], (60.0, 120.0)):
         lec["published"] = {"g4dn.2xlarge": {"seconds": seconds, "source": "snap@abc status.ipynb"}}
-    whole = buildcost.family_build(audit, "g4dn.2xlarge", True)
+    whole = buildcost.family_build(AuditView.from_dict(audit), "g4dn.2xlarge", True)
     assert (whole.published.seconds, whole.published.lectures) == (180.0, 2)
     assert whole.published.predicted == 30 + 60   # vfi on its GPU, kalman on its CPU: as placed in the build
-    assert buildcost.family_build(audit, "c7i.2xlarge", False).published is None
+    assert buildcost.family_build(AuditView.from_dict(audit), "c7i.2xlarge", False).published is None
     report = build(FROZEN_RESULTS, incidents=None, families=["g4dn.2xlarge"], audit=audit)
     (sheet,) = decisions.sheets(report, report.families, audit)
     assert ("published on g4dn.2xlarge: 3.0 min for 2 of these lectures (predicted 1.5 min for the same, x0.50; "
@@ -108,7 +110,7 @@ def test_rows_6_and_7_from_a_real_executed_audit(small_lectures_executed):
     data = json.loads(audit.json_path.read_text())
     executed = [lec for lec in data["lectures"] if (lec.get("predicted") or {}).get("g4dn.2xlarge")]
     assert executed and all("colab-free-t4" in lec["predicted"] for lec in executed)
-    one = buildcost.family_build(data, "g4dn.2xlarge", True)
+    one = buildcost.family_build(AuditView.from_dict(data), "g4dn.2xlarge", True)
     assert one.lectures == len(executed) and one.low <= one.seconds <= one.high
     report = build(FROZEN_RESULTS, incidents=None, families=["g4dn.2xlarge"], audit=data)
     (sheet,) = decisions.sheets(report, ["g4dn.2xlarge"], audit=data)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.audit.writing.emit import KERNEL
 from jaxci.report import actions, decisions
 from jaxci.report.build import build
@@ -28,7 +29,7 @@ def _audit(folder: str, tmp_path) -> tuple[dict, str]:
 @pytest.mark.parametrize("folder", ["expert", "model_verdicts"])
 def test_sheet_pins_exactly_the_audits_pin_list(folder, tmp_path):
     audit, summary = _audit(folder, tmp_path)
-    where = actions.placements(audit, FAMILY, has_gpu=True)
+    where = actions.placements(AuditView.from_dict(audit), FAMILY, has_gpu=True)
     assert sorted(where["cpu"]) == sorted(audit["pin_to_cpu"])
     kept = [lec["path"] for lec in audit["lectures"] if lec["recommendation"] == "keep on GPU"]
     assert sorted(where["gpu"]) == sorted(kept)

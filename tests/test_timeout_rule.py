@@ -11,6 +11,7 @@ import json
 import pytest
 
 from jaxci import REPO_ROOT
+from jaxci.analysis.lecture_record import AuditView, LectureRecord
 from jaxci.catalogue import catalogue_defaults
 from jaxci.policy import timeouts
 from jaxci.report import decisions
@@ -37,6 +38,10 @@ def static_audit():
     return json.loads(proc.stdout)
 
 
+def _view(static, *, intro_timed: bool) -> AuditView:
+    return AuditView.from_dict(_audit(static, intro_timed=intro_timed))
+
+
 def _audit(static, *, intro_timed: bool) -> dict:
     audit = copy.deepcopy(static)
     for lec in audit["lectures"]:
@@ -49,11 +54,11 @@ def _audit(static, *, intro_timed: bool) -> dict:
 
 
 def test_the_book_config_is_read_as_the_repository_value(static_audit):
-    assert timeouts.book_value(static_audit) == (2400.0, "_config.yml execute.timeout")
+    assert timeouts.book_value(AuditView.from_dict(static_audit)) == (2400.0, "_config.yml execute.timeout")
 
 
 def test_one_lecture_timed_gets_its_own_timeout_and_the_book_keeps_2400(static_audit):
-    advice = timeouts.from_audit(_audit(static_audit, intro_timed=False), FAMILY, True, catalogue_defaults())
+    advice = timeouts.from_audit(_view(static_audit, intro_timed=False), FAMILY, True, catalogue_defaults())
     nuts, = advice.lectures
     # the slowest cell's share (540 / 600) of the lecture's high end (1,000 s) = 900 s; 3 x 900 s = 2,700 s
     assert nuts.slowest_high_s == pytest.approx(900.0) and nuts.seconds == 2700
@@ -64,7 +69,7 @@ def test_one_lecture_timed_gets_its_own_timeout_and_the_book_keeps_2400(static_a
 
 
 def test_every_lecture_timed_sizes_the_job_from_the_same_build(static_audit):
-    advice = timeouts.from_audit(_audit(static_audit, intro_timed=True), FAMILY, True, catalogue_defaults())
+    advice = timeouts.from_audit(_view(static_audit, intro_timed=True), FAMILY, True, catalogue_defaults())
     assert {t.path: t.seconds for t in advice.lectures} == {"lectures/intro.md": 60, "lectures/nuts.md": 2700}
     assert advice.book_s == 2700 and not advice.lowered
     # the build's high end on g4dn: nuts on its CPU 1,000 s + intro on its CPU 6 s (its GPU is slower):
@@ -111,5 +116,5 @@ def test_a_prediction_without_a_number_is_not_priced_nor_timed(cpu_s):
     from jaxci.policy import builds
 
     lecture = {"path": "a.md", "predicted": {FAMILY: {"cpu_s": cpu_s, "gpu_s": 2.0}}}
-    assert builds.prediction(lecture, FAMILY) is None
-    assert builds.family_build({"lectures": [lecture]}, FAMILY, True) is None  # no lecture priced
+    assert builds.prediction(LectureRecord.from_dict(lecture), FAMILY) is None
+    assert builds.family_build(AuditView.from_dict({"lectures": [lecture]}), FAMILY, True) is None  # no lecture priced

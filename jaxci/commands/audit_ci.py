@@ -70,6 +70,7 @@ def whole_builds(args, verdicts) -> dict:
     --execute or a catalogue."""
     if not getattr(args, "execute", False):
         return {}
+    from jaxci.analysis.lecture_record import AuditView
     from jaxci.audit.writing import render
     from jaxci.catalogue import CatalogueError, load_catalogue
     from jaxci.commands.audit_runner import published_record
@@ -81,7 +82,7 @@ def whole_builds(args, verdicts) -> dict:
         published = published_record(args)
     except (CatalogueError, InputError):
         return {}
-    audit = json.loads(render.to_json(verdicts, True))
+    audit = AuditView.from_dict(json.loads(render.to_json(verdicts, True)))
     name = Path(args.path).resolve().name
     return {family: wholebuild.whole_build(audit, name, family, entry, published, catalogue)
             for family, entry in catalogue.items()}

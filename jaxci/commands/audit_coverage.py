@@ -24,6 +24,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from jaxci.analysis.lecture_record import AuditView, LectureRecordError
     from jaxci.report import coverage
     from jaxci.results import published_build as pb
     from jaxci.util import safeio
@@ -35,7 +36,11 @@ def main(argv: list[str] | None = None) -> int:
         return refuse(PROG, exc)
     if not isinstance(audit, dict):
         return refuse(PROG, f"{args.audit}: not an audit JSON (an object with 'lectures')")
-    rows = coverage.coverage(audit, build.seconds)
+    try:
+        view = AuditView.from_dict(audit)
+    except LectureRecordError as exc:
+        return refuse(PROG, f"{args.audit}: {exc}")
+    rows = coverage.coverage(view, build.seconds)
     print(coverage.summary(rows))
     if args.table:
         print("\n" + coverage.table(rows))

@@ -120,6 +120,7 @@ def no_pins_why(args, use) -> str | None:
 def build_block(args, data: dict, use) -> dict | None:
     """The whole build on the judged family (jaxci.policy.wholebuild, the function the report's build section and
     the sheet's row 6 use), or None without a catalogue family to judge."""
+    from jaxci.analysis.lecture_record import AuditView
     from jaxci.catalogue import CatalogueError, load_catalogue
     from jaxci.policy import wholebuild
     from jaxci.util.validate import InputError
@@ -134,6 +135,6 @@ def build_block(args, data: dict, use) -> dict | None:
         published = published_record(args)   # read once: attach_published's
     except InputError:
         published = None  # said once already by attach_published (or no family judged)
-    found = wholebuild.whole_build(data, Path(args.path).resolve().name, args.machine, catalogue[args.machine],
-                                   published, catalogue, use.family if use else None)
+    found = wholebuild.whole_build(AuditView.from_dict(data), Path(args.path).resolve().name, args.machine,
+                                   catalogue[args.machine], published, catalogue, use.family if use else None)
     return wholebuild.as_dict(found)

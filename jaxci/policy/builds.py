@@ -5,9 +5,10 @@ A build is the sum of the runner model's predicted whole-lecture seconds from th
 the device it is placed on, `placement`: the GPU where jaxci.policy.margins.gpu_wins, else the CPU), priced by
 jaxci.policy.jobcost.build_job. There is no second cross-machine predictor: the runner model is the only one.
 
-Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`), whose lecture records may carry
-a prediction per family (`predicted`, read as jaxci.analysis.prediction.LecturePrediction: the runner model asked
-with what the executed run measured per jitted call). Three ways to build:
+Input: an audit JSON (`jaxci audit REPO --execute --machine F --format json`) read once as
+jaxci.analysis.lecture_record.AuditView, whose lecture records may carry a prediction per family (`predictions`,
+each a jaxci.analysis.prediction.LecturePrediction: the runner model asked with what the executed run measured per
+jitted call). Three ways to build:
 
 - a CPU family: every lecture on its CPU (the predicted cpu_s);
 - a GPU family: each lecture on the GPU where it wins there (jaxci.policy.margins.gpu_wins, the CI audit's rule
@@ -24,8 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# number, MOST_SECONDS: the one rule for a figure of an audit record (read here by builds and timeouts)
-from jaxci.analysis.prediction import CPU, GPU, MOST_SECONDS, LecturePrediction, families, number, of_lecture  # noqa: F401
+from jaxci.analysis.lecture_record import AuditView, LectureRecord
+
+# number, MOST_SECONDS: the one rule for a figure of an audit record
+from jaxci.analysis.prediction import CPU, GPU, MOST_SECONDS, LecturePrediction, number  # noqa: F401
 from jaxci.policy.margins import gpu_wins
 
 AUDIT_FOR = "jaxci audit LECTURE_REPO --execute --machine {family} --format json > audit.json"
@@ -73,9 +76,9 @@ class Split:
         return max(self.gpu.seconds, self.cpu.seconds)
 
 
-def prediction(lecture: dict, family: str) -> LecturePrediction | None:
-    """The lecture's prediction for `family` (its audit JSON record), None where it has no predicted CPU seconds."""
-    pred = of_lecture(lecture, family)
+def prediction(lecture: LectureRecord, family: str) -> LecturePrediction | None:
+    """The lecture's prediction for `family`, None where it has no predicted CPU seconds."""
+    pred = lecture.prediction(family)
     return pred if pred is not None and pred.cpu is not None else None
 
 
@@ -107,25 +110,22 @@ def seconds_on(pred: LecturePrediction, device: str) -> tuple[float, float, floa
     return seconds
 
 
-def published_seconds(lecture: dict, family: str) -> tuple[float, str] | None:
+def published_seconds(lecture: LectureRecord, family: str) -> tuple[float, str] | None:
     """(seconds, source) of the family's own published run time of this lecture, when the audit carries one."""
-    pub = (lecture.get("published") or {}).get(family)
-    if not isinstance(pub, dict):
-        return None
-    seconds = number(pub.get("seconds"))
-    return (seconds, str(pub.get("source", ""))) if seconds is not None and seconds > 0 else None
+    pub = lecture.published.get(family)
+    seconds = pub.seconds if pub is not None else None
+    return (seconds, pub.source) if pub is not None and seconds is not None and seconds > 0 else None
 
 
-def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None:
+def family_build(audit: AuditView, family: str, has_gpu: bool) -> Build | None:
     """One sequential build on `family` from the audit's predictions; None when it has none for the family.
     Where lectures carry the family's published run time, `published` sums it beside their predicted seconds."""
-    lectures = (audit or {}).get("lectures") or []
     build = Build(family, 0.0, 0.0, 0.0, 0)
     pub_s, pub_pred, pub_n, sources = 0.0, 0.0, 0, []
-    for lec in lectures:
+    for lec in audit.lectures:
         pred = prediction(lec, family)
         if pred is None:
-            build.missing.append(lec.get("path", "?"))
+            build.missing.append(lec.path)
             continue
         device, mid, low, high = _device(pred, has_gpu)
         build.add(mid, low, high, device == "gpu")
@@ -138,10 +138,10 @@ def family_build(audit: dict | None, family: str, has_gpu: bool) -> Build | None
     return build if build.lectures else None
 
 
-def split_build(audit: dict | None, gpu_family: str, cpu_family: str, catalogue: dict) -> Split | None:
+def split_build(audit: AuditView, gpu_family: str, cpu_family: str, catalogue: dict) -> Split | None:
     """GPU-faster lectures on the GPU family, the rest on the CPU family (both need a prediction per lecture)."""
     gpu, cpu = Build(gpu_family, 0.0, 0.0, 0.0, 0), Build(cpu_family, 0.0, 0.0, 0.0, 0)
-    for lec in (audit or {}).get("lectures") or []:
+    for lec in audit.lectures:
         on_gpu, on_cpu = prediction(lec, gpu_family), prediction(lec, cpu_family)
         if on_gpu is None or on_cpu is None:
             continue
@@ -175,11 +175,10 @@ def overhead_minutes() -> float:
     return float(value)
 
 
-def partner(audit: dict | None, catalogue: dict, family: str) -> str | None:
+def partner(audit: AuditView, catalogue: dict, family: str) -> str | None:
     """The family a split pairs `family` with: the cheapest family of the other kind with predictions."""
     entry = catalogue[family]
-    named = {f for lec in (audit or {}).get("lectures") or [] for f in families(lec)}
-    others = [f for f in named if f in catalogue and f != family and catalogue[f].has_gpu != entry.has_gpu
+    others = [f for f in audit.families() if f in catalogue and f != family and catalogue[f].has_gpu != entry.has_gpu
               and catalogue[f].value("price_per_hour") is not None
               and family_build(audit, f, catalogue[f].has_gpu) is not None]
     return min(others, key=lambda f: (catalogue[f].value("price_per_hour"), f), default=None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from jaxci.analysis.lecture_record import AuditView, LectureRecord
 from jaxci.policy import builds
 from jaxci.policy.concurrency import ENGINE_NAMES, JB1, MYSTMD, NBCLIENT
 
@@ -117,43 +118,41 @@ def advise(book_current_s: float | None, lectures: dict, *, book_origin: str = "
     return out
 
 
-def _measured(lecture: dict, platform: str) -> tuple[float | None, float | None]:
+def _measured(lecture: LectureRecord, platform: str) -> tuple[float | None, float | None]:
     """(slowest cell, whole) seconds of the audit's executed run of a lecture, on `platform` where it ran."""
-    runs = lecture.get("runs") or {}
-    run = runs.get(platform) or runs.get("cpu") or next(iter(runs.values()), None)
-    if not isinstance(run, dict):
+    run = lecture.run_on(platform)
+    if run is None:
         return None, None
-    cells = [c for c in (builds.number(c.get("wall_s")) for c in run.get("cells") or [] if isinstance(c, dict))
-             if c is not None]
-    whole = builds.number(run.get("wall_s"))
+    cells = run.cells_s
+    whole = run.wall_s
     return (max(cells) if cells else None), (whole if whole is not None else (sum(cells) or None))
 
 
-def book_value(audit: dict) -> tuple[float | None, str]:
+def book_value(audit: AuditView) -> tuple[float | None, str]:
     """The repository's own book-wide per-cell timeout as the audit read it from its book config
     (jaxci.audit.reading.book), with where; (None, "") when no lecture follows a config that sets one."""
     from collections import Counter
 
-    seen = Counter((lec.get("timeout"), lec.get("timeout_origin")) for lec in audit.get("lectures") or []
-                   if lec.get("timeout_origin") and lec.get("timeout_kind") == BOOK_TIMEOUT)
+    seen = Counter((lec.timeout, lec.timeout_origin) for lec in audit.lectures
+                   if lec.timeout_origin and lec.timeout_kind == BOOK_TIMEOUT)
     if not seen:
         return None, ""
     (value, origin), _ = seen.most_common(1)[0]
-    return builds.number(value), str(origin)
+    return value, str(origin)
 
 
-def from_audit(audit: dict, family: str, has_gpu: bool, defaults: dict | None = None) -> TimeoutAdvice:
-    """`advise` for one family from an executed audit JSON: each lecture's slowest cell at the high end of its
-    predicted band on the device it is placed on there (jaxci.policy.builds), else as the audit measured it;
-    the job's timeout-minutes from the same predicted build, only when every lecture is predicted."""
+def from_audit(audit: AuditView, family: str, has_gpu: bool, defaults: dict | None = None) -> TimeoutAdvice:
+    """`advise` for one family from an executed audit (its view, read once): each lecture's slowest cell at the high
+    end of its predicted band on the device it is placed on there (jaxci.policy.builds), else as the audit measured
+    it; the job's timeout-minutes from the same predicted build, only when every lecture is predicted."""
     lectures = {}
-    for lec in audit.get("lectures") or []:
+    for lec in audit.lectures:
         pred = builds.prediction(lec, family)
         device = builds.placement(pred, has_gpu) if pred else ("gpu" if has_gpu else "cpu")
         slowest, whole = _measured(lec, "cuda" if device == "gpu" else "cpu")
         seconds = builds.lecture_seconds(pred, device) if pred else None
         high = seconds[2] if seconds is not None else None
-        lectures[lec.get("path", "?")] = (slowest_cell_high(slowest, whole, high), builds.number(lec.get("timeout")))
+        lectures[lec.path] = (slowest_cell_high(slowest, whole, high), lec.timeout)
     current, origin = book_value(audit)
     build = builds.family_build(audit, family, has_gpu)
     high = build.high if build is not None and not build.missing else None  # only a build every lecture is in

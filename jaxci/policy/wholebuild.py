@@ -10,6 +10,7 @@ Each lecture is priced from the best evidence it has, and says which:
 The model's own check is `today`: every lecture predicted from its run here on the device it uses today, no
 published figure used, summed beside the published seconds of the same lectures and of the whole build.
 Pins come from the one rule (jaxci.policy.placement) on the family's predictions and published seconds.
+The audit comes in as its typed view (jaxci.analysis.lecture_record.AuditView), read once by the caller.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from jaxci.analysis.prediction import of_lecture
+from jaxci.analysis.lecture_record import AuditView, LectureRecord
 from jaxci.policy import placement
 from jaxci.policy.builds import lecture_seconds, prediction
 
@@ -106,38 +107,40 @@ class WholeBuild:
         return [lec for lec in self.lectures if lec.pinned]
 
 
-def today_device(lec: dict, has_gpu: bool) -> str:
+def _uses_jax(lec: LectureRecord) -> bool:
+    return lec.scan is not None and lec.scan.uses_jax
+
+
+def today_device(lec: LectureRecord, has_gpu: bool) -> str:
     """The device a lecture uses in today's build: the GPU on a GPU family when it imports JAX and does not pin
     itself to the CPU in its own code, else the CPU."""
-    scan = lec.get("scan") or {}
-    uses = bool(scan.get("uses_jax") or scan.get("uses_numpyro"))
-    return "gpu" if has_gpu and uses and not scan.get("pinned_cpu") else "cpu"
+    pinned = lec.scan is not None and lec.scan.pinned_cpu
+    return "gpu" if has_gpu and _uses_jax(lec) and not pinned else "cpu"
 
 
-def placed(lec: dict, family: str, published_s: float | None, source: str, has_gpu: bool) -> placement.Placement:
+def placed(lec: LectureRecord, family: str, published_s: float | None, source: str,
+           has_gpu: bool) -> placement.Placement:
     """The one pin rule on one lecture record; where it cannot decide (not predicted), the audit's verdict stands."""
-    scan = lec.get("scan") or {}
-    uses = bool(scan.get("uses_jax") or scan.get("uses_numpyro"))
-    if not has_gpu or not uses:
-        return placement.Placement(lec.get("path", "?"), placement.CPU, None, None, "no GPU work to place")
-    pred = of_lecture(lec, family)
+    if not has_gpu or not _uses_jax(lec):
+        return placement.Placement(lec.path, placement.CPU, None, None, "no GPU work to place")
+    pred = lec.prediction(family)
     if pred is not None and pred.unexplained:  # a slow cell the model does not explain: measure
-        return placement.Placement(lec.get("path", "?"), None, None, None, f"{pred.unexplained}: measure")
-    found = placement.place(lec.get("path", "?"), pred, published_s, source, family)
-    if found.device is None and lec.get("recommendation") == placement.PIN_CPU:
-        return placement.Placement(found.path, placement.CPU, found.cpu, found.gpu, lec.get("why") or found.why)
+        return placement.Placement(lec.path, None, None, None, f"{pred.unexplained}: measure")
+    found = placement.place(lec.path, pred, published_s, source, family)
+    if found.device is None and lec.recommendation == placement.PIN_CPU:
+        return placement.Placement(found.path, placement.CPU, found.cpu, found.gpu, lec.why or found.why)
     return found
 
 
-def shows_the_gpu(lec: dict) -> bool:
+def shows_the_gpu(lec: LectureRecord) -> bool:
     """A lecture whose purpose is to show the GPU backend is never pinned: the verdict's flag, `shows_gpu`, as the
     audit wrote it (jaxci.policy.placement.narrative_of of the scan's gpu_shown; the committed audits carry it)."""
-    return bool(lec.get("shows_gpu"))
+    return lec.shows_gpu
 
 
-def lecture_time(lec: dict, family: str, has_gpu: bool, published) -> LectureTime:
+def lecture_time(lec: LectureRecord, family: str, has_gpu: bool, published) -> LectureTime:
     """One lecture's seconds today and after the patch, with the basis of the figure after."""
-    path = lec.get("path", "?")
+    path = lec.path
     pub = published.lecture(path) if published is not None else None
     pred = prediction(lec, family)
     device = today_device(lec, has_gpu)
@@ -155,13 +158,12 @@ def lecture_time(lec: dict, family: str, has_gpu: bool, published) -> LectureTim
     return LectureTime(path, pub, today, after, basis, pinned, found if has_gpu else None)
 
 
-def whole_build(audit: dict, repository: str, family: str, entry, published=None, catalogue=None,
+def whole_build(audit: AuditView, repository: str, family: str, entry, published=None, catalogue=None,
                 runs_on: str | None = None) -> WholeBuild:
     """The whole build of one audited repository on `family` (catalogue `entry`); `published` is used only when
     it ran on the family's hardware (jaxci.policy.placement.published_for)."""
     usable = placement.published_for(published, family, catalogue or {}) if published is not None else None
-    lectures = tuple(lecture_time(lec, family, entry.has_gpu, usable)
-                     for lec in audit.get("lectures") or [] if isinstance(lec, dict))
+    lectures = tuple(lecture_time(lec, family, entry.has_gpu, usable) for lec in audit.lectures)
     return WholeBuild(repository, family, runs_on, entry, usable, lectures)
 
 

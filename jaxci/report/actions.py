@@ -9,6 +9,7 @@ margin (jaxci.policy.builds.placement); without an audit, the command that gives
 
 from __future__ import annotations
 
+from jaxci.analysis.lecture_record import AuditView, LectureRecord
 from jaxci.audit.writing.emit import KERNEL  # the kernel --emit-config writes and pins lectures to
 from jaxci.policy import builds
 from jaxci.util import quoting
@@ -26,19 +27,17 @@ def pin_short() -> str:
     return f"per lecture (`kernelspec.name: {KERNEL}`, row 2), not `JAX_PLATFORMS=cpu` for the job"
 
 
-def uses_jax(lec: dict) -> bool:
+def uses_jax(lec: LectureRecord) -> bool:
     """An audited lecture imports JAX or numpyro: the static scan's decision (a lecture without a scan counts)."""
-    scan = lec.get("scan") or {}
-    return bool(scan.get("uses_jax") or scan.get("uses_numpyro")) if scan else True
+    return lec.scan.uses_jax if lec.scan is not None else True
 
 
-def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list[str]]:
+def placements(audit: AuditView | None, family: str, has_gpu: bool) -> dict[str, list[str]]:
     """JAX lectures by where they run on the family: "cpu", "gpu", or "unknown" (no prediction for it).
     A lecture the audit judged for this family, or for a family with the same CPU and GPU models
     (`catalogue.same_hardware`), is placed by its verdict (`pinning.placement`, the rule of the audit's own pin
     list); one judged for other hardware, by the one pin rule on its predicted seconds on this one
     (jaxci.policy.placement: a pin only where the GPU's whole band is above the CPU's by the margin)."""
-    from jaxci.analysis.prediction import of_lecture
     from jaxci.audit.judging import pinning
     from jaxci.catalogue import CatalogueError, load_catalogue, same_hardware
     from jaxci.policy import placement, wholebuild
@@ -48,14 +47,14 @@ def placements(audit: dict | None, family: str, has_gpu: bool) -> dict[str, list
     except CatalogueError:
         catalogue = {}
     out: dict[str, list[str]] = {"cpu": [], "gpu": [], "unknown": []}
-    for lec in (audit or {}).get("lectures") or []:
-        if not isinstance(lec, dict) or not uses_jax(lec):
+    for lec in audit.lectures if audit is not None else ():
+        if not uses_jax(lec):
             continue
-        pred = of_lecture(lec, family)
-        path = str(lec.get("path", "?"))
-        judged = str(lec.get("family") or "")
+        pred = lec.prediction(family)
+        path = lec.path
+        judged = lec.family or ""
         if has_gpu and judged and same_hardware(judged, family, catalogue):
-            out[pinning.placement(str(lec.get("recommendation", "")), True)].append(path)
+            out[pinning.placement(lec.recommendation or "", True)].append(path)
         elif pred is not None and pred.cpu is not None:
             found = wholebuild.placed(lec, family, None, "", has_gpu)  # the one pin rule (either stays put)
             out["cpu" if found.device == placement.CPU else "gpu" if found.device else "unknown"].append(path)
@@ -69,11 +68,11 @@ def _names(paths: list[str], limit: int = 8) -> str:
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
-def pins_text(audit: dict | None, family: str, has_gpu: bool) -> str:
+def pins_text(audit: AuditView | None, family: str, has_gpu: bool) -> str:
     """Which lectures to pin to the CPU on a GPU family, and how; the command that tells, without an audit."""
     if not has_gpu:
         return ""
-    if not audit:
+    if audit is None:
         return (f"which lectures to pin: `{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS "
                 f"--audit audit.json`; pin {pin_how(family)}")
     where = placements(audit, family, has_gpu)

@@ -8,8 +8,10 @@ audit is still read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.results.published_build import PublishedBuild
 
 
@@ -18,6 +20,11 @@ class CommittedAudit:
     name: str           # the folder's name: repository@commit
     audit: dict         # the published audit JSON (its `published` block says where and how it ran)
     published: PublishedBuild | None = None  # the published build beside it (published.json)
+
+    @cached_property
+    def view(self) -> AuditView:
+        """The audit's lectures as the policy reads them, read once."""
+        return AuditView.from_dict(self.audit)
 
     @property
     def facts(self) -> dict:

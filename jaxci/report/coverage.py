@@ -17,6 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from jaxci.analysis.lecture_record import AuditView, Failure, LectureRecord
+
 CLASSES = ("executed", "stopped by the harness", "failed", "not executed")
 
 
@@ -29,26 +31,24 @@ class Covered(NamedTuple):
     why: str
 
 
-def lecture_class(lecture: dict | None) -> tuple[str, str]:
+def lecture_class(lecture: LectureRecord | None) -> tuple[str, str]:
     """(class, why) of one audit lecture record (None: not in the audit)."""
     if lecture is None:
         return "not executed", "not in the audit"
-    runs = lecture.get("runs") or {}
-    if not runs or lecture.get("not_executed"):
-        return "not executed", lecture.get("not_executed") or "no run"
-    if all(isinstance(r, dict) and r.get("status") == "ok" for r in runs.values()):
+    if not lecture.runs or lecture.not_executed:
+        return "not executed", lecture.not_executed or "no run"
+    if all(r.status == "ok" for r in lecture.runs.values()):
         return "executed", ""
-    failure = lecture.get("failure") or {}
-    where = f"cell {failure.get('cell')}: {failure.get('error') or failure.get('cause')}"
-    if failure.get("by") == "harness":
-        return "stopped by the harness", f"{failure.get('cause')} ({where})"
-    return "failed", "; ".join(lecture.get("errors") or []) or where
+    failure = lecture.failure or Failure()
+    where = f"cell {failure.cell}: {failure.error or failure.cause}"
+    if failure.by == "harness":
+        return "stopped by the harness", f"{failure.cause} ({where})"
+    return "failed", "; ".join(lecture.errors) or where
 
 
-def coverage(audit: dict, seconds: dict[str, float]) -> list[Covered]:
+def coverage(audit: AuditView, seconds: dict[str, float]) -> list[Covered]:
     """Every published lecture (document -> published seconds) classed by the audit, heaviest first."""
-    by_name = {Path(lec["path"]).stem: lec for lec in audit.get("lectures", [])
-               if isinstance(lec, dict) and isinstance(lec.get("path"), str)}
+    by_name = {Path(lec.path).stem: lec for lec in audit.lectures}
     rows = [Covered(doc, s, *lecture_class(by_name.get(doc))) for doc, s in seconds.items()]
     return sorted(rows, key=lambda r: (-r.seconds, r.document))
 

@@ -12,6 +12,7 @@ ran, and every lecture that could not run here with its cause.
 
 from __future__ import annotations
 
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.analysis.provenance import describe
 from jaxci.report import answers, questions
 from jaxci.report.decisions import MEASURED, NOT_MEASURED, PREDICTED, sheets
@@ -164,26 +165,26 @@ def family_page(report, family: str, site: bool = False) -> str:
         "## JAX pin", pin_md(report)]) + "\n"
 
 
-def not_run(audit: dict) -> list[tuple[str, str]]:
+def not_run(audit: AuditView) -> list[tuple[str, str]]:
     """(lecture, cause) of every lecture that could not run here: not executed for a reason other than not being
     selected, or executed and failed (its errors, names only once published)."""
     out = []
-    for lec in audit.get("lectures") or []:
-        reason = lec.get("not_executed") or ""
-        if reason and lec.get("selected", True):
-            out.append((lec["path"], reason))
-        elif not reason and lec.get("status") not in ("ok", None):
-            out.append((lec["path"], f"{lec['status']}: {'; '.join(lec.get('errors') or [])}"))
+    for lec in audit.lectures:
+        reason = lec.not_executed or ""
+        if reason and lec.selected:
+            out.append((lec.path, reason))
+        elif not reason and lec.status not in ("ok", None):
+            out.append((lec.path, f"{lec.status}: {'; '.join(lec.errors)}"))
     return out
 
 
 def audit_md(committed) -> str:
     """One committed audit's heading and facts, and the lectures that could not run; every value from the audit
     written through jaxci.util.quoting (a repository named `evil<!--` hides nothing after it)."""
-    audit, facts = committed.audit, {k: quoting.cell(v) for k, v in committed.facts.items()}
-    lectures = audit.get("lectures") or []
-    executed = [lec for lec in lectures if lec.get("runs")]
-    selected = sum(bool(lec.get("selected", True)) for lec in lectures)
+    audit, facts = committed.view, {k: quoting.cell(v) for k, v in committed.facts.items()}
+    lectures = audit.lectures
+    executed = [lec for lec in lectures if lec.runs]
+    selected = sum(lec.selected for lec in lectures)
     failed = not_run(audit)
     head = (f"### {label_md(committed)}\n\n"
             f"- commit {quoting.code(committed.commit)}; judged for {facts.get('family', '?')}; kernel "

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from jaxci.analysis.concurrency import Survived, never_on_gpu, survived_on_gpu
+from jaxci.analysis.lecture_record import PEAK_KEYS, AuditView
 from jaxci.policy import concurrency
 from jaxci.report.question import Status
 from jaxci.util import quoting
@@ -30,22 +31,19 @@ class LecturePeak:
     platform: str    # the audit run it came from ("cuda", "cpu")
 
 
-def lecture_peaks(audit: dict | None) -> list[LecturePeak]:
+def lecture_peaks(audit: AuditView | None) -> list[LecturePeak]:
     """Each lecture's largest memory figure from an executed audit, the GPU's own where a GPU ran it, else
     JAX's live buffers on the CPU, else host RSS; labelled, largest first."""
     out = []
-    for lec in (audit or {}).get("lectures", []) or []:
-        runs = lec.get("runs") or {}
+    for lec in audit.lectures if audit is not None else ():
         best = None
-        for platform, run in sorted(runs.items(), key=lambda kv: kv[0] != "cuda"):
-            peak = (run or {}).get("peak_memory") or {}
-            for key, kind in (("device_peak_mib", "device"), ("live_buffers_mib", "live buffers"),
-                              ("host_rss_peak_mib", "host RSS")):
-                value = peak.get(key)
-                if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        for platform, run in sorted(lec.runs.items(), key=lambda kv: kv[0] != "cuda"):
+            for key, kind in zip(PEAK_KEYS, ("device", "live buffers", "host RSS"), strict=True):
+                value = run.peak_mib.get(key)
+                if value is not None and value > 0:
                     if kind == "device" and platform not in ("cuda", "gpu"):
                         continue  # a CPU backend's own stats are not a GPU's need
-                    best = best or LecturePeak(str(lec.get("path", "?")), float(value), kind, platform)
+                    best = best or LecturePeak(lec.path, value, kind, platform)
                     break
             if best:
                 break
@@ -66,7 +64,8 @@ def _fit(device_peaks: list, device_mib: float | None, budget: float) -> int | N
     return math.floor(budget * device_mib / device_peaks[0].mib)
 
 
-def answers(report, family: str, entry, audit=None, engines=concurrency.ENGINES) -> list[concurrency.Answer]:
+def answers(report, family: str, entry, audit: AuditView | None = None,
+            engines=concurrency.ENGINES) -> list[concurrency.Answer]:
     """Question 3 for `family` in each engine's terms (jaxci.policy.concurrency.decide): the family's own GPU
     measurement when it has one, else what any GPU measured, sized by the lectures' measured GPU peak."""
     survived = measured_on_gpu(report)
@@ -89,7 +88,7 @@ def build_engine(report) -> str:
     return concurrency.NBCLIENT
 
 
-def kernels(report, family: str, entry, audit=None) -> tuple[int, str]:
+def kernels(report, family: str, entry, audit: AuditView | None = None) -> tuple[int, str]:
     """(the N row 3 advises for the family on its GPU in the engine the repositories build with, that engine):
     the jax-env action's `concurrency` input, the same number row 3 gives for that engine."""
     engine = build_engine(report)
@@ -123,7 +122,8 @@ def engine_text(answers_: list[concurrency.Answer]) -> str:
     return settings + (f". JAX lectures serial on the GPU while CPU-only ones fan out: {splits}" if splits else "")
 
 
-def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], audit=None, jax=str):
+def unmeasured_gpu(report, family: str, entry, found: list[concurrency.Answer], audit: AuditView | None = None,
+                   jax=str):
     """(decision, status, basis) for a GPU family with no concurrency run of its own, from its `answers`.
     `jax(machine)` names the JAX version a machine measured with."""
     from jaxci.policy import builds as buildcost

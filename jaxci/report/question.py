@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
+
+from jaxci.analysis.lecture_record import AuditView
 
 
 class Status(StrEnum):
@@ -60,6 +63,11 @@ class Context:
     family: str
     entry: Any
     audit: dict | None = None
+
+    @cached_property
+    def view(self) -> AuditView | None:
+        """The audit's lectures as the policy reads them, read once per context (None: no audit)."""
+        return AuditView.from_dict(self.audit) if self.audit is not None else None
 
 
 @dataclass(frozen=True)

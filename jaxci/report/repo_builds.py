@@ -22,7 +22,7 @@ def runs_on(committed, catalogue: dict) -> str | None:
 def build_of(report, committed, family: str, entry) -> wb.WholeBuild:
     """One committed audit's whole build on `family` (published seconds used where they ran on its hardware)."""
     catalogue = report.catalogue
-    return wb.whole_build(committed.audit, committed.label, family, entry, committed.published, catalogue,
+    return wb.whole_build(committed.view, committed.label, family, entry, committed.published, catalogue,
                           runs_on(committed, catalogue))
 
 

@@ -13,6 +13,7 @@ import dataclasses
 
 from jaxci.analysis import crossover as cx
 from jaxci.analysis import median
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.report import actions, answers
 from jaxci.report import memory_advice as ma
 from jaxci.report.question import Answer, Context, Status
@@ -32,11 +33,11 @@ def fp64(ctx: Context) -> Answer:
 def crossover(ctx: Context) -> Answer:
     """The break-even size, with the lectures to pin on a GPU family (the audit's placements)."""
     return _then(_crossover(ctx.report, ctx.family, ctx.entry),
-                 actions.pins_text(ctx.audit, ctx.family, ctx.entry.has_gpu))
+                 actions.pins_text(ctx.view, ctx.family, ctx.entry.has_gpu))
 
 
 def concurrency(ctx: Context) -> Answer:
-    return _concurrency(ctx.report, ctx.family, ctx.entry, ctx.audit)
+    return _concurrency(ctx.report, ctx.family, ctx.entry, ctx.view)
 
 
 def sampler(ctx: Context) -> Answer:
@@ -44,18 +45,18 @@ def sampler(ctx: Context) -> Answer:
 
 
 def environment(ctx: Context) -> Answer:
-    return _environment(ctx.report, ctx.family, ctx.entry, *ma.kernels(ctx.report, ctx.family, ctx.entry, ctx.audit))
+    return _environment(ctx.report, ctx.family, ctx.entry, *ma.kernels(ctx.report, ctx.family, ctx.entry, ctx.view))
 
 
 def cost(ctx: Context) -> Answer:
     """The build's minutes and dollars, with the cheaper families' prices unless the row already prices its
     partner family."""
-    found = _cost(ctx.report, ctx.family, ctx.entry, ctx.audit)
+    found = _cost(ctx.report, ctx.family, ctx.entry, ctx.view)
     return found if found.prices_alternative else _then(found, actions.cheaper(ctx.report.catalogue, ctx.family))
 
 
 def hygiene(ctx: Context) -> Answer:
-    return _hygiene(ctx.report, ctx.family, ctx.entry, ctx.audit)
+    return _hygiene(ctx.report, ctx.family, ctx.entry, ctx.view)
 
 
 def _then(answer: Answer, action: str) -> Answer:
@@ -146,7 +147,7 @@ def _crossover(report, family, entry) -> Answer:
                   number=f"n ≈ {p.n:,.0f}")
 
 
-def _concurrency(report, family, entry, audit=None) -> Answer:
+def _concurrency(report, family, entry, audit: AuditView | None = None) -> Answer:
     """Question 3 through the one rule (jaxci.policy.concurrency.decide), in each engine's terms: the family's own
     measurement when it has one, else the policy a GPU measured surviving, sized by the lectures' own measured need
     (memory_advice): never from the suite's synthetic worker peak."""
@@ -281,7 +282,7 @@ def _environment(report, family, entry, kernels: int = 1, engine: str = "") -> A
                   number=f"compile {seconds(p.seconds)} per fresh jit" if p else "")
 
 
-def _cost(report, family, entry, audit) -> Answer:
+def _cost(report, family, entry, audit: AuditView | None) -> Answer:
     from jaxci.policy import builds as buildcost
 
     price = entry.value("price_per_hour")
@@ -292,8 +293,8 @@ def _cost(report, family, entry, audit) -> Answer:
         if committed is not None:
             text, basis, number = committed
             return Answer(text, PREDICTED, basis, number=number)
-    build = buildcost.family_build(audit, family, entry.has_gpu) if audit else None
-    if build is None or price is None:
+    build = buildcost.family_build(audit, family, entry.has_gpu) if audit is not None else None
+    if audit is None or build is None or price is None:
         return _cost_without_audit(report, family, entry, price)
     own = buildcost.job_dollars(build.seconds, entry)
     gpu_part = f", {build.on_gpu} on its GPU" if entry.has_gpu else ""
@@ -351,7 +352,7 @@ def _cost_without_audit(report, family, entry, price) -> Answer:
                   f"{buildcost.overhead_minutes():g} min (catalogue planning figure); {measure}")
 
 
-def _hygiene(report, family, entry, audit) -> Answer:
+def _hygiene(report, family, entry, audit: AuditView | None) -> Answer:
     """Row 7 by the one timeout rule (jaxci.policy.timeouts.from_audit): per-lecture `execution: timeout:` for the
     timed lectures that need more than they have, the book's own value kept unless every lecture is timed, the
     job's timeout-minutes from the same predicted build; nothing lowered without a measurement."""
@@ -359,7 +360,7 @@ def _hygiene(report, family, entry, audit) -> Answer:
     from jaxci.policy import builds, timeouts
 
     gate = "by engine: " + "; ".join(timeouts.engine_hygiene(e) for e in timeouts.FAIL_ONCE)
-    advice = timeouts.from_audit(audit or {}, family, entry.has_gpu, catalogue_defaults())
+    advice = timeouts.from_audit(audit or AuditView(), family, entry.has_gpu, catalogue_defaults())
     own = (f"own `{advice.book_current_s:g}` s ({quoting.cell(advice.book_origin)})" if advice.book_current_s
            else "own value")
     measure = f"`{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json`"
@@ -369,7 +370,7 @@ def _hygiene(report, family, entry, audit) -> Answer:
             NOT_MEASURED, f"no lecture timed, and no advice lowers a timeout without a measurement of "
             f"the lecture it would cut: {measure} (rule: {timeouts.rule_text()}, at the high end of "
             "the lecture's predicted band on the family); fixture notebooks never size a timeout")
-    predicted = any(builds.prediction(lec, family) for lec in (audit or {}).get("lectures") or [])
+    predicted = any(builds.prediction(lec, family) for lec in (audit or AuditView()).lectures)
     if advice.book_s is not None and advice.book_s != advice.book_current_s:
         book = f"book-wide `timeout: {advice.book_s}` s (every lecture timed; the repository has its {own})"
         per = []

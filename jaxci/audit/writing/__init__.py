@@ -2,6 +2,7 @@
 (`emit`), an audit JSON read back for the report (`record`), and the shards' JSONs merged into one audit (`merge`).
 
 May import: jaxci.audit.reading, jaxci.audit.judging, jaxci.policy, jaxci.util, jaxci.accel (which run is the
-accelerator's, to head its columns) and jaxci.analysis.prediction (the per-lecture prediction it writes and reads
-back, pure); never the runner.
+accelerator's, to head its columns), jaxci.analysis.prediction (the per-lecture prediction it writes and reads
+back, pure) and, in `record`, jaxci.analysis.lecture_record (the lectures' typed view the policy reads, built once
+on reading to refuse an entry it cannot read); never the runner.
 """

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 
+from jaxci.analysis.lecture_record import AuditView, LectureRecordError
 from jaxci.analysis.prediction import SECONDS as PREDICTED_SECONDS
 from jaxci.analysis.prediction import TEXTS as PREDICTED_TEXTS
 from jaxci.audit.reading import runrecord
@@ -110,6 +111,10 @@ def _validated(data) -> dict:
     out = {**data, "lectures": [_lecture(f"lectures[{i}]", lec) for i, lec in enumerate(lectures)]}
     if "families" in data:
         out["families"] = _texts("families", data["families"])
+    try:  # the typed view the policy reads (jaxci.analysis.lecture_record): refused here, once, if it cannot be read
+        AuditView.from_dict(out)
+    except LectureRecordError as exc:
+        raise AuditError(str(exc)) from None
     return stamped({**out, **_checked_top(data)})
 
 
