@@ -165,3 +165,13 @@ def test_a_run_executed_now_is_cached_with_the_probe_of_the_host_that_ran_it(tmp
     assert stored["host_probe"]["seconds"] == 0.085
     again = cache.Reuse(tmp_path / "store", {"execution": {}, "lectures": []}, failures=True)
     assert again.lookup(lecture, "cpu", "k1").host_probe["seconds"] == 0.085
+
+
+def test_a_probe_read_back_again_and_again_says_once_that_it_was_reused():
+    from jaxci.audit.runner import host_probe
+
+    measured = host_probe.Probe(0.085, 0.084, 0.126, 1_000_000, "int_sum here: 0.085 s")
+    once = host_probe.from_dict(host_probe.as_dict(measured))
+    twice = host_probe.from_dict(host_probe.as_dict(once))
+    assert once.reused and twice.text == once.text and once.text.endswith("int_sum here: 0.085 s")
+    assert once.text.count("reused") == 1 and (twice.seconds, twice.n) == (0.085, 1_000_000)

@@ -30,6 +30,7 @@ class Probe:
     high: float | None
     n: int
     text: str
+    reused: bool = False   # read back from a record (a re-judge): its text already says so
 
 
 def probe(n: int = PROBE_N, repeat: int = PROBE_REPEAT, kernels: Path = KERNELS) -> Probe:
@@ -65,7 +66,8 @@ def _load() -> str:
 
 def as_dict(probe: Probe) -> dict:
     """The probe as the audit JSON records it (`host_probe`), so a re-judge of reused runs can use it again."""
-    return {"seconds": probe.seconds, "low": probe.low, "high": probe.high, "n": probe.n, "text": probe.text}
+    return {"seconds": probe.seconds, "low": probe.low, "high": probe.high, "n": probe.n, "text": probe.text,
+            "reused": probe.reused}
 
 
 def from_dict(record) -> Probe | None:
@@ -79,7 +81,8 @@ def from_dict(record) -> Probe | None:
         return None
     text = record.get("text") if isinstance(record.get("text"), str) else ""
     seconds, low, high = (float(v) for v in values if v is not None)  # every one a number, checked above
-    return Probe(seconds, low, high, n, f"recorded with the reused runs: {text}"[:300])
+    said = record.get("reused") is True   # read back once already: its text says so (never said twice)
+    return Probe(seconds, low, high, n, (text if said else f"recorded with the reused runs: {text}")[:300], True)
 
 
 def given(seconds: float, n: int = PROBE_N) -> Probe:
