@@ -137,18 +137,15 @@ class Reuse:
         folder never read half a record; a link or anything but a regular file at its name is refused, so nothing
         outside the folder is written). A run that cannot be stored is said, and the audit goes on."""
         self.executed.append(f"{verdict.path} [{platform}]")
-        if key is None or self.cache_dir is None or run.status != OK:
-            return
-        try:
-            safewrite.write_text(self.cache_dir / f"{key}.json", json.dumps(run.as_dict(), default=str),
-                                 within=self.cache_dir, limit=LIMIT)
-        except safewrite.UnsafeWrite as exc:
-            self.refused.append(f"{verdict.path} [{platform}]: not stored: {one_line(exc, 200)}")
+        self._write(verdict, platform, key, run)
 
     def restore(self, verdict, platform: str, run: NotebookRun) -> None:
         """A run executed by this audit stored again once judging stamped it (its host probe): the record a later
         audit reuses must carry the speed of the host when it ran, not whatever that audit's baseline says."""
-        key = self.keys.get(verdict.path, {}).get(platform)
+        self._write(verdict, platform, self.keys.get(verdict.path, {}).get(platform), run)
+
+    def _write(self, verdict, platform: str, key: str | None, run: NotebookRun) -> None:
+        """A completed run's record under its key (nothing for a failure, a run with no key, or no cache folder)."""
         if key is None or self.cache_dir is None or run.status != OK:
             return
         try:
