@@ -278,6 +278,34 @@ def test_publish_refuses_a_folder_without_its_run_facts_and_writes_nothing(tmp_p
     assert (dest / "run.txt").is_file() and (dest / "kernel-packages.txt").is_file()
 
 
+def test_audit_files_on_their_own_are_published_names_and_numbers_only(tmp_path, capsys):
+    """`jaxci audit publish A.json B.json DEST`: each file scrubbed as a repository audit is (no cell's first line,
+    no exception's message), under its own name, its `published` block naming it; DEST may not be an input's
+    folder, and two inputs of one name are refused (one would overwrite the other); a refusal writes nothing."""
+    from jaxci.commands.audit import main
+
+    raw = tmp_path / "raw"
+    (raw / "other").mkdir(parents=True)
+    doc = copy.deepcopy(AUDIT)
+    run = {"status": "error", "error": "cell 3: ValueError: the lecture's own words", "platform": "cpu",
+           "cells": [{"index": 3, "first_line": "x = secret_code()", "status": "error"}]}
+    doc["lectures"][0]["runs"] = {"cpu": run}
+    for name in ("call1-both.json", "call2-cpu-a.json"):
+        (raw / name).write_text(json.dumps(doc))
+    dest = tmp_path / "scoring"
+    assert main(["publish", str(raw / "call1-both.json"), str(raw / "call2-cpu-a.json"), str(dest)]) == 0
+    for name in ("call1-both.json", "call2-cpu-a.json"):
+        text = (dest / name).read_text()
+        assert "secret_code" not in text and "own words" not in text and "first_line" not in text
+        assert json.loads(text)["published"] == {"source": name}
+    (raw / "other" / "call1-both.json").write_text(json.dumps(doc))
+    assert main(["publish", str(raw / "call1-both.json"), str(raw / "other" / "call1-both.json"),
+                 str(tmp_path / "x")]) == 2
+    assert "share a name" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    assert main(["publish", str(raw / "call1-both.json"), str(raw)]) == 2
+    assert "the folder of an input" in capsys.readouterr().err
+
+
 def test_a_maintainers_destination_that_is_a_file_is_refused_before_anything_is_read(tmp_path, capsys):
     from jaxci.commands.report import main
 

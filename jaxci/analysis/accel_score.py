@@ -84,8 +84,8 @@ def accel_status(runs: dict, platform: str) -> str:
 
 def merge_lecture(into: dict, lec: dict) -> None:
     """One lecture's record folded into `into` (path -> record): its runs from every audit (one side may have run
-    in an audit of its own: one lecture per process, one platform each; a side that failed in one call and completed
-in another keeps the completed run), its prediction from the first that has one."""
+    in an audit of its own: one lecture per process, one platform each; a side that failed in one call and
+    completed in another keeps the completed run), its prediction from the first that has one."""
     path = lec.get("path")
     if not isinstance(path, str):
         return
