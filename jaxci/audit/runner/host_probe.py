@@ -79,7 +79,8 @@ def from_dict(record) -> Probe | None:
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e4 for v in values) \
             or not isinstance(n, int) or isinstance(n, bool) or n <= 0:
         return None
-    text = record.get("text") if isinstance(record.get("text"), str) else ""
+    found = record.get("text")
+    text: str = found if isinstance(found, str) else ""
     seconds, low, high = (float(v) for v in values if v is not None)  # every one a number, checked above
     said = record.get("reused") is True   # read back once already: its text says so (never said twice)
     return Probe(seconds, low, high, n, (text if said else f"recorded with the reused runs: {text}")[:300], True)
