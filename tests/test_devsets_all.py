@@ -64,7 +64,7 @@ def test_the_runs_are_predicted_again_as_the_audit_recorded_them():
             before = A.uncalibrated(LecturePrediction.from_dict(before))
             assert LecturePrediction.from_dict(after).cpu.seconds == pytest.approx(before.cpu.seconds, rel=1e-9), \
                 old["path"]
-    assert n == 63
+    assert n == 66
 
 
 def _lecture(name, status="ok", predicted=None, failure=None, cells=()):
