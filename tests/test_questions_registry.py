@@ -57,7 +57,7 @@ def test_the_cheaper_families_follow_the_cost_answers_flag_not_its_words(monkeyp
     nothing."""
     cat = {"a": object()}
     monkeypatch.setattr(rows.actions, "cheaper", lambda catalogue, family: "cheaper per hour: b")
-    ctx = SimpleNamespace(report=SimpleNamespace(catalogue=cat), family="a", entry=None, audit=None)
+    ctx = SimpleNamespace(report=SimpleNamespace(catalogue=cat), family="a", entry=None, audit=None, view=None)
     for words, priced, added in (("one build: x alone y", False, True), ("one build; b on its own ≈ $1", True, False)):
         monkeypatch.setattr(rows, "_cost", lambda *a, w=words, p=priced: Answer(w, Status.PREDICTED, "",
                                                                                   prices_alternative=p))

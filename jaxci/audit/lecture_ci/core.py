@@ -196,7 +196,7 @@ class _Audit:
         decision) when one exists, else the lectures' measured seconds on the machine that ran --execute, else
         the catalogue's planning ceiling."""
         family = self.label_changes.get(job.where, {}).get("family", _family(job))
-        whole = self._whole_build(family)
+        whole = tier.whole_build_minutes(self.whole.get(family), family)
         if whole:
             return whole
         predicted = self._predicted_build(job, family)
@@ -212,25 +212,6 @@ class _Audit:
         value = float(figure.value) if figure else 60.0
         return value, "policy", (f"build time not measured: the catalogue's planning ceiling of {value:g} min "
                                  "(machines.toml [defaults] suite_minutes_unmeasured)")
-
-    def _whole_build(self, family: str):
-        """(minutes, label, basis) from the whole build on the job's family (jaxci.policy.wholebuild: every lecture
-        priced, from its published seconds or its run here), the slower of the build as published and after the
-        patch at the high end of its band; None when there is none or a lecture is left unpriced (then the job's
-        limit would rest on part of the build)."""
-        from jaxci.audit.lecture_ci import decision
-
-        build = self.whole.get(family)
-        if build is None or not build.lectures or build.unpriced:
-            return None
-        _, _, after_high = build.after_s
-        as_published = build.published.total_s if build.published is not None else 0.0
-        worst = max(after_high, as_published)
-        published = (f"{as_published / 60:.1f} min as published ({build.published.source}), "
-                     if build.published is not None else "")
-        return worst / 60, decision.PREDICTED, (
-            f"the whole build on {family} (jaxci.policy.wholebuild, the audit's `build` block): {published}"
-            f"{after_high / 60:.1f} min after the patch at the high end of its band; the slower taken")
 
     def _predicted_build(self, job, family: str):
         """(minutes, label, basis) from the tier decision's predicted build on the job's family, at the high end
