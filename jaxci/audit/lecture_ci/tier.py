@@ -147,14 +147,12 @@ def whole_build_minutes(build, family: str):
     lecture priced, from its published seconds or its run here): the slower of the build as published and after
     the patch at the high end of its band; None when there is none or a lecture is left unpriced (then a job's
     limit would rest on part of the build)."""
-    from jaxci.audit.lecture_ci import decision
-
     if build is None or not build.lectures or build.unpriced:
         return None
     _, _, after_high = build.after_s
     as_published = build.published.total_s if build.published is not None else 0.0
     published = (f"{as_published / 60:.1f} min as published ({build.published.source}), "
                  if build.published is not None else "")
-    return max(after_high, as_published) / 60, decision.PREDICTED, (
+    return max(after_high, as_published) / 60, "predicted", (
         f"the whole build on {family} (jaxci.policy.wholebuild, the audit's `build` block): {published}"
         f"{after_high / 60:.1f} min after the patch at the high end of its band; the slower taken")
