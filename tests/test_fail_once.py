@@ -27,6 +27,10 @@ MYST = REPO / ".engines" / "node_modules" / ".bin" / "myst"
 RECORD = Path(".jaxci") / "known-failures.json"
 
 
+#: jupyter_client picks a kernel's TCP ports free, then binds them later: a kernel started at the same moment by a
+#: parallel test can take one in between (ZMQError, then "Kernel died before replying to kernel_info")
+PORT_RACE = "Address already in use"
+
 def _steps(template: str) -> tuple[list[dict], dict]:
     flow = yaml.safe_load((REPO / "templates" / template).read_text())
     return [s for s in flow["jobs"]["build"]["steps"] if "run" in s and not s["name"].startswith("install")], flow
@@ -69,6 +73,8 @@ def build(tmp_path: Path, n: int, template: str, change=None, previous: Path | N
             script = script.replace("--html", "--site")
         cwd = checkout / step.get("working-directory", ".").replace("${{ env.BOOK }}", flow["env"]["BOOK"])
         proc = run_bash(script, cwd=cwd, env=env, timeout=600)
+        if proc.returncode != 0 and PORT_RACE in proc.stdout + proc.stderr:   # another test's kernel took the port
+            proc = run_bash(script, cwd=cwd, env=env, timeout=600)             # between its pick and its bind: once
         log += f"\n## {step['name']}\n{proc.stdout}{proc.stderr}"
         if "myst build" in script:
             _stop_leftover_servers(checkout)
