@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.analysis.prediction import families as predicted_families
 from jaxci.report import questions, termcheck
 from jaxci.report.question import Context, Question, QuestionDecision, Status
@@ -53,8 +54,9 @@ def families(report, chosen=None, audit=None) -> list[str]:
     return named or list(DEFAULT_FAMILIES)
 
 
-def sheet(report, family, audit=None, entry=None) -> FamilySheet:
-    """The registered questions' rows for `family` (its catalogue entry, unless `entry` gives the machine's facts)."""
+def sheet(report, family, audit=None, entry=None, view=None) -> FamilySheet:
+    """The registered questions' rows for `family` (its catalogue entry, unless `entry` gives the machine's facts);
+    `view` is the audit's typed view when the caller read it already (sheets reads it once for every family)."""
     if entry is None:
         entry = report.catalogue.get(family)
     if entry is None:
@@ -66,7 +68,9 @@ def sheet(report, family, audit=None, entry=None) -> FamilySheet:
     measured = "measured here" if _measured_here(report, family) else "not measured here: predicted and defaults"
     title = (f"{family} ({hw}, {entry.value('vcpu') or '?'} vCPU, "
              f"{f'${price:.3f}/h' if price is not None else 'no price'}; {measured})")
-    context = Context(report, family, entry, audit)
+    if view is None and audit is not None:
+        view = AuditView.from_dict(audit)
+    context = Context(report, family, entry, audit, view)
     rows = [QuestionDecision.of(q, n, q.rule(context)) for n, q in enumerate(questions.REGISTRY, 1)]
     rows = [termcheck.annotate(report, family, d, entry.has_gpu) for d in rows]
     return FamilySheet(family, title, price, entry.has_gpu, rows)
@@ -77,7 +81,8 @@ def sheets(report, chosen=None, audit=None) -> list[FamilySheet]:
     key = (tuple(chosen or ()), id(audit))
     memo = report.__dict__.setdefault("_decision_sheets", {})
     if key not in memo:
-        memo[key] = [sheet(report, f, audit) for f in families(report, chosen, audit)]
+        view = AuditView.from_dict(audit) if audit is not None else None
+        memo[key] = [sheet(report, f, audit, view=view) for f in families(report, chosen, audit)]
     return memo[key]
 
 

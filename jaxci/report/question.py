@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property
 from typing import Any
 
 from jaxci.analysis.lecture_record import AuditView
@@ -57,17 +56,13 @@ class Term:
 
 @dataclass(frozen=True)
 class Context:
-    """What a rule reads: the report, the family and its catalogue entry, the audit (or None)."""
+    """What a rule reads: the report, the family and its catalogue entry, the audit (or None) and its view."""
 
     report: Any
     family: str
     entry: Any
     audit: dict | None = None
-
-    @cached_property
-    def view(self) -> AuditView | None:
-        """The audit's lectures as the policy reads them, read once per context (None: no audit)."""
-        return AuditView.from_dict(self.audit) if self.audit is not None else None
+    view: AuditView | None = None   # the audit's lectures as the policy reads them, read once for every sheet
 
 
 @dataclass(frozen=True)
