@@ -155,3 +155,21 @@ def test_the_calibration_is_fitted_from_the_committed_audits_in_the_form_asked(t
     assert cal["form"] == "offset" and cal["scale"] == 1.0 and cal["low"] <= cal["probe_units"] <= cal["high"]
     probes = cal["fitted_on"]["probes_s"]
     assert probes == sorted(probes) and cal["fitted_on"]["accepts_s"] == [probes[0], probes[-1]]
+
+
+def test_the_record_is_scored_in_the_committed_calibrations_form():
+    """The record describes the model the audits apply: `jaxci devsets` scores in the committed calibration's form
+    unless told otherwise (it was kept in form `both` while the committed calibration was `offset`)."""
+    from jaxci.modeldata import fixed_costs
+
+    assert _record()["form"] == fixed_costs.committed_form()
+
+
+def test_a_calibration_without_a_form_is_refused_with_its_path(tmp_path):
+    from jaxci.modeldata import fixed_costs
+
+    path = tmp_path / "notebook-calibration.json"
+    path.write_text(json.dumps({"version": 1, "probe_units": 1.0}))
+    with pytest.raises(fixed_costs.FixedCostsError, match="names no form"):
+        fixed_costs.committed_form(path)
+    assert fixed_costs.committed_form(tmp_path / "none.json") is None

@@ -12,7 +12,7 @@ Three inputs, one scoring:
 - since issue 70, every published lecture from the committed executed audits (jaxci.analysis.devsets_audit, scored
   by jaxci.analysis.devsets_score), and its record (`docs/reference/dev-sets-all.json`, version ALL_VERSION).
 
-    jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form both] [--lectures]
+    jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form F] [--lectures]
         [--format md|json] [--calibrate docs/reference/notebook-calibration.json [--accepts LOW,HIGH]]
     jaxci devsets --table docs/reference/dev-sets.json [--check] [--lectures]
 

@@ -23,7 +23,7 @@ from jaxci.analysis.primitives import Band
 #: how the calibration is fitted again on the executing host (docs/runner-model.md, "Scoring a model change")
 REFIT = ("run the development sets on this host (measure/published_builds.py ... --let-errors --save-audit FILE), "
          "then `.venv/bin/python -m jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json "
-         "--form both --calibrate docs/reference/notebook-calibration.json`")
+         "--calibrate docs/reference/notebook-calibration.json` (in the committed form; --form F to change it)")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """`jaxci devsets`: the runner model's protocol on its two development sets (jaxci.analysis.devsets).
 
-    jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form both] [--lectures]
+    jaxci devsets --set g4dn.2xlarge=G.json --set ubuntu-latest=A.json [--form F] [--lectures]
         [--format md|json] [--calibrate docs/reference/notebook-calibration.json [--accepts LOW,HIGH]]
     jaxci devsets --table docs/reference/dev-sets.json [--check] [--lectures] [--published PUBLISHED.json ...]
     jaxci devsets --from-audit AUDIT.json [--published PUBLISHED.json] --from-audit ... [--lectures]
@@ -13,7 +13,8 @@ published build timed, from a committed executed audit (jaxci.analysis.devsets_a
 `--published` given in the same order, else the published.json beside it), scored or counted as coverage lost,
 with the weighted figures and the lectures of 60 s or more as their own row (jaxci.analysis.devsets_score);
 `--published` with a version-1 `--table`: the filtered record's figures against the whole builds. Exit 2 on a
-file that is not what it claims to be.
+file that is not what it claims to be. `--form`: the calibration's form, by default the committed calibration's
+(docs/reference/notebook-calibration.json), so that a record scores the model the audits apply.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from jaxci.analysis import devsets_score as S
 from jaxci.analysis import residual as R
 from jaxci.analysis.prediction import MODELLED
 from jaxci.commands.devsets_repredict import repredicted
+from jaxci.modeldata import fixed_costs
 from jaxci.results import published_build
 from jaxci.util import safeio, safewrite
 
@@ -68,7 +70,8 @@ def parser() -> argparse.ArgumentParser:
                    help="with --from-audit: write the scored lectures as data (version 2) to FILE")
     p.add_argument("--check", action="store_true", help="with --table: exit 1 if its scoreboard does not hold")
     p.add_argument("--lectures", action="store_true", help="each lecture's row too")
-    p.add_argument("--form", choices=R.FORMS, default="both", help="the calibration's form (the model's: both)")
+    p.add_argument("--form", choices=R.FORMS, default=None,
+                   help="the calibration's form (default: the committed calibration's, the model the audits apply)")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--calibrate", type=Path, metavar="FILE",
                    help="with --set or --from-audit: write the calibration (JSON) fitted on their lectures to FILE")
@@ -179,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if _refused(args):
         parser().error(_refused(args))
+    try:
+        args.form = args.form or fixed_costs.committed_form() or R.FORMS[0]
+    except fixed_costs.FixedCostsError as exc:
+        print(f"devsets: {exc}", file=sys.stderr)
+        return 2
     runs = {}
     try:
         raw = _json(args.table) if args.table else None

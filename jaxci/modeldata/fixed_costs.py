@@ -93,6 +93,21 @@ def calibration(path: Path) -> tuple[Band | None, str, float, FittedHost | None]
         raise FixedCostsError(f"{path}: calibration unreadable ({exc})") from None
 
 
+def committed_form(path: Path | None = None) -> str | None:
+    """The form the committed calibration was fitted in (None without one): the form the protocol scores the model
+    in, so that a development-set record describes the model the audits apply."""
+    path = Path(path) if path else default_path().with_name(CALIBRATION_NAME)
+    if not path.is_file():
+        return None
+    try:
+        form = json.loads(path.read_text(encoding="utf-8")).get("form")
+    except (OSError, json.JSONDecodeError, AttributeError) as exc:
+        raise FixedCostsError(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(form, str):
+        raise FixedCostsError(f"{path}: the calibration names no form")
+    return form
+
+
 def _seconds(terms: dict) -> dict:
     out = {str(k): float(v) for k, v in terms.items()}
     if any(not (v >= 0) for v in out.values()):
