@@ -135,10 +135,10 @@ def test_the_page_shows_the_commands_output(capsys):
         assert cmd.main(argv) == 0
         out = capsys.readouterr().out
         board, rest = out.split("\n\n", 1)
-        goals, lectures = rest.split("\n\n", 1)
+        goals, error, lectures = rest.split("\n\n", 2)
         sections = [s.split("\n", 1)[1] for s in ("\n" + lectures).split("\n## ")[1:]]
         assert len(sections) == 2   # one per set: every set's lecture table is held to the page, not the last only
-        for part in (board, goals, *sections):
+        for part in (board, goals, error, *sections):
             assert part.strip() in page
 
 

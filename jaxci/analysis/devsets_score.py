@@ -27,6 +27,8 @@ from jaxci.analysis.residual import within_2x
 
 #: the scorings of the protocol (docs/runner-model.md, "Scoring a model change")
 SCORINGS = ("as predicted", "leave-one-lecture-out", "cross-set")
+#: the share of the scored published seconds the model's error band leaves out at each end (`error_band`)
+ERROR_TAIL = 0.1
 #: a lecture of this many published seconds or more is a long one: its own row
 LONG_S = 60.0
 #: the goals, by cross-set scoring
@@ -75,17 +77,41 @@ class SetScore:
         return published_s / self.build_s if self.build_s else 0.0
 
 
-def weighted_median(pairs: list[tuple[float, float]]) -> float | None:
-    """The smallest value whose own and smaller values hold at least half the weight; `pairs`: (value, weight)."""
+def weighted_quantile(pairs: list[tuple[float, float]], q: float) -> float | None:
+    """The smallest value whose own and smaller values hold at least the share `q` of the weight; `pairs`:
+    (value, weight)."""
     total = sum(w for _, w in pairs)
     if not pairs or total <= 0:
         return None
     held = 0.0
     for value, weight in sorted(pairs):
         held += weight
-        if held >= total / 2:
+        if held >= total * q:
             return value
     return sorted(pairs)[-1][0]
+
+
+def weighted_median(pairs: list[tuple[float, float]]) -> float | None:
+    """The smallest value whose own and smaller values hold at least half the weight; `pairs`: (value, weight)."""
+    return weighted_quantile(pairs, 0.5)
+
+
+def error_band(sets: list[SetScore], scoring: str = "cross-set", tail: float = ERROR_TAIL) -> tuple | None:
+    """(low, high, lectures): the predicted / published ratios between which the middle 1 - 2 x `tail` of the scored
+    lectures' published seconds lie, pooled over the sets, by `scoring` (held out: the model was not fitted where it
+    is scored). A build's lecture predicted at s seconds publishes, on this evidence, s / high .. s / low."""
+    pairs = [(x.ratios[scoring], x.published_s) for one in sets for x in one.lectures if scoring in x.ratios]
+    low, high = weighted_quantile(pairs, tail), weighted_quantile(pairs, 1 - tail)
+    return None if low is None or high is None else (low, high, len(pairs))
+
+
+def render_error_band(sets: list[SetScore]) -> str:
+    found = error_band(sets)
+    if found is None:
+        return "The model's error band: no scored lecture.\n"
+    low, high, n = found
+    return (f"The model's error band (cross-set, the middle {1 - 2 * ERROR_TAIL:.0%} of the published seconds of "
+            f"{n} scored lectures): predicted / published {low:.2f} to {high:.2f}.\n")
 
 
 def row_figures(scored: list[tuple[float, float]], lost_s: list[float]) -> dict:

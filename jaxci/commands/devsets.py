@@ -129,9 +129,12 @@ def audit_calibration(args) -> dict:
 def _print_scored(sets: list[S.SetScore], args) -> None:
     rows = S.board(sets)
     if args.format == "json":
-        print(json.dumps({"board": rows, "goals": S.goals(rows)}, indent=1))
+        band = S.error_band(sets)
+        print(json.dumps({"board": rows, "goals": S.goals(rows),
+                          "error_band": None if band is None else dict(zip(("low", "high", "lectures"), band))},
+                         indent=1))
         return
-    text = S.render_board(rows) + "\n" + S.render_goals(S.goals(rows))
+    text = S.render_board(rows) + "\n" + S.render_goals(S.goals(rows)) + "\n" + S.render_error_band(sets)
     print(text + (S.render_lectures(sets) if args.lectures else ""), end="")
 
 

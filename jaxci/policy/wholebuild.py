@@ -5,7 +5,7 @@ Each lecture is priced from the best evidence it has, and says which:
 - *published*: the site's own build published its run time on this family's hardware (a lecture the patch leaves
   where it is keeps that time: it is the very build);
 - *executed here*: the runner model's prediction from its run here (a pinned lecture is priced so on the CPU:
-  nothing published it there);
+  nothing published it there), its band at least the model's held-out error (jaxci.policy.model_error);
 - *not predicted*: neither (it could not run here and nothing published it); it is counted, never dropped.
 The model's own check is `today`: every lecture predicted from its run here on the device it uses today, no
 published figure used, summed beside the published seconds of the same lectures and of the whole build.
@@ -21,6 +21,7 @@ from typing import Protocol
 from jaxci.analysis.lecture_record import AuditView, LectureRecord
 from jaxci.policy import placement
 from jaxci.policy.builds import lecture_seconds, prediction
+from jaxci.policy.model_error import widened
 
 PUBLISHED, EXECUTED, NOT_PREDICTED = "published", "executed here", "not predicted"
 
@@ -148,11 +149,11 @@ def lecture_time(lec: LectureRecord, family: str, has_gpu: bool, published) -> L
     pinned = has_gpu and device == "gpu" and found.device == placement.CPU and not shows_the_gpu(lec)
     today = lecture_seconds(pred, device) if pred else None
     if pinned and pred:
-        after, basis = lecture_seconds(pred, "cpu"), EXECUTED
+        after, basis = widened(lecture_seconds(pred, "cpu")), EXECUTED
     elif pub is not None and not pinned:
         after, basis = (pub, pub, pub), PUBLISHED
     elif today is not None:
-        after, basis = today, EXECUTED
+        after, basis = widened(today), EXECUTED
     else:
         after, basis = None, NOT_PREDICTED
     return LectureTime(path, pub, today, after, basis, pinned, found if has_gpu else None)
