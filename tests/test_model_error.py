@@ -24,6 +24,7 @@ def test_a_predicted_lecture_is_widened_to_the_error_and_never_narrowed():
     assert (mid, round(low, 1), round(high, 1)) == (100.0, round(100 / model_error.RATIO_HIGH, 1),
                                                     round(100 / model_error.RATIO_LOW, 1))
     assert model_error.widened((100.0, 10.0, 1000.0)) == (100.0, 10.0, 1000.0)
+    assert model_error.widened(None) is None   # not predicted on that side: the lecture stays unpriced
 
 
 def test_the_quantiles_weigh_published_seconds():

@@ -16,7 +16,9 @@ from __future__ import annotations
 RATIO_LOW, RATIO_HIGH = 0.53, 1.59
 
 
-def widened(seconds: tuple[float, float, float]) -> tuple[float, float, float]:
-    """(mid, low, high) of a predicted lecture with its band at least the model's held-out error."""
+def widened(seconds: tuple[float, float, float] | None) -> tuple[float, float, float] | None:
+    """(mid, low, high) of a predicted lecture with its band at least the model's held-out error (None: none)."""
+    if seconds is None:
+        return None
     mid, low, high = seconds
     return mid, min(low, mid / RATIO_HIGH), max(high, mid / RATIO_LOW)
