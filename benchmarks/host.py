@@ -25,6 +25,8 @@ PYTHON_KERNELS = ["int_sum", "float_sum", "dict_count"]
 PYTHON_SIZES = [100_000, 1_000_000, 10_000_000]
 LINALG_OPS = ["matmul", "solve"]
 LINALG_SIZES = [256, 1000, 3000]
+SWEEP_SIZES = [4, 16]   # k: the small matrices of a sampler's conditional draws
+SWEEP_DRAWS = 2_000
 ELEMENTWISE_SIZES = [1_000_000, 50_000_000]
 SORT_SIZES = [1_000_000, 10_000_000]
 NUMBA_LOOP_SIZES = [100_000, 1_000_000, 10_000_000]
@@ -84,6 +86,27 @@ class NumpyLinalg:
         self.fn, self.args = host.LINALG_KERNELS[op], _cached(("linalg", op, n, dtype), inputs_after_first_call)
 
     def time_run(self, op, n, threads, dtype):
+        self.fn(*self.args)
+
+
+class NumpySmallLinalgLoop:
+    """A Gibbs sweep of SWEEP_DRAWS draws (Cholesky, solve, log determinant of a k x k matrix each, in a Python
+    loop) at 1 thread and at all CPUs: the per-call cost of NumPy's LAPACK that long host-bound lectures pay
+    (docs/dev-sets.md: the T4 runner ran two such lectures 1.5-1.7x slower than its pure-Python probe predicts)."""
+
+    params = [SWEEP_SIZES, THREADS, DTYPES]
+    param_names = ["k", "threads", "dtype"]
+    timeout = 120
+
+    def setup(self, k, threads, dtype):
+        _skip_large(k > SWEEP_SIZES[0])
+        host = _kernels()
+        self.limiter = host.set_threads(threads)
+        self.args = _cached(("sweep", k, dtype), lambda: host.sweep_inputs(k, SWEEP_DRAWS, dtype))
+        host.gibbs_sweep(self.args[0][:2], self.args[1][:2])   # LAPACK's first call outside the timed body
+        self.fn = host.gibbs_sweep
+
+    def time_run(self, k, threads, dtype):
         self.fn(*self.args)
 
 

@@ -43,6 +43,20 @@ def test_linalg_kernels(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_gibbs_sweep_matches_scipy(dtype):
+    import scipy.linalg
+
+    covs, means = host.sweep_inputs(5, 40, dtype)
+    assert covs.dtype == means.dtype == np.dtype(dtype) and covs.shape == (40, 5, 5)
+    expected = 0.0
+    for cov, mean in zip(covs.astype(np.float64), means.astype(np.float64)):
+        factor = scipy.linalg.cho_factor(cov, lower=True)
+        logdet = 2.0 * np.sum(np.log(np.diag(factor[0])))
+        expected += -0.5 * (logdet + mean @ scipy.linalg.cho_solve(factor, mean)) + np.log(factor[0][0, 0])
+    assert host.gibbs_sweep(covs, means) == pytest.approx(expected, rel=1e-4 if dtype == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_elementwise_matches_float64_numpy(dtype):
     x = host.elementwise_inputs(10_001, dtype)
     x64 = x.astype(np.float64)
@@ -127,6 +141,8 @@ def test_host_suite_at_ci_scale(ci_results):
     linalg = result_values(results, "host.NumpyLinalg.time_run")
     assert linalg[("'matmul'", "256", "'1'", "'float64'")] > 0
     assert math.isnan(linalg[("'matmul'", "3000", "'all'", "'float64'")])
+    sweep = result_values(results, "host.NumpySmallLinalgLoop.time_run")
+    assert sweep[("4", "'1'", "'float64'")] > 0 and math.isnan(sweep[("16", "'all'", "'float64'")])
     first = result_values(results, "host.NumbaFirstCall.track_first_call_s")
     assert all(v > 0 for v in first.values())
     for key in ("host.Threads.track_blas_threads", "host.Threads.track_numba_threads"):

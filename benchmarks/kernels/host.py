@@ -89,6 +89,29 @@ def sort(x):
     return np.sort(x)
 
 
+# ---- NumPy small linear algebra in a Python loop: a Gibbs sampler's sweep ----
+
+def sweep_inputs(k: int, draws: int, dtype: str, seed: int = 0):
+    """`draws` symmetric positive definite k x k matrices and k-vectors: one conditional draw's inputs each."""
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((draws, k, k))
+    covs = m @ np.swapaxes(m, 1, 2) / k + np.eye(k)
+    return covs.astype(dtype), rng.standard_normal((draws, k)).astype(dtype)
+
+
+def gibbs_sweep(covs, means) -> float:
+    """The shape of a long host-bound lecture's sampler (a Cholesky factor, a solve and a log determinant on a small
+    matrix per draw, in a Python loop): per-call overhead of NumPy's LAPACK, which the pure-Python probe does not
+    see. Returns the sum of each draw's log density kernel, -(log det + m' S^-1 m) / 2 + log L[0, 0]."""
+    total = 0.0
+    for cov, mean in zip(covs, means):
+        factor = np.linalg.cholesky(cov)
+        weights = np.linalg.solve(cov, mean)
+        _, logdet = np.linalg.slogdet(cov)
+        total += float(-0.5 * (logdet + mean @ weights) + np.log(factor[0, 0]))
+    return total
+
+
 # ---- Numba: compiled loops, serial and prange ----
 
 @functools.cache
