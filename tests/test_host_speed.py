@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jaxci.analysis import host_speed
-from jaxci.analysis.evidence import HOST_PYTHON, Evidence, without
+from jaxci.analysis.evidence import HOST_PYTHON, HOST_RATIO, Evidence, without
 from jaxci.analysis.primitives import Band
 from jaxci.catalogue import Figure, Machine, load_catalogue, same_hardware
 from jaxci.evidence.inputs import reference
@@ -33,7 +33,8 @@ CAT = {
 
 def test_same_cpu_model_carries_the_probe_and_another_model_is_predicted():
     got = {e.where: e for e in host_speed.derive([_probe("slow", 1.0, "p")], CAT)}
-    assert set(got) == {"slow.big", "fast", "fast.big"}   # no CPU model: nothing derived, never a guess
+    assert set(got) == {"slow", "slow.big", "fast", "fast.big"}   # no CPU model: nothing derived, never a guess
+    assert got["slow"] == _probe("slow", 1.0, "p")   # the only probe: no other source to spread it
     assert got["slow.big"].kind == "published" and got["slow.big"].value.mid == 1.0
     fast, big = got["fast"], got["fast.big"]
     assert fast.kind == "predicted" and fast.value == big.value   # one CPU model, one probe, whatever the size
@@ -43,11 +44,26 @@ def test_same_cpu_model_carries_the_probe_and_another_model_is_predicted():
     assert without(host_speed.derive([_probe("slow", 1.0, "p")], CAT), "p") == []   # leave-one-out drops them
 
 
-def test_a_family_with_its_own_probe_keeps_it_and_none_without_any():
+def test_a_family_with_its_own_probe_keeps_its_middle_with_a_band_over_every_source():
     own = [_probe("slow", 1.0, "p"), _probe("fast", 0.4, "q")]
-    got = {e.where for e in host_speed.derive(own, CAT)}
-    assert got == {"slow.big", "fast.big"}
+    got = {e.where: e for e in host_speed.derive(own, CAT)}
+    assert set(got) == {"slow", "fast", "slow.big", "fast.big"}
+    slow, fast = got["slow"], got["fast"]
+    assert slow.kind == fast.kind == "published" and (slow.value.mid, fast.value.mid) == (1.0, 0.4)
+    # fast's 0.4 s x the slowest pair of scores (1900 over 1100): every pair of instances is in the band
+    assert slow.value.low == pytest.approx(0.4 * 1900 / 1100) and slow.value.high == 1.0
+    assert fast.value.low == 0.4 and fast.value.high == pytest.approx(1.0 * 1100 / 1900)
+    assert got["slow.big"].value == slow.value and slow.figures == {"p"}   # carried with its band
     assert host_speed.derive([], CAT) == []   # transfer-only: no published probe, nothing predicted
+
+
+def test_a_published_ratio_of_lecture_work_widens_both_runners_bands_either_way_round():
+    ratio = Evidence("slow", "cpu", HOST_RATIO, Band(1.5, 1.2, 3.0), "a lecture series", key="fast",
+                     figures=frozenset({"r"}))
+    got = {e.where: e for e in host_speed.derive([_probe("slow", 1.0, "p"), _probe("fast", 0.4, "q"), ratio], CAT)}
+    assert got["slow"].value.low == pytest.approx(0.4 * 1.2) and got["slow"].value.high == pytest.approx(1.2)
+    assert got["fast"].value.low == pytest.approx(1.0 / 3.0) and got["fast"].value.high == pytest.approx(1.0 / 1.2)
+    assert "published lecture ratio" in got["slow"].source and "a table" in got["slow"].source
 
 
 def test_every_catalogue_runner_family_has_a_probe_and_same_hardware_the_same_one():

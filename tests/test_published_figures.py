@@ -30,11 +30,28 @@ def _figure(f) -> dict:
     return {**d, "published_s": None if math.isnan(f.published_s) else f.published_s}
 
 
+def _spread(e: dict) -> bool:
+    """A host probe whose band spread over every source since 2026-12-07, or the published ratio behind it."""
+    return e["term"] == "host_ratio" or (e["term"] == "host_python" and "over every source" in e["source"])
+
+
 def test_the_model_takes_the_inputs_it_took_from_the_documents():
-    """Every figure and every input (with its source and band, the derived host probes too) as before."""
+    """Every figure and every input (with its source and band, the derived host probes too) as before, but the host
+    probes whose bands now span every source (jaxci.analysis.host_speed.spread): their middles are as before."""
     before = json.loads(BEFORE.read_text())
     assert [_figure(f) for f in published.read().incidents] == before["figures"]
-    assert [_evidence(e) for e in reference()] == before["inputs"]
+    now = [_evidence(e) for e in reference()]
+    assert [e for e in now if not _spread(e)] == [e for e in before["inputs"]
+                                                  if not any(_spread(n) and _same_probe(n, e) for n in now)]
+    for n in filter(_spread, now):
+        if n["term"] == "host_python":
+            (old,) = [e for e in before["inputs"] if _same_probe(n, e)]
+            assert n["value"][0] == old["value"][0] and n["value"][1] <= old["value"][1] <= old["value"][2] <= \
+                n["value"][2] and n["source"].split(";")[0] == old["source"].split(";")[0]
+
+
+def _same_probe(a: dict, b: dict) -> bool:
+    return a["term"] == b["term"] == "host_python" and a["where"] == b["where"]
 
 
 def test_every_figure_names_a_source_its_document_tells():
@@ -88,6 +105,9 @@ def test_another_version_is_refused_with_the_command_that_restores_it(tmp_path):
     (lambda d: d["rates"][0].update(unit="PFLOP/s"), "unit 'PFLOP/s'"),
     (lambda d: d["rates"][0].update(value=[1, 2, 3]), "not one number or a range of two"),
     (lambda d: d.pop("rates"), "rates"),
+    (lambda d: d["host_ratios"][0].update(ratio=[1.3, 1.1]), "not a positive range, low first"),
+    (lambda d: d["host_ratios"][0].update(over="g4dn.2xlarge"), "two families and a range of two numbers"),
+    (lambda d: d["host_ratios"][0].pop("source"), "source"),
 ])
 def test_a_bad_figure_is_one_line_naming_the_file(tmp_path, change, why):
     path = _write(tmp_path, change)

@@ -24,6 +24,7 @@ COMPILE = "compile"              # seconds a first call costs over its warm call
 SERIES = "series_compile"        # seconds the fresh-jit series costs over its five warm calls
 SCAN_STEP = "scan_step"          # seconds per step of a scalar lax.scan (key: "" ; n: the steps it was read at)
 HOST_PYTHON = "host_python"      # seconds of the pure-Python 10M integer sum (the host single-thread figure)
+HOST_RATIO = "host_ratio"        # seconds of the same lecture work on `where`'s host over `key`'s (a published range)
 CPU_GEMM = "cpu_gemm_rate"       # achieved FLOP/s of a JAX matmul on the CPU
 CPU_ELEM = "cpu_elem_rate"       # op-mix elements/s on the CPU
 NUMPY_GEMM = "numpy_gemm_rate"   # NumPy (BLAS) matmul FLOP/s

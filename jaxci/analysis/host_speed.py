@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from jaxci.analysis.evidence import HOST_PYTHON, Evidence, select
+from jaxci.analysis.evidence import HOST_PYTHON, HOST_RATIO, Evidence, select
 from jaxci.analysis.primitives import Band
 
 #: catalogue figures of a CPU model's single-thread speed (higher is faster), each sourced per instance type
@@ -53,22 +53,60 @@ def _own(published, family: str) -> Evidence | None:
 
 
 def derive(published, catalogue: dict) -> list[Evidence]:
-    """A probe for every runner family that publishes none: carried within a CPU model, else predicted."""
+    """A probe for every runner family: its own published one with its band over every source (`spread`), carried
+    within a CPU model, else predicted."""
     anchors = {name: ev for name in catalogue if (ev := _own(published, name)) is not None}
-    out = []
+    spread_out = {name: spread(name, anchors, catalogue, published) for name in anchors}
+    out = list(spread_out.values())
     for name, entry in catalogue.items():
         model = cpu_model(entry)
         if entry.is_lab or name in anchors or model is None:
             continue
         same = next((a for a in anchors if cpu_model(catalogue[a]) == model), None)
         if same is not None:
-            ev = anchors[same]
+            ev = spread_out[same]
             carried = f"{ev.source}; carried from {same}, the same CPU model ({model})"
             out.append(replace(ev, where=name, source=carried))
             continue
         found = predicted(name, model, anchors, catalogue)
         if found is not None:
             out.append(found)
+    return out
+
+
+def spread(name: str, anchors: dict, catalogue: dict, published) -> Evidence:
+    """The family's own published probe (its middle) with a band over every source of the same figure: each other
+    anchor's probe through the two CPU models' single-thread scores (`score_ratio`) and through a published ratio of
+    the same lecture work on the two runners (evidence HOST_RATIO). One probe, timed once, on a host whose
+    single-thread speed sources put elsewhere, is not known to better than their spread."""
+    own = anchors[name]
+    lows, highs, parts = [own.value.low], [own.value.high], []
+    for other, ev in anchors.items():
+        if other == name:
+            continue
+        for how, ratio in _ratios(other, name, catalogue, published):
+            lows.append(ev.value.low * ratio.low)
+            highs.append(ev.value.high * ratio.high)
+            parts.append(f"{other} {ev.value.mid:.3g} s x {how} {ratio.low:.3g}-{ratio.high:.3g}")
+    if not parts:
+        return own
+    band = Band(own.value.mid, min(lows), max(highs))
+    return replace(own, value=band, source=f"{own.source}; band {band.low:.3g}-{band.high:.3g} s over every source: "
+                                           f"{'; '.join(parts)}")
+
+
+def _ratios(ref: str, family: str, catalogue: dict, published) -> list[tuple[str, Band]]:
+    """How long the same host work takes on `family` over `ref`: the single-thread scores' ratio, and each
+    published ratio of lecture work between the two (either way round)."""
+    out = []
+    scores = score_ratio(catalogue, ref, family)
+    if scores is not None and cpu_model(catalogue.get(ref)) != cpu_model(catalogue.get(family)):
+        out.append(("single-thread scores", scores))
+    for ev in published or ():
+        if ev.term == HOST_RATIO and (ev.where, ev.key) == (family, ref):
+            out.append(("published lecture ratio", ev.value))
+        elif ev.term == HOST_RATIO and (ev.where, ev.key) == (ref, family):
+            out.append(("published lecture ratio", Band(1 / ev.value.mid, 1 / ev.value.high, 1 / ev.value.low)))
     return out
 
 

@@ -20,6 +20,7 @@ from jaxci.analysis.evidence import (
     CPU_GEMM,
     GEMM_RATE,
     HOST_PYTHON,
+    HOST_RATIO,
     NUMPY_GEMM,
     SCAN_STEP,
     SERIES,
@@ -109,10 +110,18 @@ def from_rates(rates, document: str) -> list[Evidence]:
     return out
 
 
+def from_host_ratios(ratios, document: str) -> list[Evidence]:
+    """Published host ratios (jaxci.evidence.published.HostRatio): where = the slower-or-not family, key = the family
+    it is held over; the middle the range's geometric mean."""
+    return [Evidence(r.family, "cpu", HOST_RATIO, Band((r.low * r.high) ** 0.5, r.low, r.high),
+                     f"{document}: {r.source}", key=r.over, figures=frozenset({r.name})) for r in ratios]
+
+
 def of(figures: PublishedFigures, incidents: bool = True, rates: bool = True) -> list[Evidence]:
-    """The model's inputs of a figures record: its incidents' figures, its rates, or both."""
+    """The model's inputs of a figures record: its incidents' figures, its rates and host ratios, or both."""
     return ((from_figures(figures.incidents) if incidents else [])
-            + (from_rates(figures.rates, figures.rates_document) if rates else []))
+            + (from_rates(figures.rates, figures.rates_document)
+               + from_host_ratios(figures.host_ratios, figures.rates_document) if rates else []))
 
 
 def load(path: Path | None) -> list[Evidence]:
@@ -133,11 +142,14 @@ def reference() -> list[Evidence]:
 
 
 def with_host_probes(published: list[Evidence], catalogue: dict | None = None) -> list[Evidence]:
-    """`published` and the host probes derived from it (jaxci.analysis.host_speed.derive)."""
+    """`published` and the host probes derived from it (jaxci.analysis.host_speed.derive); a family's own published
+    probe is replaced by the same probe with its band over every source (host_speed.spread)."""
     from jaxci.analysis.host_speed import derive
     from jaxci.catalogue import load_catalogue
 
-    return published + derive(published, load_catalogue() if catalogue is None else catalogue)
+    derived = derive(published, load_catalogue() if catalogue is None else catalogue)
+    probed = {e.where for e in derived}
+    return [e for e in published if not (e.term == HOST_PYTHON and e.where in probed)] + derived
 
 
 def _gpu_models() -> dict[str, str]:

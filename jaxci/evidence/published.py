@@ -6,7 +6,9 @@ restores the version this jaxci reads. Two kinds of figure:
 
 - `PublishedFigure`: a timing on a runner family (the incidents' figures), with the model question that predicts
   it (kernel None: the model cannot, `why`) and half a unit of its printed last digit (`resolution_s`);
-- `Rate`: an achieved rate of a GPU model (GEMM TFLOP/s or copy GB/s), a printed value or a published range.
+- `Rate`: an achieved rate of a GPU model (GEMM TFLOP/s or copy GB/s), a printed value or a published range;
+- `HostRatio`: how much longer one runner family's host took than another's for the same lecture work (same code,
+  same environment), a published range (`host_ratios`, optional).
 """
 
 from __future__ import annotations
@@ -74,11 +76,27 @@ class Rate:
 
 
 @dataclass(frozen=True)
+class HostRatio:
+    """Seconds on `family`'s host over seconds on `over`'s for the same host work, low and high ends as published."""
+    family: str
+    over: str
+    low: float
+    high: float
+    what: str
+    source: str                # the citation
+
+    @property
+    def name(self) -> str:
+        return f"host ratio {self.family} / {self.over}"
+
+
+@dataclass(frozen=True)
 class PublishedFigures:
     incidents: tuple[PublishedFigure, ...] = ()
     rates: tuple[Rate, ...] = ()
     sources: dict = field(default_factory=dict)   # key -> Source
     rates_document: str = ""   # the page that tells the rates' story (each rate's source is its citation)
+    host_ratios: tuple[HostRatio, ...] = ()
 
 
 def default_path() -> Path:
@@ -102,9 +120,10 @@ def read(path: str | Path | None = None) -> PublishedFigures:
                           for f in (_figure(f, sources) for f in doc["incidents"]))
         rates = tuple(_rate(r) for r in doc["rates"])
         document = _text(doc["rates_document"], "rates_document")
+        ratios = tuple(_host_ratio(r) for r in doc.get("host_ratios", []))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise FiguresError(f"{path}: {exc.args[0] if exc.args else exc}") from None
-    return PublishedFigures(incidents, rates, sources, document)
+    return PublishedFigures(incidents, rates, sources, document, ratios)
 
 
 def _text(value, what: str) -> str:
@@ -191,6 +210,17 @@ def _rate(doc: dict) -> Rate:
     if doc.get("term", r.term) != r.term:
         raise ValueError(f"rate of {where!r}: term {doc['term']!r} is not the term of {unit}")
     return r
+
+
+def _host_ratio(doc: dict) -> HostRatio:
+    family, over = _text(doc["family"], "a host ratio's family"), _text(doc["over"], "a host ratio's over")
+    value = doc["ratio"]
+    if family == over or not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"host ratio {family!r} / {over!r}: two families and a range of two numbers are due")
+    low, high = (_number(v, f"host ratio {family!r} / {over!r}") for v in value)
+    if not 0 < low <= high:
+        raise ValueError(f"host ratio {family!r} / {over!r}: {value!r} is not a positive range, low first")
+    return HostRatio(family, over, low, high, _text(doc["what"], "what"), _text(doc["source"], "source"))
 
 
 def printed(f: PublishedFigure) -> str:
