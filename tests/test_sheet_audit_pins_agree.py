@@ -43,3 +43,18 @@ def test_float64_row_states_the_per_lecture_rule():
     report = build(ROOT / "results")
     text = decisions.sheet(report, FAMILY).rows[0].decision
     assert "no blanket default" in text and KERNEL in text and "as `jaxci audit` places it" in text
+
+
+def test_a_lecture_without_a_scan_is_one_answer_in_the_sheet_and_the_whole_build():
+    """Whether a lecture is JAX work is one rule (LectureRecord.uses_jax): without a scan it is unknown, so the
+    sheet places it under "unknown" and the whole build keeps it on the CPU, never counted as GPU work by one and not
+    by the other."""
+    from jaxci.analysis.lecture_record import LectureRecord
+    from jaxci.policy import wholebuild
+
+    audit = AuditView.from_dict({"lectures": [{"path": "lectures/a.md"}, {"path": "lectures/b.md",
+                                                                            "scan": {"uses_jax": False}}]})
+    no_scan, plain = audit.lectures
+    assert (no_scan.uses_jax, plain.uses_jax, LectureRecord("c.md").uses_jax) == (None, False, None)
+    assert actions.placements(audit, FAMILY, has_gpu=True) == {"cpu": [], "gpu": [], "unknown": ["lectures/a.md"]}
+    assert wholebuild.today_device(no_scan, has_gpu=True) == "cpu"

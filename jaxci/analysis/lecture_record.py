@@ -98,6 +98,12 @@ class LectureRecord:
         """The lecture's prediction on `family`, None where it has none."""
         return self.predictions.get(family)
 
+    @property
+    def uses_jax(self) -> bool | None:
+        """Does it import JAX or numpyro: the static scan's answer, None without a scan (unknown: the readers place
+        it nowhere rather than guess; the whole build keeps it on the CPU, where it runs without a GPU either way)."""
+        return None if self.scan is None else self.scan.uses_jax
+
     def run_on(self, platform: str) -> RunSummary | None:
         """The run on `platform`, else the CPU's, else the first (None: not executed)."""
         return self.runs.get(platform) or self.runs.get("cpu") or next(iter(self.runs.values()), None)

@@ -108,21 +108,17 @@ class WholeBuild:
         return [lec for lec in self.lectures if lec.pinned]
 
 
-def _uses_jax(lec: LectureRecord) -> bool:
-    return lec.scan is not None and lec.scan.uses_jax
-
-
 def today_device(lec: LectureRecord, has_gpu: bool) -> str:
     """The device a lecture uses in today's build: the GPU on a GPU family when it imports JAX and does not pin
     itself to the CPU in its own code, else the CPU."""
     pinned = lec.scan is not None and lec.scan.pinned_cpu
-    return "gpu" if has_gpu and _uses_jax(lec) and not pinned else "cpu"
+    return "gpu" if has_gpu and lec.uses_jax and not pinned else "cpu"
 
 
 def placed(lec: LectureRecord, family: str, published_s: float | None, source: str,
            has_gpu: bool) -> placement.Placement:
     """The one pin rule on one lecture record; where it cannot decide (not predicted), the audit's verdict stands."""
-    if not has_gpu or not _uses_jax(lec):
+    if not has_gpu or not lec.uses_jax:
         return placement.Placement(lec.path, placement.CPU, None, None, "no GPU work to place")
     pred = lec.prediction(family)
     if pred is not None and pred.unexplained:  # a slow cell the model does not explain: measure

@@ -9,7 +9,7 @@ margin (jaxci.policy.builds.placement); without an audit, the command that gives
 
 from __future__ import annotations
 
-from jaxci.analysis.lecture_record import AuditView, LectureRecord
+from jaxci.analysis.lecture_record import AuditView
 from jaxci.audit.writing.emit import KERNEL  # the kernel --emit-config writes and pins lectures to
 from jaxci.policy import builds
 from jaxci.util import quoting
@@ -25,11 +25,6 @@ def pin_how(family: str) -> str:
 
 def pin_short() -> str:
     return f"per lecture (`kernelspec.name: {KERNEL}`, row 2), not `JAX_PLATFORMS=cpu` for the job"
-
-
-def uses_jax(lec: LectureRecord) -> bool:
-    """An audited lecture imports JAX or numpyro: the static scan's decision (a lecture without a scan counts)."""
-    return lec.scan.uses_jax if lec.scan is not None else True
 
 
 def placements(audit: AuditView | None, family: str, has_gpu: bool) -> dict[str, list[str]]:
@@ -48,10 +43,13 @@ def placements(audit: AuditView | None, family: str, has_gpu: bool) -> dict[str,
         catalogue = {}
     out: dict[str, list[str]] = {"cpu": [], "gpu": [], "unknown": []}
     for lec in audit.lectures if audit is not None else ():
-        if not uses_jax(lec):
+        if lec.uses_jax is False:
             continue
         pred = lec.prediction(family)
         path = lec.path
+        if lec.uses_jax is None:   # no scan: whether it is JAX work at all is unknown
+            out["unknown"].append(path)
+            continue
         judged = lec.family or ""
         if has_gpu and judged and same_hardware(judged, family, catalogue):
             out[pinning.placement(lec.recommendation or "", True)].append(path)
