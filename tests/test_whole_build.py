@@ -263,3 +263,18 @@ def test_published_is_read_once_for_the_verdicts_and_the_build_block(monkeypatch
     assert audit_runner.attach_published(args, None) is None
     assert audit_runner.published_record(args) is record and len(calls) == 1
     assert audit_runner.published_record(Namespace(published=None)) is None
+
+
+def test_the_models_check_names_its_largest_misses_in_seconds():
+    """The check line says where the model misses most (seconds, either way), so a reader of 0.86x sees which
+    lectures carry it; lectures without a published time or a prediction are never named."""
+    from jaxci.policy.wholebuild import EXECUTED, PUBLISHED, LectureTime, WholeBuild
+
+    def lec(path, today, published):
+        return LectureTime(path, published, None if today is None else (today, today, today),
+                           (published, published, published), PUBLISHED if published else EXECUTED, False)
+
+    build = WholeBuild("r", "f", "f", None, None, (lec("a.md", 10.0, 12.0), lec("b.md", 300.0, 100.0),
+                                                   lec("c.md", 50.0, 120.0), lec("d.md", None, 900.0),
+                                                   lec("e.md", 5000.0, None)))
+    assert [x.path for x in build.largest_gaps()] == ["b.md", "c.md"]

@@ -97,6 +97,12 @@ class WholeBuild:
         both = [lec for lec in self.lectures if lec.today is not None and lec.published_s is not None]
         return sum(lec.today[0] for lec in both), sum(lec.published_s for lec in both), len(both)
 
+    def largest_gaps(self, count: int = 2) -> list[LectureTime]:
+        """The lectures whose predicted seconds today lie furthest from their published ones, in seconds: where the
+        model's check (`today`) misses most."""
+        both = [lec for lec in self.lectures if lec.today is not None and lec.published_s is not None]
+        return sorted(both, key=lambda lec: -abs(lec.today[0] - lec.published_s))[:count]
+
     @property
     def coverage(self) -> float | None:
         """The share of the published build's seconds that the model predicts from runs here."""

@@ -95,10 +95,13 @@ def check_line(build: wb.WholeBuild) -> str:
         return "the model's check: no published build on this hardware to hold it against"
     ratio = predicted / published if published else float("nan")
     share = build.coverage or 0.0
+    gaps = "; ".join(f"{prose(lec.path)} {lec.today[0]:,.0f} s predicted, {lec.published_s:,.0f} s published"
+                     for lec in build.largest_gaps())
     return (f"the model's check (no published figure used): {minutes(predicted)} predicted from runs here for "
             f"the {n} lectures it predicts, against their published {minutes(published)} ({ratio:.2f}x); they "
             f"are {share:.0%} of the published build's seconds (its calibration was fitted on the development sets, "
-            "these lectures among them where this build is one: held-out scores in docs/tuning-log.md)")
+            "these lectures among them where this build is one: held-out scores in docs/tuning-log.md); the "
+            f"largest misses: {gaps}")
 
 
 def verdict_line(build: wb.WholeBuild, has_gpu: bool) -> str:
