@@ -12,10 +12,11 @@ differ by 1-8 % between instance sizes: the spread of the measurement, kept in t
                geometric mean over every pair of instances of the two CPU models (`score_ratio`)
 
 The middle is the geometric mean over the anchors; the band runs from the lowest to the highest end (every pair
-of instances of each kind). The runner model's host ratio between two machines without a published probe uses the
-same `score_ratio`. The result
-is an `Evidence` of kind "predicted" that names the published probes it came from (`figures`), so a leave-one-out
-score of a probe drops everything derived from it. Without a published probe (a transfer-only model) or without a
+of instances of each kind). A family with its own published probe keeps it as its middle, with a band over every
+other source of the same figure (`spread`: the other anchors through the scores, and a published ratio of the same
+lecture work on the two runners where one exists). The runner model's host ratio between two machines without a
+published probe uses the same `score_ratio`. A predicted probe is an `Evidence` of kind "predicted" that names the
+published probes it came from (`figures`), so a leave-one-out score of a probe drops everything derived from it. Without a published probe (a transfer-only model) or without a
 score for the family's CPU, nothing is derived: the family has no probe and says so.
 """
 
@@ -78,7 +79,8 @@ def spread(name: str, anchors: dict, catalogue: dict, published) -> Evidence:
     """The family's own published probe (its middle) with a band over every source of the same figure: each other
     anchor's probe through the two CPU models' single-thread scores (`score_ratio`) and through a published ratio of
     the same lecture work on the two runners (evidence HOST_RATIO). One probe, timed once, on a host whose
-    single-thread speed sources put elsewhere, is not known to better than their spread."""
+    single-thread speed sources put elsewhere, is not known to better than their spread. Its `figures` stay its own:
+    the middle rests on them alone."""
     own = anchors[name]
     lows, highs, parts = [own.value.low], [own.value.high], []
     for other, ev in anchors.items():

@@ -111,8 +111,8 @@ def from_rates(rates, document: str) -> list[Evidence]:
 
 
 def from_host_ratios(ratios, document: str) -> list[Evidence]:
-    """Published host ratios (jaxci.evidence.published.HostRatio): where = the slower-or-not family, key = the family
-    it is held over; the middle the range's geometric mean."""
+    """Published host ratios (jaxci.evidence.published.HostRatio): `where` the family whose seconds are over `key`'s
+    for the same work; the middle the range's geometric mean."""
     return [Evidence(r.family, "cpu", HOST_RATIO, Band((r.low * r.high) ** 0.5, r.low, r.high),
                      f"{document}: {r.source}", key=r.over, figures=frozenset({r.name})) for r in ratios]
 

@@ -2,7 +2,7 @@
 
 The file is kept by hand (a figure is added where it is cited in incidents.md or published-measurements.md, which
 link here); `read` is its one loader and refuses a file of another format or version, naming the command that
-restores the version this jaxci reads. Two kinds of figure:
+restores the version this jaxci reads. Three kinds of figure:
 
 - `PublishedFigure`: a timing on a runner family (the incidents' figures), with the model question that predicts
   it (kernel None: the model cannot, `why`) and half a unit of its printed last digit (`resolution_s`);
