@@ -16,8 +16,9 @@ of instances of each kind). A family with its own published probe keeps it as it
 other source of the same figure (`spread`: the other anchors through the scores, and a published ratio of the same
 lecture work on the two runners where one exists). The runner model's host ratio between two machines without a
 published probe uses the same `score_ratio`. A predicted probe is an `Evidence` of kind "predicted" that names the
-published probes it came from (`figures`), so a leave-one-out score of a probe drops everything derived from it. Without a published probe (a transfer-only model) or without a
-score for the family's CPU, nothing is derived: the family has no probe and says so.
+published probes it came from (`figures`), so a leave-one-out score of a probe drops everything derived from it.
+Without a published probe (a transfer-only model) or without a score for the family's CPU, nothing is derived: the
+family has no probe and says so.
 """
 
 from __future__ import annotations
