@@ -269,3 +269,17 @@ def test_a_sampler_the_backend_cannot_compile_is_na_for_every_track(tmp_path):
     first, second = json.loads(proc.stdout.strip().splitlines()[-1])
     assert first == second == ("cpu backend lacks this kernel in float64: UNIMPLEMENTED: Only F32 and C64 types "
                                "are implemented in LuDecomposition")
+
+
+def test_a_tpu_familys_static_verdicts_name_the_tpu_never_a_gpu():
+    """A TPU family's verdict texts name its accelerator: a TPU's launch-bound loop or small NUTS model is not "on a
+    GPU" (the static rules are the same; only what they call the device differs)."""
+    from jaxci.audit.judging import classify, family
+    from jaxci.audit.reading.scanrecord import LectureScan
+
+    nuts = LectureScan("x.md", uses_jax=True, uses_numpyro=True, nuts=[{"cell": 1}], max_elements=100)
+    tpu, gpu = family.FamilyModel("a-tpu-family", accelerator="TPU"), family.FamilyModel("a-gpu-family")
+    on_tpu, on_gpu = classify.decide(nuts, tpu), classify.decide(nuts, gpu)
+    assert on_tpu.recommendation == on_gpu.recommendation == classify.PIN_CPU
+    assert "on a TPU" in on_tpu.why and "GPU" not in on_tpu.why and "on a GPU" in on_gpu.why
+    assert family.from_results(REPO_ROOT / "results", "lab-tpu-v5e").accelerator == "TPU"

@@ -93,7 +93,8 @@ def _decide(scan: LectureScan, model: fam.FamilyModel) -> Classification:
     dtype = lecture_dtype(scan)
     cross = model.crossover_for(dtype)
     c = model.crossover_elements(dtype)
-    where = model.family or "a GPU runner"
+    acc = model.accelerator
+    where = model.family or f"a {acc} runner"
     basis = cross.label
     loops = scan.loops
     for loop in loops:  # each loop against the crossover of the dtype it runs in (x64 may come on late)
@@ -106,10 +107,10 @@ def _decide(scan: LectureScan, model: fam.FamilyModel) -> Classification:
     big = size is not None and size >= c
     moderate = (size is not None and size >= min(c / 10, MODERATE_ELEMENTS if model.family is None else c))
     moderate = moderate or scan.grid
-    cross_text = _crossover_text(cross)
+    cross_text = _crossover_text(cross, acc)
 
     def speed(elements) -> str:
-        return _speed_text(model.speedup(elements, dtype), where)
+        return _speed_text(model.speedup(elements, dtype), where, acc)
 
     def gpu_wins(elements) -> str:
         """keep on GPU unless the family's numbers put this size within 25% of break-even"""
@@ -118,7 +119,7 @@ def _decide(scan: LectureScan, model: fam.FamilyModel) -> Classification:
 
     if scan.nuts and not big and not bulk:
         return Classification(NUTS_SMALL, PIN_CPU, "NUTS on a small model: each sampler step is a chain of tiny "
-                              f"kernels, latency-bound on a GPU ({cross_text})", basis, reasons)
+                              f"kernels, latency-bound on a {acc} ({cross_text})", basis, reasons)
     if latency and (bulk or big):
         return _mixed(scan, model, latency, bulk, dtype, where, reasons, basis)
     if latency and not unsure:
@@ -164,23 +165,23 @@ def lecture_dtype(scan: LectureScan) -> str:
     return "float64" if not cells or any(c >= x64 for c in cells) else "float32"
 
 
-def _crossover_text(cross) -> str:
+def _crossover_text(cross, acc: str = "GPU") -> str:
     """How the threshold a verdict used reads: measured / predicted crossover, or the built-in one."""
     c = cross.value
     if c == float("inf"):
-        return f"{cross.label}: the GPU never beat the CPU on elementwise work in the measured range"
+        return f"{cross.label}: the {acc} never beat the CPU on elementwise work in the measured range"
     if cross.label == fam.NOT_KNOWN:
         return f"built-in threshold {_n(c)} elements, not a measurement"
     return f"{cross.label} crossover {_n(c)} elements"
 
 
-def _speed_text(ratio: float | None, where: str) -> str:
+def _speed_text(ratio: float | None, where: str, acc: str = "GPU") -> str:
     """'GPU ~12x faster on g4dn.2xlarge' from the family's speedup curve (or 'expected faster' without one)."""
     if ratio is None:
-        return f"GPU expected faster on {where}"
+        return f"{acc} expected faster on {where}"
     word = "faster" if ratio >= 1 else "slower"
     x = max(ratio, 1 / ratio)
-    return f"GPU ~{x:.0f}x {word} on {where}" if x >= 10 else f"GPU ~{x:.1f}x {word} on {where}"
+    return f"{acc} ~{x:.0f}x {word} on {where}" if x >= 10 else f"{acc} ~{x:.1f}x {word} on {where}"
 
 
 def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reasons) -> Classification:
@@ -190,14 +191,14 @@ def _latency_loops(scan, model, latency, dtype, where, cross_text, basis, reason
     regime = SMALL_F64_SEQ if lecture_dtype(scan) == "float64" else SMALL_F32_SEQ
     if ratio is not None:
         word = "slower" if ratio >= 1 else "faster"
-        why = (f"latency-bound {_loop_text(worst)}: GPU ~{max(ratio, 1 / ratio):.0f}x {word} per step on "
-               f"{where} ({how})")
+        why = (f"latency-bound {_loop_text(worst)}: {model.accelerator} ~{max(ratio, 1 / ratio):.0f}x {word} per "
+               f"step on {where} ({how})")
         label = model.step[(dtype, "cpu")].label
         return Classification(regime, PIN_CPU if ratio >= GPU_FASTER else MEASURE, why, label, reasons)
     why = (f"latency-bound {_loop_text(worst)}: each step is a few tiny kernels, launch cost dominates on a "
-           f"GPU ({cross_text}" + (f"; {how})" if model.family else ")"))
-    return Classification(regime, PIN_CPU, why + (", and float64 is slow on most CI GPUs" if scan.float64 else ""),
-                          basis, reasons)
+           f"{model.accelerator} ({cross_text}" + (f"; {how})" if model.family else ")"))
+    slow64 = f", and float64 is slow on most CI {model.accelerator}s" if scan.float64 else ""
+    return Classification(regime, PIN_CPU, why + slow64, basis, reasons)
 
 
 def _curve_basis(model) -> str:
@@ -229,7 +230,8 @@ def _mixed(scan, model, latency, bulk, dtype, where, reasons, basis) -> Classifi
             t += one or 0.0
         total[device] = t
     r = total["gpu"] / total["cpu"] if total["cpu"] else None
-    est = f"estimated GPU {total['gpu']:.3g} s vs CPU {total['cpu']:.3g} s on {where} ({how}; {model.curve_label})"
+    est = (f"estimated {model.accelerator} {total['gpu']:.3g} s vs CPU {total['cpu']:.3g} s on {where} ({how}; "
+           f"{model.curve_label})")
     if r is None:
         return Classification(MIXED, MEASURE, f"{text}: {est}", basis, reasons)
     rec = PIN_CPU if r > GPU_SLOWER else KEEP_GPU if r < GPU_FASTER else MEASURE

@@ -59,6 +59,7 @@ class FamilyModel:
     notes: list = field(default_factory=list)
     crossovers: dict = field(default_factory=dict)  # (kernel kind, dtype) -> Threshold (elements, or matrix order)
     runner: object = None  # RunnerView: the runner model asked for this family (None: no model)
+    accelerator: str = "GPU"  # what the verdicts call the family's accelerator: "TPU" on a TPU family, never "GPU"
     published: object = None  # jaxci.results.published_build.PublishedBuild on this family's hardware (--published)
 
     @property
@@ -178,7 +179,8 @@ def from_results(results_dir, family: str, catalogue: dict | None = None, publis
         raise FamilyError(f"--machine {family!r}: not a machine in {results_dir} nor in the catalogue "
                           f"(known: {', '.join(known)})")
     records = rs.latest()
-    model = FamilyModel(family)
+    entry = catalogue.get(family)
+    model = FamilyModel(family, accelerator="TPU" if entry is not None and entry.accelerator == "tpu" else "GPU")
     model.notes += [e for e in rs.errors if family in e]
     for c in cx.crossovers(records):
         if c.benchmark == ELEMENTWISE and c.cpu_machine == c.gpu_machine == family:
