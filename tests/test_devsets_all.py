@@ -147,10 +147,11 @@ def test_the_calibration_is_fitted_from_the_committed_audits_in_the_form_asked(t
     host probes its runs recorded (nothing executed; the committed calibration is not touched)."""
     from jaxci.commands import devsets as cmd
 
-    out = tmp_path / "cal.json"
+    out, rec = tmp_path / "cal.json", tmp_path / "rec.json"
     assert cmd.main(["--from-audit", str(AUDITS["g4dn.2xlarge"]), "--from-audit", str(AUDITS["ubuntu-latest"]),
-                     "--form", "offset",
+                     "--form", "offset", "--record", str(rec),
                      "--calibrate", str(out)]) == 0
+    assert D.parse_record(json.loads(rec.read_text()))["form"] == "offset"   # both files asked for are written
     cal = json.loads(out.read_text())
     assert cal["form"] == "offset" and cal["scale"] == 1.0 and cal["low"] <= cal["probe_units"] <= cal["high"]
     probes = cal["fitted_on"]["probes_s"]

@@ -277,4 +277,5 @@ def test_the_models_check_names_its_largest_misses_in_seconds():
     build = WholeBuild("r", "f", "f", None, None, (lec("a.md", 10.0, 12.0), lec("b.md", 300.0, 100.0),
                                                    lec("c.md", 50.0, 120.0), lec("d.md", None, 900.0),
                                                    lec("e.md", 5000.0, None)))
-    assert [x.path for x in build.largest_gaps()] == ["b.md", "c.md"]
+    assert build.largest_gaps() == [("b.md", 300.0, 100.0), ("c.md", 50.0, 120.0)]
+    assert build.today == (360.0, 232.0, 3)   # the check holds the same three lectures

@@ -116,13 +116,15 @@ def from_filtered(names: dict, published: dict, preds: dict, dominant_of: dict, 
 def run_probes_10m(audit: dict) -> list[float]:
     """The host probes an audit's runs recorded (each run's, else the audit's own), in seconds at 10M trips (a
     pure-Python loop is linear in its trips): the host a calibration fitted on these runs records."""
-    found = []
-    for lec in audit.get("lectures", []):
-        for run in (lec.get("runs") or {}).values():
-            probe = run.get("host_probe") if isinstance(run, dict) else None
-            if isinstance(probe, dict) and isinstance(probe.get("seconds"), (int, float)) and probe.get("n"):
-                found.append(float(probe["seconds"]) * 10_000_000 / float(probe["n"]))
-    top = audit.get("host_probe")
-    if not found and isinstance(top, dict) and isinstance(top.get("seconds"), (int, float)) and top.get("n"):
-        found.append(float(top["seconds"]) * 10_000_000 / float(top["n"]))
+    found = [p for lec in audit.get("lectures", []) for run in (lec.get("runs") or {}).values()
+             if (p := _at_10m(run.get("host_probe") if isinstance(run, dict) else None)) is not None]
+    if not found and (top := _at_10m(audit.get("host_probe"))) is not None:
+        found.append(top)
     return sorted({round(p, 3) for p in found})
+
+
+def _at_10m(probe) -> float | None:
+    """A recorded host probe's seconds at 10M trips (None: no usable record)."""
+    if isinstance(probe, dict) and isinstance(probe.get("seconds"), (int, float)) and probe.get("n"):
+        return float(probe["seconds"]) * 10_000_000 / float(probe["n"])
+    return None

@@ -111,19 +111,13 @@ def _audit_inputs(audits: list[Path], published: list[Path] | None) -> tuple[dic
     return sets, probes, metas
 
 
-def audit_sets(audits: list[Path], published: list[Path] | None, form: str) -> list[S.SetScore]:
-    """Each audit's set scored against its published build (the family: the build's)."""
-    sets, probes, _ = _audit_inputs(audits, published)
-    return A.score(sets, probes, MODELLED, form)
-
-
-def audit_calibration(args) -> dict:
-    """The calibration (jaxci.analysis.devsets.calibration) fitted in `--form` on every scored lecture of the
-    committed audits' sets, with the probes their runs recorded as its host."""
-    sets, probes, metas = _audit_inputs(args.from_audit, args.published)
+def audit_calibration(inputs: tuple[dict, dict, dict], form: str, accepts: str | None) -> dict:
+    """The calibration (jaxci.analysis.devsets.calibration) fitted in `form` on every scored lecture of the
+    committed audits' sets (`inputs`: `_audit_inputs`'s, read once), with the probes their runs recorded as its
+    host."""
+    sets, probes, metas = inputs
     scored = {f: D.scored(recs, probes[f], MODELLED) for f, (recs, *_) in sets.items()}
-    accepts = tuple(float(x) for x in args.accepts.split(",")) if args.accepts else None
-    return D.calibration(scored, metas, args.form, accepts)
+    return D.calibration(scored, metas, form, tuple(float(x) for x in accepts.split(",")) if accepts else None)
 
 
 def _print_scored(sets: list[S.SetScore], args) -> None:
@@ -141,9 +135,10 @@ def _print_scored(sets: list[S.SetScore], args) -> None:
 def whole(args, raw) -> int:
     """--from-audit, a version-2 --table (`raw`: its parsed JSON), or a version-1 one with --published: every
     published lecture of each set, scored or lost."""
-    data = filtered = None
+    data = filtered = inputs = None
     if args.from_audit:
-        data = D.to_record(audit_sets(args.from_audit, args.published, args.form), args.form,
+        inputs = _audit_inputs(args.from_audit, args.published)   # read and predicted again once, for every output
+        data = D.to_record(A.score(*inputs[:2], MODELLED, args.form), args.form,
                            f"jaxci devsets --from-audit (form {args.form})")
         sets = D.from_record(data)
     elif raw.get("version") == D.ALL_VERSION:
@@ -156,9 +151,9 @@ def whole(args, raw) -> int:
     if args.record:
         safewrite.write_text(args.record, json.dumps(data, indent=1) + "\n")
         print(f"written: {args.record}", file=sys.stderr)
-        return 0
-    if args.calibrate:
-        safewrite.write_text(args.calibrate, json.dumps(audit_calibration(args), indent=2) + "\n")
+    if args.calibrate and inputs is not None:   # with --record too: each file it was asked for is written
+        safewrite.write_text(args.calibrate, json.dumps(audit_calibration(inputs, args.form, args.accepts),
+                                                        indent=2) + "\n")
         print(f"written: {args.calibrate}", file=sys.stderr)
     if args.check:
         wrong = D.check_record(data or {}) if filtered is None else D.check(filtered)

@@ -91,17 +91,21 @@ class WholeBuild:
             out[lec.basis] += 1
         return out
 
+    def _checked(self) -> list[tuple[str, float, float]]:
+        """(path, predicted today, published) of every lecture the model's check holds: both figures known."""
+        return [(lec.path, lec.today[0], lec.published_s) for lec in self.lectures
+                if lec.today is not None and lec.published_s is not None]
+
     @property
     def today(self) -> tuple[float, float, int]:
         """(the model's seconds for today's build over the lectures it predicts, their published seconds, how many)."""
-        both = [lec for lec in self.lectures if lec.today is not None and lec.published_s is not None]
-        return sum(lec.today[0] for lec in both), sum(lec.published_s for lec in both), len(both)
+        both = self._checked()
+        return sum(p for _, p, _ in both), sum(s for *_, s in both), len(both)
 
-    def largest_gaps(self, count: int = 2) -> list[LectureTime]:
-        """The lectures whose predicted seconds today lie furthest from their published ones, in seconds: where the
-        model's check (`today`) misses most."""
-        both = [lec for lec in self.lectures if lec.today is not None and lec.published_s is not None]
-        return sorted(both, key=lambda lec: -abs(lec.today[0] - lec.published_s))[:count]
+    def largest_gaps(self, count: int = 2) -> list[tuple[str, float, float]]:
+        """(path, predicted, published) of the lectures whose predicted seconds today lie furthest from their
+        published ones, in seconds: where the model's check (`today`) misses most."""
+        return sorted(self._checked(), key=lambda t: -abs(t[1] - t[2]))[:count]
 
     @property
     def coverage(self) -> float | None:

@@ -95,8 +95,8 @@ def check_line(build: wb.WholeBuild) -> str:
         return "the model's check: no published build on this hardware to hold it against"
     ratio = predicted / published if published else float("nan")
     share = build.coverage or 0.0
-    gaps = "; ".join(f"{prose(lec.path)} {(lec.today or (0.0,))[0]:,.0f} s predicted, {lec.published_s or 0:,.0f} s "
-                     "published" for lec in build.largest_gaps())   # largest_gaps holds lectures with both
+    gaps = "; ".join(f"{prose(path)} {predicted_s:,.0f} s predicted, {published_s:,.0f} s published"
+                     for path, predicted_s, published_s in build.largest_gaps())
     return (f"the model's check (no published figure used): {minutes(predicted)} predicted from runs here for "
             f"the {n} lectures it predicts, against their published {minutes(published)} ({ratio:.2f}x); they "
             f"are {share:.0%} of the published build's seconds (its calibration was fitted on the development sets, "

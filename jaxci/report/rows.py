@@ -294,7 +294,7 @@ def _cost(report, family, entry, audit: AuditView | None) -> Answer:
             text, basis, number = committed
             return Answer(text, PREDICTED, basis, number=number)
     build = buildcost.family_build(audit, family, entry.has_gpu) if audit is not None else None
-    if audit is None or build is None or price is None:
+    if audit is None or build is None or price is None:   # audit named again: the type checker reads it so
         return _cost_without_audit(report, family, entry, price)
     own = buildcost.job_dollars(build.seconds, entry)
     gpu_part = f", {build.on_gpu} on its GPU" if entry.has_gpu else ""
@@ -360,7 +360,8 @@ def _hygiene(report, family, entry, audit: AuditView | None) -> Answer:
     from jaxci.policy import builds, timeouts
 
     gate = "by engine: " + "; ".join(timeouts.engine_hygiene(e) for e in timeouts.FAIL_ONCE)
-    advice = timeouts.from_audit(audit or AuditView(), family, entry.has_gpu, catalogue_defaults())
+    view = audit if audit is not None else AuditView()
+    advice = timeouts.from_audit(view, family, entry.has_gpu, catalogue_defaults())
     own = (f"own `{advice.book_current_s:g}` s ({quoting.cell(advice.book_origin)})" if advice.book_current_s
            else "own value")
     measure = f"`{builds.AUDIT_FOR.format(family=family)}`, then `jaxci report RESULTS --audit audit.json`"
@@ -370,7 +371,7 @@ def _hygiene(report, family, entry, audit: AuditView | None) -> Answer:
             NOT_MEASURED, f"no lecture timed, and no advice lowers a timeout without a measurement of "
             f"the lecture it would cut: {measure} (rule: {timeouts.rule_text()}, at the high end of "
             "the lecture's predicted band on the family); fixture notebooks never size a timeout")
-    predicted = any(builds.prediction(lec, family) for lec in (audit or AuditView()).lectures)
+    predicted = any(builds.prediction(lec, family) for lec in view.lectures)
     if advice.book_s is not None and advice.book_s != advice.book_current_s:
         book = f"book-wide `timeout: {advice.book_s}` s (every lecture timed; the repository has its {own})"
         per = []
