@@ -34,19 +34,20 @@ class SynthResults:
         self.runs[name] = Results(self.machines[name], {}, self.commit, self.date_ms, "3.11", "virtualenv-py3.11", {})
         return self
 
-    def add(self, machine, name, param_names, params, value, unit="seconds", duration=1.0):
-        """value(**combo) -> float, None (failed) or math.nan (skipped)."""
+    def add(self, machine, name, param_names, params, value, unit="seconds", duration=1.0, version="1"):
+        """value(**combo) -> float, None (failed) or math.nan (skipped); `version`: asv's benchmark version (a
+        committed benchmarks.json's, to sit beside its results)."""
         from asv.runner import BenchmarkResult
 
         reprs = [[repr(v) for v in axis] for axis in params]
-        self.meta[name] = {"name": name, "param_names": param_names, "params": reprs, "unit": unit, "version": "1",
+        self.meta[name] = {"name": name, "param_names": param_names, "params": reprs, "unit": unit, "version": version,
                            "type": "time" if unit == "seconds" else "track"}
         combos = list(itertools.product(*params))
         values = [value(**dict(zip(param_names, c))) for c in combos]
         k = len(values)
         result = BenchmarkResult(result=values, samples=[None] * k, number=[None] * k, errcode=0, stderr="",
                                  profile=None)
-        self.runs[machine].add_result({"name": name, "version": "1", "params": reprs}, result, duration=duration)
+        self.runs[machine].add_result({"name": name, "version": version, "params": reprs}, result, duration=duration)
         return self
 
     def record_scale(self, machine, scale, suites=None):

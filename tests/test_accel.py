@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from jaxci import REPO_ROOT, accel
+from tests.committed import committed
 
 TPU = REPO_ROOT / "tests" / "fixtures" / "tpu"
 
@@ -222,11 +223,11 @@ def test_the_h200_history_keeps_its_meaning_and_publish_knows_tpu():
     from benchmarks.common import DEVICES
     from jaxci.results.records import load_results
 
-    rs = load_results(REPO_ROOT / "results")
+    rs = load_results(committed())
     h200 = [r for r in rs.records if r.machine == "lab-h200" and r.status == "ok"]
     assert {r.params.get("device") for r in h200} <= {"cpu", "gpu", None}
     assert any(r.params.get("device") == "gpu" for r in h200)
-    meta = json.loads((REPO_ROOT / "results" / "benchmarks.json").read_text())
+    meta = json.loads((committed() / "benchmarks.json").read_text())
     devices = [b["params"][-1] for k, b in meta.items() if k != "version" and b["param_names"][-1:] == ["device"]]
     assert devices and all(d == [repr(x) for x in DEVICES] for d in devices)
 
@@ -282,4 +283,4 @@ def test_a_tpu_familys_static_verdicts_name_the_tpu_never_a_gpu():
     on_tpu, on_gpu = classify.decide(nuts, tpu), classify.decide(nuts, gpu)
     assert on_tpu.recommendation == on_gpu.recommendation == classify.PIN_CPU
     assert "on a TPU" in on_tpu.why and "GPU" not in on_tpu.why and "on a GPU" in on_gpu.why
-    assert family.from_results(REPO_ROOT / "results", "lab-tpu-v5e").accelerator == "TPU"
+    assert family.from_results(committed(), "lab-tpu-v5e").accelerator == "TPU"

@@ -1,13 +1,13 @@
 """guidance.md opens with a page for lecture authors: plain words, the per-lecture kernel pin, no benchmark ids."""
 
 import re
-from pathlib import Path
 
 from jaxci.audit.writing.emit import KERNEL
 from jaxci.report.build import build
 from jaxci.report.findings import guidance_md
+from tests.committed import committed
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = committed()
 
 
 def test_guidance_opens_with_author_page_free_of_benchmark_ids():

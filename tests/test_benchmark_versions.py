@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 
 from jaxci import REPO_ROOT
+from tests.committed import committed
 
 
 def test_committed_benchmark_versions_are_unchanged():
     from asv_runner.discovery import disc_benchmarks
 
-    committed = json.loads((REPO_ROOT / "results" / "benchmarks.json").read_text())
-    committed.pop("version", None)
+    recorded = json.loads((committed() / "benchmarks.json").read_text())
+    recorded.pop("version", None)
     now = {b.name: b.version for b in disc_benchmarks(str(REPO_ROOT / "benchmarks"))}
-    gone = sorted(set(committed) - set(now))
-    changed = sorted(k for k in committed if k in now and committed[k]["version"] != now[k])
+    gone = sorted(set(recorded) - set(now))
+    changed = sorted(k for k in recorded if k in now and recorded[k]["version"] != now[k])
     assert not gone, f"benchmarks removed or renamed (their history is orphaned): {gone[:5]}"
     assert not changed, f"benchmark versions changed (their history is orphaned): {changed[:5]}"

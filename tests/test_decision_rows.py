@@ -2,7 +2,6 @@
 
 Content and wording logic only, from the committed results and hand-made audit records; never a timing."""
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -17,8 +16,9 @@ from jaxci.policy.builds import cpu_twins
 from jaxci.report import actions, decisions, memory_advice, questions, termcheck
 from jaxci.report.build import build
 from jaxci.report.findings import findings_md, guidance_md
+from tests.committed import committed
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = committed()
 
 
 @pytest.fixture(scope="module")

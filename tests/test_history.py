@@ -27,6 +27,8 @@ from tests.synth import SynthResults
 REPO = Path(__file__).resolve().parent.parent
 DATES = {"0.11.0": "2026-07-16T18:58:25Z", "0.11.1": "2026-08-17T20:31:29Z", "0.11.2": "2026-09-17T23:43:35Z"}
 RELEASES = list(DATES)
+#: the package index's answer, fixed (jaxci history --index-snapshot): a new JAX release never moves a test
+INDEX = REPO / "tests" / "fixtures" / "jax-release-index.json"
 
 
 def _git(repo, *args):
@@ -209,7 +211,10 @@ def test_history_end_to_end_two_releases(tmp_path, release_environments):
         pytest.skip("no package index (offline or JAXCI_OFFLINE set): history installs JAX releases from PyPI")
     old, new = TWO_RELEASES
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--no-local", str(REPO), str(clone)], check=True)
+    # main alone: no jax-v* tag or jax-history branch that a command made in this checkout (bench.sh restores
+    # them), so the chain is built over this commit, whatever ran here before
+    subprocess.run(["git", "clone", "-q", "--no-local", "--single-branch", "--no-tags", str(REPO), str(clone)],
+                   check=True)
     share_environments(clone, release_environments)
     env = dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(clone), JAXCI_SCALE="ci",
                PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")),
@@ -218,6 +223,7 @@ def test_history_end_to_end_two_releases(tmp_path, release_environments):
     # --max-load: never measure a release again for the load; the running tests load this machine past the quiet
     # rule, which would only multiply the asv runs (the rule itself: test_confirmed_steps, with a stand-in asv)
     cmd = [sys.executable, "-m", "jaxci", "history", "--releases", f"{old},{new}", "--max-load", "10000",
+           "--index-snapshot", str(INDEX),
            "--bench", r"loops\.ForiAccumulate\.time_warm", "--machine", "hist-test"]
     subprocess.run([sys.executable, "-m", "jaxci", "machine", "--local", "hist-test"], cwd=clone, env=env, check=True)
     proc = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True, timeout=1500)
@@ -282,9 +288,7 @@ def test_failure_reason_names_the_error_not_a_skip():
                                   ["--machine", "../x"], ["--machine", "a/b"],
                                   ["--releases", "1" * 5000 + ".0"], ["--since", "0." + "9" * 5000]])
 def test_bad_arguments_give_one_line_and_exit_2(argv, capsys, monkeypatch):
-    monkeypatch.setattr(history_cmd, "installable_releases", lambda backend: ["0.11.0", "0.11.1"])
-    monkeypatch.setattr(history_cmd, "index_versions", lambda name: ["0.11.0", "0.11.1"])
-    assert history_cmd.main([*argv, "--dry-run"]) == 2
+    assert history_cmd.main([*argv, "--dry-run", "--index-snapshot", str(INDEX)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("jaxci history: ") and len(err) < 400, err
 
@@ -421,3 +425,33 @@ def test_a_clone_of_main_alone_gets_the_release_tags_back_byte_for_byte(repo, tm
         assert _git(clone, "rev-parse", f"{tag}^{{commit}}").strip() == chain.commits[version]
     assert _git(clone, "rev-parse", history.BRANCH) == _git(repo, "rev-parse", history.BRANCH)
     assert history.restore_refs(clone) == (0, False)  # nothing left to restore
+
+
+def test_the_index_snapshot_is_the_chain_s_release_list(tmp_path):
+    answer = release_index.read_snapshot(INDEX)
+    assert answer.releases == RELEASES and answer.dates == DATES and answer.jaxlib == set(RELEASES)
+    assert release_index.numpyro_for("0.11.1", answer.numpyro_jax) == "0.22.0"
+    bad = json.loads(INDEX.read_text())
+    for field, value, said in (("releases", "0.11.0", "'releases' is not a JSON list"),
+                               ("dates", {"0.11.x": "2026"}, "is not a release number"),
+                               ("version", True, "version True"), ("format", "other", "not a jax-release-index")):
+        path = tmp_path / f"{field}.json"
+        path.write_text(json.dumps({**bad, field: value}))
+        with pytest.raises(history.HistoryError, match=said) as caught:
+            release_index.read_snapshot(path)
+        assert str(path) in str(caught.value)
+
+
+def test_an_old_chain_under_newer_benchmarks_is_refused_by_name(repo):
+    """A chain over a base whose jaxci differs from the checkout's (the committed reference history's base, seen by
+    a clone whose bench.sh restored the branch): every benchmark would fail on the old jaxci, so the command says
+    so before it runs asv, and names --base."""
+    chain = history.build_chain(repo, "HEAD", RELEASES, DATES, set(RELEASES))
+    assert history_cmd._reusable_base(repo) == chain.base  # the same jaxci: the chain is reused
+    (repo / "jaxci").mkdir()
+    (repo / "jaxci" / "accel.py").write_text("x = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "newer jaxci")
+    with pytest.raises(history.HistoryError, match="--base HEAD") as caught:
+        history_cmd._reusable_base(repo)
+    assert chain.base[:8] in str(caught.value)

@@ -24,6 +24,7 @@ from jaxci.report.repo_builds import repo_builds
 from jaxci.results.published_build import PublishedBuild
 from jaxci.util import quoting
 from jaxci.util.validate import InputError
+from tests.committed import committed
 from tests.frozen import RESULTS
 
 AUDIT = json.loads((REPO_ROOT / "tests" / "fixtures" / "report" / "audit_predicted.json").read_text())
@@ -192,11 +193,11 @@ def test_publishing_keeps_names_and_numbers_only():
 def test_committed_audits_hold_names_and_numbers_only():
     found, problems = audits.load(REPO_ROOT / "audits")
     assert problems == []
-    for committed in found:
-        assert committed.facts.get("repository") and committed.facts.get("commit")
-        again = publish.scrub(committed.audit)
-        assert again == publish.scrub(again) and committed.audit == {**again, "published": committed.facts}, \
-            committed.name  # publishing it again removes nothing: nothing quoted is left
+    for one in found:
+        assert one.facts.get("repository") and one.facts.get("commit")
+        again = publish.scrub(one.audit)
+        assert again == publish.scrub(again) and one.audit == {**again, "published": one.facts}, \
+            one.name  # publishing it again removes nothing: nothing quoted is left
 
 
 def test_only_executes_the_named_lectures_and_refuses_unknown_names(tmp_path):
@@ -219,7 +220,7 @@ def test_the_committed_report_is_what_the_committed_results_and_audits_give():
     sheet's numbers, because both come from the one build of the committed data."""
     found, problems = audits.load(REPO_ROOT / "audits")
     assert problems == [] and found, "no committed audit"
-    report = build(REPO_ROOT / "results", audits=found)
+    report = build(committed(), audits=found)
     folder = REPO_ROOT / "docs" / "report"
     families = maintainers.families(report)
     assert sorted(p.name for p in folder.glob("*.md")) == sorted(["README.md", *(f"{f}.md" for f in families)])
@@ -245,17 +246,17 @@ def test_the_report_the_patch_and_the_audit_agree_on_pins_seconds_and_minutes(fo
     minutes are audit.json's `build` block (one function, jaxci.policy.wholebuild)."""
     found, problems = audits.load(REPO_ROOT / "audits")
     assert problems == []
-    committed = next(c for c in found if c.name == folder)
-    report = build(REPO_ROOT / "results", audits=found)
-    family = committed.audit["runner"]["judged"]
-    whole = rb.build_of(report, committed, family, report.catalogue[family])
+    audit = next(c for c in found if c.name == folder)
+    report = build(committed(), audits=found)
+    family = audit.audit["runner"]["judged"]
+    whole = rb.build_of(report, audit, family, report.catalogue[family])
     pins = [lec.path for lec in whole.pins]
-    assert pins == committed.audit["pin_to_cpu"] == committed.audit["build"]["pins"]
+    assert pins == audit.audit["pin_to_cpu"] == audit.audit["build"]["pins"]
     patched = _patched((REPO_ROOT / "audits" / folder / "ci.patch").read_text())
     assert sorted(patched) == sorted(pins)
     for lec in whole.pins:
         assert lec.placement.cpu.text() in patched[lec.path] and lec.placement.gpu.text() in patched[lec.path]
-    after = committed.audit["build"]["after_patch_s"]
+    after = audit.audit["build"]["after_patch_s"]
     assert (after["mid"], after["low"], after["high"]) == pytest.approx(whole.after_s)   # the band too
     page_md = (REPO_ROOT / "docs" / "report" / f"{family}.md").read_text()
     assert rb.after_line(whole) in page_md and all(quoting.code(p, table=True) in page_md for p in pins)

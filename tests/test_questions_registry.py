@@ -5,7 +5,6 @@ reworded sentence or caption, or a reordered row, changed what the code decides.
 Content and wiring only, from the committed results and made-up answers; never a timing."""
 
 import dataclasses
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,8 +12,9 @@ import pytest
 from jaxci.report import decisions, findings, maintainers, questions, rows, termcheck
 from jaxci.report.build import build
 from jaxci.report.question import Answer, Question, Status, Term
+from tests.committed import committed
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = committed()
 
 
 @pytest.fixture(scope="module")

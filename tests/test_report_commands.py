@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from jaxci.catalogue import load_catalogue
 from jaxci.report.build import build
 from jaxci.report.findings import findings_md, guidance_md
 from tests import synth
+from tests.committed import committed
 
 COMMAND = re.compile(r"`((?:jaxci|asv|JAXCI_MACHINE=\S+ bash) [^`]+)`")
 # commands that start a measurement of hours (a release backfill): their options are checked with --help, never run
@@ -32,7 +34,7 @@ def printed_commands(*texts) -> list[str]:
 
 def _report(which, tmp_path_factory):
     if which == "committed":
-        return build(REPO_ROOT / "results")
+        return build(committed())
     audit = json.loads(AUDIT.read_text()) if which == "synthetic+audit" else None
     return build(synth.gpu_set(tmp_path_factory.mktemp("synth")), audit=audit,
                  families=["g4dn.2xlarge", "c7i.2xlarge"] if audit else None)
@@ -60,18 +62,28 @@ def _check_asv_run(command, benchmarks, machines):
     assert m[2] is None or m[2] in machines, f"{command}: {m[2]} is not a catalogue machine"
 
 
-def _run_asv_compare(command, results) -> bool:
-    """Runs it; False (not run) where this clone lacks the release tags."""
+def _restored_clone(work) -> Path:
+    """A clone of this checkout's branch with the release tags `jaxci history --restore-refs` makes (what the
+    README's first command runs): the tags come from the command under test, never from whatever this checkout
+    holds."""
+    clone = work / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--single-branch", "--no-tags", str(REPO_ROOT), str(clone)],
+                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "jaxci", "history", "--restore-refs", "--repo", str(clone)], check=True,
+                   capture_output=True, env={**ENV, "HOME": str(work)})
+    return clone
+
+
+def _run_asv_compare(command, clone: Path) -> None:
+    """Runs it in `clone` (its committed results, its restored tags)."""
     m = re.fullmatch(r"asv compare (jax-v\S+) (jax-v\S+) --machine (\S+)", command)
     assert m, command
-    tags = subprocess.run(["git", "tag", "-l", m[1], m[2]], cwd=REPO_ROOT, capture_output=True, text=True).stdout
-    if len(tags.split()) < 2:
-        return False
-    assert (results / m[3]).is_dir(), f"{command}: no results for {m[3]}"
+    tags = subprocess.run(["git", "tag", "-l", m[1], m[2]], cwd=clone, capture_output=True, text=True).stdout
+    assert len(tags.split()) == 2, f"{command}: --restore-refs made no tag for {m[1]} or {m[2]}"
+    assert (clone / "results" / m[3]).is_dir(), f"{command}: no results for {m[3]}"
     proc = subprocess.run(command.replace("asv ", str(REPO_ROOT / ".venv" / "bin" / "asv") + " ", 1), shell=True,
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+                          cwd=clone, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "|" in proc.stdout, f"{command}: exit {proc.returncode}\n{proc.stderr[-800:]}"
-    return True
 
 
 @pytest.mark.parametrize("which", ["synthetic", "synthetic+audit", "committed"])
@@ -83,17 +95,17 @@ def test_every_printed_command_runs(which, tmp_path_factory):
     if which != "committed":  # a measured family's concurrency row gives its env command
         assert any(c.startswith("jaxci env") for c in commands)
     work = tmp_path_factory.mktemp("run")
-    benchmarks = json.loads((REPO_ROOT / "results" / "benchmarks.json").read_text())
+    benchmarks = json.loads((committed() / "benchmarks.json").read_text())
     machines = set(load_catalogue(include_lab=True))
-    not_run = []
+    clone = None
     for command in commands:
         if command.startswith("jaxci "):
             _run_jaxci(command, work)
         elif command.startswith("asv run"):
             _check_asv_run(command, benchmarks, machines)
         elif command.startswith("asv compare"):
-            if not _run_asv_compare(command, REPO_ROOT / "results"):
-                not_run.append(command)
+            clone = clone or _restored_clone(work)
+            _run_asv_compare(command, clone)
         else:
             family = command.split("=", 1)[1].split()[0]
             assert command.endswith("bash scripts/bench.sh") and family in machines, command
@@ -101,5 +113,4 @@ def test_every_printed_command_runs(which, tmp_path_factory):
         for seconds in re.findall(r"`timeout: (\d+)`", text):
             assert int(seconds) >= 60, seconds
         assert "a per-cell timeout of 3x" not in text
-    if not_run:
-        pytest.skip(f"release tags not restored in this clone (`jaxci history --restore-refs`): {not_run}")
+

@@ -12,6 +12,7 @@ from jaxci.analysis.lecture_record import AuditView
 from jaxci.audit.writing.emit import KERNEL
 from jaxci.report import actions, decisions
 from jaxci.report.build import build
+from tests.committed import committed
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "lectures"
@@ -40,7 +41,7 @@ def test_sheet_pins_exactly_the_audits_pin_list(folder, tmp_path):
 def test_float64_row_states_the_per_lecture_rule():
     """Row 1 names no blanket default the audit does not apply: where the CPU is faster for float64 it says each
     lecture is placed as the audit places it, pinned per lecture by its kernel."""
-    report = build(ROOT / "results")
+    report = build(committed())
     text = decisions.sheet(report, FAMILY).rows[0].decision
     assert "no blanket default" in text and KERNEL in text and "as `jaxci audit` places it" in text
 

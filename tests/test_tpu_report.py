@@ -1,15 +1,15 @@
 """The committed TPU capture (results/lab-tpu-v5e) in the findings: shown as a TPU's, never as evidence for a GPU or a
 CPU-only runner's answers (issue 71: a TPU is never shown as a GPU)."""
 
-from jaxci import REPO_ROOT
 from jaxci.report import decisions
 from jaxci.report.build import build
+from tests.committed import committed
 
 TPU = "lab-tpu-v5e"
 
 
 def test_the_tpu_machine_answers_no_other_machines_question():
-    report = build(REPO_ROOT / "results", families=["g4dn.2xlarge", "c7i.2xlarge"])
+    report = build(committed(), families=["g4dn.2xlarge", "c7i.2xlarge"])
     assert TPU in report.machines   # its results are read and listed
     # its CPU line is never paired with another machine's GPU line (it is no CPU-only machine)
     assert not [c for c in report.crossovers

@@ -89,8 +89,12 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
     """predict(family, kernel, n, dtype, device, first_call=False) for every catalogue family; the report, the
     audit, `jaxci predict` and `jaxci published-score` all ask this one object."""
 
-    def __init__(self, records, machines: dict, catalogue: dict, published=(), fixed=None):
-        self.records = accelerator_side([r for r in records if r.ok], catalogue)
+    def __init__(self, records, machines: dict, catalogue: dict, published=(), fixed=None, named=()):
+        #: the machines whose results are inputs (`input_machines`): the committed kinds, and those `named`
+        self.named = tuple(named)
+        self.inputs = input_machines(machines, named)
+        self.records = accelerator_side([r for r in records if r.ok and is_input(r, machines, self.inputs, named)],
+                                        catalogue)
         self.fixed = fixed                 # jaxci.analysis.fixed_costs.FixedCosts: a notebook's, or None
         self.published = list(published)   # jaxci.analysis.evidence.Evidence: published on a family's hardware
         self.machines = machines
@@ -115,8 +119,9 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
         return "gpu" if facts is not None and facts.has_gpu else None
 
     @classmethod
-    def from_results(cls, records, machines: dict, catalogue: dict, published=(), fixed=None) -> RunnerModel:
-        return cls(records, machines, catalogue, published, fixed)
+    def from_results(cls, records, machines: dict, catalogue: dict, published=(), fixed=None,
+                     named=()) -> RunnerModel:
+        return cls(records, machines, catalogue, published, fixed, named)
 
     # ---- the one interface ----
 
@@ -256,6 +261,31 @@ class RunnerModel(WarmTerms, CompileTerms, HostTerms):
         if reg:
             return Band.of(v), pv.registered(machine, f"{machine} {v:g} cores (registration)")
         return Band.of(v), pv.catalogue(machine, f"{machine} {v:g} cores (catalogue cpu_cores)")
+
+
+#: the registered kinds (machine.json's jaxci_kind) whose results the model reads unasked: a catalogue family's runs
+#: and a lab capture, the folders git holds (.gitignore un-ignores them by name). A local run (`local-<host>`,
+#: what bench.sh writes) is shown as measured but moves no family's prediction unless it is named
+#: (`jaxci report --model-input NAME`, `jaxci predict --model-input NAME`)
+INPUT_KINDS = ("catalogue", "lab")
+
+
+def input_machines(machines: dict, named=()) -> tuple[str, ...]:
+    """The machines of `machines` (name -> MachineFacts) whose results the model reads: those of INPUT_KINDS and
+    those `named`, sorted."""
+    return tuple(sorted(m for m, facts in machines.items()
+                        if facts.get("jaxci_kind") in INPUT_KINDS or m in set(named)))
+
+
+def is_input(record, machines: dict, inputs, named=()) -> bool:
+    """Whether one record is a model input: its machine is one of `inputs`, and it is no quick CI-scale run of a
+    runner family (a family's prediction rests on its full-scale runs; a lab capture is committed at the scale it
+    was taken, and a named machine is read as it is)."""
+    if record.machine not in inputs:
+        return False
+    facts = machines.get(record.machine)
+    kind = facts.get("jaxci_kind") if facts is not None else "unknown"
+    return record.scale != "ci" or kind == "lab" or record.machine in set(named)
 
 
 def accelerator_side(records, catalogue: dict) -> list:

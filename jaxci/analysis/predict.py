@@ -61,8 +61,8 @@ class Predictor:
     """The model asked by (benchmark, case): `predict` returns (seconds, inputs) or (None, why not). `published`:
     the published inputs on the families' hardware, from the caller (analysis reads no file)."""
 
-    def __init__(self, records, machines: dict, catalogue: dict, published=()):
-        self.model = RunnerModel.from_results(records, machines, catalogue, published)
+    def __init__(self, records, machines: dict, catalogue: dict, published=(), named=()):
+        self.model = RunnerModel.from_results(records, machines, catalogue, published, named=named)
         self.catalogue = catalogue
 
     def full(self, family, benchmark, case, dtype, device, n):

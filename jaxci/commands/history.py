@@ -37,14 +37,7 @@ from jaxci.results.history import (
     restore_refs,
     state_path,
 )
-from jaxci.results.release_index import (
-    BACKEND_WHEEL,
-    index_versions,
-    installable_releases,
-    numpyro_for,
-    numpyro_jax_specs,
-    release_dates,
-)
+from jaxci.results.release_index import BACKEND_WHEEL, IndexAnswer, ask_index, numpyro_for, read_snapshot
 from jaxci.util import safewrite
 from jaxci.util.git import GitError
 from jaxci.util.validate import SCALES, InputError, bench_filter, machine_name, number, quoted, scale
@@ -61,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--machine", help="registered asv machine (default: local-<hostname>, registered)")
     parser.add_argument("--backend", choices=tuple(BACKEND_WHEEL), default=os.environ.get("JAXCI_BACKEND", "cpu"))
     parser.add_argument("--base", help="base commit of the chain (default: the existing branch's, else HEAD)")
+    parser.add_argument("--index-snapshot", metavar="FILE",
+                        help="the package index's answer from FILE (format jax-release-index: releases, jaxlib, "
+                             "dates, numpyro_jax) instead of asking the index: a fixed release list")
     parser.add_argument("--force", action="store_true", help="run releases already measured again")
     parser.add_argument("--dry-run", action="store_true", help="build the branch and tags, measure nothing")
     parser.add_argument("--validate", metavar="TEXT",
@@ -127,16 +123,12 @@ def _validate(text: str, github_output: str | None) -> int:
 def _chain(repo: Path, args) -> tuple[Chain, list[str]]:
     """The releases to measure and the pin-commit chain they sit on (built or reused)."""
     wanted = parse_releases(args.releases) if args.releases else None
-    print("jaxci history: asking the package index which JAX releases install here ...", flush=True)
-    all_releases = installable_releases(args.backend)
-    todo = choose(all_releases, wanted, args.since)
-    jaxlibs = set(index_versions("jaxlib"))
-    dates = release_dates(all_releases)
-    chain_releases = [v for v in all_releases if v in dates]
-    base = args.base or existing_base(repo) or "HEAD"
-    specs = numpyro_jax_specs(repo / ".jaxci" / "history" / "numpyro-jax-requirements.json")
-    numpyro = {v: numpyro_for(v, specs) for v in chain_releases}
-    chain = build_chain(repo, base, chain_releases, dates, jaxlibs, numpyro)
+    answer = _index_answer(repo, args)
+    todo = choose(answer.releases, wanted, args.since)
+    chain_releases = [v for v in answer.releases if v in answer.dates]
+    base = args.base or _reusable_base(repo) or "HEAD"
+    numpyro = {v: numpyro_for(v, answer.numpyro_jax) for v in chain_releases}
+    chain = build_chain(repo, base, chain_releases, answer.dates, answer.jaxlib, numpyro)
     print(f"jaxci history: branch {BRANCH}: {len(chain.commits)} release commits over {chain.base[:8]} "
           f"({chain_releases[0]} .. {chain_releases[-1]}), tags {TAG_PREFIX}*", flush=True)
     if chain.moved_tags:
@@ -144,6 +136,40 @@ def _chain(repo: Path, args) -> tuple[Chain, list[str]]:
               f"{chain.base[:8]} ({chain.moved_tags[0]} .. {chain.moved_tags[-1]}); results taken on the old "
               "chain no longer sit on a release tag", file=sys.stderr)
     return chain, [v for v in todo if v in chain.commits]
+
+
+def _index_answer(repo: Path, args) -> IndexAnswer:
+    """--index-snapshot's fixed answer, else the package index's answer today."""
+    if args.index_snapshot:
+        print(f"jaxci history: the JAX releases of {args.index_snapshot} (--index-snapshot)", flush=True)
+        return read_snapshot(args.index_snapshot)
+    print("jaxci history: asking the package index which JAX releases install here ...", flush=True)
+    return ask_index(args.backend, repo / ".jaxci" / "history" / "numpyro-jax-requirements.json")
+
+
+#: what a release commit installs from its own tree (asv's wheel of it) while asv runs the benchmarks of the
+#: checkout: where these differ between the chain's base and HEAD, the checkout's benchmarks meet an older jaxci
+_INSTALLED_FROM_THE_PIN_COMMIT = ("jaxci", "pyproject.toml")
+
+
+def _reusable_base(repo: Path) -> str | None:
+    """The existing chain's base, when the checkout's benchmarks can run on it; HistoryError when they cannot.
+
+    asv installs each release commit's own jaxci but runs the benchmarks of the checkout, so a chain over an
+    older base (the committed reference history's) meets benchmarks that import what that jaxci lacks: every
+    case would fail with ModuleNotFoundError. Refused up front, with the two ways on."""
+    from jaxci.util.git import git
+
+    base = existing_base(repo)
+    if base is None:
+        return None
+    if git(repo, "diff", "--name-only", base, "HEAD", "--", *_INSTALLED_FROM_THE_PIN_COMMIT, timeout=60):
+        raise HistoryError(
+            f"the existing {BRANCH} chain sits on {base[:8]}, whose jaxci differs from this checkout's (asv runs "
+            "this checkout's benchmarks against each release commit's jaxci, so they would fail): pass --base HEAD "
+            f"for a chain over this checkout (its tags move), or --base {base[:8]} to measure on the old chain "
+            "anyway")
+    return base
 
 
 def _summary(outcomes, machine: str, repo: Path, seconds: float) -> int:

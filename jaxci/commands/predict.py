@@ -16,7 +16,7 @@ from jaxci.analysis.provenance import describe, sentences
 from jaxci.catalogue import CatalogueError
 from jaxci.commands.argtypes import OneLineParser, ascii_int, refuse
 from jaxci.results.records import ResultsError
-from jaxci.util.validate import InputError, integer, one_line
+from jaxci.util.validate import InputError, integer, one_line, quoted
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--precision", default="default", choices=("default", "highest"), help="matmul precision")
     parser.add_argument("--first-call", action="store_true", help="a cold first call: compile part + warm call")
     parser.add_argument("--results", default=str(REPO_ROOT / "results"), help="asv results directory")
+    parser.add_argument("--model-input", action="append", default=[], metavar="MACHINE",
+                        help="a local machine of --results whose results the model reads too (repeatable; by "
+                             "default: the committed captures and full-scale catalogue runs only)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--transfer-only", action="store_true",
                         help="leave out the published measurements on the family's hardware (docs/reference/"
@@ -67,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         fixed = fixed_costs.load()
     except ValueError as exc:   # a malformed published table or fixed-cost file: one line, nothing predicted
         return refuse("jaxci predict", one_line(str(exc)))
-    model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published, fixed)
+    unknown = [m for m in args.model_input if m not in rs.machines]
+    if unknown:
+        return refuse("jaxci predict", f"--model-input {quoted(unknown[0], 80)}: no such machine in {args.results} "
+                      f"(it holds: {', '.join(sorted(rs.machines)) or 'none'})")
+    model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published, fixed, named=args.model_input)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)
     what = (f"{args.family} {device} {args.kernel}" + (f" n={args.n}" if args.n is not None else "")

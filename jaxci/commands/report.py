@@ -188,6 +188,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="the committed executed audits of real repositories (audits/<repository>@<commit>/, "
                              "jaxci audit publish): build minutes per family for question 6 and the maintainers' "
                              "report (default: audits/ beside RESULTS_DIR, when there)")
+    parser.add_argument("--model-input", action="append", default=[], metavar="MACHINE",
+                        help="a local machine of RESULTS_DIR whose results the runner model reads too (repeatable; "
+                             "by default it reads the committed captures and full-scale catalogue runs only, and "
+                             "the findings page names them)")
     parser.add_argument("--maintainers", metavar="DIR", default=None,
                         help="write the maintainers' report here (README.md and one page per family, at most two "
                              "printed pages each: docs/report/)")
@@ -202,7 +206,9 @@ def _build(args, results_dir: Path):
     records.PROGRESS["hook"] = None if args.no_progress else ReadProgress()
     try:
         families, audit = _sheet_inputs(args.family, args.audit)
-        report = build(results_dir, families=families, audit=audit, audits=_committed(args, results_dir))
+        named = _model_inputs(args.model_input, results_dir)
+        report = build(results_dir, families=families, audit=audit, audits=_committed(args, results_dir),
+                       model_inputs=named)
     except (ResultsError, CatalogueError) as exc:
         raise Refused(" ".join(str(exc).split())) from None
     finally:
@@ -210,6 +216,22 @@ def _build(args, results_dir: Path):
     if not report.records:  # an empty or wrong folder is not "all fine": say why
         raise Refused(f"{args.results_dir}: no asv result values in it ({_reason(report.errors, args.results_dir)})")
     return report
+
+
+def _model_inputs(names: list[str], results_dir: Path) -> tuple[str, ...]:
+    """--model-input names, each a machine folder of `results_dir`; Refused naming the first that is not."""
+    from jaxci.util.validate import machine_name
+
+    out = []
+    for name in names:
+        try:
+            checked = machine_name("--model-input", name)
+        except InputError as exc:
+            raise Refused(str(exc)) from None
+        if not (results_dir / checked / "machine.json").is_file():
+            raise Refused(f"--model-input {checked}: no results/{checked}/machine.json in {results_dir}")
+        out.append(checked)
+    return tuple(out)
 
 
 def _write(args, report, findings: str, guidance: str, data: dict) -> None:

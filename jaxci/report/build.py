@@ -72,7 +72,10 @@ class Report:
 
 
 def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None = INCIDENTS, families=None,
-          audit: dict | None = None, measurements: Path | None = MEASUREMENTS, audits: list | None = None) -> Report:
+          audit: dict | None = None, measurements: Path | None = MEASUREMENTS, audits: list | None = None,
+          model_inputs=()) -> Report:
+    """The report of `results_dir`; `model_inputs`: local machines whose results the runner model reads as well
+    (by default it reads the committed kinds only: jaxci.analysis.model.INPUT_KINDS)."""
     rs = load_results(results_dir)
     records = rs.latest()
     catalogue = load_catalogue(catalogue_dir)
@@ -89,7 +92,7 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     figs = list(given[0].incidents) if given[0] else []
     # the runner model, built once, with the nearest evidence: published on a family's hardware (the incidents'
     # figures and the achieved rates), as the audit and `jaxci predict` take it
-    predictor = predict.Predictor(records, rs.machines, with_lab, _evidence(*given))
+    predictor = predict.Predictor(records, rs.machines, with_lab, _evidence(*given), named=model_inputs)
     runtimes, pcx = predict.predictions(records, rs.machines, with_lab, cx, predictor=predictor)
     report = Report(
         results_dir=str(results_dir),
@@ -109,7 +112,8 @@ def build(results_dir, catalogue_dir: Path | None = None, incidents: Path | None
     report.releases_measured = releases.releases_measured(rs.records)
     if given[0] is not None:
         report.published = figs
-        outside = predict.Predictor(records, rs.machines, with_lab)  # transfer-only: no figure held against itself
+        # transfer-only: no figure held against itself
+        outside = predict.Predictor(records, rs.machines, with_lab, named=model_inputs)
         report.incidents = incident_checks(figs, outside)
         report.model_checks = published.check(figs, outside.model)  # every figure, none of them an input
     return report

@@ -257,6 +257,24 @@ def findings_md(report, sections=None) -> str:
     return _front(report) + extra + _evidence(report)
 
 
+def model_inputs_md(report) -> str:
+    """Which machines' results the runner model read, and which it was shown but left out (a local run moves no
+    family's prediction unless it is named: jaxci.analysis.model.INPUT_KINDS): one paragraph."""
+    model = report.model
+    if model is None:
+        return ""
+    used = sorted({r.machine for r in model.records})
+    left = sorted(set(report.machines) - set(used))
+    text = ("\nThe runner model's inputs: the results of " + (", ".join(f"`{m}`" for m in used) or "no machine")
+            + " (committed captures and full-scale runs of catalogue families"
+            + (", and the machines named with --model-input" if getattr(model, "named", ()) else "") + ").")
+    if left:
+        names = ", ".join(f"`{m}`" for m in left)
+        text += (f" Shown as measured, no input to any family's prediction: {names} (a local or CI-scale run; "
+                 f"`jaxci report RESULTS --model-input NAME` makes one an input).")
+    return text + "\n"
+
+
 def _front(report) -> str:
     """The decision sheet per runner family, the release regressions, the per-machine evidence sheets and the
     guidance per lecture type: what a maintainer reads first."""
@@ -274,7 +292,7 @@ def _front(report) -> str:
     return f"""# Findings
 
 Generated {report.generated} by `jaxci report {report.results_dir}` from asv results.
-
+{model_inputs_md(report)}
 ## Decision sheets per runner family
 
 {answers.headline(report)}

@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci.util.validate import quoted
@@ -148,3 +149,48 @@ def numpyro_for(jax_version: str, specs: dict[str, str]) -> str | None:
 
     ok = [v for v, spec in specs.items() if RELEASE.fullmatch(v) and Version(jax_version) in SpecifierSet(spec)]
     return max(ok, key=release_key) if ok else None
+
+
+#: a snapshot of the package index's answer (`jaxci history --index-snapshot FILE`): the releases a chain is built
+#: from, fixed, so a test or a rebuilt chain does not move when a new JAX release appears on the index
+SNAPSHOT_FORMAT, SNAPSHOT_VERSION = "jax-release-index", 1
+
+
+@dataclass(frozen=True)
+class IndexAnswer:
+    """What a history chain needs from the package index: the installable jax releases (oldest first), the jaxlib
+    releases, each release's upload date and each numpyro release's jax requirement."""
+    releases: list[str]
+    jaxlib: set[str]
+    dates: dict[str, str]
+    numpyro_jax: dict[str, str]
+
+
+def ask_index(backend: str, numpyro_cache: Path | None) -> IndexAnswer:
+    """The package index's answer today (pip and PyPI's JSON API; HistoryError when either does not answer)."""
+    releases = installable_releases(backend)
+    return IndexAnswer(releases, set(index_versions("jaxlib")), release_dates(releases),
+                       numpyro_jax_specs(numpyro_cache))
+
+
+def read_snapshot(path: str | Path) -> IndexAnswer:
+    """A jax-release-index file (format + version, util.versioned's rule), each field checked: a HistoryError
+    naming the file and the field otherwise."""
+    from jaxci.util.versioned import load
+
+    doc = load(path, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, 1 << 20, HistoryError,
+               "write it again in this version's shape (docs/history.md, 'A fixed release list')")
+    releases, jaxlib = doc.get("releases"), doc.get("jaxlib")
+    dates, numpyro = doc.get("dates"), doc.get("numpyro_jax")
+    for name, value, kind in (("releases", releases, list), ("jaxlib", jaxlib, list), ("dates", dates, dict),
+                              ("numpyro_jax", numpyro, dict)):
+        if not isinstance(value, kind):
+            raise HistoryError(f"{path}: {name!r} is not a JSON {'list' if kind is list else 'object'}")
+    assert isinstance(releases, list) and isinstance(jaxlib, list) and isinstance(dates, dict) \
+        and isinstance(numpyro, dict)
+    bad = [v for v in [*releases, *jaxlib, *dates, *numpyro] if not (isinstance(v, str) and RELEASE.fullmatch(v))]
+    if bad:
+        raise HistoryError(f"{path}: {quoted(str(bad[0]), 40)} is not a release number like 0.11.0")
+    if not all(isinstance(v, str) for v in [*dates.values(), *numpyro.values()]):
+        raise HistoryError(f"{path}: every date and every numpyro requirement is a string")
+    return IndexAnswer(sorted(releases, key=release_key), set(jaxlib), dict(dates), dict(numpyro))

@@ -20,6 +20,7 @@ def load(path: str | Path, fmt: str, version: int, limit: int, error: type[Excep
         raise error(text if str(path) in text else f"{path}: {text}") from None
     if not isinstance(doc, dict) or doc.get("format") != fmt:
         raise error(f"{path}: not a {fmt} {kind}")
-    if doc.get("version") != version:
-        raise error(f"{path}: {fmt} version {doc.get('version')!r}, this jaxci reads {version}: {remedy}")
+    found = doc.get("version")
+    if type(found) is not int or found != version:  # `true` is no version 1, nor 1.0 a version
+        raise error(f"{path}: {fmt} version {found!r}, this jaxci reads {version}: {remedy}")
     return doc
