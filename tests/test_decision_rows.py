@@ -255,9 +255,11 @@ def test_row_6_without_an_audit_gives_the_build_published_on_the_family(report):
 
 
 def test_row_6_says_which_cpu_families_the_model_cannot_tell_apart(report):
-    """Families whose CPUs the model predicts alike (cpu_twins): the row names them, not silently."""
-    twins = cpu_twins(report.model, report.catalogue, "c7i.2xlarge")
-    row = decisions.sheet(report, "c7i.2xlarge").rows[5]
+    """Families whose CPUs the model predicts alike (cpu_twins): the row names them, not silently. g6.xlarge and
+    g6e.xlarge share a CPU model and a core count; c7i.2xlarge's host probe now tells it from the others."""
+    twins = cpu_twins(report.model, report.catalogue, "g6.xlarge")
+    assert twins == ["g6e.xlarge"] and not cpu_twins(report.model, report.catalogue, "c7i.2xlarge")
+    row = decisions.sheet(report, "g6.xlarge").rows[5]
     assert twins and row.status == decisions.NOT_MEASURED
     assert f"cannot tell this family's CPU from {twins[0]}" in row.decision
     assert "ubuntu-latest" not in row.decision.split("cannot tell")[1].split(";")[0]  # a different CPU (published)
@@ -271,9 +273,11 @@ def test_cpu_twins_compares_every_cpu_case():
 
 
 def test_predict_says_when_it_cannot_tell_two_cpus_apart(capsys):
-    assert predict.main(["--family", "c7i.2xlarge", "--kernel", "matmul", "--n", "4096", "--device", "cpu"]) == 0
+    assert predict.main(["--family", "g6.xlarge", "--kernel", "matmul", "--n", "4096", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     named = out.split("note: the model cannot tell this CPU from ", 1)[1].split(":", 1)[0].split(", ")
-    assert named and all(f in load_catalogue() and f != "c7i.2xlarge" for f in named), out
+    assert named == ["g6e.xlarge"] and all(f in load_catalogue() for f in named), out
+    assert predict.main(["--family", "c7i.2xlarge", "--kernel", "notebook_start", "--device", "cpu"]) == 0
+    assert "cannot tell" not in capsys.readouterr().out  # its host probe (Xeon 8488C) differs from g6.2xlarge's
     assert predict.main(["--family", "ubuntu-latest", "--kernel", "matmul", "--n", "4096", "--device", "cpu"]) == 0
     assert "cannot tell" not in capsys.readouterr().out  # its CPU has published figures of its own

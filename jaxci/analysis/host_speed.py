@@ -49,9 +49,15 @@ def _scores(catalogue: dict, model: str, kind: str) -> list[tuple[str, float]]:
     return out
 
 
-def _own(published, family: str) -> Evidence | None:
-    found = [e for e in select(published, (family,), "cpu", HOST_PYTHON) if e.n]
+def family_probe(published, family: str) -> Evidence | None:
+    """The family's pure-Python probe among `published` (with `derive`'s output: published, carried within a CPU
+    model, or predicted through single-thread scores), or None: the one host speed the audit's host factor, the
+    runner model's host terms, `jaxci predict --kernel pure_python` and the report all read."""
+    found = [e for e in select(published or (), (family,), "cpu", HOST_PYTHON) if e.n]
     return found[0] if found else None
+
+
+_own = family_probe   # a family's own published probe, before `derive` adds the others
 
 
 def derive(published, catalogue: dict) -> list[Evidence]:

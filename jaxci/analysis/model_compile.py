@@ -11,6 +11,7 @@ from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, fmt_published, geo
 from jaxci.analysis.fixed_costs import notebook_start
+from jaxci.analysis.host_speed import family_probe
 from jaxci.analysis.kernels import COLD_KERNEL
 from jaxci.analysis.model_reads import ModelReads
 from jaxci.analysis.primitives import Band, combine
@@ -239,8 +240,8 @@ class CompileTerms(ModelReads):
         build's first notebook with `cold` (the --first-call of this kernel)."""
         if self.fixed is None:
             raise Unpredictable("no notebook fixed-cost measurement (docs/reference/notebook-fixed-costs.json) given")
-        pub = self._pub(family, "cpu", E.HOST_PYTHON)
-        probe = (pub[0].value.mid, pv.published(pub[0], pub[0].label())) if pub else None
+        found = family_probe(self.published, family)
+        probe = (found.value.mid, pv.published(found, found.label())) if found is not None else None
         backend = self._backend_start(family, "gpu") if device == "gpu" else None
         band, inputs, basis = notebook_start(self.fixed, family, probe, backend, cold)
         return Estimate(band, inputs, basis)

@@ -9,6 +9,7 @@ from jaxci.analysis import evidence as E
 from jaxci.analysis import primitives as P
 from jaxci.analysis import provenance as pv
 from jaxci.analysis.estimate import Estimate, Unpredictable, others_first
+from jaxci.analysis.host_speed import family_probe
 from jaxci.analysis.model_reads import ModelReads
 from jaxci.analysis.primitives import Band, combine
 from jaxci.analysis.work import dense_flops
@@ -149,8 +150,17 @@ class HostTerms(ModelReads):
                         "FLOPs / (published JAX CPU matmul rate x NumPy-over-JAX rate measured here)")
 
     def _pure_python(self, family, n) -> Estimate:
-        """host.PurePython int_sum moved only by a sourced single-thread ratio; without one, the measurement is
-        quoted in the reason (a host score is never invented)."""
+        """host.PurePython int_sum: the family's host probe (jaxci.analysis.host_speed.family_probe: published,
+        carried within a CPU model or predicted through single-thread scores, the figure the audit's host factor
+        divides) at n, a pure-Python loop's time being linear in its trip count; without one, a measured machine's
+        sum moved by a sourced single-thread ratio; without that, the measurement is quoted in the reason (a host
+        score is never invented)."""
+        probe = family_probe(self.published, family)
+        if probe is not None and probe.n:
+            text = (f"{probe.label()}: {probe.value.mid:.3g} s ({probe.value.low:.3g}-{probe.value.high:.3g}) at "
+                    f"n={probe.n:,}, x {n:,}/{probe.n:,} (a pure-Python loop's time is linear in its trip count)")
+            return Estimate(probe.value.scale(n / probe.n), [pv.published(probe, text)],
+                            "the family's host probe at n (the audit's host factor reads the same probe)")
         refs, note = self._host_refs(family)
         bands, inputs, seen = [], [], []
         for m in refs:

@@ -101,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         twins = cpu_twins(model, catalogue, args.family)
         if twins:
             print(f"note: the model cannot tell this CPU from {', '.join(twins)}: it predicts them within "
-                  f"{ALIKE:.0%} on every CPU case (the same physical cores; no sourced clock or vector width "
-                  "separates them); measure the family to tell them apart")
+                  f"{ALIKE:.0%} on every CPU case, its host probe included (the same physical cores and "
+                  "single-thread speed; no sourced clock or vector width separates them); measure the family to "
+                  "tell them apart")
     return 0
 
 

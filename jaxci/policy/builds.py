@@ -201,8 +201,10 @@ def published_build(entry) -> PublishedBuild | None:
     return PublishedBuild(float(fig.value), entry.value("published_build_notebooks"), fig.source)
 
 
-#: the CPU cases two families are told apart by: a BLAS-bound op, a bandwidth-bound map, a scalar loop
-CPU_CASES = (("matmul", 4096, "float32"), ("elementwise", 50_000_000, "float32"), ("scan", 100_000, "float64"))
+#: the CPU cases two families are told apart by: a BLAS-bound op, a bandwidth-bound map, a scalar loop, and the
+#: interpreter's single-thread speed (the host probe every notebook's host work is scaled by)
+CPU_CASES = (("matmul", 4096, "float32"), ("elementwise", 50_000_000, "float32"), ("scan", 100_000, "float64"),
+             ("pure_python", 10_000_000, "float64"))
 #: predictions closer than this (relative) on every case are the same to a maintainer: the model's bands are wider
 ALIKE = 0.02
 
@@ -217,9 +219,9 @@ def _cpu_seconds(model, family: str) -> tuple:
 
 
 def cpu_twins(model, catalogue: dict, family: str) -> list[str]:
-    """The catalogue families whose CPU the runner model predicts as `family`'s (within ALIKE) on every CPU case:
-    their CPU inputs (physical cores, a single-thread score, published figures on the family) barely differ, so
-    the model cannot tell them apart."""
+    """The catalogue families whose CPU the runner model predicts as `family`'s (within ALIKE) on every CPU case,
+    the host probe included: their CPU inputs (physical cores, single-thread scores, published figures on the
+    family) barely differ, so the model cannot tell them apart."""
     mine = _cpu_seconds(model, family)
     if None in mine:
         return []

@@ -35,11 +35,11 @@ class HostFactor:
 
 
 def published_probe(published, family: str):
-    """The family's pure-Python probe (jaxci.analysis.evidence.Evidence: published, or predicted), or None."""
-    from jaxci.analysis import evidence as E
+    """The family's pure-Python probe (jaxci.analysis.evidence.Evidence: published, or predicted), or None: the one
+    function of jaxci.analysis.host_speed."""
+    from jaxci.analysis.host_speed import family_probe
 
-    found = [e for e in E.select(published or (), (family,), "cpu", E.HOST_PYTHON) if e.n]
-    return found[0] if found else None
+    return family_probe(published, family)
 
 
 def factor(family: str, published, here) -> HostFactor:
