@@ -56,3 +56,19 @@ def test_a_side_that_failed_in_one_call_and_completed_in_another_keeps_the_compl
     A.merge_lecture(into, _lec("a", _run(7.0), _run(30.0), 10.0, 25.0))
     (row,) = A.rows({"lectures": list(into.values())}, "lab", "tpu")
     assert row.scored and row.accel_s == 20.0 and row.cpu_s == 10.0   # the first completed run of each side
+
+
+def test_a_family_without_the_accelerator_is_one_line(tmp_path, capsys):
+    """Issue 83 item 9: `--family nosuch` was a KeyError traceback; a GPU family scored as a TPU one is refused too."""
+    import pytest
+
+    from jaxci.commands import accel_score as cmd
+
+    audit = tmp_path / "a.json"
+    audit.write_text("{}")
+    for family, said in (("nosuch", "not a catalogue machine"), ("g4dn.2xlarge", "has no tpu")):
+        assert cmd.main([str(audit), "--family", family, "--platform", "tpu"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and said in err and "lab-tpu-v5e" in err
+    with pytest.raises(SystemExit):
+        cmd.main([str(audit), "--family", "lab-h200", "--platform", "npu"])

@@ -318,10 +318,35 @@ def test_audit_gpu_platform_is_recorded_as_cuda(monkeypatch, tmp_path):
         raise Seen(runs.platforms)  # stop here: what matters is what the command would run on
 
     monkeypatch.setattr(repo, "execute", execute)
+    monkeypatch.setenv("JAXCI_ACCELERATOR", "cuda")   # a machine with a GPU: on one without, it is refused
     with pytest.raises(Seen) as seen:
         cli.main([str(FIXTURES / "exec"), "--execute", "--platforms", "cpu,gpu", "--output",
                   str(tmp_path / "t.md"), "--no-progress"])
     assert seen.value.args[0] == ("cpu", "cuda")
+
+
+@pytest.mark.parametrize("platforms, accelerator, said", [
+    ("tpu", "none", "--platforms tpu: no accelerator on this machine"),
+    ("cpu,gpu", "tpu", "--platforms cuda: this machine's accelerator is tpu"),
+    (None, "junk", "JAXCI_ACCELERATOR='junk'")])
+def test_an_accelerator_the_machine_lacks_is_refused_before_anything_runs(platforms, accelerator, said, monkeypatch,
+                                                                          tmp_path, capsys):
+    """Issue 83 item 2: a NumPy lecture run under --platforms tpu on a CPU host was recorded as a completed TPU run,
+    which accel-score scored as TPU data. Now: one line, exit 2, nothing written."""
+    from jaxci.audit import repo
+    from jaxci.commands import audit as cli
+
+    def execute(verdicts, runs, **kw):
+        raise AssertionError("nothing may run")
+
+    monkeypatch.setattr(repo, "execute", execute)
+    monkeypatch.setenv("JAXCI_ACCELERATOR", accelerator)
+    out = tmp_path / "o.json"
+    chosen = ["--platforms", platforms] if platforms else []
+    assert cli.main([str(FIXTURES / "exec"), "--execute", *chosen, "--format", "json", "--output", str(out),
+                     "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err and not out.exists()
 
 
 # ---- jaxci env over random inputs ------------------------------------------------------------------------

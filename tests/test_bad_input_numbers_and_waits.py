@@ -53,7 +53,7 @@ def test_a_published_run_time_that_is_not_a_finite_non_negative_number_is_refuse
         sys.path.pop(0)
     rows = published_builds.parse_status((scratch / "status.ipynb").read_text(), None)
     assert [(r.document, r.seconds) for r in rows] == [("a", None), ("b", None), ("c", 12.5)]
-    assert rows[0].refused == rows[1].refused == "run time not a finite, non-negative number"
+    assert rows[0].refused == rows[1].refused == "run time not a finite, non-negative number of at most 5 days"
 
 
 def test_a_package_index_wait_ends_at_its_limit_with_every_process_it_started(tmp_path):
@@ -95,3 +95,23 @@ def test_a_code_span_holds_any_name_whole(text):
     fence = span[:len(span) - len(span.lstrip("`"))]
     inner = span[len(fence):-len(fence)]
     assert inner.strip(" ") == text and fence not in inner  # no run of backticks inside closes it early
+
+
+def test_a_published_run_time_of_1e308_is_no_run_time(tmp_path):
+    """Issue 83 item 8: 1e308 s passed the finite check, summed to inf and broke `audit --published --format json`,
+    `coverage` and `shard-plan`. A run time is at most 5 days, in the table and in the record."""
+    from jaxci.results import published_build
+
+    table = ("| Document | Modified | Method | Run Time (s) | Status |\n|---|---|---|---|---|\n"
+             "| big | x | cache | 1e308 | ✅ |\n| ok | x | cache | 432000 | ✅ |\n")
+    rows = published_build.parse_status(json.dumps({"cells": [{"cell_type": "markdown", "source": table}]}), None)
+    assert [(r.document, r.seconds) for r in rows] == [("big", None), ("ok", 432000.0)]
+    record = {"format": published_build.FORMAT, "version": published_build.VERSION, "repository": "o/r",
+              "commit": "c", "executed": "2026-01-01", "family": "g4dn.2xlarge", "seconds": {"a": 1e308},
+              "refused": {}}
+    path = tmp_path / "p.json"
+    for seconds, version in (({"a": 1e308}, published_build.VERSION), ({"a": 1.0}, True)):
+        path.write_text(json.dumps({**record, "seconds": seconds, "version": version}))
+        with pytest.raises(published_build.PublishedError) as caught:
+            published_build.read(path)
+        assert str(path) in str(caught.value)

@@ -74,6 +74,25 @@ def test_the_calibration_is_written_as_data_the_model_reads(monkeypatch, tmp_pat
     assert "fixture-gpu.notebooks@aaaa111" in source
 
 
+@pytest.mark.parametrize("accepts, said", [("3,1", "LOW must be below HIGH"), ("x,y", "expected a number"),
+                                           ("1", "expected LOW,HIGH"), ("nan,1", "finite number above zero"),
+                                           ("1.2,1.3", "does not hold the probes")])
+def test_an_accepted_range_its_loader_would_refuse_is_never_written(accepts, said, monkeypatch, tmp_path, capsys):
+    """Issue 83 item 7: `--accepts 3,1` wrote a calibration every audit's loader then refused; `x,y` was a
+    traceback. One line, exit 2, nothing written."""
+    _sets(monkeypatch)
+    out = tmp_path / fixed_costs.CALIBRATION_NAME
+    argv = ["--set", f"g4dn.2xlarge={FIX / 'gpu-set.json'}", "--set", f"ubuntu-latest={FIX / 'cpu-set.json'}",
+            "--calibrate", str(out), "--accepts", accepts]
+    try:
+        code = cmd.main(argv)
+    except SystemExit as exc:   # argparse's refusal of the option
+        code = exc.code
+    assert code == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1, err
+
+
 def test_a_file_that_is_not_a_set_is_refused(tmp_path):
     with pytest.raises(D.DevSetError, match="version 1"):
         D.parse_table({})

@@ -132,6 +132,9 @@ def calibration(sets: dict, metas: dict, form: str, accepts: tuple | None = None
         raise DevSetError("no host probe in the runs' meta (published_builds records host_probe_s): the calibration "
                           "cannot say which host it was fitted on")
     low, high = accepts or (probes[0], probes[-1])
+    if not 0 < low <= probes[0] <= probes[-1] <= high:   # the rule its loader applies (modeldata.fixed_costs)
+        raise DevSetError(f"--accepts {low:g},{high:g} does not hold the probes the sets ran at "
+                          f"({probes[0]:g}..{probes[-1]:g} s): a calibration that its every reader would refuse")
     where = "; ".join(f"{f}: {m.get('snapshot', '?')}@{m.get('commit', '?')}" for f, m in metas.items())
     return {"version": CALIBRATION_VERSION, "form": form, "probe_units": round(mid.offset, 4),
             "low": round(min(f.offset for f in each + [mid]), 4), "high": round(max(f.offset for f in each + [mid]), 4),

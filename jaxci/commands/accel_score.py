@@ -27,6 +27,22 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _known_family(family: str, platform: str) -> None:
+    """--family is a catalogue machine with the accelerator --platform names (a typo was a KeyError traceback).
+    Raises DevSetError naming the machines that have one."""
+    from jaxci.accel import DEVICE_OF
+    from jaxci.analysis.devsets import DevSetError
+    from jaxci.catalogue import load_catalogue
+    from jaxci.util.validate import quoted
+
+    catalogue = load_catalogue(include_lab=True)
+    kind = DEVICE_OF[platform]
+    fits = sorted(n for n, m in catalogue.items() if m.accelerator == kind)
+    if family not in fits:
+        what = "not a catalogue machine" if family not in catalogue else f"has no {kind}"
+        raise DevSetError(f"--family {quoted(family, 60)}: {what}; machines with a {kind}: {', '.join(fits)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from jaxci.analysis import accel_score as A
@@ -36,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
     lectures: dict = {}
     try:
+        _known_family(args.family, args.platform)
         for path in args.audits:
             try:
                 audit = read(path)

@@ -194,7 +194,29 @@ def _check_options(args) -> list[str] | None:
     from jaxci.commands import audit_shard
 
     audit_shard.check(args)
-    return platforms("--platforms", args.platforms) if args.platforms is not None else None
+    chosen = platforms("--platforms", args.platforms) if args.platforms is not None else None
+    if args.execute:
+        _accelerators_here(chosen or [])
+    return chosen
+
+
+def _accelerators_here(chosen: list[str]) -> None:
+    """Each accelerator platform --platforms names is this machine's: a lecture that never starts JAX (a NumPy
+    one) would otherwise run on the CPU and be recorded as a completed run on the accelerator, a measurement of a
+    device that did not run (jaxci.accel decides, JAXCI_ACCELERATOR first). Raises InputError."""
+    from jaxci.accel import DEVICE_OF, accelerator_platform, missing_reason
+    from jaxci.util.validate import InputError
+
+    try:
+        accelerator_platform()   # what the default platforms are read from, too
+    except ValueError as exc:   # JAXCI_ACCELERATOR set to a name jaxci.accel does not know
+        raise InputError(" ".join(str(exc).split())) from None
+    for platform in chosen:
+        reason = missing_reason(DEVICE_OF[platform])
+        if reason:
+            raise InputError(f"--platforms {platform}: {reason.split(':')[0]}: a run there would be the CPU's, "
+                             f"recorded as a {platform} run; run it where JAX has a {platform} device "
+                             "(JAXCI_ACCELERATOR names it where /sys does not show it)")
 
 
 def _not_an_input(option: str, target: Path, args) -> None:

@@ -29,10 +29,12 @@ from jaxci.analysis import devsets_audit as A
 from jaxci.analysis import devsets_score as S
 from jaxci.analysis import residual as R
 from jaxci.analysis.prediction import MODELLED
+from jaxci.commands.argtypes import OneLineParser, positive_float
 from jaxci.commands.devsets_repredict import repredicted
 from jaxci.modeldata import fixed_costs
 from jaxci.results import published_build
 from jaxci.util import safeio, safewrite
+from jaxci.util.validate import quoted
 
 
 def family_probe(family: str) -> float:
@@ -54,7 +56,7 @@ def _json(path: Path):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jaxci devsets", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="jaxci devsets", description=__doc__.splitlines()[0])
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--set", action="append", metavar="FAMILY=FILE",
                      help="a family and its published_builds --format json output (twice: the two sets)")
@@ -75,8 +77,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--calibrate", type=Path, metavar="FILE",
                    help="with --set or --from-audit: write the calibration (JSON) fitted on their lectures to FILE")
-    p.add_argument("--accepts", metavar="LOW,HIGH", help="with --calibrate: the probe range (s at 10M) in which a "
-                                                         "host cannot be told from the one the sets ran on")
+    p.add_argument("--accepts", metavar="LOW,HIGH", type=accepts_range,
+                   help="with --calibrate: the probe range (s at 10M) in which a host cannot be told from the one the "
+                        "sets ran on: two numbers above zero, LOW below HIGH")
     return p
 
 
@@ -111,13 +114,24 @@ def _audit_inputs(audits: list[Path], published: list[Path] | None) -> tuple[dic
     return sets, probes, metas
 
 
-def audit_calibration(inputs: tuple[dict, dict, dict], form: str, accepts: str | None) -> dict:
+def accepts_range(text: str) -> tuple[float, float]:
+    """argparse `type` of --accepts: LOW,HIGH, two finite numbers above zero with LOW below HIGH."""
+    parts = text.split(",") if isinstance(text, str) else []
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"{quoted(text, 40)}: expected LOW,HIGH (seconds at 10M), e.g. 0.5,0.9")
+    low, high = (positive_float(x.strip()) for x in parts)
+    if not low < high:
+        raise argparse.ArgumentTypeError(f"{quoted(text, 40)}: LOW must be below HIGH")
+    return low, high
+
+
+def audit_calibration(inputs: tuple[dict, dict, dict], form: str, accepts: tuple[float, float] | None) -> dict:
     """The calibration (jaxci.analysis.devsets.calibration) fitted in `form` on every scored lecture of the
     committed audits' sets (`inputs`: `_audit_inputs`'s, read once), with the probes their runs recorded as its
     host."""
     sets, probes, metas = inputs
     scored = {f: D.scored(recs, probes[f], MODELLED) for f, (recs, *_) in sets.items()}
-    return D.calibration(scored, metas, form, tuple(float(x) for x in accepts.split(",")) if accepts else None)
+    return D.calibration(scored, metas, form, accepts)
 
 
 def _print_scored(sets: list[S.SetScore], args) -> None:
@@ -147,13 +161,14 @@ def whole(args, raw) -> int:
     else:
         filtered = D.parse_table(raw, str(args.table))
         sets = A.from_filtered(*D.from_table(filtered), {b.family: b for b in map(_build, args.published)})
+    # the calibration is fitted before anything is written: one refused (DevSetError) leaves no file behind
+    fitted = audit_calibration(inputs, args.form, args.accepts) if args.calibrate and inputs is not None else None
     _print_scored(sets, args)
     if args.record:
         safewrite.write_text(args.record, json.dumps(data, indent=1) + "\n")
         print(f"written: {args.record}", file=sys.stderr)
-    if args.calibrate and inputs is not None:   # with --record too: each file it was asked for is written
-        safewrite.write_text(args.calibrate, json.dumps(audit_calibration(inputs, args.form, args.accepts),
-                                                        indent=2) + "\n")
+    if fitted is not None:   # with --record too: each file it was asked for is written
+        safewrite.write_text(args.calibrate, json.dumps(fitted, indent=2) + "\n")
         print(f"written: {args.calibrate}", file=sys.stderr)
     if args.check:
         wrong = D.check_record(data or {}) if filtered is None else D.check(filtered)
@@ -217,9 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"devsets: {line}", file=sys.stderr)
         return 1 if wrong else 0
     if args.calibrate and runs:
-        accepts = tuple(float(x) for x in args.accepts.split(",")) if args.accepts else None
         try:
-            found = D.calibration(sets, {f: r[2] for f, r in runs.items()}, args.form, accepts)
+            found = D.calibration(sets, {f: r[2] for f, r in runs.items()}, args.form, args.accepts)
         except D.DevSetError as exc:
             print(f"devsets: {exc}", file=sys.stderr)
             return 2

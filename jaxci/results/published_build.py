@@ -15,6 +15,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from jaxci.analysis.prediction import MOST_SECONDS
+
 #: the record's format; `read` refuses any other with the command that writes the current one
 FORMAT = "jaxci-published-build"
 VERSION = 1
@@ -114,7 +116,7 @@ def _row(cells: list[str], cap: float | None) -> Row:
         value = float(seconds) if seconds.isascii() and len(seconds) < 32 else None
     except ValueError:
         value = None
-    if value is not None and not (math.isfinite(value) and value >= 0):  # inf or -50 is no run time
+    if value is not None and not _is_seconds(value):  # inf, 1e308 or -50 is no run time
         value = None
     return Row(document, modified, method, value, status, refusal(value, status, cap))
 
@@ -122,7 +124,7 @@ def _row(cells: list[str], cap: float | None) -> Row:
 def refusal(seconds: float | None, status: str, cap: float | None) -> str:
     """Why a published row is not a run time ('' when it is one)."""
     if seconds is None:
-        return "run time not a finite, non-negative number"
+        return "run time not a finite, non-negative number of at most 5 days"
     if status not in OK_MARKS:
         return f"status {status!r}: not a completed run"
     if cap and abs(seconds - cap) <= CAP_TOLERANCE * cap:
@@ -154,7 +156,7 @@ def _checked(path, doc: dict) -> PublishedBuild:
     if bad:
         raise PublishedError(f"{path}: field {bad[0]!r} is not one printable line")
     if not isinstance(seconds, dict) or not all(_is_seconds(v) for v in seconds.values()):
-        raise PublishedError(f"{path}: 'seconds' is not a mapping of lecture names to run times")
+        raise PublishedError(f"{path}: 'seconds' is not a mapping of lecture names to run times (0 to 5 days)")
     if not isinstance(refused, dict) or not all(isinstance(v, str) for v in refused.values()):
         raise PublishedError(f"{path}: 'refused' is not a mapping of lecture names to reasons")
     if not all(isinstance(k, str) and k.isprintable() for k in [*seconds, *refused]):
@@ -163,7 +165,10 @@ def _checked(path, doc: dict) -> PublishedBuild:
 
 
 def _is_seconds(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    """A lecture's run time: a number from 0 to 5 days (analysis.prediction.MOST_SECONDS: the longest a runner's job
+    may run); 1e308 would sum to inf in every reader."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and 0 <= value <= MOST_SECONDS
 
 
 def beside(audit_json: str | Path) -> Path:

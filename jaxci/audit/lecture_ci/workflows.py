@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.audit.reading.yamlread import Doc, load
+from jaxci.util import quoting
 from jaxci.util.quoting import code
 
 GITHUB_PREFIXES = ("ubuntu-", "windows-", "macos-")
@@ -179,9 +180,11 @@ def _inline_env(doc: Doc, step_path, run: str, out: dict) -> None:
 
 
 def container_image(value) -> str:
-    """A job's `container:` as its image name ('' for none): a string, or a mapping's `image`."""
+    """A job's `container:` as its image name ('' for none): a string, or a mapping's `image`, as one printable
+    line (util.quoting.line: a newline in the name is shown as `\\n`, never carried into a note or a patch)."""
     image = value.get("image") if isinstance(value, dict) else value
-    return str(image).strip() if isinstance(image, (str, int, float)) and str(image).strip() else ""
+    text = str(image).strip() if isinstance(image, (str, int, float)) else ""
+    return quoting.line(text, 200) if text else ""
 
 
 def builds_in(where: str, run: str) -> list[str]:

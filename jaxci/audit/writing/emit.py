@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxci.audit.judging.judge import Verdict, pin_list, placed_on_cpu
+from jaxci.util import quoting
 from jaxci.util.patch import diff_path, file_diff
 
 KERNEL = "python3-jax-cpu"
@@ -242,7 +243,9 @@ def render(config: EmittedConfig, title: str = "jaxci audit --emit-config") -> s
     lines += ["", "Add to the workflow job that builds the book, after installing the environment and before "
               "the build step:", ""] + ["    " + line for step in config.steps for line in step.splitlines()]
     lines.append("")
-    text = "\n".join(lines) + "\n"
+    # the header is prose git skips, up to the first line that starts a diff: each line is one printable line
+    # (util.quoting.line), so no name from the audited repository (a container image, a job id) can start one
+    text = "\n".join(quoting.line(x) for x in lines) + "\n"
     for c in config.changes:  # every path checked before any text is returned: a refused one writes nothing
         diff_path(c.path)
     return text + "".join(file_diff(c.path, c.old, c.new) for c in config.changes)
