@@ -158,6 +158,71 @@ def test_jaxci_audit_published_reads_a_commit_of_a_snapshot(tmp_path, capsys):
     assert not (tmp_path / "q.json").exists() and "not a catalogue family" in capsys.readouterr().err
 
 
+def _snapshot(tmp_path, status: bytes):
+    snap = tmp_path / "site.notebooks"
+    snap.mkdir(parents=True)
+    (snap / "status.ipynb").write_bytes(status)
+    for args in (["init", "-q"], ["add", "status.ipynb"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "publish"]):
+        subprocess.run(["git", *args], cwd=snap, check=True)
+    return snap
+
+
+def _table(*rows: str) -> bytes:
+    head = ["| Document | Modified | Method | Run Time (s) | Status |\n", "|---|---|---|---|---|\n"]
+    return json.dumps({"cells": [{"cell_type": "markdown", "source": head + [r + "\n" for r in rows]}]}).encode()
+
+
+def test_audit_published_over_hostile_snapshots_says_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    """Issue 83: a status.ipynb that is not UTF-8, past the record's size limit, a missing output folder, the
+    snapshot's own status.ipynb as the output, a --repository with a newline, --cap inf: one line, exit 2, nothing
+    written; a relative snapshot path is the caller's."""
+    good = _snapshot(tmp_path / "good", _table("| a | 2026-08-13 | cache | 12.5 | ✅ |"))
+    bad = _snapshot(tmp_path / "bad", b"\xff\xfe" + _table("| a | x | cache | 1 | ✅ |"))
+    monkeypatch.setattr(pb, "LIMIT", 100)
+    big = _snapshot(tmp_path / "big", _table("| a | 2026-08-13 | cache | 12.5 | ✅ |") + b" " * 200)
+    monkeypatch.undo()
+    out = tmp_path / "p.json"
+    for snap, extra, said in ((bad, [], "not UTF-8"), (good, ["--cap", "inf"], "finite number above zero"),
+                              (good, ["--repository", "o/n\n# Forged"], "control character"),
+                              (good, ["--output", str(tmp_path / "nodir" / "p.json")], "does not exist"),
+                              (good, ["--output", str(good / "status.ipynb")], "the snapshot's status.ipynb")):
+        argv = [str(snap), "--commit", "HEAD", "--family", "g4dn.2xlarge", "--output", str(out), *extra]
+        try:
+            code = audit_published.main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and said in err, (extra, err)
+        assert not out.exists()
+    assert json.loads((good / "status.ipynb").read_text())["cells"]   # never replaced
+    monkeypatch.setattr(pb, "LIMIT", 100)
+    assert audit_published.main([str(big), "--commit", "HEAD", "--family", "g4dn.2xlarge", "--output",
+                                 str(out)]) == 2
+    assert "past the 100-byte limit" in capsys.readouterr().err and not out.exists()
+    monkeypatch.undo()
+    monkeypatch.chdir(good.parent)
+    assert audit_published.main(["site.notebooks", "--commit", "HEAD", "--family", "g4dn.2xlarge", "--output",
+                                 str(out)]) == 0
+
+
+def test_one_bound_of_a_lecture_s_seconds():
+    from jaxci.analysis.prediction import MOST_SECONDS
+    from jaxci.audit.reading.runrecord import LECTURE_S
+
+    assert pb.MOST_SECONDS == MOST_SECONDS == LECTURE_S
+
+
+def test_a_name_listed_twice_or_unprintable_is_no_run_time():
+    rows = pb.parse_status(_table("| a | x | cache | 20 | ✅ |", "| a | x | cache | 900 | ❌ |",
+                                  "| b | x | cache | 10 | ✅ |", "| b | x | cache | 300 | ✅ |",
+                                  "| bell\u0007x | x | cache | 5 | ✅ |", "| c | x | cache | 7 | ✅ |").decode())
+    record = pb.from_rows(rows, "o/n", "c" * 40, "g4dn.2xlarge")
+    assert record.seconds == {"c": 7.0}
+    assert "listed 2 times in the table (20 s ✅, 900 s ❌)" in record.refused["a"]
+    assert "listed 2 times" in record.refused["b"] and record.refused["bell\\x07x"].startswith("the name")
+
+
 # ---- what a pin changes on the page ----
 
 def test_a_pinned_lecture_loses_its_gpu_note_and_keeps_other_includes(tmp_path):

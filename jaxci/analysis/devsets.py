@@ -27,6 +27,8 @@ import statistics
 from datetime import UTC, datetime
 
 from jaxci.analysis import residual as R
+from jaxci.analysis.prediction import MOST_SECONDS
+from jaxci.util.quoting import cell
 
 SCORINGS = ("as predicted", "leave-one-lecture-out", "cross-set")
 #: the committed record's ratio per scoring (predicted / published)
@@ -115,7 +117,8 @@ def render_lectures(names: dict, published: dict, preds: dict, extra: dict | Non
         for i, (name, pub) in enumerate(zip(names[family], published[family])):
             cols = [f"{per[s][i] / pub:.2f}" if per.get(s) is not None else "" for s in SCORINGS]
             dominant = ((extra or {}).get(family) or [""] * (i + 1))[i]
-            lines.append(f"| {name} | {pub:.1f} | {per['as predicted'][i]:.1f} | {' | '.join(cols)} | {dominant} |")
+            lines.append(f"| {cell(name)} | {pub:.1f} | {per['as predicted'][i]:.1f} | {' | '.join(cols)} | "
+                         f"{cell(dominant)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -152,15 +155,53 @@ def calibration(sets: dict, metas: dict, form: str, accepts: tuple | None = None
 
 def parse_table(data, source: str = "the record") -> dict:
     """The committed record (TABLE_VERSION, parsed JSON): {"sets": {family: {"lectures": [row]}}, "board": [rows]},
-    every figure a positive number."""
-    if not isinstance(data, dict) or data.get("version") != TABLE_VERSION or not isinstance(data.get("sets"), dict):
-        raise DevSetError(f"{source}: not a version {TABLE_VERSION} development-set record")
+    each set's lectures a non-empty list of rows, each named by one printable line, every figure a positive number
+    (seconds within 5 days); DevSetError naming the file and the field otherwise."""
+    _versioned(data, TABLE_VERSION, source)
     for family, one in data["sets"].items():
-        for row in one.get("lectures") or []:
-            if not all(isinstance(row.get(k), (int, float)) and math.isfinite(row[k]) and row[k] > 0
-                       for k in ("published_s", *RATIOS.values())):
+        for row in _rows(one, "lectures", f"{source}: {family}", required=True):
+            _name(row, f"{source}: {family}")
+            if not (_seconds(row.get("published_s")) and all(_ratio(row.get(k)) for k in RATIOS.values())):
                 raise DevSetError(f"{source}: {family} {row.get('lecture')!r}: a figure is missing or not positive")
+    board = data.get("board", [])
+    if not isinstance(board, list) or not all(isinstance(r, dict) and isinstance(r.get("set"), str)
+                                              and isinstance(r.get("scoring"), str) for r in board):
+        raise DevSetError(f"{source}: 'board' is not a list of rows with a set and a scoring")
     return data
+
+
+def _versioned(data, version: int, source: str) -> None:
+    """A development-set record of `version` (an int: `true` is no version 1) whose sets are objects."""
+    found = data.get("version") if isinstance(data, dict) else None
+    sets = data.get("sets") if isinstance(data, dict) else None
+    if type(found) is not int or found != version or not isinstance(sets, dict) \
+            or not all(isinstance(one, dict) for one in sets.values()):
+        raise DevSetError(f"{source}: not a version {version} development-set record")
+
+
+def _rows(one: dict, key: str, where: str, required: bool = False) -> list[dict]:
+    """A set's rows under `key`: a list of objects (non-empty where `required`)."""
+    rows = one.get(key, None if required else [])
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows) or (required and not rows):
+        raise DevSetError(f"{where}: {key!r} is not a {'non-empty ' if required else ''}list of rows")
+    return rows
+
+
+def _name(row: dict, where: str) -> None:
+    """A row's lecture: one printable line (it heads a Markdown row)."""
+    name = row.get("lecture")
+    if not isinstance(name, str) or not name or not name.isprintable():
+        raise DevSetError(f"{where}: a lecture name is missing or not one printable line")
+
+
+def _seconds(value) -> bool:
+    """Seconds of one lecture: above 0, at most 5 days (prediction.MOST_SECONDS: 1e308 sums to inf)."""
+    return _positive(value) and value <= MOST_SECONDS
+
+
+def _ratio(value) -> bool:
+    """A predicted/published ratio: above 0 and at most 1e6 (no model is that far off; nan and inf are no ratio)."""
+    return _positive(value) and value <= 1e6
 
 
 def from_table(data: dict) -> tuple[dict, dict, dict, dict]:
@@ -217,18 +258,26 @@ def to_record(sets: list, form: str, made: str) -> dict:
 
 
 def parse_record(data, source: str = "the record") -> dict:
-    """The committed record of every lecture (ALL_VERSION, parsed JSON), every figure a finite number."""
-    if not isinstance(data, dict) or data.get("version") != ALL_VERSION or not isinstance(data.get("sets"), dict):
-        raise DevSetError(f"{source}: not a version {ALL_VERSION} development-set record")
+    """The committed record of every lecture (ALL_VERSION, parsed JSON): each figure a finite positive number
+    (seconds within 5 days, a band's ends absent or seconds too), each name one printable line; DevSetError naming
+    the file and the field otherwise."""
+    _versioned(data, ALL_VERSION, source)
     for family, one in data["sets"].items():
-        if not _positive(one.get("build_s")):
-            raise DevSetError(f"{source}: {family}: build_s is missing or not positive")
-        for row in one.get("lectures") or []:
-            if not all(_positive(row.get(k)) for k in ("published_s", "predicted_s", *RATIOS.values())):
-                raise DevSetError(f"{source}: {family} {row.get('lecture')!r}: a figure is missing or not positive")
-        for row in one.get("lost") or []:
-            if not _positive(row.get("published_s")) or not isinstance(row.get("cause"), str):
-                raise DevSetError(f"{source}: {family} lost {row.get('lecture')!r}: no seconds or no cause")
+        where = f"{source}: {family}"
+        if not _seconds(one.get("build_s")):
+            raise DevSetError(f"{where}: build_s is missing or not positive")
+        for row in _rows(one, "lectures", where, required=True):
+            _name(row, where)
+            if not (all(_seconds(row.get(k)) for k in ("published_s", "predicted_s"))
+                    and all(_ratio(row.get(k)) for k in RATIOS.values())
+                    and all(row.get(k) is None or _seconds(row.get(k)) for k in ("low_s", "high_s"))):
+                raise DevSetError(f"{where} {row.get('lecture')!r}: a figure is missing or not positive")
+            if not isinstance(row.get("dominant", ""), str) or not isinstance(row.get("calibrates", True), bool):
+                raise DevSetError(f"{where} {row.get('lecture')!r}: 'dominant' is no text or 'calibrates' no bool")
+        for row in _rows(one, "lost", where):
+            _name(row, f"{where} lost")
+            if not _seconds(row.get("published_s")) or not isinstance(row.get("cause"), str):
+                raise DevSetError(f"{where} lost {row.get('lecture')!r}: no seconds or no cause")
     return data
 
 

@@ -24,6 +24,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from jaxci.analysis.residual import within_2x
+from jaxci.util.quoting import cell
 
 #: the scorings of the protocol (docs/runner-model.md, "Scoring a model change")
 SCORINGS = ("as predicted", "leave-one-lecture-out", "cross-set")
@@ -232,14 +233,14 @@ def render_lectures(sets: list[SetScore]) -> str:
         for x in sorted(one.lectures, key=lambda x: x.lecture):
             cols = " | ".join(_num(x.ratios.get(s)) for s in SCORINGS)
             mark = "" if x.calibrates else " (not calibrated on)"
-            lines.append(f"| {x.lecture}{mark} | {x.published_s:.1f} | {one.weight(x.published_s):.2%} | "
-                         f"{x.predicted_s:.1f} | {_band(x)} | {cols} | {x.dominant} |")
+            lines.append(f"| {cell(x.lecture)}{mark} | {x.published_s:.1f} | {one.weight(x.published_s):.2%} | "
+                         f"{x.predicted_s:.1f} | {_band(x)} | {cols} | {cell(x.dominant)} |")
         lines += render_long(one)
         if one.lost:
             lost_s = sum(x.published_s for x in one.lost)
             lines += ["", f"Coverage lost on {one.family}: {len(one.lost)} lectures, {lost_s:,.1f} s "
                           f"({one.weight(lost_s):.1%} of the build).", "",
                       "| lecture | published s | weight | cause |", "|---|---|---|---|"]
-            lines += [f"| {x.lecture} | {x.published_s:.1f} | {one.weight(x.published_s):.2%} | {x.cause} |"
+            lines += [f"| {cell(x.lecture)} | {x.published_s:.1f} | {one.weight(x.published_s):.2%} | {cell(x.cause)} |"
                       for x in sorted(one.lost, key=lambda x: (-x.published_s, x.lecture))]
     return "\n".join(lines) + "\n"

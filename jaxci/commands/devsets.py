@@ -34,7 +34,7 @@ from jaxci.commands.devsets_repredict import repredicted
 from jaxci.modeldata import fixed_costs
 from jaxci.results import published_build
 from jaxci.util import safeio, safewrite
-from jaxci.util.validate import quoted
+from jaxci.util.validate import InputError, quoted, writable_file
 
 
 def family_probe(family: str) -> float:
@@ -195,6 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if _refused(args):
         parser().error(_refused(args))
+    try:   # every output checked before anything is read or written: a bad one leaves no other file behind
+        for option, target in (("--record", args.record), ("--calibrate", args.calibrate)):
+            if target is not None:
+                writable_file(option, target)
+    except InputError as exc:
+        print(f"devsets: {exc}", file=sys.stderr)
+        return 2
     try:
         args.form = args.form or fixed_costs.committed_form() or R.FORMS[0]
     except fixed_costs.FixedCostsError as exc:

@@ -15,7 +15,6 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jaxci.analysis.prediction import MOST_SECONDS
 
 #: the record's format; `read` refuses any other with the command that writes the current one
 FORMAT = "jaxci-published-build"
@@ -133,11 +132,29 @@ def refusal(seconds: float | None, status: str, cap: float | None) -> str:
 
 
 def from_rows(rows: list[Row], repository: str, commit: str, family: str) -> PublishedBuild:
-    """The record of one published table (the newest `Modified` date is the build's)."""
+    """The record of one published table (the newest `Modified` date is the build's). A name the table lists twice
+    is no run time (which of its rows is the build's is not known: said, with both); a name that is not one
+    printable line is refused under its escaped form (the record's readers take printable names only)."""
+    from jaxci.util.quoting import line
+
     dates = sorted(r.modified[:10] for r in rows if r.modified[:4].isdigit())
-    return PublishedBuild(repository, commit, dates[-1] if dates else "unknown", family,
-                          {r.document: r.seconds for r in rows if not r.refused},
-                          {r.document: r.refused for r in rows if r.refused})
+    seen: dict[str, list[Row]] = {}
+    for r in rows:
+        seen.setdefault(r.document, []).append(r)
+    seconds, refused = {}, {}
+    for name, mine in seen.items():
+        shown = line(name, 200)
+        if shown != name or not name.isprintable():
+            refused[shown] = "the name is not one printable line"
+        elif len(mine) > 1:
+            refused[name] = (f"listed {len(mine)} times in the table (" + ", ".join(
+                f"{r.seconds:,.0f} s {r.status}" if r.seconds is not None else r.status for r in mine)
+                + "): not one run time")
+        elif mine[0].refused:
+            refused[name] = mine[0].refused
+        else:
+            seconds[name] = mine[0].seconds
+    return PublishedBuild(repository, commit, dates[-1] if dates else "unknown", family, seconds, refused)
 
 
 def read(path: str | Path) -> PublishedBuild:
@@ -164,9 +181,13 @@ def _checked(path, doc: dict) -> PublishedBuild:
     return PublishedBuild(**fields, seconds={k: float(v) for k, v in seconds.items()}, refused=dict(refused))
 
 
+#: a lecture's longest run time: 5 days, the longest a self-hosted runner's job may run (analysis.prediction's
+#: MOST_SECONDS, which this layer may not import; tests/test_whole_build.py holds them equal)
+MOST_SECONDS = 5 * 86_400
+
+
 def _is_seconds(value) -> bool:
-    """A lecture's run time: a number from 0 to 5 days (analysis.prediction.MOST_SECONDS: the longest a runner's job
-    may run); 1e308 would sum to inf in every reader."""
+    """A lecture's run time: a number from 0 to MOST_SECONDS; 1e308 would sum to inf in every reader."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
         and 0 <= value <= MOST_SECONDS
 

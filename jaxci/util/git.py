@@ -25,6 +25,26 @@ def git(repo: str | Path, *args: str, env: dict | None = None, input: str | None
     return proc.stdout.strip()
 
 
+def show_text(repo: str | Path, *args: str, spec: str, limit: int, timeout: float | None = None) -> str:
+    """The text of one committed file (`git ARGS cat-file -s/blob SPEC`), refused (GitError) past `limit` bytes
+    before it is read, and when it is not UTF-8: `git show` read whole and decoded as text had neither bound (a
+    600 MiB blank status.ipynb in a 1 MiB snapshot exhausted memory; \\xff\\xfe was a traceback)."""
+    size = git(repo, *args, "cat-file", "-s", spec, timeout=timeout)
+    if not size.isdigit() or int(size) > limit:
+        raise GitError(f"{spec}: {size} bytes, past the {limit:,}-byte limit of what is read")
+    try:
+        proc = subprocess.run(["git", *args, "cat-file", "blob", spec], cwd=repo, capture_output=True,
+                              timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GitError(f"git cat-file blob {spec}: {_one_line(str(exc))}") from None
+    if proc.returncode:
+        raise GitError(f"git cat-file blob {spec}: {_one_line(proc.stderr.decode(errors='replace'))}")
+    try:
+        return proc.stdout.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GitError(f"{spec}: not UTF-8 text (byte {exc.start})") from None
+
+
 def _one_line(stderr: str) -> str:
     """git's message as one line: its first `fatal:`/`error:` line (the cause; what follows is usage or
     advice), else its last line that is not a `hint:`; control characters escaped, at most 300 characters."""
