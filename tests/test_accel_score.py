@@ -72,3 +72,27 @@ def test_a_family_without_the_accelerator_is_one_line(tmp_path, capsys):
         assert err.count("\n") == 1 and said in err and "lab-tpu-v5e" in err
     with pytest.raises(SystemExit):
         cmd.main([str(audit), "--family", "lab-h200", "--platform", "npu"])
+
+
+def test_a_run_s_seconds_and_host_probe_are_checked_when_the_audit_is_read(tmp_path, capsys):
+    """Issue 83: a negative cells_s was scored (ratios -0.35 and -2.84), a NaN one wrote NaN into the margin record,
+    a host probe whose seconds are a string was a traceback in devsets --from-audit. The audit's reader refuses
+    each, naming the field."""
+    import json
+
+    from jaxci import REPO_ROOT
+    from jaxci.commands import accel_score as cmd
+
+    source = sorted((REPO_ROOT / "scoring").glob("lab-tpu-v5e@*/*.json"))[0]
+    base = json.loads(source.read_text())
+    lecture = next(i for i, lec in enumerate(base["lectures"]) if (lec.get("runs") or {}).get("tpu"))
+    for field, value, said in (("cells_s", -50, "cells_s"), ("cells_s", float("nan"), "cells_s"),
+                               ("host_probe", {"seconds": "1", "n": 1}, "host_probe.seconds")):
+        audit = json.loads(json.dumps(base))
+        audit["lectures"][lecture]["runs"]["tpu"][field] = value
+        path = tmp_path / "a.json"
+        path.write_text(json.dumps(audit))
+        record = tmp_path / "m.json"
+        assert cmd.main([str(path), "--family", "lab-tpu-v5e", "--margin-record", str(record)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and said in err and not record.exists(), err

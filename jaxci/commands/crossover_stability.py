@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--published", action="store_true",
                         help="give the model the published inputs (docs/reference), as the report takes them")
     args = parser.parse_args(argv)
+    try:
+        _families(args.families)
+    except ValueError as exc:
+        return refuse(PROG, exc)
     if not (args.results_dir / "benchmarks.json").is_file():
         return refuse(PROG, f"{args.results_dir}: not an asv results directory (no benchmarks.json)")
     try:
@@ -35,7 +39,22 @@ def main(argv: list[str] | None = None) -> int:
             from jaxci.evidence.inputs import load
 
             published = load(REPO_ROOT / "docs" / "reference" / "published-figures.json")
-        print(cs.compared(args.results_dir, args.families.split(","), published))
+        print(cs.compared(args.results_dir, _families(args.families), published))
     except (OSError, ValueError) as exc:
         return refuse(PROG, exc)
     return 0
+
+
+def _families(text: str) -> list[str]:
+    """--families as catalogue runner families; ValueError naming the first unknown one (a typo gave an empty
+    table in silence)."""
+    from jaxci.catalogue import load_catalogue
+    from jaxci.util.validate import quoted
+
+    known = [n for n, m in load_catalogue().items() if not m.is_lab]
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise ValueError(f"--families {quoted(text, 80)}: {quoted(unknown[0], 40) if unknown else 'none given'} is "
+                         f"not a catalogue runner family ({', '.join(known)})")
+    return names

@@ -7,6 +7,9 @@ time reads "not measured", never a guess. Exit 2 on an unknown family or a figur
 
 from __future__ import annotations
 
+import argparse
+import math
+
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue
 from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
 from jaxci.policy.jobcost import JobCost, job_cost
@@ -19,10 +22,18 @@ def _measured(items: list[str], catalogue: dict) -> dict[str, float]:
         if name not in catalogue:
             raise CatalogueError(f"{item}: unknown family {name!r}")
         try:
-            measured[name] = float(minutes)
-        except ValueError:
-            raise CatalogueError(f"{item}: suite minutes must be a number") from None
+            measured[name] = minutes_of(minutes)
+        except argparse.ArgumentTypeError as exc:
+            raise CatalogueError(f"{item}: suite minutes: {exc}") from None
     return measured
+
+
+def minutes_of(text: str) -> float:
+    """argparse `type` of a job's minutes: ASCII digits, finite, 0 to 7,200 (5 days: the longest a job may run)."""
+    value = ascii_float(text)
+    if not (math.isfinite(value) and 0 <= value <= 7200):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected minutes from 0 to 7,200 (5 days)")
+    return value
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -38,7 +49,7 @@ def _row(cost: JobCost) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m jaxci.commands.jobcost", description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="*", metavar="FAMILY=MINUTES", help="measured full-scale suite minutes")
-    parser.add_argument("--overhead-minutes", type=ascii_float, help="measured job overhead (default: catalogue)")
+    parser.add_argument("--overhead-minutes", type=minutes_of, help="measured job overhead (default: catalogue)")
     args = parser.parse_args(argv)
     try:
         catalogue, defaults = load_catalogue(), catalogue_defaults()

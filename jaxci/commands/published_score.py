@@ -28,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         if not p.exists():
             print(f"jaxci published-score: {p}: no such file or directory", file=sys.stderr)
             return 2
+    if not (args.results_dir / "benchmarks.json").is_file():   # crossover-stability's rule: no silent 'not predicted'
+        print(f"jaxci published-score: {args.results_dir}: not an asv results directory (no benchmarks.json)",
+              file=sys.stderr)
+        return 2
     try:
         out = figure_score.rows(args.results_dir, args.figures, args.set)
     except ValueError as exc:

@@ -60,18 +60,29 @@ def _score(f, row: dict) -> dict:
 
 def overridden(cat: dict, sets: list[str]) -> dict:
     """The catalogue with FAMILY.KEY=VALUE figures replaced, for a sensitivity run
-    (`--set ubuntu-latest.cpu_physical_cores=4`); a bad one raises ValueError with the one-line reason."""
+    (`--set ubuntu-latest.cpu_physical_cores=4`): FAMILY a catalogue machine (its name may hold dots: the key is
+    after the last one), KEY a figure the entry already has, VALUE a finite number above zero in ASCII digits. A
+    bad one raises ValueError with the one-line reason."""
+    import math
+
     from jaxci.catalogue import Figure
+    from jaxci.util.validate import quoted
 
     for item in sets:
         name, _, value = item.partition("=")
-        family, _, key = name.partition(".")
+        family, _, key = name.rpartition(".")
         if family not in cat or not key or not value:
-            raise ValueError(f"--set {item!r}: FAMILY.KEY=VALUE with a catalogue family")
+            raise ValueError(f"--set {quoted(item, 80)}: FAMILY.KEY=VALUE with a catalogue family")
+        if key not in cat[family].figures:
+            known = ", ".join(sorted(cat[family].figures))
+            raise ValueError(f"--set {quoted(item, 80)}: {family} has no figure {quoted(key, 40)} (it has: {known})")
         try:
-            v = float(value)
+            v = float(value) if value.isascii() else math.nan   # float() reads Arabic digits too
         except ValueError:
-            raise ValueError(f"--set {item!r}: the value is not a number") from None
+            v = math.nan
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"--set {quoted(item, 80)}: the value is not a finite number above zero in ASCII "
+                             "digits")
         cat[family].figures[key] = Figure(v, source="--set (sensitivity run, not a source)")
     return cat
 

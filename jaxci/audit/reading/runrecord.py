@@ -33,7 +33,7 @@ CELL_COUNTS = ("index", "compilations", "cache_hits", "cache_misses")
 CELL_TEXT = ("status", "error", "expected_error", "error_name")
 CALL_SECONDS = ("wall_s", "first_s", "compile_s", "warm_s")
 CALL_COUNTS = ("calls", "elements", "largest", "flops", "bytes", "transcendentals", "fusions")
-RUN_SECONDS = ("wall_s", "kernel_start_s")
+RUN_SECONDS = ("wall_s", "kernel_start_s", "cells_s", "compile_s", "run_s")
 SAMPLER_COUNTS = ("chains", "warmup", "samples", "leapfrog", "leapfrog_iterations", "leapfrog_max",
                   "leapfrog_lockstep")
 
@@ -47,7 +47,21 @@ def run(where: str, value) -> dict:
     return _checked(where, mapping(where, value), (
         (RUN_SECONDS, lambda w, v: seconds(w, v, LECTURE_S)),
         (("status", "error", "platform"), lambda w, v: text(w, v, 4000)),
-        (("cells",), _items(cell)), (("peak_memory",), _peak_memory)))
+        (("cells",), _items(cell)), (("peak_memory",), _peak_memory), (("host_probe",), _host_probe)))
+
+
+def _host_probe(where: str, value) -> dict:
+    """The host probe a run carries (jaxci.audit.runner.host_probe.as_dict): its seconds and trip count (a string
+    there was read as no probe and fell back to a probe of None: a traceback in devsets --from-audit)."""
+    return _checked(where, mapping(where, value), (
+        (("seconds", "low", "high"), lambda w, v: seconds(w, v, CELL_S)), (("n",), count),
+        (("text",), lambda w, v: text(w, v, 4000)), (("reused",), _flag)))
+
+
+def _flag(where: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise RecordError(f"{where}: expected true or false, got {type(value).__name__}")
+    return value
 
 
 def _peak_memory(where: str, value) -> dict:
