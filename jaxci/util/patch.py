@@ -37,7 +37,7 @@ def diff_path(path: str) -> str:
     raise InputError(f"{quoted(path, 80)}: cannot be written into a patch ({why}); rename it, or edit it by hand")
 
 
-def _lines(text: str) -> list[str]:
+def git_lines(text: str) -> list[str]:
     """`text` split after each "\\n", each line keeping it (str.splitlines also splits on \\f, \\x1c, U+2028,
     ..., which git does not); a last line without one stays without."""
     return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
@@ -55,7 +55,7 @@ def file_diff(path: str, old: str | None, new: str, windows: list | None = None)
         return ""
     names = ("/dev/null" if old is None else f"a/{path}", f"b/{path}")
     if windows is None:
-        lines = list(difflib.unified_diff(_lines(old or ""), _lines(new), *names, n=3))
+        lines = list(difflib.unified_diff(git_lines(old or ""), git_lines(new), *names, n=3))
     else:
         lines, shift = [f"--- {names[0]}\n", f"+++ {names[1]}\n"], 0
         for start, old_w, new_w, hunk in windows:
@@ -64,8 +64,8 @@ def file_diff(path: str, old: str | None, new: str, windows: list | None = None)
                 lines += [f"@@ -{start + 1},{olds} +{start + 1 + shift},{news} @@\n", *hunk]
             else:
                 lines += [_shifted(x, start, start + shift) for x in
-                          list(difflib.unified_diff(_lines(old_w), _lines(new_w), n=3))[2:]]
-            shift += len(_lines(new_w)) - len(_lines(old_w))
+                          list(difflib.unified_diff(git_lines(old_w), git_lines(new_w), n=3))[2:]]
+            shift += len(git_lines(new_w)) - len(git_lines(old_w))
     body = [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
     head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else "")
     return head + "".join(body)

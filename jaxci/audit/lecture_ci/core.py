@@ -385,9 +385,9 @@ class _Audit:
         device = self.catalogue[family].value("gpu_memory_mib") if family in self.catalogue else None
         env, policy, why = self._advice(n, device)
         lines = [f"{k}: {ed.yaml_quote(v)}" for k, v in env.items()]
-        edit = ed.insert_into_mapping(job.doc, ("jobs", job.id, "env"), lines) if isinstance(
-            job.doc.node("jobs", job.id, "env"), yaml.MappingNode) else \
-            ed.job_insert(job, ["env:"] + ["  " + x for x in lines])
+        edit = None if job.container else ed.insert_into_mapping(job.doc, ("jobs", job.id, "env"), lines) \
+            if isinstance(job.doc.node("jobs", job.id, "env"), yaml.MappingNode) else \
+            ed.job_insert(job, ["env:"] + ["  " + x for x in lines])   # a container job: its own environment
         at_once = (f"; and {answer.beyond}: {answer.setting} (jax-env `concurrency: {answer.concurrency}`)"
                    if answer.beyond else "")
         self.add(Finding(MEMORY, where, f"job `{job.id}` runs {n} notebook kernels at once on GPU family {family} "

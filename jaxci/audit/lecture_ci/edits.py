@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from jaxci.util.patch import diff_path, file_diff
+from jaxci.util.patch import diff_path, file_diff, git_lines
 
 if TYPE_CHECKING:
     from jaxci.audit.lecture_ci import workflows
@@ -64,7 +64,11 @@ def insert_after_entry(doc, path: tuple, lines: list[str]) -> Edit | None:
     if key is None or not isinstance(parent, yaml.MappingNode) or parent.flow_style:
         return None
     pad = " " * key.start_mark.column
-    return insert(doc.rel, _last_line_after(doc.node(*path)), [pad + text for text in lines])
+    value = doc.node(*path)
+    if value is not None and value.start_mark.index < key.end_mark.index:
+        # an alias (`runs-on: *gpu`): its node is the anchor's, written elsewhere; the entry is its key's line
+        return insert(doc.rel, key.start_mark.line + 2, [pad + text for text in lines])
+    return insert(doc.rel, _last_line_after(value), [pad + text for text in lines])
 
 
 def insert_step_before(doc, step_path: tuple, lines: list[str]) -> Edit | None:
@@ -117,6 +121,7 @@ def apply(texts: dict[str, str], edits: list[Edit]) -> dict[str, str]:
     out = {}
     for file in sorted({e.file for e in edits}):
         lines = texts[file].splitlines(keepends=True)
+        eol = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"   # an inserted line ends as the file's do
         no_final_newline = bool(lines) and not lines[-1].endswith("\n")
         if no_final_newline:
             lines[-1] += "\n"
@@ -128,7 +133,7 @@ def apply(texts: dict[str, str], edits: list[Edit]) -> dict[str, str]:
             seen.add(e)
             i = e.line - 1
             if e.op == "insert":
-                lines[i:i] = e.new.splitlines(keepends=True)
+                lines[i:i] = [x + eol for x in e.new.splitlines()]
             elif 0 <= i < len(lines) and e.old in lines[i]:
                 lines[i] = lines[i].replace(e.old, e.new, 1)
         text = "".join(lines)
@@ -136,9 +141,15 @@ def apply(texts: dict[str, str], edits: list[Edit]) -> dict[str, str]:
     return out
 
 
+def read_exact(root: Path, file: str) -> str:
+    """A file's text as git sees it: UTF-8 with its line ends kept (read_text turns CRLF into LF, and a diff of
+    the translated text does not apply to the file)."""
+    return (Path(root) / file).read_bytes().decode("utf-8")
+
+
 def changed_files(root: Path, edits: list[Edit]) -> dict[str, tuple[str, str]]:
     """file -> (old text, new text) for every file the edits change."""
-    texts = {file: (Path(root) / file).read_text(encoding="utf-8") for file in {e.file for e in edits}}
+    texts = {file: read_exact(root, file) for file in {e.file for e in edits}}
     new = apply(texts, edits)
     return {file: (texts[file], new[file]) for file in sorted(new) if new[file] != texts[file]}
 
@@ -147,9 +158,17 @@ def unified_diff(root: Path, edits: list[Edit]) -> str:
     """A `git apply`-able diff of every edited file (paths a/<file>, b/<file>; jaxci.util.patch refuses a
     path that cannot be written into a diff header, before any file is read)."""
     files = sorted({diff_path(e.file) for e in edits})
-    texts = {file: (Path(root) / file).read_text(encoding="utf-8") for file in files}
+    texts = {file: read_exact(root, file) for file in files}
     return "".join(file_diff(file, texts[file], apply(texts, [e for e in edits if e.file == file])[file],
-                             windows(texts[file], [e for e in edits if e.file == file])) for file in files)
+                             _windows_if_lines_agree(texts[file], [e for e in edits if e.file == file]))
+                   for file in files)
+
+
+def _windows_if_lines_agree(text: str, edits: list[Edit]) -> list | None:
+    """`windows` where the edits' line numbers (YAML's and str.splitlines', which also break at U+2028, \\x85,
+    \\f ...) are git's; None otherwise, so jaxci.util.patch diffs the whole file in git's lines (a hunk cut at a
+    U+2028 inside a quoted name did not apply)."""
+    return windows(text, edits) if len(text.splitlines()) == len(git_lines(text)) else None
 
 
 #: untouched lines between two edits that keep them in one window (difflib merges hunks closer than 2 x 3 lines)

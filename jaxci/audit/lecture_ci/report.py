@@ -60,7 +60,10 @@ class CIReport:
     decision: JobDecision | None = None  # build time and dollars per fleet (executed)
 
     def patch(self) -> str:
-        return ed.unified_diff(Path(self.root), self.edits) if self.edits else ""
+        """The --ci-patch diff: every edit outside a job that runs in a container (its own environment: the one
+        rule the --emit-config patch applies too, edits.outside_containers)."""
+        kept, _ = ed.outside_containers(self.edits, ed.container_spans(self))
+        return ed.unified_diff(Path(self.root), kept) if kept else ""
 
     def as_dict(self) -> dict:
         b, e = self.book, self.env
