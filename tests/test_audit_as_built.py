@@ -157,3 +157,18 @@ def test_a_kernel_built_from_the_environment_file_takes_its_versions(tmp_path, c
     assert audit.main(["kernel-requirements", str(tmp_path / "missing.yml"), str(tmp_path / "r.txt")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("jaxci audit kernel-requirements: ") and err.count("\n") == 1
+
+
+def test_a_dependency_that_reads_as_a_pip_option_is_never_written(tmp_path, capsys):
+    """Issue 83: `--pre` and `-e.` among environment.yml's conda entries became lines of the kernel's requirements,
+    which pip reads as options (-e. installs the repository itself). They are not conda specs: left out, said."""
+    from jaxci.commands import audit
+
+    env = {"dependencies": ["python=3.12", "numpy=2.1", "--pre", "-e.", "scipy=1.14;x", {"pip": ["requests", "-e ."]}]}
+    (tmp_path / "environment.yml").write_text(yaml.safe_dump(env))
+    out = tmp_path / "req.txt"
+    assert audit.main(["kernel-requirements", str(tmp_path / "environment.yml"), str(out)]) == 0
+    lines = [x for x in out.read_text().splitlines() if x and not x.startswith("#")]
+    assert not [x for x in lines if x.startswith("-") or ";" in x], lines   # no option, no marker smuggled in
+    assert lines[:2] == ["numpy==2.1.*", "requests"], lines
+    capsys.readouterr()

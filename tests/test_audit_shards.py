@@ -165,6 +165,8 @@ def test_merge_as_markdown(audits, tmp_path):
 def test_shard_needs_execute_and_json(capsys):
     assert audit.main([str(FOLDER), "--shard", "1/2"]) == 2
     assert "--shard needs --execute" in capsys.readouterr().err
+    assert audit.main([str(FOLDER), "--reuse-failures"]) == 2   # issue 83: it was taken in silence
+    assert "--reuse-failures needs --execute" in capsys.readouterr().err
     assert audit.main([str(FOLDER), "--execute", "--shard", "1/2"]) == 2
     assert "--format json" in capsys.readouterr().err
     assert audit.main([str(FOLDER), "--execute", "--shard", "1/2", "--format", "json", "--ci"]) == 2

@@ -76,3 +76,13 @@ def test_an_output_in_a_missing_folder_is_refused_before_any_file_is_written(tmp
                      str(tmp_path / "nodir" / "c.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--calibrate" in err and not record.exists()
+
+
+def test_a_set_larger_than_any_build_is_refused_at_once(tmp_path, capsys):
+    """Issue 83 (hang): 20,000 lectures in a --set run did not finish (leave-one-lecture-out is quadratic)."""
+    from jaxci.analysis import devsets as D
+
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"lectures": [{"ratio": 1.0}] * (D.MAX_LECTURES + 1), "meta": {}}))
+    assert cmd.main(["--set", f"ubuntu-latest={big}", "--set", f"g4dn.2xlarge={big}"]) == 2
+    assert "more than a development set holds" in capsys.readouterr().err

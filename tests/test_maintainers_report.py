@@ -190,6 +190,23 @@ def test_publishing_keeps_names_and_numbers_only():
     assert "cell 5 line 3" in lec["why"] and out["published"] == {"repository": "r", "commit": "c"}
 
 
+def test_no_published_file_keeps_a_path_of_the_host_that_ran_it():
+    """Issue 83 / 80: run.txt and audit.json kept the audit machine's working paths (/work/...); publish shows each
+    as its last part, and a link's note never names its resolved target."""
+    import re
+
+    from jaxci.audit.writing.publish import names_and_numbers, without_host_paths
+
+    host = re.compile(r"(?<![\w.~/-])(?:/(?:work|tmp|root|home|Users|var)/|~/)")
+    for path in sorted((REPO_ROOT / "audits").glob("*/*")):
+        if path.suffix in (".json", ".txt"):
+            assert not host.search(path.read_text()), path
+    note = "data.csv: a link leading out of the lecture folder (to /tmp/x/home/alice/private/data.csv): left out"
+    assert "alice" not in names_and_numbers(note) and "…/data.csv" in names_and_numbers(note)
+    assert without_host_paths("see lectures/a.md, https://x.org/a/b and ~/d/f.csv") == \
+        "see lectures/a.md, https://x.org/a/b and …/f.csv"
+
+
 def test_committed_audits_hold_names_and_numbers_only():
     found, problems = audits.load(REPO_ROOT / "audits")
     assert problems == []

@@ -238,6 +238,23 @@ def test_file_dry_run_prints_the_issue_from_saved_reports(tmp_path, capsys):
     assert watch_cmd.main(["file", "--reports", str(tmp_path / "artifacts"), "--dry-run"]) == 2
 
 
+def test_a_saved_table_cannot_forge_the_issue(tmp_path, capsys):
+    """Issue 83: a report's table reached the issue with a heading, a link and an open code fence. A table of rows
+    only is read; each cell is quoted and no cell is a link."""
+    import dataclasses
+
+    report = next(r for r in _reports() if r.status == "regression")
+    forged = report.table + "\n\n## Forged heading\n[click here](https://evil.example)\n```\n"
+    watch.save_report(dataclasses.replace(report, table=forged), tmp_path / "bad" / report.machine)
+    assert watch_cmd.main(["file", "--reports", str(tmp_path / "bad"), "--dry-run"]) == 2
+    assert "is not a table row" in capsys.readouterr().err
+    linked = report.table + "\n| [click](https://evil.example) <!-- x | 1 | 2 | 2.0 | x |"
+    watch.save_report(dataclasses.replace(report, table=linked), tmp_path / "ok" / report.machine)
+    assert watch_cmd.main(["file", "--reports", str(tmp_path / "ok"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "\\[click\\](https://evil.example) &lt;!-- x" in out and "<!-- x" not in out
+
+
 def test_gh_cli_finds_the_issue_by_its_marker(tmp_path):
     fake = tmp_path / "gh"
     log = tmp_path / "gh.log"

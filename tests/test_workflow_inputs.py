@@ -238,12 +238,31 @@ def test_status_end_needs_a_suite_and_an_exit(tmp_path):
         proc = _inputs_cli("status", status, "end", *args)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert json.loads(status.read_text())["suites"] == {}  # nothing recorded as "null"
+    proc = _inputs_cli("status", status, "end", "--suite=dense", "--exit=1234567")   # issue 83: 7 digits
+    assert proc.returncode == 2 and "expected a process exit status" in proc.stderr
+    assert json.loads(status.read_text())["suites"] == {}
+
+
+def test_status_end_reads_the_tail_of_a_huge_log(tmp_path):
+    """Issue 83: a 3 GiB asv log was read whole (MemoryError); `status end` reads its last MiB, where asv says
+    'No benchmarks selected'."""
+    status, log = tmp_path / "s.json", tmp_path / "asv.log"
+    assert _inputs_cli("status", status, "init", "--family=c7i.2xlarge", "--spot=false").returncode == 0
+    with open(log, "wb") as f:
+        f.truncate(3 * 1024 ** 3)   # sparse: 3 GiB of zeros that take no disk
+        f.seek(0, 2)
+        f.write(b"\nNo benchmarks selected\n")
+    proc = _inputs_cli("status", status, "end", "--suite=dense", "--exit=1", f"--log={log}")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(status.read_text())["suites"]["dense"] == "not selected by the filter"
 
 
 @pytest.mark.parametrize("content", ["", "{", "[]", '{"family": "x"}', '{"family": "x", "suites": {"a": null}}'] + [
     json.dumps({"family": "c7i.2xlarge", "suites": suites_, "running": None})
     for suites_ in ({"dense": "whatever"}, {"dense": "failed: asv exit"}, {"de|nse": "ok"},
-                    {"dense": "failed: asv exit 1; | injected |"})])
+                    {"dense": "failed: asv exit 1; | injected |"})] + [
+    json.dumps({"family": "c7i<!-- hidden\n\n# Forged heading", "spot": False, "suites": {}, "running": None,
+                "finished": False})])
 def test_a_broken_status_or_one_no_writer_produces_is_refused(tmp_path, content):
     status = tmp_path / "s.json"
     status.write_text(content)

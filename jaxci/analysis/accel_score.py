@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from jaxci.analysis.prediction import of_lecture
 from jaxci.analysis.residual import within_2x
+from jaxci.util.quoting import cell
 
 #: the goals of issue 70/71 this table reports against
 #: (within 2x is the scoreboard's one rule: jaxci.analysis.residual.within_2x)
@@ -153,7 +154,7 @@ def markdown(rows_: list[Row], family: str, platform: str) -> str:
     for r in sorted(rows_, key=lambda r: (not r.scored, r.lecture)):
         band = f" ({_f(r.low_s)}-{_f(r.high_s)})" if r.low_s is not None else ""
         measured = _f(r.accel_s) if r.scored else r.status
-        lines.append(f"| {r.lecture} | {_f(r.cpu_s)} | {measured} | {_f(r.predicted_accel_s)}{band} | "
+        lines.append(f"| {cell(r.lecture)} | {_f(r.cpu_s)} | {cell(measured)} | {_f(r.predicted_accel_s)}{band} | "
                      f"{_f(r.error, '{:.2f}')} | {_f(r.measured_ratio, '{:.2f}')} | "
                      f"{_f(r.predicted_ratio, '{:.2f}')} | {_f(r.ratio_error, '{:.2f}')} |")
     s = summary(rows_)

@@ -59,9 +59,18 @@ def scored(records: list[dict], probe_s: float, modelled: dict) -> list[R.Scored
     return out
 
 
+#: the most lectures a development set may hold: a lecture site's build is a few hundred notebooks, and scoring
+#: leave-one-lecture-out refits once per lecture (quadratic: 20,000 lectures did not finish)
+MAX_LECTURES = 2_000
+
+
 def parse_run(data, probe_s: float, modelled: dict, source: str = "a run") -> tuple[list[R.Scored], list[dict], dict]:
     """(scored lectures, their records, the run's meta) of one set's published_builds JSON (parsed); `probe_s`: the
     family's pure-Python probe, the unit its residual moves in."""
+    lectures = data.get("lectures") if isinstance(data, dict) else None
+    if isinstance(lectures, list) and len(lectures) > MAX_LECTURES:
+        raise DevSetError(f"{source}: {len(lectures):,} lectures, more than a development set holds "
+                          f"(at most {MAX_LECTURES:,})")
     try:
         records = [r for r in data["lectures"] if r.get("ratio") is not None]
         meta = dict(data.get("meta") or {})

@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     facts.update(kernel_versions(copied.get("kernel-packages.txt", "")))
     from jaxci.audit.writing.record import dumps
 
+    copied = {**copied, "run.txt": publish.without_host_paths(copied["run.txt"])}
     files = {"audit.json": dumps(publish.publish(audit, facts), indent=1) + "\n", **copied}
     try:
         validate.not_an_input("DEST_DIR", args.dest, [args.raw], "RAW_DIR, the raw audit")

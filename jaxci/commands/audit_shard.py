@@ -91,7 +91,8 @@ def check(args) -> None:
     from jaxci.util.validate import InputError, folder_to_fill
 
     used = [o for o, v in (("--shard", args.shard), ("--cache", args.cache), ("--baseline", args.baseline),
-                           ("--shard-times", args.shard_times), ("--only", args.only)) if v is not None]
+                           ("--shard-times", args.shard_times), ("--only", args.only),
+                           ("--reuse-failures", args.reuse_failures or None)) if v is not None]
     if used and not args.execute:
         raise InputError(f"{used[0]} needs --execute")
     if args.shard is not None:

@@ -79,11 +79,27 @@ def _status(args) -> int:
             return 0
         if args.exit is None:
             raise InputError("status end: --exit is required (asv's exit status for this suite)")
-        log = args.log.read_text(errors="replace") if args.log and args.log.is_file() else ""
+        if not -999_999 <= args.exit <= 999_999:   # what a status file records (1-6 digits): a process exit is 0-255
+            raise InputError(f"status end: --exit {args.exit if abs(args.exit) < 10**12 else '(too many digits)'}: "
+                             "expected a process exit status (asv's, 0-255)")
+        log = _log_tail(args.log)
         return 1 if run_status.end(args.file, suite, args.exit, log).suites[suite].failed else 0
     else:
         print(run_status.finish(args.file).markdown())
     return 0
+
+
+#: how much of the end of asv's log `status end` reads: asv says "No benchmarks selected" at its end
+LOG_TAIL = 1024 * 1024
+
+
+def _log_tail(path: Path | None) -> str:
+    """The last LOG_TAIL bytes of asv's log ('' without one): a 3 GiB log is never read whole."""
+    if path is None or not path.is_file():
+        return ""
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - LOG_TAIL))
+        return f.read(LOG_TAIL).decode(errors="replace")
 
 
 def _collect(args) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from jaxci.analysis.lecture_record import AuditView, Failure, LectureRecord
+from jaxci.util.quoting import cell
 
 CLASSES = ("executed", "stopped by the harness", "failed", "not executed")
 
@@ -67,5 +68,5 @@ def summary(rows: list[Covered]) -> str:
 
 def table(rows: list[Covered]) -> str:
     """Every lecture: published seconds, class, why (Markdown)."""
-    body = [f"| {r.document} | {r.seconds:,.1f} | {r.klass} | {r.why.replace('|', '/')} |" for r in rows]
+    body = [f"| {cell(r.document)} | {r.seconds:,.1f} | {r.klass} | {cell(r.why)} |" for r in rows]
     return "\n".join(["| lecture | published s | class | why |", "|---|---|---|---|", *body])

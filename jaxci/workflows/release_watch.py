@@ -309,11 +309,32 @@ def report_record(data, source: str = "report") -> WatchReport:
                        previous=_release_field(at("previous"), data["previous"]),
                        machine=machine_name(at("machine"), data["machine"] if isinstance(data["machine"], str) else ""),
                        factor=number(at("factor"), float(factor), low=1.0, high=1000.0), status=data["status"],
-                       table=_text(at("table"), data["table"], TABLE_LIMIT, lines=True),
-                       rerun_table=_text(at("rerun_table"), data.get("rerun_table", ""), TABLE_LIMIT, lines=True),
+                       table=_table_field(at("table"), data["table"]),
+                       rerun_table=_table_field(at("rerun_table"), data.get("rerun_table", "")),
                        confirmed=_rows(at("confirmed"), data.get("confirmed", [])),
                        noise=_names(at("noise"), data.get("noise", [])),
                        reason=_text(at("reason"), data.get("reason", ""), 1000), scale=data.get("scale", "ci"))
+
+
+def _table_field(where: str, value) -> str:
+    """A compare table as `measure` writes it: rows only, each line starting and ending with `|` (a heading, a
+    link line or a code fence in a report would reach the issue)."""
+    text = _text(where, value, TABLE_LIMIT, lines=True)
+    for row, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not (line.strip().startswith("|") and line.strip().endswith("|")):
+            raise InputError(f"{where}: line {row} is not a table row (| ... |)")
+    return text
+
+
+def table_md(table: str) -> str:
+    """A checked compare table for the issue: each cell quoted for Markdown (util.quoting.cell), `[` and `]`
+    escaped so that no cell is a link, the n/a rows left out (`shown`)."""
+    rows = []
+    for line in shown(table).splitlines():
+        cells = line.strip().strip("|").split("|")
+        rows.append("| " + " | ".join(cell(c.strip()).replace("[", "\\[").replace("]", "\\]") for c in cells)
+                    + " |" if line.strip() else "")
+    return "\n".join(rows)
 
 
 def load_reports(directory: Path) -> list[WatchReport]:
@@ -367,8 +388,8 @@ def issue_body(reports: list[WatchReport]) -> str:
         if r.noise:
             lines += ["", "Flagged but not confirmed (noise): " + ", ".join(cell(n) for n in r.noise)]
         lines += ["", "<details><summary>asv compare, first run (every watched benchmark that ran)</summary>", "",
-                  markdown(shown(r.table)), "", "</details>", "",
-                  "<details><summary>asv compare after the rerun</summary>", "", markdown(shown(r.rerun_table)), "",
+                  table_md(r.table), "", "</details>", "",
+                  "<details><summary>asv compare after the rerun</summary>", "", table_md(r.rerun_table), "",
                   "</details>", "", f"Reproduce (a checkout of this repository, `jaxci machine {shell(r.machine)}` "
                   "or any registered machine):",
                   "", "```bash", r.reproduce, "```", ""]

@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 
 from jaxci.util import safeio
-from jaxci.util.validate import InputError, one_line, quoted
+from jaxci.util.validate import InputError, machine_name, one_line, quoted
 from jaxci.workflows.suites import is_suite_name
 
 
@@ -110,6 +110,10 @@ class RunStatus:
                 and all(data.get(k) is None or isinstance(data[k], str) for k in ("running", "interrupted"))
                 and all(isinstance(data.get(k, False), bool) for k in ("spot", "finished"))):
             raise ValueError("not a run status (family, suites, running)")
+        try:   # it heads the job summary: a machine name, as `jaxci machine` takes it
+            machine_name("family", data["family"])
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
         for key in ("running", "interrupted"):  # a suite's name or nothing: it is written into the job summary
             if data.get(key) is not None and not is_suite_name(data[key]):
                 raise ValueError(f"{key} {quoted(data[key], 40)} is not a suite name (a plain lower-case identifier)")

@@ -38,7 +38,9 @@ INSTALLER = "installer"
 _PROBE = ("import json, sys\nfrom importlib import metadata\n"
           "out = {(d.metadata['Name'] or '').lower().replace('_', '-'): d.version for d in metadata.distributions()}\n"
           "print(json.dumps({'python': sys.version.split()[0], 'packages': out}))\n")
-_CONDA = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:(==|>=|<=|>|<|!=|=)\s*([^\s]+))?\s*$")
+#: a conda spec: a name that starts with a letter or digit (a leading '-' would become a pip option: `-e.` installs
+#: the repository itself), an operator and a version of version characters only
+_CONDA = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(?:(==|>=|<=|>|<|!=|=)\s*([A-Za-z0-9_.*+!\-]+))?\s*$")
 
 
 def find(root: Path) -> Path | None:

@@ -74,8 +74,8 @@ def _scratch_plan(top: Path):
             rel = entry.relative_to(top)
             real = Path(os.path.realpath(entry))
             if entry.is_symlink() and real != top and top not in real.parents:
-                notes.append(f"{rel}: a link leading out of the lecture folder (to {real}): left out of the "
-                             "scratch copy, so the lecture cannot write through it")
+                notes.append(f"{rel}: a link leading out of the lecture folder (to a file named {real.name!r} "
+                             "outside it): left out of the scratch copy, so the lecture cannot write through it")
                 continue
             try:
                 st = os.stat(real)

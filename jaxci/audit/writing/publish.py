@@ -22,6 +22,9 @@ ERRORS = frozenset({"errors", "error", "expected_error"})
 
 _REF = re.compile(r"cell \d+(?: line \d+)?")
 _CODE_AFTER_REF = re.compile(r"(cell \d+ line \d+): .*?(?= <- |; |$)")
+#: an absolute path of two or more parts (a POSIX one, or a home folder's): the auditing host's layout, which a
+#: published audit never keeps (issue 83: a link's resolved target, `--output /work/...` in run.txt)
+_HOST_PATH = re.compile(r"(?<![\w.~/-])(?:~/|/)(?:[\w.@+-]+/)+([\w.@+-]*)")
 _QUOTE = re.compile(r"(?<!\w)'[^'\n]{16,}'(?!\w)|(?<!\w)\"[^\"\n]{16,}\"(?!\w)")
 #: the clauses our own error lines begin with: a platform, a cell (and line), 'kernel failed', 'cannot parse'
 _OURS = re.compile(r"cpu|cuda|gpu|tpu|error|kernel failed|cannot parse|cell \d+(?: line \d+)?")
@@ -56,8 +59,15 @@ def exception_name(text: str) -> str:
 
 
 def names_and_numbers(text: str) -> str:
-    """Any other string: code after a 'cell N line M:' reference and long quoted excerpts removed."""
-    return _QUOTE.sub("'…'", _CODE_AFTER_REF.sub(r"\1", text))
+    """Any other string: code after a 'cell N line M:' reference, long quoted excerpts and the host's absolute
+    paths (each kept as `…/` and its last part) removed."""
+    return without_host_paths(_QUOTE.sub("'…'", _CODE_AFTER_REF.sub(r"\1", text)))
+
+
+def without_host_paths(text: str) -> str:
+    """`text` with every absolute path of the auditing host (/work/x/runs/a/audit.json, ~/data/f.csv) shown as
+    its last part (…/audit.json): what a published file may say of where the audit ran."""
+    return _HOST_PATH.sub(lambda m: "…/" + m.group(1), text)
 
 
 def scrub(value, key: str = ""):
@@ -86,7 +96,7 @@ def relative_paths(audit: dict) -> dict:
 
 def publish(audit: dict, provenance: dict) -> dict:
     """The audit to commit: scrubbed, paths relative, and `published` saying where and how it was run."""
-    out = {**scrub(relative_paths(audit)), "published": provenance}
+    out = {**scrub(relative_paths(audit)), "published": scrub(provenance)}
     if isinstance(out.get("ci"), dict) and "root" in out["ci"]:
         out["ci"]["root"] = "."  # the auditing host's checkout path says nothing about the repository
     return out
