@@ -49,6 +49,11 @@ def _release(name: str, text: str) -> str:
     return values[0]
 
 
+#: how long the plan waits for the package index by default: `pip index versions` answers in 1-5 s from PyPI, so
+#: twice pip's own per-request timeout (15 s) leaves room for one retry and never holds a job for minutes
+INDEX_TIMEOUT_S = 30.0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="jaxci release-watch", description="The JAX release watch.")
     sub = parser.add_subparsers(dest="step", required=True)
@@ -58,8 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--default-branch", default="main")
     plan.add_argument("--release", default="", help="check this release only (a dispatch input)")
     plan.add_argument("--index-url", help="a PEP 503 simple index instead of pip's (tests: a local one)")
-    plan.add_argument("--index-timeout", type=ascii_float, default=120.0, metavar="SECONDS",
-                      help="give up on an index that has not answered after this long (default: 120)")
+    plan.add_argument("--index-timeout", type=ascii_float, default=INDEX_TIMEOUT_S, metavar="SECONDS",
+                      help="give up on an index that has not answered after this long (default: "
+                           f"{INDEX_TIMEOUT_S:g}; pip answers in a few seconds, and an index that does not answer "
+                           "costs the job this long)")
     plan.add_argument("--run-id", default=os.environ.get("GITHUB_RUN_ID", "0"))
     plan.add_argument("--github-output", metavar="FILE", help="append matrix=... and any=... here")
     run = sub.add_parser("measure", help="history + compare + confirmation rerun for one release on one machine")

@@ -151,8 +151,10 @@ class Reuse:
         try:
             safewrite.write_text(self.cache_dir / f"{key}.json", json.dumps(run.as_dict(), default=str),
                                  within=self.cache_dir, limit=LIMIT)
-        except safewrite.UnsafeWrite as exc:
-            self.refused.append(f"{verdict.path} [{platform}]: not stored: {one_line(exc, 200)}")
+        except safewrite.UnsafeWrite as exc:   # said once: store and restore meet the same entry
+            said = f"{verdict.path} [{platform}]: not stored: {one_line(exc, 200)}"
+            if said not in self.refused:
+                self.refused.append(said)
 
     def as_dict(self) -> dict:
         """For the audit JSON: every run's key, and which runs were reused (not timed again)."""
