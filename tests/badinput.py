@@ -28,7 +28,7 @@ SUBCOMMANDS = {"audit": {"merge", "publish", "published"}, "failures": {"record"
 FILES = ["tests.test_bad_input", "tests.test_bad_input_audit", "tests.test_bad_input_numbers_and_waits",
          "tests.test_bad_input_paths", "tests.test_bad_input_reports", "tests.test_bad_input_values",
          "tests.test_bad_input_committed",
-         "tests.test_bad_input_fail_once", "tests.test_bad_input_ci_reading"]
+         "tests.test_bad_input_fail_once", "tests.test_bad_input_ci_reading", "tests.test_bad_input_s7"]
 
 
 @dataclass(frozen=True)
