@@ -145,7 +145,8 @@ def test_commands_and_user_path_writers_write_only_through_safewrite():
 
 
 #: what jaxci.analysis may import from jaxci ("what we compute from results"): itself and pure helpers
-ANALYSIS_IMPORTS = ("jaxci.analysis", "jaxci.util.versions", "jaxci.util.scales")
+ANALYSIS_IMPORTS = ("jaxci.analysis", "jaxci.util.versions", "jaxci.util.scales",
+                    "jaxci.util.quoting")   # pure: a record's name as one Markdown table cell
 #: what jaxci.policy may import from jaxci ("what we advise"): the computations, the catalogue, itself (the billing
 #: rule is policy.jobcost)
 POLICY_IMPORTS = ("jaxci.analysis", "jaxci.policy", "jaxci.catalogue")

@@ -95,11 +95,11 @@ LOG_TAIL = 1024 * 1024
 
 def _log_tail(path: Path | None) -> str:
     """The last LOG_TAIL bytes of asv's log ('' without one): a 3 GiB log is never read whole."""
+    from jaxci.util import safeio
+
     if path is None or not path.is_file():
         return ""
-    with open(path, "rb") as f:
-        f.seek(max(0, path.stat().st_size - LOG_TAIL))
-        return f.read(LOG_TAIL).decode(errors="replace")
+    return safeio.read_tail(path, LOG_TAIL).decode(errors="replace")
 
 
 def _collect(args) -> int:

@@ -128,6 +128,21 @@ def read_bytes(path: str | Path, limit: int = TEXT_LIMIT, *, links: bool = True)
         os.close(fd)
 
 
+def read_tail(path: str | Path, size: int) -> bytes:
+    """The last `size` bytes of a regular file of any length (a log read for its last lines, never whole)."""
+    fd = _open(path, True)
+    try:
+        total = _fstat_regular(path, fd)
+        os.lseek(fd, max(0, total - size), os.SEEK_SET)
+        chunks, got = [], 0
+        while got < size and (chunk := os.read(fd, min(size - got, 1 << 20))):
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_text(path: str | Path, limit: int = TEXT_LIMIT, *, links: bool = True) -> str:
     """A regular file's text (UTF-8), at most `limit` bytes."""
     data = read_bytes(path, limit, links=links)

@@ -1,0 +1,50 @@
+"""`jaxci runner-decision [AUDITS_DIR] [--format md|json]`: for each committed audit (audits/<repository>@<commit>/),
+the runner decision (stay, move, split or shard) with every option's predicted wall minutes, billed minutes and
+dollars (jaxci.policy.runner_decision). Exit 2 with one line when the folder holds no readable audit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from jaxci.commands.argtypes import OneLineParser, refuse
+
+
+def parser() -> argparse.ArgumentParser:
+    from jaxci import REPO_ROOT
+
+    p = OneLineParser(prog="jaxci runner-decision", description=__doc__.splitlines()[0])
+    p.add_argument("audits", nargs="?", type=Path, default=REPO_ROOT / "audits", help="the committed audits' folder")
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    return p
+
+
+def _as_dict(d) -> dict:
+    return {"repository": d.repository, "today": d.today, "today_min": d.today_min, "today_kind": d.today_kind,
+            "chosen": d.chosen.name, "rule": d.rule, "priced": d.priced, "left_out": list(d.left_out),
+            "flips": list(d.flips),
+            "options": [{"kind": o.kind, "name": o.name, "wall_min": list(o.wall_min), "billed_min": o.billed_min,
+                         "dollars": list(o.dollars), "jobs": [[j.family, len(j.lectures), *j.seconds] for j in o.jobs],
+                         "limits": list(o.limits)} for o in d.options]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from jaxci.catalogue import load_catalogue
+    from jaxci.report import committed_audits
+    from jaxci.report import runner_decision as page
+
+    found, problems = committed_audits.load(args.audits)
+    for line in problems:
+        print(f"jaxci runner-decision: {line}", file=sys.stderr)
+    if not found:
+        return refuse("jaxci runner-decision", f"{args.audits}: no readable audits/<repository>@<commit>/audit.json")
+    catalogue = load_catalogue()
+    decisions = [(c, d) for c, d in ((c, page.for_committed(c, catalogue)) for c in found) if d is not None]
+    if args.format == "json":
+        print(json.dumps([_as_dict(d) for _, d in decisions], indent=1))
+    else:
+        print("\n".join(f"## {d.repository}\n\n" + page.section(d, c.published) for c, d in decisions), end="")
+    return 0

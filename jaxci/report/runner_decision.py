@@ -1,0 +1,72 @@
+"""The runner decision of each committed audit (jaxci.policy.runner_decision) as a maintainer reads it: one
+sentence with the option taken and its saving, then every option's wall minutes, billed minutes and dollars with
+their bands, all predicted from the runs here (the published build beside, labelled)."""
+
+from __future__ import annotations
+
+from jaxci.policy import runner_decision as rd
+from jaxci.util.quoting import cell, prose
+
+
+def for_committed(committed, catalogue: dict) -> rd.Decision | None:
+    """The decision of one committed audit (report.committed_audits.CommittedAudit) for the family its build jobs
+    run on; None where that family is not known."""
+    from jaxci.report.repo_builds import runs_on
+
+    family = runs_on(committed, catalogue)
+    if family is None or family not in catalogue:
+        return None
+    pub = committed.published
+    published_min = pub.total_s / 60 if pub is not None and pub.family == family else None
+    return rd.decide(committed.view, committed.label, family, catalogue, published_min)
+
+
+def _band(t: tuple, fmt: str = "{:.1f}") -> str:
+    return f"{fmt.format(t[0])} ({fmt.format(t[1])}-{fmt.format(t[2])})"
+
+
+def headline(d: rd.Decision) -> str:
+    """One sentence: the option taken, its wall minutes against today's build, and what it saves a build."""
+    stay, chosen = d.options[0], d.chosen
+    if chosen is stay:
+        return (f"{prose(d.repository)}: stay on {d.today} (predicted {_band(stay.wall_min)} min a build; today "
+                f"{d.today_min:.1f} min, {d.today_kind}); no option's band stays within today's build.")
+    return (f"{prose(d.repository)}: {chosen.name} — predicted {_band(chosen.wall_min)} min a build against "
+            f"{d.today_min:.1f} min today ({d.today_kind}), ${chosen.dollars[0]:.2f} a build "
+            f"(${chosen.dollars[1]:.2f}-{chosen.dollars[2]:.2f}) against ${stay.dollars[0]:.2f} staying.")
+
+
+def table(d: rd.Decision) -> list[str]:
+    """Every option: jobs, wall minutes (band), billed minutes, $ a build (band)."""
+    lines = ["| option | jobs | wall min (band) | billed min | $ a build (band) |", "|---|---|---|---|---|"]
+    for o in d.options:
+        mark = " **(taken)**" if o is d.chosen else ""
+        limits = f" ({'; '.join(o.limits)})" if o.limits else ""
+        lines.append(f"| {cell(o.name)}{mark}{limits} | {len(o.jobs)} | {_band(o.wall_min)} | {o.billed_min:.1f} | "
+                     f"{_band(o.dollars, '{:.2f}')} |")
+    return lines
+
+
+def left_out_line(d: rd.Decision, published) -> str:
+    """The lectures no option prices, with their published minutes on today's family where known: counted, never
+    dropped (a long one among them would change every option)."""
+    if not d.left_out:
+        return "none"
+    known = [published.lecture(p) for p in d.left_out] if published is not None else []
+    minutes = sum(s for s in known if s) / 60
+    said = f"; {minutes:.1f} min of today's published build" if known and any(known) else ""
+    return f"{len(d.left_out)}: {', '.join(cell(x) for x in d.left_out)}{said}"
+
+
+def section(d: rd.Decision, published=None) -> str:
+    """The decision as a page section: the sentence, the rule, the table, what could flip it."""
+    out = [headline(d), "", f"Rule: {d.rule}. Every figure is predicted by the runner model from the lectures' runs "
+           f"here, over the {d.priced} lectures predicted on every family (left out: {left_out_line(d, published)}); "
+           "each job pays "
+           f"{rd.SETUP_MIN[0]:g}-{rd.SETUP_MIN[1]:g} min of set-up (the band's low end: a cached environment); a "
+           "shard plan puts the lectures longest-first onto the least loaded runner. $ a year: not counted (the "
+           "repository's build history was not read).", "", *table(d)]
+    if d.flips:
+        out += ["", f"Could flip: {', '.join(cell(x) for x in d.flips)} (each predicted faster on the GPU by the "
+                f"margin in the middle but not over its band); measure: {d.measure}."]
+    return "\n".join(out) + "\n"

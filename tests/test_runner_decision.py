@@ -1,0 +1,78 @@
+"""The runner decision (issue 79, item 1): one function over the committed audits, every option priced from the
+runner model's predictions, the rule that takes one, and docs/runner-decision.md as the command prints it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from jaxci import REPO_ROOT
+from jaxci.catalogue import load_catalogue
+from jaxci.policy import runner_decision as rd
+from jaxci.report import committed_audits
+from jaxci.report import runner_decision as page
+
+CATALOGUE = load_catalogue()
+
+
+@pytest.fixture(scope="module")
+def decisions():
+    found, problems = committed_audits.load(REPO_ROOT / "audits")
+    assert not problems and found
+    return [(c, page.for_committed(c, CATALOGUE)) for c in found]
+
+
+def test_the_rule_takes_the_cheapest_option_within_today_s_build(decisions):
+    for _, d in decisions:
+        fits = [o for o in d.options if o.wall_min[2] <= d.today_min and not o.limits]
+        if not fits:
+            assert d.chosen is d.options[0] and d.chosen.kind == rd.STAY
+            continue
+        assert d.chosen in fits and d.chosen.dollars[0] == min(o.dollars[0] for o in fits)
+        assert d.chosen.wall_min[2] <= d.today_min
+
+
+def test_every_option_prices_the_same_lectures_once(decisions):
+    for c, d in decisions:
+        for option in d.options:
+            names = [name for job in option.jobs for name in job.lectures]
+            assert len(names) == len(set(names)) == d.priced, option.name
+            assert option.billed_min >= option.wall_min[0] - 1e-9
+            low, mid, high = option.wall_min[1], option.wall_min[0], option.wall_min[2]
+            assert low <= mid <= high
+        assert d.priced + len(d.left_out) == len(c.view.lectures)
+
+
+def test_a_lecture_that_does_not_use_jax_never_needs_the_gpu(decisions):
+    for c, _ in decisions:
+        for lec in c.view.lectures:
+            if not lec.uses_jax:
+                assert not rd.needs_gpu(lec, "g4dn.2xlarge") and not rd.borderline(lec, "g4dn.2xlarge")
+
+
+def test_shards_put_each_lecture_once_longest_first(decisions):
+    c, _ = next((c, d) for c, d in decisions if d.today == "g4dn.2xlarge")
+    lectures = [lec for lec in c.view.lectures if rd.prediction(lec, "c7i.2xlarge") is not None][:40]
+    jobs = rd.shards("c7i.2xlarge", lectures, 4)
+    assert sorted(n for j in jobs for n in j.lectures) == sorted(lec.path for lec in lectures)
+    whole = sum(rd._seconds(lec, "c7i.2xlarge", "cpu")[0] for lec in lectures)
+    assert sum(j.seconds[0] for j in jobs) == pytest.approx(whole)
+    longest = max(rd._seconds(lec, "c7i.2xlarge", "cpu")[0] for lec in lectures)
+    assert max(j.seconds[0] for j in jobs) <= whole / 4 + longest   # LPT's bound
+
+
+def test_the_page_is_what_the_command_prints():
+    out = subprocess.run([sys.executable, "-m", "jaxci", "runner-decision"], cwd=REPO_ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    doc = (REPO_ROOT / "docs" / "runner-decision.md").read_text()
+    assert doc.split("\n## ", 1)[1] == out.split("## ", 1)[1], "docs/runner-decision.md is stale: regenerate it"
+
+
+def test_no_readable_audit_is_one_line(tmp_path, capsys):
+    from jaxci.commands import runner_decision as cmd
+
+    assert cmd.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no readable" in err
