@@ -401,12 +401,19 @@ def test_sigterm_from_outside_ends_asv_and_still_packs(tmp_path):
     while not log.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     assert log.exists(), proc.communicate()[0][-2000:]
+    def command(p) -> str:
+        """A child's command line; '' for one that ended between the listing and the read (a zombie, or gone)."""
+        try:
+            return " ".join(p.cmdline())
+        except psutil.Error:
+            return ""
+
     below = []
-    while time.monotonic() < deadline and not any("asv_runner" in " ".join(p.cmdline()) or "benchmark" in
-                                                  " ".join(p.cmdline()) for p in below):
+    while time.monotonic() < deadline and not any("asv_runner" in command(p) or "benchmark" in command(p)
+                                                  for p in below):
         time.sleep(0.2)  # wait until asv has started a benchmark process of its own
         below = psutil.Process(proc.pid).children(recursive=True)
-    assert len(below) >= 2, [p.cmdline() for p in below]
+    assert len(below) >= 2, [command(p) for p in below]
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 3, out[-2000:]

@@ -212,7 +212,10 @@ def audited_md(report) -> str:
 
 
 def index_page(report, families: list[str]) -> str:
-    return intro(report, families) + "\n\n" + audited_md(report) + "\n"
+    from jaxci.report.runner_decision import decisions_md
+
+    decisions = decisions_md(report)
+    return intro(report, families) + "\n\n" + (decisions + "\n" if decisions else "") + audited_md(report) + "\n"
 
 
 def site_html(report, families: list[str]) -> str:
@@ -220,9 +223,10 @@ def site_html(report, families: list[str]) -> str:
     from html import escape
 
     from jaxci.report.page import CSS, markdown_to_html
+    from jaxci.report.runner_decision import decisions_md
 
-    md = "\n\n".join([intro(report, families, site=True)] + [family_page(report, f, site=True) for f in families]
-                     + [audited_md(report)])
+    md = "\n\n".join([intro(report, families, site=True), decisions_md(report)]
+                     + [family_page(report, f, site=True) for f in families] + [audited_md(report)])
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(TITLE)}'
             f'</title>\n<style>{CSS}</style></head><body>\n<nav><a href="index.html">← findings</a> · '
             f'<a href="../index.html">asv benchmarks</a></nav>\n{markdown_to_html(md)}\n</body></html>\n')

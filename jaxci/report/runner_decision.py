@@ -70,3 +70,20 @@ def section(d: rd.Decision, published=None) -> str:
         out += ["", f"Could flip: {', '.join(cell(x) for x in d.flips)} (each predicted faster on the GPU by the "
                 f"margin in the middle but not over its band); measure: {d.measure}."]
     return "\n".join(out) + "\n"
+
+
+def decisions_md(report) -> str:
+    """The report's first section: each committed audit's decision in one sentence and its options' table (the
+    details, its rule and what could flip it: docs/runner-decision.md, `jaxci runner-decision`)."""
+    parts = []
+    for committed in report.audits:
+        d = for_committed(committed, report.catalogue)
+        if d is not None:
+            parts.append(f"### {prose(d.repository)}\n\n{headline(d)}\n\n" + "\n".join(table(d)))
+    if not parts:
+        return ""
+    return ("## The runner decision\n\nStay, move, split or shard, per audited repository: every option predicted "
+            "by the runner model from the lectures' runs here, each job paying its set-up; the rule takes the "
+            "cheapest option whose wall-time band stays within today's build (`jaxci runner-decision`: the rule, "
+            "the lectures left out and what could flip it, docs/runner-decision.md). Not yet applied by the patch "
+            "below, which pins lectures on today's runner.\n\n" + "\n\n".join(parts) + "\n")
