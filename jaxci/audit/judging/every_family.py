@@ -120,6 +120,7 @@ def predict_lecture(verdict, families: Families) -> dict[str, LecturePrediction]
         if rec is None:
             continue
         h = families.factors.get(name) or hostf.HostFactor(1.0, 1.0, 1.0, hostf.NOT_MEASURED, "host not probed")
+        h = hostf.with_own_core(h, run.own_core_share)
         rec = rescaled.host_scaled(rec, h.value, h.source, h.low, h.high)
         if name in families.residual:
             rec = rescaled.with_residual(rec, *families.residual[name])

@@ -34,6 +34,17 @@ class HostFactor:
         return asdict(self)
 
 
+def with_own_core(h: HostFactor, share: float | None) -> HostFactor:
+    """h for one run that waited for a core: its measured parts are wall seconds, of which the run had a core for
+    `share` (jaxci.audit.runner.outcome.NotebookRun.own_core_share); the rest was another process's, on no family's
+    runner. Unchanged where the run recorded no wait or waited under 1%."""
+    if share is None or share >= 0.99:
+        return h
+    said = (f"; x {share:.2f}: the run had a core for {share:.0%} of its cells' wall time (it waited for one the "
+            "rest: schedstat run_delay of the kernel's main thread)")
+    return HostFactor(h.value * share, h.low * share, h.high * share, h.label, h.source + said)
+
+
 def published_probe(published, family: str):
     """The family's pure-Python probe (jaxci.analysis.evidence.Evidence: published, or predicted), or None: the one
     function of jaxci.analysis.host_speed."""

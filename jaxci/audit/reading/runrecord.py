@@ -28,7 +28,7 @@ ITEMS = 100_000
 MAX_SHARDS = 256
 
 CELL_SECONDS = ("wall_s", "client_s", "compile_s", "trace_s", "lower_s", "backend_s", "startup_s", "settle_s",
-                "import_s", "trip_probe_s", "busy_s")
+                "import_s", "trip_probe_s", "busy_s", "wait_s")
 CELL_COUNTS = ("index", "compilations", "cache_hits", "cache_misses")
 CELL_TEXT = ("status", "error", "expected_error", "error_name")
 CALL_SECONDS = ("wall_s", "first_s", "compile_s", "warm_s")

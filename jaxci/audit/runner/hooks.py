@@ -193,6 +193,16 @@ class JaxWatcher(_AfterImport):
         install_jax()
 
 
+def run_delay() -> float | None:
+    """Seconds this thread has waited on a run queue for a core since it started (Linux schedstat's run_delay;
+    None where the kernel does not keep it): what a busy machine adds to a cell's wall time."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def pre(info=None) -> None:
     STATE["loops"], STATE["shapes"], STATE["calls"], STATE["eager"] = {}, {}, {}, {}
     STATE["eager_ops"], STATE["eager_s"], STATE["startup_s"], STATE["import_s"] = 0, 0.0, 0.0, 0.0
@@ -200,6 +210,7 @@ def pre(info=None) -> None:
     STATE["cell"] += 1
     STATE["before"] = STATE["clock"].snapshot()
     STATE["t0"], STATE["busy0"] = _time.perf_counter(), _time.thread_time()
+    STATE["wait0"] = run_delay()
 
 
 def settle() -> float:
@@ -271,9 +282,12 @@ def post(result=None) -> None:
     waited = settle() if STATE["installed"] else 0.0
     wall = _time.perf_counter() - STATE["t0"]
     busy = _time.thread_time() - STATE["busy0"]
+    waited_for_a_core = run_delay()
     after = STATE["clock"].snapshot()
     delta = {k: after[k] - STATE["before"][k] for k in after}
     delta["wall"], delta["busy_s"] = wall, busy
+    if waited_for_a_core is not None and STATE.get("wait0") is not None:
+        delta["wait_s"] = min(max(waited_for_a_core - STATE["wait0"], 0.0), wall)
     delta["ok"] = bool(getattr(result, "success", True))
     delta["memory"] = memory()
     if STATE["installed"]:

@@ -396,4 +396,5 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.startup_s, timing.settle_s = rec.get("startup_s"), rec.get("settle_s")
     timing.import_s, timing.samplers = rec.get("import_s"), typed_records(SamplerRun, rec.get("samplers"))
     timing.trip_probe_s, timing.busy_s = rec.get("trip_probe_s"), rec.get("busy_s")
+    timing.wait_s = rec.get("wait_s")
     timing.memory = rec.get("memory")

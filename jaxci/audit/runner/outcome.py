@@ -49,6 +49,7 @@ class CellTiming:
     import_s: float | None = None  # of wall_s: the notebook's own `import jax`
     trip_probe_s: float | None = None  # not in wall_s: the extra runs that counted while loops' trips (hooks)
     busy_s: float | None = None  # CPU seconds of the kernel's main thread in wall_s: host work (hooks)
+    wait_s: float | None = None  # of wall_s: the main thread waiting for a core (schedstat run_delay; hooks)
     memory: dict | None = None  # at the cell's end, labelled: device_peak_bytes (+ platform), live_buffers, host RSS
 
     def __post_init__(self):
@@ -140,6 +141,17 @@ class NotebookRun:
                  for c in data.get("cells", [])]
         keep = set(cls.__dataclass_fields__) - {"cells"}
         return cls(**{k: v for k, v in data.items() if k in keep}, cells=cells)
+
+    @property
+    def own_core_share(self) -> float | None:
+        """The share of its cells' wall time this run's main thread had a core (1 - waited / wall over the cells that
+        recorded their wait; None where none did: a run recorded before, or a kernel without schedstat). Beside a
+        CPU-bound process a cell's wall grows by the wait, which no host probe taken at another moment sees."""
+        timed = [c for c in self.cells if c.wait_s is not None and c.wall_s]
+        wall = sum(c.wall_s for c in timed)
+        if not timed or wall <= 0:
+            return None
+        return min(max(1.0 - sum(c.wait_s or 0.0 for c in timed) / wall, 0.05), 1.0)
 
     def as_dict(self) -> dict:
         return {"path": self.path, "status": self.status, "error": self.error, "platform": self.platform,
