@@ -216,9 +216,12 @@ class AsvRunner:
         return proc.returncode, proc.stdout
 
     def history(self, releases: list[str], bench: str, machine: str) -> int:
+        """Both releases on a chain over this checkout (`--base HEAD`): the watch measures this checkout's
+        benchmarks, which an older chain's jaxci may not import (jaxci history refuses that chain), and its tags
+        live only in the job's own checkout (nothing of the watch is committed)."""
         return self._run([sys.executable, "-m", "jaxci", "history", "--releases", ",".join(releases),
                           "--bench", bench, "--machine", machine, "--scale", self.scale,
-                          "--backend", self.backend])[0]
+                          "--backend", self.backend, "--base", "HEAD"])[0]
 
     def compare(self, old: str, new: str, machine: str, factor: float) -> str:
         return self._run([asv_exe(), "compare", "--factor", f"{factor:g}", "--machine", machine,
