@@ -31,7 +31,7 @@ def test_the_summary_counts_every_figure_once_per_model():
     (["{missing}"], "no such file or directory"),
     (["--figures", "{missing}"], "no such file or directory"),
     (["--set", "nosuchfamily.cpu_physical_cores=4"], "FAMILY.KEY=VALUE with a catalogue family"),
-    (["--set", "ubuntu-latest.cpu_physical_cores=four"], "the value is not a number"),
+    (["--set", "ubuntu-latest.cpu_physical_cores=four"], "not a finite number above zero in ASCII digits"),
 ])
 def test_a_bad_argument_is_one_line_and_exit_2(tmp_path, capsys, args, says):
     argv = [str(RESULTS)] + [a.replace("{missing}", str(tmp_path / "missing")) for a in args]
