@@ -303,7 +303,7 @@ def test_the_real_runner_keeps_one_scale_for_history_rerun_and_compare(tmp_path,
     runner.history([PIN, FAKE], watch.WATCH_BENCH, "m")
     runner.rerun(FAKE, watch.WATCH_BENCH, "m")
     runner.compare(PIN, FAKE, "m", 1.5)
-    assert seen[0][0][-4:] == ["--scale", "ci", "--backend", "cpu"]
+    assert seen[0][0][-6:] == ["--scale", "ci", "--backend", "cpu", "--base", "HEAD"]   # its own chain
     assert all(env["JAXCI_SCALE"] == "ci" and env["JAXCI_BACKEND"] == "cpu" for _, env in seen)
     assert "--skip-existing-successful" not in seen[1][0] and seen[1][0][-1] == f"jax-v{FAKE}^!"
 
