@@ -3,6 +3,7 @@ runner model's predictions, the rule that takes one, and docs/runner-decision.md
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -76,3 +77,18 @@ def test_no_readable_audit_is_one_line(tmp_path, capsys):
     assert cmd.main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no readable" in err
+
+
+def test_builds_a_year_are_read_from_their_sourced_record(tmp_path):
+    builds = page.builds_per_year()
+    assert builds["lecture-python.myst"][0] == 52 and "cache.yml" in builds["lecture-python.myst"][1]
+    bad = tmp_path / "b.json"
+    for doc, said in (({"format": page.BUILDS_FORMAT, "version": 1, "repositories": {"r": {"full_builds": True,
+                                                                                          "source": "x"}}},
+                       "repositories.r: full_builds"),
+                      ({"format": page.BUILDS_FORMAT, "version": True, "repositories": {}}, "version True")):
+        bad.write_text(json.dumps(doc))
+        with pytest.raises(ValueError, match=said) as caught:
+            page.builds_per_year(bad)
+        assert str(bad) in str(caught.value)
+    assert page.builds_per_year(tmp_path / "none.json") == {}

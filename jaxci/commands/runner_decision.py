@@ -42,9 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     if not found:
         return refuse("jaxci runner-decision", f"{args.audits}: no readable audits/<repository>@<commit>/audit.json")
     catalogue = load_catalogue()
+    try:
+        builds = page.builds_per_year()
+    except ValueError as exc:
+        return refuse("jaxci runner-decision", " ".join(str(exc).split()))
     decisions = [(c, d) for c, d in ((c, page.for_committed(c, catalogue)) for c in found) if d is not None]
     if args.format == "json":
         print(json.dumps([_as_dict(d) for _, d in decisions], indent=1))
     else:
-        print("\n".join(f"## {d.repository}\n\n" + page.section(d, c.published) for c, d in decisions), end="")
+        print("\n".join(f"## {d.repository}\n\n" + page.section(d, c.published, builds) for c, d in decisions),
+              end="")
     return 0
