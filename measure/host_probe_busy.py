@@ -37,21 +37,12 @@ def _old_rule(int_sum, n: int = host_probe.PROBE_N) -> float:
     return statistics.median_high(times)
 
 
-def _kernel():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_k", host_probe.KERNELS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.int_sum
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--busy", type=int, default=os.cpu_count() or 2, help="CPU-bound processes in a busy round")
     args = parser.parse_args()
-    int_sum = _kernel()
+    int_sum = host_probe.int_sum_of()
     ctx = mp.get_context("spawn")
     got: dict = {"quiet": ([], []), "busy": ([], [])}
     for k in range(args.rounds):

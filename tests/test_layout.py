@@ -146,7 +146,7 @@ def test_commands_and_user_path_writers_write_only_through_safewrite():
 
 #: what jaxci.analysis may import from jaxci ("what we compute from results"): itself and pure helpers
 ANALYSIS_IMPORTS = ("jaxci.analysis", "jaxci.util.versions", "jaxci.util.scales",
-                    "jaxci.util.quoting")   # pure: a record's name as one Markdown table cell
+                    "jaxci.util.quoting", "jaxci.util.bounds")   # pure: a Markdown cell; a job's longest seconds
 #: what jaxci.policy may import from jaxci ("what we advise"): the computations, the catalogue, itself (the billing
 #: rule is policy.jobcost)
 POLICY_IMPORTS = ("jaxci.analysis", "jaxci.policy", "jaxci.catalogue")

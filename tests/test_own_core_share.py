@@ -32,5 +32,9 @@ def test_the_host_factor_of_a_run_that_waited():
 
 
 def test_run_delay_reads_this_thread_s_wait():
-    waited = hooks.run_delay()
-    assert waited is None or waited >= 0.0
+    """Where the kernel keeps schedstat, the wait is a number of seconds that never goes back (it is a counter)."""
+    first = hooks.run_delay()
+    if first is None:
+        pytest.skip("no /proc/thread-self/schedstat here: cells record no wait, and nothing is moved")
+    sum(range(200_000))
+    assert 0.0 <= first <= hooks.run_delay()

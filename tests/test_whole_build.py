@@ -209,8 +209,10 @@ def test_audit_published_over_hostile_snapshots_says_one_line_and_writes_nothing
 def test_one_bound_of_a_lecture_s_seconds():
     from jaxci.analysis.prediction import MOST_SECONDS
     from jaxci.audit.reading.runrecord import LECTURE_S
+    from jaxci.policy.timeouts import MAX_CELL_S
+    from jaxci.util.bounds import JOB_S
 
-    assert pb.MOST_SECONDS == MOST_SECONDS == LECTURE_S
+    assert pb.MOST_SECONDS == MOST_SECONDS == LECTURE_S == MAX_CELL_S == JOB_S == 432_000
 
 
 def test_a_name_listed_twice_or_unprintable_is_no_run_time():

@@ -57,13 +57,10 @@ def family_probe(published, family: str) -> Evidence | None:
     return found[0] if found else None
 
 
-_own = family_probe   # a family's own published probe, before `derive` adds the others
-
-
 def derive(published, catalogue: dict) -> list[Evidence]:
     """A probe for every runner family: its own published one with its band over every source (`spread`), carried
     within a CPU model, else predicted."""
-    anchors = {name: ev for name in catalogue if (ev := _own(published, name)) is not None}
+    anchors = {name: ev for name in catalogue if (ev := family_probe(published, name)) is not None}
     spread_out = {name: spread(name, anchors, catalogue, published) for name in anchors}
     out = list(spread_out.values())
     for name, entry in catalogue.items():

@@ -15,11 +15,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from jaxci.util.bounds import JOB_S
+
 CPU, GPU = "cpu", "gpu"
 SIDES = (CPU, GPU)
 #: the largest figure of seconds a prediction may hold: 5 days, the longest a self-hosted runner's job may run
 #: (jaxci.audit.reading.runrecord.LECTURE_S); beyond it (1e308, inf) is not a run time
-MOST_SECONDS = 5 * 86_400
+MOST_SECONDS = JOB_S
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import math
 from jaxci.catalogue import CatalogueError, catalogue_defaults, load_catalogue
 from jaxci.commands.argtypes import OneLineParser, ascii_float, refuse
 from jaxci.policy.jobcost import JobCost, job_cost
+from jaxci.util.bounds import JOB_S
 
 
 def _measured(items: list[str], catalogue: dict) -> dict[str, float]:
@@ -29,10 +30,10 @@ def _measured(items: list[str], catalogue: dict) -> dict[str, float]:
 
 
 def minutes_of(text: str) -> float:
-    """argparse `type` of a job's minutes: ASCII digits, finite, 0 to 7,200 (5 days: the longest a job may run)."""
+    """argparse `type` of a job's minutes: ASCII digits, finite, 0 to the longest a job may run (util.bounds)."""
     value = ascii_float(text)
-    if not (math.isfinite(value) and 0 <= value <= 7200):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected minutes from 0 to 7,200 (5 days)")
+    if not (math.isfinite(value) and 0 <= value <= JOB_S / 60):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected minutes from 0 to {JOB_S / 60:,.0f} (5 days)")
     return value
 
 

@@ -9,8 +9,8 @@ shown beside, never mixed into an option. Each job pays its own set-up, SETUP_MI
 install: about 12 minutes fresh, 7-8 with a conda cache, QuantEcon's own figure in
 docs/reference/published-measurements.md), and is billed at its family's catalogue price.
 
-"Needs the GPU" is one rule: the lecture uses JAX and its GPU band's high end beats its CPU band's low end by the
-pin margin (jaxci.policy.margins.GPU_FASTER); a lecture that does not use JAX never needs it.
+"Needs the GPU" is the one rule of jaxci.policy.margins.gpu_wins on the band ends: the lecture uses JAX and its GPU
+band's high end beats its CPU band's low end by the pin margin; a lecture that does not use JAX never needs it.
 
 The rule that takes an option: the cheapest whose wall-time band's high end is no worse than today's build (the
 site's published build where the audit carries it, else the stay option's own high end), else stay.
@@ -18,19 +18,18 @@ site's published build where the audit carries it, else the stay option's own hi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from jaxci.analysis.lecture_record import AuditView, LectureRecord
 from jaxci.policy.builds import lecture_seconds, prediction
-from jaxci.policy.margins import GPU_FASTER
+from jaxci.policy.margins import gpu_wins
 from jaxci.policy.model_error import widened
+from jaxci.policy.timeouts import GITHUB_DEFAULT_JOB_MIN
 
 #: one job's set-up in minutes, (low, high): a conda-cached environment .. a fresh one (published-measurements.md)
 SETUP_MIN = (7.0, 12.0)
 #: the most CPU shards a plan considers: beyond it every shard's set-up outweighs what it takes off the wall
 MAX_SHARDS = 8
-#: a GitHub-hosted job's limit (runner "github" in the catalogue): 6 hours
-HOSTED_JOB_LIMIT_MIN = 360.0
 
 STAY, MOVE, SPLIT, SHARD = "stay", "move", "split", "shard"
 Seconds = tuple[float, float, float]
@@ -86,24 +85,28 @@ class Decision:
     left_out: tuple[str, ...] = ()       # lectures without a prediction on some family in play
     flips: tuple[str, ...] = ()          # lectures whose uncertainty could flip the choice
     measure: str = ""                    # what would measure them
-    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _sides(lec: LectureRecord, family: str) -> tuple[Seconds, Seconds] | None:
+    """(CPU, GPU) predicted seconds (mid, low, high) of a JAX lecture on `family`; None for a lecture that does not
+    use JAX or lacks either side."""
+    pred = prediction(lec, family) if lec.uses_jax else None
+    cpu = lecture_seconds(pred, "cpu") if pred is not None else None
+    gpu = lecture_seconds(pred, "gpu") if pred is not None and pred.gpu is not None else None
+    return (cpu, gpu) if cpu is not None and gpu is not None else None
 
 
 def needs_gpu(lec: LectureRecord, family: str) -> bool:
-    """The one rule: a JAX lecture whose GPU band (high end) beats its CPU band (low end) by the pin margin."""
-    pred = prediction(lec, family) if lec.uses_jax else None
-    cpu = lecture_seconds(pred, "cpu") if pred is not None else None
-    gpu = lecture_seconds(pred, "gpu") if pred is not None and pred.gpu is not None else None
-    return cpu is not None and gpu is not None and gpu[2] < GPU_FASTER * cpu[1]
+    """The one rule (margins.gpu_wins) on the band ends: the GPU's slowest beats the CPU's fastest."""
+    sides = _sides(lec, family)
+    return sides is not None and gpu_wins(sides[0][1], sides[1][2])
 
 
 def borderline(lec: LectureRecord, family: str) -> bool:
-    """A JAX lecture whose GPU middle beats its CPU middle by the margin while the bands do not: its place could
-    flip with a measurement."""
-    pred = prediction(lec, family) if lec.uses_jax else None
-    cpu = lecture_seconds(pred, "cpu") if pred is not None else None
-    gpu = lecture_seconds(pred, "gpu") if pred is not None and pred.gpu is not None else None
-    return cpu is not None and gpu is not None and gpu[0] < GPU_FASTER * cpu[0] and not needs_gpu(lec, family)
+    """A JAX lecture whose GPU middle wins over its CPU middle while the bands do not: its place could flip with a
+    measurement."""
+    sides = _sides(lec, family)
+    return sides is not None and gpu_wins(sides[0][0], sides[1][0]) and not needs_gpu(lec, family)
 
 
 def _seconds(lec: LectureRecord, family: str, device: str) -> Seconds:
@@ -138,19 +141,16 @@ def shards(family: str, lectures: list[LectureRecord], n: int) -> list[Job]:
     return [Job(family, tuple(lec.path for _, lec in b), _summed([s for s, _ in b])) for b in bins if b]
 
 
-def _limits(option: Option, catalogue: dict) -> tuple[str, ...]:
-    """A GitHub-hosted job's 6-hour limit where an option's job (high end) could pass it."""
-    out = []
-    for job in option.jobs:
-        if catalogue[job.family].runner == "github" and job.seconds[2] / 60 + SETUP_MIN[1] > HOSTED_JOB_LIMIT_MIN:
-            out.append(f"{job.family}'s job could pass GitHub's 6-hour limit")
-    return tuple(out)
+def _limits(jobs: list[Job], catalogue: dict) -> tuple[str, ...]:
+    """GitHub's job limit (policy.timeouts.GITHUB_DEFAULT_JOB_MIN) where a hosted job's band could pass it."""
+    return tuple(f"{job.family}'s job could pass GitHub's {GITHUB_DEFAULT_JOB_MIN / 60:g}-hour limit" for job in jobs
+                 if catalogue[job.family].runner == "github"
+                 and job.seconds[2] / 60 + SETUP_MIN[1] > GITHUB_DEFAULT_JOB_MIN)
 
 
 def _option(kind: str, name: str, jobs: list[Job], catalogue: dict) -> Option:
     prices = tuple(float(catalogue[j.family].value("price_per_hour") or 0.0) for j in jobs)
-    option = Option(kind, name, tuple(jobs), prices)
-    return Option(kind, name, tuple(jobs), prices, _limits(option, catalogue))
+    return Option(kind, name, tuple(jobs), prices, _limits(jobs, catalogue))
 
 
 def options(today: str, catalogue: dict, lectures: list[LectureRecord]) -> list[Option]:
@@ -196,11 +196,9 @@ def decide(audit: AuditView, repository: str, today: str, catalogue: dict, publi
     limit, kind = (published_min, "published") if published_min else (stay.wall_min[2], "predicted")
     fits = [o for o in found if o.wall_min[2] <= limit and not o.limits]
     chosen = min(fits, key=lambda o: (o.dollars[0], o.wall_min[0])) if fits else stay
-    rule = (f"the cheapest option whose wall-time band's high end is at most today's build ({limit:.1f} min, "
-            f"{kind}); none is" if not fits else
-            f"the cheapest option whose wall-time band's high end is at most today's build ({limit:.1f} min, {kind})")
+    rule = (f"the cheapest option whose wall-time band's high end is at most today's build ({limit:.1f} min, {kind})"
+            + ("" if fits else "; none is: stay"))
     flips = tuple(sorted(lec.path for lec in priced if borderline(lec, today)))
     measure = (f"each run on both devices of a {today} runner (`jaxci audit REPO --execute --only NAMES "
                f"--machine {today}` there: the audit runs the CPU and the GPU side)" if flips else "")
-    return Decision(repository, today, limit, kind, tuple(found), chosen, rule if fits else rule + ": stay",
-                    len(priced), left, flips, measure)
+    return Decision(repository, today, limit, kind, tuple(found), chosen, rule, len(priced), left, flips, measure)

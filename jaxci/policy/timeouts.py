@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from jaxci.analysis.lecture_record import AuditView, LectureRecord
+from jaxci.analysis.prediction import MOST_SECONDS
 from jaxci.policy import builds
 from jaxci.policy.concurrency import ENGINE_NAMES, JB1, MYSTMD, NBCLIENT
 
@@ -29,7 +30,7 @@ CELL_MARGIN = 3.0
 #: never advise a per-cell timeout under a minute (kernel start-up and imports alone can take tens of seconds)
 MIN_CELL_S = 60
 #: the longest per-cell timeout advised: 5 days, the limit of a self-hosted runner's job
-MAX_CELL_S = 5 * 86_400
+MAX_CELL_S = MOST_SECONDS   # a job's longest seconds (jaxci.util.bounds, through analysis)
 #: GitHub's own job limit when a workflow sets no timeout-minutes
 GITHUB_DEFAULT_JOB_MIN = 360
 #: where a lecture's per-cell timeout comes from, as the audit records it (`timeout_kind`): the notebook's own

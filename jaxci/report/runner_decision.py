@@ -114,13 +114,15 @@ def section(d: rd.Decision, published=None, builds: dict | None = None) -> str:
 def decisions_md(report) -> str:
     """The report's first section: each committed audit's decision in one sentence and its options' table (the
     details, its rule and what could flip it: docs/runner-decision.md, `jaxci runner-decision`)."""
-    parts, builds = [], builds_per_year()
-    for committed in report.audits:
-        d = for_committed(committed, report.catalogue)
-        if d is not None:
-            parts.append(f"### {prose(d.repository)}\n\n{headline(d, builds)}\n\n" + "\n".join(table(d)))
-    if not parts:
+    decisions = [d for d in (for_committed(c, report.catalogue) for c in report.audits) if d is not None]
+    if not decisions:
         return ""
+    try:
+        builds, said = builds_per_year(), []
+    except ValueError as exc:   # a malformed record: said in the report, never a traceback
+        builds, said = {}, [f"Builds a year not counted: {' '.join(str(exc).split())}"]
+    parts = said + [f"### {prose(d.repository)}\n\n{headline(d, builds)}\n\n" + "\n".join(table(d))
+                    for d in decisions]
     return ("## The runner decision\n\nStay, move, split or shard, per audited repository: every option predicted "
             "by the runner model from the lectures' runs here, each job paying its set-up; the rule takes the "
             "cheapest option whose wall-time band stays within today's build (`jaxci runner-decision`: the rule, "

@@ -15,6 +15,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from jaxci.util.bounds import JOB_S
+
 
 #: the record's format; `read` refuses any other with the command that writes the current one
 FORMAT = "jaxci-published-build"
@@ -181,9 +183,8 @@ def _checked(path, doc: dict) -> PublishedBuild:
     return PublishedBuild(**fields, seconds={k: float(v) for k, v in seconds.items()}, refused=dict(refused))
 
 
-#: a lecture's longest run time: 5 days, the longest a self-hosted runner's job may run (analysis.prediction's
-#: MOST_SECONDS, which this layer may not import; tests/test_whole_build.py holds them equal)
-MOST_SECONDS = 5 * 86_400
+#: a lecture's longest run time: a job's (util.bounds)
+MOST_SECONDS = JOB_S
 
 
 def _is_seconds(value) -> bool:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 
+from jaxci.util.bounds import JOB_S
 from jaxci.util.validate import InputError, number, one_line, quoted
 
 #: a cell's seconds: at most a day, the bound of --slowest-cell-s and --cell-timeout
 CELL_S = 86_400
 #: a whole lecture's seconds: at most 5 days, the longest a self-hosted runner's job may run
-LECTURE_S = 5 * 86_400
+LECTURE_S = JOB_S
 #: counts (calls, compilations, loop trips, elements, bytes, flops): large, but finite and whole
 COUNT = 1e18
 #: memory in MiB: at most 4 TiB, the bound of jaxci env's --device-memory-mib and --peak-mib

@@ -41,15 +41,20 @@ class Probe:
     reused: bool = False   # read back from a record (a re-judge): its text already says so
 
 
+def int_sum_of(kernels: Path = KERNELS):
+    """The host suite's int_sum, loaded from its file (the probe's kernel; measure/host_probe_busy.py's too)."""
+    spec = importlib.util.spec_from_file_location("_jaxci_host_kernels", kernels)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{kernels}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.int_sum
+
+
 def probe(n: int = PROBE_N, repeat: int = PROBE_REPEAT, kernels: Path = KERNELS) -> Probe:
-    """This host's int_sum(n) seconds, the median of `repeat` runs in this process (with the load average)."""
+    """This host's int_sum(n) seconds: the fastest of `repeat` runs in this thread's CPU time (`judged`)."""
     try:
-        spec = importlib.util.spec_from_file_location("_jaxci_host_kernels", kernels)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"{kernels}: not a Python module")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        int_sum = module.int_sum
+        int_sum = int_sum_of(kernels)
     except (OSError, ImportError, AttributeError) as exc:
         return Probe(None, None, None, n, f"not measured: the probe's kernel {kernels} cannot be read "
                                           f"({type(exc).__name__})")
