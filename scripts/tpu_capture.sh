@@ -10,6 +10,7 @@
 #                                    the runner model predicts a lecture from
 #   bash scripts/tpu_capture.sh 3    NUTS leapfrog step, kernel time vs gaps (profile), the crossover and the FP64
 #                                    penalty (float32 and float64 kernels)
+#   bash scripts/tpu_capture.sh 4    what call 3 did not finish on 2026-12-07: the NUTS step, loops-f64
 # Each call packs capture.json, summary.md, results.tar.gz, logs.tar.gz into $OUT (console.log beside them);
 # `jaxci import` merges them into results/lab-tpu-v5e/ on the build machine (docs/gpu-capture.md, On a TPU).
 # Steps are asked for by name (--only), in the plan's order; a step that does not fit the time left is listed
@@ -21,7 +22,8 @@ case "${1:-}" in
     1) ONLY='^(sanity|gemm-precision|bandwidth)$' ;;
     2) ONLY='^(loops-f32|compile)$' ;;
     3) ONLY='^(nuts-step|profile|crossover-f32|crossover-f64|loops-f64)$' ;;
-    *) echo "usage: bash scripts/tpu_capture.sh 1|2|3" >&2; exit 2 ;;
+    4) ONLY='^(nuts-step|loops-f64)$' ;;
+    *) echo "usage: bash scripts/tpu_capture.sh 1|2|3|4" >&2; exit 2 ;;
 esac
 : "${OUT:?OUT must name the folder the packed files go to}"
 PY="${PYTHON:-python3}"

@@ -2,9 +2,10 @@
 # The runner model scored on an accelerator it was not built on (issue 71 item 5, issue 70 item 3): one device
 # call on the lent TPU machine (tool `run`, timeout_s 590, carry [".device", ".whl-tpu", ".tpu-lec"]).
 #   .device     the kernel's stack as wheels (scripts/prepare-device.sh, DEVICE_PYTHON=3.11)
-#   .whl-tpu    what neither the image nor its own package index holds (the lectures' quantecon, no deps)
+#   .whl-tpu    what neither the image nor its own package index holds (quantecon, pymc, arviz, seaborn, no deps)
 #   .tpu-lec    the lectures to execute, as a lecture repository (lectures/*.md, _config.yml, _toc.yml),
 #               copied from the audited commit of a development set: data, never committed
+# Both prepared by scripts/prepare-scoring.sh SNAPSHOT COMMIT (the kernel's stack by scripts/prepare-device.sh).
 # Each lecture runs once on the CPU and once on the TPU, in kernels started by `jaxci audit --execute`, one
 # lecture per process so that a deadline loses one lecture, never the others: the CPU loop and the TPU loop run
 # side by side (one process at a time may hold the chip; the CPU loop's kernels never open it). Then one audit
@@ -22,8 +23,10 @@ PIPQ=(env PIP_CONFIG_FILE=/dev/null python3 -m pip install --isolated -q --no-ca
 "${PIPQ[@]}" --no-index --no-deps --target /tmp/site .device/wheels/*.whl .whl-tpu/*.whl || exit 2
 # the lectures' own stack from the machine's package index (docs: KINDS.md), after the image's JAX on the path
 "${PIPQ[@]}" --only-binary=:all: --index-url file:///opt/pypi/simple --target /tmp/lec \
-    matplotlib numba pandas scikit-learn requests > "$OUT/pip-lec.log" 2>&1 || echo "tpu_score: lecture stack: see pip-lec.log"
+    matplotlib numba pandas scikit-learn requests h5py > "$OUT/pip-lec.log" 2>&1 || echo "tpu_score: lecture stack: see pip-lec.log"
 export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}/tmp/site:/tmp/lec" PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+# pymc's pytensor compiles C into its own folder: a writable one that every kernel of the call shares
+export PYTENSOR_FLAGS=base_compiledir=/tmp/pytensor
 # in-notebook `!pip install` lines find no index (there is no network): they leave the installed packages as they are
 export PIP_NO_INDEX=1 JAXCI_ACCELERATOR=tpu
 echo "tpu_score: set up in $((SECONDS - T0)) s; $(python3 -c 'import platform; print(platform.libc_ver())')"
