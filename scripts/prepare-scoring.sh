@@ -8,6 +8,8 @@
 # usage: bash scripts/prepare-scoring.sh SNAPSHOT COMMIT [PYTHON]
 #   SNAPSHOT  a git directory of the lecture repository (e.g. the `fetch` tool's mirror)
 #   COMMIT    the audited commit whose lectures/*.md, _config.yml and _toc.yml are copied
+#   SCORE_LECTURES  the lectures to copy, names without .md (default: all; the call's working tree and what it
+#                   carries must stay under 64 MiB: the whole folder of 145 lectures with the wheels did not)
 #   DEVICE_PYTHON   the device's interpreter, 3.N (default 3.11: the lent TPU)
 #   LECTURE_WHEELS  what to carry (default below: quantecon; arviz, pymc, pytensor and seaborn with the small
 #                   pure-Python packages they need, which the TPU's index did not hold on 2026-12-07: ar1_bayes
@@ -28,7 +30,14 @@ rm -rf .tpu-lec .whl-tpu
 mkdir -p .tpu-lec .whl-tpu
 git --git-dir "$SNAP" archive "$COMMIT" lectures/_config.yml lectures/_toc.yml |
     tar -x -C .tpu-lec
-git --git-dir "$SNAP" archive "$COMMIT" lectures | tar -x -C .tpu-lec --wildcards 'lectures/*.md'
+if [ -n "${SCORE_LECTURES:-}" ]; then
+    read -r -a NAMES <<< "$SCORE_LECTURES"
+    PATHS=(); for n in "${NAMES[@]}"; do PATHS+=("lectures/$n.md"); done
+    git --git-dir "$SNAP" archive "$COMMIT" "${PATHS[@]}" 2>/dev/null | tar -x -C .tpu-lec ||
+        { echo "prepare-scoring: SCORE_LECTURES names a lecture that $COMMIT lacks (lectures/NAME.md)" >&2; exit 2; }
+else
+    git --git-dir "$SNAP" archive "$COMMIT" lectures | tar -x -C .tpu-lec --wildcards 'lectures/*.md'
+fi
 # resolved together (so that pymc gets the pytensor it pins), then only the named ones kept: the device's image
 # and index hold numpy, scipy, pandas, matplotlib, h5py (scripts/tpu_score.sh installs those from the index)
 ALL=$(mktemp -d)

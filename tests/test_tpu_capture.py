@@ -122,18 +122,20 @@ def test_the_report_names_a_tpu_as_a_tpu(tmp_path):
 
 def test_the_device_script_names_steps_the_plan_has():
     """scripts/tpu_capture.sh's calls ask for steps by name: every name is a step of the TPU's plan, each step
-    in one call only, and the model's primitives come in calls 1 and 2."""
+    in one of calls 1-3 only (call 4 takes again what call 3 did not finish), and the model's primitives come in
+    calls 1 and 2."""
     import re
     import subprocess
 
     text = (REPO_ROOT / "scripts" / "tpu_capture.sh").read_text()
-    calls = dict(re.findall(r"^\s+([123])\) ONLY='\^\(([^)]*)\)\$' ;;", text, re.M))
+    calls = dict(re.findall(r"^\s+([1-9])\) ONLY='\^\(([^)]*)\)\$' ;;", text, re.M))
     names = {call: set(group.split("|")) for call, group in calls.items()}
     tpu_steps = {s.name for s in capture_plan.for_device(capture_plan.plan(), "tpu")}
-    assert set(names) == {"1", "2", "3"} and set.union(*names.values()) <= tpu_steps
+    retake = names.pop("4")
+    assert set(names) == {"1", "2", "3"} and set.union(*names.values()) <= tpu_steps and retake <= names["3"]
     assert sum(map(len, names.values())) == len(set.union(*names.values()))
     assert {"sanity", "gemm-precision", "bandwidth", "loops-f32", "compile"} <= names["1"] | names["2"]
-    assert subprocess.run(["bash", str(REPO_ROOT / "scripts" / "tpu_capture.sh"), "4"], capture_output=True,
+    assert subprocess.run(["bash", str(REPO_ROOT / "scripts" / "tpu_capture.sh"), "5"], capture_output=True,
                           text=True).returncode == 2
 
 
