@@ -34,6 +34,7 @@ COMMANDS = {
     "devsets": ("jaxci.commands.devsets", "score the runner model on its two development sets; write its calibration"),
     "capture": ("jaxci.commands.capture", "run the GPU capture on a lent machine (what scripts/gpu_capture.py runs)"),
     "failures": ("jaxci.commands.failures", "fail once: record failures, skip them until they change"),
+    "sharded": ("jaxci.commands.sharded", "a sharded book build: keep a shard to its pages, merge the caches"),
     "release-watch": ("jaxci.commands.release_watch", "new JAX releases: measure, compare, confirm, file an issue"),
 }
 

@@ -92,3 +92,47 @@ def test_builds_a_year_are_read_from_their_sourced_record(tmp_path):
             page.builds_per_year(bad)
         assert str(bad) in str(caught.value)
     assert page.builds_per_year(tmp_path / "none.json") == {}
+
+
+def test_every_page_says_one_decision_per_repository(decisions):
+    """Zero disagreements: the report's first section, every family's page and the sheet's row 6 say each
+    repository's decision in the one sentence `headline` writes (issue 79: the c7i page said "saves 40 min" while
+    the audit said stay)."""
+    import re
+
+    pages = sorted((REPO_ROOT / "docs" / "report").glob("*.md"))
+    said: dict[str, set[str]] = {}
+    for path in pages:
+        for line in path.read_text().splitlines():
+            for m in re.finditer(r"the runner decision: ((\S+?): [^|]*?staying\.)", line):
+                said.setdefault(m.group(2), set()).add(m.group(1))
+    readme = (REPO_ROOT / "docs" / "report" / "README.md").read_text()
+    for _, d in decisions:
+        sentence = page.headline(d)
+        assert said.get(d.repository) == {sentence}, (d.repository, said.get(d.repository))
+        assert sentence.removesuffix(".") in readme  # the first section adds the year's figures after it
+    families = [p for p in pages if p.name != "README.md"]
+    for path in families:  # each repository's block, and row 6 (its cell cut short after the first sentence)
+        text = path.read_text()
+        assert text.count("- the runner decision: ") == len(decisions)
+        assert "| 6 | Instance fit (cost) | one build: the runner decision: " in text
+
+
+def test_the_shard_plans_are_the_decisions_and_cover_each_lecture_once(decisions, tmp_path):
+    from jaxci.workflows import sharded
+
+    out = subprocess.run([sys.executable, "-m", "jaxci", "runner-decision", "--shard-plan", str(tmp_path)],
+                         capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    assert "shard(s) in" in out.stderr
+    for _, d in decisions:
+        plan = sharded.plan_of(d)
+        if plan is None:
+            assert d.chosen.kind in (rd.STAY, rd.MOVE)
+            continue
+        written = tmp_path / f"{d.repository}.json"
+        assert sharded.load_plan(written) == plan
+        assert written.read_text() == (REPO_ROOT / "docs" / "shard-plans" / written.name).read_text()
+        pages = [p for s in plan.shards for p in s.pages]
+        assert sorted(pages) == sorted(p for j in d.chosen.jobs for p in j.lectures) and len(set(pages)) == len(pages)
+        assert [s.device for s in plan.shards].count("gpu") <= 1
+        assert all(CATALOGUE[s.runs_on].has_gpu for s in plan.shards if s.device == "gpu")

@@ -1,6 +1,5 @@
-"""`jaxci audit shard-plan`: a published build's run times split over N shards by the audit's own assignment,
-each N's predicted wall (labelled predicted, its model stated); once measure/shard_plan.py, which read a snapshot's
-status.ipynb. Small made-up records; no timing is asserted."""
+"""The shard plan a sharded build reads (jaxci.workflows.sharded.load_plan): every field checked, a page in two
+shards refused, each refusal one line naming the file; `jaxci sharded` says it and changes nothing."""
 
 from __future__ import annotations
 
@@ -8,51 +7,75 @@ import json
 
 import pytest
 
-from jaxci.commands import audit
-from jaxci.report import shard_plan
-from jaxci.results import published_build as pb
+from jaxci.workflows import sharded
 
-SECONDS = {"long": 100.0, "a": 40.0, "b": 30.0, "c": 20.0, "d": 10.0}
-
-
-def _record(tmp_path, seconds=SECONDS):
-    path = tmp_path / "published.json"
-    build = pb.PublishedBuild("owner/site.notebooks", "c0ffee", "2026-12-01", "g4dn.2xlarge", seconds,
-                              {"e": "not a run time"})
-    path.write_text(json.dumps(build.as_dict()))
-    return path
+GOOD = {"format": "jaxci-shard-plan", "version": 1, "repository": "r", "option": "o",
+        "shards": [{"name": "gpu", "runs_on": "g4dn.2xlarge", "device": "gpu", "pages": ["lectures/a.md"],
+                    "predicted_s": [1, 0.5, 2]},
+                   {"name": "cpu-1", "runs_on": "ubuntu-latest", "device": "cpu", "pages": ["lectures/b.md"],
+                    "predicted_s": [1, 0.5, 2]}]}
 
 
-def test_the_longest_lecture_bounds_the_wall_whatever_the_shards():
-    p = shard_plan.plan(SECONDS, 2, 60.0, 1.1)
-    assert sorted(p["loads_s"]) == [100.0, 100.0] and p["slowest_over_mean"] == 1.0
-    assert p["predicted_wall_s"] == pytest.approx(60 + 110) and p["label"] == "predicted"
-    four = shard_plan.plan(SECONDS, 4, 0.0, 1.0)
-    assert max(four["loads_s"]) == 100.0 and four["longest"] == ("long", 100.0)
+def _with(**change) -> dict:
+    doc = json.loads(json.dumps(GOOD))
+    for key, value in change.items():
+        if key.startswith("shard0_"):
+            doc["shards"][0][key.removeprefix("shard0_")] = value
+        else:
+            doc[key] = value
+    return doc
 
 
-def test_the_command_prints_each_n_and_the_rows_that_are_not_times(tmp_path, capsys):
-    assert audit.main(["shard-plan", str(_record(tmp_path)), "--shards", "2", "4"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[0] == "5 notebooks, 200 s summed; the longest long 100 s"
-    assert out[1].startswith("  2 shards: 100, 100 s; slowest / mean 1.00; predicted wall 1.7 min")
-    assert out[-1] == "  not a time: e: not a run time"
+@pytest.mark.parametrize(("doc", "said"), [
+    (_with(version=2), "jaxci-shard-plan version 2, this jaxci reads 1"),
+    (_with(version=True), "version True"),
+    (_with(format="other"), "not a jaxci-shard-plan shard plan"),
+    (_with(shards=[]), "`shards` is not a non-empty list"),
+    (_with(shard0_pages=["lectures/b.md"]), "lectures/b.md is in two shards"),
+    (_with(shard0_pages=["../outside.md"]), "`pages` is not a list"),
+    (_with(shard0_pages=["lectures/a.py"]), "`pages` is not a list"),
+    (_with(shard0_device="tpu"), "`device` is tpu, not gpu or cpu"),
+    (_with(shard0_predicted_s=[1, 2]), "`predicted_s` is not [mid, low, high] seconds"),
+    (_with(shard0_name="a\nb"), "`name` is not a one-line name"),
+    (_with(shard0_name="cpu-1"), "two shards have one name"),
+])
+def test_a_bad_plan_is_refused_naming_the_file(tmp_path, doc, said):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(sharded.ShardError) as err:
+        sharded.load_plan(path)
+    assert said in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
 
 
-def test_json_carries_the_source_and_every_plan(tmp_path, capsys):
-    assert audit.main(["shard-plan", str(_record(tmp_path)), "--format", "json"]) == 0
-    got = json.loads(capsys.readouterr().out)
-    assert got["source"] == "site.notebooks@c0ffee" and [p["shards"] for p in got["plans"]] == [8]
+def test_the_command_refuses_in_one_line_and_changes_nothing(tmp_path, capsys, monkeypatch):
+    from jaxci.commands import sharded as cmd
+
+    monkeypatch.chdir(tmp_path)
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "_config.yml").write_text("execute:\n  execute_notebooks: cache\n")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(GOOD))
+    assert cmd.main(["share", "--plan", str(plan), "--shard", "nope", "--book", str(book),
+                     "--engine", "jupyter-book"]) == 2
+    assert "no shard nope in the plan (it has gpu, cpu-1)" in capsys.readouterr().err
+    assert (book / "_config.yml").read_text() == "execute:\n  execute_notebooks: cache\n"
+    assert cmd.main(["merge", "--engine", "mystmd", "--book", str(book), str(tmp_path / "missing")]) == 2
+    assert "not a mystmd execution cache" in capsys.readouterr().err
+    assert cmd.main(["merge", "--engine", "jupyter-book", "--book", str(book), str(tmp_path)]) == 2
+    assert "not a jupyter-cache folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra, says", [(["--shards", "0"], "--shards: each N from 1 to"),
-                                         (["--overhead", "0"], "--overhead > 0")])
-def test_a_bad_number_is_one_line_and_exit_2(tmp_path, capsys, extra, says):
-    assert audit.main(["shard-plan", str(_record(tmp_path)), *extra]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("jaxci audit shard-plan: ") and says in err and err.count("\n") == 1
+def test_a_shard_keeps_to_its_own_pages(tmp_path, monkeypatch):
+    """Jupyter Book: the other shards' pages (relative to the book) become execute.exclude_patterns."""
+    import yaml
 
-
-def test_a_record_without_run_times_is_refused(tmp_path, capsys):
-    assert audit.main(["shard-plan", str(_record(tmp_path, {}))]) == 2
-    assert "no run times to split" in capsys.readouterr().err
+    book = tmp_path / "lectures"
+    book.mkdir()
+    (book / "_config.yml").write_text("execute:\n  execute_notebooks: cache\n")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(GOOD))
+    monkeypatch.chdir(tmp_path)
+    names = sharded.keep_to_share(sharded.load_plan(plan), "gpu", "lectures", "jupyter-book")
+    assert names == ["b.md"]
+    assert yaml.safe_load((book / "_config.yml").read_text())["execute"]["exclude_patterns"] == ["b.md"]

@@ -18,6 +18,9 @@ def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="jaxci runner-decision", description=__doc__.splitlines()[0])
     p.add_argument("audits", nargs="?", type=Path, default=REPO_ROOT / "audits", help="the committed audits' folder")
     p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--shard-plan", type=Path, metavar="DIR",
+                   help="also write, for each decision that splits or shards the build, its shard plan as "
+                        "DIR/<repository>.json (templates/build-sharded-*.yml read it as .github/jaxci-shards.json)")
     return p
 
 
@@ -28,6 +31,20 @@ def _as_dict(d) -> dict:
             "options": [{"kind": o.kind, "name": o.name, "wall_min": list(o.wall_min), "billed_min": o.billed_min,
                          "dollars": list(o.dollars), "jobs": [[j.family, len(j.lectures), *j.seconds] for j in o.jobs],
                          "limits": list(o.limits)} for o in d.options]}
+
+
+def _write_plans(folder: Path, decisions) -> None:
+    from jaxci.util import safewrite
+    from jaxci.workflows import sharded
+
+    for d in decisions:
+        plan = sharded.plan_of(d)
+        if plan is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            safewrite.write_text(folder / f"{d.repository}.json", json.dumps(plan.to_doc(), indent=1) + "\n",
+                                 option="--shard-plan")
+            print(f"jaxci runner-decision: {d.repository}: {len(plan.shards)} shard(s) in {folder / d.repository}.json",
+                  file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         return refuse("jaxci runner-decision", " ".join(str(exc).split()))
     decisions = [(c, d) for c, d in ((c, page.for_committed(c, catalogue)) for c in found) if d is not None]
+    if args.shard_plan:
+        _write_plans(args.shard_plan, [d for _, d in decisions])
     if args.format == "json":
         print(json.dumps([_as_dict(d) for _, d in decisions], indent=1))
     else:

@@ -42,6 +42,7 @@ class Job:
     family: str
     lectures: tuple[str, ...]
     seconds: Seconds
+    device: str = "cpu"                  # "gpu" when any of its lectures runs on the family's GPU
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ def _summed(parts: list[Seconds]) -> Seconds:
 
 def _job(family: str, lectures: list[LectureRecord], device_of) -> Job:
     parts = [_seconds(lec, family, device_of(lec)) for lec in lectures]
-    return Job(family, tuple(lec.path for lec in lectures), _summed(parts))
+    device = "gpu" if any(device_of(lec) == "gpu" for lec in lectures) else "cpu"
+    return Job(family, tuple(lec.path for lec in lectures), _summed(parts), device)
 
 
 def _on(family: str, has_gpu: bool):
@@ -186,10 +188,14 @@ def _best_shards(family: str, head: list[Job], lectures: list[LectureRecord], ca
     return next(p for p in plans if p.wall_min[0] <= 1.05 * best)
 
 
-def decide(audit: AuditView, repository: str, today: str, catalogue: dict, published_min: float | None) -> Decision:
-    """The decision: every option over the lectures predicted on every runner family, and the one the rule takes."""
+def decide(audit: AuditView, repository: str, today: str, catalogue: dict,
+           published_min: float | None) -> Decision | None:
+    """The decision: every option over the lectures predicted on every runner family, and the one the rule takes;
+    None when no lecture is predicted on every family (no option can be priced)."""
     runners = [n for n, e in catalogue.items() if not e.is_lab]
     priced = [lec for lec in audit.lectures if all(prediction(lec, f) is not None for f in runners)]
+    if not priced:
+        return None
     left = tuple(lec.path for lec in audit.lectures if lec not in priced)
     found = options(today, catalogue, priced)
     stay = found[0]

@@ -105,7 +105,8 @@ def cost_md(report, family: str, entry) -> str:
     if not builds:
         return "No committed audit: build minutes not measured."
     return "\n\n".join(
-        f"**{_at(b.repository)}** ({rb.verdict_line(b, entry.has_gpu)})\n\n- {rb.published_line(b)}\n- "
+        f"**{_at(b.repository)}** ({rb.verdict_line(b, entry.has_gpu)})\n\n- {rb.decision_line(report, b.repository)}"
+        f"\n- {rb.published_line(b)}\n- "
         f"{rb.after_line(b)}\n- {rb.what_if_line(report, b) if b.what_if else rb.check_line(b)}" for b in builds)
 
 

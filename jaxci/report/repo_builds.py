@@ -9,14 +9,8 @@ family is a what-if and says so. A repository on a CPU runner stays on the CPU.
 from __future__ import annotations
 
 from jaxci.policy import wholebuild as wb
+from jaxci.report.runner_decision import runs_on
 from jaxci.util.quoting import prose  # a committed audit's name may hold anything: Markdown-safe wherever it is shown
-
-
-def runs_on(committed, catalogue: dict) -> str | None:
-    """The family the repository's build jobs use, from its audit's `ci` block (None: not read)."""
-    from jaxci.audit.lecture_ci.runner_use import from_ci
-
-    return from_ci(committed.audit.get("ci"), catalogue).family
 
 
 def build_of(report, committed, family: str, entry) -> wb.WholeBuild:
@@ -47,6 +41,18 @@ def what_if_line(report, build: wb.WholeBuild) -> str:
     verb = "saves" if here < there else "costs"
     return (f"what moving here would change: {minutes(here)} for the {n} lectures priced on both, against "
             f"{minutes(there)} on {own.family}: {verb} {minutes(abs(there - here))} a build (predicted: a what-if)")
+
+
+def decision_line(report, repository: str) -> str:
+    """The repository's runner decision in one sentence (jaxci.report.runner_decision.headline: the report's first
+    section, every family's page and the sheet's row 6 say this same sentence)."""
+    from jaxci.report import runner_decision as page
+
+    committed = next((c for c in report.audits if c.label == repository), None)
+    d = page.for_committed(committed, report.catalogue) if committed is not None else None
+    if d is None:
+        return "the runner decision: not made (its runner is not known, or no lecture is predicted on every family)"
+    return "the runner decision: " + page.headline(d)
 
 
 def repo_builds(report, family: str, entry=None) -> list[wb.WholeBuild]:
@@ -122,7 +128,8 @@ def cost_row(report, family: str, entry) -> tuple[str, str, str] | None:
     parts, numbers = [], []
     for b in found:
         mid = b.after_s[0]
-        parts.append(f"{prose(b.repository)} ({verdict_line(b, entry.has_gpu)}): {after_line(b)}"
+        parts.append(f"{decision_line(report, b.repository)} On {family}: {prose(b.repository)} "
+                     f"({verdict_line(b, entry.has_gpu)}): {after_line(b)}"
                      + (f"; {published_line(b)}" if b.published else ""))
         numbers.append(f"{minutes(mid)} ≈ {dollars(entry, mid)}")
     basis = ("the committed executed audits and the sites' published builds (audits/*/published.json): each "

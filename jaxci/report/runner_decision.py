@@ -46,11 +46,16 @@ def yearly(d: rd.Decision, builds: dict) -> str:
             f"${stay.dollars[0] * n:,.0f} staying (${saved:,.0f} saved), {hours:,.0f} hours of build wall time saved.")
 
 
+def runs_on(committed, catalogue: dict) -> str | None:
+    """The family the repository's build jobs use, from its audit's `ci` block (None: not read)."""
+    from jaxci.audit.lecture_ci.runner_use import from_ci
+
+    return from_ci(committed.audit.get("ci"), catalogue).family
+
+
 def for_committed(committed, catalogue: dict) -> rd.Decision | None:
     """The decision of one committed audit (report.committed_audits.CommittedAudit) for the family its build jobs
     run on; None where that family is not known."""
-    from jaxci.report.repo_builds import runs_on
-
     family = runs_on(committed, catalogue)
     if family is None or family not in catalogue:
         return None
