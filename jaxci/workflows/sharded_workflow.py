@@ -38,8 +38,8 @@ def build_job(flow: dict) -> tuple[str, int]:
 
 def book_and_output(run: str) -> tuple[str, str]:
     """(the book's folder, the folder `_build` goes under: --path-output, else the book) of a `jb build` line."""
-    line = next(line for line in run.splitlines() if _BUILD.search(line))
-    words = shlex.split(line[_BUILD.search(line).start():])
+    found = next(m for m in map(_BUILD.search, run.splitlines()) if m is not None)
+    words = shlex.split(found.string[found.start():])
     book = next((w for w in words[2:] if not w.startswith("-")), ".")
     return book, next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "--path-output"), book)
 
