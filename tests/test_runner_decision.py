@@ -133,6 +133,8 @@ def test_the_shard_plans_are_the_decisions_and_cover_each_lecture_once(decisions
         assert sharded.load_plan(written) == plan
         assert written.read_text() == (REPO_ROOT / "docs" / "shard-plans" / written.name).read_text()
         pages = [p for s in plan.shards for p in s.pages]
-        assert sorted(pages) == sorted(p for j in d.chosen.jobs for p in j.lectures) and len(set(pages)) == len(pages)
+        priced = [p for j in d.chosen.jobs for p in j.lectures]
+        assert sorted(pages) == sorted(priced + list(d.left_out)) and len(set(pages)) == len(pages)
+        assert sorted(p for s in plan.shards for p in s.unpriced) == sorted(d.left_out)  # said apart, never dropped
         assert [s.device for s in plan.shards].count("gpu") <= 1
         assert all(CATALOGUE[s.runs_on].has_gpu for s in plan.shards if s.device == "gpu")

@@ -33,6 +33,7 @@ class Shard:
     device: str                    # "gpu" | "cpu": where its lectures run
     pages: tuple[str, ...]         # relative to the repository root
     predicted_s: tuple[float, float, float]   # mid, low, high: the plan's execution seconds, set-up not included
+    unpriced: tuple[str, ...] = ()  # its pages the decision could not price (not in predicted_s): run where they ran
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class ShardPlan:
     def to_doc(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "repository": self.repository, "option": self.option,
                 "shards": [{"name": s.name, "runs_on": s.runs_on, "device": s.device, "pages": list(s.pages),
-                            "predicted_s": list(s.predicted_s)} for s in self.shards]}
+                            "predicted_s": list(s.predicted_s), "unpriced": list(s.unpriced)}
+                           for s in self.shards]}
 
 
 def _text(doc: dict, key: str, where: str) -> str:
@@ -78,8 +80,11 @@ def _shard(doc, where: str) -> Shard:
     device = _text(doc, "device", where)
     if device not in ("gpu", "cpu"):
         raise ShardError(f"{where}: `device` is {quoting.line(device, 20)}, not gpu or cpu")
+    unpriced = doc.get("unpriced", [])
+    if not isinstance(unpriced, list) or not set(unpriced) <= set(pages):
+        raise ShardError(f"{where}: `unpriced` is not a list of the shard's own pages")
     return Shard(_text(doc, "name", where), _text(doc, "runs_on", where), device, tuple(pages),
-                 (float(seconds[0]), float(seconds[1]), float(seconds[2])))
+                 (float(seconds[0]), float(seconds[1]), float(seconds[2])), tuple(unpriced))
 
 
 def load_plan(path) -> ShardPlan:
@@ -176,15 +181,19 @@ def _merge_jupyter_cache(src: Path, dest: Path) -> int:
 def plan_of(decision) -> ShardPlan | None:
     """The shard plan of a runner decision (jaxci.policy.runner_decision) whose chosen option splits or shards the
     build: one shard per job, named by its device (`gpu`, then `cpu-1`, `cpu-2`, ...); None for stay or move, which
-    need no plan."""
+    need no plan. The lectures the decision could not price (its `left_out`) run where they run today: in the
+    least loaded shard on today's family, else the first; each shard names them apart."""
     from jaxci.policy import runner_decision as rd
 
     option = decision.chosen
     if option.kind not in (rd.SPLIT, rd.SHARD):
         return None
+    today = [j for j in option.jobs if j.family == decision.today] or list(option.jobs[:1])
+    home = min(today, key=lambda j: j.seconds[0])
     shards, n_cpu = [], 0
     for job in option.jobs:
         n_cpu += job.device == "cpu"
+        extra = tuple(sorted(decision.left_out)) if job is home else ()
         shards.append(Shard("gpu" if job.device == "gpu" else f"cpu-{n_cpu}", job.family, job.device,
-                            tuple(sorted(job.lectures)), job.seconds))
+                            tuple(sorted(job.lectures + extra)), job.seconds, extra))
     return ShardPlan(decision.repository, option.name, tuple(shards))
