@@ -78,8 +78,20 @@ def cell(where: str, value) -> dict:
         (CELL_SECONDS, lambda w, v: seconds(w, v, CELL_S)), (CELL_COUNTS, count),
         (CELL_TEXT, lambda w, v: text(w, v, 4000)), (("first_line",), lambda w, v: text(w, v, 4000, lines=True)),
         (("calls",), _items(call)), (("samplers",), _items(sampler)), (("loops",), _items(loop)),
-        (("jitted", "memory"), _named_counts), (("eager",), eager),
+        (("jitted", "memory"), _named_counts), (("eager",), eager), (("host_kinds",), _host_kinds),
         (("error_packages",), _items(lambda w, v: text(w, v, 200)))))
+
+
+HOST_KINDS = ("python_s", "native_s", "threads_s")
+
+
+def _host_kinds(where: str, value) -> dict:
+    """A cell's CPU seconds by kind (jaxci.audit.runner.host_kinds): those three names, each seconds."""
+    found = mapping(where, value)
+    unknown = sorted(set(found) - set(HOST_KINDS))
+    if unknown:
+        raise RecordError(f"{where}: unknown kind {unknown[0]!r} (expected {', '.join(HOST_KINDS)})")
+    return _checked(where, found, ((HOST_KINDS, lambda w, v: seconds(w, v, CELL_S)),))
 
 
 def call(where: str, value) -> dict:

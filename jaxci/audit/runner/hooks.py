@@ -44,6 +44,8 @@ Per cell it records (one dict per cell, read by the runner through `take()`):
 - `busy_s`: CPU seconds of the kernel's main thread in the cell: its host work
   (Python, NumPy, SciPy, JAX's dispatch and compiles), where XLA computes on its own threads while the main thread
   waits: of a cell's time no hook accounts for, the part that was host code whatever JAX was asked;
+- `host_kinds`: the cell's CPU seconds by kind (host_kinds.HostKinds: `python_s` and `native_s` share `busy_s` as a
+  sampler of the main thread's innermost frame saw it, `threads_s` the other threads' CPU seconds);
 - `eager`: un-jitted primitives the notebook ran (jnp outside jit; cell_records.EagerWork): op count, seconds
   inside them, and per size class (powers of two of the largest operand or result) the count and largest size.
 - `samplers`: each run of a library sampler (numpyro's `MCMC.run`) started from this cell: its seconds (waited
@@ -69,6 +71,7 @@ import time as _time
 
 from jaxci.audit.reading.cell_records import EagerSize, EagerWork, SamplerRun, TracedLoop
 from jaxci.audit.runner.hook_state import _JAX, LIMIT, STATE, _block, _clock
+from jaxci.audit.runner.host_kinds import HostKinds, run_delay
 from jaxci.audit.runner.jax_hooks import install_jax
 
 #: namespace entries looked at per cell for arrays still computing
@@ -193,22 +196,14 @@ class JaxWatcher(_AfterImport):
         install_jax()
 
 
-def run_delay() -> float | None:
-    """Seconds this thread has waited on a run queue for a core since it started (Linux schedstat's run_delay;
-    None where the kernel does not keep it): what a busy machine adds to a cell's wall time."""
-    try:
-        with open("/proc/thread-self/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def pre(info=None) -> None:
     STATE["loops"], STATE["shapes"], STATE["calls"], STATE["eager"] = {}, {}, {}, {}
     STATE["eager_ops"], STATE["eager_s"], STATE["startup_s"], STATE["import_s"] = 0, 0.0, 0.0, 0.0
     STATE["samplers"], STATE["queued"], STATE["last_calls"] = [], [], []  # counts a failed cell left: dropped
     STATE["cell"] += 1
     STATE["before"] = STATE["clock"].snapshot()
+    if STATE.get("kinds") is not None:
+        STATE["kinds"].mark()
     STATE["t0"], STATE["busy0"] = _time.perf_counter(), _time.thread_time()
     STATE["wait0"] = run_delay()
 
@@ -288,6 +283,8 @@ def post(result=None) -> None:
     delta["wall"], delta["busy_s"] = wall, busy
     if waited_for_a_core is not None and STATE.get("wait0") is not None:
         delta["wait_s"] = min(max(waited_for_a_core - STATE["wait0"], 0.0), wall)
+    if STATE.get("kinds") is not None:
+        delta["host_kinds"] = STATE["kinds"].split(busy)
     delta["ok"] = bool(getattr(result, "success", True))
     delta["memory"] = memory()
     if STATE["installed"]:
@@ -319,6 +316,8 @@ def install(ip, clock, trace: bool = True) -> None:
     """Register the per-cell hooks on an IPython shell; the JAX hooks go in when the notebook imports jax."""
     STATE["clock"], STATE["trace"] = clock, bool(trace)
     STATE["ns"] = getattr(ip, "user_ns", None)
+    STATE["kinds"] = HostKinds()
+    STATE["kinds"].start()
     if "jax" in _sys.modules:
         install_jax()
     else:

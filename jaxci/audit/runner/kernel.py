@@ -70,7 +70,7 @@ _TAKE = f"__import__('sys').modules[{_MODULE!r}].take()"
 
 #: the kernel-side modules, in the order the kernel runs them as one private module (each reads the ones before)
 KERNEL_SIDE = ("jaxci.audit.reading.cell_records", "jaxci.audit.runner.hook_state", "jaxci.audit.runner.jit_calls",
-               "jaxci.audit.runner.jax_hooks", "jaxci.audit.runner.hooks")
+               "jaxci.audit.runner.jax_hooks", "jaxci.audit.runner.host_kinds", "jaxci.audit.runner.hooks")
 
 
 def _kernel_setup_code(trace: bool = True) -> str:
@@ -397,4 +397,5 @@ def _merge(timing: CellTiming, records: list[dict]) -> None:
     timing.import_s, timing.samplers = rec.get("import_s"), typed_records(SamplerRun, rec.get("samplers"))
     timing.trip_probe_s, timing.busy_s = rec.get("trip_probe_s"), rec.get("busy_s")
     timing.wait_s = rec.get("wait_s")
+    timing.host_kinds = rec.get("host_kinds") or None
     timing.memory = rec.get("memory")

@@ -50,6 +50,7 @@ class CellTiming:
     trip_probe_s: float | None = None  # not in wall_s: the extra runs that counted while loops' trips (hooks)
     busy_s: float | None = None  # CPU seconds of the kernel's main thread in wall_s: host work (hooks)
     wait_s: float | None = None  # of wall_s: the main thread waiting for a core (schedstat run_delay; hooks)
+    host_kinds: dict | None = None  # CPU seconds by kind: python_s, native_s (busy_s split), threads_s (hooks)
     memory: dict | None = None  # at the cell's end, labelled: device_peak_bytes (+ platform), live_buffers, host RSS
 
     def __post_init__(self):
