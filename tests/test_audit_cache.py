@@ -123,8 +123,9 @@ def test_a_new_field_in_what_a_run_records_bumps_the_cache_format():
     # 6 also records `wait_s` (the main thread's wait for a core) without a new format: a run without it is judged
     # as before it existed (no wait taken out of its wall time), so a cached run stays right; so does `host_kinds`
     # (the CPU seconds by kind: a run without it has its host work unsplit, as every run before it)
+    # 6: loops counted only where no effect could repeat
     recorded = {2: two, 3: two, 4: two | {"trip_probe_s"}, 5: two | {"trip_probe_s", "busy_s"},
-                6: two | {"trip_probe_s", "busy_s", "wait_s", "host_kinds"}}  # 6: loops counted only where no effect could repeat
+                6: two | {"trip_probe_s", "busy_s", "wait_s", "host_kinds"}}
     # set on a failed cell only, and a failed run is never reused: no cached run can lack them
     failed_only = {"error_name", "error_packages"}
     assert {f.name for f in fields(CellTiming)} - failed_only == recorded[cache.FORMAT]
