@@ -27,6 +27,7 @@ COMMANDS = {
     "history": ("jaxci.commands.history", "backfill the asv history over JAX releases on this machine"),
     "predict": ("jaxci.commands.predict", "one case through the runner model: predicted seconds, band, inputs"),
     "accel-score": ("jaxci.commands.accel_score", "score the runner model where lectures ran on both sides"),
+    "host-kinds": ("jaxci.commands.host_kinds", "per family: each kind of host work's speed over a reference, sourced"),
     "runner-decision": ("jaxci.commands.runner_decision", "stay, move, split or shard: each audited repository"),
     "published-score": ("jaxci.commands.published_score", "score the runner model against every published figure"),
     "crossover-stability": ("jaxci.commands.crossover_stability",

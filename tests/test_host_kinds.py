@@ -69,3 +69,30 @@ def test_without_the_thread_clock_nothing_is_said():
 def test_a_record_with_other_kinds_is_refused(kinds, said):
     with pytest.raises(runrecord.RecordError, match=said.replace("[", r"\[").replace("]", r"\]")):
         runrecord.cell("cells[0]", {"index": 0, "wall_s": 1.0, "host_kinds": kinds})
+
+
+def test_the_factors_are_the_published_ratios_where_both_runners_published():
+    """g4dn.2xlarge over ubuntu-latest: the pure-Python probes (0.881 s, 0.599 s) and the NumPy 3,000-square
+    matmuls (0.224 s, 0.642 s) published in incidents.md; the reference over itself is 1."""
+    import subprocess
+    import sys
+
+    from jaxci import REPO_ROOT
+    from jaxci.analysis import host_kind_factors as hk
+    from jaxci.catalogue import load_catalogue
+    from jaxci.commands.predict import runner_model
+    from jaxci.results.records import load_results
+    from tests.committed import committed
+
+    catalogue = load_catalogue(include_lab=True)
+    results = committed()   # what git holds: a local run's folder never moves the factors
+    model = runner_model(load_results(results), catalogue, str(results), [])
+    python, native, threads = hk.factors(model, "g4dn.2xlarge")
+    assert python.value.mid == pytest.approx(0.881 / 0.599, rel=1e-3)
+    assert threads.value.mid == pytest.approx(0.224 / 0.642, rel=1e-2)
+    assert native.value.low <= 1.14 and native.value.high >= 1.31  # widened to the published lecture ratio
+    assert all(f.value.mid == 1.0 for f in hk.factors(model, "ubuntu-latest"))
+    out = subprocess.run([sys.executable, "-m", "jaxci", "host-kinds", "--results", str(results)],
+                         capture_output=True, text=True, check=True, cwd=REPO_ROOT).stdout
+    doc = (REPO_ROOT / "docs" / "host-kinds.md").read_text()
+    assert doc.endswith(out) and out.count("\n| ") == len([e for e in catalogue.values() if not e.is_lab])

@@ -42,7 +42,6 @@ def main(argv: list[str] | None = None) -> int:
                              "by default they are inputs (nearest evidence), as in the audit and the report")
     args = parser.parse_args(argv)
 
-    from jaxci.analysis.model import RunnerModel
     from jaxci.catalogue import load_catalogue
     from jaxci.results.records import load_results
 
@@ -62,19 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     if not rs.records:  # an empty or wrong folder calibrates nothing: say so, as jaxci report does
         return refuse("jaxci predict", f"--results {args.results}: no asv result values in it (expected "
                       "<machine>/*.json from asv run)")
-    from jaxci.evidence.inputs import reference
-    from jaxci.modeldata import fixed_costs
-
     try:
-        published = [] if args.transfer_only else reference()
-        fixed = fixed_costs.load()
-    except ValueError as exc:   # a malformed published table or fixed-cost file: one line, nothing predicted
+        model = runner_model(rs, catalogue, args.results, args.model_input, args.transfer_only)
+    except ValueError as exc:
         return refuse("jaxci predict", one_line(str(exc)))
-    unknown = [m for m in args.model_input if m not in rs.machines]
-    if unknown:
-        return refuse("jaxci predict", f"--model-input {quoted(unknown[0], 80)}: no such machine in {args.results} "
-                      f"(it holds: {', '.join(sorted(rs.machines)) or 'none'})")
-    model = RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published, fixed, named=args.model_input)
     p = model.predict(args.family, args.kernel, args.n, args.dtype, device, first_call=args.first_call,
                       precision=args.precision)
     what = (f"{args.family} {device} {args.kernel}" + (f" n={args.n}" if args.n is not None else "")
@@ -105,6 +95,23 @@ def main(argv: list[str] | None = None) -> int:
                   "single-thread speed; no sourced clock or vector width separates them); measure the family to "
                   "tell them apart")
     return 0
+
+
+def runner_model(rs, catalogue, results: str, named: list[str], transfer_only: bool = False):
+    """The runner model as the audit and the report build it (the published figures unless `transfer_only`, the
+    committed fixed costs, the machines `named` read besides the committed kinds); ValueError with one line for a
+    malformed published table or fixed-cost file, or a named machine not in the results."""
+    from jaxci.analysis.model import RunnerModel
+    from jaxci.evidence.inputs import reference
+    from jaxci.modeldata import fixed_costs
+
+    published = [] if transfer_only else reference()
+    fixed = fixed_costs.load()
+    unknown = [m for m in named if m not in rs.machines]
+    if unknown:
+        raise ValueError(f"--model-input {quoted(unknown[0], 80)}: no such machine in {results} "
+                         f"(it holds: {', '.join(sorted(rs.machines)) or 'none'})")
+    return RunnerModel.from_results(rs.latest(), rs.machines, catalogue, published, fixed, named=named)
 
 
 def checked(args, entry) -> str:
