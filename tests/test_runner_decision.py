@@ -138,3 +138,24 @@ def test_the_shard_plans_are_the_decisions_and_cover_each_lecture_once(decisions
         assert sorted(p for s in plan.shards for p in s.unpriced) == sorted(d.left_out)  # said apart, never dropped
         assert [s.device for s in plan.shards].count("gpu") <= 1
         assert all(CATALOGUE[s.runs_on].has_gpu for s in plan.shards if s.device == "gpu")
+
+
+def test_the_audit_s_block_is_the_report_s_decision(decisions, tmp_path):
+    """The audit writes its `runner_decision` block by the function the report's pages use, from the same inputs
+    (the lectures' records, the family the build jobs run on, the site's published build): the block of each
+    committed audit, computed as the audit computes it, is the report's decision (the committed audit.json gets it
+    at its next re-judge)."""
+    from types import SimpleNamespace
+
+    from jaxci.audit.lecture_ci.runner_use import from_ci
+    from jaxci.commands import audit_runner
+
+    for committed, d in decisions:
+        folder = REPO_ROOT / "audits" / committed.label
+        data = json.loads((folder / "audit.json").read_text())
+        args = SimpleNamespace(machine=d.today, path=str(tmp_path / committed.label),
+                               published=str(folder / "published.json"), published_record=None)
+        use = from_ci(data.get("ci"), CATALOGUE)
+        block = audit_runner.decision_block(args, data, use)
+        assert block == {k: v for k, v in rd.as_dict(d).items() if k != "repository"}
+        assert block["chosen"] == d.chosen.name and block["kind"] in (rd.SPLIT, rd.SHARD)

@@ -95,6 +95,9 @@ def with_runner(args, text: str) -> str:
     build = build_block(args, data, use)
     if build is not None:
         data["build"] = build
+    decision = decision_block(args, data, use)
+    if decision is not None:
+        data["runner_decision"] = decision
     from jaxci.audit.writing.record import dumps
 
     return dumps(data)
@@ -138,3 +141,28 @@ def build_block(args, data: dict, use) -> dict | None:
     found = wholebuild.whole_build(AuditView.from_dict(data), Path(args.path).resolve().name, args.machine,
                                    catalogue[args.machine], published, catalogue, use.family if use else None)
     return wholebuild.as_dict(found)
+
+
+def decision_block(args, data: dict, use) -> dict | None:
+    """The runner decision (stay, move, split or shard) for the family the build jobs run on, by the function the
+    report's first section, every family's page and the sheet's row 6 use (jaxci.policy.runner_decision.decide);
+    None without that family in the catalogue or a lecture predicted on every family."""
+    from jaxci.analysis.lecture_record import AuditView
+    from jaxci.catalogue import CatalogueError, load_catalogue
+    from jaxci.policy import runner_decision as rd
+    from jaxci.util.validate import InputError
+
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError:
+        return None
+    family = use.family if use else None
+    if family not in catalogue:
+        return None
+    try:
+        published = published_record(args)
+    except InputError:
+        published = None
+    found = rd.decide(AuditView.from_dict(data), Path(args.path).resolve().name, family, catalogue,
+                      rd.published_minutes(published, family))
+    return None if found is None else {k: v for k, v in rd.as_dict(found).items() if k != "repository"}

@@ -24,15 +24,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _as_dict(d) -> dict:
-    return {"repository": d.repository, "today": d.today, "today_min": d.today_min, "today_kind": d.today_kind,
-            "chosen": d.chosen.name, "rule": d.rule, "priced": d.priced, "left_out": list(d.left_out),
-            "flips": list(d.flips),
-            "options": [{"kind": o.kind, "name": o.name, "wall_min": list(o.wall_min), "billed_min": o.billed_min,
-                         "dollars": list(o.dollars), "jobs": [[j.family, len(j.lectures), *j.seconds] for j in o.jobs],
-                         "limits": list(o.limits)} for o in d.options]}
-
-
 def _write_plans(folder: Path, decisions) -> None:
     from jaxci.util import safewrite
     from jaxci.workflows import sharded
@@ -50,6 +41,7 @@ def _write_plans(folder: Path, decisions) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from jaxci.catalogue import load_catalogue
+    from jaxci.policy import runner_decision as rd
     from jaxci.report import committed_audits
     from jaxci.report import runner_decision as page
 
@@ -67,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.shard_plan:
         _write_plans(args.shard_plan, [d for _, d in decisions])
     if args.format == "json":
-        print(json.dumps([_as_dict(d) for _, d in decisions], indent=1))
+        print(json.dumps([rd.as_dict(d) for _, d in decisions], indent=1))
     else:
         print("\n".join(f"## {d.repository}\n\n" + page.section(d, c.published, builds) for c, d in decisions),
               end="")

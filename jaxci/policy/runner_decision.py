@@ -208,3 +208,19 @@ def decide(audit: AuditView, repository: str, today: str, catalogue: dict,
     measure = (f"each run on both devices of a {today} runner (`jaxci audit REPO --execute --only NAMES "
                f"--machine {today}` there: the audit runs the CPU and the GPU side)" if flips else "")
     return Decision(repository, today, limit, kind, tuple(found), chosen, rule, len(priced), left, flips, measure)
+
+
+def published_minutes(published, family: str) -> float | None:
+    """Today's build in minutes from the site's published build (jaxci.policy.published_build), when it ran on
+    `family`'s hardware; None otherwise (then today is the stay option's predicted band's high end)."""
+    return published.total_s / 60 if published is not None and published.family == family else None
+
+
+def as_dict(d: Decision) -> dict:
+    """The decision as the audit's `runner_decision` block and `jaxci runner-decision --format json` write it."""
+    return {"repository": d.repository, "today": d.today, "today_min": d.today_min, "today_kind": d.today_kind,
+            "chosen": d.chosen.name, "kind": d.chosen.kind, "rule": d.rule, "priced": d.priced,
+            "left_out": list(d.left_out), "flips": list(d.flips),
+            "options": [{"kind": o.kind, "name": o.name, "wall_min": list(o.wall_min), "billed_min": o.billed_min,
+                         "dollars": list(o.dollars), "jobs": [[j.family, len(j.lectures), *j.seconds] for j in o.jobs],
+                         "limits": list(o.limits)} for o in d.options]}

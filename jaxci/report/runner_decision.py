@@ -59,9 +59,8 @@ def for_committed(committed, catalogue: dict) -> rd.Decision | None:
     family = runs_on(committed, catalogue)
     if family is None or family not in catalogue:
         return None
-    pub = committed.published
-    published_min = pub.total_s / 60 if pub is not None and pub.family == family else None
-    return rd.decide(committed.view, committed.label, family, catalogue, published_min)
+    return rd.decide(committed.view, committed.label, family, catalogue,
+                     rd.published_minutes(committed.published, family))
 
 
 def _band(t: tuple, fmt: str = "{:.1f}") -> str:

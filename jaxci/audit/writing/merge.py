@@ -22,7 +22,7 @@ from jaxci.util.validate import one_line, quoted
 #: field named *_s, and eager work's `s`), the processes it ran as, the memory it happened to hold, and the
 #: host probe's ratio and whether the calibration applied on it (measured by each process)
 _VOLATILE = {"s", "kernel_pid", "leftover_pids", "memory", "peak_memory", "host_factor", "calibration", "host_probe",
-             "build"}
+             "build", "runner_decision"}
 
 
 class MergeError(ValueError):
@@ -112,8 +112,9 @@ def check(docs: list[dict], names: list[str]) -> list[dict]:
 
 
 #: what each shard says of itself alone: its block, the probe it measured (each run keeps its own), and its whole
-#: build over its own lectures (the report and `jaxci audit --published` compute the merged one from the records)
-PER_SHARD = ("shard", "host_probe", "build")
+#: build and runner decision over its own lectures (the report and `jaxci audit --published` compute the merged
+#: ones from the records)
+PER_SHARD = ("shard", "host_probe", "build", "runner_decision")
 
 
 def merge(docs: list[dict], names: list[str] | None = None) -> dict:
