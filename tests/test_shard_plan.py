@@ -79,3 +79,17 @@ def test_a_shard_keeps_to_its_own_pages(tmp_path, monkeypatch):
     names = sharded.keep_to_share(sharded.load_plan(plan), "gpu", "lectures", "jupyter-book")
     assert names == ["b.md"]
     assert yaml.safe_load((book / "_config.yml").read_text())["execute"]["exclude_patterns"] == ["b.md"]
+
+
+def test_one_bad_cache_merges_nothing(tmp_path):
+    """Every shard's cache is checked before any is merged: a bad one is named and the book's cache stays as it
+    was (the build then executes what it lacks, as a whole build would)."""
+    good = tmp_path / "shard-cache-cpu-1"
+    good.mkdir()
+    (good / "0123abcd.json").write_text("{}")
+    book = tmp_path / "book"
+    book.mkdir()
+    with pytest.raises(sharded.ShardError, match="shard-cache-gpu: not a mystmd execution cache"):
+        sharded.merge("mystmd", [good, tmp_path / "shard-cache-gpu"], book)
+    assert not (book / "_build").exists()
+    assert sharded.merge("mystmd", [good], book) == 1 and (book / "_build" / "execute" / "0123abcd.json").exists()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxci.util import quoting
+from jaxci.util.bounds import JOB_S
 
 FORMAT, VERSION = "jaxci-shard-plan", 1
 ENGINES = ("jupyter-book", "mystmd")
@@ -75,7 +76,7 @@ def _shard(doc, where: str) -> Shard:
         raise ShardError(f"{where}: `pages` is not a list of .md or .ipynb pages inside the repository")
     seconds = doc.get("predicted_s")
     if not (isinstance(seconds, list) and len(seconds) == 3
-            and all(type(x) in (int, float) and 0 <= x < 5 * 86400 for x in seconds)):
+            and all(type(x) in (int, float) and 0 <= x < JOB_S for x in seconds)):
         raise ShardError(f"{where}: `predicted_s` is not [mid, low, high] seconds")
     device = _text(doc, "device", where)
     if device not in ("gpu", "cpu"):
@@ -140,17 +141,30 @@ def keep_to_share(plan: ShardPlan, name: str, book, engine: str, repo_root=".") 
 
 def merge(engine: str, sources: list[Path], book) -> int:
     """Each shard's execution cache (`sources`: the folders its job uploaded) merged into the book's own; the
-    number of executed notebooks merged. A source that is not such a cache is refused by name; nothing of the
-    others is lost (each is merged whole or not at all)."""
+    number of executed notebooks merged. Every source is checked before any is merged: one that is not such a
+    cache is refused by name and nothing is merged (the build then executes what it lacks, as a whole build)."""
+    for src in sources:
+        _check_cache(engine, src)
     dest = Path(book) / CACHE[engine]
     return sum((_merge_jupyter_cache if engine == "jupyter-book" else _merge_mystmd)(src, dest) for src in sources)
 
 
+def _check_cache(engine: str, src: Path) -> None:
+    from jaxci.workflows import failures
+
+    if engine == "mystmd":
+        if not (src.is_dir() and any(src.glob("*.json"))):
+            raise ShardError(f"{src}: not a mystmd execution cache (no _build/execute/*.json)")
+        return
+    try:
+        failures.check_database(src)
+    except failures.FailuresError as exc:
+        raise ShardError(str(exc)) from None
+
+
 def _merge_mystmd(src: Path, dest: Path) -> int:
     """mystmd's cache is one JSON file per executed notebook, named by the hash of its code: a union of files."""
-    files = sorted(src.glob("*.json")) if src.is_dir() else []
-    if not files:
-        raise ShardError(f"{src}: not a mystmd execution cache (no _build/execute/*.json)")
+    files = sorted(src.glob("*.json"))
     dest.mkdir(parents=True, exist_ok=True)
     for f in files:
         shutil.copyfile(f, dest / f.name)
@@ -160,21 +174,15 @@ def _merge_mystmd(src: Path, dest: Path) -> int:
 def _merge_jupyter_cache(src: Path, dest: Path) -> int:
     """Every cached notebook of `src` put into `dest` through jupyter-cache (its outputs, data and artifacts, keyed
     by the hash of its code, as the book's own build looks it up)."""
-    from jaxci.workflows import failures
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
 
-    try:
-        failures.check_database(src)
-        from jupyter_cache import get_cache
-        from jupyter_cache.base import CacheBundleIn
-
-        source, target = get_cache(str(src)), get_cache(str(dest))
-        records = source.list_cache_records()
-        for rec in records:
-            out = source.get_cache_bundle(rec.pk)
-            bundle = CacheBundleIn(out.nb, rec.uri, artifacts=out.artifacts, data=dict(rec.data or {}))
-            target.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
-    except failures.FailuresError as exc:
-        raise ShardError(str(exc)) from None
+    source, target = get_cache(str(src)), get_cache(str(dest))
+    records = source.list_cache_records()
+    for rec in records:
+        out = source.get_cache_bundle(rec.pk)
+        bundle = CacheBundleIn(out.nb, rec.uri, artifacts=out.artifacts, data=dict(rec.data or {}))
+        target.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
     return len(records)
 
 
