@@ -43,7 +43,7 @@ def main() -> None:
             kinds.start()
             kinds.mark()
             watched.append(timed(work))
-            kinds._stop.set()
+            kinds.stop()
             time.sleep(0.02)
         print(f"{name:28s} plain {min(plain):.4f} s  with the sampler {min(watched):.4f} s  "
               f"x{min(watched) / min(plain):.3f}")

@@ -93,3 +93,19 @@ def test_one_bad_cache_merges_nothing(tmp_path):
         sharded.merge("mystmd", [good, tmp_path / "shard-cache-gpu"], book)
     assert not (book / "_build").exists()
     assert sharded.merge("mystmd", [good], book) == 1 and (book / "_build" / "execute" / "0123abcd.json").exists()
+
+
+def test_a_mystmd_share_that_cannot_skip_a_page_changes_none(tmp_path, monkeypatch):
+    """mystmd skips a page by its front matter: an .ipynb page of another shard cannot be skipped, so the share is
+    refused and no page is written (it used to write the others first)."""
+    doc = json.loads(json.dumps(GOOD))
+    doc["shards"][1]["pages"] = ["lectures/b.md", "lectures/c.ipynb"]
+    (tmp_path / "plan.json").write_text(json.dumps(doc))
+    book = tmp_path / "lectures"
+    book.mkdir()
+    (book / "b.md").write_text("# b\n")
+    (book / "c.ipynb").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(sharded.ShardError, match="c.ipynb"):
+        sharded.keep_to_share(sharded.load_plan(tmp_path / "plan.json"), "gpu", "lectures", "mystmd")
+    assert (book / "b.md").read_text() == "# b\n"

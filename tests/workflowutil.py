@@ -31,3 +31,16 @@ def run_bash(script: str, **kw) -> subprocess.CompletedProcess:
 def key_values(text: str) -> dict:
     """Every line is one `key=value`: a value spilling onto a second line fails here."""
     return dict(line.split("=", 1) for line in text.splitlines())
+
+
+def assert_clean_template(path) -> None:
+    """A workflow template as the project ships one: actionlint and zizmor clean, every action pinned to a SHA."""
+    import yaml
+
+    lint = actionlint(path)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    audit = zizmor(path)
+    assert audit.returncode == 0 and "No findings" in audit.stdout + audit.stderr, audit.stdout + audit.stderr
+    jobs = yaml.safe_load(Path(path).read_text())["jobs"]
+    uses = [s["uses"] for job in jobs.values() for s in job["steps"] if "uses" in s]
+    assert all(len(u.rsplit("@", 1)[1].split()[0]) == 40 for u in uses)  # every action pinned to a full SHA

@@ -56,7 +56,6 @@ def _by_model(model, kind: str, family: str, ref: str, kernel: str, n: int, dtyp
 
 def _native(model, family: str, ref: str) -> KindFactor:
     from jaxci.analysis import host_speed
-    from jaxci.analysis.evidence import HOST_RATIO
 
     scores = host_speed.score_ratio(model.catalogue, ref, family)
     if scores is None:
@@ -64,13 +63,9 @@ def _native(model, family: str, ref: str) -> KindFactor:
     source = (f"single-thread scores ({', '.join(host_speed.SCORES)}, catalogue) "
               f"{scores.mid:.3g} ({scores.low:.3g}-{scores.high:.3g})")
     band = scores
-    for ev in model.published or ():
-        if ev.term != HOST_RATIO or {ev.where, ev.key} != {family, ref}:
-            continue
-        ratio = ev.value if (ev.where, ev.key) == (family, ref) else \
-            Band(1 / ev.value.mid, 1 / ev.value.high, 1 / ev.value.low)
+    for ratio in host_speed.published_ratios(ref, family, model.published):
         band = Band(band.mid, min(band.low, ratio.low), max(band.high, ratio.high))
-        source += f"; band widened to a published lecture ratio {ratio.low:.3g}-{ratio.high:.3g} ({ev.source})"
+        source += f"; band widened to a published lecture ratio {ratio.low:.3g}-{ratio.high:.3g}"
     return KindFactor("native", family, ref, band, source)
 
 

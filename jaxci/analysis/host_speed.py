@@ -108,11 +108,18 @@ def _ratios(ref: str, family: str, catalogue: dict, published) -> list[tuple[str
     scores = score_ratio(catalogue, ref, family)
     if scores is not None and cpu_model(catalogue.get(ref)) != cpu_model(catalogue.get(family)):
         out.append(("single-thread scores", scores))
+    return out + [("published lecture ratio", r) for r in published_ratios(ref, family, published)]
+
+
+def published_ratios(ref: str, family: str, published) -> list[Band]:
+    """Each published ratio of the same lecture work on `family`'s host over `ref`'s (evidence HOST_RATIO, stored
+    either way round)."""
+    out = []
     for ev in published or ():
         if ev.term == HOST_RATIO and (ev.where, ev.key) == (family, ref):
-            out.append(("published lecture ratio", ev.value))
+            out.append(ev.value)
         elif ev.term == HOST_RATIO and (ev.where, ev.key) == (ref, family):
-            out.append(("published lecture ratio", Band(1 / ev.value.mid, 1 / ev.value.high, 1 / ev.value.low)))
+            out.append(Band(1 / ev.value.mid, 1 / ev.value.high, 1 / ev.value.low))
     return out
 
 

@@ -131,9 +131,10 @@ def keep_to_share(plan: ShardPlan, name: str, book, engine: str, repo_root=".") 
         if engine == "jupyter-book":
             failures.exclude_in_config(Path(book) / "_config.yml", names)
         else:
-            skipped, notes = failures.skip_pages(book, names)
+            edits, notes = failures.plan_pages(book, names)   # every page planned before any is written
             if notes:
                 raise ShardError("; ".join(notes))
+            failures.write_all(edits)
     except failures.FailuresError as exc:
         raise ShardError(str(exc)) from None
     return names

@@ -77,6 +77,9 @@ class HostKinds:
             return
         _threading.Thread(target=self._loop, args=(self.clock,), name="jaxci-host-kinds", daemon=True).start()
 
+    def stop(self) -> None:
+        self._stop.set()
+
     def mark(self) -> None:
         self.marks = (self.python_s, self.native_s, _time.process_time())
 
